@@ -1,0 +1,70 @@
+//! `bkn-explorer schema dac|usr|dem [--mode rq|rs] [--source]`
+
+use crate::protocol::schema;
+use crate::protocol::{Interface, Mode};
+use clap::ValueEnum;
+use serde_json::{Value, json};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Which schema: a data type (dac, usr) or the DataXMData secondary schema (dem).
+    #[arg(value_enum)]
+    which: Which,
+    /// Only the Request (rq) or the Response (rs) schema; both when not given.
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
+    /// Print the file as written (with its $refs to common.json and dem.json) instead of the
+    /// self-contained form with every $ref resolved.
+    #[arg(long)]
+    source: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Which {
+    Dac,
+    Usr,
+    Dem,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ModeArg {
+    Rq,
+    Rs,
+}
+
+pub fn run(args: Args) -> u8 {
+    let interface = match args.which {
+        Which::Dac => Interface::Dac,
+        Which::Usr => Interface::Usr,
+        Which::Dem => {
+            print!("{}", schema::DEM.source);
+            return super::exit::OK;
+        }
+    };
+    let one = |mode: Mode| -> Value {
+        if args.source {
+            schema::document(interface, mode).clone()
+        } else {
+            schema::self_contained(interface, mode).clone()
+        }
+    };
+    match args.mode {
+        Some(ModeArg::Rq) if args.source => {
+            print!("{}", schema::message_file(interface, Mode::Request).source)
+        }
+        Some(ModeArg::Rs) if args.source => {
+            print!("{}", schema::message_file(interface, Mode::Response).source)
+        }
+        Some(ModeArg::Rq) => println!("{}", pretty(&one(Mode::Request))),
+        Some(ModeArg::Rs) => println!("{}", pretty(&one(Mode::Response))),
+        None => println!(
+            "{}",
+            pretty(&json!({"Request": one(Mode::Request), "Response": one(Mode::Response)}))
+        ),
+    }
+    super::exit::OK
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}

@@ -1,0 +1,10 @@
+//! bkn-explorer: a terminal dialogue explorer for the MPAI BKN-DAC and BKN-USR data types over
+//! the Model Context Protocol, with reference servers for both.
+//!
+//! Layers, each using only those above it in this list: `protocol` (types, schemas,
+//! conformance, the Process Action grammar; no I/O), `server` (reference servers), `client`
+//! (MCP connections and dialogues), `session` (files), `tui` (state, update, view), `cli`
+//! (commands).
+
+pub mod cli;
+pub mod protocol;

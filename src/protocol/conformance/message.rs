@@ -1,0 +1,452 @@
+//! The message check: one message on its own against its schema and the mode rule
+//! ("the properties that belong to the other mode shall not be present").
+
+use crate::protocol::conformance::finding::{Check, Finding};
+use crate::protocol::interface::{Interface, Mode};
+use crate::protocol::requirement::Requirement;
+use crate::protocol::schema;
+use crate::protocol::spelling;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::{Map, Value};
+
+/// What the message check learnt about a message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageCheck {
+    /// The interface the message was checked as (from its Header, the caller, or its
+    /// properties); `None` only when it is not an object.
+    pub interface: Option<Interface>,
+    pub mode: Option<Mode>,
+    pub findings: Vec<Finding>,
+}
+
+impl MessageCheck {
+    pub fn conforms(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+/// Checks one message. `expected` is the interface the caller knows the message to be (the
+/// tool it came through); without it the Header decides.
+pub fn check_message(value: &Value, expected: Option<Interface>) -> MessageCheck {
+    let Some(object) = value.as_object() else {
+        return MessageCheck {
+            interface: None,
+            mode: None,
+            findings: vec![Finding::new(
+                "",
+                Requirement::Header,
+                Check::NotAnObject,
+                format!(
+                    "a BKN-DAC or BKN-USR message is a JSON object, this is {}",
+                    a_type(value)
+                ),
+            )],
+        };
+    };
+    let mut findings = Vec::new();
+    let interface = resolve_interface(object, expected, &mut findings);
+    let mode = resolve_mode(object, interface, &mut findings);
+    let validator = schema::validator(interface, mode);
+    if findings.is_empty() && validator.is_valid(value) {
+        return MessageCheck {
+            interface: Some(interface),
+            mode: Some(mode),
+            findings,
+        };
+    }
+    let header_reported = findings.iter().any(|f| f.pointer == "/Header");
+    let mode_reported = findings.iter().any(|f| f.pointer == "/Mode");
+    // Header and Mode problems were reported above in their own words; the schema's
+    // version of the same problem would only repeat them.
+    let repeated = |f: &Finding| {
+        (header_reported && f.pointer == "/Header") || (mode_reported && f.pointer == "/Mode")
+    };
+    for error in validator.iter_errors(value) {
+        findings.extend(
+            describe(interface, mode, &error)
+                .into_iter()
+                .filter(|f| !repeated(f)),
+        );
+    }
+    MessageCheck {
+        interface: Some(interface),
+        mode: Some(mode),
+        findings,
+    }
+}
+
+fn resolve_interface(
+    object: &Map<String, Value>,
+    expected: Option<Interface>,
+    findings: &mut Vec<Finding>,
+) -> Interface {
+    let header = object.get("Header");
+    let declared = header
+        .and_then(Value::as_str)
+        .and_then(Interface::from_header);
+    match (expected, declared) {
+        (Some(expected), Some(declared)) if expected != declared => {
+            findings.push(Finding::new(
+                "/Header",
+                Requirement::Header,
+                Check::HeaderInterface,
+                format!(
+                    "Header is {} ({declared}) but this is a {expected} exchange, whose Header is {}",
+                    declared.header(),
+                    expected.header()
+                ),
+            ));
+            expected
+        }
+        (_, Some(declared)) => declared,
+        (expected, None) => {
+            let interface = expected.unwrap_or_else(|| guess_interface(object));
+            let found = match header {
+                None => "it is missing".to_owned(),
+                Some(other) => format!("found {}", short(other)),
+            };
+            findings.push(Finding::new(
+                "/Header",
+                Requirement::Header,
+                Check::HeaderValue,
+                format!(
+                    "Header must be {} ({interface}) or {} ({}); {found}",
+                    interface.header(),
+                    other_interface(interface).header(),
+                    other_interface(interface)
+                ),
+            ));
+            interface
+        }
+    }
+}
+
+fn other_interface(interface: Interface) -> Interface {
+    match interface {
+        Interface::Dac => Interface::Usr,
+        Interface::Usr => Interface::Dac,
+    }
+}
+
+/// Without a usable Header: the interface more of whose own properties the message uses
+/// (properties both interfaces have, like Outcome, tell nothing).
+fn guess_interface(object: &Map<String, Value>) -> Interface {
+    let names = |interface: Interface| -> Vec<&'static str> {
+        Mode::ALL
+            .into_iter()
+            .flat_map(|mode| schema::properties(interface, mode))
+            .map(|p| p.name.as_str())
+            .collect()
+    };
+    let (dac, usr) = (names(Interface::Dac), names(Interface::Usr));
+    let score = |own: &[&str], other: &[&str]| {
+        own.iter()
+            .filter(|n| !other.contains(n) && object.contains_key(**n))
+            .count()
+    };
+    if score(&usr, &dac) > score(&dac, &usr) {
+        Interface::Usr
+    } else {
+        Interface::Dac
+    }
+}
+
+fn resolve_mode(
+    object: &Map<String, Value>,
+    interface: Interface,
+    findings: &mut Vec<Finding>,
+) -> Mode {
+    let value = object.get("Mode");
+    if let Some(mode) = value.and_then(Value::as_str).and_then(|m| {
+        // The schema asks for the exact spelling; a lower-case "rq" still tells the mode.
+        Mode::ALL.into_iter().find(|mode| mode.code() == m)
+    }) {
+        return mode;
+    }
+    let has_response_property = schema::properties(interface, Mode::Response)
+        .iter()
+        .any(|p| !p.common && object.contains_key(&p.name));
+    let mode = if has_response_property {
+        Mode::Response
+    } else {
+        Mode::Request
+    };
+    let found = match value {
+        None => "it is missing".to_owned(),
+        Some(other) => format!("found {}", short(other)),
+    };
+    findings.push(Finding::new(
+        "/Mode",
+        Requirement::Header,
+        Check::ModeValue,
+        format!("Mode must be RQ (Request) or RS (Response); {found}; checked as a {mode}"),
+    ));
+    mode
+}
+
+/// Turns one schema error into findings (an `additionalProperties` error names several).
+fn describe(interface: Interface, mode: Mode, error: &jsonschema::ValidationError) -> Vec<Finding> {
+    let path = error.instance_path().as_str();
+    let instance = error.instance();
+    let name = subject(path);
+    let requirement = requirement_of(interface, mode, path);
+    let one = |check: Check, message: String| vec![Finding::new(path, requirement, check, message)];
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let property = property.as_str().unwrap_or_default();
+            let pointer = format!("{path}/{}", escape(property));
+            let requirement = requirement_of(interface, mode, &pointer);
+            let message = if path.is_empty() {
+                format!("{property} is required in a {interface} {mode}")
+            } else {
+                format!("{property} is required in {name}")
+            };
+            vec![Finding::new(pointer, requirement, Check::Required, message)]
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => unexpected
+            .iter()
+            .map(|property| {
+                let pointer = format!("{path}/{}", escape(property));
+                if path.is_empty() && belongs_to(interface, mode.other(), property) {
+                    Finding::new(
+                        pointer,
+                        Requirement::Header,
+                        Check::ForeignProperty,
+                        format!(
+                            "{property} belongs to a {interface} {}; a {mode} must not carry it",
+                            mode.other()
+                        ),
+                    )
+                } else {
+                    let requirement = if path.is_empty() {
+                        requirement_of(interface, mode, "")
+                    } else {
+                        requirement
+                    };
+                    let whose = if path.is_empty() {
+                        format!("a {interface} {mode}")
+                    } else {
+                        name.clone()
+                    };
+                    Finding::new(
+                        pointer,
+                        requirement,
+                        Check::UnknownProperty,
+                        format!("{property} is not a property of {whose}"),
+                    )
+                }
+            })
+            .collect(),
+        ValidationErrorKind::Type { kind } => one(
+            Check::Type,
+            format!(
+                "{name} must be {}, found {}",
+                expected_types(kind),
+                a_type(instance)
+            ),
+        ),
+        ValidationErrorKind::Constant { expected_value } => one(
+            Check::Enum,
+            format!("{name} must be {expected_value}, found {}", short(instance)),
+        ),
+        ValidationErrorKind::Enum { options } => {
+            let hint = instance
+                .as_str()
+                .and_then(|found| {
+                    let allowed = options.as_array()?.iter().filter_map(Value::as_str);
+                    spelling::closest(found, allowed)
+                })
+                .map(|s| format!(" (did you mean {s}?)"))
+                .unwrap_or_default();
+            one(
+                Check::Enum,
+                format!(
+                    "{name} must be one of {}; found {}{hint}",
+                    list(options),
+                    short(instance)
+                ),
+            )
+        }
+        ValidationErrorKind::Minimum { limit }
+        | ValidationErrorKind::ExclusiveMinimum { limit } => one(
+            Check::Range,
+            format!("{name} must be at least {limit}, found {}", short(instance)),
+        ),
+        ValidationErrorKind::Maximum { limit }
+        | ValidationErrorKind::ExclusiveMaximum { limit } => one(
+            Check::Range,
+            format!("{name} must be at most {limit}, found {}", short(instance)),
+        ),
+        ValidationErrorKind::Format { format } => one(
+            Check::Format,
+            if format == "date-time" {
+                format!(
+                    "{name} must be an RFC 3339 date-time such as 2026-11-29T21:56:46Z, found {}",
+                    short(instance)
+                )
+            } else {
+                format!("{name} must be a valid {format}, found {}", short(instance))
+            },
+        ),
+        ValidationErrorKind::MaxLength { limit } => one(
+            Check::Length,
+            format!(
+                "{name} must be at most {limit} characters, found {}",
+                instance.as_str().map(|s| s.chars().count()).unwrap_or(0)
+            ),
+        ),
+        ValidationErrorKind::MinLength { limit } => one(
+            Check::Length,
+            format!("{name} must be at least {limit} characters long"),
+        ),
+        ValidationErrorKind::MinItems { limit } => one(
+            Check::Items,
+            format!(
+                "{name} must have at least {limit} item{}",
+                if *limit == 1 { "" } else { "s" }
+            ),
+        ),
+        ValidationErrorKind::MaxItems { limit } => one(
+            Check::Items,
+            format!("{name} must have at most {limit} items"),
+        ),
+        ValidationErrorKind::UniqueItems => {
+            one(Check::Items, format!("the items of {name} must be unique"))
+        }
+        ValidationErrorKind::Pattern { pattern } => one(
+            Check::Pattern,
+            format!(
+                "{name} must match the pattern {pattern}, found {}",
+                short(instance)
+            ),
+        ),
+        ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. } => one(
+            Check::Shape,
+            format!(
+                "{name} matches none of its allowed forms ({})",
+                allowed_forms(path)
+            ),
+        ),
+        ValidationErrorKind::OneOfMultipleValid { .. } => one(
+            Check::Shape,
+            format!("{name} matches more than one of its allowed forms"),
+        ),
+        _ => one(Check::Shape, format!("{name}: {error}")),
+    }
+}
+
+/// Whether `property` is one of the mode-specific properties of `mode`.
+fn belongs_to(interface: Interface, mode: Mode, property: &str) -> bool {
+    schema::property(interface, mode, property).is_some_and(|p| !p.common)
+}
+
+/// The requirement a problem at `pointer` breaks: the one of the top-level property it is in.
+fn requirement_of(interface: Interface, mode: Mode, pointer: &str) -> Requirement {
+    let top = pointer.split('/').nth(1).map(unescape);
+    match top
+        .as_deref()
+        .and_then(|p| schema::property(interface, mode, p))
+    {
+        Some(property) => property.requirement,
+        None => match mode {
+            Mode::Request => Requirement::Request,
+            Mode::Response => Requirement::Response,
+        },
+    }
+}
+
+/// How a pointer reads in a sentence: `/Answer/ObjectClasses/2/Confidence` is "Confidence",
+/// `/Terms/0` is "item 0 of Terms", the root is "the message".
+fn subject(pointer: &str) -> String {
+    let segments: Vec<String> = pointer.split('/').skip(1).map(unescape).collect();
+    match segments.as_slice() {
+        [] => "the message".to_owned(),
+        [.., parent, last] if last.parse::<usize>().is_ok() => format!("item {last} of {parent}"),
+        [.., last] => last.clone(),
+    }
+}
+
+fn allowed_forms(pointer: &str) -> &'static str {
+    if pointer.starts_with("/DataXMData/Source") {
+        "{\"AIMID\": …} or {\"ImplementerAIMID\": …}"
+    } else {
+        "see the schema"
+    }
+}
+
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
+fn expected_types(kind: &TypeKind) -> String {
+    let names: Vec<String> = match kind {
+        TypeKind::Single(t) => vec![t.to_string()],
+        TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+    };
+    names
+        .iter()
+        .map(|n| with_article(n))
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+fn with_article(type_name: &str) -> String {
+    match type_name {
+        "array" | "object" | "integer" => format!("an {type_name}"),
+        "null" => "null".to_owned(),
+        other => format!("a {other}"),
+    }
+}
+
+/// "a string (\"abc\")", "an object", "null": what a value is, for messages.
+pub(crate) fn a_type(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Number(n) if n.is_i64() || n.is_u64() => format!("an integer ({n})"),
+        Value::Number(n) => format!("a number ({n})"),
+        Value::String(_) => format!("a string ({})", short(value)),
+        Value::Array(a) => format!("an array of {} item{}", a.len(), plural(a.len())),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// A value in a message, shortened so one finding stays one line.
+pub(crate) fn short(value: &Value) -> String {
+    const MAX: usize = 60;
+    let text = match value {
+        Value::Array(_) | Value::Object(_) => return a_type(value),
+        other => other.to_string(),
+    };
+    if text.chars().count() <= MAX {
+        text
+    } else {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{cut}…")
+    }
+}
+
+fn list(options: &Value) -> String {
+    options
+        .as_array()
+        .map(|values| {
+            values
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}

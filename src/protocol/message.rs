@@ -1,0 +1,300 @@
+//! What every BKN-DAC and BKN-USR message has in common (Table 1 of both data types), and the
+//! builder that fills it for a new Request or Response.
+
+use crate::protocol::interface::{Interface, Mode};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use uuid::Uuid;
+
+/// The properties common to the Request and the Response (Table 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Common {
+    pub header: String,
+    pub mode: Mode,
+    pub m_instance: String,
+    pub u_environment: String,
+    #[serde(rename = "SessionID")]
+    pub session_id: String,
+    #[serde(rename = "QueryID")]
+    pub query_id: String,
+    /// RFC 3339 date-time, kept as text so that a message round-trips byte for byte.
+    pub query_time: String,
+    #[serde(rename = "DialogID")]
+    pub dialog_id: String,
+    pub turn_index: u64,
+    #[serde(rename = "DataXMData")]
+    pub data_x_m_data: DataXMData,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descr_metadata: Option<String>,
+}
+
+/// MPAI-PTF Data Exchange Metadata in its minimum form (`DataID`, `Source`); the other PTF
+/// fields are kept as they came.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataXMData {
+    #[serde(rename = "DataID")]
+    pub data_id: String,
+    #[serde(rename = "Source")]
+    pub source: Vec<SourceRef>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// A Process Instance that produced the Data, by AIM ID or implementer AIM ID.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SourceRef {
+    Aim {
+        #[serde(rename = "AIMID")]
+        aim_id: String,
+    },
+    Implementer {
+        #[serde(rename = "ImplementerAIMID")]
+        implementer_aim_id: String,
+    },
+}
+
+/// The outcome of a Response, in both data types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Answered,
+    PartiallyAnswered,
+    NotAnswered,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 3] = [
+        Outcome::Answered,
+        Outcome::PartiallyAnswered,
+        Outcome::NotAnswered,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Answered => "answered",
+            Outcome::PartiallyAnswered => "partially_answered",
+            Outcome::NotAnswered => "not_answered",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+}
+
+/// A number from 0 to 1 (a Confidence, an Engagement Level), kept exactly as written so that
+/// `1` stays `1` and does not come back as `1.0`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Fraction(serde_json::Number);
+
+impl Fraction {
+    /// The value clamped to 0..1 and rounded to 3 decimals, as the reference servers write it.
+    pub fn new(value: f64) -> Fraction {
+        let value = (value.clamp(0.0, 1.0) * 1000.0).round() / 1000.0;
+        Fraction(serde_json::Number::from_f64(value).unwrap_or_else(|| 0.into()))
+    }
+
+    pub fn get(&self) -> f64 {
+        self.0.as_f64().unwrap_or(0.0)
+    }
+}
+
+/// The values a client or server fills in when the user has not said otherwise.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct CommonDefaults {
+    pub m_instance: String,
+    pub u_environment: String,
+    #[serde(rename = "SessionID")]
+    pub session_id: String,
+    /// The AIM ID put in `DataXMData.Source` of the messages this side produces.
+    #[serde(rename = "AIMID")]
+    pub aim_id: String,
+}
+
+impl Default for CommonDefaults {
+    /// Matches the shipped reference domain, so that a fresh explorer talks to the fresh
+    /// reference servers without any set-up.
+    fn default() -> Self {
+        CommonDefaults {
+            m_instance: "MI:PublicSquare".into(),
+            u_environment: "UE:Square".into(),
+            session_id: "AUS:1".into(),
+            aim_id: "PGM-BKN".into(),
+        }
+    }
+}
+
+/// The current time as RFC 3339 with millisecond precision, in UTC.
+pub fn now_rfc3339() -> String {
+    let now = OffsetDateTime::now_utc();
+    let now = now
+        .replace_nanosecond(now.millisecond() as u32 * 1_000_000)
+        .unwrap_or(now);
+    now.format(&Rfc3339)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
+}
+
+/// A fresh identifier (UUID v4) for a QueryID, DataID or stdio DialogID.
+pub fn new_id() -> String {
+    Uuid::new_v4().to_string()
+}
+
+impl DataXMData {
+    /// The minimum PTF form: a fresh DataID and the producing AIM as Source.
+    pub fn minimal(aim_id: &str) -> DataXMData {
+        DataXMData {
+            data_id: new_id(),
+            source: vec![SourceRef::Aim {
+                aim_id: aim_id.to_owned(),
+            }],
+            other: Map::new(),
+        }
+    }
+}
+
+impl Common {
+    /// The common part of a new Request: fresh QueryID and QueryTime, the given dialogue
+    /// position, and the defaults for the rest.
+    pub fn request(
+        interface: Interface,
+        dialog_id: &str,
+        turn_index: u64,
+        defaults: &CommonDefaults,
+    ) -> Common {
+        Common {
+            header: interface.header().to_owned(),
+            mode: Mode::Request,
+            m_instance: defaults.m_instance.clone(),
+            u_environment: defaults.u_environment.clone(),
+            session_id: defaults.session_id.clone(),
+            query_id: new_id(),
+            query_time: now_rfc3339(),
+            dialog_id: dialog_id.to_owned(),
+            turn_index,
+            data_x_m_data: DataXMData::minimal(&defaults.aim_id),
+            descr_metadata: None,
+        }
+    }
+
+    /// The common part of the Response to a Request whose common part is `request`: the
+    /// identifiers copied, a new QueryID, `aim_id` as the source (MCP-BINDING section 3).
+    pub fn response_to(request: &Common, aim_id: &str) -> Common {
+        Common {
+            header: request.header.clone(),
+            mode: Mode::Response,
+            m_instance: request.m_instance.clone(),
+            u_environment: request.u_environment.clone(),
+            session_id: request.session_id.clone(),
+            query_id: new_id(),
+            query_time: now_rfc3339(),
+            dialog_id: request.dialog_id.clone(),
+            turn_index: request.turn_index,
+            data_x_m_data: DataXMData::minimal(aim_id),
+            descr_metadata: None,
+        }
+    }
+}
+
+/// How to fill the common fields of a Request that the user wrote (possibly in part).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// Add only the fields that are missing.
+    Missing,
+    /// Add missing fields and renew the ones that identify this exchange (QueryID,
+    /// QueryTime, DialogID, TurnIndex, DataXMData.DataID), keeping the content: for a Request
+    /// sent again in another dialogue.
+    Fresh,
+}
+
+/// Fills the common fields of a Request given as a JSON object, from the same builder that
+/// makes typed Requests. Properties that are not common are never touched.
+pub fn fill_request(
+    object: &mut Map<String, Value>,
+    interface: Interface,
+    dialog_id: &str,
+    turn_index: u64,
+    defaults: &CommonDefaults,
+    fill: Fill,
+) {
+    let common = Common::request(interface, dialog_id, turn_index, defaults);
+    let Ok(Value::Object(filled)) = serde_json::to_value(&common) else {
+        unreachable!("Common serialises to an object")
+    };
+    const RENEWED: [&str; 4] = ["QueryID", "QueryTime", "DialogID", "TurnIndex"];
+    for (key, value) in filled {
+        let renew = fill == Fill::Fresh && RENEWED.contains(&key.as_str());
+        if renew || !object.contains_key(&key) {
+            object.insert(key, value);
+        }
+    }
+    if fill == Fill::Fresh
+        && let Some(Value::Object(dem)) = object.get_mut("DataXMData")
+    {
+        dem.insert("DataID".into(), Value::String(new_id()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn query_time_is_rfc3339_utc_millis() {
+        let t = now_rfc3339();
+        assert!(OffsetDateTime::parse(&t, &Rfc3339).is_ok(), "{t}");
+        assert!(t.ends_with('Z'));
+    }
+
+    #[test]
+    fn fill_missing_keeps_what_is_there() {
+        let mut obj = json!({"Kind": "constraints", "MInstance": "MI:Other", "TurnIndex": 9})
+            .as_object()
+            .unwrap()
+            .clone();
+        fill_request(
+            &mut obj,
+            Interface::Dac,
+            "d1",
+            3,
+            &CommonDefaults::default(),
+            Fill::Missing,
+        );
+        assert_eq!(obj["MInstance"], "MI:Other");
+        assert_eq!(obj["TurnIndex"], 9);
+        assert_eq!(obj["Header"], "PGM-KDA-V1.0");
+        assert_eq!(obj["Mode"], "RQ");
+        assert_eq!(obj["DialogID"], "d1");
+        assert_eq!(obj["Kind"], "constraints");
+    }
+
+    #[test]
+    fn fill_fresh_renews_identity_but_keeps_content() {
+        let mut obj = json!({"Kind": "constraints", "QueryID": "old", "TurnIndex": 9,
+            "DialogID": "old", "MInstance": "MI:Other",
+            "DataXMData": {"DataID": "old", "Source": [{"AIMID": "X"}]}})
+        .as_object()
+        .unwrap()
+        .clone();
+        fill_request(
+            &mut obj,
+            Interface::Dac,
+            "d2",
+            0,
+            &CommonDefaults::default(),
+            Fill::Fresh,
+        );
+        assert_ne!(obj["QueryID"], "old");
+        assert_eq!(obj["TurnIndex"], 0);
+        assert_eq!(obj["DialogID"], "d2");
+        assert_eq!(obj["MInstance"], "MI:Other");
+        assert_ne!(obj["DataXMData"]["DataID"], "old");
+        assert_eq!(obj["DataXMData"]["Source"][0]["AIMID"], "X");
+    }
+}

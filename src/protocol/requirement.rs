@@ -1,0 +1,64 @@
+//! The functional requirements of BKN-DAC and BKN-USR. Both data types number them the same
+//! way (FR1 Header .. FR7 Metadata), so one enum serves both; every conformance finding names
+//! the requirement it breaks.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Requirement {
+    /// FR1: the Header of the interface, Mode RQ or RS, no property of the other mode.
+    Header,
+    /// FR2: M-Instance, U-Environment and session identifiers; a unique QueryID and a QueryTime.
+    Identification,
+    /// FR3: a Response carries the RequestID of the Request it answers.
+    Correlation,
+    /// FR4: DialogID and TurnIndex; a Response has the TurnIndex of its Request.
+    Dialogue,
+    /// FR5: what a Request states and may carry.
+    Request,
+    /// FR6: what a Response states and may carry.
+    Response,
+    /// FR7: DataXMData, and DescrMetadata if present.
+    Metadata,
+}
+
+impl Requirement {
+    pub const ALL: [Requirement; 7] = [
+        Requirement::Header,
+        Requirement::Identification,
+        Requirement::Correlation,
+        Requirement::Dialogue,
+        Requirement::Request,
+        Requirement::Response,
+        Requirement::Metadata,
+    ];
+
+    /// Its number in the functional requirements of both data types.
+    pub fn number(self) -> u8 {
+        self as u8 + 1
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Requirement::Header => "Header",
+            Requirement::Identification => "Identification",
+            Requirement::Correlation => "Correlation",
+            Requirement::Dialogue => "Dialogue",
+            Requirement::Request => "Request",
+            Requirement::Response => "Response",
+            Requirement::Metadata => "Metadata",
+        }
+    }
+
+    /// Parses the `x-bkn-requirement` annotation of the schema files.
+    pub fn from_name(name: &str) -> Option<Requirement> {
+        Requirement::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FR{} {}", self.number(), self.name())
+    }
+}
