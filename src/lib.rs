@@ -8,3 +8,4 @@
 
 pub mod cli;
 pub mod protocol;
+pub mod server;

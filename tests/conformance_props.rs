@@ -162,9 +162,10 @@ fn mutate(mut message: Value, mutations: &[Mutation]) -> Value {
                         }
                         Some(Value::Array(items)) => {
                             if let Ok(i) = key.parse::<usize>()
-                                && i < items.len() {
-                                    items.remove(i);
-                                }
+                                && i < items.len()
+                            {
+                                items.remove(i);
+                            }
                         }
                         _ => {}
                     }

@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand. Each returns the process exit code.
 
 mod schema;
+mod serve;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +27,8 @@ pub enum Command {
     Validate(validate::Args),
     /// Print the JSON Schema of a data type.
     Schema(schema::Args),
+    /// Run a reference server (Domain Access or User State Refinement) over stdio or HTTP.
+    Serve(serve::Args),
 }
 
 /// Exit codes shared by the headless commands.
@@ -43,6 +46,7 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Validate(args)) => validate::run(args),
         Some(Command::Schema(args)) => schema::run(args),
+        Some(Command::Serve(args)) => serve::run(args),
         None => {
             eprintln!("bkn-explorer: the explorer is not built yet; see --help");
             exit::FAILURE

@@ -28,6 +28,17 @@ impl MessageCheck {
 /// Checks one message. `expected` is the interface the caller knows the message to be (the
 /// tool it came through); without it the Header decides.
 pub fn check_message(value: &Value, expected: Option<Interface>) -> MessageCheck {
+    check_message_as(value, expected, None)
+}
+
+/// Checks one message that must be of a given mode too (a tool takes only Requests; a client
+/// expects only Responses back). A message of the other mode is reported and checked as the
+/// expected one.
+pub fn check_message_as(
+    value: &Value,
+    expected: Option<Interface>,
+    expected_mode: Option<Mode>,
+) -> MessageCheck {
     let Some(object) = value.as_object() else {
         return MessageCheck {
             interface: None,
@@ -45,7 +56,7 @@ pub fn check_message(value: &Value, expected: Option<Interface>) -> MessageCheck
     };
     let mut findings = Vec::new();
     let interface = resolve_interface(object, expected, &mut findings);
-    let mode = resolve_mode(object, interface, &mut findings);
+    let mode = resolve_mode(object, interface, expected_mode, &mut findings);
     let validator = schema::validator(interface, mode);
     if findings.is_empty() && validator.is_valid(value) {
         return MessageCheck {
@@ -154,23 +165,38 @@ fn guess_interface(object: &Map<String, Value>) -> Interface {
 fn resolve_mode(
     object: &Map<String, Value>,
     interface: Interface,
+    expected: Option<Mode>,
     findings: &mut Vec<Finding>,
 ) -> Mode {
     let value = object.get("Mode");
-    if let Some(mode) = value.and_then(Value::as_str).and_then(|m| {
-        // The schema asks for the exact spelling; a lower-case "rq" still tells the mode.
-        Mode::ALL.into_iter().find(|mode| mode.code() == m)
-    }) {
-        return mode;
+    let declared = value
+        .and_then(Value::as_str)
+        .and_then(|m| Mode::ALL.into_iter().find(|mode| mode.code() == m));
+    match (declared, expected) {
+        (Some(declared), Some(expected)) if declared != expected => {
+            findings.push(Finding::new(
+                "/Mode",
+                Requirement::Header,
+                Check::ModeValue,
+                format!(
+                    "Mode is {} ({declared}) where a {interface} {expected} ({}) is expected",
+                    declared.code(),
+                    expected.code()
+                ),
+            ));
+            return expected;
+        }
+        (Some(declared), _) => return declared,
+        (None, _) => {}
     }
     let has_response_property = schema::properties(interface, Mode::Response)
         .iter()
         .any(|p| !p.common && object.contains_key(&p.name));
-    let mode = if has_response_property {
+    let mode = expected.unwrap_or(if has_response_property {
         Mode::Response
     } else {
         Mode::Request
-    };
+    });
     let found = match value {
         None => "it is missing".to_owned(),
         Some(other) => format!("found {}", short(other)),

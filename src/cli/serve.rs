@@ -1,0 +1,219 @@
+//! `bkn-explorer serve dac|usr`: run a reference server over stdio (default) or HTTP.
+
+use super::exit;
+use crate::protocol::dac::Nature;
+use crate::server::dac::DomainAccess;
+use crate::server::dac::domain::Domain;
+use crate::server::dac::sources::FailingSources;
+use crate::server::mcp::Backend;
+use crate::server::transport::{self, HttpOptions};
+use clap::ValueEnum;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Which server: Domain Access (dac) or User State Refinement (usr).
+    #[arg(value_enum)]
+    which: Which,
+    /// Serve Streamable HTTP on [ADDRESS:]PORT (path /mcp) instead of stdio. The address must be
+    /// loopback (the default, 127.0.0.1); use --bind for another. Port 0 picks a free one.
+    #[arg(long, value_name = "[ADDRESS:]PORT")]
+    http: Option<String>,
+    /// Listen on this address instead of loopback (e.g. 0.0.0.0); consider --token.
+    #[arg(long, value_name = "ADDRESS", requires = "http")]
+    bind: Option<IpAddr>,
+    /// Accept this Host name too (repeatable), e.g. the machine's name when using --bind.
+    #[arg(long = "allowed-host", value_name = "NAME", requires = "http")]
+    allowed_hosts: Vec<String>,
+    /// Require `Authorization: Bearer TOKEN` on every HTTP request.
+    #[arg(
+        long,
+        env = "BKN_SERVER_TOKEN",
+        requires = "http",
+        hide_env_values = true
+    )]
+    token: Option<String>,
+    /// Largest HTTP request body accepted, in MiB.
+    #[arg(long, default_value_t = 4, value_name = "MIB")]
+    max_body_mb: usize,
+    /// End an HTTP session (and forget its dialogue) after this many idle seconds.
+    #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
+    session_idle: u64,
+    /// Write logs to this file instead of standard error (never to standard output).
+    #[arg(long, value_name = "FILE")]
+    log_file: Option<PathBuf>,
+    /// Log level: error, warn, info, debug or trace.
+    #[arg(long, default_value = "info")]
+    log_level: String,
+    /// dac: the domain model to answer from (JSON; see docs/domain.md). Default: the
+    /// built-in public square.
+    #[arg(long, value_name = "FILE")]
+    domain: Option<PathBuf>,
+    /// dac: make a knowledge source fail, e.g. rights-registry=transient (repeatable).
+    #[arg(long = "fail-source", value_name = "NAME=NATURE", value_parser = parse_failure)]
+    fail_sources: Vec<(String, Nature)>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Which {
+    Dac,
+}
+
+fn parse_failure(s: &str) -> Result<(String, Nature), String> {
+    let (name, nature) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not NAME=transient or NAME=permanent"))?;
+    let nature = Nature::parse(nature)
+        .ok_or_else(|| format!("'{nature}' is not a failure nature: use transient or permanent"))?;
+    Ok((name.to_owned(), nature))
+}
+
+pub fn run(args: Args) -> u8 {
+    if let Err(e) = init_logging(&args) {
+        eprintln!("bkn-explorer serve: {e}");
+        return exit::FAILURE;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("bkn-explorer serve: cannot start the runtime: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let result = match args.which {
+        Which::Dac => match domain_access(&args) {
+            Ok(backend) => runtime.block_on(serve(Arc::new(backend), &args)),
+            Err(e) => Err(e),
+        },
+    };
+    match result {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("bkn-explorer serve: {e:#}");
+            exit::FAILURE
+        }
+    }
+}
+
+fn domain_access(args: &Args) -> anyhow::Result<DomainAccess> {
+    let domain = match &args.domain {
+        None => Domain::default_domain(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                anyhow::anyhow!("cannot read the domain file {}: {e}", path.display())
+            })?;
+            Domain::parse(&text, &path.display().to_string())?
+        }
+    };
+    let mut failing = FailingSources::new();
+    for (name, nature) in &args.fail_sources {
+        if !domain.file.sources.iter().any(|s| &s.name == name) {
+            let names: Vec<&str> = domain
+                .file
+                .sources
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect();
+            anyhow::bail!(
+                "--fail-source {name}: the domain has no such source (it has {})",
+                names.join(", ")
+            );
+        }
+        failing.insert(name.clone(), *nature);
+    }
+    Ok(DomainAccess::new(domain, failing))
+}
+
+async fn serve<B: Backend>(backend: Arc<B>, args: &Args) -> anyhow::Result<()> {
+    let Some(http) = &args.http else {
+        tracing::info!(interface = %backend.interface(), "serving MCP on stdio");
+        return transport::serve_stdio(backend).await;
+    };
+    let options = HttpOptions {
+        addr: http_address(http, args.bind)?,
+        allowed_hosts: args.allowed_hosts.clone(),
+        token: args.token.clone(),
+        max_body_bytes: args.max_body_mb.max(1) * 1024 * 1024,
+        session_idle: Duration::from_secs(args.session_idle.max(1)),
+    };
+    let interface = backend.interface();
+    let server = transport::serve_http(backend, options).await?;
+    // The one line a script (or a test) waits for; standard output stays untouched.
+    eprintln!(
+        "bkn-explorer: {} ({}) listening on {}",
+        interface.server_role(),
+        interface.name(),
+        server.url()
+    );
+    let stop = server.shutdown_token();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        stop.cancel();
+    });
+    server.wait().await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// `PORT` or `ADDRESS:PORT`; the address must be loopback unless --bind replaces it.
+fn http_address(spec: &str, bind: Option<IpAddr>) -> anyhow::Result<SocketAddr> {
+    let (ip, port) = match spec.parse::<u16>() {
+        Ok(port) => (IpAddr::from([127, 0, 0, 1]), port),
+        Err(_) => {
+            let addr: SocketAddr = spec.parse().map_err(|_| {
+                anyhow::anyhow!("--http {spec}: expected PORT or ADDRESS:PORT, e.g. 127.0.0.1:8080")
+            })?;
+            (addr.ip(), addr.port())
+        }
+    };
+    match bind {
+        Some(bind) => Ok(SocketAddr::new(bind, port)),
+        None if ip.is_loopback() => Ok(SocketAddr::new(ip, port)),
+        None => anyhow::bail!(
+            "--http {spec}: {ip} is not a loopback address; to serve beyond this machine say --bind {ip} (and consider --token)"
+        ),
+    }
+}
+
+fn init_logging(args: &Args) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_new(&args.log_level)
+        .map_err(|e| anyhow::anyhow!("--log-level {}: {e}", args.log_level))?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
+    match &args.log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| anyhow::anyhow!("cannot open the log file {}: {e}", path.display()))?;
+            builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .init();
+        }
+        None => builder.with_writer(std::io::stderr).with_ansi(false).init(),
+    }
+    Ok(())
+}

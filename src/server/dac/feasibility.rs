@@ -1,0 +1,769 @@
+//! Feasibility of Process Actions (MCP-BINDING section 5): each step is parsed with the shared
+//! grammar and judged against a copy of the domain's state as the earlier steps left it.
+//!
+//! The checks run in this order and the first that fails gives the step's PA Status:
+//! FaultyReq (grammar, unknown Action, missing complement), IncID (unknown or hidden ID),
+//! IncDQ (a Qualifier that does not match the Item's), LocOOR (a location outside the Space
+//! asked about or the requester's reach, or a point outside its M-Location), InsRights (no May,
+//! or a May Not), QualNS (a format the target does not take, or cannot be converted to),
+//! PostRef (the receiving service refuses), InsValue (the price exceeds what is left in the
+//! wallet), Clash (the state or a retained commitment stands in the way), else Ack, whose
+//! effect the later steps see.
+
+use crate::protocol::dac::{Feasibility, Overall, PaStatus, ProcessActionStep, StepResult};
+use crate::protocol::process_action::{self, Preposition, Statement, Target};
+use crate::server::dac::commitments::Triple;
+use crate::server::dac::domain::{ActionRule, Domain, Effect, Item, Role, Verb};
+use crate::server::dac::sources::Consulted;
+use std::collections::{HashMap, HashSet};
+
+/// The part of the domain a plan can change.
+#[derive(Clone, Debug)]
+struct World {
+    positions: HashMap<String, Option<String>>,
+    owners: HashMap<String, Option<String>>,
+    formats: HashMap<String, Option<String>>,
+    /// Hidden Items, with the step that hid them.
+    hidden: HashMap<String, u64>,
+    /// Posted Items, with the Process they went to.
+    posted: HashMap<String, String>,
+    wallet: f64,
+    /// Which step last changed an Item, for the Reasons.
+    changed_by: HashMap<String, u64>,
+}
+
+impl World {
+    fn new(domain: &Domain) -> World {
+        let items = &domain.file.items;
+        World {
+            positions: items
+                .iter()
+                .map(|i| (i.item_id.clone(), i.position.clone()))
+                .collect(),
+            owners: items
+                .iter()
+                .map(|i| (i.item_id.clone(), i.owner.clone()))
+                .collect(),
+            formats: items
+                .iter()
+                .map(|i| (i.item_id.clone(), i.format().map(str::to_owned)))
+                .collect(),
+            hidden: HashMap::new(),
+            posted: HashMap::new(),
+            wallet: domain.file.requester.wallet.amount,
+            changed_by: HashMap::new(),
+        }
+    }
+
+    fn position(&self, item: &str) -> Option<&str> {
+        self.positions.get(item).and_then(|p| p.as_deref())
+    }
+
+    fn occupants(&self, location: &str) -> Vec<&str> {
+        let mut here: Vec<&str> = self
+            .positions
+            .iter()
+            .filter(|(_, p)| p.as_deref() == Some(location))
+            .map(|(i, _)| i.as_str())
+            .collect();
+        here.sort_unstable();
+        here
+    }
+
+    /// Whether a commitment about the state holds; `None` for predicates the state does not
+    /// decide.
+    fn holds(&self, t: &Triple) -> Option<bool> {
+        let fact = match t.predicate.as_str() {
+            "locatedAt" => self.position(&t.subject)? == t.object,
+            "ownedBy" => self.owners.get(&t.subject)?.as_deref() == Some(t.object.as_str()),
+            _ => return None,
+        };
+        Some(fact != t.negated)
+    }
+
+    fn by_step(&self, item: &str) -> String {
+        self.changed_by
+            .get(item)
+            .map(|s| format!(" (since step {s})"))
+            .unwrap_or_default()
+    }
+}
+
+/// The outcome of one step.
+struct Verdict {
+    status: PaStatus,
+    reason: String,
+}
+
+fn verdict(status: PaStatus, reason: impl Into<String>) -> Verdict {
+    Verdict {
+        status,
+        reason: reason.into(),
+    }
+}
+
+/// What the knowledge sources allow the judge to check; a failed source's checks are skipped
+/// and the Reasons say so.
+struct Checks {
+    rights: bool,
+    wallet: bool,
+    services: bool,
+}
+
+/// The result of a feasibility Request.
+pub struct Judged {
+    pub feasibility: Feasibility,
+    /// Remarks for the Answer's Text (skipped checks).
+    pub notes: Vec<String>,
+}
+
+/// Judges the steps of a plan. `space` is the Request's Space, `retained` the commitments the
+/// dialogue retains. `None` when the scene (where everything is) cannot be consulted.
+pub fn judge(
+    domain: &Domain,
+    sources: &mut Consulted,
+    steps: &[ProcessActionStep],
+    space: Option<&str>,
+    retained: &[(String, Triple)],
+) -> Option<Judged> {
+    if !sources.ask(Role::Scene, || {
+        "the state of the Items the plan touches".into()
+    }) {
+        return None;
+    }
+    let checks = Checks {
+        rights: sources.ask(Role::Rights, || {
+            format!("the Rights of {}", domain.file.requester.process_id)
+        }),
+        wallet: sources.ask(Role::Wallet, || {
+            format!(
+                "the wallet of {} and the prices",
+                domain.file.requester.process_id
+            )
+        }),
+        services: !steps
+            .iter()
+            .any(|s| s.statement.trim_start().to_lowercase().starts_with("post"))
+            || sources.ask(Role::Services, || {
+                "whether the receiving services take the Posts".into()
+            }),
+    };
+    let mut notes = Vec::new();
+    for (ok, role, what) in [
+        (checks.rights, Role::Rights, "Rights"),
+        (checks.wallet, Role::Wallet, "prices"),
+        (checks.services, Role::Services, "receiving services"),
+    ] {
+        if !ok {
+            notes.push(format!("{what} not checked: {} failed", sources.name(role)));
+        }
+    }
+    let mut order: Vec<&ProcessActionStep> = steps.iter().collect();
+    order.sort_by_key(|s| s.step);
+    let mut world = World::new(domain);
+    let mut seen_steps = HashSet::new();
+    let mut results = Vec::with_capacity(steps.len());
+    for step in order {
+        let v = if !seen_steps.insert(step.step) {
+            verdict(
+                PaStatus::FaultyReq,
+                format!("Step {} appears twice in the plan", step.step),
+            )
+        } else {
+            judge_step(domain, &checks, &mut world, step, space, retained)
+        };
+        results.push(StepResult {
+            step: step.step,
+            pa_status: v.status,
+            reason: Some(v.reason),
+        });
+    }
+    let overall = Overall::of(results.iter().map(|r| r.pa_status));
+    Some(Judged {
+        feasibility: Feasibility {
+            steps: results,
+            overall,
+        },
+        notes,
+    })
+}
+
+/// What a complement's target turned out to be.
+enum Resolved<'d> {
+    Item(&'d Item),
+    Process(&'d str),
+    Location(&'d str),
+    /// A parameter (`With SpatialAttitude=upright`), not an ID.
+    Parameter,
+    /// An owner that is neither Item nor Process (a User), as a Transact recipient.
+    Owner,
+}
+
+fn judge_step(
+    domain: &Domain,
+    checks: &Checks,
+    world: &mut World,
+    step: &ProcessActionStep,
+    space: Option<&str>,
+    retained: &[(String, Triple)],
+) -> Verdict {
+    let statement = match process_action::parse(&step.statement) {
+        Ok(s) => s,
+        Err(e) => {
+            return verdict(
+                PaStatus::FaultyReq,
+                format!("the statement does not parse: {e}"),
+            );
+        }
+    };
+    let Some(rule) = domain.action(statement.action) else {
+        return verdict(
+            PaStatus::FaultyReq,
+            format!(
+                "{} is not an Action {} performs",
+                statement.action, domain.file.m_instance
+            ),
+        );
+    };
+    for needed in rule.required() {
+        if statement.first(needed).is_none() {
+            return verdict(
+                PaStatus::FaultyReq,
+                format!("{} needs a {needed} complement", statement.action),
+            );
+        }
+    }
+    // IncID: every ID must be known, and no Item hidden by an earlier step.
+    let mut resolved: Vec<(Preposition, &Target, Resolved)> = Vec::new();
+    for c in &statement.complements {
+        match resolve(domain, world, rule, c.preposition, &c.target) {
+            Ok(r) => resolved.push((c.preposition, &c.target, r)),
+            Err(reason) => return verdict(PaStatus::IncID, reason),
+        }
+    }
+    let object = resolved.iter().find_map(|(p, _, r)| match (p, r) {
+        (Preposition::Nil, Resolved::Item(item)) => Some(*item),
+        _ => None,
+    });
+    // IncDQ: qualifiers given with the Item must match its own.
+    if let Some((_, target, Resolved::Item(item))) =
+        resolved.iter().find(|(p, _, _)| *p == Preposition::Nil)
+    {
+        for param in &target.params {
+            let key = param.key.as_deref().unwrap_or("Format");
+            let actual = if key == "Format" {
+                world.formats.get(&item.item_id).cloned().flatten()
+            } else {
+                item.qualifier.get(key).cloned()
+            };
+            if actual.as_deref() != Some(param.value.as_str()) {
+                return verdict(
+                    PaStatus::IncDQ,
+                    format!(
+                        "{} has {key} {}, not {}",
+                        item.item_id,
+                        actual.as_deref().unwrap_or("(none)"),
+                        param.value
+                    ),
+                );
+            }
+        }
+    }
+    // LocOOR: every location (and the Item's own) within reach and the Space asked about.
+    let mut locations: Vec<(&str, &Target)> = resolved
+        .iter()
+        .filter_map(|(_, t, r)| match r {
+            Resolved::Location(l) => Some((*l, *t)),
+            _ => None,
+        })
+        .collect();
+    let current = object.and_then(|i| world.position(&i.item_id).map(str::to_owned));
+    if let (Some(item), Some(pos)) = (object, current.as_deref())
+        && matches!(rule.effect, Effect::Move | Effect::Animate | Effect::Hide)
+        && let Some((space_of, _)) = domain.m_location(pos)
+        && !domain.file.requester.reach.contains(&space_of.space_id)
+    {
+        return verdict(
+            PaStatus::LocOOR,
+            format!(
+                "{} is at {pos} in {}, outside the requester's reach",
+                item.item_id, space_of.space_id
+            ),
+        );
+    }
+    locations.dedup_by_key(|(l, _)| *l);
+    for (loc, target) in &locations {
+        if let Some(v) = out_of_range(domain, loc, target, space) {
+            return v;
+        }
+    }
+    // InsRights.
+    if checks.rights
+        && let Some(reason) = lacks_rights(domain, statement.action, &resolved)
+    {
+        return verdict(PaStatus::InsRights, reason);
+    }
+    let format_of = |item: &Item| world.formats.get(&item.item_id).cloned().flatten();
+    // QualNS: the target must take the Item's format.
+    if let Some(item) = object {
+        let format = format_of(item);
+        match rule.effect {
+            Effect::Place | Effect::Move => {
+                let to = statement.first(if rule.effect == Effect::Place {
+                    Preposition::At
+                } else {
+                    Preposition::To
+                });
+                if let Some(loc) = to.map(|t| t.id.as_str())
+                    && let Some((_, l)) = domain.m_location(loc)
+                    && let Some(formats) = &l.formats
+                    && !format.as_ref().is_some_and(|f| formats.contains(f))
+                {
+                    return verdict(
+                        PaStatus::QualNS,
+                        format!(
+                            "{loc} takes only {} Items; {} is {}",
+                            formats.join(" or "),
+                            item.item_id,
+                            format.as_deref().unwrap_or("of no stated format")
+                        ),
+                    );
+                }
+            }
+            Effect::Post if checks.services => {
+                if let Some(process) = statement
+                    .first(Preposition::To)
+                    .and_then(|t| domain.process(&t.id))
+                    && let Some(accepts) = &process.accepts
+                    && accepts.classes.iter().any(|c| domain.is_a(&item.class, c))
+                    && !format.as_ref().is_some_and(|f| accepts.formats.contains(f))
+                {
+                    return verdict(
+                        PaStatus::QualNS,
+                        format!(
+                            "{} takes {} Items; {} is {}",
+                            process.process_id,
+                            accepts.formats.join(" or "),
+                            item.item_id,
+                            format.as_deref().unwrap_or("of no stated format")
+                        ),
+                    );
+                }
+            }
+            Effect::Convert => {
+                let wanted = statement
+                    .with_prep(Preposition::With)
+                    .find(|t| t.id == "Format")
+                    .and_then(|t| t.value.clone());
+                let Some(wanted) = wanted else {
+                    return verdict(PaStatus::FaultyReq, "Convert needs With Format=<format>");
+                };
+                let possible = format
+                    .as_ref()
+                    .and_then(|f| domain.file.conversions.get(f))
+                    .is_some_and(|to| to.contains(&wanted));
+                if !possible {
+                    return verdict(
+                        PaStatus::QualNS,
+                        format!(
+                            "{} ({}) cannot be converted to {wanted}",
+                            item.item_id,
+                            format.as_deref().unwrap_or("no format")
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    // PostRef: the receiving service must take the Post.
+    if rule.effect == Effect::Post
+        && checks.services
+        && let Some(item) = object
+    {
+        let to = statement
+            .first(Preposition::To)
+            .map(|t| t.id.as_str())
+            .unwrap_or_default();
+        match domain.process(to) {
+            None => {
+                return verdict(
+                    PaStatus::PostRef,
+                    format!("{to} is not a service that receives Posts"),
+                );
+            }
+            Some(p) => match &p.accepts {
+                None => return verdict(PaStatus::PostRef, format!("{to} receives no Posts")),
+                Some(a) if !a.classes.iter().any(|c| domain.is_a(&item.class, c)) => {
+                    let takes = if a.classes.is_empty() {
+                        "nothing".to_owned()
+                    } else {
+                        a.classes.join(", ")
+                    };
+                    return verdict(
+                        PaStatus::PostRef,
+                        format!(
+                            "{to} refuses {} ({}); it takes {takes}",
+                            item.item_id, item.class
+                        ),
+                    );
+                }
+                Some(_) => {}
+            },
+        }
+    }
+    // InsValue.
+    let currency = &domain.file.requester.wallet.currency;
+    if checks.wallet && rule.price > world.wallet + 1e-9 {
+        return verdict(
+            PaStatus::InsValue,
+            format!(
+                "{} costs {} {currency}; the wallet holds {} after the earlier steps",
+                statement.action,
+                amount(rule.price),
+                amount(world.wallet)
+            ),
+        );
+    }
+    // Clash with the state, then with the retained commitments.
+    let mut next = world.clone();
+    if let Err(reason) = apply(domain, &mut next, rule, &statement, object, step.step) {
+        return verdict(PaStatus::Clash, reason);
+    }
+    for (id, t) in retained {
+        if world.holds(t) == Some(true) && next.holds(t) == Some(false) {
+            return verdict(
+                PaStatus::Clash,
+                format!("it would break commitment {id} ({t})"),
+            );
+        }
+    }
+    let cost = if checks.wallet && rule.price > 0.0 {
+        next.wallet -= rule.price;
+        format!(
+            "; costs {} {currency}, {} left",
+            amount(rule.price),
+            amount(next.wallet)
+        )
+    } else {
+        String::new()
+    };
+    let unchecked = if checks.rights {
+        ""
+    } else {
+        " (Rights not checked)"
+    };
+    let what = describe_effect(rule, &statement, object, world);
+    *world = next;
+    verdict(PaStatus::Ack, format!("{what}{cost}{unchecked}"))
+}
+
+fn amount(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn resolve<'d>(
+    domain: &'d Domain,
+    world: &World,
+    rule: &ActionRule,
+    prep: Preposition,
+    target: &Target,
+) -> Result<Resolved<'d>, String> {
+    let id = target.id.as_str();
+    if prep == Preposition::With && (target.value.is_some() || !target.params.is_empty()) {
+        return Ok(Resolved::Parameter);
+    }
+    if let Some(item) = domain.item(id) {
+        if let Some(step) = world.hidden.get(id) {
+            return Err(format!(
+                "{id} was hidden by step {step} and can no longer be named"
+            ));
+        }
+        return Ok(Resolved::Item(item));
+    }
+    if let Some(process) = domain.process(id) {
+        return Ok(Resolved::Process(&process.process_id));
+    }
+    if let Some((_, loc)) = domain.m_location(id) {
+        return Ok(Resolved::Location(&loc.m_location_id));
+    }
+    if prep == Preposition::To
+        && rule.effect == Effect::Transfer
+        && domain
+            .file
+            .items
+            .iter()
+            .filter_map(|i| i.owner.as_deref())
+            .any(|o| o == id)
+    {
+        return Ok(Resolved::Owner);
+    }
+    let hint = crate::protocol::spelling::closest(id, domain.all_ids())
+        .map(|c| format!(" (did you mean {c}?)"))
+        .unwrap_or_default();
+    Err(format!(
+        "{id} is not an Item, Process or M-Location of {}{hint}",
+        domain.file.m_instance
+    ))
+}
+
+fn out_of_range(
+    domain: &Domain,
+    loc: &str,
+    target: &Target,
+    space: Option<&str>,
+) -> Option<Verdict> {
+    let (space_of, m_location) = domain.m_location(loc)?;
+    if !domain.file.requester.reach.contains(&space_of.space_id) {
+        return Some(verdict(
+            PaStatus::LocOOR,
+            format!(
+                "{loc} is in {}, outside the requester's reach",
+                space_of.space_id
+            ),
+        ));
+    }
+    if let Some(space) = space
+        && space != space_of.space_id
+    {
+        return Some(verdict(
+            PaStatus::LocOOR,
+            format!(
+                "{loc} is in {}, outside {space}, the Space of the Request",
+                space_of.space_id
+            ),
+        ));
+    }
+    // A point: MLoc:X(x=.., y=.., z=..) must lie within the M-Location.
+    let coordinate = |name: &str| {
+        target
+            .params
+            .iter()
+            .find(|p| p.key.as_deref() == Some(name))
+            .and_then(|p| p.value.parse::<f64>().ok())
+    };
+    if target
+        .params
+        .iter()
+        .any(|p| matches!(p.key.as_deref(), Some("x" | "y" | "z")))
+    {
+        let b = &m_location.bounds;
+        let point = [
+            coordinate("x").unwrap_or(b.min[0]),
+            coordinate("y").unwrap_or(b.min[1]),
+            coordinate("z").unwrap_or(b.min[2]),
+        ];
+        if !b.contains(point) {
+            return Some(verdict(
+                PaStatus::LocOOR,
+                format!(
+                    "({}, {}, {}) lies outside {loc}, which spans ({}, {}, {})-({}, {}, {})",
+                    point[0],
+                    point[1],
+                    point[2],
+                    b.min[0],
+                    b.min[1],
+                    b.min[2],
+                    b.max[0],
+                    b.max[1],
+                    b.max[2]
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Why the requester may not perform `action` on the Items and Processes it names, if so.
+fn lacks_rights(
+    domain: &Domain,
+    action: &str,
+    resolved: &[(Preposition, &Target, Resolved)],
+) -> Option<String> {
+    let requester = &domain.file.requester.process_id;
+    let subject = resolved.iter().find_map(|(p, _, r)| match (p, r) {
+        (Preposition::Nil, Resolved::Item(i)) => Some((i.item_id.as_str(), i.class.as_str())),
+        (Preposition::Nil, Resolved::Process(id)) => {
+            Some((*id, domain.class_of(id).unwrap_or_default()))
+        }
+        _ => None,
+    })?;
+    let (id, class) = subject;
+    let applies = |r: &&crate::server::dac::domain::Right| {
+        r.action == action
+            && (r.item.as_deref() == Some(id)
+                || r.class.as_deref().is_some_and(|c| domain.is_a(class, c)))
+    };
+    if let Some(r) = domain
+        .file
+        .rights
+        .iter()
+        .filter(applies)
+        .find(|r| r.verb == Verb::MayNot)
+    {
+        let on = r
+            .item
+            .clone()
+            .unwrap_or_else(|| format!("any {}", r.class.as_deref().unwrap_or_default()));
+        return Some(format!("{requester} holds a May Not for {action} on {on}"));
+    }
+    if !domain
+        .file
+        .rights
+        .iter()
+        .filter(applies)
+        .any(|r| r.verb == Verb::May)
+    {
+        return Some(format!(
+            "{requester} holds no May for {action} on {id} ({class})"
+        ));
+    }
+    None
+}
+
+/// Applies an Ack'ed step's effect to `world`, or says why the state forbids it (Clash).
+fn apply(
+    domain: &Domain,
+    world: &mut World,
+    rule: &ActionRule,
+    statement: &Statement,
+    object: Option<&Item>,
+    step: u64,
+) -> Result<(), String> {
+    let Some(item) = object else {
+        // Actions on Processes (Inform, Discover ...) change nothing.
+        return Ok(());
+    };
+    let id = item.item_id.as_str();
+    let room = |world: &World, loc: &str| -> Result<(), String> {
+        let cap = domain.m_location(loc).and_then(|(_, l)| l.capacity);
+        let here = world.occupants(loc);
+        match cap {
+            Some(cap) if here.len() >= cap => Err(format!(
+                "{loc} is full ({} of {cap}: {})",
+                here.len(),
+                here.join(", ")
+            )),
+            _ => Ok(()),
+        }
+    };
+    match rule.effect {
+        Effect::Place => {
+            let at = statement
+                .first(Preposition::At)
+                .map(|t| t.id.as_str())
+                .unwrap_or_default();
+            if let Some(pos) = world.position(id) {
+                return Err(format!(
+                    "{id} is already placed at {pos}{}",
+                    world.by_step(id)
+                ));
+            }
+            if world.posted.contains_key(id) {
+                return Err(format!(
+                    "{id} was posted to {} and is no longer the requester's to place",
+                    world.posted[id]
+                ));
+            }
+            room(world, at)?;
+            world.positions.insert(id.to_owned(), Some(at.to_owned()));
+        }
+        Effect::Move => {
+            let to = statement
+                .first(Preposition::To)
+                .map(|t| t.id.as_str())
+                .unwrap_or_default();
+            let Some(pos) = world.position(id).map(str::to_owned) else {
+                return Err(format!("{id} is not placed anywhere, so it cannot move"));
+            };
+            if let Some(from) = statement.first(Preposition::From)
+                && from.id != pos
+            {
+                return Err(format!(
+                    "{id} is at {pos}{}, not at {}",
+                    world.by_step(id),
+                    from.id
+                ));
+            }
+            if pos == to {
+                return Err(format!("{id} is already at {to}"));
+            }
+            room(world, to)?;
+            world.positions.insert(id.to_owned(), Some(to.to_owned()));
+        }
+        Effect::Hide => {
+            world.hidden.insert(id.to_owned(), step);
+        }
+        Effect::Post => {
+            let to = statement
+                .first(Preposition::To)
+                .map(|t| t.id.as_str())
+                .unwrap_or_default();
+            if let Some(already) = world.posted.get(id) {
+                return Err(format!(
+                    "{id} was already posted to {already}{}",
+                    world.by_step(id)
+                ));
+            }
+            world.posted.insert(id.to_owned(), to.to_owned());
+        }
+        Effect::Transfer => {
+            let to = statement
+                .first(Preposition::To)
+                .map(|t| t.id.as_str())
+                .unwrap_or_default();
+            if world.owners.get(id).cloned().flatten().as_deref() == Some(to) {
+                return Err(format!("{id} already belongs to {to}"));
+            }
+            world.owners.insert(id.to_owned(), Some(to.to_owned()));
+        }
+        Effect::Convert => {
+            let wanted = statement
+                .with_prep(Preposition::With)
+                .find(|t| t.id == "Format")
+                .and_then(|t| t.value.clone());
+            world.formats.insert(id.to_owned(), wanted);
+        }
+        Effect::Animate => {
+            if world.position(id).is_none() {
+                return Err(format!(
+                    "{id} is not placed anywhere, so there is nothing to animate"
+                ));
+            }
+        }
+        Effect::None => {}
+    }
+    world.changed_by.insert(id.to_owned(), step);
+    Ok(())
+}
+
+fn describe_effect(
+    rule: &ActionRule,
+    statement: &Statement,
+    object: Option<&Item>,
+    before: &World,
+) -> String {
+    let Some(item) = object else {
+        return format!("{} can be performed", statement.action);
+    };
+    let id = &item.item_id;
+    let target = |p: Preposition| statement.first(p).map(|t| t.id.clone()).unwrap_or_default();
+    match rule.effect {
+        Effect::Place => format!("{id} can be placed at {}", target(Preposition::At)),
+        Effect::Move => format!(
+            "{id} can move from {} to {}",
+            before.position(id).unwrap_or("?"),
+            target(Preposition::To)
+        ),
+        Effect::Hide => format!("{id} can be hidden; later steps cannot name it"),
+        Effect::Post => format!("{} takes {id}", target(Preposition::To)),
+        Effect::Transfer => format!("{id} can pass to {}", target(Preposition::To)),
+        Effect::Convert => format!("{id} can be converted"),
+        Effect::Animate => format!("{id} can be animated"),
+        Effect::None => format!("{} on {id} can be performed", statement.action),
+    }
+}

@@ -1,0 +1,311 @@
+//! What both reference servers share over MCP (MCP-BINDING sections 1-3): one tool whose
+//! input and output schemas are the data type's Request and Response schemas, the two kinds
+//! of failure kept apart, and the dialogue state of each MCP session.
+//!
+//! A `Backend` answers conformant Requests; `BknServer` does everything around it. One
+//! `BknServer` value is one MCP session: over stdio the process has one, over HTTP the
+//! session manager makes one per session, so dialogue state is isolated and dropped with the
+//! session by construction.
+
+#![allow(deprecated)] // MCP logging is deprecated in rmcp (SEP-2577) but still what clients show.
+
+use crate::protocol::conformance::{DialogueChecker, Finding, check_exchange, check_message_as};
+use crate::protocol::schema;
+use crate::protocol::{Interface, Mode};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListResourcesResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+
+/// A resource a server offers so that clients can compose good Requests.
+#[derive(Clone, Debug)]
+pub struct ResourceInfo {
+    pub uri: String,
+    pub name: String,
+    pub description: String,
+}
+
+/// What answers the Requests of one interface.
+pub trait Backend: Send + Sync + 'static {
+    /// What the server remembers within one dialogue (commitments, the refined User State).
+    type Dialogue: Default + Send + 'static;
+
+    fn interface(&self) -> Interface;
+
+    /// The AIM ID the Responses name as their source in DataXMData.
+    fn aim_id(&self) -> &str;
+
+    /// A paragraph for the tool description and the server's instructions.
+    fn describe(&self) -> String;
+
+    /// Answers a conformant Request (already checked) with a Response.
+    fn answer(&self, dialogue: &mut Self::Dialogue, request: &Value) -> Value;
+
+    fn resources(&self) -> Vec<ResourceInfo>;
+
+    /// The JSON of a resource, if the URI names one.
+    fn read(&self, uri: &str) -> Option<Value>;
+
+    /// One line about a turn for the MCP log, e.g. "turn 3 feasibility: partially_feasible".
+    fn summarize(&self, request: &Value, response: &Value) -> String {
+        let turn = request.get("TurnIndex").cloned().unwrap_or_default();
+        let outcome = response
+            .get("Outcome")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        format!("turn {turn}: {outcome}")
+    }
+}
+
+/// One MCP session of a reference server.
+pub struct BknServer<B: Backend> {
+    backend: Arc<B>,
+    session: Arc<Mutex<Session<B::Dialogue>>>,
+}
+
+impl<B: Backend> Clone for BknServer<B> {
+    fn clone(&self) -> Self {
+        BknServer {
+            backend: self.backend.clone(),
+            session: self.session.clone(),
+        }
+    }
+}
+
+struct Session<D> {
+    checker: DialogueChecker,
+    dialogue: D,
+    /// The level the client asked for with logging/setLevel; no log is sent before it asks.
+    log_level: Option<LoggingLevel>,
+}
+
+impl<B: Backend> BknServer<B> {
+    /// A new session with empty dialogue state.
+    pub fn new(backend: Arc<B>) -> Self {
+        BknServer {
+            backend,
+            session: Arc::new(Mutex::new(Session {
+                checker: DialogueChecker::new(),
+                dialogue: B::Dialogue::default(),
+                log_level: None,
+            })),
+        }
+    }
+
+    fn tool(&self) -> Tool {
+        let interface = self.backend.interface();
+        let object = |mode: Mode| -> Arc<JsonObject> {
+            match schema::self_contained(interface, mode) {
+                Value::Object(map) => Arc::new(map.clone()),
+                _ => unreachable!("message schemas are objects"),
+            }
+        };
+        Tool::new(
+            interface.tool_name(),
+            format!(
+                "{} ({}): takes a whole {} Request (Mode RQ) as its arguments and returns the \
+                 {} Response as structuredContent. {}",
+                interface.name(),
+                interface.header(),
+                interface.name(),
+                interface.name(),
+                self.backend.describe()
+            ),
+            object(Mode::Request),
+        )
+        .with_title(format!("{} {}", interface.name(), interface.server_role()))
+        .with_raw_output_schema(object(Mode::Response))
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(false),
+        )
+    }
+
+    /// Handles one `tools/call` of the interface's tool: the whole of MCP-BINDING section 2.
+    /// Returns the result and, when the client wants logs, a line to log.
+    fn turn(&self, arguments: Value) -> (CallToolResult, Option<(LoggingLevel, String)>) {
+        let interface = self.backend.interface();
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let mut findings =
+            check_message_as(&arguments, Some(interface), Some(Mode::Request)).findings;
+        findings.extend(session.checker.check(&arguments));
+        let wants_log = session
+            .log_level
+            .is_some_and(|l| level_rank(l) <= level_rank(LoggingLevel::Info));
+        if !findings.is_empty() {
+            // Section 2.1: a tool error listing each violation; no dialogue state changes.
+            let text = findings
+                .iter()
+                .map(Finding::to_string)
+                .collect::<Vec<_>>()
+                .join("\n");
+            tracing::info!(
+                violations = findings.len(),
+                "rejected a non-conformant Request"
+            );
+            let log = wants_log.then(|| {
+                (
+                    LoggingLevel::Warning,
+                    format!(
+                        "rejected a non-conformant Request: {} violation(s)",
+                        findings.len()
+                    ),
+                )
+            });
+            return (CallToolResult::error(vec![ContentBlock::text(text)]), log);
+        }
+        session.checker.accept(&arguments);
+        let response = self.backend.answer(&mut session.dialogue, &arguments);
+        // The reference server is the reference: it checks its own Responses and says loudly
+        // when one is wrong (tests fail on it too).
+        let mut own = check_message_as(&response, Some(interface), Some(Mode::Response)).findings;
+        own.extend(check_exchange(&arguments, &response));
+        own.extend(session.checker.check(&response));
+        for f in &own {
+            tracing::error!(finding = %f, "the reference server produced a non-conformant Response");
+        }
+        session.checker.accept(&response);
+        let log = wants_log.then(|| {
+            (
+                LoggingLevel::Info,
+                self.backend.summarize(&arguments, &response),
+            )
+        });
+        (CallToolResult::structured(response), log)
+    }
+}
+
+fn level_rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+impl<B: Backend> ServerHandler for BknServer<B> {
+    fn get_info(&self) -> ServerConfig {
+        let interface = self.backend.interface();
+        let mut info = Implementation::new(
+            format!("bkn-explorer-{}", interface.code()),
+            env!("CARGO_PKG_VERSION"),
+        );
+        info.title = Some(format!(
+            "bkn-explorer reference {}",
+            interface.server_role()
+        ));
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(info)
+        .with_instructions(format!(
+            "Reference {} server for {} ({}). Call the {} tool with a whole Request; one MCP \
+             session is one dialogue. {}",
+            interface.server_role(),
+            interface.name(),
+            interface.header(),
+            interface.tool_name(),
+            self.backend.describe()
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(vec![self.tool()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let tool = self.backend.interface().tool_name();
+        if request.name != tool {
+            return Err(McpError::invalid_params(
+                format!("unknown tool {}: this server has {tool}", request.name),
+                None,
+            ));
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let (result, log) = self.turn(arguments);
+        if let Some((level, line)) = log {
+            let param =
+                LoggingMessageNotificationParam::new(level, Value::String(line)).with_logger(tool);
+            // A client that went away cannot be told; the answer still stands.
+            let _ = context.peer.notify_logging_message(param).await;
+        }
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resources = self
+            .backend
+            .resources()
+            .into_iter()
+            .map(|r| {
+                Resource::new(r.uri, r.name)
+                    .with_description(r.description)
+                    .with_mime_type("application/json")
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        match self.backend.read(&request.uri) {
+            Some(value) => {
+                let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+                let contents =
+                    ResourceContents::text(text, request.uri).with_mime_type("application/json");
+                Ok(ReadResourceResult::new(vec![contents]).into())
+            }
+            None => Err(McpError::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            )),
+        }
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .log_level = Some(request.level);
+        Ok(())
+    }
+}

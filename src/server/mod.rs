@@ -1,0 +1,6 @@
+//! The reference servers: Domain Access (`serve dac`) and User State Refinement (`serve usr`),
+//! implementing MCP-BINDING.md over stdio and Streamable HTTP.
+
+pub mod dac;
+pub mod mcp;
+pub mod transport;

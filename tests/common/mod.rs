@@ -1,0 +1,265 @@
+//! Shared by the integration tests: the reference servers as child processes (stdio, or HTTP on
+//! an ephemeral port), a bare rmcp client, and a dialogue that checks every Response it gets
+//! with the conformance engine.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use bkn_explorer::protocol::conformance::{DialogueChecker, check_exchange, check_message_as};
+use bkn_explorer::protocol::message::{CommonDefaults, Fill, fill_request, new_id};
+use bkn_explorer::protocol::{Interface, Mode};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value, json};
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+pub type Client = RunningService<RoleClient, ()>;
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_bkn-explorer")
+}
+
+/// How a test reaches a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Stdio,
+    Http,
+}
+
+/// A reference server started for a test, and a way to open sessions on it.
+pub struct Server {
+    pub args: Vec<String>,
+    pub transport: Transport,
+    http: Option<HttpChild>,
+}
+
+pub struct HttpChild {
+    pub child: tokio::process::Child,
+    pub url: String,
+}
+
+impl Server {
+    /// Starts `bkn-explorer serve <args>`; over stdio each session is its own process.
+    pub async fn start(transport: Transport, args: &[&str]) -> Server {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let http = match transport {
+            Transport::Stdio => None,
+            Transport::Http => Some(spawn_http(&args).await),
+        };
+        Server {
+            args,
+            transport,
+            http,
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.http.as_ref().expect("an HTTP server").url
+    }
+
+    /// A new MCP session: a new dialogue.
+    pub async fn session(&self) -> Client {
+        match &self.http {
+            None => {
+                let command = tokio::process::Command::new(bin()).configure(|c| {
+                    c.arg("serve")
+                        .args(&self.args)
+                        .arg("--log-level")
+                        .arg("warn");
+                });
+                let (transport, _stderr) = TokioChildProcess::builder(command)
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("the server starts");
+                ().serve(transport).await.expect("initialize over stdio")
+            }
+            Some(h) => {
+                let transport = StreamableHttpClientTransport::from_uri(h.url.clone());
+                ().serve(transport).await.expect("initialize over HTTP")
+            }
+        }
+    }
+}
+
+/// Starts an HTTP server on an ephemeral port and waits for the line that names its URL.
+pub async fn spawn_http(args: &[String]) -> HttpChild {
+    let mut child = tokio::process::Command::new(bin())
+        .arg("serve")
+        .args(args)
+        .args(["--http", "127.0.0.1:0", "--log-level", "warn"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the server starts");
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let url = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(at) = line.find("http://") {
+                return line[at..].trim().to_owned();
+            }
+        }
+        panic!("the server exited before listening");
+    })
+    .await
+    .expect("the server listens within 20 s");
+    // Keep draining stderr so the child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    HttpChild { child, url }
+}
+
+/// What came back from one turn.
+#[derive(Debug)]
+pub enum Reply {
+    Response(Value),
+    /// A tool error (`isError`), with its text.
+    ToolError(String),
+}
+
+impl Reply {
+    pub fn response(self) -> Value {
+        match self {
+            Reply::Response(v) => v,
+            Reply::ToolError(t) => panic!("expected a Response, got a tool error:\n{t}"),
+        }
+    }
+
+    pub fn tool_error(self) -> String {
+        match self {
+            Reply::ToolError(t) => t,
+            Reply::Response(v) => panic!("expected a tool error, got a Response:\n{v:#}"),
+        }
+    }
+}
+
+/// A dialogue over one MCP session, played as Basic Knowledge would.
+pub struct Dialogue {
+    pub client: Client,
+    pub interface: Interface,
+    pub dialog_id: String,
+    pub next_turn: u64,
+    pub defaults: CommonDefaults,
+    checker: DialogueChecker,
+}
+
+impl Dialogue {
+    pub fn new(client: Client, interface: Interface) -> Dialogue {
+        Dialogue {
+            client,
+            interface,
+            dialog_id: new_id(),
+            next_turn: 0,
+            defaults: CommonDefaults::default(),
+            checker: DialogueChecker::new(),
+        }
+    }
+
+    /// Fills the common fields of `fields`, sends it, and checks the Response at all three
+    /// levels (the test fails on any finding).
+    pub async fn send(&mut self, fields: Value) -> Reply {
+        let mut request = fields.as_object().cloned().unwrap_or_default();
+        fill_request(
+            &mut request,
+            self.interface,
+            &self.dialog_id,
+            self.next_turn,
+            &self.defaults,
+            Fill::Missing,
+        );
+        self.send_as_is(Value::Object(request)).await
+    }
+
+    /// Sends a Request exactly as given.
+    pub async fn send_as_is(&mut self, request: Value) -> Reply {
+        let result = call(&self.client, self.interface, request.clone()).await;
+        if result.is_error == Some(true) {
+            assert!(
+                result.structured_content.is_none(),
+                "a tool error carries no structuredContent"
+            );
+            return Reply::ToolError(text_of(&result));
+        }
+        let response = result
+            .structured_content
+            .clone()
+            .expect("structuredContent");
+        // The text block carries the same JSON (MCP-BINDING section 1).
+        let text: Value = serde_json::from_str(&text_of(&result)).expect("the text block is JSON");
+        assert_eq!(text, response, "text block and structuredContent differ");
+        let mut findings =
+            check_message_as(&response, Some(self.interface), Some(Mode::Response)).findings;
+        findings.extend(check_exchange(&request, &response));
+        findings.extend(self.checker.check(&request));
+        self.checker.accept(&request);
+        findings.extend(self.checker.check(&response));
+        self.checker.accept(&response);
+        assert!(
+            findings.is_empty(),
+            "non-conformant Response:\n{findings:#?}\n{response:#}"
+        );
+        self.next_turn = request["TurnIndex"].as_u64().unwrap_or(self.next_turn) + 1;
+        Reply::Response(response)
+    }
+}
+
+pub async fn call(client: &Client, interface: Interface, arguments: Value) -> CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(interface.tool_name()).with_arguments(arguments))
+        .await
+        .expect("tools/call succeeds at the protocol level")
+}
+
+pub fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The PA Statuses of a feasibility Response, in step order.
+pub fn statuses(response: &Value) -> Vec<String> {
+    response["Feasibility"]["Steps"]
+        .as_array()
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|s| s["PAStatus"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The status of each commitment of a Response, by ID.
+pub fn commitment_states(response: &Value) -> Map<String, Value> {
+    response["CommitmentStatus"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|c| {
+                    (
+                        c["CommitmentID"].as_str().unwrap().to_owned(),
+                        c["Status"].clone(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A feasibility Request body for the given statements.
+pub fn plan(statements: &[&str]) -> Value {
+    let steps: Vec<Value> = statements
+        .iter()
+        .enumerate()
+        .map(|(i, s)| json!({"Step": i, "Statement": s}))
+        .collect();
+    json!({"Kind": "feasibility", "ProcessActions": steps})
+}
