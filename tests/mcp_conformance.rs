@@ -36,3 +36,8 @@ async fn passes(server_args: &[&str]) {
 async fn domain_access_passes_the_mcp_conformance_suite() {
     passes(&["dac"]).await;
 }
+
+#[tokio::test]
+async fn user_state_refinement_passes_the_mcp_conformance_suite() {
+    passes(&["usr"]).await;
+}

@@ -7,6 +7,8 @@ use crate::server::dac::domain::Domain;
 use crate::server::dac::sources::FailingSources;
 use crate::server::mcp::Backend;
 use crate::server::transport::{self, HttpOptions};
+use crate::server::usr::UserStateRefinement;
+use crate::server::usr::users::Users;
 use clap::ValueEnum;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -55,11 +57,16 @@ pub struct Args {
     /// dac: make a knowledge source fail, e.g. rights-registry=transient (repeatable).
     #[arg(long = "fail-source", value_name = "NAME=NATURE", value_parser = parse_failure)]
     fail_sources: Vec<(String, Nature)>,
+    /// usr: the Users and cues to refine with (JSON; see docs/refinement.md). Default: the
+    /// built-in visitors of the public square.
+    #[arg(long, value_name = "FILE")]
+    users: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Which {
     Dac,
+    Usr,
 }
 
 fn parse_failure(s: &str) -> Result<(String, Nature), String> {
@@ -91,6 +98,10 @@ pub fn run(args: Args) -> u8 {
             Ok(backend) => runtime.block_on(serve(Arc::new(backend), &args)),
             Err(e) => Err(e),
         },
+        Which::Usr => match user_state_refinement(&args) {
+            Ok(backend) => runtime.block_on(serve(Arc::new(backend), &args)),
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => exit::OK,
@@ -102,6 +113,9 @@ pub fn run(args: Args) -> u8 {
 }
 
 fn domain_access(args: &Args) -> anyhow::Result<DomainAccess> {
+    if args.users.is_some() {
+        anyhow::bail!("--users is an option of serve usr");
+    }
     let domain = match &args.domain {
         None => Domain::default_domain(),
         Some(path) => {
@@ -128,6 +142,22 @@ fn domain_access(args: &Args) -> anyhow::Result<DomainAccess> {
         failing.insert(name.clone(), *nature);
     }
     Ok(DomainAccess::new(domain, failing))
+}
+
+fn user_state_refinement(args: &Args) -> anyhow::Result<UserStateRefinement> {
+    if args.domain.is_some() || !args.fail_sources.is_empty() {
+        anyhow::bail!("--domain and --fail-source are options of serve dac");
+    }
+    let users = match &args.users {
+        None => Users::default_users(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                anyhow::anyhow!("cannot read the users file {}: {e}", path.display())
+            })?;
+            Users::parse(&text, &path.display().to_string())?
+        }
+    };
+    Ok(UserStateRefinement::new(users))
 }
 
 async fn serve<B: Backend>(backend: Arc<B>, args: &Args) -> anyhow::Result<()> {

@@ -3,4 +3,6 @@
 
 pub mod dac;
 pub mod mcp;
+pub mod model_file;
 pub mod transport;
+pub mod usr;

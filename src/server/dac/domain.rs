@@ -2,12 +2,10 @@
 //! `docs/domain.schema.json` and `docs/domain.md`), loading with every mistake reported by
 //! its path, and the lookups the answers need.
 
-use crate::protocol::document::SyntaxError;
 use crate::protocol::process_action::{ACTIONS, Preposition};
+use crate::server::model_file;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt;
 use std::sync::LazyLock;
 
 /// The shipped default domain: a public square.
@@ -295,45 +293,10 @@ pub struct Domain {
     actions: HashMap<String, usize>,
 }
 
-/// Every mistake found in a domain file, each with where it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DomainError {
-    pub origin: String,
-    pub problems: Vec<Problem>,
-}
+pub use crate::server::model_file::{FileError as DomainError, Problem};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
-    /// JSON pointer into the file, or `line L, column C` for a syntax error.
-    pub at: String,
-    pub message: String,
-}
-
-impl fmt::Display for DomainError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.problems.len();
-        writeln!(
-            f,
-            "{}: {n} mistake{} in the domain file:",
-            self.origin,
-            if n == 1 { "" } else { "s" }
-        )?;
-        for p in &self.problems {
-            writeln!(f, "  {}: {}", p.at, p.message)?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for DomainError {}
-
-static SCHEMA_VALIDATOR: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
-    let schema: Value = serde_json::from_str(DOMAIN_SCHEMA).expect("domain schema is JSON");
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .build(&schema)
-        .expect("domain schema compiles")
-});
+static SCHEMA_VALIDATOR: LazyLock<jsonschema::Validator> =
+    LazyLock::new(|| model_file::compile_schema(DOMAIN_SCHEMA));
 
 impl Domain {
     /// The shipped public-square domain.
@@ -344,39 +307,14 @@ impl Domain {
 
     /// Loads a domain from its text; `origin` names it in errors (usually the path).
     pub fn parse(text: &str, origin: &str) -> Result<Domain, DomainError> {
-        let failed = |problems: Vec<Problem>| DomainError {
-            origin: origin.to_owned(),
-            problems,
-        };
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            let e = SyntaxError::from(e);
-            failed(vec![Problem {
-                at: format!("line {}, column {}", e.line, e.column),
-                message: e.message,
-            }])
-        })?;
-        let schema_problems: Vec<Problem> = SCHEMA_VALIDATOR
-            .iter_errors(&value)
-            .map(|e| Problem {
-                at: pointer_or_root(e.instance_path().as_str()),
-                message: e.to_string(),
-            })
-            .collect();
-        if !schema_problems.is_empty() {
-            return Err(failed(schema_problems));
-        }
-        let file: DomainFile = serde_json::from_value(value).map_err(|e| {
-            failed(vec![Problem {
-                at: "/".into(),
-                message: e.to_string(),
-            }])
-        })?;
+        const KIND: &str = "domain file";
+        let file: DomainFile = model_file::load(text, origin, KIND, &SCHEMA_VALIDATOR)?;
         let domain = Domain::index(file);
         let problems = domain.cross_check();
         if problems.is_empty() {
             Ok(domain)
         } else {
-            Err(failed(problems))
+            Err(DomainError::new(origin, KIND, problems))
         }
     }
 
@@ -409,7 +347,7 @@ impl Domain {
     fn cross_check(&self) -> Vec<Problem> {
         let f = &self.file;
         let mut problems = Vec::new();
-        let mut problem = |at: String, message: String| problems.push(Problem { at, message });
+        let mut problem = |at: String, message: String| problems.push(Problem::new(at, message));
 
         let mut seen: HashMap<String, String> = HashMap::new();
         let mut unique = |id: &str, at: String, problem: &mut dyn FnMut(String, String)| {
@@ -759,14 +697,6 @@ impl Domain {
     }
 }
 
-fn pointer_or_root(pointer: &str) -> String {
-    if pointer.is_empty() {
-        "/".into()
-    } else {
-        pointer.into()
-    }
-}
-
 fn unknown_action(action: &str) -> String {
     let hint = crate::protocol::process_action::closest_action(action)
         .map(|a| format!(" (did you mean {a}?)"))
@@ -777,6 +707,7 @@ fn unknown_action(action: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn the_default_domain_loads() {
@@ -808,6 +739,12 @@ mod tests {
 
     #[test]
     fn schema_and_syntax_errors_have_places() {
+        assert!(
+            Domain::parse("[", "x.json")
+                .unwrap_err()
+                .to_string()
+                .contains("in the domain file")
+        );
         let e = Domain::parse("{\"MInstance\": 3,", "x.json").unwrap_err();
         assert!(e.problems[0].at.starts_with("line 1"), "{e}");
         let e = Domain::parse("{\"MInstance\": 3}", "x.json").unwrap_err();

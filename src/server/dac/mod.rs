@@ -14,6 +14,7 @@ use crate::server::mcp::{Backend, ResourceInfo};
 use commitments::{Commitments, Triple};
 use domain::{Domain, Role};
 use knowledge::Found;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use sources::{Consulted, FailingSources};
 
@@ -236,7 +237,7 @@ impl Backend for DomainAccess {
     }
 
     fn answer(&self, dialogue: &mut DacDialogue, request: &Value) -> Value {
-        match serde_json::from_value::<DacRequest>(request.clone()) {
+        match DacRequest::deserialize(request) {
             Ok(request) => {
                 serde_json::to_value(self.respond(dialogue, &request)).unwrap_or_default()
             }
