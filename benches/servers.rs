@@ -47,7 +47,7 @@ fn feasibility(c: &mut Criterion) {
         PLAN.iter()
             .enumerate()
             .map(|(i, s)| bkn_explorer::protocol::dac::ProcessActionStep {
-                step: i as u64,
+                step: (i as u64).into(),
                 statement: s.to_string(),
             })
             .collect(),

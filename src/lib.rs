@@ -7,5 +7,7 @@
 //! (commands).
 
 pub mod cli;
+pub mod client;
 pub mod protocol;
 pub mod server;
+pub mod session;

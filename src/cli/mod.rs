@@ -1,7 +1,12 @@
 //! The command line: one module per subcommand. Each returns the process exit code.
 
+mod dialogue;
+mod replay;
 mod schema;
+mod send;
 mod serve;
+mod target;
+mod tools;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +34,16 @@ pub enum Command {
     Schema(schema::Args),
     /// Run a reference server (Domain Access or User State Refinement) over stdio or HTTP.
     Serve(serve::Args),
+    /// Send one Request and print the Response (findings on standard error).
+    Send(send::Args),
+    /// Send the Requests of a file in order in one dialogue; one JSON line per exchange.
+    Dialogue(dialogue::Args),
+    /// List a server's tools, resources and prompts.
+    Tools(tools::ToolsArgs),
+    /// Call any tool of any MCP server.
+    Call(tools::CallArgs),
+    /// Send a session's Requests again and show how the replies differ from the recorded ones.
+    Replay(replay::Args),
 }
 
 /// Exit codes shared by the headless commands.
@@ -47,10 +62,42 @@ pub fn main() -> ExitCode {
         Some(Command::Validate(args)) => validate::run(args),
         Some(Command::Schema(args)) => schema::run(args),
         Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Send(args)) => send::run(args),
+        Some(Command::Dialogue(args)) => dialogue::run(args),
+        Some(Command::Tools(args)) => tools::tools(args),
+        Some(Command::Call(args)) => tools::call(args),
+        Some(Command::Replay(args)) => replay::run(args),
         None => {
             eprintln!("bkn-explorer: the explorer is not built yet; see --help");
             exit::FAILURE
         }
     };
     ExitCode::from(code)
+}
+
+/// Writes a dialogue run headless as a session file.
+fn save_dialogue(
+    path: &std::path::Path,
+    name: Option<&str>,
+    spec: &crate::client::spec::ServerSpec,
+    interface: crate::protocol::Interface,
+    dialog_id: &str,
+    turns: Vec<crate::client::turn::Turn>,
+) -> Result<(), String> {
+    let mut session = crate::session::Session {
+        name: name.map(str::to_owned),
+        ..Default::default()
+    };
+    let server = session.add_server(spec);
+    session.dialogues.push(crate::session::DialogueRecord {
+        name: name.map(str::to_owned),
+        server,
+        interface,
+        dialog_id: dialog_id.to_owned(),
+        notes: None,
+        turns,
+    });
+    session
+        .save(path)
+        .map_err(|e| format!("cannot save {}: {e}", path.display()))
 }

@@ -3,7 +3,7 @@
 //! builds messages. `tests/schema_types.rs` checks that both agree on every name and enum.
 
 use crate::protocol::interface::Interface;
-use crate::protocol::message::{Common, CommonDefaults, Fraction, Outcome};
+use crate::protocol::message::{Common, CommonDefaults, Fraction, Index, Outcome};
 use serde::{Deserialize, Serialize};
 
 /// What Basic Knowledge asks Domain Access for.
@@ -254,7 +254,7 @@ pub struct Space {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct ProcessActionStep {
-    pub step: u64,
+    pub step: Index,
     pub statement: String,
 }
 
@@ -350,7 +350,7 @@ pub struct Feasibility {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct StepResult {
-    pub step: u64,
+    pub step: Index,
     #[serde(rename = "PAStatus")]
     pub pa_status: PaStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]

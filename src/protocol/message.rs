@@ -24,7 +24,7 @@ pub struct Common {
     pub query_time: String,
     #[serde(rename = "DialogID")]
     pub dialog_id: String,
-    pub turn_index: u64,
+    pub turn_index: Index,
     #[serde(rename = "DataXMData")]
     pub data_x_m_data: DataXMData,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +104,46 @@ impl Fraction {
     }
 }
 
+/// A TurnIndex or a Step: an integer from 0. JSON Schema counts `2.0` as an integer, so a
+/// conformant message may carry one; it is read as 2 and written back as it came.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Index(serde_json::Number);
+
+impl Index {
+    pub fn get(&self) -> u64 {
+        as_count(&self.0).unwrap_or(0)
+    }
+}
+
+impl From<u64> for Index {
+    fn from(n: u64) -> Index {
+        Index(n.into())
+    }
+}
+
+impl std::fmt::Display for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.get())
+    }
+}
+
+fn as_count(n: &serde_json::Number) -> Option<u64> {
+    n.as_u64().or_else(|| {
+        n.as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f <= u64::MAX as f64)
+            .map(|f| f as u64)
+    })
+}
+
+/// A JSON value read as an Index (TurnIndex, Step): a non-negative integer, `2.0` included.
+pub fn as_index(value: &Value) -> Option<u64> {
+    match value {
+        Value::Number(n) => as_count(n),
+        _ => None,
+    }
+}
+
 /// The values a client or server fills in when the user has not said otherwise.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -176,7 +216,7 @@ impl Common {
             query_id: new_id(),
             query_time: now_rfc3339(),
             dialog_id: dialog_id.to_owned(),
-            turn_index,
+            turn_index: turn_index.into(),
             data_x_m_data: DataXMData::minimal(&defaults.aim_id),
             descr_metadata: None,
         }
@@ -194,7 +234,7 @@ impl Common {
             query_id: new_id(),
             query_time: now_rfc3339(),
             dialog_id: request.dialog_id.clone(),
-            turn_index: request.turn_index,
+            turn_index: request.turn_index.clone(),
             data_x_m_data: DataXMData::minimal(aim_id),
             descr_metadata: None,
         }
@@ -206,14 +246,15 @@ impl Common {
 pub enum Fill {
     /// Add only the fields that are missing.
     Missing,
-    /// Add missing fields and renew the ones that identify this exchange (QueryID,
-    /// QueryTime, DialogID, TurnIndex, DataXMData.DataID), keeping the content: for a Request
-    /// sent again in another dialogue.
+    /// Add missing fields and renew the ones that identify this message (QueryID, QueryTime,
+    /// DialogID, DataXMData.DataID), keeping the content, TurnIndex included (a Response copies
+    /// it): for a Request sent again in another dialogue, as a replay does.
     Fresh,
 }
 
 /// Fills the common fields of a Request given as a JSON object, from the same builder that
-/// makes typed Requests. Properties that are not common are never touched.
+/// makes typed Requests. Properties that are not common are never touched; the common ones
+/// come first, in the order of Table 1, so that a filled Request reads like the tables.
 pub fn fill_request(
     object: &mut Map<String, Value>,
     interface: Interface,
@@ -226,13 +267,21 @@ pub fn fill_request(
     let Ok(Value::Object(filled)) = serde_json::to_value(&common) else {
         unreachable!("Common serialises to an object")
     };
-    const RENEWED: [&str; 4] = ["QueryID", "QueryTime", "DialogID", "TurnIndex"];
+    const RENEWED: [&str; 3] = ["QueryID", "QueryTime", "DialogID"];
+    let mut given = std::mem::take(object);
     for (key, value) in filled {
         let renew = fill == Fill::Fresh && RENEWED.contains(&key.as_str());
-        if renew || !object.contains_key(&key) {
-            object.insert(key, value);
-        }
+        let value = match given.shift_remove(&key) {
+            Some(existing) if !renew => existing,
+            _ => value,
+        };
+        object.insert(key, value);
     }
+    // DescrMetadata is common too, but optional: it keeps its place after the others.
+    if let Some(descr) = given.shift_remove("DescrMetadata") {
+        object.insert("DescrMetadata".into(), descr);
+    }
+    object.extend(given);
     if fill == Fill::Fresh
         && let Some(Value::Object(dem)) = object.get_mut("DataXMData")
     {
@@ -272,6 +321,9 @@ mod tests {
         assert_eq!(obj["Mode"], "RQ");
         assert_eq!(obj["DialogID"], "d1");
         assert_eq!(obj["Kind"], "constraints");
+        let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+        assert_eq!(keys[0], "Header", "common fields come first: {keys:?}");
+        assert_eq!(keys.last(), Some(&"Kind"));
     }
 
     #[test]
@@ -291,7 +343,7 @@ mod tests {
             Fill::Fresh,
         );
         assert_ne!(obj["QueryID"], "old");
-        assert_eq!(obj["TurnIndex"], 0);
+        assert_eq!(obj["TurnIndex"], 9, "TurnIndex is content");
         assert_eq!(obj["DialogID"], "d2");
         assert_eq!(obj["MInstance"], "MI:Other");
         assert_ne!(obj["DataXMData"]["DataID"], "old");

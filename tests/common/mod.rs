@@ -85,10 +85,16 @@ impl Server {
 
 /// Starts an HTTP server on an ephemeral port and waits for the line that names its URL.
 pub async fn spawn_http(args: &[String]) -> HttpChild {
+    let ephemeral: &[&str] = if args.iter().any(|a| a == "--http") {
+        &[]
+    } else {
+        &["--http", "127.0.0.1:0"]
+    };
     let mut child = tokio::process::Command::new(bin())
         .arg("serve")
         .args(args)
-        .args(["--http", "127.0.0.1:0", "--log-level", "warn"])
+        .args(ephemeral)
+        .args(["--log-level", "warn"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)

@@ -6,6 +6,7 @@
 
 use crate::protocol::conformance::finding::{Check, Finding};
 use crate::protocol::interface::{Interface, Mode};
+use crate::protocol::message::as_index;
 use crate::protocol::requirement::Requirement;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -46,7 +47,7 @@ fn seen(message: &Value) -> Seen<'_> {
         mode,
         dialog_id: text("DialogID"),
         query_id: text("QueryID"),
-        turn_index: message.get("TurnIndex").and_then(Value::as_u64),
+        turn_index: message.get("TurnIndex").and_then(as_index),
         request_id: text("RequestID"),
     }
 }

@@ -14,6 +14,8 @@ pub enum Level {
     Exchange,
     /// A message against the dialogue so far.
     Dialogue,
+    /// How the message travelled over MCP (MCP-BINDING section 1).
+    Binding,
 }
 
 /// The specific rule a finding breaks. Its stable name (`as_str`) is what tests, scripts and
@@ -74,6 +76,12 @@ pub enum Check {
     UnmatchedResponse,
     #[serde(rename = "dialogue.duplicate-response")]
     DuplicateResponse,
+    /// MCP-BINDING section 1: a successful call returns the Response as structuredContent.
+    #[serde(rename = "binding.structured-content")]
+    StructuredContent,
+    /// MCP-BINDING section 1: the text block carries the same JSON as structuredContent.
+    #[serde(rename = "binding.text-block")]
+    TextBlock,
 }
 
 impl Check {
@@ -107,6 +115,8 @@ impl Check {
             Check::DialogId => "dialogue.dialog-id",
             Check::UnmatchedResponse => "dialogue.unmatched-response",
             Check::DuplicateResponse => "dialogue.duplicate-response",
+            Check::StructuredContent => "binding.structured-content",
+            Check::TextBlock => "binding.text-block",
         }
     }
 
@@ -116,6 +126,8 @@ impl Check {
             Level::Exchange
         } else if name.starts_with("dialogue.") {
             Level::Dialogue
+        } else if name.starts_with("binding.") {
+            Level::Binding
         } else {
             Level::Message
         }

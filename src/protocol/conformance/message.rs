@@ -139,6 +139,27 @@ fn other_interface(interface: Interface) -> Interface {
     }
 }
 
+/// The interface a message is: its Header's, else the one whose own properties it uses;
+/// `None` for a message that is not an object or uses no property of either.
+pub fn interface_of(value: &Value) -> Option<Interface> {
+    let object = value.as_object()?;
+    if let Some(i) = object
+        .get("Header")
+        .and_then(Value::as_str)
+        .and_then(Interface::from_header)
+    {
+        return Some(i);
+    }
+    let own = |interface: Interface| {
+        Mode::ALL.into_iter().any(|mode| {
+            schema::properties(interface, mode)
+                .iter()
+                .any(|p| !p.common && object.contains_key(&p.name))
+        })
+    };
+    (own(Interface::Dac) || own(Interface::Usr)).then(|| guess_interface(object))
+}
+
 /// Without a usable Header: the interface more of whose own properties the message uses
 /// (properties both interfaces have, like Outcome, tell nothing).
 fn guess_interface(object: &Map<String, Value>) -> Interface {

@@ -11,7 +11,7 @@ mod message;
 pub use dialogue::DialogueChecker;
 pub use exchange::check_exchange;
 pub use finding::{Check, Finding, Level};
-pub use message::{MessageCheck, check_message, check_message_as};
+pub use message::{MessageCheck, check_message, check_message_as, interface_of};
 
 use serde_json::Value;
 use std::collections::HashMap;

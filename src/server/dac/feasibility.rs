@@ -159,21 +159,21 @@ pub fn judge(
         }
     }
     let mut order: Vec<&ProcessActionStep> = steps.iter().collect();
-    order.sort_by_key(|s| s.step);
+    order.sort_by_key(|s| s.step.get());
     let mut world = World::new(domain);
     let mut seen_steps = HashSet::new();
     let mut results = Vec::with_capacity(steps.len());
     for step in order {
-        let v = if !seen_steps.insert(step.step) {
+        let v = if !seen_steps.insert(step.step.get()) {
             verdict(
                 PaStatus::FaultyReq,
-                format!("Step {} appears twice in the plan", step.step),
+                format!("Step {} appears twice in the plan", step.step.get()),
             )
         } else {
             judge_step(domain, &checks, &mut world, step, space, retained)
         };
         results.push(StepResult {
-            step: step.step,
+            step: step.step.clone(),
             pa_status: v.status,
             reason: Some(v.reason),
         });
@@ -427,7 +427,7 @@ fn judge_step(
     }
     // Clash with the state, then with the retained commitments.
     let mut next = world.clone();
-    if let Err(reason) = apply(domain, &mut next, rule, &statement, object, step.step) {
+    if let Err(reason) = apply(domain, &mut next, rule, &statement, object, step.step.get()) {
         return verdict(PaStatus::Clash, reason);
     }
     for (id, t) in retained {

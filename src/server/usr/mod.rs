@@ -103,7 +103,7 @@ impl UserStateRefinement {
             sources.push(format!("baseline {user_id} (users file)"));
             Refined {
                 state: user.state.clone(),
-                turn: request.common.turn_index,
+                turn: request.common.turn_index.get(),
             }
         });
         if sources.is_empty() {
@@ -119,7 +119,7 @@ impl UserStateRefinement {
             &conflicts,
             feedback.question.as_deref(),
         );
-        refined.turn = request.common.turn_index;
+        refined.turn = request.common.turn_index.get();
         sources.extend(r.used.iter().map(|u| format!("Feedback.{}", capitalize(u))));
         let mut evidence = r.evidence;
         evidence.extend(r.unused.iter().map(|u| format!("unused: {u}")));

@@ -1,0 +1,163 @@
+//! `bkn-explorer replay SESSION`: each dialogue's Requests sent again in a fresh dialogue, each
+//! reply compared with the recorded one (identifiers and times aside).
+//!
+//! Exit 0 when nothing differs, 1 when something does, 2 when the session cannot be read or a
+//! server cannot be reached.
+
+use super::exit;
+use super::target::{self, ServerArgs};
+use crate::client::event::EventSink;
+use crate::session::Session;
+use crate::session::replay::replay_dialogue;
+use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The session file.
+    session: PathBuf,
+    /// Replay only this dialogue (0-based).
+    #[arg(long, value_name = "N")]
+    dialogue: Option<usize>,
+    /// Rewrite the session with the new replies (and DialogIDs).
+    #[arg(long)]
+    update: bool,
+    /// Replay on this server instead of each dialogue's own (--stdio, --url, --server,
+    /// --embedded).
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+pub fn run(args: Args) -> u8 {
+    let mut session = match Session::load(&args.session) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bkn-explorer replay: {}: {e}", args.session.display());
+            return exit::FAILURE;
+        }
+    };
+    let named = args.server.stdio.is_some()
+        || args.server.url.is_some()
+        || args.server.server.is_some()
+        || args.server.embedded.is_some();
+    let server = if named {
+        match args.server.resolve(None) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("bkn-explorer replay: {e}");
+                return exit::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
+    let runtime = match target::runtime() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("bkn-explorer replay: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let options = args.server.connect_options(EventSink::none());
+    let which: Vec<usize> = match args.dialogue {
+        Some(n) if n < session.dialogues.len() => vec![n],
+        Some(n) => {
+            eprintln!(
+                "bkn-explorer replay: the session has {} dialogues; there is no {n}",
+                session.dialogues.len()
+            );
+            return exit::FAILURE;
+        }
+        None => (0..session.dialogues.len()).collect(),
+    };
+    let (mut differing, mut turns, mut code) = (0usize, 0usize, exit::OK);
+    for i in which {
+        let record = session.dialogues[i].clone();
+        let title = record
+            .name
+            .clone()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        println!(
+            "dialogue {i}{title} on {}:",
+            server
+                .as_ref()
+                .map(|s| s.name.as_str())
+                .unwrap_or(&record.server)
+        );
+        let result = runtime.block_on(replay_dialogue(
+            &session,
+            i,
+            server.as_ref(),
+            &options,
+            &CancellationToken::new(),
+            |t| {
+                let recorded = &record.turns[t.index];
+                let label = format!(
+                    "  turn {} ({}, TurnIndex {})",
+                    t.index,
+                    recorded.kind(),
+                    recorded
+                        .turn_index()
+                        .map(|n| n.to_string())
+                        .unwrap_or("-".into())
+                );
+                if t.differences.is_empty() {
+                    println!("{label}: same");
+                } else {
+                    println!(
+                        "{label}: {} difference{}",
+                        t.differences.len(),
+                        if t.differences.len() == 1 { "" } else { "s" }
+                    );
+                    for d in &t.differences {
+                        println!("      {d}");
+                    }
+                }
+            },
+        ));
+        match result {
+            Err(e) => {
+                eprintln!("bkn-explorer replay: dialogue {i}: {e}");
+                code = exit::FAILURE;
+            }
+            Ok(replayed) => {
+                turns += replayed.turns.len();
+                differing += replayed
+                    .turns
+                    .iter()
+                    .filter(|t| !t.differences.is_empty())
+                    .count();
+                if let Some(why) = &replayed.stopped {
+                    println!("  stopped: {why}");
+                }
+                if replayed.differs() {
+                    code = code.max(exit::NONCONFORMANT);
+                }
+                if args.update {
+                    session.dialogues[i] = replayed.record(&record);
+                }
+            }
+        }
+    }
+    println!(
+        "replayed {turns} turn{}: {}",
+        if turns == 1 { "" } else { "s" },
+        if differing == 0 {
+            "no differences".to_owned()
+        } else {
+            format!("{differing} differ")
+        }
+    );
+    if args.update && code != exit::FAILURE {
+        if let Err(e) = session.save(&args.session) {
+            eprintln!(
+                "bkn-explorer replay: cannot save {}: {e}",
+                args.session.display()
+            );
+            return exit::FAILURE;
+        }
+        println!("updated {}", args.session.display());
+    }
+    code
+}

@@ -1,0 +1,118 @@
+//! `bkn-explorer send [--interface dac|usr] FILE|-`: send one Request, print the Response.
+//!
+//! Exit 0 when the Response conforms; 1 when it does not, or the server rejected the Request
+//! or answered with an error; 2 on a usage or connection failure.
+
+use super::exit;
+use super::target::{self, ServerArgs};
+use crate::client::connection::Connection;
+use crate::client::dialogue::{Dialogue, Filling};
+use crate::client::event::EventSink;
+use crate::client::turn::{ErrorKind, Reply, Subject, Turn};
+use crate::protocol::Interface;
+use crate::protocol::conformance::interface_of;
+use crate::protocol::message::CommonDefaults;
+use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The Request: a JSON file, or - for standard input. Missing common fields are filled.
+    request: PathBuf,
+    /// The interface, when the Request's Header does not say.
+    #[arg(long, value_parser = super::validate::parse_interface)]
+    interface: Option<Interface>,
+    /// Send the Request exactly as written (no common field filled).
+    #[arg(long)]
+    as_is: bool,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+pub fn run(args: Args) -> u8 {
+    let text = match target::read_input(&args.request) {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
+    let request: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            let e = crate::protocol::document::SyntaxError::from(e);
+            return fail(&format!("{}: not JSON: {e}", args.request.display()));
+        }
+    };
+    let Some(interface) = args.interface.or_else(|| interface_of(&request)) else {
+        return fail("cannot tell the interface from the Request: give --interface dac|usr");
+    };
+    let spec = match args.server.resolve(Some(interface)) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let runtime = match target::runtime() {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    runtime.block_on(async {
+        let options = args.server.connect_options(EventSink::none());
+        let connection = match Connection::connect(&spec, &options).await {
+            Ok(c) => c,
+            Err(e) => return fail(&e.0),
+        };
+        let mut dialogue = match Dialogue::open(connection, interface, CommonDefaults::default()) {
+            Ok(d) => d,
+            Err(no_tool) => {
+                no_tool.connection.close().await;
+                return fail(&no_tool.message);
+            }
+        };
+        let filling = if args.as_is {
+            Filling::AsIs
+        } else {
+            Filling::Missing
+        };
+        let request = dialogue.prepare(request, filling);
+        let turn = dialogue.send(request, &CancellationToken::new()).await;
+        dialogue.close().await;
+        report(&turn)
+    })
+}
+
+fn fail(message: &str) -> u8 {
+    eprintln!("bkn-explorer send: {message}");
+    exit::FAILURE
+}
+
+/// Prints the turn (the Response on stdout, the rest on stderr) and gives the exit code.
+fn report(turn: &Turn) -> u8 {
+    for f in &turn.findings {
+        let on = match f.on {
+            Subject::Request => "request",
+            Subject::Response => "response",
+        };
+        eprintln!("{on}: {}", f.finding);
+    }
+    match &turn.reply {
+        Reply::Response(response) => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(response).unwrap_or_default()
+            );
+            if turn.findings.iter().any(|f| f.on == Subject::Response) {
+                exit::NONCONFORMANT
+            } else {
+                exit::OK
+            }
+        }
+        Reply::ToolError(text) => {
+            eprintln!("the server rejected the Request (tool error):\n{text}");
+            exit::NONCONFORMANT
+        }
+        Reply::Error(e) => {
+            eprintln!("bkn-explorer send: {}", e.message);
+            match e.kind {
+                ErrorKind::Protocol | ErrorKind::TooLarge => exit::NONCONFORMANT,
+                _ => exit::FAILURE,
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! The options every command that talks to a server shares: which server, and how patiently.
+
+use crate::client::connection::ConnectOptions;
+use crate::client::event::EventSink;
+use crate::client::spec::{self, HttpSpec, ServerSpec, TransportSpec};
+use crate::protocol::Interface;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ServerArgs {
+    /// Start this command line as a stdio MCP server, e.g. --stdio "my-server --verbose".
+    #[arg(long, value_name = "\"CMD ARGS\"", conflicts_with_all = ["url", "server", "embedded"])]
+    pub stdio: Option<String>,
+    /// Connect to this Streamable HTTP endpoint.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "embedded"])]
+    pub url: Option<String>,
+    /// An HTTP header for --url, "Name: value" (repeatable; ${VAR} is read from the
+    /// environment).
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    pub headers: Vec<String>,
+    /// A bearer token for --url (or set BKN_TOKEN).
+    #[arg(long, env = "BKN_TOKEN", hide_env_values = true, requires = "url")]
+    pub token: Option<String>,
+    /// A server by name from --servers.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "servers",
+        conflicts_with = "embedded"
+    )]
+    pub server: Option<String>,
+    /// A JSON file of servers in the common mcpServers shape.
+    #[arg(long, value_name = "FILE")]
+    pub servers: Option<PathBuf>,
+    /// This program's own reference server: dac or usr. The default when no server is named.
+    #[arg(long, value_name = "dac|usr", value_parser = super::validate::parse_interface)]
+    pub embedded: Option<Interface>,
+    /// Seconds to wait for the handshake and for each answer (progress extends it).
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// The largest message taken from a server, in MiB.
+    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    pub max_message_mb: usize,
+}
+
+impl ServerArgs {
+    /// The server named on the command line; without one, the reference server of
+    /// `default` if it is known.
+    pub fn resolve(&self, default: Option<Interface>) -> Result<ServerSpec, String> {
+        if let Some(line) = &self.stdio {
+            return ServerSpec::from_command_line(line);
+        }
+        if let Some(url) = &self.url {
+            let mut spec = ServerSpec::from_url(url)?;
+            if let TransportSpec::Http(HttpSpec { headers, token, .. }) = &mut spec.transport {
+                for h in &self.headers {
+                    let (name, value) = h
+                        .split_once(':')
+                        .ok_or_else(|| format!("--header \"{h}\": expected \"Name: value\""))?;
+                    headers.insert(name.trim().to_owned(), value.trim().to_owned());
+                }
+                *token = self.token.clone();
+            }
+            return Ok(spec);
+        }
+        if let Some(name) = &self.server {
+            let path = self
+                .servers
+                .as_ref()
+                .ok_or("--server needs --servers FILE")?;
+            let servers = read_servers(path)?;
+            return servers
+                .iter()
+                .find(|s| &s.name == name)
+                .cloned()
+                .ok_or_else(|| {
+                    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+                    format!(
+                        "{} has no server named {name} (it has {})",
+                        path.display(),
+                        names.join(", ")
+                    )
+                });
+        }
+        match self.embedded.or(default) {
+            Some(interface) => Ok(ServerSpec::embedded(interface)),
+            None => Err("name a server: --stdio \"CMD\", --url URL, --server NAME --servers FILE, or --embedded dac|usr".into()),
+        }
+    }
+
+    pub fn connect_options(&self, events: EventSink) -> ConnectOptions {
+        ConnectOptions {
+            timeout: Duration::from_secs(self.timeout.max(1)),
+            max_message_bytes: self.max_message_mb.max(1).saturating_mul(1024 * 1024),
+            events,
+            embedded_program: None,
+            subscribe_logs: false,
+        }
+    }
+}
+
+pub fn read_servers(path: &PathBuf) -> Result<Vec<ServerSpec>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    spec::parse_servers(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A runtime for a headless command: one thread is plenty, and starts fastest.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+}
+
+/// Reads a file, or standard input for `-`.
+pub fn read_input(path: &std::path::Path) -> Result<String, String> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    }
+}

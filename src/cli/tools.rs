@@ -1,0 +1,157 @@
+//! `bkn-explorer tools` and `bkn-explorer call TOOL [JSON]`: exploring any MCP server.
+
+use super::exit;
+use super::target::{self, ServerArgs};
+use crate::client::connection::Connection;
+use crate::client::event::EventSink;
+use clap::ValueEnum;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ToolsArgs {
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CallArgs {
+    /// The tool to call.
+    tool: String,
+    /// Its arguments as a JSON object (default {}); - reads them from standard input.
+    arguments: Option<String>,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+/// Lists what a server offers: who it is, its tools (marking BKN-DAC and BKN-USR), resources
+/// and prompts.
+pub fn tools(args: ToolsArgs) -> u8 {
+    let spec = match args.server.resolve(None) {
+        Ok(s) => s,
+        Err(e) => return fail("tools", &e),
+    };
+    let runtime = match target::runtime() {
+        Ok(r) => r,
+        Err(e) => return fail("tools", &e),
+    };
+    runtime.block_on(async {
+        let connection = match Connection::connect(&spec, &args.server.connect_options(EventSink::none())).await {
+            Ok(c) => c,
+            Err(e) => return fail("tools", &e.0),
+        };
+        let resources = connection.list_resources().await.unwrap_or_default();
+        let prompts = connection.list_prompts().await.unwrap_or_default();
+        let s = &connection.summary;
+        let bkn = |name: &str| s.bkn_tools.iter().find(|(_, t)| t.as_str() == name).map(|(i, _)| i.name());
+        match args.format {
+            Format::Json => {
+                let out = json!({
+                    "server": {"name": s.name, "version": s.version, "title": s.title, "protocolVersion": s.protocol_version,
+                               "instructions": s.instructions, "dialogId": connection.dialog_id},
+                    "tools": s.tools.iter().map(|t| json!({"name": t.name, "title": t.title, "description": t.description,
+                        "interface": bkn(&t.name), "inputSchema": t.input_schema, "outputSchema": t.output_schema})).collect::<Vec<_>>(),
+                    "resources": resources.iter().map(|r| json!({"uri": r.uri, "name": r.name, "description": r.description})).collect::<Vec<_>>(),
+                    "prompts": prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
+                });
+                println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+            }
+            Format::Text => {
+                println!("{} {} (MCP {})", s.name, s.version, s.protocol_version);
+                if let Some(title) = &s.title {
+                    println!("  {title}");
+                }
+                println!("\ntools ({}):", s.tools.len());
+                for t in &s.tools {
+                    let mark = bkn(&t.name).map(|i| format!("  [{i}]")).unwrap_or_default();
+                    println!("  {}{mark}", t.name);
+                    if let Some(d) = &t.description {
+                        println!("      {}", d.lines().next().unwrap_or_default());
+                    }
+                }
+                println!("\nresources ({}):", resources.len());
+                for r in &resources {
+                    println!("  {}  {}", r.uri, r.description.as_deref().unwrap_or_default());
+                }
+                println!("\nprompts ({}):", prompts.len());
+                for p in &prompts {
+                    println!("  {}  {}", p.name, p.description.as_deref().unwrap_or_default());
+                }
+            }
+        }
+        connection.close().await;
+        exit::OK
+    })
+}
+
+/// Calls any tool and prints its result; exit 1 when the result is a tool error.
+pub fn call(args: CallArgs) -> u8 {
+    let text = match args.arguments.as_deref() {
+        None => "{}".to_owned(),
+        Some("-") => match target::read_input(std::path::Path::new("-")) {
+            Ok(t) => t,
+            Err(e) => return fail("call", &e),
+        },
+        Some(json) => json.to_owned(),
+    };
+    let arguments = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return fail("call", "the arguments must be a JSON object"),
+        Err(e) => {
+            return fail(
+                "call",
+                &format!(
+                    "the arguments are not JSON: {}",
+                    crate::protocol::document::SyntaxError::from(e)
+                ),
+            );
+        }
+    };
+    let spec = match args.server.resolve(None) {
+        Ok(s) => s,
+        Err(e) => return fail("call", &e),
+    };
+    let runtime = match target::runtime() {
+        Ok(r) => r,
+        Err(e) => return fail("call", &e),
+    };
+    runtime.block_on(async {
+        let connection =
+            match Connection::connect(&spec, &args.server.connect_options(EventSink::none())).await
+            {
+                Ok(c) => c,
+                Err(e) => return fail("call", &e.0),
+            };
+        let result = connection
+            .call_tool(&args.tool, arguments, &CancellationToken::new())
+            .await;
+        connection.close().await;
+        match result {
+            Ok(result) => {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&result).unwrap_or_default()
+                );
+                if result.is_error == Some(true) {
+                    exit::NONCONFORMANT
+                } else {
+                    exit::OK
+                }
+            }
+            Err(e) => fail("call", &e.to_string()),
+        }
+    })
+}
+
+fn fail(command: &str, message: &str) -> u8 {
+    eprintln!("bkn-explorer {command}: {message}");
+    exit::FAILURE
+}

@@ -1,0 +1,670 @@
+//! A connection: one MCP session with one server, over stdio (a child process) or Streamable
+//! HTTP. Connecting also discovers what the server offers; calls run with a timeout that
+//! progress pushes back and can be cancelled. Every failure comes back as an error that says
+//! what happened in words (with the server's exit status and last stderr line where there is
+//! one), never as a panic.
+
+use crate::client::event::{ConnectionId, Event, EventSink, LogKind};
+use crate::client::handler::Handler;
+use crate::client::http::LoggingHttpClient;
+use crate::client::limits;
+use crate::client::spec::{self, ServerSpec, TransportSpec};
+use crate::client::stdio::{Health, StdioTransport};
+use crate::protocol::Interface;
+use crate::protocol::message::new_id;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ErrorData, JsonObject, Prompt,
+    ReadResourceRequestParams, Resource, ResourceContents, Tool,
+};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// What a connection needs besides the server's definition.
+#[derive(Clone, Debug)]
+pub struct ConnectOptions {
+    /// How long to wait for the handshake, and for each request (progress extends it).
+    pub timeout: Duration,
+    /// The largest message taken from the server.
+    pub max_message_bytes: usize,
+    pub events: EventSink,
+    /// The program that runs embedded reference servers (this executable by default; tests
+    /// point it at the built binary).
+    pub embedded_program: Option<PathBuf>,
+    /// Ask the server for its log (logging/setLevel info), for a log pane to show.
+    pub subscribe_logs: bool,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            timeout: Duration::from_secs(30),
+            max_message_bytes: 64 * 1024 * 1024,
+            events: EventSink::none(),
+            embedded_program: None,
+            subscribe_logs: false,
+        }
+    }
+}
+
+/// What the server said about itself, and what was found on it.
+#[derive(Clone, Debug, Default)]
+pub struct ServerSummary {
+    pub protocol_version: String,
+    pub name: String,
+    pub version: String,
+    pub title: Option<String>,
+    pub instructions: Option<String>,
+    pub has_tools: bool,
+    pub has_resources: bool,
+    pub has_prompts: bool,
+    pub has_logging: bool,
+    pub tools: Vec<Tool>,
+    /// The tool that carries each interface (found by its inputSchema Header const, else name).
+    pub bkn_tools: BTreeMap<Interface, String>,
+}
+
+/// Where the DialogID of the session came from (MCP-BINDING section 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DialogIdOrigin {
+    /// The `Mcp-Session-Id` the HTTP server assigned.
+    McpSession,
+    /// Made by the client: stdio, or an HTTP server without sessions.
+    Client,
+}
+
+/// Why a connection could not be made.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConnectError(pub String);
+
+/// Why a call did not return a result.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CallError {
+    #[error("no answer within {} s{}", .after.as_secs(), .note.as_ref().map(|n| format!("; {n}")).unwrap_or_default())]
+    Timeout {
+        after: Duration,
+        note: Option<String>,
+    },
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    TooLarge(String),
+    /// The connection ended: the server exited, closed its output, or the HTTP session ended.
+    #[error("{0}")]
+    Gone(String),
+    /// The server answered with a JSON-RPC error.
+    #[error("the server answered with an error: {0}")]
+    Protocol(String),
+    #[error("{0}")]
+    Transport(String),
+}
+
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+
+pub struct Connection {
+    pub id: ConnectionId,
+    pub spec: ServerSpec,
+    pub summary: ServerSummary,
+    pub dialog_id: String,
+    pub dialog_id_origin: DialogIdOrigin,
+    service: RunningService<RoleClient, Handler>,
+    progress: watch::Receiver<u64>,
+    child: Option<Arc<tokio::sync::Mutex<tokio::process::Child>>>,
+    health: Arc<Mutex<Health>>,
+    timeout: Duration,
+    events: EventSink,
+}
+
+impl Connection {
+    /// Connects, initializes and discovers. The connection is one MCP session.
+    pub async fn connect(
+        spec: &ServerSpec,
+        options: &ConnectOptions,
+    ) -> Result<Connection, ConnectError> {
+        let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
+        let events = options.events.clone();
+        let (handler, progress) = Handler::new(id, events.clone());
+        let health = Arc::new(Mutex::new(Health::default()));
+        events.log(
+            id,
+            LogKind::Client,
+            format!("connecting to {} ({})", spec.name, spec.location()),
+        );
+
+        let (service, child, http) = match &spec.transport {
+            TransportSpec::Http(h) => {
+                let url = expand(&h.url)?;
+                let mut headers = HashMap::new();
+                for (k, v) in &h.headers {
+                    let name = http::HeaderName::try_from(k.as_str())
+                        .map_err(|e| ConnectError(format!("header {k}: {e}")))?;
+                    let value = http::HeaderValue::try_from(expand(v)?)
+                        .map_err(|e| ConnectError(format!("header {k}: {e}")))?;
+                    headers.insert(name, value);
+                }
+                // A session the server forgot must end the dialogue visibly: rmcp would otherwise
+                // start a new one behind our back (reinit defaults to on), and the server's
+                // dialogue state (commitments) would be gone without a word.
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone())
+                    .custom_headers(headers)
+                    .reinit_on_expired_session(false);
+                if let Some(token) = &h.token {
+                    config = config.auth_header(expand(token)?);
+                }
+                let inner = reqwest::Client::builder()
+                    .connect_timeout(options.timeout)
+                    .build()
+                    .map_err(|e| ConnectError(format!("cannot make an HTTP client: {e}")))?;
+                let client =
+                    LoggingHttpClient::new(inner, id, events.clone(), options.max_message_bytes);
+                let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+                let served = tokio::time::timeout(options.timeout, handler.serve(transport))
+                    .await
+                    .map_err(|_| {
+                        ConnectError(format!(
+                            "{url} did not complete the MCP handshake within {} s",
+                            options.timeout.as_secs()
+                        ))
+                    })?;
+                let service = match served {
+                    Ok(service) => service,
+                    Err(e) => {
+                        let why = match probe(&url).await {
+                            Some(network) => network,
+                            None => initialize_error(&chain(&e)),
+                        };
+                        return Err(ConnectError(format!("cannot connect to {url}: {why}")));
+                    }
+                };
+                (service, None, Some(client))
+            }
+            TransportSpec::Stdio(_) | TransportSpec::Embedded { .. } => {
+                let (program, args, env, cwd) = command_of(spec, options)?;
+                let mut command = tokio::process::Command::new(&program);
+                command
+                    .args(&args)
+                    .envs(&env)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .kill_on_drop(true);
+                if let Some(cwd) = &cwd {
+                    command.current_dir(cwd);
+                }
+                let mut child = command.spawn().map_err(|e| {
+                    ConnectError(format!("cannot start {}: {e}", program.display()))
+                })?;
+                let stdout = child.stdout.take().expect("piped");
+                let stdin = child.stdin.take().expect("piped");
+                let stderr = child.stderr.take().expect("piped");
+                spawn_stderr_reader(stderr, id, events.clone(), health.clone());
+                let child = Arc::new(tokio::sync::Mutex::new(child));
+                let transport = StdioTransport::new(
+                    stdout,
+                    stdin,
+                    options.max_message_bytes,
+                    id,
+                    events.clone(),
+                    health.clone(),
+                );
+                let served = tokio::time::timeout(options.timeout, handler.serve(transport)).await;
+                let service = match served {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(e)) => {
+                        let why = exit_note(&child, &health).await;
+                        return Err(ConnectError(format!(
+                            "{} {}{}",
+                            spec.name,
+                            initialize_error(&chain(&e)),
+                            why
+                        )));
+                    }
+                    Err(_) => {
+                        let why = exit_note(&child, &health).await;
+                        return Err(ConnectError(format!(
+                            "{} did not complete the MCP handshake within {} s{why}",
+                            spec.name,
+                            options.timeout.as_secs()
+                        )));
+                    }
+                };
+                (service, Some(child), None)
+            }
+        };
+
+        let peer = service.peer().peer_info();
+        let mut summary = ServerSummary::default();
+        if let Some(info) = peer {
+            summary.protocol_version = info.protocol_version.to_string();
+            if let Some(server) = &info.server_info {
+                summary.name = server.name.clone();
+                summary.version = server.version.clone();
+                summary.title = server.title.clone();
+            }
+            summary.instructions = info.instructions.clone();
+            summary.has_tools = info.capabilities.tools.is_some();
+            summary.has_resources = info.capabilities.resources.is_some();
+            summary.has_prompts = info.capabilities.prompts.is_some();
+            summary.has_logging = info.capabilities.logging.is_some();
+        }
+        let mut connection = Connection {
+            id,
+            spec: spec.clone(),
+            summary,
+            dialog_id: new_id(),
+            dialog_id_origin: DialogIdOrigin::Client,
+            service,
+            progress,
+            child,
+            health,
+            timeout: options.timeout,
+            events: events.clone(),
+        };
+        if let Some(session) = http.as_ref().and_then(LoggingHttpClient::session_id) {
+            connection.dialog_id = session;
+            connection.dialog_id_origin = DialogIdOrigin::McpSession;
+        }
+        if connection.summary.has_tools {
+            let tools = connection
+                .with_timeout(connection.service.peer().list_all_tools())
+                .await
+                .map_err(|e| ConnectError(format!("{}: tools/list failed: {e}", spec.name)))?;
+            connection.summary.bkn_tools = find_bkn_tools(&tools);
+            connection.summary.tools = tools;
+        }
+        if options.subscribe_logs && connection.summary.has_logging {
+            #[allow(deprecated)]
+            let level = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info);
+            #[allow(deprecated)]
+            let _ = connection
+                .with_timeout(connection.service.peer().set_level(level))
+                .await;
+        }
+        events.log(
+            id,
+            LogKind::Client,
+            format!(
+                "connected: {} {} (MCP {}), DialogID {} ({})",
+                connection.summary.name,
+                connection.summary.version,
+                connection.summary.protocol_version,
+                connection.dialog_id,
+                match connection.dialog_id_origin {
+                    DialogIdOrigin::McpSession => "the MCP session id",
+                    DialogIdOrigin::Client => "made by the client",
+                }
+            ),
+        );
+        Ok(connection)
+    }
+
+    async fn with_timeout<T>(
+        &self,
+        f: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, CallError> {
+        match tokio::time::timeout(self.timeout, f).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(self.call_error(e).await),
+            Err(_) => Err(CallError::Timeout {
+                after: self.timeout,
+                note: self.health_note(),
+            }),
+        }
+    }
+
+    /// The tool of an interface on this server, if it has one.
+    pub fn tool_for(&self, interface: Interface) -> Option<&str> {
+        self.summary.bkn_tools.get(&interface).map(String::as_str)
+    }
+
+    /// Calls a tool. The timeout starts again with every progress notification; `cancel`
+    /// stops waiting and tells the server (`notifications/cancelled`).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallError> {
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let peer = self.service.peer().clone();
+        let call = peer.call_tool(params);
+        tokio::pin!(call);
+        let mut progress = self.progress.clone();
+        progress.mark_unchanged();
+        let mut deadline = tokio::time::Instant::now() + self.timeout;
+        loop {
+            tokio::select! {
+                result = &mut call => return match result {
+                    Ok(result) => Ok(result),
+                    Err(e) => Err(self.call_error(e).await),
+                },
+                () = tokio::time::sleep_until(deadline) => {
+                    // Dropping the call sends notifications/cancelled.
+                    self.events.log(self.id, LogKind::Client, format!("{name}: no answer within {} s; cancelled", self.timeout.as_secs()));
+                    return Err(CallError::Timeout { after: self.timeout, note: self.health_note() });
+                }
+                changed = progress.changed() => {
+                    if changed.is_ok() {
+                        deadline = tokio::time::Instant::now() + self.timeout;
+                    }
+                }
+                () = cancel.cancelled() => {
+                    self.events.log(self.id, LogKind::Client, format!("{name}: cancelled by the user"));
+                    return Err(CallError::Cancelled);
+                }
+            }
+        }
+    }
+
+    async fn call_error(&self, e: ServiceError) -> CallError {
+        match e {
+            ServiceError::McpError(ErrorData { code, message, .. })
+                if code.0 == limits::TOO_LARGE_CODE =>
+            {
+                CallError::TooLarge(message.into_owned())
+            }
+            ServiceError::McpError(error) => {
+                CallError::Protocol(format!("{} ({})", error.message, error.code.0))
+            }
+            ServiceError::TransportClosed => {
+                let why = match &self.child {
+                    Some(child) => exit_note(child, &self.health).await,
+                    None => String::new(),
+                };
+                let what = if self.child.is_some() {
+                    "the server closed the connection"
+                } else {
+                    "the HTTP session ended (the server may have restarted or expired it)"
+                };
+                self.events.emit(Event::Closed {
+                    connection: self.id,
+                    reason: format!("{what}{why}"),
+                });
+                CallError::Gone(format!("{what}{why}"))
+            }
+            ServiceError::Timeout { timeout } => CallError::Timeout {
+                after: timeout,
+                note: self.health_note(),
+            },
+            ServiceError::Cancelled { .. } => CallError::Cancelled,
+            ServiceError::TransportSend(e) => {
+                let text = plain(&chain(&e));
+                let gone = if text.contains("404")
+                    || text.to_lowercase().contains("session expired")
+                {
+                    Some("the server no longer knows this HTTP session (404): it expired or the server restarted, and the dialogue's state there (its commitments) is gone; reconnect to start a new dialogue".to_owned())
+                } else if text.contains("error sending request") {
+                    Some(format!("the server cannot be reached any more ({text})"))
+                } else {
+                    None
+                };
+                match gone {
+                    Some(why) => {
+                        self.events.emit(Event::Closed {
+                            connection: self.id,
+                            reason: why.clone(),
+                        });
+                        CallError::Gone(why)
+                    }
+                    None => CallError::Transport(format!("cannot reach the server: {text}")),
+                }
+            }
+            other => CallError::Transport(other.to_string()),
+        }
+    }
+
+    fn health_note(&self) -> Option<String> {
+        self.health
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .describe()
+    }
+
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, CallError> {
+        if !self.summary.has_resources {
+            return Ok(Vec::new());
+        }
+        self.with_timeout(self.service.peer().list_all_resources())
+            .await
+    }
+
+    /// Reads a resource as JSON (text resources that parse), else as text.
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
+        let result = self
+            .with_timeout(
+                self.service
+                    .peer()
+                    .read_resource(ReadResourceRequestParams::new(uri)),
+            )
+            .await?;
+        let text = result
+            .contents
+            .iter()
+            .filter_map(|c| match c {
+                ResourceContents::TextResourceContents { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, CallError> {
+        if !self.summary.has_prompts {
+            return Ok(Vec::new());
+        }
+        self.with_timeout(self.service.peer().list_all_prompts())
+            .await
+    }
+
+    /// Ends the session (for HTTP, the server is told; a stdio server's stdin is closed, and
+    /// the process is ended if it does not leave by itself).
+    pub async fn close(self) {
+        let id = self.id;
+        let events = self.events.clone();
+        let _ = tokio::time::timeout(Duration::from_secs(3), self.service.cancel()).await;
+        if let Some(child) = self.child {
+            let mut child = child.lock().await;
+            if tokio::time::timeout(Duration::from_secs(2), child.wait())
+                .await
+                .is_err()
+            {
+                let _ = child.kill().await;
+            }
+        }
+        events.log(id, LogKind::Client, "connection closed");
+    }
+
+    /// Whether the transport is still up.
+    pub fn is_open(&self) -> bool {
+        !self.service.is_transport_closed()
+    }
+}
+
+fn expand(value: &str) -> Result<String, ConnectError> {
+    spec::expand(value, &spec::from_environment).map_err(ConnectError)
+}
+
+type Command = (
+    PathBuf,
+    Vec<String>,
+    BTreeMap<String, String>,
+    Option<PathBuf>,
+);
+
+fn command_of(spec: &ServerSpec, options: &ConnectOptions) -> Result<Command, ConnectError> {
+    match &spec.transport {
+        TransportSpec::Stdio(s) => {
+            let args = s
+                .args
+                .iter()
+                .map(|a| expand(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            let env = s
+                .env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), expand(v)?)))
+                .collect::<Result<BTreeMap<_, _>, ConnectError>>()?;
+            Ok((PathBuf::from(expand(&s.command)?), args, env, s.cwd.clone()))
+        }
+        TransportSpec::Embedded { interface, args } => {
+            let program = match &options.embedded_program {
+                Some(p) => p.clone(),
+                None => std::env::current_exe().map_err(|e| {
+                    ConnectError(format!(
+                        "cannot find this program to start its reference server: {e}"
+                    ))
+                })?,
+            };
+            let mut all = vec!["serve".to_owned(), interface.code().to_owned()];
+            all.extend(args.iter().cloned());
+            Ok((program, all, BTreeMap::new(), None))
+        }
+        TransportSpec::Http(_) => unreachable!("HTTP has no command"),
+    }
+}
+
+fn spawn_stderr_reader(
+    stderr: tokio::process::ChildStderr,
+    id: ConnectionId,
+    events: EventSink,
+    health: Arc<Mutex<Health>>,
+) {
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            events.log(id, LogKind::Stderr, line.clone());
+            let mut h = health.lock().unwrap_or_else(|p| p.into_inner());
+            h.stderr_tail.push_back(line);
+            if h.stderr_tail.len() > Health::STDERR_LINES {
+                h.stderr_tail.pop_front();
+            }
+        }
+    });
+}
+
+/// "; it exited with status 3; its last stderr line: …", once the process has exited.
+async fn exit_note(
+    child: &tokio::sync::Mutex<tokio::process::Child>,
+    health: &Mutex<Health>,
+) -> String {
+    let mut child = child.lock().await;
+    let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+    // Give the stderr reader a moment to take the last lines.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut note = match status {
+        Ok(Ok(s)) => match s.code() {
+            Some(code) => format!("; the server exited with status {code}"),
+            None => "; the server was killed by a signal".to_owned(),
+        },
+        _ => String::new(),
+    };
+    if let Some(more) = health.lock().unwrap_or_else(|p| p.into_inner()).describe() {
+        note.push_str("; ");
+        note.push_str(&more);
+    }
+    note
+}
+
+/// When an HTTP handshake fails, whether the network is why: the server's TCP port is tried
+/// directly, since reqwest keeps "connection refused" to itself.
+async fn probe(url: &str) -> Option<String> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?.to_owned();
+    let port = parsed.port_or_known_default()?;
+    match tokio::time::timeout(
+        Duration::from_secs(3),
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await
+    {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Some(format!(
+            "{host}:{port} refused the connection (is the server running?)"
+        )),
+        Ok(Err(e)) => Some(format!("cannot reach {host}:{port}: {e}")),
+        Err(_) => Some(format!(
+            "{host}:{port} did not accept a connection within 3 s"
+        )),
+    }
+}
+
+/// An error with the errors that caused it: reqwest says "connection refused" only in its
+/// source.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// A transport error without rmcp's type names: "Transport [rmcp::…] error: X" is "X".
+fn plain(text: &str) -> String {
+    match (text.find("Transport ["), text.find("] error: ")) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}{}", &text[..start], &text[end + "] error: ".len()..])
+        }
+        _ => text.to_owned(),
+    }
+}
+
+/// rmcp's handshake errors, in words.
+fn initialize_error(error: &str) -> String {
+    if error.contains("Connection refused")
+        || error.contains("connection refused")
+        || error.contains("tcp connect")
+    {
+        "refused the connection (is the server running?)".into()
+    } else if error.contains("closed") || error.contains("Closed") {
+        "closed the connection during the MCP handshake".into()
+    } else {
+        format!("failed the MCP handshake: {}", plain(error))
+    }
+}
+
+/// The tools that carry BKN-DAC and BKN-USR: by the Header const of their inputSchema first
+/// (MCP-BINDING section 1), then by name.
+pub fn find_bkn_tools(tools: &[Tool]) -> BTreeMap<Interface, String> {
+    let mut found = BTreeMap::new();
+    for tool in tools {
+        let header = tool
+            .input_schema
+            .get("properties")
+            .and_then(|p| p.get("Header"))
+            .and_then(|h| h.get("const"))
+            .and_then(Value::as_str)
+            .and_then(Interface::from_header);
+        if let Some(interface) = header {
+            found
+                .entry(interface)
+                .or_insert_with(|| tool.name.to_string());
+        }
+    }
+    for tool in tools {
+        if let Some(interface) = Interface::from_tool_name(&tool.name) {
+            found
+                .entry(interface)
+                .or_insert_with(|| tool.name.to_string());
+        }
+    }
+    found
+}

@@ -1,0 +1,262 @@
+//! A dialogue: Basic Knowledge's side of one MCP session with one interface's tool. It fills
+//! the common fields, keeps the TurnIndex, sends, times the turn, and runs the message,
+//! exchange and dialogue checks on every Request and Response.
+
+use crate::client::connection::Connection;
+use crate::client::turn::{ErrorKind, Reply, Subject, Turn, TurnError, TurnFinding};
+use crate::protocol::conformance::{
+    Check, DialogueChecker, Finding, check_exchange, check_message_as,
+};
+use crate::protocol::message::{CommonDefaults, Fill, fill_request, now_rfc3339};
+use crate::protocol::{Interface, Mode, Requirement};
+use rmcp::model::CallToolResult;
+use serde_json::Value;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How to fill a Request before sending it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Filling {
+    /// Send it exactly as given.
+    AsIs,
+    /// Add the common fields it lacks (this dialogue's DialogID and next TurnIndex).
+    Missing,
+    /// Also renew QueryID, QueryTime, DialogID and DataID (keeping TurnIndex): a Request
+    /// recorded in another dialogue, sent again in this one.
+    Fresh,
+}
+
+/// A server without the interface's tool: the connection is handed back (to close it, or to
+/// use it for other things).
+pub struct NoTool {
+    pub connection: Box<Connection>,
+    pub message: String,
+}
+
+pub struct Dialogue {
+    pub connection: Connection,
+    pub interface: Interface,
+    /// The tool that carries the interface on this server.
+    pub tool: String,
+    pub defaults: CommonDefaults,
+    next_turn: u64,
+    checker: DialogueChecker,
+}
+
+impl Dialogue {
+    /// A dialogue on a connection; fails when the server has no tool for the interface.
+    pub fn open(
+        connection: Connection,
+        interface: Interface,
+        defaults: CommonDefaults,
+    ) -> Result<Dialogue, NoTool> {
+        let Some(tool) = connection.tool_for(interface).map(str::to_owned) else {
+            let tools: Vec<String> = connection
+                .summary
+                .tools
+                .iter()
+                .map(|t| t.name.to_string())
+                .collect();
+            let message = format!(
+                "{} has no {} tool (no tool's inputSchema has Header {} and none is named {}); its tools: {}",
+                connection.spec.name,
+                interface.name(),
+                interface.header(),
+                interface.tool_name(),
+                if tools.is_empty() {
+                    "none".into()
+                } else {
+                    tools.join(", ")
+                }
+            );
+            return Err(NoTool {
+                connection: Box::new(connection),
+                message,
+            });
+        };
+        Ok(Dialogue {
+            connection,
+            interface,
+            tool,
+            defaults,
+            next_turn: 0,
+            checker: DialogueChecker::new(),
+        })
+    }
+
+    pub fn dialog_id(&self) -> &str {
+        &self.connection.dialog_id
+    }
+
+    /// The TurnIndex the next filled Request gets.
+    pub fn next_turn(&self) -> u64 {
+        self.next_turn
+    }
+
+    /// The Request that would be sent for `fields`.
+    pub fn prepare(&self, fields: Value, filling: Filling) -> Value {
+        let fill = match filling {
+            Filling::AsIs => return fields,
+            Filling::Missing => Fill::Missing,
+            Filling::Fresh => Fill::Fresh,
+        };
+        match fields {
+            Value::Object(mut object) => {
+                fill_request(
+                    &mut object,
+                    self.interface,
+                    self.dialog_id(),
+                    self.next_turn,
+                    &self.defaults,
+                    fill,
+                );
+                Value::Object(object)
+            }
+            other => other,
+        }
+    }
+
+    /// Sends a Request (already prepared) and returns the turn. Never fails: whatever goes
+    /// wrong is in the turn.
+    pub async fn send(&mut self, request: Value, cancel: &CancellationToken) -> Turn {
+        let mut findings: Vec<TurnFinding> = Vec::new();
+        let on = |on: Subject| move |finding: Finding| TurnFinding { on, finding };
+        findings.extend(
+            check_message_as(&request, Some(self.interface), Some(Mode::Request))
+                .findings
+                .into_iter()
+                .map(on(Subject::Request)),
+        );
+        findings.extend(
+            self.checker
+                .check(&request)
+                .into_iter()
+                .map(on(Subject::Request)),
+        );
+        let sent = now_rfc3339();
+        let Value::Object(arguments) = request.clone() else {
+            return Turn {
+                request,
+                reply: Reply::Error(TurnError {
+                    kind: ErrorKind::NotSent,
+                    message: "a Request is a JSON object; this one was not sent".into(),
+                }),
+                findings,
+                sent,
+                received: None,
+                latency_ms: 0.0,
+            };
+        };
+        let started = Instant::now();
+        let result = self
+            .connection
+            .call_tool(&self.tool, arguments, cancel)
+            .await;
+        let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let received = Some(now_rfc3339());
+        let requested_turn = request
+            .get("TurnIndex")
+            .and_then(crate::protocol::message::as_index);
+        let reply = match result {
+            Ok(result) if result.is_error == Some(true) => Reply::ToolError(text_of(&result)),
+            Ok(result) => {
+                let (response, binding) = response_of(&result);
+                findings.extend(binding.into_iter().map(on(Subject::Response)));
+                match response {
+                    Some(response) => {
+                        findings.extend(
+                            check_message_as(&response, Some(self.interface), Some(Mode::Response))
+                                .findings
+                                .into_iter()
+                                .map(on(Subject::Response)),
+                        );
+                        findings.extend(
+                            check_exchange(&request, &response)
+                                .into_iter()
+                                .map(on(Subject::Response)),
+                        );
+                        self.checker.accept(&request);
+                        findings.extend(
+                            self.checker
+                                .check(&response)
+                                .into_iter()
+                                .map(on(Subject::Response)),
+                        );
+                        self.checker.accept(&response);
+                        Reply::Response(response)
+                    }
+                    None => Reply::Error(TurnError {
+                        kind: ErrorKind::Protocol,
+                        message:
+                            "the result has neither structuredContent nor a text block with JSON"
+                                .into(),
+                    }),
+                }
+            }
+            Err(e) => Reply::Error(TurnError::from(&e)),
+        };
+        // The next TurnIndex follows the last Request the server may have taken: not one it
+        // rejected, but one that timed out may have been taken (gaps are allowed).
+        if !matches!(reply, Reply::ToolError(_))
+            && let Some(t) = requested_turn
+        {
+            self.next_turn = self.next_turn.max(t + 1);
+        }
+        // Something came back, unless the turn timed out, was cancelled or lost its connection.
+        let answered = match &reply {
+            Reply::Error(e) => matches!(e.kind, ErrorKind::Protocol | ErrorKind::TooLarge),
+            _ => true,
+        };
+        Turn {
+            request,
+            reply,
+            findings,
+            sent,
+            received: received.filter(|_| answered),
+            latency_ms: (latency_ms * 1000.0).round() / 1000.0,
+        }
+    }
+
+    /// Ends the dialogue and its MCP session.
+    pub async fn close(self) {
+        self.connection.close().await;
+    }
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The Response of a successful result, and what breaks MCP-BINDING section 1 in how it came.
+fn response_of(result: &CallToolResult) -> (Option<Value>, Vec<Finding>) {
+    let mut findings = Vec::new();
+    let text = text_of(result);
+    let from_text: Option<Value> = serde_json::from_str(&text).ok();
+    match &result.structured_content {
+        Some(structured) => {
+            if from_text.as_ref() != Some(structured) {
+                findings.push(Finding::new(
+                    "",
+                    Requirement::Response,
+                    Check::TextBlock,
+                    "the text content block does not carry the same JSON as structuredContent",
+                ));
+            }
+            (Some(structured.clone()), findings)
+        }
+        None => {
+            findings.push(Finding::new(
+                "",
+                Requirement::Response,
+                Check::StructuredContent,
+                "the result has no structuredContent; the Response was read from its text block",
+            ));
+            (from_text, findings)
+        }
+    }
+}

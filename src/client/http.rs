@@ -1,0 +1,325 @@
+//! The Streamable HTTP client: rmcp's reqwest client, wrapped to
+//! - capture the `Mcp-Session-Id` the server assigns (it is the DialogID; rmcp has no getter,
+//!   RMCP-NOTES section 2);
+//! - log every message in both directions;
+//! - apply `--max-message-mb` with an error that names the message's size. The inner client
+//!   reads up to four times the limit, so that a message somewhat over it can be measured and
+//!   answered at once; beyond that the inner client's own limit stops it.
+
+use crate::client::event::{ConnectionId, EventSink, LogKind};
+use crate::client::limits;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone)]
+pub struct LoggingHttpClient {
+    inner: reqwest::Client,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    connection: ConnectionId,
+    events: EventSink,
+    limit: usize,
+    session_id: Mutex<Option<String>>,
+}
+
+impl LoggingHttpClient {
+    pub fn new(
+        inner: reqwest::Client,
+        connection: ConnectionId,
+        events: EventSink,
+        limit: usize,
+    ) -> Self {
+        LoggingHttpClient {
+            inner,
+            shared: Arc::new(Shared {
+                connection,
+                events,
+                limit,
+                session_id: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The session the server assigned, once `initialize` has been answered.
+    pub fn session_id(&self) -> Option<String> {
+        self.shared
+            .session_id
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn ceiling(&self) -> usize {
+        self.shared.limit.saturating_mul(4)
+    }
+
+    fn remember(&self, session: &Option<String>) {
+        if let Some(id) = session {
+            let mut current = self
+                .shared
+                .session_id
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if current.as_deref() != Some(id) {
+                *current = Some(id.clone());
+            }
+        }
+    }
+
+    fn log(&self, kind: LogKind, text: impl Into<String>) {
+        self.shared.events.log(self.shared.connection, kind, text);
+    }
+
+    /// Logs each event of a server stream and replaces the oversized ones with an error for
+    /// the request they answer (`fallback` when their id cannot be found).
+    fn watch(
+        &self,
+        stream: BoxStream<'static, Result<Sse, SseError>>,
+        fallback: Option<RequestId>,
+    ) -> BoxStream<'static, Result<Sse, SseError>> {
+        let this = self.clone();
+        stream
+            .map(move |event| match event {
+                Ok(mut sse) => {
+                    if let Some(data) = &sse.data {
+                        if data.len() > this.shared.limit {
+                            this.log(
+                                LogKind::Client,
+                                format!(
+                                    "the server sent a message of {}, over the {} limit; it was dropped",
+                                    limits::human_size(data.len()),
+                                    limits::human_size(this.shared.limit)
+                                ),
+                            );
+                            let id = limits::find_id(&data.as_bytes()[..data.len().min(4096)]).or_else(|| fallback.clone());
+                            if let Some(id) = id {
+                                let error = limits::too_large(id, data.len(), this.shared.limit, true);
+                                sse.data = serde_json::to_string(&error).ok();
+                            }
+                        } else if !data.is_empty() {
+                            this.log(LogKind::Received, data.clone());
+                        }
+                    }
+                    Ok(sse)
+                }
+                Err(e) => {
+                    this.log(LogKind::Client, format!("the server's event stream broke: {e}"));
+                    Err(e)
+                }
+            })
+            .boxed()
+    }
+
+    fn check_json(&self, message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
+        let text = serde_json::to_string(&message).unwrap_or_default();
+        if text.len() > self.shared.limit
+            && let Some(id) = response_id(&message)
+        {
+            self.log(
+                LogKind::Client,
+                format!(
+                    "the server sent a message of {}, over the {} limit",
+                    limits::human_size(text.len()),
+                    limits::human_size(self.shared.limit)
+                ),
+            );
+            return limits::too_large(id, text.len(), self.shared.limit, true);
+        }
+        self.log(LogKind::Received, text);
+        message
+    }
+}
+
+fn response_id(message: &ServerJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
+        ServerJsonRpcMessage::Error(e) => e.id.clone(),
+        _ => None,
+    }
+}
+
+fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
+        _ => None,
+    }
+}
+
+impl StreamableHttpClient for LoggingHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        _max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        mut limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        if let Some(id) = &session_id {
+            self.remember(&Some(id.to_string()));
+        }
+        let id = request_id(&message);
+        if self.shared.events.wants_logs() {
+            self.log(
+                LogKind::Sent,
+                serde_json::to_string(&message).unwrap_or_default(),
+            );
+        }
+        limits.max_sse_event_size = self.ceiling();
+        limits.max_json_response_size = self.ceiling();
+        let result = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        match result {
+            Ok(StreamableHttpPostResponse::Json(message, session)) => {
+                self.remember(&session);
+                Ok(StreamableHttpPostResponse::Json(
+                    self.check_json(message),
+                    session,
+                ))
+            }
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
+                self.remember(&session);
+                Ok(StreamableHttpPostResponse::Sse(
+                    self.watch(stream, id),
+                    session,
+                ))
+            }
+            Ok(accepted) => Ok(accepted),
+            Err(StreamableHttpError::ResponseBodyTooLarge { max_size }) if id.is_some() => {
+                let id = id.expect("checked");
+                self.log(
+                    LogKind::Client,
+                    format!(
+                        "the server's response is larger than {}",
+                        limits::human_size(max_size)
+                    ),
+                );
+                Ok(StreamableHttpPostResponse::Json(
+                    limits::too_large(id, max_size, self.shared.limit, false),
+                    None,
+                ))
+            }
+            Err(e) => {
+                self.log(LogKind::Client, format!("HTTP request failed: {e}"));
+                Err(e)
+            }
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.log(LogKind::Client, format!("ending HTTP session {session_id}"));
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        let ceiling = self.ceiling();
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            ceiling,
+        )
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        _max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        let stream = self
+            .inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                self.ceiling(),
+            )
+            .await?;
+        Ok(self.watch(stream, None))
+    }
+}

@@ -1,0 +1,13 @@
+//! The MCP client side: connections to any number of servers over stdio or Streamable HTTP,
+//! dialogues with their turn bookkeeping, and every exchange checked against the specification
+//! as it happens. Everything it notices is reported as events on a channel.
+
+pub mod connection;
+pub mod dialogue;
+pub mod event;
+pub mod handler;
+pub mod http;
+pub mod limits;
+pub mod spec;
+pub mod stdio;
+pub mod turn;

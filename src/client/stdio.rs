@@ -1,0 +1,331 @@
+//! The stdio transport: a child process speaking newline-delimited JSON-RPC on its stdin and
+//! stdout. Written here rather than taken from rmcp so that it can
+//! - take messages up to `--max-message-mb` and end the request an oversized message answers at
+//!   once, with its size (rmcp drops such a line and the request waits for its timeout);
+//! - report lines that are not JSON-RPC instead of passing over them in silence;
+//! - log every message from its raw text, without serialising it again;
+//! - keep the server's stderr (shown in the log, and in the error when the server dies) off the
+//!   terminal.
+
+use crate::client::event::{ConnectionId, EventSink, LogKind};
+use crate::client::limits;
+use rmcp::RoleClient;
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use std::collections::{HashSet, VecDeque};
+use std::io;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+
+/// How many bytes of each end of an oversized message are kept to find its `id`.
+const KEEP: usize = 4096;
+
+/// What the transport noticed about the server, for error messages.
+#[derive(Debug, Default)]
+pub struct Health {
+    /// Lines on stdout that were not JSON-RPC messages.
+    pub garbage_lines: usize,
+    pub last_garbage: Option<String>,
+    /// The last lines the server wrote to stderr.
+    pub stderr_tail: VecDeque<String>,
+}
+
+impl Health {
+    pub const STDERR_LINES: usize = 12;
+
+    /// A sentence about what went wrong, if anything did.
+    pub fn describe(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.garbage_lines > 0 {
+            parts.push(format!(
+                "the server wrote {} line{} that {} not JSON-RPC (last: {})",
+                self.garbage_lines,
+                if self.garbage_lines == 1 { "" } else { "s" },
+                if self.garbage_lines == 1 { "is" } else { "are" },
+                self.last_garbage.as_deref().unwrap_or("")
+            ));
+        }
+        if let Some(last) = self.stderr_tail.back() {
+            parts.push(format!("its last stderr line: {last}"));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+pub struct StdioTransport {
+    reader: BufReader<ChildStdout>,
+    writer: Arc<tokio::sync::Mutex<ChildStdin>>,
+    limit: usize,
+    connection: ConnectionId,
+    events: EventSink,
+    /// Requests sent and not answered yet, to fail them all when an oversized message's id
+    /// cannot be found.
+    pending: Arc<Mutex<HashSet<RequestId>>>,
+    /// Messages made up by the transport, delivered before reading more.
+    queued: VecDeque<ServerJsonRpcMessage>,
+    health: Arc<Mutex<Health>>,
+}
+
+impl StdioTransport {
+    pub fn new(
+        stdout: ChildStdout,
+        stdin: ChildStdin,
+        limit: usize,
+        connection: ConnectionId,
+        events: EventSink,
+        health: Arc<Mutex<Health>>,
+    ) -> StdioTransport {
+        StdioTransport {
+            // A large buffer: a big message costs fewer reads.
+            reader: BufReader::with_capacity(256 * 1024, stdout),
+            writer: Arc::new(tokio::sync::Mutex::new(stdin)),
+            limit,
+            connection,
+            events,
+            pending: Arc::default(),
+            queued: VecDeque::new(),
+            health,
+        }
+    }
+}
+
+/// One line read from the server.
+enum Line {
+    Eof,
+    Text(Vec<u8>),
+    TooLong {
+        size: usize,
+        head: Vec<u8>,
+        tail: Vec<u8>,
+    },
+}
+
+async fn read_line(reader: &mut (impl AsyncBufRead + Unpin), limit: usize) -> io::Result<Line> {
+    let mut line = Vec::new();
+    let (mut size, mut over, mut started) = (0usize, false, false);
+    let (mut head, mut tail) = (Vec::new(), Vec::new());
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(match (started, over) {
+                (false, _) => Line::Eof,
+                (true, false) => Line::Text(line),
+                (true, true) => Line::TooLong { size, head, tail },
+            });
+        }
+        started = true;
+        let (chunk, end) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        size += chunk.len();
+        if !over && line.len() + chunk.len() > limit {
+            over = true;
+            line.extend_from_slice(&chunk[..KEEP.saturating_sub(line.len()).min(chunk.len())]);
+            head = std::mem::take(&mut line);
+            head.truncate(KEEP);
+        }
+        if over {
+            tail.extend_from_slice(&chunk[chunk.len().saturating_sub(KEEP)..]);
+            let excess = tail.len().saturating_sub(KEEP);
+            tail.drain(..excess);
+        } else {
+            line.extend_from_slice(chunk);
+        }
+        let consumed = end.unwrap_or(buf.len());
+        reader.consume(consumed);
+        if end.is_some() {
+            return Ok(if over {
+                Line::TooLong { size, head, tail }
+            } else {
+                Line::Text(line)
+            });
+        }
+    }
+}
+
+/// The `id` of a message from its last bytes: `…,"id":7}` (servers that write it last).
+fn id_at_end(tail: &[u8]) -> Option<RequestId> {
+    let text = String::from_utf8_lossy(tail);
+    let at = text.rfind("\"id\"")?;
+    let value = text[at + 4..].trim_start().strip_prefix(':')?.trim();
+    let value = value.strip_suffix('}')?.trim();
+    serde_json::from_str::<serde_json::Value>(value)
+        .ok()
+        .and_then(|v| serde_json::from_value(v).ok())
+}
+
+fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
+        _ => None,
+    }
+}
+
+fn response_id(message: &ServerJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        ServerJsonRpcMessage::Response(r) => Some(&r.id),
+        ServerJsonRpcMessage::Error(e) => e.id.as_ref(),
+        _ => None,
+    }
+}
+
+impl Transport<RoleClient> for StdioTransport {
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        let line = serde_json::to_string(&item).map(|mut s| {
+            s.push('\n');
+            s
+        });
+        if let Some(id) = request_id(&item) {
+            self.pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id);
+        }
+        let writer = self.writer.clone();
+        let events = self.events.clone();
+        let connection = self.connection;
+        async move {
+            let line = line.map_err(io::Error::other)?;
+            if events.wants_logs() {
+                events.log(connection, LogKind::Sent, line.trim_end());
+            }
+            let mut w = writer.lock().await;
+            w.write_all(line.as_bytes()).await?;
+            w.flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        loop {
+            if let Some(made_up) = self.queued.pop_front() {
+                return Some(made_up);
+            }
+            let line = match read_line(&mut self.reader, self.limit).await {
+                Ok(line) => line,
+                Err(e) => {
+                    self.events.log(
+                        self.connection,
+                        LogKind::Client,
+                        format!("reading the server's stdout failed: {e}"),
+                    );
+                    return None;
+                }
+            };
+            match line {
+                Line::Eof => return None,
+                Line::Text(bytes) => {
+                    if bytes.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match serde_json::from_slice::<ServerJsonRpcMessage>(&bytes) {
+                        Ok(message) => {
+                            if self.events.wants_logs() {
+                                self.events.log(
+                                    self.connection,
+                                    LogKind::Received,
+                                    String::from_utf8_lossy(&bytes),
+                                );
+                            }
+                            if let Some(id) = response_id(&message) {
+                                self.pending
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .remove(id);
+                            }
+                            return Some(message);
+                        }
+                        Err(e) => {
+                            let text = String::from_utf8_lossy(&bytes);
+                            let shown: String = text.chars().take(120).collect();
+                            self.events.log(
+                                self.connection,
+                                LogKind::Client,
+                                format!(
+                                    "the server wrote a line that is not JSON-RPC ({e}): {text}"
+                                ),
+                            );
+                            let mut health = self.health.lock().unwrap_or_else(|p| p.into_inner());
+                            health.garbage_lines += 1;
+                            health.last_garbage = Some(format!("\"{shown}\""));
+                        }
+                    }
+                }
+                Line::TooLong { size, head, tail } => {
+                    let id = limits::find_id(&head).or_else(|| id_at_end(&tail));
+                    let ids: Vec<RequestId> = match id {
+                        Some(id) => vec![id],
+                        None => self
+                            .pending
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .iter()
+                            .cloned()
+                            .collect(),
+                    };
+                    self.events.log(
+                        self.connection,
+                        LogKind::Client,
+                        format!(
+                            "the server sent a message of {}, over the {} limit; it was dropped",
+                            limits::human_size(size),
+                            limits::human_size(self.limit)
+                        ),
+                    );
+                    let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+                    for id in ids {
+                        pending.remove(&id);
+                        self.queued
+                            .push_back(limits::too_large(id, size, self.limit, true));
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), io::Error> {
+        self.writer.lock().await.shutdown().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_over_the_limit_keep_their_ends() {
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":\"{}\"}}\n{{\"x\":1}}\n",
+            "a".repeat(10_000)
+        );
+        let mut reader = BufReader::with_capacity(64, big.as_bytes());
+        match read_line(&mut reader, 1000).await.unwrap() {
+            Line::TooLong { size, head, tail } => {
+                assert_eq!(size, big.find('\n').unwrap());
+                assert_eq!(
+                    serde_json::to_value(limits::find_id(&head).unwrap()).unwrap(),
+                    4
+                );
+                assert!(tail.ends_with(b"aaa\"}"));
+            }
+            _ => panic!("expected an oversized line"),
+        }
+        assert!(
+            matches!(read_line(&mut reader, 1000).await.unwrap(), Line::Text(t) if t == b"{\"x\":1}")
+        );
+        assert!(matches!(
+            read_line(&mut reader, 1000).await.unwrap(),
+            Line::Eof
+        ));
+        assert_eq!(
+            serde_json::to_value(id_at_end(b"aaaa\"},\"id\":\"q-9\"}").unwrap()).unwrap(),
+            "q-9"
+        );
+    }
+}

@@ -1,0 +1,633 @@
+//! The MCP client engine against the reference servers (stdio and HTTP) and against a
+//! deliberately broken server: every fault gives the right findings or a clear error within
+//! the timeout, never a panic or a hang. Also the headless commands' exit codes.
+
+mod common;
+
+use bkn_explorer::client::connection::{ConnectOptions, Connection, DialogIdOrigin};
+use bkn_explorer::client::dialogue::{Dialogue, Filling};
+use bkn_explorer::client::event::{Event, EventSink, LogKind};
+use bkn_explorer::client::spec::{HttpSpec, ServerSpec, StdioSpec, TransportSpec};
+use bkn_explorer::client::turn::{ErrorKind, Reply, Turn};
+use bkn_explorer::protocol::Interface;
+use bkn_explorer::protocol::message::CommonDefaults;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+fn fault_server() -> &'static str {
+    env!("CARGO_BIN_EXE_bkn-fault-server")
+}
+
+fn options(timeout_s: u64) -> ConnectOptions {
+    ConnectOptions {
+        timeout: Duration::from_secs(timeout_s),
+        embedded_program: Some(PathBuf::from(common::bin())),
+        ..ConnectOptions::default()
+    }
+}
+
+fn faulty(fault: &str, extra: &[&str]) -> ServerSpec {
+    let mut args = vec!["--fault".to_owned(), fault.to_owned()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    ServerSpec {
+        name: format!("fault-{fault}"),
+        transport: TransportSpec::Stdio(StdioSpec {
+            command: fault_server().into(),
+            args,
+            ..StdioSpec::default()
+        }),
+    }
+}
+
+fn http(url: &str) -> ServerSpec {
+    ServerSpec {
+        name: "http".into(),
+        transport: TransportSpec::Http(HttpSpec {
+            url: url.into(),
+            ..HttpSpec::default()
+        }),
+    }
+}
+
+async fn open(spec: &ServerSpec, options: &ConnectOptions, interface: Interface) -> Dialogue {
+    let connection = Connection::connect(spec, options)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    Dialogue::open(connection, interface, CommonDefaults::default())
+        .map_err(|e| e.message)
+        .unwrap()
+}
+
+async fn turn(d: &mut Dialogue, fields: Value) -> Turn {
+    let request = d.prepare(fields, Filling::Missing);
+    d.send(request, &CancellationToken::new()).await
+}
+
+fn checks(turn: &Turn) -> Vec<String> {
+    turn.findings
+        .iter()
+        .map(|f| format!("{} {}", f.finding.check, f.finding.pointer))
+        .collect()
+}
+
+fn error(turn: &Turn) -> (ErrorKind, String) {
+    match &turn.reply {
+        Reply::Error(e) => (e.kind, e.message.clone()),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+const CONSTRAINTS: &str = r#"{"Kind": "constraints", "EntityIDs": ["Fountain#1"]}"#;
+
+fn constraints() -> Value {
+    serde_json::from_str(CONSTRAINTS).unwrap()
+}
+
+#[tokio::test]
+async fn dialogues_with_both_reference_servers_over_both_transports() {
+    let http_dac = common::spawn_http(&["dac".into()]).await;
+    let http_usr = common::spawn_http(&["usr".into()]).await;
+    let cases = [
+        (
+            ServerSpec::embedded(Interface::Dac),
+            Interface::Dac,
+            DialogIdOrigin::Client,
+        ),
+        (
+            ServerSpec::embedded(Interface::Usr),
+            Interface::Usr,
+            DialogIdOrigin::Client,
+        ),
+        (
+            http(&http_dac.url),
+            Interface::Dac,
+            DialogIdOrigin::McpSession,
+        ),
+        (
+            http(&http_usr.url),
+            Interface::Usr,
+            DialogIdOrigin::McpSession,
+        ),
+    ];
+    for (spec, interface, origin) in cases {
+        let mut d = open(&spec, &options(10), interface).await;
+        assert_eq!(d.connection.dialog_id_origin, origin);
+        assert_eq!(d.connection.summary.protocol_version, "2025-11-25");
+        assert_eq!(d.tool, interface.tool_name());
+        let body = match interface {
+            Interface::Dac => constraints(),
+            Interface::Usr => {
+                json!({"UserID": "User#Ana", "Feedback": {"Hypothesis": "Emotion is curious"}})
+            }
+        };
+        for expected in 0..3 {
+            assert_eq!(d.next_turn(), expected);
+            let t = turn(&mut d, body.clone()).await;
+            assert!(t.conforms(), "{:?}", t.findings);
+            let r = t.response().expect("a Response");
+            assert_eq!(r["TurnIndex"], expected);
+            assert_eq!(
+                r["DialogID"],
+                d.dialog_id(),
+                "the DialogID is the connection's"
+            );
+            assert!(t.latency_ms > 0.0 && t.received.is_some());
+        }
+        // A rejected Request: a tool error, and the TurnIndex is not used up.
+        let t = d
+            .send(json!({"Mode": "RQ"}), &CancellationToken::new())
+            .await;
+        assert!(matches!(t.reply, Reply::ToolError(_)));
+        assert!(
+            checks(&t).iter().any(|c| c.starts_with("schema.required")),
+            "the client checks Requests too: {:?}",
+            checks(&t)
+        );
+        assert_eq!(d.next_turn(), 3);
+        d.close().await;
+    }
+}
+
+#[tokio::test]
+async fn the_protocol_log_has_every_message() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let options = ConnectOptions {
+        events: EventSink::new(tx),
+        subscribe_logs: true,
+        ..options(10)
+    };
+    let mut d = open(
+        &ServerSpec::embedded(Interface::Dac),
+        &options,
+        Interface::Dac,
+    )
+    .await;
+    turn(&mut d, constraints()).await;
+    d.close().await;
+    let mut kinds = Vec::new();
+    let mut texts = Vec::new();
+    while let Ok(Event::Log(entry)) = rx.try_recv() {
+        kinds.push(entry.kind);
+        texts.push(entry.text);
+    }
+    let has = |needle: &str| texts.iter().any(|t| t.contains(needle));
+    assert!(
+        has("\"method\":\"initialize\"")
+            && has("\"method\":\"tools/call\"")
+            && has("\"structuredContent\""),
+        "{texts:#?}"
+    );
+    assert!(kinds.contains(&LogKind::Sent) && kinds.contains(&LogKind::Received));
+    assert!(
+        kinds.contains(&LogKind::ServerLog),
+        "the server's log arrives after setLevel: {texts:#?}"
+    );
+    assert!(has("turn 0 constraints: answered"));
+}
+
+#[tokio::test]
+async fn non_conformant_responses_give_their_findings() {
+    let mut d = open(
+        &faulty("wrong-request-id", &[]),
+        &options(10),
+        Interface::Dac,
+    )
+    .await;
+    let t = turn(&mut d, constraints()).await;
+    let found = checks(&t);
+    assert!(
+        found.contains(&"exchange.request-id /RequestID".to_owned()),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&"dialogue.unmatched-response /RequestID".to_owned()),
+        "{found:?}"
+    );
+
+    let mut d = open(
+        &faulty("missing-outcome", &[]),
+        &options(10),
+        Interface::Dac,
+    )
+    .await;
+    let t = turn(&mut d, constraints()).await;
+    assert_eq!(checks(&t), ["schema.required /Outcome"]);
+
+    let mut d = open(&faulty("no-structured", &[]), &options(10), Interface::Dac).await;
+    let t = turn(&mut d, constraints()).await;
+    assert_eq!(checks(&t), ["binding.structured-content "]);
+    assert_eq!(
+        t.outcome(),
+        Some("answered"),
+        "the Response was read from the text block"
+    );
+}
+
+#[tokio::test]
+async fn a_crash_during_a_call_is_a_clear_error() {
+    let mut d = open(&faulty("crash-on-call", &[]), &options(10), Interface::Dac).await;
+    let started = Instant::now();
+    let t = turn(&mut d, constraints()).await;
+    let (kind, message) = error(&t);
+    assert_eq!(kind, ErrorKind::Gone);
+    assert!(
+        message.contains("exited with status 101") && message.contains("panicked"),
+        "{message}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The dialogue is still there; its next turn fails the same way, at once.
+    let t = turn(&mut d, constraints()).await;
+    assert!(
+        matches!(error(&t).0, ErrorKind::Gone | ErrorKind::Transport),
+        "{:?}",
+        t.reply
+    );
+}
+
+#[tokio::test]
+async fn garbage_and_hangs_end_at_the_timeout() {
+    for (fault, note) in [("garbage", Some("not JSON-RPC")), ("hang", None)] {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let options = ConnectOptions {
+            events: EventSink::new(tx),
+            ..options(2)
+        };
+        let mut d = open(&faulty(fault, &[]), &options, Interface::Dac).await;
+        let started = Instant::now();
+        let t = turn(&mut d, constraints()).await;
+        let elapsed = started.elapsed();
+        let (kind, message) = error(&t);
+        assert_eq!(kind, ErrorKind::Timeout, "{fault}: {message}");
+        assert!(message.contains("no answer within 2 s"), "{message}");
+        if let Some(note) = note {
+            assert!(message.contains(note), "{message}");
+        }
+        assert!(
+            elapsed < Duration::from_secs(3),
+            "{fault}: ended after {elapsed:?}"
+        );
+        if fault == "hang" {
+            // The server was told: it says so on stderr.
+            let deadline = Instant::now() + Duration::from_secs(3);
+            let mut told = false;
+            while Instant::now() < deadline && !told {
+                match tokio::time::timeout(Duration::from_millis(100), rx.recv()).await {
+                    Ok(Some(Event::Log(e))) => {
+                        told |= e.kind == LogKind::Stderr && e.text.contains("cancelled")
+                    }
+                    Ok(None) => break,
+                    _ => {}
+                }
+            }
+            assert!(told, "the server saw notifications/cancelled");
+        }
+    }
+}
+
+#[tokio::test]
+async fn progress_extends_the_timeout_and_cancel_stops_a_turn() {
+    let mut d = open(
+        &faulty("slow", &["--delay", "2.5"]),
+        &options(1),
+        Interface::Dac,
+    )
+    .await;
+    let t = turn(&mut d, constraints()).await;
+    assert!(
+        t.response().is_some(),
+        "progress every 200 ms kept a 1 s timeout from firing: {:?}",
+        t.reply
+    );
+    assert!(t.latency_ms > 2000.0);
+
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let options = ConnectOptions {
+        events: EventSink::new(tx),
+        ..options(30)
+    };
+    let mut d = open(
+        &faulty("slow", &["--delay", "20"]),
+        &options,
+        Interface::Dac,
+    )
+    .await;
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stop.cancel();
+    });
+    let started = Instant::now();
+    let request = d.prepare(constraints(), Filling::Missing);
+    let t = d.send(request, &cancel).await;
+    assert_eq!(error(&t).0, ErrorKind::Cancelled);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let mut told = false;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline && !told {
+        if let Ok(Some(Event::Log(e))) =
+            tokio::time::timeout(Duration::from_millis(100), rx.recv()).await
+        {
+            told |= e.text.contains("the slow call was cancelled");
+        }
+    }
+    assert!(told, "the server got notifications/cancelled");
+}
+
+#[tokio::test]
+async fn large_messages_are_taken_up_to_the_limit_and_refused_beyond_it_at_once() {
+    let mut d = open(&faulty("huge", &[]), &options(30), Interface::Dac).await;
+    let t = turn(&mut d, constraints()).await;
+    let text = t.response().expect("20 MB fits the default 64 MB")["Answer"]["Text"]
+        .as_str()
+        .unwrap()
+        .len();
+    assert_eq!(
+        text,
+        10 * 1024 * 1024,
+        "the text is in the message twice: structuredContent and the text block"
+    );
+
+    let small = ConnectOptions {
+        max_message_bytes: 8 * 1024 * 1024,
+        ..options(30)
+    };
+    let mut d = open(&faulty("huge", &[]), &small, Interface::Dac).await;
+    let started = Instant::now();
+    let t = turn(&mut d, constraints()).await;
+    let (kind, message) = error(&t);
+    assert_eq!(kind, ErrorKind::TooLarge);
+    assert!(
+        message.contains("is 20.0 MiB, over the 8.0 MiB limit"),
+        "{message}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "no wait for the timeout"
+    );
+    // The connection still works.
+    assert!(d.connection.is_open());
+
+    // The same over HTTP.
+    let mut child = tokio::process::Command::new(fault_server())
+        .args(["--fault", "huge", "--http", "0"])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = read_url(&mut child).await;
+    let mut d = open(&http(&url), &small, Interface::Dac).await;
+    let started = Instant::now();
+    let t = turn(&mut d, constraints()).await;
+    let (kind, message) = error(&t);
+    assert_eq!(kind, ErrorKind::TooLarge, "{message}");
+    assert!(
+        message.contains("8.0 MiB limit") && message.contains("MiB"),
+        "{message}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let mut d = open(&http(&url), &options(30), Interface::Dac).await;
+    let t = turn(&mut d, constraints()).await;
+    assert!(
+        t.response().is_some(),
+        "20 MB over HTTP with the default limit: {:?}",
+        t.reply
+    );
+}
+
+async fn read_url(child: &mut tokio::process::Child) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if let Some(at) = line.find("http://") {
+            let url = line[at..].trim().to_owned();
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return url;
+        }
+    }
+    panic!("no URL");
+}
+
+#[tokio::test]
+async fn servers_that_fail_to_start_or_cannot_be_reached() {
+    let e = Connection::connect(&faulty("exit-on-initialize", &[]), &options(10))
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        e.0.contains("exited with status 1") && e.0.contains("exiting during initialize"),
+        "{e}"
+    );
+
+    let missing = ServerSpec::from_command_line("/nonexistent/server --x").unwrap();
+    let e = Connection::connect(&missing, &options(10))
+        .await
+        .err()
+        .unwrap();
+    assert!(e.0.contains("cannot start /nonexistent/server"), "{e}");
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let started = Instant::now();
+    let e = Connection::connect(&http(&format!("http://127.0.0.1:{port}/mcp")), &options(5))
+        .await
+        .err()
+        .unwrap();
+    assert!(e.0.contains("refused"), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(6));
+
+    // A server without the interface's tool cannot carry that dialogue.
+    let connection = Connection::connect(&ServerSpec::embedded(Interface::Usr), &options(10))
+        .await
+        .unwrap();
+    let Err(no_tool) = Dialogue::open(connection, Interface::Dac, CommonDefaults::default()) else {
+        panic!("a USR server has no bkn_dac")
+    };
+    let message = no_tool.message;
+    assert!(
+        message.contains("has no BKN-DAC tool") && message.contains("bkn_usr"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_or_restarted_http_session_ends_the_dialogue_clearly() {
+    // The session ends on the server (here: deleted from outside, as an idle expiry does)
+    // while the dialogue goes on: the next turn gets 404 and says so.
+    let server = common::spawn_http(&["dac".into()]).await;
+    let mut d = open(&http(&server.url), &options(5), Interface::Dac).await;
+    assert!(turn(&mut d, constraints()).await.response().is_some());
+    let deleted = reqwest::Client::new()
+        .delete(&server.url)
+        .header("Mcp-Session-Id", d.dialog_id())
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    let started = Instant::now();
+    let t = turn(&mut d, constraints()).await;
+    let (kind, message) = error(&t);
+    assert!(
+        matches!(kind, ErrorKind::Gone | ErrorKind::Transport),
+        "{kind:?}: {message}"
+    );
+    assert!(
+        message.to_lowercase().contains("session") || message.contains("404"),
+        "{message}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(6));
+
+    // A server that restarts between turns forgets the session.
+    let mut first = common::spawn_http(&["dac".into()]).await;
+    let port = first
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let mut d = open(&http(&first.url), &options(5), Interface::Dac).await;
+    let t = turn(&mut d, json!({"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]})).await;
+    assert!(t.response().is_some());
+    first.child.kill().await.unwrap();
+    let second =
+        common::spawn_http(&["dac".into(), "--http".into(), format!("127.0.0.1:{port}")]).await;
+    let t = turn(&mut d, constraints()).await;
+    let (kind, message) = error(&t);
+    assert!(
+        matches!(kind, ErrorKind::Gone | ErrorKind::Transport),
+        "{kind:?}: {message}"
+    );
+    // Reconnecting starts a new dialogue, without the old commitments.
+    let mut again = open(&http(&second.url), &options(5), Interface::Dac).await;
+    let t = turn(&mut again, constraints()).await;
+    assert_eq!(t.response().unwrap()["CommitmentStatus"], json!([]));
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(common::bin())
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn send_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = dir.path().join("rq.json");
+    std::fs::write(&request, CONSTRAINTS).unwrap();
+    let request = request.to_str().unwrap();
+
+    let (code, out, _) = run(&["send", request]);
+    assert_eq!(code, 0);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["Mode"], "RS");
+
+    let wrong = format!("{} --fault wrong-request-id", fault_server());
+    let (code, out, err) = run(&["send", request, "--stdio", &wrong]);
+    assert_eq!(code, 1);
+    assert!(out.contains("\"RequestID\": \"not-the-request\""));
+    assert!(
+        err.contains("response: /RequestID") && err.contains("exchange.request-id"),
+        "{err}"
+    );
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"Kind": "guess"}"#).unwrap();
+    let (code, _, err) = run(&["send", bad.to_str().unwrap(), "--interface", "dac"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("rejected the Request (tool error)") && err.contains("/Kind"),
+        "{err}"
+    );
+
+    let (code, _, err) = run(&["send", request, "--stdio", "/nonexistent/server"]);
+    assert_eq!((code, err.contains("cannot start")), (2, true), "{err}");
+    let (code, _, err) = run(&["send", "/nonexistent.json"]);
+    assert_eq!((code, err.contains("cannot read")), (2, true), "{err}");
+    let (code, _, _) = run(&[
+        "send",
+        request,
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--timeout",
+        "3",
+    ]);
+    assert_eq!(code, 2);
+    let (code, _, err) = run(&[
+        "send",
+        request,
+        "--stdio",
+        &format!("{} --fault hang", fault_server()),
+        "--timeout",
+        "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no answer within 1 s"), "{err}");
+    let (code, _, err) = run(&["send", "--as-is", request]);
+    assert_eq!(
+        code, 1,
+        "sent as is, without common fields, it is rejected: {err}"
+    );
+}
+
+#[test]
+fn dialogue_tools_and_call_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("rq.jsonl");
+    std::fs::write(
+        &requests,
+        format!("{CONSTRAINTS}\n{{\"Kind\": \"affordances\", \"EntityIDs\": [\"Kiosk#3\"]}}\n"),
+    )
+    .unwrap();
+    let session = dir.path().join("s.json");
+    let (code, out, err) = run(&[
+        "dialogue",
+        requests.to_str().unwrap(),
+        "--save",
+        session.to_str().unwrap(),
+        "--name",
+        "two turns",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        (
+            lines[1]["turnIndex"].as_u64(),
+            lines[1]["kind"].as_str(),
+            lines[1]["conforms"].as_bool()
+        ),
+        (Some(1), Some("affordances"), Some(true))
+    );
+    let saved = bkn_explorer::session::Session::load(&session).unwrap();
+    assert_eq!(saved.dialogues[0].turns.len(), 2);
+    assert_eq!(saved.name.as_deref(), Some("two turns"));
+
+    let (code, out, _) = run(&["tools", "--embedded", "dac", "--format", "json"]);
+    assert_eq!(code, 0);
+    let tools: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(tools["tools"][0]["interface"], "BKN-DAC");
+    assert_eq!(tools["server"]["protocolVersion"], "2025-11-25");
+    assert_eq!(tools["resources"].as_array().unwrap().len(), 4);
+
+    let (code, out, _) = run(&["call", "bkn_dac", "{}", "--embedded", "dac"]);
+    assert_eq!(code, 1, "an empty Request is a tool error");
+    assert!(out.contains("\"isError\": true"));
+    let (code, _, err) = run(&["call", "nosuch", "{}", "--embedded", "dac"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nosuch"), "{err}");
+}
