@@ -220,7 +220,7 @@ async fn non_conformant_responses_give_their_findings() {
     let t = turn(&mut d, constraints()).await;
     assert_eq!(checks(&t), ["binding.structured-content "]);
     assert_eq!(
-        t.outcome(),
+        t.outcome().as_deref(),
         Some("answered"),
         "the Response was read from the text block"
     );

@@ -141,7 +141,7 @@ fn line(i: usize, turn: &Turn) -> String {
     });
     let object = out.as_object_mut().expect("an object");
     match &turn.reply {
-        Reply::Response(r) => object.insert("response".into(), r.clone()),
+        Reply::Response(r) => object.insert("response".into(), r.value()),
         Reply::ToolError(t) => object.insert("toolError".into(), Value::String(t.clone())),
         Reply::Error(e) => {
             object.insert("error".into(), serde_json::to_value(e).unwrap_or_default())

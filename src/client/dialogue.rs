@@ -8,6 +8,7 @@ use crate::protocol::conformance::{
     Check, DialogueChecker, Finding, check_exchange, check_message_as,
 };
 use crate::protocol::message::{CommonDefaults, Fill, fill_request, now_rfc3339};
+use crate::protocol::raw::RawJson;
 use crate::protocol::{Interface, Mode, Requirement};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
@@ -136,7 +137,7 @@ impl Dialogue {
         let sent = now_rfc3339();
         let Value::Object(arguments) = request.clone() else {
             return Turn {
-                request,
+                request: RawJson::from_value(&request),
                 reply: Reply::Error(TurnError {
                     kind: ErrorKind::NotSent,
                     message: "a Request is a JSON object; this one was not sent".into(),
@@ -183,7 +184,7 @@ impl Dialogue {
                                 .map(on(Subject::Response)),
                         );
                         self.checker.accept(&response);
-                        Reply::Response(response)
+                        Reply::Response(RawJson::from_value(&response))
                     }
                     None => Reply::Error(TurnError {
                         kind: ErrorKind::Protocol,
@@ -208,7 +209,7 @@ impl Dialogue {
             _ => true,
         };
         Turn {
-            request,
+            request: RawJson::from_value(&request),
             reply,
             findings,
             sent,

@@ -12,5 +12,6 @@ pub mod dac;
 pub mod document;
 pub mod message;
 pub mod process_action;
+pub mod raw;
 pub mod spelling;
 pub mod usr;

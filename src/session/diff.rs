@@ -72,7 +72,12 @@ pub fn compare(recorded: &Turn, replayed: &Turn) -> Vec<Difference> {
     match (&recorded.reply, &replayed.reply) {
         (Reply::Response(a), Reply::Response(b)) => {
             let mut out = Vec::new();
-            diff_values(&normalize(a), &normalize(b), String::new(), &mut out);
+            diff_values(
+                &normalize(&a.value()),
+                &normalize(&b.value()),
+                String::new(),
+                &mut out,
+            );
             out
         }
         (Reply::ToolError(a), Reply::ToolError(b)) if a == b => Vec::new(),

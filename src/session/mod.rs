@@ -6,6 +6,7 @@
 pub mod atomic;
 pub mod diff;
 pub mod replay;
+mod skeleton;
 
 use crate::client::spec::{self, ServerSpec};
 use crate::client::turn::Turn;
@@ -126,17 +127,19 @@ impl fmt::Display for SessionError {
 impl std::error::Error for SessionError {}
 
 impl Session {
-    /// Reads a session from its text.
+    /// Reads a session from its text. The messages stay text (see `RawJson`); the rest is
+    /// checked against the session schema first, so that each mistake comes with its pointer.
     pub fn parse(text: &str) -> Result<Session, SessionError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
+        let syntax = |e: serde_json::Error| {
             let e = SyntaxError::from(e);
             SessionError::Syntax {
                 line: e.line,
                 column: e.column,
                 message: e.message,
             }
-        })?;
-        match value.get("format").and_then(Value::as_str) {
+        };
+        let outline = skeleton::parse(text).map_err(syntax)?;
+        match outline.get("format").and_then(Value::as_str) {
             Some(FORMAT) => {}
             Some(other) => {
                 let newer = other
@@ -158,7 +161,7 @@ impl Session {
             }
         }
         let problems: Vec<(String, String)> = VALIDATOR
-            .iter_errors(&value)
+            .iter_errors(&outline)
             .map(|e| {
                 let at = e.instance_path().as_str();
                 (
@@ -174,8 +177,14 @@ impl Session {
         if !problems.is_empty() {
             return Err(SessionError::Invalid(problems));
         }
-        let file: SessionFile = serde_json::from_value(value)
-            .map_err(|e| SessionError::Invalid(vec![("/".into(), e.to_string())]))?;
+        drop(outline);
+        let file: SessionFile = serde_json::from_str(text).map_err(|e| {
+            let e = SyntaxError::from(e);
+            SessionError::Invalid(vec![(
+                format!("line {}, column {}", e.line, e.column),
+                e.message,
+            )])
+        })?;
         let servers_text = serde_json::to_string(&file.servers).unwrap_or_default();
         let servers = spec::parse_servers(&servers_text)
             .map_err(|e| SessionError::Invalid(vec![(format!("/servers{}", e.at), e.message)]))?;

@@ -76,7 +76,7 @@ pub async fn replay_dialogue(
             replayed.stopped = Some("cancelled".into());
             break;
         }
-        let request = dialogue.prepare(recorded.request.clone(), Filling::Fresh);
+        let request = dialogue.prepare(recorded.request_value(), Filling::Fresh);
         let turn = dialogue.send(request, cancel).await;
         let differences = diff::compare(recorded, &turn);
         let lost = match &turn.reply {

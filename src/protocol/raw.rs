@@ -1,0 +1,90 @@
+//! A JSON message kept as its text. A parsed `serde_json::Value` takes about four times the
+//! memory of the text, and a session may hold tens of thousands of messages of which only the
+//! one on screen needs to be parsed; so turns keep their messages as text and parse on demand.
+
+use serde::de::Deserializer;
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+#[derive(Clone, Debug)]
+pub struct RawJson(Box<RawValue>);
+
+impl RawJson {
+    /// The compact text of a value.
+    pub fn from_value(value: &Value) -> RawJson {
+        let text = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
+        RawJson(RawValue::from_string(text).expect("serde_json writes JSON"))
+    }
+
+    /// The value. The text was JSON when it was made, so this does not fail; should it ever,
+    /// the value is null rather than a panic.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+
+    /// The text as it came (with the layout it had in a file).
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The size of the text in bytes.
+    pub fn len(&self) -> usize {
+        self.0.get().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.get().is_empty()
+    }
+}
+
+impl From<Value> for RawJson {
+    fn from(value: Value) -> RawJson {
+        RawJson::from_value(&value)
+    }
+}
+
+/// Two messages are equal when their values are, whatever their layout.
+impl PartialEq for RawJson {
+    fn eq(&self, other: &RawJson) -> bool {
+        self.0.get() == other.0.get() || self.value() == other.value()
+    }
+}
+
+/// Written through the serializer (not verbatim), so that a pretty-printed file indents the
+/// message to its place like the rest, and the same message always writes the same bytes.
+impl Serialize for RawJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut source = serde_json::Deserializer::from_str(self.0.get());
+        serde_transcode::transcode(&mut source, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(RawJson)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pretty_in_a_pretty_file_and_equal_whatever_the_layout() {
+        let raw = RawJson::from_value(&json!({"B": [1, 2.5], "A": "x"}));
+        assert_eq!(raw.text(), r#"{"B":[1,2.5],"A":"x"}"#);
+        let wrapped = serde_json::to_string_pretty(&json!({"m": 1})).unwrap();
+        assert!(wrapped.contains('\n'));
+        let text = serde_json::to_string_pretty(&vec![raw.clone()]).unwrap();
+        assert_eq!(
+            text,
+            "[\n  {\n    \"B\": [\n      1,\n      2.5\n    ],\n    \"A\": \"x\"\n  }\n]"
+        );
+        let back: Vec<RawJson> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back[0], raw, "equal although laid out differently");
+        assert_eq!(back[0].value()["A"], "x");
+    }
+}

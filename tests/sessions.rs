@@ -1,0 +1,371 @@
+//! Session files: round trips, replay of the shipped sessions, a kill while saving, bad files.
+
+mod common;
+
+use bkn_explorer::client::connection::ConnectOptions;
+use bkn_explorer::client::spec::{HttpSpec, ServerSpec, TransportSpec};
+use bkn_explorer::session::replay::replay_dialogue;
+use bkn_explorer::session::{Session, SessionError};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+fn shipped(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sessions")
+        .join(name)
+}
+
+fn options() -> ConnectOptions {
+    ConnectOptions {
+        timeout: Duration::from_secs(15),
+        embedded_program: Some(PathBuf::from(common::bin())),
+        ..ConnectOptions::default()
+    }
+}
+
+#[test]
+fn saving_what_was_loaded_gives_the_same_bytes() {
+    for name in ["dac-tour.json", "usr-refinement.json"] {
+        let text = std::fs::read_to_string(shipped(name)).unwrap();
+        let session = Session::parse(&text).unwrap();
+        assert_eq!(session.to_text(), text, "{name} round trips byte for byte");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        session.save(&path).unwrap();
+        let again = Session::load(&path).unwrap();
+        assert_eq!(again, session, "the same dialogues after save and load");
+        again.save(&path).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            text,
+            "a second save is byte-identical"
+        );
+    }
+}
+
+#[test]
+fn the_shipped_sessions_show_what_they_promise() {
+    let tour = Session::load(&shipped("dac-tour.json")).unwrap();
+    let turns = &tour.dialogues[0].turns;
+    let kinds: std::collections::BTreeSet<String> = turns.iter().map(|t| t.kind()).collect();
+    for k in [
+        "semantic_grounding",
+        "affordances",
+        "constraints",
+        "behavioural_expectations",
+        "feasibility",
+        "clarification",
+        "commitment",
+    ] {
+        assert!(kinds.contains(k), "the tour has every Kind: {k} missing");
+    }
+    let statuses: std::collections::BTreeSet<&str> = turns
+        .iter()
+        .filter_map(|t| t.response())
+        .flat_map(|r| {
+            r["Feasibility"]["Steps"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|s| match s["PAStatus"].as_str().unwrap() {
+            "Ack" => "Ack",
+            "Clash" => "Clash",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(statuses.len(), 3, "a plan with several PA Statuses");
+    let conflicting = turns.iter().filter_map(|t| t.response()).any(|r| {
+        r["CommitmentStatus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["Status"] == "conflicting")
+    });
+    assert!(conflicting, "commitments that conflict");
+    let usr = Session::load(&shipped("usr-refinement.json")).unwrap();
+    assert_eq!(
+        usr.dialogues[0].interface,
+        bkn_explorer::protocol::Interface::Usr
+    );
+}
+
+#[tokio::test]
+async fn the_shipped_sessions_replay_without_differences() {
+    for name in ["dac-tour.json", "usr-refinement.json"] {
+        let session = Session::load(&shipped(name)).unwrap();
+        let replayed = replay_dialogue(
+            &session,
+            0,
+            None,
+            &options(),
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+        let differences: Vec<String> = replayed
+            .turns
+            .iter()
+            .flat_map(|t| {
+                t.differences
+                    .iter()
+                    .map(move |d| format!("turn {}: {d}", t.index))
+            })
+            .collect();
+        assert!(differences.is_empty(), "{name}: {differences:#?}");
+        assert_eq!(replayed.turns.len(), session.dialogues[0].turns.len());
+        assert_ne!(
+            replayed.dialog_id, session.dialogues[0].dialog_id,
+            "a fresh dialogue"
+        );
+    }
+    // The command says the same.
+    let out = std::process::Command::new(common::bin())
+        .arg("replay")
+        .arg(shipped("dac-tour.json"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("replayed 10 turns: no differences"));
+}
+
+#[tokio::test]
+async fn replay_against_a_changed_domain_shows_the_expected_differences() {
+    let dir = tempfile::tempdir().unwrap();
+    let domain_path = dir.path().join("poorer.json");
+    let mut domain: Value =
+        serde_json::from_str(bkn_explorer::server::dac::domain::DEFAULT_DOMAIN).unwrap();
+    // A wallet of 3 credits: placing the kiosk (4) is no longer affordable.
+    domain["Requester"]["Wallet"]["Amount"] = 3.into();
+    std::fs::write(&domain_path, domain.to_string()).unwrap();
+    let session = Session::load(&shipped("dac-tour.json")).unwrap();
+    let server = ServerSpec {
+        name: "poorer".into(),
+        transport: TransportSpec::Embedded {
+            interface: bkn_explorer::protocol::Interface::Dac,
+            args: vec!["--domain".into(), domain_path.display().to_string()],
+        },
+    };
+    let replayed = replay_dialogue(
+        &session,
+        0,
+        Some(&server),
+        &options(),
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    let changed: Vec<(usize, String)> = replayed
+        .turns
+        .iter()
+        .flat_map(|t| t.differences.iter().map(move |d| (t.index, d.to_string())))
+        .collect();
+    // Only the feasibility turns (6 and 8) depend on the wallet.
+    assert!(
+        changed.iter().all(|(turn, _)| *turn == 6 || *turn == 8),
+        "{changed:#?}"
+    );
+    assert!(
+        changed
+            .iter()
+            .any(|(_, d)| d.starts_with("/Feasibility/Steps/0/PAStatus: \"Ack\" -> \"InsValue\"")),
+        "{changed:#?}"
+    );
+    assert!(
+        changed
+            .iter()
+            .any(|(turn, d)| *turn == 8 && d.contains("11 left\" -> ") && d.ends_with("2 left\"")),
+        "{changed:#?}"
+    );
+
+    // --update writes the new answers; replaying again then finds nothing.
+    let copy = dir.path().join("tour.json");
+    std::fs::copy(shipped("dac-tour.json"), &copy).unwrap();
+    let stdio = format!(
+        "{} serve dac --domain {}",
+        common::bin(),
+        domain_path.display()
+    );
+    let run = |extra: &[&str]| {
+        std::process::Command::new(common::bin())
+            .arg("replay")
+            .arg(&copy)
+            .args(["--stdio", &stdio])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"Ack\" -> \"InsValue\""));
+    assert_eq!(run(&["--update"]).status.code(), Some(1));
+    assert_eq!(
+        run(&[]).status.code(),
+        Some(0),
+        "after --update the session matches the new server"
+    );
+}
+
+#[test]
+fn bad_session_files_give_clear_errors_and_stay_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(shipped("dac-tour.json")).unwrap();
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "truncated",
+            good[..good.len() / 2].to_owned(),
+            "not JSON at line",
+        ),
+        (
+            "corrupt",
+            good.replacen("\"turns\": [", "\"turns\": [}", 1),
+            "not JSON at line",
+        ),
+        (
+            "not a session",
+            "{\"mcpServers\": {}}".into(),
+            "not a bkn-explorer session",
+        ),
+        (
+            "wrong format",
+            good.replacen("bkn-explorer-session/1", "other-tool/7", 1),
+            "a bkn-explorer session has",
+        ),
+        (
+            "future version",
+            good.replacen("bkn-explorer-session/1", "bkn-explorer-session/3", 1),
+            "newer bkn-explorer",
+        ),
+        (
+            "mistakes",
+            good.replacen("\"interface\": \"dac\"", "\"interface\": \"dca\"", 1),
+            "/dialogues/0/interface",
+        ),
+        ("empty", String::new(), "not JSON at line 1"),
+    ];
+    for (what, text, expected) in cases {
+        let path = dir.path().join(format!("{what}.json"));
+        std::fs::write(&path, &text).unwrap();
+        let error = Session::load(&path).unwrap_err();
+        assert!(error.to_string().contains(expected), "{what}: {error}");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            text,
+            "{what}: the file is untouched"
+        );
+        let out = std::process::Command::new(common::bin())
+            .arg("replay")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{what}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(expected),
+            "{what}"
+        );
+    }
+    assert!(matches!(
+        Session::load(&dir.path().join("missing.json")),
+        Err(SessionError::Io(_))
+    ));
+}
+
+#[test]
+fn secrets_are_saved_as_references() {
+    let mut session = Session::default();
+    session.add_server(&ServerSpec {
+        name: "lab".into(),
+        transport: TransportSpec::Http(HttpSpec {
+            url: "https://lab.example/mcp".into(),
+            headers: BTreeMap::from([("X-Api-Key".into(), "very-secret".into())]),
+            token: Some("also-secret".into()),
+        }),
+    });
+    let text = session.to_text();
+    assert!(
+        !text.contains("very-secret") && !text.contains("also-secret"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"bearerToken\": \"${BKN_LAB_TOKEN}\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"environment\": [\n    \"BKN_LAB_X_API_KEY\",\n    \"BKN_LAB_TOKEN\"\n  ]"),
+        "{text}"
+    );
+    Session::parse(&text).unwrap();
+}
+
+/// Run by `a_process_killed_while_saving_never_leaves_a_truncated_session` in a child process:
+/// saves a large session over and over until killed.
+#[test]
+fn save_forever_when_asked() {
+    let Ok(path) = std::env::var("BKN_TEST_SAVE_FOREVER") else {
+        return;
+    };
+    let mut session = Session::load(&shipped("dac-tour.json")).unwrap();
+    let turns = session.dialogues[0].turns.clone();
+    for _ in 0..60 {
+        session.dialogues[0].turns.extend(turns.iter().cloned());
+    }
+    let path = PathBuf::from(path);
+    let mut n = 0u64;
+    loop {
+        session.notes = Some(format!("save number {n}"));
+        session.save(&path).unwrap();
+        n += 1;
+    }
+}
+
+#[test]
+fn a_process_killed_while_saving_never_leaves_a_truncated_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let mut saves_seen = std::collections::BTreeSet::new();
+    for round in 0..12u64 {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "save_forever_when_asked",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
+            .env("BKN_TEST_SAVE_FOREVER", &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Kill at a different moment each time, mostly in the middle of a write.
+        std::thread::sleep(Duration::from_millis(150 + 37 * round));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if path.exists() {
+            let session = Session::load(&path)
+                .unwrap_or_else(|e| panic!("round {round}: the session is damaged: {e}"));
+            assert_eq!(session.dialogues[0].turns.len(), 610);
+            saves_seen.insert(session.notes.clone());
+        }
+    }
+    assert!(!saves_seen.is_empty(), "the child saved at least once");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        leftovers.len() <= 2,
+        "at most the session and one temporary left by a kill: {leftovers:?}"
+    );
+}
