@@ -11,3 +11,4 @@ pub mod client;
 pub mod protocol;
 pub mod server;
 pub mod session;
+pub mod tui;

@@ -7,6 +7,7 @@ mod send;
 mod serve;
 mod target;
 mod tools;
+mod tui;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +29,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// The explorer (the default): connect, compose, watch, save, replay.
+    Tui(tui::Args),
     /// Check messages against the specification (message, exchange and dialogue rules).
     Validate(validate::Args),
     /// Print the JSON Schema of a data type.
@@ -67,10 +70,8 @@ pub fn main() -> ExitCode {
         Some(Command::Tools(args)) => tools::tools(args),
         Some(Command::Call(args)) => tools::call(args),
         Some(Command::Replay(args)) => replay::run(args),
-        None => {
-            eprintln!("bkn-explorer: the explorer is not built yet; see --help");
-            exit::FAILURE
-        }
+        Some(Command::Tui(args)) => tui::run(args),
+        None => tui::run_default(),
     };
     ExitCode::from(code)
 }

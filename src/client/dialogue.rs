@@ -89,6 +89,12 @@ impl Dialogue {
         &self.connection.dialog_id
     }
 
+    /// Numbers this dialogue's turns from `turn` on (a dialogue continued on a new session
+    /// goes on from where the old one stopped; gaps are allowed, going back is not).
+    pub fn start_at(&mut self, turn: u64) {
+        self.next_turn = self.next_turn.max(turn);
+    }
+
     /// The TurnIndex the next filled Request gets.
     pub fn next_turn(&self) -> u64 {
         self.next_turn

@@ -4,6 +4,7 @@
 
 pub mod connection;
 pub mod dialogue;
+pub mod engine;
 pub mod event;
 pub mod handler;
 pub mod http;

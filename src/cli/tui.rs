@@ -1,0 +1,102 @@
+//! `bkn-explorer` (and `bkn-explorer tui …`): the explorer. Without servers it starts the
+//! reference Domain Access and User State Refinement servers and connects to both.
+
+use super::exit;
+use crate::client::connection::ConnectOptions;
+use crate::client::spec::{HttpSpec, ServerSpec, TransportSpec};
+use crate::protocol::Interface;
+use crate::protocol::message::CommonDefaults;
+use crate::tui::app::Options;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug, Default)]
+pub struct Args {
+    /// Connect to a stdio MCP server started with this command line (repeatable).
+    #[arg(long, value_name = "\"CMD ARGS\"")]
+    stdio: Vec<String>,
+    /// Connect to a Streamable HTTP endpoint (repeatable).
+    #[arg(long, value_name = "URL")]
+    url: Vec<String>,
+    /// A bearer token for the --url servers (or set BKN_TOKEN).
+    #[arg(long, env = "BKN_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Servers from a JSON file in the mcpServers shape.
+    #[arg(long, value_name = "FILE")]
+    servers: Option<PathBuf>,
+    /// Open a session file (its dialogues shown as recorded).
+    #[arg(long, value_name = "FILE")]
+    session: Option<PathBuf>,
+    /// The colour theme: dark, light, high-contrast, or a user theme.
+    #[arg(long, default_value = "dark")]
+    theme: String,
+    /// Seconds to wait for each answer (progress extends it).
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    timeout: u64,
+    /// The largest message taken from a server, in MiB.
+    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    max_message_mb: usize,
+}
+
+/// `bkn-explorer` alone: the explorer on the reference servers, with the defaults.
+pub fn run_default() -> u8 {
+    run(Args {
+        theme: "dark".into(),
+        timeout: 30,
+        max_message_mb: 64,
+        ..Args::default()
+    })
+}
+
+pub fn run(args: Args) -> u8 {
+    let mut servers: Vec<ServerSpec> = Vec::new();
+    for line in &args.stdio {
+        match ServerSpec::from_command_line(line) {
+            Ok(s) => servers.push(s),
+            Err(e) => return fail(&e),
+        }
+    }
+    for url in &args.url {
+        match ServerSpec::from_url(url) {
+            Ok(mut s) => {
+                if let TransportSpec::Http(HttpSpec { token, .. }) = &mut s.transport {
+                    *token = args.token.clone();
+                }
+                servers.push(s)
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+    if let Some(path) = &args.servers {
+        match super::target::read_servers(path) {
+            Ok(list) => servers.extend(list),
+            Err(e) => return fail(&e),
+        }
+    }
+    if servers.is_empty() && args.session.is_none() {
+        servers = vec![
+            ServerSpec::embedded(Interface::Dac),
+            ServerSpec::embedded(Interface::Usr),
+        ];
+    }
+    let options = Options {
+        servers,
+        session: args.session,
+        theme: args.theme,
+        theme_dir: crate::tui::theme::Theme::user_dir(),
+        data_dir: crate::tui::persist::data_dir(),
+        sessions_dir: PathBuf::from("sessions"),
+        defaults: CommonDefaults::default(),
+        connect: ConnectOptions {
+            timeout: Duration::from_secs(args.timeout.max(1)),
+            max_message_bytes: args.max_message_mb.max(1).saturating_mul(1024 * 1024),
+            ..ConnectOptions::default()
+        },
+    };
+    crate::tui::run::run(options)
+}
+
+fn fail(message: &str) -> u8 {
+    eprintln!("bkn-explorer: {message}");
+    exit::FAILURE
+}

@@ -1,0 +1,345 @@
+//! The engine under the explorer: every dialogue runs in a task of its own that owns its
+//! connection; the explorer sends it commands through an `Engine` handle and learns what
+//! happened from `EngineEvent`s on one channel. Nothing here ever makes the caller wait for
+//! a server.
+
+use crate::client::connection::{ConnectOptions, Connection, DialogIdOrigin, ServerSummary};
+use crate::client::dialogue::{Dialogue, Filling};
+use crate::client::event::{Event, EventSink};
+use crate::client::spec::ServerSpec;
+use crate::client::turn::Turn;
+use crate::protocol::Interface;
+use crate::protocol::message::CommonDefaults;
+use serde_json::Value;
+use std::collections::HashMap;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Identifies a dialogue of the explorer for the life of the program.
+pub type DialogueKey = u64;
+
+/// What the explorer needs from a server's resources to complete what the user types.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Vocabulary {
+    /// Item and Process IDs.
+    pub entities: Vec<String>,
+    pub m_locations: Vec<String>,
+    pub spaces: Vec<String>,
+    pub actions: Vec<String>,
+    pub classes: Vec<String>,
+    pub users: Vec<String>,
+    pub cues: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum EngineEvent {
+    /// A dialogue's connection is up (this also tells what the server is).
+    Opened {
+        dialogue: DialogueKey,
+        dialog_id: String,
+        origin: DialogIdOrigin,
+        tool: String,
+        summary: ServerSummary,
+        vocabulary: Vocabulary,
+    },
+    /// A dialogue could not start: no connection, or no tool for its interface.
+    Failed {
+        dialogue: DialogueKey,
+        error: String,
+        /// What the server is, when the connection itself worked.
+        summary: Option<ServerSummary>,
+    },
+    TurnStarted {
+        dialogue: DialogueKey,
+        request: Value,
+    },
+    TurnFinished {
+        dialogue: DialogueKey,
+        turn: Turn,
+        next_turn: u64,
+    },
+    Closed {
+        dialogue: DialogueKey,
+    },
+    /// From the client layer: the protocol log, progress, ended connections.
+    Client(Event),
+}
+
+enum Command {
+    Send {
+        request: Value,
+        filling: Filling,
+        cancel: CancellationToken,
+    },
+    Close,
+}
+
+struct Handle {
+    commands: mpsc::UnboundedSender<Command>,
+    /// The cancel token of the turn in flight.
+    current: Option<CancellationToken>,
+    connection: Option<u64>,
+}
+
+/// The explorer's handle on its dialogues.
+pub struct Engine {
+    events: mpsc::UnboundedSender<EngineEvent>,
+    options: ConnectOptions,
+    dialogues: HashMap<DialogueKey, Handle>,
+    next_key: DialogueKey,
+}
+
+impl Engine {
+    /// An engine whose events go to `events`. `options.events` is replaced: client events
+    /// arrive as `EngineEvent::Client` on the same channel.
+    pub fn new(events: mpsc::UnboundedSender<EngineEvent>, mut options: ConnectOptions) -> Engine {
+        let (client_tx, mut client_rx) = mpsc::unbounded_channel();
+        let forward = events.clone();
+        tokio::spawn(async move {
+            while let Some(e) = client_rx.recv().await {
+                if forward.send(EngineEvent::Client(e)).is_err() {
+                    break;
+                }
+            }
+        });
+        options.events = EventSink::new(client_tx);
+        options.subscribe_logs = true;
+        Engine {
+            events,
+            options,
+            dialogues: HashMap::new(),
+            next_key: 1,
+        }
+    }
+
+    pub fn options(&self) -> &ConnectOptions {
+        &self.options
+    }
+
+    /// A key for a new dialogue.
+    pub fn new_key(&mut self) -> DialogueKey {
+        let key = self.next_key;
+        self.next_key += 1;
+        key
+    }
+
+    /// Opens a dialogue (a new MCP session) on a server; `Opened` or `Failed` follows.
+    pub fn open(
+        &mut self,
+        key: DialogueKey,
+        spec: ServerSpec,
+        interface: Interface,
+        defaults: CommonDefaults,
+        first_turn: u64,
+    ) {
+        let (commands, rx) = mpsc::unbounded_channel();
+        self.dialogues.insert(
+            key,
+            Handle {
+                commands,
+                current: None,
+                connection: None,
+            },
+        );
+        let events = self.events.clone();
+        let options = self.options.clone();
+        tokio::spawn(run_dialogue(
+            key, spec, interface, defaults, first_turn, options, rx, events,
+        ));
+    }
+
+    /// Sends a Request on a dialogue; `TurnStarted` then `TurnFinished` follow. Returns false
+    /// when the dialogue is not open.
+    pub fn send(&mut self, key: DialogueKey, request: Value, filling: Filling) -> bool {
+        let Some(handle) = self.dialogues.get_mut(&key) else {
+            return false;
+        };
+        let cancel = CancellationToken::new();
+        handle.current = Some(cancel.clone());
+        handle
+            .commands
+            .send(Command::Send {
+                request,
+                filling,
+                cancel,
+            })
+            .is_ok()
+    }
+
+    /// Cancels the turn in flight on a dialogue, if any.
+    pub fn cancel(&mut self, key: DialogueKey) -> bool {
+        match self.dialogues.get_mut(&key).and_then(|h| h.current.take()) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends a dialogue's MCP session.
+    pub fn close(&mut self, key: DialogueKey) {
+        if let Some(handle) = self.dialogues.remove(&key) {
+            if let Some(token) = handle.current {
+                token.cancel();
+            }
+            let _ = handle.commands.send(Command::Close);
+        }
+    }
+
+    pub fn is_open(&self, key: DialogueKey) -> bool {
+        self.dialogues.contains_key(&key)
+    }
+
+    /// Remembers which connection a dialogue runs on (for routing client events).
+    pub fn note_connection(&mut self, key: DialogueKey, connection: u64) {
+        if let Some(h) = self.dialogues.get_mut(&key) {
+            h.connection = Some(connection);
+        }
+    }
+
+    /// The dialogue a connection belongs to.
+    pub fn dialogue_of(&self, connection: u64) -> Option<DialogueKey> {
+        self.dialogues
+            .iter()
+            .find(|(_, h)| h.connection == Some(connection))
+            .map(|(k, _)| *k)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_dialogue(
+    key: DialogueKey,
+    spec: ServerSpec,
+    interface: Interface,
+    defaults: CommonDefaults,
+    first_turn: u64,
+    options: ConnectOptions,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    events: mpsc::UnboundedSender<EngineEvent>,
+) {
+    let connection = match Connection::connect(&spec, &options).await {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = events.send(EngineEvent::Failed {
+                dialogue: key,
+                error: e.0,
+                summary: None,
+            });
+            return;
+        }
+    };
+    let vocabulary = vocabulary(&connection).await;
+    let mut dialogue = match Dialogue::open(connection, interface, defaults) {
+        Ok(d) => d,
+        Err(no_tool) => {
+            let summary = no_tool.connection.summary.clone();
+            let _ = events.send(EngineEvent::Failed {
+                dialogue: key,
+                error: no_tool.message,
+                summary: Some(summary),
+            });
+            no_tool.connection.close().await;
+            return;
+        }
+    };
+    dialogue.start_at(first_turn);
+    let _ = events.send(EngineEvent::Opened {
+        dialogue: key,
+        dialog_id: dialogue.dialog_id().to_owned(),
+        origin: dialogue.connection.dialog_id_origin,
+        tool: dialogue.tool.clone(),
+        summary: dialogue.connection.summary.clone(),
+        vocabulary,
+    });
+    let _ = events.send(EngineEvent::Client(Event::Log(
+        crate::client::event::LogEntry::new(
+            dialogue.connection.id,
+            crate::client::event::LogKind::Client,
+            format!("dialogue {key} on connection {}", dialogue.connection.id),
+        ),
+    )));
+    while let Some(command) = commands.recv().await {
+        match command {
+            Command::Send {
+                request,
+                filling,
+                cancel,
+            } => {
+                let request = dialogue.prepare(request, filling);
+                let _ = events.send(EngineEvent::TurnStarted {
+                    dialogue: key,
+                    request: request.clone(),
+                });
+                let turn = dialogue.send(request, &cancel).await;
+                let _ = events.send(EngineEvent::TurnFinished {
+                    dialogue: key,
+                    turn,
+                    next_turn: dialogue.next_turn(),
+                });
+            }
+            Command::Close => break,
+        }
+    }
+    dialogue.close().await;
+    let _ = events.send(EngineEvent::Closed { dialogue: key });
+}
+
+/// Reads what a server offers for completion: the Spaces of a Domain Access, the Users and
+/// cues of a User State Refinement (MCP-BINDING section 1). A server without them gives none.
+async fn vocabulary(connection: &Connection) -> Vocabulary {
+    let mut v = Vocabulary::default();
+    let Ok(resources) = connection.list_resources().await else {
+        return v;
+    };
+    let push = |list: &mut Vec<String>, id: Option<&str>| {
+        if let Some(id) = id
+            && !list.iter().any(|x| x == id)
+        {
+            list.push(id.to_owned());
+        }
+    };
+    for r in &resources {
+        if let Some(space) = r.uri.strip_prefix("dac://spaces/") {
+            push(&mut v.spaces, Some(space));
+            let Ok(value) = connection.read_resource(&r.uri).await else {
+                continue;
+            };
+            for loc in value["MLocations"].as_array().into_iter().flatten() {
+                push(&mut v.m_locations, loc["MLocationID"].as_str());
+            }
+            for e in value["Entities"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .chain(value["UnplacedItems"].as_array().into_iter().flatten())
+            {
+                push(
+                    &mut v.entities,
+                    e["ItemID"].as_str().or_else(|| e["ProcessID"].as_str()),
+                );
+            }
+            for a in value["Actions"].as_array().into_iter().flatten() {
+                push(&mut v.actions, a.as_str());
+            }
+        } else if r.uri == "dac://domain" {
+            if let Ok(domain) = connection.read_resource(&r.uri).await {
+                for c in domain["Classes"].as_array().into_iter().flatten() {
+                    push(&mut v.classes, c["ClassID"].as_str());
+                }
+                for p in domain["Processes"].as_array().into_iter().flatten() {
+                    push(&mut v.entities, p["ProcessID"].as_str());
+                }
+            }
+        } else if let Some(user) = r.uri.strip_prefix("usr://users/") {
+            push(&mut v.users, Some(user));
+        } else if r.uri == "usr://cues"
+            && let Ok(cues) = connection.read_resource(&r.uri).await
+        {
+            for c in cues.as_array().into_iter().flatten() {
+                push(&mut v.cues, c["Cue"].as_str());
+            }
+        }
+    }
+    v
+}

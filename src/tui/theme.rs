@@ -1,0 +1,388 @@
+//! Themes: every colour the explorer uses, by name. The built-in themes are `themes/*.toml`
+//! (embedded); a user theme in `<config dir>/bkn-explorer/themes/NAME.toml` may set only some
+//! colours and take the rest from the theme it `extends` (dark by default):
+//!
+//! ```toml
+//! name = "mine"
+//! extends = "light"
+//! [colors]
+//! pa_clash = "#ff00ff"
+//! ```
+//!
+//! Colours are ratatui colour names (`red`, `lightblue`), `#rrggbb`, or an ANSI index (`208`).
+
+use crate::protocol::dac::{CommitmentState, Overall, PaStatus};
+use ratatui::style::{Color, Modifier, Style};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Declares the colour keys once: the struct, the list of names, and setting one by name.
+macro_rules! colors {
+    ($($(#[doc = $doc:literal])* $key:ident),* $(,)?) => {
+        /// Every colour the explorer uses.
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct Colors {
+            $($(#[doc = $doc])* pub $key: Color,)*
+        }
+
+        impl Colors {
+            /// The names of every key, as theme files write them.
+            pub const KEYS: &'static [&'static str] = &[$(stringify!($key)),*];
+
+            fn set(&mut self, key: &str, color: Color) -> bool {
+                match key {
+                    $(stringify!($key) => self.$key = color,)*
+                    _ => return false,
+                }
+                true
+            }
+
+            /// Every colour, by name.
+            pub fn all(&self) -> Vec<(&'static str, Color)> {
+                vec![$((stringify!($key), self.$key)),*]
+            }
+
+            fn blank() -> Colors {
+                Colors { $($key: Color::Reset,)* }
+            }
+        }
+    };
+}
+
+colors! {
+    /// The screen.
+    background, foreground,
+    /// Secondary text: hints, labels, timestamps.
+    muted,
+    /// What draws the eye: the selected tab, the spinner, key names.
+    accent,
+    border, border_focused, title, title_focused,
+    selection_bg, selection_fg,
+    tab_active_fg, tab_active_bg, tab_inactive,
+    status_bg, status_fg, key_hint,
+    error, warning, success, info,
+    /// A server's or dialogue's state.
+    connected, connecting, failed, recorded,
+    outcome_answered, outcome_partial, outcome_not_answered, tool_error,
+    pa_ack, pa_clash, pa_faulty_req, pa_inc_id, pa_inc_dq, pa_ins_rights, pa_ins_value, pa_loc_oor, pa_post_ref, pa_qual_ns,
+    overall_feasible, overall_partial, overall_infeasible,
+    commitment_retained, commitment_released, commitment_conflicting,
+    finding, conforms,
+    gauge, gauge_bg,
+    json_key, json_string, json_number, json_bool, json_null, json_punct,
+    log_sent, log_received, log_server, log_progress, log_stderr, log_client,
+    /// Background of lines that differ between a recorded and a replayed reply.
+    diff_bg,
+    diff_recorded, diff_replayed,
+    /// The composer's fields.
+    input_bg, completion,
+}
+
+pub const BUILT_IN: [(&str, &str); 3] = [
+    ("dark", include_str!("../../themes/dark.toml")),
+    ("light", include_str!("../../themes/light.toml")),
+    (
+        "high-contrast",
+        include_str!("../../themes/high-contrast.toml"),
+    ),
+];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Theme {
+    pub name: String,
+    pub colors: Colors,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThemeFile {
+    name: Option<String>,
+    extends: Option<String>,
+    #[serde(default)]
+    colors: BTreeMap<String, String>,
+}
+
+/// Why a theme could not be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThemeError(pub String);
+
+impl fmt::Display for ThemeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ThemeError {}
+
+impl Theme {
+    /// The default theme.
+    pub fn dark() -> Theme {
+        Theme::built_in("dark").expect("the dark theme is built in (tested)")
+    }
+
+    pub fn built_in(name: &str) -> Result<Theme, ThemeError> {
+        let text = BUILT_IN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| ThemeError(format!("no built-in theme {name}")))?;
+        Theme::parse(text, name, None, &mut Vec::new())
+    }
+
+    /// Parses a theme file's text. `origin` names it in errors; `user_dir` is where themes it
+    /// extends are looked for besides the built-in ones.
+    pub fn parse(
+        text: &str,
+        origin: &str,
+        user_dir: Option<&Path>,
+        seen: &mut Vec<String>,
+    ) -> Result<Theme, ThemeError> {
+        let file: ThemeFile = toml::from_str(text)
+            .map_err(|e| ThemeError(format!("{origin}: {}", e.to_string().trim())))?;
+        let name = file.name.clone().unwrap_or_else(|| origin.to_owned());
+        let mut colors = match &file.extends {
+            Some(base) => {
+                if seen.contains(base) {
+                    return Err(ThemeError(format!(
+                        "{origin}: extends {base}, which extends it in turn"
+                    )));
+                }
+                seen.push(name.clone());
+                Theme::find(base, user_dir, seen)?.colors
+            }
+            None => Colors::blank(),
+        };
+        for (key, value) in &file.colors {
+            let color = Color::from_str(value)
+                .map_err(|_| ThemeError(format!("{origin}: colors.{key} = \"{value}\" is not a colour (a name like red, #rrggbb, or 0-255)")))?;
+            if !colors.set(key, color) {
+                let hint = crate::protocol::spelling::closest(key, Colors::KEYS.iter().copied())
+                    .map(|k| format!(" (did you mean {k}?)"))
+                    .unwrap_or_default();
+                return Err(ThemeError(format!(
+                    "{origin}: colors.{key} is not a colour this explorer uses{hint}"
+                )));
+            }
+        }
+        if file.extends.is_none() {
+            let missing: Vec<&str> = Colors::KEYS
+                .iter()
+                .copied()
+                .filter(|k| !file.colors.contains_key(*k))
+                .collect();
+            if !missing.is_empty() {
+                return Err(ThemeError(format!(
+                    "{origin}: a theme that extends none must set every colour; missing: {} (or add extends = \"dark\")",
+                    missing.join(", ")
+                )));
+            }
+        }
+        Ok(Theme { name, colors })
+    }
+
+    /// A theme by name: the user's directory first, then the built-in ones.
+    pub fn find(
+        name: &str,
+        user_dir: Option<&Path>,
+        seen: &mut Vec<String>,
+    ) -> Result<Theme, ThemeError> {
+        if let Some(dir) = user_dir {
+            let path = dir.join(format!("{name}.toml"));
+            if path.exists() {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| ThemeError(format!("{}: {e}", path.display())))?;
+                return Theme::parse(&text, &path.display().to_string(), Some(dir), seen);
+            }
+        }
+        match BUILT_IN.iter().find(|(n, _)| *n == name) {
+            Some((_, text)) => Theme::parse(text, name, user_dir, seen),
+            None => Err(ThemeError(format!(
+                "no theme {name}: the built-in ones are {}{}",
+                BUILT_IN
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                user_dir
+                    .map(|d| format!(", and user themes go in {}", d.display()))
+                    .unwrap_or_default()
+            ))),
+        }
+    }
+
+    /// A theme by name, or the default with the reason it could not be used.
+    pub fn load_or_default(name: &str, user_dir: Option<&Path>) -> (Theme, Option<String>) {
+        match Theme::find(name, user_dir, &mut Vec::new()) {
+            Ok(t) => (t, None),
+            Err(e) => (Theme::dark(), Some(format!("{e}; using the dark theme"))),
+        }
+    }
+
+    /// The names of every theme: the built-in ones and the user's.
+    pub fn names(user_dir: Option<&Path>) -> Vec<String> {
+        let mut names: Vec<String> = BUILT_IN.iter().map(|(n, _)| n.to_string()).collect();
+        if let Some(dir) = user_dir
+            && let Ok(entries) = std::fs::read_dir(dir)
+        {
+            let mut user: Vec<String> = entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()
+                        .and_then(|n| n.strip_suffix(".toml"))
+                        .map(str::to_owned)
+                })
+                .filter(|n| !names.contains(n))
+                .collect();
+            user.sort();
+            names.extend(user);
+        }
+        names
+    }
+
+    /// Where user themes live.
+    pub fn user_dir() -> Option<PathBuf> {
+        dirs::config_dir().map(|d| d.join("bkn-explorer").join("themes"))
+    }
+
+    // Styles the views use, so that every colour comes from the theme.
+
+    pub fn base(&self) -> Style {
+        Style::default()
+            .fg(self.colors.foreground)
+            .bg(self.colors.background)
+    }
+
+    pub fn fg(&self, color: Color) -> Style {
+        Style::default().fg(color)
+    }
+
+    pub fn muted(&self) -> Style {
+        self.fg(self.colors.muted)
+    }
+
+    pub fn bold(&self, color: Color) -> Style {
+        self.fg(color).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn selected(&self) -> Style {
+        Style::default()
+            .fg(self.colors.selection_fg)
+            .bg(self.colors.selection_bg)
+    }
+
+    pub fn border(&self, focused: bool) -> Style {
+        self.fg(if focused {
+            self.colors.border_focused
+        } else {
+            self.colors.border
+        })
+    }
+
+    pub fn title(&self, focused: bool) -> Style {
+        if focused {
+            self.bold(self.colors.title_focused)
+        } else {
+            self.fg(self.colors.title)
+        }
+    }
+
+    pub fn pa_status(&self, status: PaStatus) -> Color {
+        let c = &self.colors;
+        match status {
+            PaStatus::Ack => c.pa_ack,
+            PaStatus::Clash => c.pa_clash,
+            PaStatus::FaultyReq => c.pa_faulty_req,
+            PaStatus::IncID => c.pa_inc_id,
+            PaStatus::IncDQ => c.pa_inc_dq,
+            PaStatus::InsRights => c.pa_ins_rights,
+            PaStatus::InsValue => c.pa_ins_value,
+            PaStatus::LocOOR => c.pa_loc_oor,
+            PaStatus::PostRef => c.pa_post_ref,
+            PaStatus::QualNS => c.pa_qual_ns,
+        }
+    }
+
+    pub fn overall(&self, overall: Overall) -> Color {
+        match overall {
+            Overall::Feasible => self.colors.overall_feasible,
+            Overall::PartiallyFeasible => self.colors.overall_partial,
+            Overall::Infeasible => self.colors.overall_infeasible,
+        }
+    }
+
+    pub fn outcome(&self, outcome: &str) -> Color {
+        match outcome {
+            "answered" => self.colors.outcome_answered,
+            "partially_answered" => self.colors.outcome_partial,
+            "not_answered" => self.colors.outcome_not_answered,
+            _ => self.colors.muted,
+        }
+    }
+
+    pub fn commitment(&self, state: CommitmentState) -> Color {
+        match state {
+            CommitmentState::Retained => self.colors.commitment_retained,
+            CommitmentState::Released => self.colors.commitment_released,
+            CommitmentState::Conflicting => self.colors.commitment_conflicting,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_themes_set_every_colour() {
+        for (name, _) in BUILT_IN {
+            let theme = Theme::built_in(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(theme.colors.all().len(), Colors::KEYS.len(), "{name}");
+        }
+    }
+
+    #[test]
+    fn user_themes_override_some_keys_and_errors_are_clear() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("mine.toml"),
+            "extends = \"high-contrast\"\n[colors]\npa_clash = \"#ff00ff\"\n",
+        )
+        .unwrap();
+        let (theme, warning) = Theme::load_or_default("mine", Some(dir.path()));
+        assert_eq!(warning, None);
+        assert_eq!(theme.colors.pa_clash, Color::Rgb(255, 0, 255));
+        assert_eq!(
+            theme.colors.pa_ack,
+            Theme::built_in("high-contrast").unwrap().colors.pa_ack
+        );
+        assert!(Theme::names(Some(dir.path())).contains(&"mine".to_owned()));
+
+        std::fs::write(dir.path().join("bad.toml"), "[colors]\npa_clsh = \"red\"\n").unwrap();
+        let (theme, warning) = Theme::load_or_default("bad", Some(dir.path()));
+        assert_eq!(theme.name, "dark");
+        let warning = warning.unwrap();
+        assert!(
+            warning.contains("pa_clsh") && warning.contains("did you mean pa_clash?"),
+            "{warning}"
+        );
+
+        std::fs::write(
+            dir.path().join("ugly.toml"),
+            "extends = \"dark\"\n[colors]\naccent = \"reddish\"\n",
+        )
+        .unwrap();
+        let (_, warning) = Theme::load_or_default("ugly", Some(dir.path()));
+        assert!(warning.unwrap().contains("\"reddish\" is not a colour"));
+
+        std::fs::write(dir.path().join("broken.toml"), "[colors\n").unwrap();
+        let (_, warning) = Theme::load_or_default("broken", Some(dir.path()));
+        assert!(warning.unwrap().contains("broken.toml"));
+
+        let (_, warning) = Theme::load_or_default("nope", Some(dir.path()));
+        assert!(warning.unwrap().contains("no theme nope"));
+    }
+}

@@ -1,0 +1,364 @@
+//! The BKN-DAC tabs: the Answer as tables and lists, the Feasibility of each step, and the
+//! dialogue's commitments as of the selected turn.
+
+use super::{Content, heading};
+use crate::client::turn::Reply;
+use crate::protocol::dac::{CommitmentState, Overall, PaStatus};
+use crate::tui::view::text::{cut, wrap_window};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+/// Lines that say why there is no Response, when there is none.
+pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
+    let t = &c.app.theme;
+    match &c.view.turn.reply {
+        Reply::Response(_) => None,
+        Reply::ToolError(text) => {
+            let mut lines = vec![Line::styled(
+                "✗ The server rejected the Request (tool error, MCP-BINDING section 2)",
+                t.bold(t.colors.tool_error),
+            )];
+            lines.extend(
+                text.lines()
+                    .map(|l| Line::styled(format!("  {l}"), t.fg(t.colors.tool_error))),
+            );
+            lines.push(Line::styled(
+                "Enter on the transcript puts the Request in the composer to fix it.",
+                t.muted(),
+            ));
+            Some(lines)
+        }
+        Reply::Error(e) => Some(vec![
+            Line::styled(
+                format!("✗ No reply ({:?})", e.kind).to_lowercase(),
+                t.bold(t.colors.tool_error),
+            ),
+            Line::styled(format!("  {}", e.message), t.fg(t.colors.tool_error)),
+        ]),
+    }
+}
+
+fn bar(value: f64, cells: usize) -> String {
+    let filled = ((value.clamp(0.0, 1.0) * cells as f64).round() as usize).min(cells);
+    format!("{}{}", "█".repeat(filled), "░".repeat(cells - filled))
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    s.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| s.to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn field(v: &Value, name: &str) -> String {
+    v.get(name).and_then(Value::as_str).unwrap_or("").to_owned()
+}
+
+/// At most this many items of a list are drawn; the rest are in the Raw tab.
+const LIST_CAP: usize = 400;
+
+pub fn answer<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    if let Some(lines) = no_response(c) {
+        return lines;
+    }
+    let t = &c.app.theme;
+    let r = c.selected.response.as_ref().expect("a Response");
+    let outcome = field(r, "Outcome");
+    let mut lines = vec![Line::from(vec![
+        Span::styled("Outcome  ", t.muted()),
+        Span::styled(outcome.replace('_', " "), t.bold(t.outcome(&outcome))),
+        Span::styled("    Sources  ", t.muted()),
+        Span::raw(strings(r.get("SourcesUsed")).join(", ")),
+    ])];
+    if let Some(f) = r.get("Failure") {
+        lines.push(Line::styled(
+            format!(
+                "⚠ Failure: {} ({}){}",
+                field(f, "Service"),
+                field(f, "Nature"),
+                f.get("Request")
+                    .and_then(Value::as_str)
+                    .map(|q| format!(": {q}"))
+                    .unwrap_or_default()
+            ),
+            t.bold(t.colors.warning),
+        ));
+    }
+    let answer = r.get("Answer").cloned().unwrap_or(Value::Null);
+    let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+    let classes = list(answer.get("ObjectClasses"));
+    if !classes.is_empty() {
+        lines.push(heading(c.app, "Object classes"));
+        lines.push(Line::styled(
+            format!("  {:<20} {:<22} {}", "Class", "Label", "Confidence"),
+            t.muted(),
+        ));
+        for oc in classes.iter().take(LIST_CAP) {
+            let conf = oc.get("Confidence").and_then(Value::as_f64);
+            let conf_text = conf
+                .map(|v| format!("{} {v:.2}", bar(v, 10)))
+                .unwrap_or_default();
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("  {:<20} ", cut(&field(oc, "Class"), 20)),
+                    t.fg(t.colors.accent),
+                ),
+                Span::raw(format!("{:<22} ", cut(&field(oc, "Label"), 22))),
+                Span::styled(conf_text, t.fg(t.colors.gauge)),
+            ]));
+        }
+    }
+    let relations = list(answer.get("Relations"));
+    if !relations.is_empty() {
+        lines.push(heading(c.app, "Relations"));
+        for rel in relations.iter().take(LIST_CAP) {
+            lines.push(Line::from(vec![
+                Span::raw(format!("  {} ", field(rel, "Subject"))),
+                Span::styled(field(rel, "Predicate"), t.fg(t.colors.accent)),
+                Span::raw(format!(" {}", field(rel, "Object"))),
+            ]));
+        }
+    }
+    let affordances = list(answer.get("Affordances"));
+    if !affordances.is_empty() {
+        lines.push(heading(c.app, "Affordances"));
+        lines.push(Line::styled(
+            format!("  {:<16} {:<16} {}", "Entity", "Class", "Action"),
+            t.muted(),
+        ));
+        for a in affordances.iter().take(LIST_CAP) {
+            lines.push(Line::from(vec![
+                Span::raw(format!(
+                    "  {:<16} {:<16} ",
+                    cut(&field(a, "EntityID"), 16),
+                    cut(&field(a, "Class"), 16)
+                )),
+                Span::styled(field(a, "Action"), t.fg(t.colors.accent)),
+            ]));
+        }
+    }
+    for (name, key) in [
+        ("Constraints", "Constraints"),
+        ("Behavioural expectations", "BehaviouralExpectations"),
+    ] {
+        let items = strings(answer.get(key));
+        if !items.is_empty() {
+            lines.push(heading(c.app, name));
+            for item in items.iter().take(LIST_CAP) {
+                for (j, l) in wrap_window(item, c.width.saturating_sub(4), 0, 8)
+                    .into_iter()
+                    .enumerate()
+                {
+                    lines.push(Line::raw(format!(
+                        "  {} {l}",
+                        if j == 0 { "•" } else { " " }
+                    )));
+                }
+            }
+        }
+    }
+    if let Some(text) = answer.get("Text").and_then(Value::as_str) {
+        lines.push(heading(c.app, "Text"));
+        // Only as much of a long text as the window reaches is wrapped.
+        let needed = (c.skip + c.take).saturating_sub(lines.len());
+        lines.extend(
+            wrap_window(text, c.width.saturating_sub(2), 0, needed)
+                .into_iter()
+                .map(|l| Line::raw(format!("  {l}"))),
+        );
+    }
+    if lines.len() == 1 {
+        lines.push(Line::styled("(no Answer in this Response)", t.muted()));
+    }
+    lines
+}
+
+pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    if let Some(lines) = no_response(c) {
+        return lines;
+    }
+    let t = &c.app.theme;
+    let r = c.selected.response.as_ref().expect("a Response");
+    let Some(f) = r.get("Feasibility") else {
+        return vec![Line::styled(
+            format!(
+                "no Feasibility in this Response (Kind {})",
+                c.view.summary.kind
+            ),
+            t.muted(),
+        )];
+    };
+    let steps = f
+        .get("Steps")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let statuses: Vec<Option<PaStatus>> = steps
+        .iter()
+        .map(|s| {
+            s.get("PAStatus")
+                .and_then(Value::as_str)
+                .and_then(PaStatus::parse)
+        })
+        .collect();
+    let acks = statuses
+        .iter()
+        .filter(|s| **s == Some(PaStatus::Ack))
+        .count();
+    let overall = f.get("Overall").and_then(Value::as_str).unwrap_or("?");
+    let overall_color = match overall {
+        "feasible" => t.overall(Overall::Feasible),
+        "partially_feasible" => t.overall(Overall::PartiallyFeasible),
+        "infeasible" => t.overall(Overall::Infeasible),
+        _ => t.colors.error,
+    };
+    let mut lines = vec![Line::from(vec![
+        Span::styled("Overall  ", t.muted()),
+        Span::styled(
+            format!(" {} ", overall.replace('_', " ").to_uppercase()),
+            t.fg(t.colors.background)
+                .bg(overall_color)
+                .add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(format!("   {acks} of {} steps Ack", steps.len()), t.muted()),
+    ])];
+    let statements: Vec<(u64, String)> = c
+        .selected
+        .request
+        .get("ProcessActions")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| {
+                    Some((
+                        crate::protocol::message::as_index(p.get("Step")?)?,
+                        p.get("Statement")?.as_str()?.to_owned(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let statement_width = ((c.width.saturating_sub(18)) * 45 / 100).max(12);
+    let reason_width = c.width.saturating_sub(statement_width + 18).max(10);
+    lines.push(Line::styled(
+        format!(
+            "{:>4}  {:<statement_width$}  {:<10}  {}",
+            "Step", "Statement", "PA Status", "Reason"
+        ),
+        t.muted(),
+    ));
+    for (s, status) in steps.iter().zip(&statuses) {
+        let step = s.get("Step").and_then(crate::protocol::message::as_index);
+        let statement = step
+            .and_then(|n| statements.iter().find(|(k, _)| *k == n))
+            .map(|(_, st)| st.clone())
+            .unwrap_or_default();
+        let color = status.map(|s| t.pa_status(s)).unwrap_or(t.colors.error);
+        let reason = field(s, "Reason");
+        let wrapped = wrap_window(&reason, reason_width, 0, 6);
+        let mut spans = vec![
+            Span::raw(format!(
+                "{:>4}  ",
+                step.map(|n| n.to_string()).unwrap_or_default()
+            )),
+            Span::raw(format!(
+                "{:<statement_width$}  ",
+                cut(&statement, statement_width)
+            )),
+            Span::styled(format!("{:<10}", field(s, "PAStatus")), t.bold(color)),
+            Span::raw("  "),
+        ];
+        spans.push(Span::raw(wrapped.first().cloned().unwrap_or_default()));
+        lines.push(Line::from(spans));
+        for more in wrapped.iter().skip(1) {
+            lines.push(Line::raw(format!(
+                "{:pad$}{more}",
+                "",
+                pad = statement_width + 18
+            )));
+        }
+    }
+    lines
+}
+
+pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let rows = c.dialogue.commitments_at(c.selected.index);
+    let turn_label = c
+        .view
+        .summary
+        .turn_index
+        .map(|n| format!("TurnIndex {n}"))
+        .unwrap_or_else(|| format!("row {}", c.selected.index));
+    if rows.is_empty() {
+        return vec![Line::styled(
+            format!("no commitment in this dialogue as of {turn_label}"),
+            t.muted(),
+        )];
+    }
+    let count = |s: CommitmentState| rows.iter().filter(|r| r.state == s).count();
+    let mut lines = vec![Line::from(vec![
+        Span::raw(format!("{} commitments as of {turn_label}:  ", rows.len())),
+        Span::styled(
+            format!("{} retained", count(CommitmentState::Retained)),
+            t.fg(t.commitment(CommitmentState::Retained)),
+        ),
+        Span::raw(" · "),
+        Span::styled(
+            format!("{} released", count(CommitmentState::Released)),
+            t.fg(t.commitment(CommitmentState::Released)),
+        ),
+        Span::raw(" · "),
+        Span::styled(
+            format!("{} conflicting", count(CommitmentState::Conflicting)),
+            t.fg(t.commitment(CommitmentState::Conflicting)),
+        ),
+    ])];
+    lines.push(Line::styled(
+        format!(
+            "{:<8} {:<12} {:>6}  {}",
+            "ID", "Status", "Since", "Statement"
+        ),
+        t.muted(),
+    ));
+    for r in &rows {
+        let color = t.commitment(r.state);
+        let (label, style) = match r.state {
+            CommitmentState::Conflicting => ("CONFLICTING", t.bold(color)),
+            CommitmentState::Retained => ("retained", t.fg(color)),
+            CommitmentState::Released => ("released", t.fg(color)),
+        };
+        let since = c
+            .dialogue
+            .turns
+            .get(r.since)
+            .and_then(|v| v.summary.turn_index)
+            .map(|n| format!("t{n}"))
+            .unwrap_or_default();
+        let statement_style = if r.state == CommitmentState::Released {
+            t.muted().add_modifier(Modifier::CROSSED_OUT)
+        } else {
+            t.fg(t.colors.foreground)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<8} ", cut(&r.id, 8)), t.fg(t.colors.accent)),
+            Span::styled(format!("{label:<12} "), style),
+            Span::styled(format!("{since:>6}  "), t.muted()),
+            Span::styled(r.statement.clone().unwrap_or_default(), statement_style),
+        ]));
+        if let (CommitmentState::Conflicting, Some(reason)) = (r.state, &r.reason) {
+            for l in wrap_window(reason, c.width.saturating_sub(32), 0, 4) {
+                lines.push(Line::styled(format!("{:30}↳ {l}", ""), t.fg(color)));
+            }
+        }
+    }
+    lines
+}

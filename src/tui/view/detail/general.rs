@@ -1,0 +1,169 @@
+//! The tabs every dialogue has: Findings, Raw, Replay.
+
+use super::{Content, heading};
+use crate::client::turn::{Reply, Subject};
+use crate::tui::view::text::{cut, json_line};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+pub fn findings<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let findings = &c.view.turn.findings;
+    if findings.is_empty() {
+        let mut lines = vec![Line::styled(
+            "✓ the Request and the Response conform: no finding",
+            t.fg(t.colors.conforms),
+        )];
+        if let Reply::ToolError(_) = c.view.turn.reply {
+            lines.push(Line::styled(
+                "(the server rejected the Request all the same; see the Answer tab)",
+                t.muted(),
+            ));
+        }
+        return lines;
+    }
+    let mut lines = vec![heading(
+        c.app,
+        format!(
+            "{} finding{}",
+            findings.len(),
+            if findings.len() == 1 { "" } else { "s" }
+        ),
+    )];
+    for f in findings {
+        let on = match f.on {
+            Subject::Request => "request ",
+            Subject::Response => "response",
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{on}  "), t.muted()),
+            Span::styled(
+                f.finding.display_pointer().to_owned(),
+                t.fg(t.colors.json_key),
+            ),
+            Span::raw("  "),
+            Span::styled(format!("{}", f.finding.requirement), t.fg(t.colors.finding)),
+            Span::styled(format!(" · {}", f.finding.check), t.muted()),
+        ]));
+        for l in
+            crate::tui::view::text::wrap_window(&f.finding.message, c.width.saturating_sub(4), 0, 6)
+        {
+            lines.push(Line::raw(format!("    {l}")));
+        }
+    }
+    lines
+}
+
+/// The Request and the reply as pretty JSON; only the lines in view are made.
+pub fn raw<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let s = c.selected;
+    let reply_title = match &c.view.turn.reply {
+        Reply::Response(r) => format!("Response ({} bytes) · y copies", r.len()),
+        Reply::ToolError(_) => "Tool error (isError)".into(),
+        Reply::Error(_) => "No reply".into(),
+    };
+    let request_title = format!("Request ({} bytes) · Y copies", c.view.turn.request.len());
+    let plain_reply = !matches!(c.view.turn.reply, Reply::Response(_));
+    // The document: request heading, request lines, a blank line, reply heading, reply lines.
+    let (req, resp) = (s.request_lines.len(), s.response_lines.len());
+    let total = req + resp + 3;
+    let line_at = |i: usize| -> Line<'a> {
+        if i == 0 {
+            Line::styled(request_title.clone(), t.bold(t.colors.title_focused))
+        } else if i <= req {
+            json_line(&s.request_lines[i - 1], t, c.width)
+        } else if i == req + 1 {
+            Line::raw("")
+        } else if i == req + 2 {
+            Line::styled(reply_title.clone(), t.bold(t.colors.title_focused))
+        } else if plain_reply {
+            Line::styled(
+                cut(&s.response_lines[i - req - 3], c.width),
+                t.fg(t.colors.tool_error),
+            )
+        } else {
+            json_line(&s.response_lines[i - req - 3], t, c.width)
+        }
+    };
+    let skip = c.skip.min(total.saturating_sub(1));
+    (skip..total.min(skip + c.take)).map(line_at).collect()
+}
+
+/// The replay of this turn: the differences, then recorded and replayed side by side.
+pub fn replay<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let Some(r) = &c.view.replay else {
+        let running = c.dialogue.replay.as_ref().is_some_and(|r| r.running);
+        let text = if running {
+            "replaying… this turn has not come back yet"
+        } else {
+            "not replayed: r replays the dialogue in a fresh session"
+        };
+        return vec![Line::styled(text, t.muted())];
+    };
+    let mut lines = Vec::new();
+    if r.differences.is_empty() {
+        lines.push(Line::styled(
+            "= the replayed reply is the same (identifiers and times aside)",
+            t.fg(t.colors.success),
+        ));
+    } else {
+        lines.push(heading(
+            c.app,
+            format!(
+                "≠ {} difference{} (identifiers and times aside)",
+                r.differences.len(),
+                if r.differences.len() == 1 { "" } else { "s" }
+            ),
+        ));
+        for d in &r.differences {
+            lines.push(Line::styled(
+                format!("  {}", cut(&d.to_string(), c.width.saturating_sub(2))),
+                t.fg(t.colors.warning),
+            ));
+        }
+    }
+    lines.push(Line::raw(""));
+    if c.selected.side_by_side.is_empty() {
+        let replayed = match &r.turn.reply {
+            Reply::ToolError(text) => Some(format!(
+                "replayed: tool error: {}",
+                text.lines().next().unwrap_or_default()
+            )),
+            Reply::Error(e) => Some(format!("replayed: {}", e.message)),
+            Reply::Response(_) => None,
+        };
+        lines.extend(replayed.map(|r| Line::styled(r, t.fg(t.colors.tool_error))));
+        return lines;
+    }
+    let half = c.width.saturating_sub(3) / 2;
+    lines.push(Line::from(vec![
+        Span::styled(
+            format!("{:<half$}", "recorded"),
+            t.bold(t.colors.diff_recorded),
+        ),
+        Span::styled(" │ ", t.fg(t.colors.border)),
+        Span::styled("replayed", t.bold(t.colors.diff_replayed)),
+    ]));
+    for row in &c.selected.side_by_side {
+        let bg = if row.differs {
+            Style::default().bg(t.colors.diff_bg)
+        } else {
+            Style::default()
+        };
+        let left = cut(row.recorded.as_deref().unwrap_or(""), half);
+        let right = cut(row.replayed.as_deref().unwrap_or(""), half);
+        let (lc, rc) = if row.differs {
+            (t.colors.diff_recorded, t.colors.diff_replayed)
+        } else {
+            (t.colors.foreground, t.colors.foreground)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{left:<half$}"), bg.fg(lc)),
+            Span::styled(" │ ", t.fg(t.colors.border)),
+            Span::styled(right, bg.fg(rc)),
+        ]));
+    }
+    lines
+}

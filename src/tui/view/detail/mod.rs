@@ -1,0 +1,100 @@
+//! The detail of the selected turn, in tabs. Each tab makes the lines of its content and only
+//! the lines in view are drawn (Raw and long texts make only those).
+
+mod dac;
+mod general;
+mod usr;
+
+use crate::tui::action::Pane;
+use crate::tui::app::{App, DetailTab, Layout as Hits};
+use crate::tui::dialogue::{DialogueState, Selected, TurnView};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// What a tab draws from.
+pub struct Content<'a> {
+    pub app: &'a App,
+    pub dialogue: &'a DialogueState,
+    pub view: &'a TurnView,
+    pub selected: &'a Selected,
+    pub width: usize,
+    /// The first line on screen and how many fit.
+    pub skip: usize,
+    pub take: usize,
+}
+
+pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
+    let t = &app.theme;
+    let focused = app.focus == Pane::Detail;
+    let shown = app.shown_detail_tab();
+    let mut title: Vec<Span> = vec![Span::raw(" ")];
+    let mut x = area.x + 2;
+    for (i, tab) in app.detail_tabs().into_iter().enumerate() {
+        if i > 0 {
+            title.push(Span::styled(" │ ", t.fg(t.colors.border)));
+            x += 3;
+        }
+        let label = tab.title();
+        let style = if tab == shown {
+            t.bold(t.colors.accent).add_modifier(Modifier::UNDERLINED)
+        } else {
+            t.fg(t.colors.tab_inactive)
+        };
+        hits.detail_tabs
+            .push((Rect::new(x, area.y, label.chars().count() as u16, 1), tab));
+        x += label.chars().count() as u16;
+        title.push(Span::styled(label, style));
+    }
+    title.push(Span::raw(" "));
+    let block = super::pane_block(app, Line::from(title), focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(d) = app.current_dialogue() else {
+        return;
+    };
+    let (Some(selected), Some(view)) = (
+        d.selection.as_ref(),
+        d.selected.and_then(|i| d.turns.get(i)),
+    ) else {
+        let hint = if d.pending.is_some() {
+            "waiting for the reply…"
+        } else {
+            "no turn selected"
+        };
+        frame.render_widget(Paragraph::new(Line::styled(hint, t.muted())), inner);
+        return;
+    };
+    let content = Content {
+        app,
+        dialogue: d,
+        view,
+        selected,
+        width: inner.width as usize,
+        skip: d.detail_scroll,
+        take: inner.height as usize,
+    };
+    let lines: Vec<Line> = match shown {
+        DetailTab::Answer => window(dac::answer(&content), &content),
+        DetailTab::Feasibility => window(dac::feasibility(&content), &content),
+        DetailTab::Commitments => window(dac::commitments(&content), &content),
+        DetailTab::UserState => window(usr::user_state(&content), &content),
+        DetailTab::Findings => window(general::findings(&content), &content),
+        DetailTab::Raw => general::raw(&content),
+        DetailTab::Replay => window(general::replay(&content), &content),
+    };
+    frame.render_widget(Paragraph::new(lines).style(t.base()), inner);
+}
+
+/// The lines in view of a tab that made all its lines.
+fn window<'a>(lines: Vec<Line<'a>>, c: &Content) -> Vec<Line<'a>> {
+    let skip = c.skip.min(lines.len().saturating_sub(1));
+    lines.into_iter().skip(skip).take(c.take).collect()
+}
+
+/// A bold heading line.
+fn heading<'a>(app: &App, text: impl Into<String>) -> Line<'a> {
+    Line::styled(text.into(), app.theme.bold(app.theme.colors.title_focused))
+}

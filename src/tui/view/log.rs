@@ -1,0 +1,101 @@
+//! The protocol log pane: JSON-RPC traffic both ways, server logs and progress, stderr and
+//! the client's notes, filterable; only the entries on screen are drawn.
+
+use crate::client::event::LogKind;
+use crate::tui::action::Pane;
+use crate::tui::app::App;
+use crate::tui::view::text::cut;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use time::OffsetDateTime;
+
+pub fn render(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let c = &t.colors;
+    let focused = app.focus == Pane::Log;
+    let log = &app.log;
+    let filter = if log.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" · filter \"{}\"", log.filter)
+    };
+    let follow = if log.follow { " · following" } else { "" };
+    let title = format!(
+        " Protocol log ({} of {}){filter}{follow} ",
+        log.visible_len(),
+        log.total()
+    );
+    let block = super::pane_block(app, title, focused).title_bottom(
+        Line::styled(" / filter · f follow · C clear · y copy ", t.muted()).right_aligned(),
+    );
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let mut height = inner.height as usize;
+    if log.editing_filter {
+        height = height.saturating_sub(1);
+        let line = Line::from(vec![
+            Span::styled("filter: ", t.fg(c.key_hint)),
+            Span::raw(log.filter.clone()),
+            Span::styled("▏", t.fg(c.accent)),
+        ]);
+        frame.render_widget(
+            Paragraph::new(line),
+            Rect::new(inner.x, inner.y + height as u16, inner.width, 1),
+        );
+    }
+    let n = log.visible_len();
+    let selected = log.selected.unwrap_or(n.saturating_sub(1));
+    let top = (selected + 1)
+        .saturating_sub(height)
+        .min(n.saturating_sub(height.min(n)));
+    let lines: Vec<Line> = (top..(top + height).min(n))
+        .filter_map(|i| log.visible(i).map(|e| (i, e)))
+        .map(|(i, e)| {
+            let color = match e.kind {
+                LogKind::Sent => c.log_sent,
+                LogKind::Received => c.log_received,
+                LogKind::ServerLog => c.log_server,
+                LogKind::Progress => c.log_progress,
+                LogKind::Stderr => c.log_stderr,
+                LogKind::Client => c.log_client,
+            };
+            let at = OffsetDateTime::from(e.at);
+            let stamp = format!(
+                "{:02}:{:02}:{:02}.{:03} ",
+                at.hour(),
+                at.minute(),
+                at.second(),
+                at.millisecond()
+            );
+            let size = if e.truncated() {
+                format!(" [{} bytes, cut]", e.size)
+            } else {
+                String::new()
+            };
+            let first = e.text.lines().next().unwrap_or_default();
+            let room = (inner.width as usize).saturating_sub(stamp.len() + 14 + size.len());
+            let line = Line::from(vec![
+                Span::styled(stamp, t.muted()),
+                Span::styled(format!("#{:<3}", e.connection), t.muted()),
+                Span::styled(format!("{:<9}", e.kind.label()), t.bold(color)),
+                Span::styled(cut(first, room), t.fg(c.foreground)),
+                Span::styled(size, t.muted()),
+            ]);
+            if focused && i == selected {
+                line.style(t.selected())
+            } else {
+                line
+            }
+        })
+        .collect();
+    if lines.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled("nothing logged yet", t.muted())),
+            inner,
+        );
+    } else {
+        frame.render_widget(Paragraph::new(lines).style(t.base()), inner);
+    }
+}

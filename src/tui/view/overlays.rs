@@ -1,0 +1,201 @@
+//! What covers the screen: help, palette, prompt, session picker, confirmation.
+
+use crate::tui::action::{BINDINGS, COMPOSER_KEYS, Context, Key};
+use crate::tui::app::App;
+use crate::tui::overlay::Overlay;
+use crate::tui::view::text::cut;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width.saturating_sub(2));
+    let h = height.min(area.height.saturating_sub(2));
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+fn frame_box<'a>(app: &App, title: &'a str) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(app.theme.border(true))
+        .title(Line::styled(title, app.theme.title(true)))
+        .style(app.theme.base())
+}
+
+/// Every key, by where it applies (the help overlay and the README's table).
+pub fn help_lines<'a>(app: &App) -> Vec<Line<'a>> {
+    let t = &app.theme;
+    let mut lines = Vec::new();
+    let contexts = [
+        Context::Anywhere,
+        Context::Global,
+        Context::Pane(crate::tui::action::Pane::Sidebar),
+        Context::Pane(crate::tui::action::Pane::Transcript),
+        Context::Pane(crate::tui::action::Pane::Detail),
+        Context::Pane(crate::tui::action::Pane::Log),
+    ];
+    for context in contexts {
+        lines.push(Line::styled(
+            context.title(),
+            t.bold(t.colors.title_focused),
+        ));
+        for b in BINDINGS.iter().filter(|b| b.context == context) {
+            let keys = b
+                .keys
+                .iter()
+                .map(Key::label)
+                .collect::<Vec<_>>()
+                .join(" / ");
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {keys:<20}"), t.fg(t.colors.key_hint)),
+                Span::raw(b.action.title()),
+            ]));
+        }
+        if context == Context::Global {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<20}", "1 … 9"), t.fg(t.colors.key_hint)),
+                Span::raw("Dialogue 1 … 9"),
+            ]));
+        }
+    }
+    lines.push(Line::styled("Composer", t.bold(t.colors.title_focused)));
+    for (keys, what) in COMPOSER_KEYS {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {keys:<20}"), t.fg(t.colors.key_hint)),
+            Span::raw(*what),
+        ]));
+    }
+    lines.push(Line::styled(
+        "Mouse: click a pane, a tab, a row or a field; the wheel scrolls.",
+        t.muted(),
+    ));
+    lines
+}
+
+pub fn render(frame: &mut Frame, app: &App, area: Rect) {
+    let Some(overlay) = &app.overlay else { return };
+    let t = &app.theme;
+    match overlay {
+        Overlay::Help { scroll } => {
+            let r = centered(area, 84, area.height.saturating_sub(4));
+            frame.render_widget(Clear, r);
+            let block = frame_box(app, " Keys · Esc closes · ↑↓ scroll ");
+            let inner = block.inner(r);
+            frame.render_widget(block, r);
+            let lines = help_lines(app);
+            let skip = (*scroll).min(lines.len().saturating_sub(inner.height as usize));
+            frame.render_widget(Paragraph::new(lines).scroll((skip as u16, 0)), inner);
+        }
+        Overlay::Palette(p) => {
+            let r = Rect::new(
+                area.x + area.width.saturating_sub(70) / 2,
+                area.y + 2,
+                70.min(area.width),
+                16.min(area.height.saturating_sub(3)),
+            );
+            frame.render_widget(Clear, r);
+            let block = frame_box(app, " Command palette · Enter runs · Esc closes ");
+            let inner = block.inner(r);
+            frame.render_widget(block, r);
+            let mut lines = vec![Line::from(vec![
+                Span::styled("› ", t.fg(t.colors.accent)),
+                Span::raw(p.query.clone()),
+                Span::styled("▏", t.fg(t.colors.accent)),
+            ])];
+            let room = inner.height.saturating_sub(1) as usize;
+            let start = p.selected.saturating_sub(room.saturating_sub(1));
+            for (k, &i) in p.matches.iter().enumerate().skip(start).take(room) {
+                let (_, title, keys) = &p.entries[i];
+                let width = inner.width as usize;
+                let line = Line::from(vec![
+                    Span::raw(format!(
+                        " {:<w$}",
+                        cut(title, width.saturating_sub(keys.len() + 3)),
+                        w = width.saturating_sub(keys.len() + 3)
+                    )),
+                    Span::styled(format!("{keys} "), t.fg(t.colors.key_hint)),
+                ]);
+                lines.push(if k == p.selected {
+                    line.style(t.selected())
+                } else {
+                    line
+                });
+            }
+            if p.matches.is_empty() {
+                lines.push(Line::styled(" no action matches", t.muted()));
+            }
+            frame.render_widget(Paragraph::new(lines), inner);
+        }
+        Overlay::Prompt(p) => {
+            let r = centered(area, 76, 5);
+            frame.render_widget(Clear, r);
+            let block = frame_box(app, " Enter to confirm · Esc to cancel ");
+            let inner = block.inner(r);
+            frame.render_widget(block, r);
+            let lines = vec![
+                Line::styled(cut(&p.title, inner.width as usize), t.muted()),
+                Line::from(vec![
+                    Span::raw(p.input.clone()),
+                    Span::styled("▏", t.fg(t.colors.accent)),
+                ]),
+            ];
+            frame.render_widget(Paragraph::new(lines), inner);
+        }
+        Overlay::Picker(p) => {
+            let r = centered(area, 90, 18);
+            frame.render_widget(Clear, r);
+            let block = frame_box(app, " Open a session · Enter opens · Esc closes ");
+            let inner = block.inner(r);
+            frame.render_widget(block, r);
+            let mut lines = Vec::new();
+            if let Some(e) = &p.error {
+                lines.push(Line::styled(
+                    cut(e.lines().next().unwrap_or_default(), inner.width as usize),
+                    t.fg(t.colors.error),
+                ));
+                lines.push(Line::styled("(the file was not changed)", t.muted()));
+            }
+            if p.items.is_empty() {
+                lines.push(Line::styled(
+                    "no session files in the sessions folder and no recent ones",
+                    t.muted(),
+                ));
+            }
+            let width = inner.width as usize;
+            for (i, item) in p.items.iter().enumerate() {
+                let line = Line::from(vec![
+                    Span::raw(format!(
+                        " {:<w$}",
+                        cut(&item.label, width / 2),
+                        w = width / 2
+                    )),
+                    Span::styled(cut(&item.detail, width / 2 - 2), t.muted()),
+                ]);
+                lines.push(if i == p.selected {
+                    line.style(t.selected())
+                } else {
+                    line
+                });
+            }
+            frame.render_widget(Paragraph::new(lines), inner);
+        }
+        Overlay::Confirm(c) => {
+            let r = centered(area, 70, 6);
+            frame.render_widget(Clear, r);
+            let block = frame_box(app, " y yes · n no ");
+            let inner = block.inner(r);
+            frame.render_widget(block, r);
+            let lines = vec![
+                Line::styled(c.title.clone(), t.bold(t.colors.warning)),
+                Line::raw(c.message.clone()),
+            ];
+            frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+        }
+    }
+}

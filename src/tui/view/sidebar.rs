@@ -1,0 +1,175 @@
+//! The servers and their dialogues, as a tree; on narrow screens, one line.
+
+use crate::protocol::Interface;
+use crate::tui::action::Pane;
+use crate::tui::app::{App, Layout as Hits, ServerStatus, SidebarRow};
+use crate::tui::dialogue::Status;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+fn server_state<'a>(app: &App, status: &ServerStatus) -> (Span<'a>, &'static str) {
+    let t = &app.theme;
+    match status {
+        ServerStatus::Connected => (Span::styled("●", t.fg(t.colors.connected)), "connected"),
+        ServerStatus::Connecting => (
+            Span::styled(app.spinner().to_owned(), t.fg(t.colors.connecting)),
+            "connecting",
+        ),
+        ServerStatus::Failed(_) => (Span::styled("○", t.fg(t.colors.failed)), "failed"),
+        ServerStatus::Recorded => (Span::styled("◆", t.fg(t.colors.recorded)), "recorded"),
+    }
+}
+
+pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
+    let t = &app.theme;
+    let focused = app.focus == Pane::Sidebar;
+    let block = super::pane_block(app, " Servers ", focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    for (row, entry) in app.sidebar_rows().into_iter().enumerate() {
+        let selected = focused && row == app.sidebar_selected;
+        let y = inner.y + lines.len() as u16;
+        match entry {
+            SidebarRow::Server(s) => {
+                let server = &app.servers[s];
+                let (dot, _) = server_state(app, &server.status);
+                let arrow = if server.expanded { "▼ " } else { "▶ " };
+                let kind = server.spec.kind();
+                let name_room = width.saturating_sub(kind.len() + 6);
+                let mut line = Line::from(vec![
+                    Span::styled(arrow, t.muted()),
+                    Span::styled(
+                        format!(
+                            "{:<name_room$}",
+                            super::text::cut(&server.spec.name, name_room)
+                        ),
+                        t.bold(t.colors.foreground),
+                    ),
+                    dot,
+                    Span::styled(format!(" {kind}"), t.muted()),
+                ]);
+                if selected {
+                    line = line.style(t.selected());
+                }
+                hits.sidebar_rows
+                    .push((Rect::new(inner.x, y, inner.width, 2), row));
+                lines.push(line);
+                let detail = match (&server.status, &server.summary) {
+                    (ServerStatus::Failed(e), _) => Line::styled(
+                        format!(
+                            "  failed: {}",
+                            super::text::cut(e, width.saturating_sub(10))
+                        ),
+                        t.fg(t.colors.failed),
+                    ),
+                    (_, Some(summary)) => {
+                        let tools: Vec<&str> =
+                            summary.bkn_tools.values().map(String::as_str).collect();
+                        let tools = if tools.is_empty() {
+                            "no BKN tool".to_owned()
+                        } else {
+                            tools.join(" ")
+                        };
+                        Line::from(vec![
+                            Span::styled(format!("  {tools}"), t.fg(t.colors.accent)),
+                            Span::styled(format!("  {}", summary.protocol_version), t.muted()),
+                        ])
+                    }
+                    (ServerStatus::Recorded, None) => {
+                        Line::styled("  recorded session", t.fg(t.colors.recorded))
+                    }
+                    _ => Line::styled("  …", t.muted()),
+                };
+                lines.push(detail);
+            }
+            SidebarRow::Dialogue(d) => {
+                let dialogue = &app.dialogues[d];
+                let current = Some(d) == app.current;
+                let is_last = !app
+                    .dialogues
+                    .iter()
+                    .skip(d + 1)
+                    .any(|o| o.server == dialogue.server);
+                let branch = if is_last { "└" } else { "├" };
+                let state = match &dialogue.status {
+                    Status::Recorded => Span::styled(" ◆", t.fg(t.colors.recorded)),
+                    Status::Failed(_) | Status::Closed(_) => {
+                        Span::styled(" ✗", t.fg(t.colors.failed))
+                    }
+                    Status::Connecting => {
+                        Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.connecting))
+                    }
+                    Status::Open if dialogue.pending.is_some() => {
+                        Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.accent))
+                    }
+                    Status::Open => Span::raw(""),
+                };
+                let label = format!("  {branch} {} {}", d + 1, dialogue.name);
+                let count = format!(" ({})", dialogue.turns.len());
+                let room = width.saturating_sub(count.len() + 3);
+                let style = if current {
+                    t.bold(t.colors.accent)
+                } else {
+                    t.fg(t.colors.foreground)
+                };
+                let mut line = Line::from(vec![
+                    Span::styled(super::text::cut(&label, room), style),
+                    Span::styled(count, t.muted()),
+                    state,
+                ]);
+                if selected {
+                    line = line.style(t.selected());
+                }
+                hits.sidebar_rows
+                    .push((Rect::new(inner.x, y, inner.width, 1), row));
+                lines.push(line);
+            }
+        }
+    }
+    if app.servers.is_empty() {
+        lines.push(Line::styled("no server", t.muted()));
+    }
+    frame.render_widget(Paragraph::new(lines).style(t.base()), inner);
+}
+
+/// The one-line server picker of narrow screens: the current dialogue's server.
+pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let Some(d) = app.current_dialogue() else {
+        frame.render_widget(
+            Paragraph::new(Line::styled(" no dialogue: n opens one", t.muted())),
+            area,
+        );
+        return;
+    };
+    let server = &app.servers[d.server];
+    let (dot, state) = server_state(app, &server.status);
+    let version = server
+        .summary
+        .as_ref()
+        .map(|s| s.protocol_version.clone())
+        .unwrap_or_default();
+    let interface = match d.interface {
+        Interface::Dac => "bkn_dac",
+        Interface::Usr => "bkn_usr",
+    };
+    let line = Line::from(vec![
+        Span::styled(" server ", t.muted()),
+        Span::styled(server.spec.name.clone(), t.bold(t.colors.foreground)),
+        Span::raw(" "),
+        dot,
+        Span::styled(
+            format!(" {} {state} {interface} {version}", server.spec.kind()),
+            t.muted(),
+        ),
+        Span::styled(
+            format!("  ({} of {})", d.server + 1, app.servers.len()),
+            t.muted(),
+        ),
+    ]);
+    frame.render_widget(Paragraph::new(line).style(t.base()), area);
+}

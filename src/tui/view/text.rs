@@ -1,0 +1,189 @@
+//! Text helpers for the panes: JSON coloured by token, text wrapped only as far as the screen
+//! needs, short forms of long values.
+
+use crate::tui::theme::Theme;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+/// One line of pretty-printed JSON, coloured by token (keys, strings, numbers, literals,
+/// punctuation).
+pub fn json_line<'a>(line: &'a str, theme: &Theme, width: usize) -> Line<'a> {
+    let c = &theme.colors;
+    let mut spans: Vec<Span> = Vec::new();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    let mut shown = 0usize;
+    let mut push = |spans: &mut Vec<Span<'a>>, text: &'a str, style: Style| {
+        if shown < width {
+            let room = width - shown;
+            let cut = if text.chars().count() > room {
+                let end = text
+                    .char_indices()
+                    .nth(room)
+                    .map(|(b, _)| b)
+                    .unwrap_or(text.len());
+                &text[..end]
+            } else {
+                text
+            };
+            shown += cut.chars().count();
+            spans.push(Span::styled(cut, style));
+        }
+    };
+    while i < bytes.len() {
+        let start = i;
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i = (i + 1).min(bytes.len());
+                let is_key = line[i..].trim_start().starts_with(':');
+                let color = if is_key { c.json_key } else { c.json_string };
+                push(&mut spans, &line[start..i], Style::default().fg(color));
+            }
+            b'-' | b'0'..=b'9' => {
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                push(
+                    &mut spans,
+                    &line[start..i],
+                    Style::default().fg(c.json_number),
+                );
+            }
+            b't' | b'f' | b'n' => {
+                while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+                    i += 1;
+                }
+                let word = &line[start..i];
+                let color = if word == "null" {
+                    c.json_null
+                } else {
+                    c.json_bool
+                };
+                push(&mut spans, word, Style::default().fg(color));
+            }
+            b' ' => {
+                while i < bytes.len() && bytes[i] == b' ' {
+                    i += 1;
+                }
+                push(&mut spans, &line[start..i], Style::default());
+            }
+            _ => {
+                i += line[i..].chars().next().map(char::len_utf8).unwrap_or(1);
+                push(
+                    &mut spans,
+                    &line[start..i],
+                    Style::default().fg(c.json_punct),
+                );
+            }
+        }
+    }
+    Line::from(spans)
+}
+
+/// Wraps `text` at `width` columns and returns lines `skip..skip + take` of the result,
+/// reading only as much of the text as those lines need (a megabyte of text costs what is on
+/// screen).
+pub fn wrap_window(text: &str, width: usize, skip: usize, take: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    let mut line_no = 0usize;
+    for paragraph in text.split('\n') {
+        let mut current = String::new();
+        let mut count = 0usize;
+        let emit = |s: String, line_no: &mut usize, out: &mut Vec<String>| {
+            if *line_no >= skip && out.len() < take {
+                out.push(s);
+            }
+            *line_no += 1;
+        };
+        for word in paragraph.split(' ') {
+            let len = word.chars().count();
+            if count > 0 && count + 1 + len > width {
+                emit(std::mem::take(&mut current), &mut line_no, &mut out);
+                count = 0;
+            }
+            if len > width {
+                // A word longer than the line is cut.
+                for ch in word.chars() {
+                    if count == width {
+                        emit(std::mem::take(&mut current), &mut line_no, &mut out);
+                        count = 0;
+                    }
+                    current.push(ch);
+                    count += 1;
+                }
+            } else {
+                if count > 0 {
+                    current.push(' ');
+                    count += 1;
+                }
+                current.push_str(word);
+                count += len;
+            }
+            if out.len() >= take {
+                return out;
+            }
+        }
+        emit(current, &mut line_no, &mut out);
+        if out.len() >= take {
+            break;
+        }
+    }
+    out
+}
+
+/// The first `n` characters, with an ellipsis when cut.
+pub fn cut(text: &str, n: usize) -> String {
+    if text.chars().count() <= n {
+        text.to_owned()
+    } else {
+        let mut s: String = text.chars().take(n.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// `3f2a…c1`: an ID short enough for a title.
+pub fn short_id(id: &str) -> String {
+    if id.chars().count() <= 10 {
+        id.to_owned()
+    } else {
+        let head: String = id.chars().take(4).collect();
+        let tail: String = id
+            .chars()
+            .rev()
+            .take(2)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        format!("{head}…{tail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_reads_only_what_is_shown() {
+        let text = "one two three four five six seven";
+        assert_eq!(
+            wrap_window(text, 9, 0, 10),
+            ["one two", "three", "four five", "six seven"]
+        );
+        assert_eq!(wrap_window(text, 9, 2, 1), ["four five"]);
+        let big = "x".repeat(1_000_000);
+        assert_eq!(wrap_window(&big, 100, 0, 3), vec!["x".repeat(100); 3]);
+        assert_eq!(short_id("3b781c2c-6d2c-4753-9102-6b3319e92744"), "3b78…44");
+    }
+}
