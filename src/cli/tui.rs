@@ -73,6 +73,7 @@ pub fn run(args: Args) -> u8 {
             Err(e) => return fail(&e),
         }
     }
+    crate::client::spec::make_names_unique(&mut servers);
     if servers.is_empty() && args.session.is_none() {
         servers = vec![
             ServerSpec::embedded(Interface::Dac),

@@ -24,7 +24,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -97,7 +97,8 @@ pub enum CallError {
         after: Duration,
         note: Option<String>,
     },
-    #[error("cancelled")]
+    /// Dropping the call sent the server notifications/cancelled.
+    #[error("cancelled before the answer came; the server was sent notifications/cancelled")]
     Cancelled,
     #[error("{0}")]
     TooLarge(String),
@@ -123,6 +124,8 @@ pub struct Connection {
     progress: watch::Receiver<u64>,
     child: Option<Arc<tokio::sync::Mutex<tokio::process::Child>>>,
     health: Arc<Mutex<Health>>,
+    /// Set when we close the connection, so that the server's leaving is not news.
+    closing: Arc<AtomicBool>,
     timeout: Duration,
     events: EventSink,
 }
@@ -137,6 +140,7 @@ impl Connection {
         let events = options.events.clone();
         let (handler, progress) = Handler::new(id, events.clone());
         let health = Arc::new(Mutex::new(Health::default()));
+        let closing = Arc::new(AtomicBool::new(false));
         events.log(
             id,
             LogKind::Client,
@@ -209,8 +213,17 @@ impl Connection {
                 let stdout = child.stdout.take().expect("piped");
                 let stdin = child.stdin.take().expect("piped");
                 let stderr = child.stderr.take().expect("piped");
-                spawn_stderr_reader(stderr, id, events.clone(), health.clone());
                 let child = Arc::new(tokio::sync::Mutex::new(child));
+                spawn_stderr_reader(
+                    stderr,
+                    id,
+                    events.clone(),
+                    health.clone(),
+                    ExitWatch {
+                        child: child.clone(),
+                        closing: closing.clone(),
+                    },
+                );
                 let transport = StdioTransport::new(
                     stdout,
                     stdin,
@@ -269,6 +282,7 @@ impl Connection {
             progress,
             child,
             health,
+            closing,
             timeout: options.timeout,
             events: events.clone(),
         };
@@ -474,6 +488,7 @@ impl Connection {
     pub async fn close(self) {
         let id = self.id;
         let events = self.events.clone();
+        self.closing.store(true, Ordering::Relaxed);
         let _ = tokio::time::timeout(Duration::from_secs(3), self.service.cancel()).await;
         if let Some(child) = self.child {
             let mut child = child.lock().await;
@@ -536,11 +551,21 @@ fn command_of(spec: &ServerSpec, options: &ConnectOptions) -> Result<Command, Co
     }
 }
 
+/// What the stderr reader needs to tell when the server process ends by itself.
+struct ExitWatch {
+    child: Arc<tokio::sync::Mutex<tokio::process::Child>>,
+    closing: Arc<AtomicBool>,
+}
+
+/// Reads a stdio server's stderr into the log and the health record. Its end usually means
+/// the process ended: if it did and we were not closing it, a `Closed` event says so at once,
+/// so that a server that dies between turns shows as gone without waiting for the next turn.
 fn spawn_stderr_reader(
     stderr: tokio::process::ChildStderr,
     id: ConnectionId,
     events: EventSink,
     health: Arc<Mutex<Health>>,
+    watch: ExitWatch,
 ) {
     tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
@@ -551,6 +576,23 @@ fn spawn_stderr_reader(
             if h.stderr_tail.len() > Health::STDERR_LINES {
                 h.stderr_tail.pop_front();
             }
+        }
+        if watch.closing.load(Ordering::Relaxed) {
+            return;
+        }
+        let exited = {
+            let mut child = watch.child.lock().await;
+            matches!(
+                tokio::time::timeout(Duration::from_secs(1), child.wait()).await,
+                Ok(Ok(_))
+            )
+        };
+        if exited && !watch.closing.load(Ordering::Relaxed) {
+            let note = exit_note(&watch.child, &health).await;
+            events.emit(Event::Closed {
+                connection: id,
+                reason: format!("the server process ended{note}"),
+            });
         }
     });
 }

@@ -36,6 +36,8 @@ pub enum EngineEvent {
     /// A dialogue's connection is up (this also tells what the server is).
     Opened {
         dialogue: DialogueKey,
+        /// The connection it runs on (client events name connections, not dialogues).
+        connection: u64,
         dialog_id: String,
         origin: DialogIdOrigin,
         tool: String,
@@ -246,6 +248,7 @@ async fn run_dialogue(
     dialogue.start_at(first_turn);
     let _ = events.send(EngineEvent::Opened {
         dialogue: key,
+        connection: dialogue.connection.id,
         dialog_id: dialogue.dialog_id().to_owned(),
         origin: dialogue.connection.dialog_id_origin,
         tool: dialogue.tool.clone(),

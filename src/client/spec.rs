@@ -468,3 +468,37 @@ mod tests {
         );
     }
 }
+
+/// Gives servers that share a name (two `--stdio` lines of the same program) distinct ones,
+/// "name", "name-2", "name-3", so that tabs, the sidebar and session files tell them apart.
+pub fn make_names_unique(specs: &mut [ServerSpec]) {
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for spec in specs.iter_mut() {
+        let mut name = spec.name.clone();
+        let mut n = 2;
+        while seen.contains(&name) {
+            name = format!("{}-{n}", spec.name);
+            n += 1;
+        }
+        seen.insert(name.clone());
+        spec.name = name;
+    }
+}
+
+#[cfg(test)]
+mod unique_name_tests {
+    use super::*;
+
+    #[test]
+    fn repeated_names_get_numbers() {
+        let mut specs = vec![
+            ServerSpec::from_command_line("srv --a").unwrap(),
+            ServerSpec::from_command_line("srv --b").unwrap(),
+            ServerSpec::from_command_line("other").unwrap(),
+            ServerSpec::from_command_line("srv --c").unwrap(),
+        ];
+        make_names_unique(&mut specs);
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["srv", "srv-2", "other", "srv-3"]);
+    }
+}

@@ -249,14 +249,18 @@ impl App {
         if let Some(w) = warning {
             app.notify(w, Severity::Warning);
         }
+        let mut first = None;
         for spec in options.servers {
             let interface = match &spec.transport {
                 crate::client::spec::TransportSpec::Embedded { interface, .. } => *interface,
                 _ => Interface::Dac,
             };
             let server = app.add_server(spec, interface);
-            app.open_dialogue(server, interface);
+            let dialogue = app.open_dialogue(server, interface);
+            first.get_or_insert(dialogue);
         }
+        // Start on the first server's dialogue, not the last one opened.
+        app.current = first;
         if let Some(path) = &options.session {
             let _ = app.open_session(path.clone());
         }

@@ -59,6 +59,17 @@ impl App {
             self.log_filter_key(key);
             return;
         }
+        // Arrows and Enter move within the composer's form before they mean anything else.
+        if self.focus == Pane::Composer
+            && matches!(
+                key.code,
+                KeyCode::Up | KeyCode::Down | KeyCode::Left | KeyCode::Right | KeyCode::Enter
+            )
+            && !key.modifiers.contains(KeyModifiers::CONTROL)
+            && self.composer_key(key)
+        {
+            return;
+        }
         let typing = self.typing();
         if let Some(action) = action::action_for(&key, self.focus, typing) {
             // Tab in the composer first offers its completion.
@@ -859,6 +870,7 @@ impl App {
         match event {
             EngineEvent::Opened {
                 dialogue,
+                connection,
                 dialog_id,
                 origin,
                 tool,
@@ -868,6 +880,7 @@ impl App {
                 let Some(i) = self.dialogue_index(dialogue) else {
                     return;
                 };
+                self.engine.note_connection(dialogue, connection);
                 let d = &mut self.dialogues[i];
                 d.status = Status::Open;
                 let origin_text = match origin {
@@ -975,6 +988,7 @@ impl App {
                 if rows > 0 && last >= d.scroll + rows {
                     d.scroll = last + 1 - rows;
                 }
+                self.follow_kind(i);
                 self.with_composer(i, |c, ctx| c.after_send(ctx));
                 self.session.unsaved += 1;
                 if let Some((text, severity)) = summary {
@@ -1017,6 +1031,31 @@ impl App {
     }
 
     /// The dialogue with a turn pending, when only one has.
+    /// When a new turn arrives and is selected, shows the detail tab its Kind is about
+    /// (Feasibility for feasibility, Commitments for commitment, Answer otherwise), unless
+    /// the user is reading Findings, Raw or a replay.
+    fn follow_kind(&mut self, dialogue: usize) {
+        let d = &self.dialogues[dialogue];
+        if self.current != Some(dialogue) || d.selected != Some(d.turns.len().saturating_sub(1)) {
+            return;
+        }
+        if !matches!(
+            self.detail_tab,
+            DetailTab::Answer | DetailTab::Feasibility | DetailTab::Commitments
+        ) {
+            return;
+        }
+        let Some(view) = d.turns.last() else { return };
+        if !matches!(view.turn.reply, Reply::Response(_)) {
+            return;
+        }
+        self.detail_tab = match view.summary.kind.as_str() {
+            "feasibility" => DetailTab::Feasibility,
+            "commitment" => DetailTab::Commitments,
+            _ => DetailTab::Answer,
+        };
+    }
+
     fn pending_dialogue(&self) -> Option<crate::client::engine::DialogueKey> {
         let mut pending = self.dialogues.iter().filter(|d| d.pending.is_some());
         let first = pending.next()?;

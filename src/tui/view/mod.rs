@@ -17,7 +17,7 @@ use crate::tui::action::Pane;
 use crate::tui::app::{App, Layout as Hits};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::widgets::{Block, Borders};
+use ratatui::widgets::{Block, BorderType, Borders};
 
 /// The areas of the screen.
 pub struct Areas {
@@ -52,7 +52,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         let [s, m] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);
         (s, m)
     } else {
-        let width = (area.width / 5).clamp(24, 34);
+        let width = (area.width / 4).clamp(24, 36);
         let [s, m] =
             Layout::horizontal([Constraint::Length(width), Constraint::Min(0)]).areas(body);
         (s, m)
@@ -141,7 +141,8 @@ pub fn render(frame: &mut Frame, app: &App) {
     *app.layout.borrow_mut() = hits;
 }
 
-/// A bordered block with a title, its colours saying whether its pane has the focus.
+/// A bordered block with a title, its colours saying whether its pane has the focus (and its
+/// border: thick when focused, so that the focus shows without colour too).
 fn pane_block<'a>(
     app: &App,
     title: impl Into<ratatui::text::Line<'a>>,
@@ -149,6 +150,11 @@ fn pane_block<'a>(
 ) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Plain
+        })
         .border_style(app.theme.border(focused))
         .title(title.into().style(app.theme.title(focused)))
 }

@@ -142,6 +142,18 @@ pub fn wrap_window(text: &str, width: usize, skip: usize, take: usize) -> Vec<St
 }
 
 /// The first `n` characters, with an ellipsis when cut.
+/// A bar for a value in 0..1 over `cells` cells: the filled part and the empty part (drawn
+/// with different characters, so the bar reads without colour too).
+pub fn bar_parts(value: f64, cells: usize) -> (String, String) {
+    let filled = ((value.clamp(0.0, 1.0) * cells as f64).round() as usize).min(cells);
+    ("█".repeat(filled), "░".repeat(cells - filled))
+}
+
+pub fn bar(value: f64, cells: usize) -> String {
+    let (filled, empty) = bar_parts(value, cells);
+    filled + &empty
+}
+
 pub fn cut(text: &str, n: usize) -> String {
     if text.chars().count() <= n {
         text.to_owned()

@@ -80,6 +80,9 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             top = s + 1 - body;
         }
     }
+    // The longest Kind, behavioural_expectations, is 24 characters; narrow screens cut it.
+    let narrow = inner.width < 90;
+    let kind_width: u16 = if narrow { 16 } else { 24 };
     let rows: Vec<Row> = d.turns[top..(top + body).min(d.turns.len())]
         .iter()
         .enumerate()
@@ -114,6 +117,9 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 0 if matches!(view.turn.reply, Reply::ToolError(_)) => {
                     Span::styled("request rejected", t.fg(c.tool_error))
                 }
+                0 if matches!(view.turn.reply, Reply::Error(_)) => {
+                    Span::styled("no reply", t.fg(c.tool_error))
+                }
                 0 => Span::styled("ok", t.fg(c.conforms)),
                 1 => Span::styled("1 finding", t.fg(c.finding)),
                 n => Span::styled(format!("{n} findings"), t.fg(c.finding)),
@@ -130,7 +136,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     Span::styled(marker, t.fg(c.accent)),
                     Span::raw(format!("{turn_index:>5}")),
                 ])),
-                Cell::from(view.summary.kind.clone()),
+                Cell::from(super::text::cut(&view.summary.kind, kind_width as usize)),
                 Cell::from(Line::from(vec![
                     Span::styled(outcome, t.fg(outcome_color)),
                     Span::styled(overall, t.muted()),
@@ -151,10 +157,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         .collect();
     let widths = [
         Constraint::Length(7),
-        Constraint::Length(25),
-        Constraint::Min(18),
+        Constraint::Length(kind_width),
+        Constraint::Min(12),
         Constraint::Length(8),
-        Constraint::Length(22),
+        Constraint::Length(if narrow { 12 } else { 18 }),
     ];
     let header = Row::new(vec!["  Turn", "Kind", "Outcome", "ms", "Check"]).style(t.muted());
     let table_area = Rect::new(

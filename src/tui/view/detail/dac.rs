@@ -4,7 +4,7 @@
 use super::{Content, heading};
 use crate::client::turn::Reply;
 use crate::protocol::dac::{CommitmentState, Overall, PaStatus};
-use crate::tui::view::text::{cut, wrap_window};
+use crate::tui::view::text::{bar, cut, wrap_window};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -19,29 +19,39 @@ pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
                 "✗ The server rejected the Request (tool error, MCP-BINDING section 2)",
                 t.bold(t.colors.tool_error),
             )];
-            lines.extend(
-                text.lines()
-                    .map(|l| Line::styled(format!("  {l}"), t.fg(t.colors.tool_error))),
-            );
+            for l in text.lines() {
+                lines.extend(
+                    wrap_window(l, c.width.saturating_sub(2), 0, 20)
+                        .into_iter()
+                        .map(|w| Line::styled(format!("  {w}"), t.fg(t.colors.tool_error))),
+                );
+            }
             lines.push(Line::styled(
                 "Enter on the transcript puts the Request in the composer to fix it.",
                 t.muted(),
             ));
             Some(lines)
         }
-        Reply::Error(e) => Some(vec![
-            Line::styled(
+        Reply::Error(e) => {
+            let mut lines = vec![Line::styled(
                 format!("✗ No reply ({:?})", e.kind).to_lowercase(),
                 t.bold(t.colors.tool_error),
-            ),
-            Line::styled(format!("  {}", e.message), t.fg(t.colors.tool_error)),
-        ]),
+            )];
+            // The message is often long (exit status, stderr tail): show all of it.
+            lines.extend(
+                wrap_window(&e.message, c.width.saturating_sub(2), 0, 20)
+                    .into_iter()
+                    .map(|w| Line::styled(format!("  {w}"), t.fg(t.colors.tool_error))),
+            );
+            if e.kind == crate::client::turn::ErrorKind::Gone {
+                lines.push(Line::styled(
+                    "R continues the dialogue in a new MCP session; n opens a new dialogue.",
+                    t.muted(),
+                ));
+            }
+            Some(lines)
+        }
     }
-}
-
-fn bar(value: f64, cells: usize) -> String {
-    let filled = ((value.clamp(0.0, 1.0) * cells as f64).round() as usize).min(cells);
-    format!("{}{}", "█".repeat(filled), "░".repeat(cells - filled))
 }
 
 fn strings(v: Option<&Value>) -> Vec<String> {
@@ -92,8 +102,25 @@ pub fn answer<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             t.bold(t.colors.warning),
         ));
     }
-    let answer = r.get("Answer").cloned().unwrap_or(Value::Null);
     let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+    // What this turn did to the commitments (the Commitments tab has the whole story).
+    let statuses = list(r.get("CommitmentStatus"));
+    if !statuses.is_empty() {
+        let mut spans = vec![Span::styled("Commitments  ", t.muted())];
+        for (j, s) in statuses.iter().take(LIST_CAP).enumerate() {
+            if j > 0 {
+                spans.push(Span::raw(", "));
+            }
+            let status = field(s, "Status");
+            let color = CommitmentState::parse(&status)
+                .map(|st| t.commitment(st))
+                .unwrap_or(t.colors.error);
+            spans.push(Span::raw(format!("{} ", field(s, "CommitmentID"))));
+            spans.push(Span::styled(status, t.fg(color)));
+        }
+        lines.push(Line::from(spans));
+    }
+    let answer = r.get("Answer").cloned().unwrap_or(Value::Null);
     let classes = list(answer.get("ObjectClasses"));
     if !classes.is_empty() {
         lines.push(heading(c.app, "Object classes"));
@@ -175,7 +202,7 @@ pub fn answer<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
                 .map(|l| Line::raw(format!("  {l}"))),
         );
     }
-    if lines.len() == 1 {
+    if answer.is_null() {
         lines.push(Line::styled("(no Answer in this Response)", t.muted()));
     }
     lines
@@ -246,8 +273,10 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
                 .collect()
         })
         .unwrap_or_default();
-    let statement_width = ((c.width.saturating_sub(18)) * 45 / 100).max(12);
-    let reason_width = c.width.saturating_sub(statement_width + 18).max(10);
+    // Step (4) + gap (2) + Statement + gap (2) + PA Status (10) + gap (2), then Reason.
+    const FIXED: usize = 20;
+    let statement_width = ((c.width.saturating_sub(FIXED)) * 45 / 100).max(12);
+    let reason_width = c.width.saturating_sub(statement_width + FIXED).max(10);
     lines.push(Line::styled(
         format!(
             "{:>4}  {:<statement_width$}  {:<10}  {}",
@@ -263,27 +292,33 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             .unwrap_or_default();
         let color = status.map(|s| t.pa_status(s)).unwrap_or(t.colors.error);
         let reason = field(s, "Reason");
-        let wrapped = wrap_window(&reason, reason_width, 0, 6);
-        let mut spans = vec![
-            Span::raw(format!(
-                "{:>4}  ",
-                step.map(|n| n.to_string()).unwrap_or_default()
-            )),
-            Span::raw(format!(
-                "{:<statement_width$}  ",
-                cut(&statement, statement_width)
-            )),
-            Span::styled(format!("{:<10}", field(s, "PAStatus")), t.bold(color)),
-            Span::raw("  "),
-        ];
-        spans.push(Span::raw(wrapped.first().cloned().unwrap_or_default()));
-        lines.push(Line::from(spans));
-        for more in wrapped.iter().skip(1) {
-            lines.push(Line::raw(format!(
-                "{:pad$}{more}",
-                "",
-                pad = statement_width + 18
-            )));
+        // Both text columns wrap; the row is as tall as the taller of the two.
+        let statement_lines = wrap_window(&statement, statement_width, 0, 4);
+        let reason_lines = wrap_window(&reason, reason_width, 0, 6);
+        let height = statement_lines.len().max(reason_lines.len()).max(1);
+        for row in 0..height {
+            let number = match (row, step) {
+                (0, Some(n)) => n.to_string(),
+                _ => String::new(),
+            };
+            let status_text = if row == 0 {
+                field(s, "PAStatus")
+            } else {
+                String::new()
+            };
+            lines.push(Line::from(vec![
+                Span::raw(format!("{number:>4}  ")),
+                Span::raw(format!(
+                    "{:<statement_width$}  ",
+                    statement_lines
+                        .get(row)
+                        .map(String::as_str)
+                        .unwrap_or_default()
+                )),
+                Span::styled(format!("{status_text:<10}"), t.bold(color)),
+                Span::raw("  "),
+                Span::raw(reason_lines.get(row).cloned().unwrap_or_default()),
+            ]));
         }
     }
     lines

@@ -10,16 +10,19 @@ pub fn findings<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme;
     let findings = &c.view.turn.findings;
     if findings.is_empty() {
-        let mut lines = vec![Line::styled(
-            "✓ the Request and the Response conform: no finding",
-            t.fg(t.colors.conforms),
-        )];
-        if let Reply::ToolError(_) = c.view.turn.reply {
-            lines.push(Line::styled(
-                "(the server rejected the Request all the same; see the Answer tab)",
-                t.muted(),
-            ));
-        }
+        let (verdict, note) = match c.view.turn.reply {
+            Reply::Response(_) => ("✓ the Request and the Response conform: no finding", None),
+            Reply::ToolError(_) => (
+                "✓ the Request conforms: no finding",
+                Some("(the server rejected it all the same; see the Answer tab)"),
+            ),
+            Reply::Error(_) => (
+                "✓ the Request conforms: no finding",
+                Some("(no Response came, so there was none to check)"),
+            ),
+        };
+        let mut lines = vec![Line::styled(verdict, t.fg(t.colors.conforms))];
+        lines.extend(note.map(|n| Line::styled(n, t.muted())));
         return lines;
     }
     let mut lines = vec![heading(

@@ -37,7 +37,12 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             title.push(Span::styled(" │ ", t.fg(t.colors.border)));
             x += 3;
         }
-        let label = tab.title();
+        // The shown tab is marked in text as well as in colour, for monochrome terminals.
+        let label = if tab == shown {
+            format!("▸{}", tab.title())
+        } else {
+            tab.title().to_owned()
+        };
         let style = if tab == shown {
             t.bold(t.colors.accent).add_modifier(Modifier::UNDERLINED)
         } else {

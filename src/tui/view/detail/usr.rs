@@ -2,14 +2,9 @@
 
 use super::dac::no_response;
 use super::{Content, heading};
-use crate::tui::view::text::{cut, wrap_window};
+use crate::tui::view::text::{bar, bar_parts, cut, wrap_window};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
-
-fn bar(value: f64, cells: usize) -> String {
-    let filled = ((value.clamp(0.0, 1.0) * cells as f64).round() as usize).min(cells);
-    format!("{}{}", "█".repeat(filled), "░".repeat(cells - filled))
-}
 
 fn text(v: &Value, name: &str) -> String {
     v.get(name)
@@ -48,13 +43,9 @@ pub fn user_state<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         let gauge_width = (c.width.saturating_sub(34)).clamp(10, 40);
         let mut spans = vec![Span::styled("Engagement  ", t.muted())];
         if let Some(level) = level {
-            let filled =
-                ((level.clamp(0.0, 1.0) * gauge_width as f64).round() as usize).min(gauge_width);
-            spans.push(Span::styled("█".repeat(filled), t.fg(t.colors.gauge)));
-            spans.push(Span::styled(
-                "█".repeat(gauge_width - filled),
-                t.fg(t.colors.gauge_bg),
-            ));
+            let (filled, empty) = bar_parts(level, gauge_width);
+            spans.push(Span::styled(filled, t.fg(t.colors.gauge)));
+            spans.push(Span::styled(empty, t.fg(t.colors.gauge_bg)));
             spans.push(Span::styled(
                 format!(" {level:.2}"),
                 t.bold(t.colors.foreground),
@@ -79,10 +70,13 @@ pub fn user_state<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             "no refined User State in this Response",
             t.muted(),
         ));
-        lines.extend(
-            why.into_iter()
-                .map(|w| Line::styled(format!("  {w}"), t.fg(t.colors.warning))),
-        );
+        for w in why {
+            lines.extend(
+                wrap_window(&w, c.width.saturating_sub(2), 0, 8)
+                    .into_iter()
+                    .map(|l| Line::styled(format!("  {l}"), t.fg(t.colors.warning))),
+            );
+        }
         return lines;
     }
     let attrs: Vec<Span> = ["CognitiveState", "Emotion", "SocialAttitude"]
@@ -186,9 +180,13 @@ pub fn user_state<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             Span::styled("  sources ", t.muted()),
             Span::raw(sources.join(", ")),
         ]));
-        for l in wrap_window(&text(p, "Method"), c.width.saturating_sub(10), 0, 4) {
+        for (j, l) in wrap_window(&text(p, "Method"), c.width.saturating_sub(10), 0, 4)
+            .into_iter()
+            .enumerate()
+        {
+            let label = if j == 0 { "  method  " } else { "          " };
             lines.push(Line::from(vec![
-                Span::styled("  method  ", t.muted()),
+                Span::styled(label, t.muted()),
                 Span::raw(l),
             ]));
         }
