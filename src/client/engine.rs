@@ -41,8 +41,9 @@ pub enum EngineEvent {
         dialog_id: String,
         origin: DialogIdOrigin,
         tool: String,
-        summary: ServerSummary,
-        vocabulary: Vocabulary,
+        /// Boxed: the largest part of the event, and rare.
+        summary: Box<ServerSummary>,
+        vocabulary: Box<Vocabulary>,
     },
     /// A dialogue could not start: no connection, or no tool for its interface.
     Failed {
@@ -252,8 +253,8 @@ async fn run_dialogue(
         dialog_id: dialogue.dialog_id().to_owned(),
         origin: dialogue.connection.dialog_id_origin,
         tool: dialogue.tool.clone(),
-        summary: dialogue.connection.summary.clone(),
-        vocabulary,
+        summary: Box::new(dialogue.connection.summary.clone()),
+        vocabulary: Box::new(vocabulary),
     });
     let _ = events.send(EngineEvent::Client(Event::Log(
         crate::client::event::LogEntry::new(

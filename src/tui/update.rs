@@ -893,8 +893,8 @@ impl App {
                 let server = d.server;
                 if let Some(s) = self.servers.get_mut(server) {
                     s.status = ServerStatus::Connected;
-                    s.summary = Some(summary);
-                    s.vocabulary = vocabulary;
+                    s.summary = Some(*summary);
+                    s.vocabulary = *vocabulary;
                 }
                 self.with_composer(i, |c, ctx| c.recheck(ctx));
                 self.log.push(crate::client::event::LogEntry::new(
