@@ -282,8 +282,10 @@ pub fn fill_request(
         object.insert("DescrMetadata".into(), descr);
     }
     object.extend(given);
-    if fill == Fill::Fresh
-        && let Some(Value::Object(dem)) = object.get_mut("DataXMData")
+    // DataXMData.DataID names this datum: renewed by Fresh, and filled by Missing when a
+    // DataXMData is given without one (a form keeps the Source and leaves the ID to us).
+    if let Some(Value::Object(dem)) = object.get_mut("DataXMData")
+        && (fill == Fill::Fresh || !dem.contains_key("DataID"))
     {
         dem.insert("DataID".into(), Value::String(new_id()));
     }
@@ -324,6 +326,31 @@ mod tests {
         let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
         assert_eq!(keys[0], "Header", "common fields come first: {keys:?}");
         assert_eq!(keys.last(), Some(&"Kind"));
+    }
+
+    #[test]
+    fn fill_missing_gives_a_data_xm_data_without_an_id_one() {
+        let source = json!([{"AIMID": "X"}]);
+        for (given, kept) in [
+            (json!({"Source": source}), false),
+            (json!({"DataID": "mine", "Source": source}), true),
+        ] {
+            let mut obj = json!({"Kind": "constraints", "DataXMData": given})
+                .as_object()
+                .unwrap()
+                .clone();
+            fill_request(
+                &mut obj,
+                Interface::Dac,
+                "d1",
+                0,
+                &CommonDefaults::default(),
+                Fill::Missing,
+            );
+            let id = obj["DataXMData"]["DataID"].as_str().expect("a DataID");
+            assert_eq!(id == "mine", kept);
+            assert_eq!(obj["DataXMData"]["Source"], source);
+        }
     }
 
     #[test]

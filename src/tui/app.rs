@@ -33,10 +33,27 @@ pub enum AppEvent {
         automatic: bool,
         result: Result<(), String>,
     },
+    /// The session picker's list, read off the UI thread.
+    PickerItems(Vec<crate::tui::overlay::PickerItem>),
+    /// A session file was read (or could not be), off the UI thread.
+    SessionRead {
+        path: PathBuf,
+        purpose: OpenPurpose,
+        result: Result<crate::session::Session, String>,
+    },
     /// Time passes (spinners, elapsed times, notices that fade).
     Tick,
     /// SIGTERM or the like: leave cleanly.
     Terminate,
+}
+
+/// Why a session file is being read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenPurpose {
+    /// The user opens it (the picker, `--session`): it becomes the file Ctrl-S writes.
+    Open,
+    /// The autosave of a run that did not end cleanly: recovered, then saved under a name.
+    Recover,
 }
 
 pub enum ReplayEvent {
@@ -262,7 +279,7 @@ impl App {
         // Start on the first server's dialogue, not the last one opened.
         app.current = first;
         if let Some(path) = &options.session {
-            let _ = app.open_session(path.clone());
+            app.open_session(path.clone(), OpenPurpose::Open);
         }
         if !app.dialogues.is_empty() && app.current.is_none() {
             app.current = Some(0);

@@ -462,6 +462,7 @@ impl Composer {
             self.mode = Mode::Form;
         } else {
             self.raw = editor(&serde_json::to_string_pretty(request).unwrap_or_default());
+            self.raw.move_cursor(CursorMove::Top);
             self.mode = Mode::Raw;
         }
         self.recheck(ctx);

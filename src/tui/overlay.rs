@@ -93,6 +93,10 @@ pub struct PickerItem {
 
 pub struct Picker {
     pub items: Vec<PickerItem>,
+    /// The list is being read (in the background).
+    pub loading: bool,
+    /// The file being opened (in the background), if any.
+    pub opening: Option<PathBuf>,
     pub selected: usize,
     /// Why the last opening failed (the file is left as it was).
     pub error: Option<String>,

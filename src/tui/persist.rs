@@ -5,9 +5,9 @@
 use crate::client::spec::TransportSpec;
 use crate::protocol::Interface;
 use crate::session::{DialogueRecord, Session};
-use crate::tui::app::{App, AppEvent, ServerState, ServerStatus, Severity};
+use crate::tui::app::{App, AppEvent, OpenPurpose, ServerState, ServerStatus, Severity};
 use crate::tui::dialogue::{DialogueState, Status, TurnView};
-use crate::tui::overlay::PickerItem;
+use crate::tui::overlay::{Overlay, Picker, PickerItem};
 use std::path::{Path, PathBuf};
 
 pub const AUTOSAVE: &str = "autosave.json";
@@ -103,7 +103,7 @@ pub fn picker_items(sessions_dir: &Path, data_dir: Option<&Path>) -> Vec<PickerI
         .map(|path| {
             let detail = describe(&path);
             PickerItem {
-                label: path.display().to_string(),
+                label: display_path(&path),
                 detail,
                 path,
             }
@@ -111,24 +111,57 @@ pub fn picker_items(sessions_dir: &Path, data_dir: Option<&Path>) -> Vec<PickerI
         .collect()
 }
 
-/// "Domain Access tour: 1 dialogue, 10 turns", read cheaply (the name and counts only).
+/// "Domain Access tour: 1 dialogue, 10 turns": only the name and the counts are taken (the
+/// messages are skipped over, not parsed), so a long list of big sessions stays quick.
 fn describe(path: &Path) -> String {
-    match Session::load(path) {
-        Ok(s) => {
-            let turns: usize = s.dialogues.iter().map(|d| d.turns.len()).sum();
-            let name = s.name.map(|n| format!("{n}: ")).unwrap_or_default();
+    use serde::de::IgnoredAny;
+    #[derive(serde::Deserialize)]
+    struct Head {
+        format: Option<String>,
+        name: Option<String>,
+        #[serde(default)]
+        dialogues: Vec<DialogueHead>,
+    }
+    #[derive(serde::Deserialize)]
+    struct DialogueHead {
+        #[serde(default)]
+        turns: Vec<IgnoredAny>,
+    }
+    let head = std::fs::File::open(path)
+        .map_err(|e| e.to_string())
+        .and_then(|f| {
+            serde_json::from_reader::<_, Head>(std::io::BufReader::new(f)).map_err(|e| e.to_string())
+        });
+    match head {
+        Ok(h) if h.format.as_deref().is_some_and(|f| f.starts_with("bkn-explorer-session/")) => {
+            let turns: usize = h.dialogues.iter().map(|d| d.turns.len()).sum();
+            let name = h.name.map(|n| format!("{n}: ")).unwrap_or_default();
             format!(
                 "{name}{} dialogue{}, {turns} turn{}",
-                s.dialogues.len(),
-                if s.dialogues.len() == 1 { "" } else { "s" },
+                h.dialogues.len(),
+                if h.dialogues.len() == 1 { "" } else { "s" },
                 if turns == 1 { "" } else { "s" }
             )
         }
-        Err(e) => format!(
-            "cannot be read: {}",
-            e.to_string().lines().next().unwrap_or_default()
-        ),
+        Ok(_) => "not a bkn-explorer session (no format)".to_owned(),
+        Err(e) => format!("cannot be read: {}", e.lines().next().unwrap_or_default()),
     }
+}
+
+/// A path as a person wants to read it: relative to the working directory when under it,
+/// with `~` for the home directory otherwise.
+pub fn display_path(path: &Path) -> String {
+    if let Ok(cwd) = std::env::current_dir()
+        && let Ok(rest) = path.strip_prefix(&cwd)
+    {
+        return rest.display().to_string();
+    }
+    if let Some(home) = dirs::home_dir()
+        && let Ok(rest) = path.strip_prefix(&home)
+    {
+        return format!("~/{}", rest.display());
+    }
+    path.display().to_string()
 }
 
 impl App {
@@ -205,31 +238,96 @@ impl App {
         }
     }
 
-    /// Opens a session file in place of the current dialogues. A file that cannot be read is
-    /// reported and left as it is (and never becomes the file Ctrl-S writes).
-    pub fn open_session(&mut self, path: PathBuf) -> Result<(), String> {
-        let session = match Session::load(&path) {
+    /// Reads a session file in the background; `session_read` shows it when it arrives.
+    pub fn open_session(&mut self, path: PathBuf, purpose: OpenPurpose) {
+        let events = self.events.clone();
+        tokio::task::spawn_blocking(move || {
+            let result = Session::load(&path).map_err(|e| format!("{}: {e}", display_path(&path)));
+            let _ = events.send(AppEvent::SessionRead {
+                path,
+                purpose,
+                result,
+            });
+        });
+    }
+
+    /// Shows a session that was read, in place of the current dialogues. A file that cannot
+    /// be read is reported and left as it is (and never becomes the file Ctrl-S writes).
+    pub fn session_read(
+        &mut self,
+        path: PathBuf,
+        purpose: OpenPurpose,
+        result: Result<Session, String>,
+    ) {
+        let session = match result {
             Ok(s) => s,
-            Err(e) => {
-                let message = format!("{}: {e}", path.display());
-                self.notify(
-                    message.lines().next().unwrap_or_default().to_owned(),
-                    Severity::Error,
-                );
-                return Err(message);
+            Err(message) => {
+                match &mut self.overlay {
+                    Some(Overlay::Picker(p)) => {
+                        p.opening = None;
+                        p.error = Some(message);
+                    }
+                    _ => self.notify(
+                        message.lines().next().unwrap_or_default().to_owned(),
+                        Severity::Error,
+                    ),
+                }
+                return;
             }
         };
+        if matches!(self.overlay, Some(Overlay::Picker(_))) {
+            self.overlay = None;
+        }
         self.load_session(session);
-        remember(self.data_dir.as_deref(), &path);
-        self.notify(
-            format!(
-                "opened {} (recorded dialogues: r replays, R continues in a new session)",
-                path.display()
-            ),
-            Severity::Info,
+        match purpose {
+            OpenPurpose::Open => {
+                remember(self.data_dir.as_deref(), &path);
+                self.notify(
+                    format!(
+                        "opened {} (recorded dialogues: r replays, R continues in a new session)",
+                        display_path(&path)
+                    ),
+                    Severity::Info,
+                );
+                self.session.path = Some(path);
+            }
+            OpenPurpose::Recover => {
+                self.session.path = None;
+                self.session.name = Some("recovered".into());
+                self.notify(
+                    "recovered the autosaved session; Ctrl-S saves it under a name",
+                    Severity::Success,
+                );
+            }
+        }
+    }
+
+    /// Opens the session picker and reads its list in the background.
+    pub fn open_picker(&mut self) {
+        self.overlay = Some(Overlay::Picker(Picker {
+            items: Vec::new(),
+            loading: true,
+            opening: None,
+            selected: 0,
+            error: None,
+        }));
+        let (dir, data, events) = (
+            self.sessions_dir.clone(),
+            self.data_dir.clone(),
+            self.events.clone(),
         );
-        self.session.path = Some(path);
-        Ok(())
+        tokio::task::spawn_blocking(move || {
+            let _ = events.send(AppEvent::PickerItems(picker_items(&dir, data.as_deref())));
+        });
+    }
+
+    /// The picker's list arrived.
+    pub fn picker_items_read(&mut self, items: Vec<PickerItem>) {
+        if let Some(Overlay::Picker(p)) = &mut self.overlay {
+            p.items = items;
+            p.loading = false;
+            p.selected = 0;
+        }
     }
 
     /// Shows a session's dialogues, marked as recorded; its servers join the sidebar.

@@ -8,11 +8,13 @@ use crate::client::event::Event as ClientEvent;
 use crate::client::turn::Reply;
 use crate::protocol::Interface;
 use crate::tui::action::{self, Action, Pane};
-use crate::tui::app::{App, AppEvent, DetailTab, ReplayEvent, ServerStatus, Severity, SidebarRow};
+use crate::tui::app::{
+    App, AppEvent, DetailTab, OpenPurpose, ReplayEvent, ServerStatus, Severity, SidebarRow,
+};
 use crate::tui::composer;
 use crate::tui::dialogue::{Pending, Replay, ReplayedView, Status};
 use crate::tui::overlay::{
-    Confirm, ConfirmPurpose, Overlay, Palette, Picker, Prompt, PromptPurpose,
+    Confirm, ConfirmPurpose, Overlay, Palette, Prompt, PromptPurpose,
 };
 use crate::tui::persist;
 use crate::tui::theme::Theme;
@@ -38,6 +40,12 @@ impl App {
                 automatic,
                 result,
             } => self.saved(path, automatic, result),
+            AppEvent::PickerItems(items) => self.picker_items_read(items),
+            AppEvent::SessionRead {
+                path,
+                purpose,
+                result,
+            } => self.session_read(path, purpose, result),
             AppEvent::Tick => {
                 self.ticks += 1;
                 if self.notice.as_ref().is_some_and(|n| n.until <= self.now) {
@@ -273,11 +281,11 @@ impl App {
                 KeyCode::Enter => {
                     if let Some(item) = p.items.get(p.selected) {
                         let path = item.path.clone();
-                        if let Err(e) = self.open_session(path) {
-                            p.error = Some(e);
-                            self.overlay = Some(Overlay::Picker(p));
-                        }
+                        p.error = None;
+                        p.opening = Some(path.clone());
+                        self.open_session(path, OpenPurpose::Open);
                     }
+                    self.overlay = Some(Overlay::Picker(p));
                 }
                 _ => self.overlay = Some(Overlay::Picker(p)),
             },
@@ -285,14 +293,7 @@ impl App {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => match c.purpose {
                     ConfirmPurpose::Quit => self.quit = true,
                     ConfirmPurpose::Recover(path) => {
-                        if self.open_session(path).is_ok() {
-                            self.session.path = None;
-                            self.session.name = Some("recovered".into());
-                            self.notify(
-                                "recovered the autosaved session; Ctrl-S saves it under a name",
-                                Severity::Success,
-                            );
-                        }
+                        self.open_session(path, OpenPurpose::Recover)
                     }
                 },
                 KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {}
@@ -424,20 +425,13 @@ impl App {
                 self.overlay = Some(Overlay::Prompt(Prompt {
                     title: format!(
                         "Save the session as (a bare name goes in {})",
-                        self.sessions_dir.display()
+                        persist::display_path(&self.sessions_dir)
                     ),
                     input: default,
                     purpose: PromptPurpose::SaveAs,
                 }));
             }
-            Action::Open => {
-                let items = persist::picker_items(&self.sessions_dir, self.data_dir.as_deref());
-                self.overlay = Some(Overlay::Picker(Picker {
-                    items,
-                    selected: 0,
-                    error: None,
-                }));
-            }
+            Action::Open => self.open_picker(),
             Action::Replay => self.replay(),
             Action::CopyJson => self.copy(false),
             Action::CopyRequest => self.copy(true),

@@ -269,3 +269,4 @@ pub fn plan(statements: &[&str]) -> Value {
         .collect();
     json!({"Kind": "feasibility", "ProcessActions": steps})
 }
+pub mod tui;

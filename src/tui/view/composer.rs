@@ -159,8 +159,30 @@ fn form(
             style,
         )
     };
+    // Rows scroll so that the active one (and a line under it for hints) is in view.
+    let heights: Vec<u16> = (d.interface == Interface::Dac)
+        .then_some(1)
+        .into_iter()
+        .chain(c.fields.iter().map(|f| {
+            if f.multiline {
+                (f.editor.lines().len() as u16).clamp(2, 5)
+            } else {
+                1
+            }
+        }))
+        .collect();
+    let mut first = 0usize;
+    while first < c.row
+        && heights[first..=c.row.min(heights.len().saturating_sub(1))]
+            .iter()
+            .sum::<u16>()
+            + 1
+            > area.height
+    {
+        first += 1;
+    }
     let mut row = 0usize;
-    if d.interface == Interface::Dac {
+    if d.interface == Interface::Dac && first == 0 {
         let active = focused && c.row == 0;
         let line = Line::from(vec![
             label("Kind", active),
@@ -173,9 +195,14 @@ fn form(
         hits.composer_rows.push((r, 0));
         frame.render_widget(Paragraph::new(line), r);
         y += 1;
+    }
+    if d.interface == Interface::Dac {
         row = 1;
     }
     for (i, f) in c.fields.iter().enumerate() {
+        if row + i < first {
+            continue;
+        }
         if y >= bottom {
             break;
         }
@@ -240,6 +267,32 @@ fn form(
             frame.render_widget(Paragraph::new(shown), field_area);
         }
         y += height;
+        // Under a statement that does not parse, a caret at the fault and what was expected.
+        if active
+            && is_steps
+            && y < bottom
+            && let Some((_, e)) = c
+                .checked
+                .statements
+                .iter()
+                .find(|(line, _)| *line == f.editor.cursor().0)
+        {
+            let indent = (LABEL + gutter) as usize + e.position;
+            let caret = format!(
+                "{:indent$}{} {}",
+                "",
+                "^".repeat(e.length.max(1)),
+                e.message
+            );
+            frame.render_widget(
+                Paragraph::new(Line::styled(
+                    cut(&caret, area.width as usize),
+                    t.fg(t.colors.error),
+                )),
+                Rect::new(area.x, y, area.width, 1),
+            );
+            y += 1;
+        }
         if active
             && let Some(comp) = &c.completion
             && y < bottom

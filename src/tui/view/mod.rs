@@ -57,7 +57,6 @@ pub fn areas(app: &App, area: Rect) -> Areas {
             Layout::horizontal([Constraint::Length(width), Constraint::Min(0)]).areas(body);
         (s, m)
     };
-    // The composer takes what its rows need (one row on narrow screens unless focused).
     let composer_rows = app
         .current_dialogue()
         .map(|d| {
@@ -79,19 +78,25 @@ pub fn areas(app: &App, area: Rect) -> Areas {
                         - d.composer.fields.len() as u16
                 }
             };
-            rows + 4
+            // Borders, the footer, and room for a completion or an error caret.
+            rows + 5
         })
         .unwrap_or(5);
-    let composer_height = if narrow && app.focus != Pane::Composer {
-        3
-    } else {
-        composer_rows.min(main.height / 2).max(5)
+    // The composer opens up when it has the focus; otherwise the transcript and the
+    // detail get the room, and the composer shows its first rows.
+    let composer_height = match (app.focus == Pane::Composer, narrow) {
+        (true, _) => composer_rows.min(main.height / 2).max(5),
+        (false, true) => 3,
+        (false, false) => composer_rows.min(8).min(main.height / 3).max(3),
     };
     let [upper, composer] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(composer_height)]).areas(main);
+    // The transcript takes what its rows need, up to 40%; the detail gets the rest.
+    let turns = app.current_dialogue().map_or(0, |d| d.turns.len()) as u16;
+    let transcript_height = (turns + 4).clamp(5, (upper.height * 2 / 5).max(5));
     let [transcript, detail] = Layout::default()
         .direction(Direction::Vertical)
-        .constraints([Constraint::Percentage(45), Constraint::Percentage(55)])
+        .constraints([Constraint::Length(transcript_height), Constraint::Min(0)])
         .areas(upper);
     Areas {
         tabs,

@@ -161,7 +161,22 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
                 ));
                 lines.push(Line::styled("(the file was not changed)", t.muted()));
             }
-            if p.items.is_empty() {
+            if let Some(path) = &p.opening {
+                lines.push(Line::styled(
+                    format!(
+                        "{} opening {}…",
+                        app.spinner(),
+                        crate::tui::persist::display_path(path)
+                    ),
+                    t.fg(t.colors.accent),
+                ));
+            }
+            if p.loading {
+                lines.push(Line::styled(
+                    format!("{} reading the sessions folder…", app.spinner()),
+                    t.muted(),
+                ));
+            } else if p.items.is_empty() {
                 lines.push(Line::styled(
                     "no session files in the sessions folder and no recent ones",
                     t.muted(),

@@ -14,11 +14,12 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 pub fn title<'a>(app: &App, d: &DialogueState) -> Line<'a> {
     let t = &app.theme;
     let role = d.interface.server_role();
+    // The DialogID is known once the dialogue is open (or was recorded).
     let id = d
         .dialog_id
         .as_deref()
-        .map(super::text::short_id)
-        .unwrap_or_else(|| "…".into());
+        .map(|id| format!("{} · ", super::text::short_id(id)))
+        .unwrap_or_default();
     let (state, color) = match &d.status {
         Status::Open => ("open", t.colors.connected),
         Status::Connecting => ("connecting", t.colors.connecting),
@@ -33,7 +34,7 @@ pub fn title<'a>(app: &App, d: &DialogueState) -> Line<'a> {
         .map(|i| i + 1)
         .unwrap_or(0);
     Line::from(vec![
-        Span::raw(format!(" Dialogue {index} · {} · {role} · {id} · ", d.name)),
+        Span::raw(format!(" Dialogue {index} · {} · {role} · {id}", d.name)),
         Span::styled(state, t.fg(color)),
         Span::raw(" "),
     ])
