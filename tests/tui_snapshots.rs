@@ -69,9 +69,7 @@ async fn state(name: &str, theme: &str) -> Harness {
     let mut h = scripted(theme);
     match name {
         "feasibility_every_status" => show(&mut h, STATES, 0, DetailTab::Feasibility, Pane::Detail),
-        "commitments_three_states" => {
-            show(&mut h, TOUR, 7, DetailTab::Commitments, Pane::Detail)
-        }
+        "commitments_three_states" => show(&mut h, TOUR, 7, DetailTab::Commitments, Pane::Detail),
         "answer_affordances" => show(&mut h, TOUR, 2, DetailTab::Answer, Pane::Transcript),
         "answer_grounding" => show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript),
         "findings" => show(&mut h, STATES, 1, DetailTab::Findings, Pane::Detail),
@@ -136,12 +134,21 @@ async fn state(name: &str, theme: &str) -> Harness {
             h.app.focus = Pane::Log;
             let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_996_800_123);
             for (kind, text) in [
-                (LogKind::Sent, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#),
-                (LogKind::Received, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"bkn-explorer-dac"}}}"#),
+                (
+                    LogKind::Sent,
+                    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+                ),
+                (
+                    LogKind::Received,
+                    r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"bkn-explorer-dac"}}}"#,
+                ),
                 (LogKind::ServerLog, "info: dialogue 5f0c2a9e opened"),
                 (LogKind::Progress, "progress 3/10: step 3"),
                 (LogKind::Stderr, "WARN rmcp: a line on stderr"),
-                (LogKind::Client, "connected: bkn-explorer-dac 0.1.0 (MCP 2025-11-25)"),
+                (
+                    LogKind::Client,
+                    "connected: bkn-explorer-dac 0.1.0 (MCP 2025-11-25)",
+                ),
             ] {
                 let mut e = LogEntry::new(1, kind, text);
                 e.at = at;
@@ -160,9 +167,11 @@ async fn state(name: &str, theme: &str) -> Harness {
         }
         "overlay_open" => {
             h.app.act(Action::Open);
-            h.until(Duration::from_secs(10), "the session list", |app| {
-                matches!(&app.overlay, Some(Overlay::Picker(p)) if !p.loading)
-            })
+            h.until(
+                Duration::from_secs(10),
+                "the session list",
+                |app| matches!(&app.overlay, Some(Overlay::Picker(p)) if !p.loading),
+            )
             .await;
         }
         "overlay_quit_unsaved" => {
@@ -179,11 +188,7 @@ async fn snapshot(name: &str) {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
             let h = state(name, theme).await;
             let buffer = render(&h.app, w, hgt);
-            let shot = format!(
-                "{}\n{}",
-                normalize(&text(&buffer)),
-                styles(&buffer)
-            );
+            let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
             insta::assert_snapshot!(format!("{name}@{w}x{hgt}-{theme}"), shot);
         }
     }

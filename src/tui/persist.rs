@@ -130,10 +130,15 @@ fn describe(path: &Path) -> String {
     let head = std::fs::File::open(path)
         .map_err(|e| e.to_string())
         .and_then(|f| {
-            serde_json::from_reader::<_, Head>(std::io::BufReader::new(f)).map_err(|e| e.to_string())
+            serde_json::from_reader::<_, Head>(std::io::BufReader::new(f))
+                .map_err(|e| e.to_string())
         });
     match head {
-        Ok(h) if h.format.as_deref().is_some_and(|f| f.starts_with("bkn-explorer-session/")) => {
+        Ok(h)
+            if h.format
+                .as_deref()
+                .is_some_and(|f| f.starts_with("bkn-explorer-session/")) =>
+        {
             let turns: usize = h.dialogues.iter().map(|d| d.turns.len()).sum();
             let name = h.name.map(|n| format!("{n}: ")).unwrap_or_default();
             format!(

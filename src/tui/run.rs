@@ -43,9 +43,8 @@ pub fn restore_terminal() {
 }
 
 /// On a panic: the terminal first, then a report file with the backtrace and where the
-/// autosave is, then the usual message.
+/// autosave is, then a short message (the backtrace is in the report, not on the screen).
 fn install_panic_hook(data_dir: Option<PathBuf>) {
-    let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
         let backtrace = std::backtrace::Backtrace::force_capture();
@@ -75,7 +74,6 @@ fn install_panic_hook(data_dir: Option<PathBuf>) {
                 .map(|p| format!("the session's autosave is {}\n", p.display()))
                 .unwrap_or_default()
         );
-        previous(info);
     }));
 }
 
@@ -150,6 +148,9 @@ async fn run_async(options: Options) -> u8 {
             purpose: ConfirmPurpose::Recover(path),
         }));
     }
+    // A test hook (docs/reliability.md): panic after the first frame, to check that the
+    // terminal is restored and a crash report written.
+    let panic_for_test = std::env::var_os("BKN_EXPLORER_TEST_PANIC").is_some();
     let mut dirty = true;
     loop {
         if dirty {
@@ -165,6 +166,9 @@ async fn run_async(options: Options) -> u8 {
                 let _ = stdout().flush();
             }
             dirty = false;
+            if panic_for_test {
+                panic!("BKN_EXPLORER_TEST_PANIC is set: panicking after the first frame, as asked");
+            }
         }
         let Some(event) = rx.recv().await else { break };
         dirty |= matters(&app, &event);

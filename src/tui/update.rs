@@ -13,9 +13,7 @@ use crate::tui::app::{
 };
 use crate::tui::composer;
 use crate::tui::dialogue::{Pending, Replay, ReplayedView, Status};
-use crate::tui::overlay::{
-    Confirm, ConfirmPurpose, Overlay, Palette, Prompt, PromptPurpose,
-};
+use crate::tui::overlay::{Confirm, ConfirmPurpose, Overlay, Palette, Prompt, PromptPurpose};
 use crate::tui::persist;
 use crate::tui::theme::Theme;
 use ratatui::crossterm::event::{
@@ -292,9 +290,7 @@ impl App {
             Overlay::Confirm(c) => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => match c.purpose {
                     ConfirmPurpose::Quit => self.quit = true,
-                    ConfirmPurpose::Recover(path) => {
-                        self.open_session(path, OpenPurpose::Recover)
-                    }
+                    ConfirmPurpose::Recover(path) => self.open_session(path, OpenPurpose::Recover),
                 },
                 KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {}
                 _ => self.overlay = Some(Overlay::Confirm(c)),

@@ -225,7 +225,11 @@ fn time_at(c: &[char]) -> Option<usize> {
         return None;
     }
     for (p, ch) in pattern.chars().zip(c) {
-        let ok = if p == 'd' { ch.is_ascii_digit() } else { p == *ch };
+        let ok = if p == 'd' {
+            ch.is_ascii_digit()
+        } else {
+            p == *ch
+        };
         if !ok {
             return None;
         }

@@ -1,0 +1,541 @@
+//! The explorer driven by keys against real servers: the reference servers as child
+//! processes over stdio (as `bkn-explorer` with no arguments starts them) and over HTTP, and
+//! the fault server for what goes wrong. Each test types what a user types and asserts the
+//! state the explorer arrives at; nothing here is mocked.
+
+mod common;
+
+use bkn_explorer::client::spec::ServerSpec;
+use bkn_explorer::client::turn::{ErrorKind, Reply};
+use bkn_explorer::protocol::Interface;
+use bkn_explorer::protocol::dac::Kind;
+use bkn_explorer::tui::action::Pane;
+use bkn_explorer::tui::app::{App, AppEvent, DetailTab};
+use bkn_explorer::tui::composer::Mode;
+use bkn_explorer::tui::dialogue::Status;
+use bkn_explorer::tui::overlay::Overlay;
+use common::tui::{Harness, options, render, text};
+use ratatui::crossterm::event::{
+    Event, KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use serde_json::Value;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn fault_server(args: &str) -> ServerSpec {
+    ServerSpec::from_command_line(&format!(
+        "{} {args}",
+        env!("CARGO_BIN_EXE_bkn-fault-server")
+    ))
+    .expect("a command line")
+}
+
+/// The explorer on both reference servers, as `bkn-explorer` with no arguments starts it,
+/// once both dialogues are open.
+async fn on_reference_servers() -> Harness {
+    let mut h = Harness::new(options(
+        vec![
+            ServerSpec::embedded(Interface::Dac),
+            ServerSpec::embedded(Interface::Usr),
+        ],
+        "dark",
+    ));
+    h.until(WAIT, "both dialogues to open", |app| {
+        app.dialogues.len() == 2 && app.dialogues.iter().all(|d| d.status == Status::Open)
+    })
+    .await;
+    h
+}
+
+fn current(app: &App) -> usize {
+    app.current.expect("a dialogue is shown")
+}
+
+/// Moves the composer to the field with this label (Alt-arrows leave multi-line fields).
+fn go_to_field(h: &mut Harness, label: &str) {
+    let d = current(&h.app);
+    let c = &h.app.dialogues[d].composer;
+    let offset = usize::from(c.interface == Interface::Dac);
+    let target = offset
+        + c.fields
+            .iter()
+            .position(|f| f.label == label)
+            .unwrap_or_else(|| {
+                let labels: Vec<&str> = c.fields.iter().map(|f| f.label.as_str()).collect();
+                panic!("no field {label} for this Kind; there are {labels:?}")
+            });
+    for _ in 0..20 {
+        let row = h.app.dialogues[d].composer.row;
+        match row.cmp(&target) {
+            std::cmp::Ordering::Less => h.key_with(KeyCode::Down, KeyModifiers::ALT),
+            std::cmp::Ordering::Greater => h.key_with(KeyCode::Up, KeyModifiers::ALT),
+            std::cmp::Ordering::Equal => return,
+        }
+    }
+    panic!("could not reach the field {label}");
+}
+
+/// Picks a Kind on the composer's Kind row with ← →.
+fn choose_kind(h: &mut Harness, kind: Kind) {
+    let d = current(&h.app);
+    for _ in 0..10 {
+        h.key_with(KeyCode::Up, KeyModifiers::ALT);
+    }
+    for _ in 0..Kind::ALL.len() {
+        if h.app.dialogues[d].composer.kind == kind {
+            return;
+        }
+        h.key(KeyCode::Right);
+    }
+    panic!("the Kind row never showed {}", kind.as_str());
+}
+
+/// Empties the field the composer is on.
+fn clear_field(h: &mut Harness) {
+    let d = current(&h.app);
+    let c = &mut h.app.dialogues[d].composer;
+    if let Some(i) = c.focused_field() {
+        c.fields[i].editor.select_all();
+        c.fields[i].editor.cut();
+    }
+}
+
+fn fill(h: &mut Harness, label: &str, text: &str) {
+    go_to_field(h, label);
+    clear_field(h);
+    h.type_text(text);
+}
+
+/// Sends with F5 and waits for the turn to land; returns its index in the transcript.
+async fn send(h: &mut Harness) -> usize {
+    let d = current(&h.app);
+    let before = h.app.dialogues[d].turns.len();
+    h.key(KeyCode::F(5));
+    assert!(
+        h.app.dialogues[d].pending.is_some(),
+        "F5 did not start a turn; the screen:\n{}",
+        text(&render(&h.app, 120, 40))
+    );
+    h.until(WAIT, "the turn to finish", move |app| {
+        app.dialogues[d].turns.len() > before
+    })
+    .await;
+    before
+}
+
+fn response(h: &Harness, turn: usize) -> Value {
+    let d = current(&h.app);
+    h.app.dialogues[d].turns[turn]
+        .turn
+        .response()
+        .unwrap_or_else(|| {
+            panic!(
+                "turn {turn} has no Response: {:?}",
+                h.app.dialogues[d].turns[turn].turn.reply
+            )
+        })
+}
+
+/// What each Kind needs to be answered by the reference Domain Access.
+fn compose(h: &mut Harness, kind: Kind) {
+    choose_kind(h, kind);
+    match kind {
+        Kind::SemanticGrounding => fill(h, "Terms", "bench\nkiosk"),
+        Kind::Affordances | Kind::Constraints | Kind::BehaviouralExpectations => {
+            fill(h, "Entity IDs", "Kiosk#3");
+            fill(h, "Space", "Space:Square");
+        }
+        Kind::Feasibility => {
+            fill(h, "Space", "Space:Square");
+            fill(
+                h,
+                "Steps",
+                "MM-Add Nil Kiosk#3 At MLoc:Square.Stage\nPost Nil Item#12 To Process#Market",
+            );
+        }
+        Kind::Clarification => {
+            fill(h, "Question", "Which bench do you mean?");
+            fill(h, "Terms", "bench");
+        }
+        Kind::Commitment => fill(
+            h,
+            "Commit",
+            "c1: Kiosk#3 not locatedAt MLoc:Square.Fountain",
+        ),
+    }
+}
+
+#[tokio::test]
+async fn every_kind_is_composed_sent_and_shown() {
+    let mut h = on_reference_servers().await;
+    assert_eq!(current(&h.app), 0, "the explorer starts on Domain Access");
+    assert_eq!(h.app.focus, Pane::Composer);
+    for (n, kind) in Kind::ALL.into_iter().enumerate() {
+        compose(&mut h, kind);
+        let turn = send(&mut h).await;
+        let d = &h.app.dialogues[0];
+        let view = &d.turns[turn];
+        assert_eq!(view.summary.kind, kind.as_str());
+        assert_eq!(
+            view.summary.turn_index,
+            Some(n as u64),
+            "TurnIndex counts up"
+        );
+        assert!(
+            view.turn.findings.is_empty(),
+            "{}: the reference server's reply has findings: {:?}",
+            kind.as_str(),
+            view.turn.findings
+        );
+        let r = response(&h, turn);
+        assert_eq!(r["Outcome"], "answered", "{}: {r:#}", kind.as_str());
+        // The new turn is selected and its detail is the tab its Kind is about.
+        assert_eq!(d.selected, Some(turn));
+        let expected_tab = match kind {
+            Kind::Feasibility => DetailTab::Feasibility,
+            Kind::Commitment => DetailTab::Commitments,
+            _ => DetailTab::Answer,
+        };
+        assert_eq!(h.app.shown_detail_tab(), expected_tab);
+    }
+    // The feasibility turn's statuses are on screen, as the Feasibility tab draws them.
+    let feasibility = Kind::ALL
+        .iter()
+        .position(|k| *k == Kind::Feasibility)
+        .unwrap();
+    h.app.dialogues[0].select(Some(feasibility));
+    h.app.detail_tab = DetailTab::Feasibility;
+    let screen = text(&render(&h.app, 120, 40));
+    assert!(screen.contains("Ack"), "{screen}");
+    assert!(screen.contains("InsRights"), "{screen}");
+    // The commitment of the last turn is retained, and the Commitments tab says so.
+    h.app.dialogues[0].select(Some(Kind::ALL.len() - 1));
+    h.app.detail_tab = DetailTab::Commitments;
+    let screen = text(&render(&h.app, 120, 40));
+    assert!(
+        screen.contains("c1") && screen.contains("retained"),
+        "{screen}"
+    );
+}
+
+#[tokio::test]
+async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
+    let mut h = on_reference_servers().await;
+    // Leave the composer, switch to dialogue 2 with its number key, come back with c.
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char('2'));
+    assert_eq!(current(&h.app), 1);
+    assert_eq!(h.app.dialogues[1].interface, Interface::Usr);
+    h.key(KeyCode::Char('c'));
+    fill(&mut h, "User", "User#Ana");
+    fill(&mut h, "Hypothesis", "Emotion is curious");
+    fill(&mut h, "Conflicts", "Ana frowned at the kiosk");
+    let turn = send(&mut h).await;
+    let r = response(&h, turn);
+    assert_eq!(r["Header"], "PGM-KUS-V1.0");
+    assert_eq!(r["RefinedUserState"]["UserID"], "User#Ana", "{r:#}");
+    assert!(r["Engagement"]["Level"].is_number(), "{r:#}");
+    assert!(h.app.dialogues[1].turns[turn].turn.findings.is_empty());
+    assert_eq!(h.app.shown_detail_tab(), DetailTab::UserState);
+    let screen = text(&render(&h.app, 120, 40));
+    assert!(screen.contains("User#Ana"), "{screen}");
+    assert!(screen.contains("Engagement"), "{screen}");
+}
+
+#[tokio::test]
+async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
+    let mut h = Harness::new(options(
+        vec![fault_server("--fault slow --delay 60")],
+        "dark",
+    ));
+    h.until(WAIT, "the dialogue to open", |app| {
+        app.dialogues
+            .first()
+            .is_some_and(|d| d.status == Status::Open)
+    })
+    .await;
+    fill(&mut h, "Question", "anything");
+    h.key(KeyCode::F(5));
+    assert!(h.app.dialogues[0].pending.is_some());
+    // Esc cancels the pending turn before it means anything else.
+    h.key(KeyCode::Esc);
+    h.until(WAIT, "the cancelled turn", |app| {
+        app.dialogues[0].turns.len() == 1
+    })
+    .await;
+    let view = &h.app.dialogues[0].turns[0];
+    match &view.turn.reply {
+        Reply::Error(e) => assert_eq!(e.kind, ErrorKind::Cancelled, "{}", e.message),
+        other => panic!("expected a cancelled turn, got {other:?}"),
+    }
+    assert!(h.app.dialogues[0].pending.is_none());
+    assert_eq!(
+        h.app.dialogues[0].status,
+        Status::Open,
+        "the dialogue goes on"
+    );
+    // The server was told: it logs the cancellation it received.
+    h.until(WAIT, "the server's note of the cancellation", |app| {
+        (0..app.log.visible_len()).any(|i| {
+            app.log
+                .visible(i)
+                .is_some_and(|e| e.text.contains("cancelled"))
+        })
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn keys_still_work_while_a_turn_is_pending() {
+    let mut h = Harness::new(options(
+        vec![fault_server("--fault slow --delay 60")],
+        "dark",
+    ));
+    h.until(WAIT, "the dialogue to open", |app| {
+        app.dialogues
+            .first()
+            .is_some_and(|d| d.status == Status::Open)
+    })
+    .await;
+    h.key(KeyCode::F(5));
+    assert!(h.app.dialogues[0].pending.is_some());
+    h.key(KeyCode::Tab); // leave the composer
+    h.key(KeyCode::Char('L'));
+    assert!(h.app.show_log);
+    h.key(KeyCode::Char('T'));
+    assert_eq!(h.app.theme.name, "light");
+    h.key(KeyCode::Char('?'));
+    assert!(matches!(h.app.overlay, Some(Overlay::Help { .. })));
+    h.key(KeyCode::Esc);
+    assert!(h.app.overlay.is_none());
+    assert!(
+        h.app.dialogues[0].pending.is_some(),
+        "Esc closed the help only"
+    );
+    h.key(KeyCode::Esc);
+    h.until(WAIT, "the cancelled turn", |app| {
+        app.dialogues[0].turns.len() == 1
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dialogues_open_switch_and_close() {
+    let mut h = on_reference_servers().await;
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char(']'));
+    assert_eq!(current(&h.app), 1);
+    h.key(KeyCode::Char(']'));
+    assert_eq!(current(&h.app), 0, "] wraps around");
+    h.key(KeyCode::Char('['));
+    assert_eq!(current(&h.app), 1);
+    h.key(KeyCode::Char('1'));
+    assert_eq!(current(&h.app), 0);
+    // n opens a new dialogue (a new MCP session) on the selected server.
+    h.app.focus = Pane::Sidebar;
+    h.app.sidebar_selected = 0;
+    h.key(KeyCode::Char('n'));
+    assert_eq!(h.app.dialogues.len(), 3);
+    assert_eq!(current(&h.app), 2);
+    h.until(WAIT, "the new dialogue to open", |app| {
+        app.dialogues[2].status == Status::Open
+    })
+    .await;
+    let ids: Vec<_> = h
+        .app
+        .dialogues
+        .iter()
+        .map(|d| d.dialog_id.clone())
+        .collect();
+    assert_ne!(ids[0], ids[2], "a new dialogue has its own DialogID");
+    assert_eq!(h.app.dialogues[2].interface, Interface::Dac);
+    // x closes it.
+    h.key(KeyCode::Char('x'));
+    h.until(WAIT, "the dialogue to close", |app| {
+        app.dialogues.len() == 2
+    })
+    .await;
+    assert!(current(&h.app) < 2);
+}
+
+#[tokio::test]
+async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
+    let mut h = Harness::new(options(vec![fault_server("--fault crash-on-call")], "dark"));
+    h.until(WAIT, "the dialogue to open", |app| {
+        app.dialogues
+            .first()
+            .is_some_and(|d| d.status == Status::Open)
+    })
+    .await;
+    let first_id = h.app.dialogues[0].dialog_id.clone();
+    let turn = send(&mut h).await;
+    match &h.app.dialogues[0].turns[turn].turn.reply {
+        Reply::Error(e) => {
+            assert_eq!(e.kind, ErrorKind::Gone);
+            assert!(e.message.contains("exited"), "{}", e.message);
+        }
+        other => panic!("expected the server to be gone, got {other:?}"),
+    }
+    h.until(WAIT, "the dialogue to be marked closed", |app| {
+        matches!(app.dialogues[0].status, Status::Closed(_))
+    })
+    .await;
+    let screen = text(&render(&h.app, 120, 40));
+    assert!(screen.contains("server gone"), "{screen}");
+    // R: the dialogue goes on in a new MCP session.
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char('R'));
+    h.until(WAIT, "the dialogue to reopen", |app| {
+        app.dialogues[0].status == Status::Open
+    })
+    .await;
+    // A new MCP session is a new DialogID (MCP-BINDING section 3); the transcript and its
+    // TurnIndex carry on.
+    assert_ne!(h.app.dialogues[0].dialog_id, first_id);
+    assert_eq!(h.app.dialogues[0].next_turn, 1);
+    assert_eq!(h.app.dialogues[0].turns.len(), 1);
+}
+
+#[tokio::test]
+async fn a_reply_that_breaks_the_binding_shows_its_findings() {
+    let mut h = Harness::new(options(
+        vec![fault_server("--fault wrong-request-id")],
+        "dark",
+    ));
+    h.until(WAIT, "the dialogue to open", |app| {
+        app.dialogues
+            .first()
+            .is_some_and(|d| d.status == Status::Open)
+    })
+    .await;
+    fill(&mut h, "Terms", "bench");
+    let turn = send(&mut h).await;
+    let findings = &h.app.dialogues[0].turns[turn].turn.findings;
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.finding.check.to_string() == "exchange.request-id"),
+        "{findings:?}"
+    );
+    h.key(KeyCode::Esc);
+    h.app.focus = Pane::Detail;
+    h.app.detail_tab = DetailTab::Findings;
+    let screen = text(&render(&h.app, 120, 40));
+    assert!(screen.contains("/RequestID"), "{screen}");
+    assert!(screen.contains("findings"), "{screen}");
+}
+
+#[tokio::test]
+async fn the_reference_server_over_http() {
+    let server = common::spawn_http(&["dac".to_owned()]).await;
+    let spec = ServerSpec::from_url(&server.url).expect("a URL");
+    let mut h = Harness::new(options(vec![spec], "dark"));
+    h.until(WAIT, "the dialogue to open", |app| {
+        app.dialogues
+            .first()
+            .is_some_and(|d| d.status == Status::Open)
+    })
+    .await;
+    compose(&mut h, Kind::Feasibility);
+    let turn = send(&mut h).await;
+    let r = response(&h, turn);
+    assert_eq!(r["Feasibility"]["Overall"], "partially_feasible", "{r:#}");
+    assert_eq!(
+        h.app.dialogues[0].dialog_id.as_deref(),
+        r["DialogID"].as_str(),
+        "over HTTP the DialogID is the MCP session's"
+    );
+}
+
+#[tokio::test]
+async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
+    let mut h = on_reference_servers().await;
+    compose(&mut h, Kind::SemanticGrounding);
+    h.key(KeyCode::F(2));
+    let d = &h.app.dialogues[0];
+    assert_eq!(d.composer.mode, Mode::Raw);
+    let raw: Value = serde_json::from_str(&d.composer.raw.lines().join("\n")).expect("JSON");
+    assert_eq!(raw["Terms"][0]["Text"], "bench");
+    assert_eq!(raw["Header"], "PGM-KDA-V1.0", "common fields are filled");
+    // Bad JSON is shown in place and not sent.
+    h.key(KeyCode::Char('x'));
+    assert!(h.app.dialogues[0].composer.checked.syntax.is_some());
+    h.key(KeyCode::F(5));
+    assert!(h.app.dialogues[0].pending.is_none(), "bad JSON is not sent");
+    h.key(KeyCode::Backspace);
+    let turn = send(&mut h).await;
+    assert_eq!(response(&h, turn)["Outcome"], "answered");
+    // Back to the form: the Terms are still there.
+    h.key(KeyCode::F(2));
+    let d = &h.app.dialogues[0];
+    assert_eq!(d.composer.mode, Mode::Form);
+    let terms = d
+        .composer
+        .fields
+        .iter()
+        .find(|f| f.label == "Terms")
+        .expect("a Terms field");
+    assert_eq!(terms.editor.lines()[0], "bench");
+}
+
+#[tokio::test]
+async fn mouse_clicks_focus_and_select_and_y_copies_the_response() {
+    let mut h = on_reference_servers().await;
+    compose(&mut h, Kind::SemanticGrounding);
+    send(&mut h).await;
+    send(&mut h).await;
+    render(&h.app, 120, 40); // lays out the hit areas
+    let rows = h.app.layout.borrow().transcript_rows;
+    h.app.handle(AppEvent::Input(Event::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: rows.x + 3,
+        row: rows.y,
+        modifiers: KeyModifiers::NONE,
+    })));
+    assert_eq!(h.app.focus, Pane::Transcript);
+    assert_eq!(h.app.dialogues[0].selected, Some(0));
+    h.key(KeyCode::Char('y'));
+    let copied: Value =
+        serde_json::from_str(h.app.clipboard.as_deref().expect("y copies")).expect("JSON");
+    assert_eq!(copied["TurnIndex"], 0);
+    assert_eq!(copied["Mode"], "RS");
+}
+
+#[tokio::test]
+async fn a_session_is_saved_and_opened_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("explored.json");
+    let mut h = on_reference_servers().await;
+    compose(&mut h, Kind::Feasibility);
+    send(&mut h).await;
+    h.key_with(KeyCode::Char('s'), KeyModifiers::CONTROL);
+    assert!(matches!(h.app.overlay, Some(Overlay::Prompt(_))));
+    if let Some(Overlay::Prompt(p)) = &mut h.app.overlay {
+        p.input.clear();
+    }
+    h.type_text(&path.display().to_string());
+    h.key(KeyCode::Enter);
+    h.until(WAIT, "the save", |app| {
+        app.session.path.is_some() && !app.session.saving
+    })
+    .await;
+    assert_eq!(h.app.session.unsaved, 0);
+    let saved = bkn_explorer::session::Session::load(&path).expect("the saved session loads");
+    assert_eq!(
+        saved.dialogues.len(),
+        1,
+        "only dialogues with turns are saved"
+    );
+    assert_eq!(saved.dialogues[0].turns.len(), 1);
+
+    // Opened again, it shows as recorded, the same turns.
+    h.app
+        .open_session(path.clone(), bkn_explorer::tui::app::OpenPurpose::Open);
+    h.until(WAIT, "the session to open", |app| {
+        app.dialogues.len() == 1 && app.dialogues[0].status == Status::Recorded
+    })
+    .await;
+    assert_eq!(h.app.dialogues[0].turns.len(), 1);
+    assert_eq!(h.app.dialogues[0].turns[0].summary.kind, "feasibility");
+}
