@@ -126,20 +126,24 @@ impl Dialogue {
     /// Sends a Request (already prepared) and returns the turn. Never fails: whatever goes
     /// wrong is in the turn.
     pub async fn send(&mut self, request: Value, cancel: &CancellationToken) -> Turn {
-        let mut findings: Vec<TurnFinding> = Vec::new();
         let on = |on: Subject| move |finding: Finding| TurnFinding { on, finding };
-        findings.extend(
-            check_message_as(&request, Some(self.interface), Some(Mode::Request))
-                .findings
-                .into_iter()
-                .map(on(Subject::Request)),
-        );
-        findings.extend(
-            self.checker
-                .check(&request)
-                .into_iter()
-                .map(on(Subject::Request)),
-        );
+        // The Request's checks: made while the server works on it, when it can be sent.
+        let request_checks = |checker: &DialogueChecker, interface: Interface| {
+            let mut findings: Vec<TurnFinding> = Vec::new();
+            findings.extend(
+                check_message_as(&request, Some(interface), Some(Mode::Request))
+                    .findings
+                    .into_iter()
+                    .map(on(Subject::Request)),
+            );
+            findings.extend(
+                checker
+                    .check(&request)
+                    .into_iter()
+                    .map(on(Subject::Request)),
+            );
+            findings
+        };
         let sent = now_rfc3339();
         let Value::Object(arguments) = request.clone() else {
             return Turn {
@@ -148,17 +152,29 @@ impl Dialogue {
                     kind: ErrorKind::NotSent,
                     message: "a Request is a JSON object; this one was not sent".into(),
                 }),
-                findings,
+                findings: request_checks(&self.checker, self.interface),
                 sent,
                 received: None,
                 latency_ms: 0.0,
             };
         };
         let started = Instant::now();
-        let result = self
-            .connection
-            .call_tool(&self.tool, arguments, cancel)
-            .await;
+        let mut call = std::pin::pin!(self.connection.call_tool(&self.tool, arguments, cancel));
+        // Poll the call once and let the transport task write it, so that the Request is on
+        // its way before its checks and its record take their time: they overlap with the
+        // server's work instead of adding to the turn.
+        let mut early =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+        if early.is_pending() {
+            tokio::task::yield_now().await;
+            early = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+        }
+        let mut findings = request_checks(&self.checker, self.interface);
+        let request_raw = RawJson::from_value(&request);
+        let result = match early {
+            std::task::Poll::Ready(result) => result,
+            std::task::Poll::Pending => call.await,
+        };
         let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
         let received = Some(now_rfc3339());
         let requested_turn = request
@@ -167,10 +183,10 @@ impl Dialogue {
         let reply = match result {
             Ok(result) if result.is_error == Some(true) => Reply::ToolError(text_of(&result)),
             Ok(result) => {
-                let (response, binding) = response_of(&result);
+                let (response, binding) = response_of(result);
                 findings.extend(binding.into_iter().map(on(Subject::Response)));
                 match response {
-                    Some(response) => {
+                    Some((response, raw)) => {
                         findings.extend(
                             check_message_as(&response, Some(self.interface), Some(Mode::Response))
                                 .findings
@@ -190,7 +206,7 @@ impl Dialogue {
                                 .map(on(Subject::Response)),
                         );
                         self.checker.accept(&response);
-                        Reply::Response(RawJson::from_value(&response))
+                        Reply::Response(raw)
                     }
                     None => Reply::Error(TurnError {
                         kind: ErrorKind::Protocol,
@@ -215,7 +231,7 @@ impl Dialogue {
             _ => true,
         };
         Turn {
-            request: RawJson::from_value(&request),
+            request: request_raw,
             reply,
             findings,
             sent,
@@ -239,14 +255,32 @@ fn text_of(result: &CallToolResult) -> String {
         .join("\n")
 }
 
-/// The Response of a successful result, and what breaks MCP-BINDING section 1 in how it came.
-fn response_of(result: &CallToolResult) -> (Option<Value>, Vec<Finding>) {
+/// The Response of a successful result (its value, and its text for the turn record), and
+/// what breaks MCP-BINDING section 1 in how it came.
+fn response_of(result: CallToolResult) -> (Option<(Value, RawJson)>, Vec<Finding>) {
     let mut findings = Vec::new();
-    let text = text_of(result);
-    let from_text: Option<Value> = serde_json::from_str(&text).ok();
-    match &result.structured_content {
+    // One text block (the usual case) is read in place; several are joined.
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    let joined;
+    let text: &str = match texts.as_slice() {
+        [one] => one,
+        _ => {
+            joined = texts.join("\n");
+            &joined
+        }
+    };
+    match result.structured_content {
         Some(structured) => {
-            if from_text.as_ref() != Some(structured) {
+            // The usual case is cheap: the text block is structuredContent written compactly,
+            // which one comparison of strings settles; anything else is parsed and compared.
+            let compact = RawJson::from_value(&structured);
+            let same = compact.text() == text
+                || serde_json::from_str::<Value>(text).ok().as_ref() == Some(&structured);
+            if !same {
                 findings.push(Finding::new(
                     "",
                     Requirement::Response,
@@ -254,7 +288,7 @@ fn response_of(result: &CallToolResult) -> (Option<Value>, Vec<Finding>) {
                     "the text content block does not carry the same JSON as structuredContent",
                 ));
             }
-            (Some(structured.clone()), findings)
+            (Some((structured, compact)), findings)
         }
         None => {
             findings.push(Finding::new(
@@ -263,7 +297,11 @@ fn response_of(result: &CallToolResult) -> (Option<Value>, Vec<Finding>) {
                 Check::StructuredContent,
                 "the result has no structuredContent; the Response was read from its text block",
             ));
-            (from_text, findings)
+            let response = serde_json::from_str::<Value>(text).ok().map(|v| {
+                let raw = RawJson::from_value(&v);
+                (v, raw)
+            });
+            (response, findings)
         }
     }
 }

@@ -14,8 +14,11 @@ pub struct RawJson(Box<RawValue>);
 impl RawJson {
     /// The compact text of a value.
     pub fn from_value(value: &Value) -> RawJson {
-        let text = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
-        RawJson(RawValue::from_string(text).expect("serde_json writes JSON"))
+        // Written straight into a RawValue: text serde_json writes is not parsed again.
+        RawJson(
+            serde_json::value::to_raw_value(value)
+                .unwrap_or_else(|_| RawValue::from_string("null".into()).expect("JSON")),
+        )
     }
 
     /// The value. The text was JSON when it was made, so this does not fail; should it ever,

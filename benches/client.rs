@@ -1,0 +1,220 @@
+//! The client engine's speed (issue 5):
+//! - what the engine adds per turn over a bare rmcp call to the same server (target: under
+//!   10%): the same Request, filled the same way, to `bkn-explorer serve dac` over stdio, once
+//!   through a bare rmcp client and once through a `Dialogue` (the conformance checks of
+//!   Request, Response, exchange and dialogue, the protocol log the explorer keeps, the turn
+//!   record);
+//! - `bkn-explorer send` end to end as a process, starting the reference server over stdio
+//!   (target: under 50 ms).
+
+use bkn_explorer::client::connection::{ConnectOptions, Connection};
+use bkn_explorer::client::dialogue::{Dialogue, Filling};
+use bkn_explorer::client::event::EventSink;
+use bkn_explorer::client::spec::ServerSpec;
+use bkn_explorer::protocol::Interface;
+use bkn_explorer::protocol::message::{CommonDefaults, Fill, fill_request, new_id};
+use criterion::{Criterion, criterion_group, criterion_main};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Value, json};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+fn body() -> Value {
+    json!({"Kind": "constraints", "EntityIDs": ["Fountain#1", "Avatar#7"]})
+}
+
+fn engine_overhead(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("per turn, dac over stdio");
+    group.measurement_time(Duration::from_secs(6));
+
+    // A bare rmcp client: fill the common fields, call the tool, nothing else.
+    let bare = rt.block_on(async {
+        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bkn-explorer")).configure(
+            |c| {
+                c.args(["serve", "dac", "--log-level", "error"]);
+            },
+        );
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        ().serve(transport).await.unwrap()
+    });
+    let dialog_id = new_id();
+    let mut turn = 0u64;
+    group.bench_function("bare rmcp call", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let mut request = body().as_object().unwrap().clone();
+                    fill_request(
+                        &mut request,
+                        Interface::Dac,
+                        &dialog_id,
+                        turn,
+                        &CommonDefaults::default(),
+                        Fill::Missing,
+                    );
+                    turn += 1;
+                    let result = bare
+                        .call_tool(
+                            CallToolRequestParams::new("bkn_dac").with_arguments(request),
+                        )
+                        .await
+                        .unwrap();
+                    assert_ne!(result.is_error, Some(true));
+                    black_box(result);
+                }
+                start.elapsed()
+            })
+        })
+    });
+    rt.block_on(async { bare.cancel().await.ok() });
+
+    // The engine, as the explorer runs it: its own stdio transport (size limit, health),
+    // the protocol log on (drained by a task, as the explorer's event loop does), every
+    // check on every turn.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    rt.spawn(async move { while rx.recv().await.is_some() {} });
+    let options = ConnectOptions {
+        events: EventSink::new(tx),
+        embedded_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_bkn-explorer"))),
+        ..ConnectOptions::default()
+    };
+    let mut dialogue = rt.block_on(async {
+        let connection = Connection::connect(&ServerSpec::embedded(Interface::Dac), &options)
+            .await
+            .unwrap();
+        Dialogue::open(connection, Interface::Dac, CommonDefaults::default())
+            .unwrap_or_else(|e| panic!("{}", e.message))
+    });
+    let cancel = CancellationToken::new();
+    group.bench_function("engine turn (checks, log, record)", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let request = dialogue.prepare(body(), Filling::Missing);
+                    let turn = dialogue.send(request, &cancel).await;
+                    assert!(turn.findings.is_empty(), "{:?}", turn.findings);
+                    black_box(turn);
+                }
+                start.elapsed()
+            })
+        })
+    });
+    rt.block_on(dialogue.close());
+    group.finish();
+}
+
+fn send_process(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let request = dir.path().join("request.json");
+    std::fs::write(&request, body().to_string()).unwrap();
+    let mut group = c.benchmark_group("process");
+    group.sample_size(20);
+    group.bench_function("bkn-explorer send (stdio reference server)", |b| {
+        b.iter(|| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_bkn-explorer"))
+                .arg("send")
+                .arg(&request)
+                .stderr(Stdio::null())
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            black_box(out.stdout)
+        })
+    });
+    group.finish();
+}
+
+/// The overhead as one figure: bare calls and engine turns alternate, turn by turn, against
+/// two servers started alike, so that drift on a busy machine (two cores shared with the
+/// servers) falls on both; the medians of many rounds are compared.
+fn paired_overhead(_: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bkn-explorer")).configure(
+            |c| {
+                c.args(["serve", "dac", "--log-level", "error"]);
+            },
+        );
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let bare = ().serve(transport).await.unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let options = ConnectOptions {
+            events: EventSink::new(tx),
+            embedded_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_bkn-explorer"))),
+            ..ConnectOptions::default()
+        };
+        let connection = Connection::connect(&ServerSpec::embedded(Interface::Dac), &options)
+            .await
+            .unwrap();
+        let mut dialogue = Dialogue::open(connection, Interface::Dac, CommonDefaults::default())
+            .unwrap_or_else(|e| panic!("{}", e.message));
+        let cancel = CancellationToken::new();
+        let dialog_id = new_id();
+        let (mut bare_rounds, mut engine_rounds) = (Vec::new(), Vec::new());
+        let mut turn = 0u64;
+        const ROUNDS: usize = 60;
+        const TURNS: u32 = 100;
+        for _ in 0..ROUNDS {
+            let (mut b, mut e) = (Duration::ZERO, Duration::ZERO);
+            for _ in 0..TURNS {
+                let start = Instant::now();
+                let mut request = body().as_object().unwrap().clone();
+                fill_request(
+                    &mut request,
+                    Interface::Dac,
+                    &dialog_id,
+                    turn,
+                    &CommonDefaults::default(),
+                    Fill::Missing,
+                );
+                turn += 1;
+                black_box(
+                    bare.call_tool(CallToolRequestParams::new("bkn_dac").with_arguments(request))
+                        .await
+                        .unwrap(),
+                );
+                b += start.elapsed();
+                let start = Instant::now();
+                let request = dialogue.prepare(body(), Filling::Missing);
+                black_box(dialogue.send(request, &cancel).await);
+                e += start.elapsed();
+            }
+            bare_rounds.push(b / TURNS);
+            engine_rounds.push(e / TURNS);
+        }
+        bare_rounds.sort();
+        engine_rounds.sort();
+        let (b, e) = (bare_rounds[ROUNDS / 2], engine_rounds[ROUNDS / 2]);
+        println!(
+            "paired, {} turns each: bare rmcp {b:?}, engine {e:?} per turn (median of {ROUNDS} rounds): the engine adds {:.1}%",
+            ROUNDS * TURNS as usize,
+            (e.as_secs_f64() / b.as_secs_f64() - 1.0) * 100.0
+        );
+        dialogue.close().await;
+        bare.cancel().await.ok();
+    });
+}
+
+criterion_group!(benches, paired_overhead, engine_overhead, send_process);
+criterion_main!(benches);
