@@ -72,140 +72,231 @@ fn field(v: &Value, name: &str) -> String {
     v.get(name).and_then(Value::as_str).unwrap_or("").to_owned()
 }
 
-/// At most this many items of a list are drawn; the rest are in the Raw tab.
-const LIST_CAP: usize = 400;
+/// At most this many commitments are named on the Answer's one-line summary.
+const SUMMARY_CAP: usize = 40;
 
+/// The Answer tab. A Response may hold thousands of relations or a text of megabytes, so the
+/// lines are made only inside the window on screen; those above it are only counted.
 pub fn answer<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     if let Some(lines) = no_response(c) {
-        return lines;
+        return super::window(lines, c);
     }
+    let mut w = Window::new(c.skip, c.take);
+    answer_into(c, &mut w);
+    if w.lines.is_empty() && w.seen > 0 {
+        // Scrolled past the end: show the last page.
+        let mut last = Window::new(w.seen.saturating_sub(c.take.max(1)), c.take);
+        answer_into(c, &mut last);
+        return last.lines;
+    }
+    w.lines
+}
+
+fn answer_into<'a>(c: &Content<'a>, w: &mut Window<'a>) {
     let t = &c.app.theme;
     let r = c.selected.response.as_ref().expect("a Response");
     let outcome = field(r, "Outcome");
-    let mut lines = vec![Line::from(vec![
-        Span::styled("Outcome  ", t.muted()),
-        Span::styled(outcome.replace('_', " "), t.bold(t.outcome(&outcome))),
-        Span::styled("    Sources  ", t.muted()),
-        Span::raw(strings(r.get("SourcesUsed")).join(", ")),
-    ])];
+    w.push(|| {
+        Line::from(vec![
+            Span::styled("Outcome  ", t.muted()),
+            Span::styled(outcome.replace('_', " "), t.bold(t.outcome(&outcome))),
+            Span::styled("    Sources  ", t.muted()),
+            Span::raw(strings(r.get("SourcesUsed")).join(", ")),
+        ])
+    });
     if let Some(f) = r.get("Failure") {
-        lines.push(Line::styled(
-            format!(
-                "⚠ Failure: {} ({}){}",
-                field(f, "Service"),
-                field(f, "Nature"),
-                f.get("Request")
-                    .and_then(Value::as_str)
-                    .map(|q| format!(": {q}"))
-                    .unwrap_or_default()
-            ),
-            t.bold(t.colors.warning),
-        ));
+        w.push(|| {
+            Line::styled(
+                format!(
+                    "⚠ Failure: {} ({}){}",
+                    field(f, "Service"),
+                    field(f, "Nature"),
+                    f.get("Request")
+                        .and_then(Value::as_str)
+                        .map(|q| format!(": {q}"))
+                        .unwrap_or_default()
+                ),
+                t.bold(t.colors.warning),
+            )
+        });
     }
-    let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+    let list = |v: Option<&'a Value>| -> &'a [Value] {
+        v.and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+    };
     // What this turn did to the commitments (the Commitments tab has the whole story).
     let statuses = list(r.get("CommitmentStatus"));
     if !statuses.is_empty() {
-        let mut spans = vec![Span::styled("Commitments  ", t.muted())];
-        for (j, s) in statuses.iter().take(LIST_CAP).enumerate() {
-            if j > 0 {
-                spans.push(Span::raw(", "));
+        w.push(|| {
+            let mut spans = vec![Span::styled("Commitments  ", t.muted())];
+            for (j, s) in statuses.iter().take(SUMMARY_CAP).enumerate() {
+                if j > 0 {
+                    spans.push(Span::raw(", "));
+                }
+                let status = field(s, "Status");
+                let color = CommitmentState::parse(&status)
+                    .map(|st| t.commitment(st))
+                    .unwrap_or(t.colors.error);
+                spans.push(Span::raw(format!("{} ", field(s, "CommitmentID"))));
+                spans.push(Span::styled(status, t.fg(color)));
             }
-            let status = field(s, "Status");
-            let color = CommitmentState::parse(&status)
-                .map(|st| t.commitment(st))
-                .unwrap_or(t.colors.error);
-            spans.push(Span::raw(format!("{} ", field(s, "CommitmentID"))));
-            spans.push(Span::styled(status, t.fg(color)));
-        }
-        lines.push(Line::from(spans));
+            if statuses.len() > SUMMARY_CAP {
+                spans.push(Span::styled(
+                    format!(", +{} more", statuses.len() - SUMMARY_CAP),
+                    t.muted(),
+                ));
+            }
+            Line::from(spans)
+        });
     }
-    let answer = r.get("Answer").cloned().unwrap_or(Value::Null);
+    let Some(answer) = r.get("Answer") else {
+        w.push(|| Line::styled("(no Answer in this Response)", t.muted()));
+        return;
+    };
     let classes = list(answer.get("ObjectClasses"));
     if !classes.is_empty() {
-        lines.push(heading(c.app, "Object classes"));
-        lines.push(Line::styled(
-            format!("  {:<20} {:<22} {}", "Class", "Label", "Confidence"),
-            t.muted(),
-        ));
-        for oc in classes.iter().take(LIST_CAP) {
-            let conf = oc.get("Confidence").and_then(Value::as_f64);
-            let conf_text = conf
-                .map(|v| format!("{} {v:.2}", bar(v, 10)))
-                .unwrap_or_default();
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("  {:<20} ", cut(&field(oc, "Class"), 20)),
-                    t.fg(t.colors.accent),
-                ),
-                Span::raw(format!("{:<22} ", cut(&field(oc, "Label"), 22))),
-                Span::styled(conf_text, t.fg(t.colors.gauge)),
-            ]));
+        w.push(|| heading(c.app, "Object classes"));
+        w.push(|| {
+            Line::styled(
+                format!("  {:<20} {:<22} {}", "Class", "Label", "Confidence"),
+                t.muted(),
+            )
+        });
+        for oc in classes {
+            if w.full() {
+                return;
+            }
+            w.push(|| {
+                let conf_text = oc
+                    .get("Confidence")
+                    .and_then(Value::as_f64)
+                    .map(|v| format!("{} {v:.2}", bar(v, 10)))
+                    .unwrap_or_default();
+                Line::from(vec![
+                    Span::styled(
+                        format!("  {:<20} ", cut(&field(oc, "Class"), 20)),
+                        t.fg(t.colors.accent),
+                    ),
+                    Span::raw(format!("{:<22} ", cut(&field(oc, "Label"), 22))),
+                    Span::styled(conf_text, t.fg(t.colors.gauge)),
+                ])
+            });
         }
     }
     let relations = list(answer.get("Relations"));
     if !relations.is_empty() {
-        lines.push(heading(c.app, "Relations"));
-        for rel in relations.iter().take(LIST_CAP) {
-            lines.push(Line::from(vec![
-                Span::raw(format!("  {} ", field(rel, "Subject"))),
-                Span::styled(field(rel, "Predicate"), t.fg(t.colors.accent)),
-                Span::raw(format!(" {}", field(rel, "Object"))),
-            ]));
+        w.push(|| heading(c.app, format!("Relations ({})", relations.len())));
+        for rel in relations {
+            if w.full() {
+                return;
+            }
+            w.push(|| {
+                Line::from(vec![
+                    Span::raw(format!("  {} ", field(rel, "Subject"))),
+                    Span::styled(field(rel, "Predicate"), t.fg(t.colors.accent)),
+                    Span::raw(format!(" {}", field(rel, "Object"))),
+                ])
+            });
         }
     }
     let affordances = list(answer.get("Affordances"));
     if !affordances.is_empty() {
-        lines.push(heading(c.app, "Affordances"));
-        lines.push(Line::styled(
-            format!("  {:<16} {:<16} {}", "Entity", "Class", "Action"),
-            t.muted(),
-        ));
-        for a in affordances.iter().take(LIST_CAP) {
-            lines.push(Line::from(vec![
-                Span::raw(format!(
-                    "  {:<16} {:<16} ",
-                    cut(&field(a, "EntityID"), 16),
-                    cut(&field(a, "Class"), 16)
-                )),
-                Span::styled(field(a, "Action"), t.fg(t.colors.accent)),
-            ]));
+        w.push(|| heading(c.app, "Affordances"));
+        w.push(|| {
+            Line::styled(
+                format!("  {:<16} {:<16} {}", "Entity", "Class", "Action"),
+                t.muted(),
+            )
+        });
+        for a in affordances {
+            if w.full() {
+                return;
+            }
+            w.push(|| {
+                Line::from(vec![
+                    Span::raw(format!(
+                        "  {:<16} {:<16} ",
+                        cut(&field(a, "EntityID"), 16),
+                        cut(&field(a, "Class"), 16)
+                    )),
+                    Span::styled(field(a, "Action"), t.fg(t.colors.accent)),
+                ])
+            });
         }
     }
     for (name, key) in [
         ("Constraints", "Constraints"),
         ("Behavioural expectations", "BehaviouralExpectations"),
     ] {
-        let items = strings(answer.get(key));
+        let items = list(answer.get(key));
         if !items.is_empty() {
-            lines.push(heading(c.app, name));
-            for item in items.iter().take(LIST_CAP) {
-                for (j, l) in wrap_window(item, c.width.saturating_sub(4), 0, 8)
+            w.push(|| heading(c.app, name));
+            for item in items {
+                if w.full() {
+                    return;
+                }
+                let text = item
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| item.to_string());
+                for (j, l) in wrap_window(&text, c.width.saturating_sub(4), 0, 8)
                     .into_iter()
                     .enumerate()
                 {
-                    lines.push(Line::raw(format!(
-                        "  {} {l}",
-                        if j == 0 { "•" } else { " " }
-                    )));
+                    w.push(|| Line::raw(format!("  {} {l}", if j == 0 { "•" } else { " " })));
                 }
             }
         }
     }
     if let Some(text) = answer.get("Text").and_then(Value::as_str) {
-        lines.push(heading(c.app, "Text"));
-        // Only as much of a long text as the window reaches is wrapped.
-        let needed = (c.skip + c.take).saturating_sub(lines.len());
-        lines.extend(
-            wrap_window(text, c.width.saturating_sub(2), 0, needed)
-                .into_iter()
-                .map(|l| Line::raw(format!("  {l}"))),
-        );
+        w.push(|| heading(c.app, "Text"));
+        // Only the part of a long text that the window reaches is wrapped.
+        let skip = w.skip.saturating_sub(w.seen);
+        let take = (w.skip + w.take).saturating_sub(w.seen.max(w.skip));
+        let width = c.width.saturating_sub(2);
+        let shown = wrap_window(text, width, skip, take);
+        if shown.is_empty() && skip > 0 {
+            // Scrolled past the end of the text: count all of it, so the last page shows.
+            w.seen += wrap_window(text, width, 0, usize::MAX).len();
+        } else {
+            w.seen += skip;
+            for l in shown {
+                w.push(|| Line::raw(format!("  {l}")));
+            }
+        }
     }
-    if answer.is_null() {
-        lines.push(Line::styled("(no Answer in this Response)", t.muted()));
+}
+
+/// The lines of a tab that fall inside the window on screen: those before it are counted
+/// (their closures never run), and nothing is made past its end.
+struct Window<'a> {
+    skip: usize,
+    take: usize,
+    /// Lines counted so far, in the window or before it.
+    seen: usize,
+    lines: Vec<Line<'a>>,
+}
+
+impl<'a> Window<'a> {
+    fn new(skip: usize, take: usize) -> Window<'a> {
+        Window {
+            skip,
+            take,
+            seen: 0,
+            lines: Vec::new(),
+        }
     }
-    lines
+
+    fn push(&mut self, make: impl FnOnce() -> Line<'a>) {
+        if self.seen >= self.skip && !self.full() {
+            self.lines.push(make());
+        }
+        self.seen += 1;
+    }
+
+    /// Whether the window is filled (later lines need not be counted).
+    fn full(&self) -> bool {
+        self.lines.len() >= self.take
+    }
 }
 
 pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {

@@ -82,7 +82,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         take: inner.height as usize,
     };
     let lines: Vec<Line> = match shown {
-        DetailTab::Answer => window(dac::answer(&content), &content),
+        DetailTab::Answer => dac::answer(&content),
         DetailTab::Feasibility => window(dac::feasibility(&content), &content),
         DetailTab::Commitments => window(dac::commitments(&content), &content),
         DetailTab::UserState => window(usr::user_state(&content), &content),
@@ -94,7 +94,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
 }
 
 /// The lines in view of a tab that made all its lines.
-fn window<'a>(lines: Vec<Line<'a>>, c: &Content) -> Vec<Line<'a>> {
+pub(super) fn window<'a>(lines: Vec<Line<'a>>, c: &Content) -> Vec<Line<'a>> {
     let skip = c.skip.min(lines.len().saturating_sub(1));
     lines.into_iter().skip(skip).take(c.take).collect()
 }

@@ -1,0 +1,207 @@
+//! The explorer's speed (issue 6):
+//! - one frame at 200x60 with a 10,000-turn dialogue and a 1 MB Response selected, in each
+//!   detail tab (target: under 2 ms), and the same with 100 turns (the cost must not grow
+//!   with the number of turns);
+//! - from start to the first frame with both embedded servers connected (target: under
+//!   300 ms): the explorer made, both reference servers started over stdio, initialized,
+//!   discovered and their vocabularies read, then a frame drawn.
+
+use bkn_explorer::client::connection::ConnectOptions;
+use bkn_explorer::client::spec::ServerSpec;
+use bkn_explorer::client::turn::{Reply, Turn};
+use bkn_explorer::protocol::Interface;
+use bkn_explorer::protocol::message::CommonDefaults;
+use bkn_explorer::protocol::raw::RawJson;
+use bkn_explorer::session::Session;
+use bkn_explorer::tui::app::{App, AppEvent, DetailTab, Options};
+use bkn_explorer::tui::dialogue::{DialogueState, Status};
+use bkn_explorer::tui::view;
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+fn options(servers: Vec<ServerSpec>) -> Options {
+    Options {
+        servers,
+        session: None,
+        theme: "dark".into(),
+        theme_dir: None,
+        data_dir: None,
+        sessions_dir: PathBuf::from("sessions"),
+        defaults: CommonDefaults::default(),
+        connect: ConnectOptions {
+            embedded_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_bkn-explorer"))),
+            ..ConnectOptions::default()
+        },
+    }
+}
+
+/// The shipped tour's turns, over and over, to `count` turns, then one whose Response is
+/// about 1 MB (a long Answer text and many relations).
+fn dialogue(count: usize) -> Vec<Turn> {
+    let tour = Session::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions/dac-tour.json"))
+        .expect("the tour loads");
+    let turns = &tour.dialogues[0].turns;
+    let mut out: Vec<Turn> = (0..count - 1).map(|i| turns[i % turns.len()].clone()).collect();
+    let mut big = turns[0].clone();
+    let mut response: Value = big.response().expect("a Response");
+    let relations: Vec<Value> = (0..6000)
+        .map(|i| json!({"Subject": format!("Entity#{i}"), "Predicate": "locatedAt", "Object": format!("MLoc:Square.Spot{i}")}))
+        .collect();
+    response["Answer"] = json!({
+        "Text": "The square is busy tonight. ".repeat(20_000),
+        "Relations": relations,
+    });
+    big.reply = Reply::Response(RawJson::from_value(&response));
+    out.push(big);
+    out
+}
+
+fn app_with(rt: &tokio::runtime::Runtime, turns: usize) -> App {
+    let _guard = rt.enter();
+    let (tx, _rx) = mpsc::unbounded_channel::<AppEvent>();
+    let mut app = App::new(options(Vec::new()), tx);
+    let mut d = DialogueState::new(1, "bench".into(), 0, Interface::Dac);
+    d.status = Status::Recorded;
+    for turn in dialogue(turns) {
+        d.push(turn);
+    }
+    let last = d.turns.len() - 1;
+    d.select(Some(last));
+    app.servers.push(bkn_explorer::tui::app::ServerState {
+        spec: ServerSpec::embedded(Interface::Dac),
+        status: bkn_explorer::tui::app::ServerStatus::Recorded,
+        summary: None,
+        vocabulary: Default::default(),
+        interface: Interface::Dac,
+        expanded: true,
+    });
+    app.dialogues.push(d);
+    app.current = Some(0);
+    app
+}
+
+fn frames(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let big = app_with(&rt, 10_000);
+    let size = big.dialogues[0].turns.last().unwrap().turn.reply.clone();
+    if let Reply::Response(r) = size {
+        println!("the selected Response is {} bytes", r.len());
+    }
+    let mut group = c.benchmark_group("frame 200x60");
+    for turns in [100usize, 10_000] {
+        let mut app = if turns == 10_000 {
+            app_with(&rt, 10_000)
+        } else {
+            app_with(&rt, 100)
+        };
+        for tab in [DetailTab::Answer, DetailTab::Raw, DetailTab::Findings] {
+            app.detail_tab = tab;
+            let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+            group.bench_with_input(
+                BenchmarkId::new(format!("{} tab", tab.title()), format!("{turns} turns")),
+                &turns,
+                |b, _| {
+                    b.iter(|| {
+                        // Each frame from scratch, as after a resize: the whole screen is new.
+                        terminal.clear().unwrap();
+                        terminal.draw(|f| view::render(f, &app)).unwrap();
+                    })
+                },
+            );
+        }
+        // The Answer scrolled to its last relations (the lines above are counted, not made).
+        app.detail_tab = DetailTab::Answer;
+        app.dialogues[0].detail_scroll = 5_990;
+        let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+        group.bench_with_input(
+            BenchmarkId::new("Answer tab at relation 5990", format!("{turns} turns")),
+            &turns,
+            |b, _| {
+                b.iter(|| {
+                    terminal.clear().unwrap();
+                    terminal.draw(|f| view::render(f, &app)).unwrap();
+                })
+            },
+        );
+        app.dialogues[0].detail_scroll = 0;
+        // The feasibility tab on a feasibility turn, scrolled to the middle of the dialogue.
+        let middle = app.dialogues[0]
+            .turns
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, t)| t.summary.kind == "feasibility")
+            .map(|(i, _)| i)
+            .unwrap();
+        app.dialogues[0].select(Some(middle));
+        app.detail_tab = DetailTab::Feasibility;
+        let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+        group.bench_with_input(
+            BenchmarkId::new("Feasibility tab", format!("{turns} turns")),
+            &turns,
+            |b, _| {
+                b.iter(|| {
+                    terminal.clear().unwrap();
+                    terminal.draw(|f| view::render(f, &app)).unwrap();
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+fn startup(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("startup");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function("to the first frame with both servers connected", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                total += rt.block_on(async {
+                    let start = Instant::now();
+                    let (tx, mut rx) = mpsc::unbounded_channel();
+                    let mut app = App::new(
+                        options(vec![
+                            ServerSpec::embedded(Interface::Dac),
+                            ServerSpec::embedded(Interface::Usr),
+                        ]),
+                        tx,
+                    );
+                    while !app.dialogues.iter().all(|d| d.status == Status::Open) {
+                        let event = rx.recv().await.expect("events");
+                        app.handle(event);
+                    }
+                    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+                    terminal.draw(|f| view::render(f, &app)).unwrap();
+                    let elapsed = start.elapsed();
+                    // Not timed: the servers are ended.
+                    for d in &app.dialogues {
+                        app.engine.close(d.key);
+                    }
+                    while let Ok(Some(_)) =
+                        tokio::time::timeout(Duration::from_millis(300), rx.recv()).await
+                    {}
+                    elapsed
+                });
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, frames, startup);
+criterion_main!(benches);
