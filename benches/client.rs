@@ -38,11 +38,9 @@ fn engine_overhead(c: &mut Criterion) {
 
     // A bare rmcp client: fill the common fields, call the tool, nothing else.
     let bare = rt.block_on(async {
-        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bkn-explorer")).configure(
-            |c| {
-                c.args(["serve", "dac", "--log-level", "error"]);
-            },
-        );
+        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bkn-explorer")).configure(|c| {
+            c.args(["serve", "dac", "--log-level", "error"]);
+        });
         let (transport, _) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::null())
             .spawn()
@@ -67,9 +65,7 @@ fn engine_overhead(c: &mut Criterion) {
                     );
                     turn += 1;
                     let result = bare
-                        .call_tool(
-                            CallToolRequestParams::new("bkn_dac").with_arguments(request),
-                        )
+                        .call_tool(CallToolRequestParams::new("bkn_dac").with_arguments(request))
                         .await
                         .unwrap();
                     assert_ne!(result.is_error, Some(true));

@@ -43,10 +43,13 @@ fn options(servers: Vec<ServerSpec>) -> Options {
 /// The shipped tour's turns, over and over, to `count` turns, then one whose Response is
 /// about 1 MB (a long Answer text and many relations).
 fn dialogue(count: usize) -> Vec<Turn> {
-    let tour = Session::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions/dac-tour.json"))
-        .expect("the tour loads");
+    let tour =
+        Session::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions/dac-tour.json"))
+            .expect("the tour loads");
     let turns = &tour.dialogues[0].turns;
-    let mut out: Vec<Turn> = (0..count - 1).map(|i| turns[i % turns.len()].clone()).collect();
+    let mut out: Vec<Turn> = (0..count - 1)
+        .map(|i| turns[i % turns.len()].clone())
+        .collect();
     let mut big = turns[0].clone();
     let mut response: Value = big.response().expect("a Response");
     let relations: Vec<Value> = (0..6000)
@@ -193,7 +196,8 @@ fn startup(c: &mut Criterion) {
                     }
                     while let Ok(Some(_)) =
                         tokio::time::timeout(Duration::from_millis(300), rx.recv()).await
-                    {}
+                    {
+                    }
                     elapsed
                 });
             }

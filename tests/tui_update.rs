@@ -539,3 +539,34 @@ async fn a_session_is_saved_and_opened_again() {
     assert_eq!(h.app.dialogues[0].turns.len(), 1);
     assert_eq!(h.app.dialogues[0].turns[0].summary.kind, "feasibility");
 }
+
+#[tokio::test]
+async fn after_end_the_detail_scrolls_back_from_the_last_page() {
+    let mut h = Harness::new(options(Vec::new(), "dark"));
+    let session = bkn_explorer::session::Session::load(
+        &common::tui::root().join("tests/fixtures/tui/states.json"),
+    )
+    .unwrap();
+    h.app.load_session(session);
+    h.app.current = Some(0);
+    h.app.dialogues[0].select(Some(0));
+    h.app.detail_tab = DetailTab::Raw;
+    h.app.focus = Pane::Detail;
+    render(&h.app, 120, 40);
+    h.key(KeyCode::End);
+    let at_end = text(&render(&h.app, 120, 40));
+    let (_, shown) = h
+        .app
+        .layout
+        .borrow()
+        .detail_scroll
+        .expect("the detail was drawn");
+    assert!(
+        shown > 0 && shown < 1000,
+        "the last page starts at line {shown}"
+    );
+    h.key(KeyCode::Up);
+    assert_eq!(h.app.dialogues[0].detail_scroll, shown - 1);
+    let up = text(&render(&h.app, 120, 40));
+    assert_ne!(at_end, up, "one key up moves the view at once");
+}

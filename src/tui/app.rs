@@ -169,6 +169,9 @@ pub struct Layout {
     pub transcript_rows: Rect,
     pub detail: Rect,
     pub detail_tabs: Vec<(Rect, DetailTab)>,
+    /// The first line of the detail shown, and whose (the scroll asked for, or the last
+    /// page's when that is past the end).
+    pub detail_scroll: Option<(DialogueKey, usize)>,
     pub composer: Rect,
     pub composer_rows: Vec<(Rect, usize)>,
     pub log: Rect,

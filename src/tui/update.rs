@@ -584,8 +584,14 @@ impl App {
                 }
             }
             Pane::Detail => {
+                // From what is on screen: after End, the scroll asked for is far past it.
+                let shown = self.layout.borrow().detail_scroll;
                 if let Some(d) = self.current_dialogue_mut() {
-                    d.detail_scroll = step(d.detail_scroll, usize::MAX / 4);
+                    let from = match shown {
+                        Some((key, line)) if key == d.key => d.detail_scroll.min(line),
+                        _ => d.detail_scroll,
+                    };
+                    d.detail_scroll = step(from, usize::MAX / 4);
                 }
             }
             Pane::Log => self.log.move_selection(delta.clamp(-100_000, 100_000)),

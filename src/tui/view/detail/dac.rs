@@ -83,9 +83,10 @@ pub fn answer<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     }
     let mut w = Window::new(c.skip, c.take);
     answer_into(c, &mut w);
-    if w.lines.is_empty() && w.seen > 0 {
-        // Scrolled past the end: show the last page.
-        let mut last = Window::new(w.seen.saturating_sub(c.take.max(1)), c.take);
+    if w.lines.len() < c.take && c.skip > 0 {
+        // Scrolled to or past the end: show the last page, whole.
+        let skip = super::last_page(c, w.seen);
+        let mut last = Window::new(skip, c.take);
         answer_into(c, &mut last);
         return last.lines;
     }
@@ -121,7 +122,9 @@ fn answer_into<'a>(c: &Content<'a>, w: &mut Window<'a>) {
         });
     }
     let list = |v: Option<&'a Value>| -> &'a [Value] {
-        v.and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+        v.and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     };
     // What this turn did to the commitments (the Commitments tab has the whole story).
     let statuses = list(r.get("CommitmentStatus"));

@@ -89,7 +89,7 @@ pub fn raw<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             json_line(&s.response_lines[i - req - 3], t, c.width)
         }
     };
-    let skip = c.skip.min(total.saturating_sub(1));
+    let skip = super::last_page(c, total);
     (skip..total.min(skip + c.take)).map(line_at).collect()
 }
 

@@ -21,9 +21,12 @@ pub struct Content<'a> {
     pub view: &'a TurnView,
     pub selected: &'a Selected,
     pub width: usize,
-    /// The first line on screen and how many fit.
+    /// The first line asked for and how many fit.
     pub skip: usize,
     pub take: usize,
+    /// The first line actually shown: less than `skip` when that is past the end (the last
+    /// page shows). Written back to the layout, so that scrolling up starts from what is seen.
+    pub shown: std::cell::Cell<usize>,
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
@@ -80,6 +83,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         width: inner.width as usize,
         skip: d.detail_scroll,
         take: inner.height as usize,
+        shown: std::cell::Cell::new(d.detail_scroll),
     };
     let lines: Vec<Line> = match shown {
         DetailTab::Answer => dac::answer(&content),
@@ -90,13 +94,22 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         DetailTab::Raw => general::raw(&content),
         DetailTab::Replay => window(general::replay(&content), &content),
     };
+    hits.detail_scroll = Some((d.key, content.shown.get()));
     frame.render_widget(Paragraph::new(lines).style(t.base()), inner);
 }
 
 /// The lines in view of a tab that made all its lines.
 pub(super) fn window<'a>(lines: Vec<Line<'a>>, c: &Content) -> Vec<Line<'a>> {
-    let skip = c.skip.min(lines.len().saturating_sub(1));
+    let skip = last_page(c, lines.len());
     lines.into_iter().skip(skip).take(c.take).collect()
+}
+
+/// The first line to show of `total`: the one asked for, or the last page's when that is
+/// past the end (recorded in `c.shown`).
+pub(super) fn last_page(c: &Content, total: usize) -> usize {
+    let skip = c.skip.min(total.saturating_sub(c.take.max(1)));
+    c.shown.set(skip);
+    skip
 }
 
 /// A bold heading line.
