@@ -570,3 +570,62 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     let up = text(&render(&h.app, 120, 40));
     assert_ne!(at_end, up, "one key up moves the view at once");
 }
+
+/// A recorded dialogue replayed from the explorer: `r` sends its Requests again in a fresh
+/// dialogue and the Replay tab shows recorded and new side by side.
+async fn replayed(domain: Option<&std::path::Path>) -> Harness {
+    let mut h = Harness::new(options(Vec::new(), "dark"));
+    let session =
+        bkn_explorer::session::Session::load(&common::tui::root().join("sessions/dac-tour.json"))
+            .unwrap();
+    h.app.load_session(session);
+    if let Some(path) = domain
+        && let bkn_explorer::client::spec::TransportSpec::Embedded { args, .. } =
+            &mut h.app.servers[0].spec.transport
+    {
+        *args = vec!["--domain".into(), path.display().to_string()];
+    }
+    h.app.focus = Pane::Transcript;
+    h.key(KeyCode::Char('r'));
+    assert_eq!(h.app.shown_detail_tab(), DetailTab::Replay);
+    h.until(WAIT, "the replay to finish", |app| {
+        app.dialogues[0].replay.as_ref().is_some_and(|r| !r.running)
+    })
+    .await;
+    h
+}
+
+#[tokio::test]
+async fn the_tour_replays_from_the_explorer_without_differences() {
+    let h = replayed(None).await;
+    let r = h.app.dialogues[0].replay.as_ref().unwrap();
+    assert_eq!((r.done, r.differing, r.error.as_ref()), (10, 0, None));
+    let screen = text(&render(&h.app, 120, 40));
+    assert!(screen.contains("= replay"), "{screen}");
+}
+
+#[tokio::test]
+async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("poorer.json");
+    let mut domain: Value =
+        serde_json::from_str(bkn_explorer::server::dac::domain::DEFAULT_DOMAIN).unwrap();
+    domain["Requester"]["Wallet"]["Amount"] = 3.into();
+    std::fs::write(&path, domain.to_string()).unwrap();
+    let mut h = replayed(Some(&path)).await;
+    let r = h.app.dialogues[0].replay.as_ref().unwrap();
+    assert!(r.differing > 0, "a poorer wallet changes some answers");
+    // The first turn that differs, in the Replay tab.
+    let differing = h.app.dialogues[0]
+        .turns
+        .iter()
+        .position(|t| t.replay.as_ref().is_some_and(|r| !r.differences.is_empty()))
+        .unwrap();
+    h.app.dialogues[0].select(Some(differing));
+    let screen = text(&render(&h.app, 160, 50));
+    assert!(
+        screen.contains("recorded") && screen.contains("replayed"),
+        "{screen}"
+    );
+    assert!(screen.contains("≠"), "{screen}");
+}
