@@ -489,10 +489,12 @@ impl Connection {
         let id = self.id;
         let events = self.events.clone();
         self.closing.store(true, Ordering::Relaxed);
-        let _ = tokio::time::timeout(Duration::from_secs(3), self.service.cancel()).await;
+        // A server stuck in a call may never see the end of its input: it gets a moment,
+        // then it is ended, so that closing never keeps the user waiting.
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.service.cancel()).await;
         if let Some(child) = self.child {
             let mut child = child.lock().await;
-            if tokio::time::timeout(Duration::from_secs(2), child.wait())
+            if tokio::time::timeout(Duration::from_millis(500), child.wait())
                 .await
                 .is_err()
             {

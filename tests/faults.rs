@@ -1,0 +1,401 @@
+//! The fault matrix of docs/reliability.md, through the two ways in: the engine the explorer
+//! runs (`client::engine::Engine`, one task per dialogue, events on a channel) and the
+//! headless `bkn-explorer dialogue` command. Every fault must end in a clear error within the
+//! timeout plus one second, with no panic, and with what came before kept: the engine goes on
+//! serving the explorer's other dialogue, and the command saves the turns it has.
+//! (tests/client.rs has the same faults at the level of one `Dialogue`.)
+
+mod common;
+
+use bkn_explorer::client::connection::ConnectOptions;
+use bkn_explorer::client::engine::{Engine, EngineEvent};
+use bkn_explorer::client::spec::{HttpSpec, ServerSpec, StdioSpec, TransportSpec};
+use bkn_explorer::client::turn::{ErrorKind, Reply, Turn};
+use bkn_explorer::protocol::Interface;
+use bkn_explorer::protocol::message::CommonDefaults;
+use bkn_explorer::session::Session;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// The timeout every case runs with; each must end within it plus one second.
+const TIMEOUT: Duration = Duration::from_secs(2);
+const SLACK: Duration = Duration::from_secs(1);
+
+fn fault(name: &str, extra: &[&str]) -> ServerSpec {
+    let mut args = vec!["--fault".to_owned(), name.to_owned()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    ServerSpec {
+        name: format!("fault-{name}"),
+        transport: TransportSpec::Stdio(StdioSpec {
+            command: env!("CARGO_BIN_EXE_bkn-fault-server").into(),
+            args,
+            ..StdioSpec::default()
+        }),
+    }
+}
+
+fn http(url: &str) -> ServerSpec {
+    ServerSpec {
+        name: "http".into(),
+        transport: TransportSpec::Http(HttpSpec {
+            url: url.into(),
+            ..HttpSpec::default()
+        }),
+    }
+}
+
+fn options(max_mb: usize) -> ConnectOptions {
+    ConnectOptions {
+        timeout: TIMEOUT,
+        max_message_bytes: max_mb * 1024 * 1024,
+        embedded_program: Some(PathBuf::from(common::bin())),
+        ..ConnectOptions::default()
+    }
+}
+
+fn constraints() -> Value {
+    json!({"Kind": "constraints", "EntityIDs": ["Fountain#1"]})
+}
+
+/// What a fault must come to.
+#[derive(Clone, Copy, Debug)]
+enum Outcome {
+    /// The dialogue cannot open; the error says these words.
+    NoDialogue(&'static [&'static str]),
+    /// The turn fails with this kind; the error says these words.
+    Failed(ErrorKind, &'static [&'static str]),
+    /// A Response came, with a finding of this check.
+    Finding(&'static str),
+    /// The Response came whole (a big one, within the limit).
+    Taken,
+}
+
+/// The explorer's engine with two dialogues: one on the reference server (to show it goes on),
+/// one on the faulty server.
+struct Explorer {
+    engine: Engine,
+    events: mpsc::UnboundedReceiver<EngineEvent>,
+}
+
+impl Explorer {
+    fn new(max_mb: usize) -> Explorer {
+        let (tx, events) = mpsc::unbounded_channel();
+        Explorer {
+            engine: Engine::new(tx, options(max_mb)),
+            events,
+        }
+    }
+
+    /// Opens a dialogue; returns its key and its DialogID, or the error.
+    async fn open(&mut self, spec: ServerSpec) -> (u64, Result<String, String>) {
+        let key = self.engine.new_key();
+        self.engine
+            .open(key, spec, Interface::Dac, CommonDefaults::default(), 0);
+        loop {
+            match self.next().await {
+                EngineEvent::Opened {
+                    dialogue,
+                    dialog_id,
+                    ..
+                } if dialogue == key => return (key, Ok(dialog_id)),
+                EngineEvent::Failed {
+                    dialogue, error, ..
+                } if dialogue == key => return (key, Err(error)),
+                _ => {}
+            }
+        }
+    }
+
+    async fn turn(&mut self, key: u64) -> Turn {
+        assert!(self.engine.send(
+            key,
+            constraints(),
+            bkn_explorer::client::dialogue::Filling::Missing,
+        ));
+        loop {
+            if let EngineEvent::TurnFinished { dialogue, turn, .. } = self.next().await
+                && dialogue == key
+            {
+                return turn;
+            }
+        }
+    }
+
+    async fn next(&mut self) -> EngineEvent {
+        tokio::time::timeout(Duration::from_secs(60), self.events.recv())
+            .await
+            .expect("an engine event within a minute")
+            .expect("the engine is alive")
+    }
+}
+
+fn judge(case: &str, outcome: Outcome, result: Result<Turn, String>) {
+    match (outcome, result) {
+        (Outcome::NoDialogue(words), Err(e)) => {
+            for w in words {
+                assert!(e.contains(w), "{case}: the error lacks \"{w}\": {e}");
+            }
+        }
+        (Outcome::Failed(kind, words), Ok(turn)) => match &turn.reply {
+            Reply::Error(e) => {
+                assert_eq!(e.kind, kind, "{case}: {}", e.message);
+                for w in words {
+                    assert!(
+                        e.message.contains(w),
+                        "{case}: the error lacks \"{w}\": {}",
+                        e.message
+                    );
+                }
+            }
+            other => panic!("{case}: expected a failed turn, got {other:?}"),
+        },
+        (Outcome::Finding(check), Ok(turn)) => {
+            assert!(turn.response().is_some(), "{case}: no Response");
+            assert!(
+                turn.findings
+                    .iter()
+                    .any(|f| f.finding.check.to_string() == check),
+                "{case}: no {check} finding in {:?}",
+                turn.findings
+            );
+        }
+        (Outcome::Taken, Ok(turn)) => {
+            assert!(turn.response().is_some(), "{case}: {:?}", turn.reply);
+        }
+        (expected, got) => panic!(
+            "{case}: expected {expected:?}, got {:?}",
+            got.map(|t| t.reply)
+        ),
+    }
+}
+
+/// The stdio faults, through the engine, each beside a healthy dialogue.
+#[tokio::test]
+async fn stdio_faults_through_the_explorers_engine() {
+    let cases: &[(&str, &[&str], usize, Outcome)] = &[
+        (
+            "exit-on-initialize",
+            &[],
+            64,
+            Outcome::NoDialogue(&["exited with status 1", "exiting during initialize"]),
+        ),
+        (
+            "crash-on-call",
+            &[],
+            64,
+            Outcome::Failed(ErrorKind::Gone, &["exited with status 101", "crashing"]),
+        ),
+        (
+            "garbage",
+            &[],
+            64,
+            Outcome::Failed(
+                ErrorKind::Timeout,
+                &["no answer within 2 s", "not JSON-RPC"],
+            ),
+        ),
+        (
+            "hang",
+            &[],
+            64,
+            Outcome::Failed(ErrorKind::Timeout, &["no answer within 2 s"]),
+        ),
+        ("huge", &[], 64, Outcome::Taken),
+        (
+            "huge",
+            &[],
+            8,
+            Outcome::Failed(ErrorKind::TooLarge, &["20.0 MiB, over the 8.0 MiB limit"]),
+        ),
+        (
+            "wrong-request-id",
+            &[],
+            64,
+            Outcome::Finding("exchange.request-id"),
+        ),
+        (
+            "missing-outcome",
+            &[],
+            64,
+            Outcome::Finding("schema.required"),
+        ),
+        (
+            "no-structured",
+            &[],
+            64,
+            Outcome::Finding("binding.structured-content"),
+        ),
+    ];
+    for (name, extra, max_mb, outcome) in cases {
+        let case = format!("{name} (limit {max_mb} MiB)");
+        let mut explorer = Explorer::new(*max_mb);
+        let (healthy, opened) = explorer.open(ServerSpec::embedded(Interface::Dac)).await;
+        opened.unwrap();
+        // The open (where exit-on-initialize strikes) and the turn are each bounded.
+        let started = Instant::now();
+        let (key, opened) = explorer.open(fault(name, extra)).await;
+        assert!(
+            started.elapsed() <= TIMEOUT + SLACK,
+            "{case}: the open took {:?}",
+            started.elapsed()
+        );
+        let result = match opened {
+            Ok(_) => {
+                let started = Instant::now();
+                let turn = explorer.turn(key).await;
+                // The big answer takes its time to arrive; the others end by the timeout.
+                if !matches!(outcome, Outcome::Taken) {
+                    assert!(
+                        started.elapsed() <= TIMEOUT + SLACK,
+                        "{case}: the turn took {:?}",
+                        started.elapsed()
+                    );
+                }
+                Ok(turn)
+            }
+            Err(e) => Err(e),
+        };
+        judge(&case, *outcome, result);
+        // The explorer goes on: its other dialogue still answers.
+        let turn = explorer.turn(healthy).await;
+        assert!(
+            turn.response().is_some() && turn.findings.is_empty(),
+            "{case}: the healthy dialogue after the fault: {:?}",
+            turn.reply
+        );
+    }
+}
+
+/// The HTTP faults, through the engine: refused, a session that expires mid-dialogue, a
+/// server that restarts between turns.
+#[tokio::test]
+async fn http_faults_through_the_explorers_engine() {
+    let mut explorer = Explorer::new(64);
+    // Refused: nothing listens.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let started = Instant::now();
+    let (_, opened) = explorer
+        .open(http(&format!("http://127.0.0.1:{port}/mcp")))
+        .await;
+    assert!(started.elapsed() <= TIMEOUT + SLACK);
+    judge(
+        "refused",
+        Outcome::NoDialogue(&["refused"]),
+        opened.map(|_| unreachable!()),
+    );
+
+    // Expired: the session is deleted on the server between two turns.
+    let server = common::spawn_http(&["dac".into()]).await;
+    let (key, opened) = explorer.open(http(&server.url)).await;
+    // Over HTTP the DialogID is the MCP session id.
+    let session = opened.unwrap();
+    assert!(explorer.turn(key).await.response().is_some());
+    let deleted = reqwest::Client::new()
+        .delete(&server.url)
+        .header("Mcp-Session-Id", session)
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success());
+    let started = Instant::now();
+    let turn = explorer.turn(key).await;
+    assert!(started.elapsed() <= TIMEOUT + SLACK);
+    judge(
+        "expired",
+        Outcome::Failed(ErrorKind::Gone, &["404"]),
+        Ok(turn),
+    );
+
+    // Restarted: the server goes down and comes back on the same port between turns.
+    let mut first = common::spawn_http(&["dac".into()]).await;
+    let port = first
+        .url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let (key, opened) = explorer.open(http(&first.url)).await;
+    opened.unwrap();
+    assert!(explorer.turn(key).await.response().is_some());
+    first.child.kill().await.unwrap();
+    let _second =
+        common::spawn_http(&["dac".into(), "--http".into(), format!("127.0.0.1:{port}")]).await;
+    let started = Instant::now();
+    let turn = explorer.turn(key).await;
+    assert!(started.elapsed() <= TIMEOUT + SLACK);
+    judge(
+        "restarted",
+        Outcome::Failed(ErrorKind::Gone, &["session"]),
+        Ok(turn),
+    );
+}
+
+/// The headless `dialogue` command against each stdio fault: a clear message, the exit code
+/// of docs/reliability.md, within the timeout plus one second, and `--save` keeps the turns.
+#[test]
+fn stdio_faults_through_the_headless_dialogue_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("requests.jsonl");
+    std::fs::write(&requests, format!("{}\n", constraints())).unwrap();
+    let cases: &[(&str, u8, &[&str])] = &[
+        ("exit-on-initialize", 2, &["exited with status 1"]),
+        ("crash-on-call", 2, &["exited with status 101"]),
+        ("garbage", 2, &["no answer within 2 s", "not JSON-RPC"]),
+        ("hang", 2, &["no answer within 2 s"]),
+        ("wrong-request-id", 1, &["exchange.request-id"]),
+        ("missing-outcome", 1, &["schema.required"]),
+        ("no-structured", 1, &["binding.structured-content"]),
+    ];
+    for (name, code, words) in cases {
+        let saved = dir.path().join(format!("{name}.json"));
+        let started = Instant::now();
+        let out = std::process::Command::new(common::bin())
+            .args(["dialogue"])
+            .arg(&requests)
+            .args([
+                "--stdio",
+                &format!("{} --fault {name}", env!("CARGO_BIN_EXE_bkn-fault-server")),
+                "--timeout",
+                "2",
+                "--save",
+            ])
+            .arg(&saved)
+            .output()
+            .unwrap();
+        let elapsed = started.elapsed();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(i32::from(*code)), "{name}: {all}");
+        // (The fault server's own simulated panic is quoted inside messages; a panic of
+        // the explorer would be a line of its own.)
+        assert!(
+            !String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .any(|l| l.starts_with("thread '")),
+            "{name}: a panic: {all}"
+        );
+        for w in *words {
+            assert!(all.contains(w), "{name}: the output lacks \"{w}\": {all}");
+        }
+        // One turn: the timeout plus one second, the process's start and end included.
+        assert!(elapsed <= TIMEOUT + SLACK, "{name}: took {elapsed:?}");
+        if *name != "exit-on-initialize" {
+            let session = Session::load(&saved)
+                .unwrap_or_else(|e| panic!("{name}: the session was not kept: {e}"));
+            assert!(
+                !session.dialogues[0].turns.is_empty(),
+                "{name}: no turn saved"
+            );
+        }
+    }
+}
