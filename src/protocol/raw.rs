@@ -66,7 +66,66 @@ impl Serialize for RawJson {
 
 impl<'de> Deserialize<'de> for RawJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Box::<RawValue>::deserialize(deserializer).map(RawJson)
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        // Well-formed text can still hold what no JSON value can (a number like 1e999):
+        // such a message could be neither shown nor written back, so it is refused here.
+        serde_json::from_str::<Readable>(raw.get())
+            .map_err(|e| serde::de::Error::custom(format!("a message that cannot be read: {e}")))?;
+        Ok(RawJson(raw))
+    }
+}
+
+/// Reads JSON through every value, as parsing it would, keeping nothing: what it refuses
+/// (numbers out of range) a `Value` could not hold.
+struct Readable;
+
+impl<'de> Deserialize<'de> for Readable {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ReadableVisitor)
+    }
+}
+
+struct ReadableVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ReadableVisitor {
+    type Value = Readable;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Readable, E> {
+        if v.is_finite() {
+            Ok(Readable)
+        } else {
+            Err(E::custom("a number out of range"))
+        }
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_unit<E>(self) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Readable, A::Error> {
+        while seq.next_element::<Readable>()?.is_some() {}
+        Ok(Readable)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Readable, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, Readable>()?
+            .is_some()
+        {}
+        Ok(Readable)
     }
 }
 
@@ -74,6 +133,13 @@ impl<'de> Deserialize<'de> for RawJson {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_message_no_value_can_hold_is_refused() {
+        let e = serde_json::from_str::<RawJson>(r#"{"n": 1e999}"#).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert!(serde_json::from_str::<RawJson>(r#"{"n": 1e300, "s": "1e999"}"#).is_ok());
+    }
 
     #[test]
     fn pretty_in_a_pretty_file_and_equal_whatever_the_layout() {

@@ -178,11 +178,18 @@ impl Session {
             return Err(SessionError::Invalid(problems));
         }
         drop(outline);
-        let file: SessionFile = serde_json::from_str(text).map_err(|e| {
-            let e = SyntaxError::from(e);
+        // What the schema cannot see (a message no JSON value can hold) is found here, with
+        // the path it is at.
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let file: SessionFile = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+            let pointer = pointer_of(e.path());
+            let inner = SyntaxError::from(e.into_inner());
             SessionError::Invalid(vec![(
-                format!("line {}, column {}", e.line, e.column),
-                e.message,
+                pointer,
+                format!(
+                    "{} (line {}, column {})",
+                    inner.message, inner.line, inner.column
+                ),
             )])
         })?;
         let servers_text = serde_json::to_string(&file.servers).unwrap_or_default();
@@ -305,4 +312,21 @@ mod tests {
         assert!(!text.contains("defaults"), "defaults are omitted: {text}");
         assert_eq!(Session::parse(&text).unwrap(), s);
     }
+}
+
+/// A serde path (`dialogues[0].turns[3].request`) as a JSON pointer
+/// (`/dialogues/0/turns/3/request`).
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        pointer.push('/');
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&index.to_string()),
+            Segment::Map { key } => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Segment::Enum { variant } => pointer.push_str(variant),
+            Segment::Unknown => pointer.push('?'),
+        }
+    }
+    pointer
 }
