@@ -274,6 +274,23 @@ impl Session {
     }
 }
 
+/// A serde path (`dialogues[0].turns[3].request`) as a JSON pointer
+/// (`/dialogues/0/turns/3/request`).
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        pointer.push('/');
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&index.to_string()),
+            Segment::Map { key } => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Segment::Enum { variant } => pointer.push_str(variant),
+            Segment::Unknown => pointer.push('?'),
+        }
+    }
+    pointer
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,21 +329,4 @@ mod tests {
         assert!(!text.contains("defaults"), "defaults are omitted: {text}");
         assert_eq!(Session::parse(&text).unwrap(), s);
     }
-}
-
-/// A serde path (`dialogues[0].turns[3].request`) as a JSON pointer
-/// (`/dialogues/0/turns/3/request`).
-fn pointer_of(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut pointer = String::new();
-    for segment in path.iter() {
-        pointer.push('/');
-        match segment {
-            Segment::Seq { index } => pointer.push_str(&index.to_string()),
-            Segment::Map { key } => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
-            Segment::Enum { variant } => pointer.push_str(variant),
-            Segment::Unknown => pointer.push('?'),
-        }
-    }
-    pointer
 }
