@@ -85,6 +85,32 @@ struct Session<D> {
     dialogue: D,
     /// The level the client asked for with logging/setLevel; no log is sent before it asks.
     log_level: Option<LoggingLevel>,
+    _live: LiveSession,
+}
+
+/// How many sessions' dialogue state this process holds now (see `live_sessions`).
+static LIVE_SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts a session's state while it exists, so that state left behind after a session
+/// ends shows (the HTTP server's /health reports the count).
+struct LiveSession;
+
+impl LiveSession {
+    fn new() -> LiveSession {
+        LIVE_SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        LiveSession
+    }
+}
+
+impl Drop for LiveSession {
+    fn drop(&mut self) {
+        LIVE_SESSIONS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The number of MCP sessions whose dialogue state is held now.
+pub fn live_sessions() -> usize {
+    LIVE_SESSIONS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl<B: Backend> BknServer<B> {
@@ -96,6 +122,7 @@ impl<B: Backend> BknServer<B> {
                 checker: DialogueChecker::new(),
                 dialogue: B::Dialogue::default(),
                 log_level: None,
+                _live: LiveSession::new(),
             })),
         }
     }

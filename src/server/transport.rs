@@ -113,6 +113,7 @@ pub async fn serve_http<B: Backend>(
         })
         .collect();
 
+    let server_name = format!("bkn-explorer-{}", backend.interface().code());
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle);
     let config = StreamableHttpServerConfig::default()
@@ -129,6 +130,20 @@ pub async fn serve_http<B: Backend>(
     let app =
         axum::Router::new()
             .nest_service("/mcp", service)
+            // For monitoring and the load test: how many sessions' state is held.
+            .route(
+                "/health",
+                axum::routing::get(move || {
+                    let server_name = server_name.clone();
+                    async move {
+                        axum::Json(serde_json::json!({
+                            "status": "ok",
+                            "server": server_name,
+                            "sessions": crate::server::mcp::live_sessions(),
+                        }))
+                    }
+                }),
+            )
             .layer(axum::middleware::from_fn(
                 move |request: Request, next: Next| {
                     let token = token.clone();

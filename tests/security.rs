@@ -1,0 +1,177 @@
+//! The HTTP servers' defences (issue 8), tested with raw HTTP so that nothing a client library
+//! adds hides what the server does: loopback by default, Host and Origin checked (what DNS
+//! rebinding would need), the bearer token enforced when set, the request body limit with a
+//! clear refusal, and a /health that tells how many sessions' state is held. (Sessions never
+//! reading or releasing each other's commitments: tests/dac_server.rs and tests/load.rs;
+//! session files without secrets: tests/sessions.rs.)
+
+mod common;
+
+use common::spawn_http;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+fn initialize() -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "security-test", "version": "0"}
+        }
+    })
+}
+
+fn post(url: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+}
+
+#[tokio::test]
+async fn the_server_listens_on_loopback_unless_told_otherwise() {
+    let server = spawn_http(&["dac".into()]).await;
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    // An address off the machine is refused without --bind.
+    let out = std::process::Command::new(common::bin())
+        .args(["serve", "dac", "--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("loopback") && err.contains("--bind"), "{err}");
+}
+
+#[tokio::test]
+async fn host_and_origin_are_checked() {
+    let server = spawn_http(&["dac".into()]).await;
+    let ok = post(&server.url).json(&initialize()).send().await.unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+
+    let rebound = post(&server.url)
+        .header("Host", "evil.example")
+        .json(&initialize())
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        rebound.status().is_client_error(),
+        "a foreign Host: {}",
+        rebound.status()
+    );
+
+    let cross_site = post(&server.url)
+        .header("Origin", "http://evil.example")
+        .json(&initialize())
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        cross_site.status().is_client_error(),
+        "a foreign Origin: {}",
+        cross_site.status()
+    );
+
+    let same_site = post(&server.url)
+        .header("Origin", "http://localhost:3000")
+        .json(&initialize())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(same_site.status(), StatusCode::OK, "a loopback Origin");
+}
+
+#[tokio::test]
+async fn the_token_is_required_when_set() {
+    let server = spawn_http(&["dac".into(), "--token".into(), "s3cret".into()]).await;
+    let none = post(&server.url).json(&initialize()).send().await.unwrap();
+    assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        none.headers().get("www-authenticate").unwrap(),
+        "Bearer",
+        "the 401 says how to authenticate"
+    );
+    assert!(none.text().await.unwrap().contains("--token"));
+
+    let wrong = post(&server.url)
+        .bearer_auth("guess")
+        .json(&initialize())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+
+    let right = post(&server.url)
+        .bearer_auth("s3cret")
+        .json(&initialize())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(right.status(), StatusCode::OK);
+
+    // /health too is behind the token.
+    let health = server.url.replace("/mcp", "/health");
+    assert_eq!(
+        reqwest::get(&health).await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_refused_clearly() {
+    let server = spawn_http(&["dac".into(), "--max-body-mb".into(), "1".into()]).await;
+    let mut big = initialize();
+    big["params"]["clientInfo"]["name"] = Value::String("x".repeat(2 * 1024 * 1024));
+    let refused = post(&server.url).json(&big).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let text = refused.text().await.unwrap();
+    assert!(
+        text.contains("exceeds 1048576 bytes"),
+        "the refusal says why: {text}"
+    );
+    // Within the limit, the same request is fine.
+    let ok = post(&server.url).json(&initialize()).send().await.unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn health_counts_the_sessions_held() {
+    let server = spawn_http(&["usr".into()]).await;
+    let health = server.url.replace("/mcp", "/health");
+    let before: Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+    assert_eq!(before["status"], "ok");
+    assert_eq!(before["server"], "bkn-explorer-usr");
+    assert_eq!(before["sessions"], 0);
+    let opened = post(&server.url).json(&initialize()).send().await.unwrap();
+    assert_eq!(opened.status(), StatusCode::OK);
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .expect("a session id")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let during: Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+    assert_eq!(during["sessions"], 1);
+    let deleted = reqwest::Client::new()
+        .delete(&server.url)
+        .header("Mcp-Session-Id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let after: Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+        if after["sessions"] == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{after}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
