@@ -79,7 +79,11 @@ async fn dac_session(url: String, k: usize) {
 /// is this session's own.
 async fn usr_session(url: String, k: usize) {
     let mut d = session(&url, Interface::Usr).await;
-    let user = if k % 2 == 0 { "User#Ana" } else { "User#Ben" };
+    let user = if k.is_multiple_of(2) {
+        "User#Ana"
+    } else {
+        "User#Ben"
+    };
     for turn in 0..TURNS {
         let conflicts = if turn % 3 == 0 {
             vec!["frowned at the kiosk"]
