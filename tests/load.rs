@@ -155,10 +155,12 @@ async fn load(which: &str) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    // ... and its memory comes back to about its idle level.
+    // ... and its memory comes back to about its idle level (the allocator keeps a little:
+    // an eighth of the idle size, or 4 MiB, is allowed).
+    let allowed = idle + (idle / 8).max(4096);
     let mut after = rss_kib(pid);
     let deadline = Instant::now() + Duration::from_secs(10);
-    while after > idle + idle / 4 && Instant::now() < deadline {
+    while after > allowed && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
         after = rss_kib(pid);
     }
@@ -167,7 +169,7 @@ async fn load(which: &str) {
         turns / elapsed.as_secs_f64()
     );
     assert!(
-        after <= idle + idle / 4,
+        after <= allowed,
         "{which}: memory {after} KiB after the sessions ended, idle was {idle} KiB (peak {peak} KiB)"
     );
     server.child.kill().await.ok();
