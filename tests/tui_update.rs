@@ -198,6 +198,21 @@ async fn every_kind_is_composed_sent_and_shown() {
             _ => DetailTab::Answer,
         };
         assert_eq!(h.app.shown_detail_tab(), expected_tab);
+        // Commitments were a one-off action: the form empties them; the rest stays.
+        if kind == Kind::Commitment {
+            let c = &h.app.dialogues[0].composer;
+            let commit = c.fields.iter().find(|f| f.label == "Commit").unwrap();
+            assert_eq!(commit.editor.lines().join(""), "");
+        }
+        if kind == Kind::Feasibility {
+            let c = &h.app.dialogues[0].composer;
+            let steps = c.fields.iter().find(|f| f.label == "Steps").unwrap();
+            assert_eq!(
+                steps.editor.lines().len(),
+                2,
+                "the steps stay to iterate on"
+            );
+        }
     }
     // The feasibility turn's statuses are on screen, as the Feasibility tab draws them.
     let feasibility = Kind::ALL

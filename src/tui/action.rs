@@ -437,6 +437,70 @@ pub static COMPOSER_KEYS: &[(&str, &str)] = &[
     ("Esc", "leave the composer (or cancel the pending turn)"),
 ];
 
+/// Every key by where it applies, as (section, [(keys, what they do)]): what the help
+/// overlay shows and what the README's table is made from (`keys_markdown`).
+pub fn key_groups() -> Vec<(&'static str, Vec<(String, String)>)> {
+    let contexts = [
+        Context::Anywhere,
+        Context::Global,
+        Context::Pane(Pane::Sidebar),
+        Context::Pane(Pane::Transcript),
+        Context::Pane(Pane::Detail),
+        Context::Pane(Pane::Log),
+    ];
+    let mut groups = Vec::new();
+    for context in contexts {
+        let mut keys: Vec<(String, String)> = BINDINGS
+            .iter()
+            .filter(|b| b.context == context)
+            .map(|b| {
+                (
+                    b.keys
+                        .iter()
+                        .map(Key::label)
+                        .collect::<Vec<_>>()
+                        .join(" / "),
+                    b.action.title(),
+                )
+            })
+            .collect();
+        if context == Context::Global {
+            keys.push(("1 … 9".into(), "Dialogue 1 … 9".into()));
+        }
+        groups.push((context.title(), keys));
+    }
+    groups.push((
+        "Composer",
+        COMPOSER_KEYS
+            .iter()
+            .map(|(k, w)| (k.to_string(), w.to_string()))
+            .collect(),
+    ));
+    groups.push((
+        "Mouse",
+        vec![
+            (
+                "click".into(),
+                "focus a pane; pick a tab, a row or a field".into(),
+            ),
+            ("wheel".into(), "scroll what is under the pointer".into()),
+        ],
+    ));
+    groups
+}
+
+/// The keys as a Markdown table (the README's).
+pub fn keys_markdown() -> String {
+    let mut out = String::from("| where | keys | what they do |\n|---|---|---|\n");
+    for (section, keys) in key_groups() {
+        for (k, what) in keys {
+            let k = k.replace('|', "\\|");
+            out.push_str(&format!("| {section} | `{k}` | {what} |\n"));
+        }
+    }
+    out
+}
+
 /// The action a key does in a context, if any. `typing` is true when a text field has the
 /// focus: only `Anywhere` bindings apply then.
 pub fn action_for(event: &KeyEvent, focus: Pane, typing: bool) -> Option<Action> {

@@ -434,7 +434,19 @@ impl Composer {
     }
 
     /// After a send: a raw Request gets a fresh QueryID and the next TurnIndex.
-    pub fn after_send(&mut self, ctx: &Context) {
+    /// After a turn: the raw Request gets the next TurnIndex and fresh identifiers; in the
+    /// form, what was a one-off action (commitments to retain or release) is emptied once the
+    /// server answered, while what one iterates on (question, terms, steps) stays.
+    pub fn after_send(&mut self, ctx: &Context, answered: bool) {
+        if answered && self.mode == Mode::Form {
+            for f in &mut self.fields {
+                if matches!(f.key.as_str(), "Commitments" | "ReleasedCommitmentIDs") {
+                    f.editor = editor("");
+                }
+            }
+            self.texts.remove("Commitments");
+            self.texts.remove("ReleasedCommitmentIDs");
+        }
         if self.mode == Mode::Raw
             && let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(&text_of(&self.raw))
         {

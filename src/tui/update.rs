@@ -985,7 +985,11 @@ impl App {
                     d.scroll = last + 1 - rows;
                 }
                 self.follow_kind(i);
-                self.with_composer(i, |c, ctx| c.after_send(ctx));
+                let answered = matches!(
+                    self.dialogues[i].turns.last().map(|t| &t.turn.reply),
+                    Some(Reply::Response(_))
+                );
+                self.with_composer(i, |c, ctx| c.after_send(ctx, answered));
                 self.session.unsaved += 1;
                 if let Some((text, severity)) = summary {
                     self.notify(text, severity);

@@ -172,7 +172,8 @@ fn form(
         }))
         .collect();
     let mut first = 0usize;
-    while first < c.row
+    while focused
+        && first < c.row
         && heights[first..=c.row.min(heights.len().saturating_sub(1))]
             .iter()
             .sum::<u16>()

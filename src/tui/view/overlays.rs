@@ -1,6 +1,5 @@
 //! What covers the screen: help, palette, prompt, session picker, confirmation.
 
-use crate::tui::action::{BINDINGS, COMPOSER_KEYS, Context, Key};
 use crate::tui::app::App;
 use crate::tui::overlay::Overlay;
 use crate::tui::view::text::cut;
@@ -28,53 +27,19 @@ fn frame_box<'a>(app: &App, title: &'a str) -> Block<'a> {
         .style(app.theme.base())
 }
 
-/// Every key, by where it applies (the help overlay and the README's table).
+/// Every key, by where it applies (from `action::key_groups`, as the README's table is).
 pub fn help_lines<'a>(app: &App) -> Vec<Line<'a>> {
     let t = &app.theme;
     let mut lines = Vec::new();
-    let contexts = [
-        Context::Anywhere,
-        Context::Global,
-        Context::Pane(crate::tui::action::Pane::Sidebar),
-        Context::Pane(crate::tui::action::Pane::Transcript),
-        Context::Pane(crate::tui::action::Pane::Detail),
-        Context::Pane(crate::tui::action::Pane::Log),
-    ];
-    for context in contexts {
-        lines.push(Line::styled(
-            context.title(),
-            t.bold(t.colors.title_focused),
-        ));
-        for b in BINDINGS.iter().filter(|b| b.context == context) {
-            let keys = b
-                .keys
-                .iter()
-                .map(Key::label)
-                .collect::<Vec<_>>()
-                .join(" / ");
+    for (section, keys) in crate::tui::action::key_groups() {
+        lines.push(Line::styled(section, t.bold(t.colors.title_focused)));
+        for (k, what) in keys {
             lines.push(Line::from(vec![
-                Span::styled(format!("  {keys:<20}"), t.fg(t.colors.key_hint)),
-                Span::raw(b.action.title()),
-            ]));
-        }
-        if context == Context::Global {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<20}", "1 … 9"), t.fg(t.colors.key_hint)),
-                Span::raw("Dialogue 1 … 9"),
+                Span::styled(format!("  {k:<20}"), t.fg(t.colors.key_hint)),
+                Span::raw(what),
             ]));
         }
     }
-    lines.push(Line::styled("Composer", t.bold(t.colors.title_focused)));
-    for (keys, what) in COMPOSER_KEYS {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {keys:<20}"), t.fg(t.colors.key_hint)),
-            Span::raw(*what),
-        ]));
-    }
-    lines.push(Line::styled(
-        "Mouse: click a pane, a tab, a row or a field; the wheel scrolls.",
-        t.muted(),
-    ));
     lines
 }
 

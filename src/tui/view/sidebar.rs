@@ -108,7 +108,21 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     }
                     Status::Open => Span::raw(""),
                 };
-                let label = format!("  {branch} {} {}", d + 1, dialogue.name);
+                // Under its server, "domain-access #2" needs only "#2" (and its DialogID).
+                let server_name = &app.servers[dialogue.server].spec.name;
+                let short = dialogue
+                    .name
+                    .strip_prefix(server_name.as_str())
+                    .map(str::trim_start)
+                    .filter(|rest| !rest.is_empty())
+                    .unwrap_or(&dialogue.name);
+                let id = dialogue
+                    .dialog_id
+                    .as_deref()
+                    .filter(|_| short.starts_with('#'))
+                    .map(|id| format!(" {}", super::text::short_id(id)))
+                    .unwrap_or_default();
+                let label = format!("  {branch} {} {short}{id}", d + 1);
                 let count = format!(" ({})", dialogue.turns.len());
                 let room = width.saturating_sub(count.len() + 3);
                 let style = if current {
