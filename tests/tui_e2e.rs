@@ -88,7 +88,9 @@ impl Tmux {
     }
 
     fn run(&self, args: &[&str]) -> Output {
+        // tmux wants a terminal type even detached (CI may have none).
         let out = Command::new("tmux")
+            .env("TERM", "xterm-256color")
             .arg("-L")
             .arg(&self.socket)
             .args(args)
