@@ -7,7 +7,7 @@ mod common;
 use bkn_explorer::client::connection::{ConnectOptions, Connection, DialogIdOrigin};
 use bkn_explorer::client::dialogue::{Dialogue, Filling};
 use bkn_explorer::client::event::{Event, EventSink, LogKind};
-use bkn_explorer::client::spec::{HttpSpec, ServerSpec, StdioSpec, TransportSpec};
+use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::{ErrorKind, Reply, Turn};
 use bkn_explorer::protocol::Interface;
 use bkn_explorer::protocol::message::CommonDefaults;
@@ -26,29 +26,6 @@ fn options(timeout_s: u64) -> ConnectOptions {
         timeout: Duration::from_secs(timeout_s),
         embedded_program: Some(PathBuf::from(common::bin())),
         ..ConnectOptions::default()
-    }
-}
-
-fn faulty(fault: &str, extra: &[&str]) -> ServerSpec {
-    let mut args = vec!["--fault".to_owned(), fault.to_owned()];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    ServerSpec {
-        name: format!("fault-{fault}"),
-        transport: TransportSpec::Stdio(StdioSpec {
-            command: fault_server().into(),
-            args,
-            ..StdioSpec::default()
-        }),
-    }
-}
-
-fn http(url: &str) -> ServerSpec {
-    ServerSpec {
-        name: "http".into(),
-        transport: TransportSpec::Http(HttpSpec {
-            url: url.into(),
-            ..HttpSpec::default()
-        }),
     }
 }
 
@@ -102,12 +79,12 @@ async fn dialogues_with_both_reference_servers_over_both_transports() {
             DialogIdOrigin::Client,
         ),
         (
-            http(&http_dac.url),
+            common::http_spec(&http_dac.url),
             Interface::Dac,
             DialogIdOrigin::McpSession,
         ),
         (
-            http(&http_usr.url),
+            common::http_spec(&http_usr.url),
             Interface::Usr,
             DialogIdOrigin::McpSession,
         ),
@@ -191,7 +168,7 @@ async fn the_protocol_log_has_every_message() {
 #[tokio::test]
 async fn non_conformant_responses_give_their_findings() {
     let mut d = open(
-        &faulty("wrong-request-id", &[]),
+        &common::fault_spec("wrong-request-id", &[]),
         &options(10),
         Interface::Dac,
     )
@@ -208,7 +185,7 @@ async fn non_conformant_responses_give_their_findings() {
     );
 
     let mut d = open(
-        &faulty("missing-outcome", &[]),
+        &common::fault_spec("missing-outcome", &[]),
         &options(10),
         Interface::Dac,
     )
@@ -216,7 +193,12 @@ async fn non_conformant_responses_give_their_findings() {
     let t = turn(&mut d, constraints()).await;
     assert_eq!(checks(&t), ["schema.required /Outcome"]);
 
-    let mut d = open(&faulty("no-structured", &[]), &options(10), Interface::Dac).await;
+    let mut d = open(
+        &common::fault_spec("no-structured", &[]),
+        &options(10),
+        Interface::Dac,
+    )
+    .await;
     let t = turn(&mut d, constraints()).await;
     assert_eq!(checks(&t), ["binding.structured-content "]);
     assert_eq!(
@@ -228,7 +210,12 @@ async fn non_conformant_responses_give_their_findings() {
 
 #[tokio::test]
 async fn a_crash_during_a_call_is_a_clear_error() {
-    let mut d = open(&faulty("crash-on-call", &[]), &options(10), Interface::Dac).await;
+    let mut d = open(
+        &common::fault_spec("crash-on-call", &[]),
+        &options(10),
+        Interface::Dac,
+    )
+    .await;
     let started = Instant::now();
     let t = turn(&mut d, constraints()).await;
     let (kind, message) = error(&t);
@@ -255,7 +242,7 @@ async fn garbage_and_hangs_end_at_the_timeout() {
             events: EventSink::new(tx),
             ..options(2)
         };
-        let mut d = open(&faulty(fault, &[]), &options, Interface::Dac).await;
+        let mut d = open(&common::fault_spec(fault, &[]), &options, Interface::Dac).await;
         let started = Instant::now();
         let t = turn(&mut d, constraints()).await;
         let elapsed = started.elapsed();
@@ -290,7 +277,7 @@ async fn garbage_and_hangs_end_at_the_timeout() {
 #[tokio::test]
 async fn progress_extends_the_timeout_and_cancel_stops_a_turn() {
     let mut d = open(
-        &faulty("slow", &["--delay", "2.5"]),
+        &common::fault_spec("slow", &["--delay", "2.5"]),
         &options(1),
         Interface::Dac,
     )
@@ -309,7 +296,7 @@ async fn progress_extends_the_timeout_and_cancel_stops_a_turn() {
         ..options(30)
     };
     let mut d = open(
-        &faulty("slow", &["--delay", "20"]),
+        &common::fault_spec("slow", &["--delay", "20"]),
         &options,
         Interface::Dac,
     )
@@ -339,7 +326,12 @@ async fn progress_extends_the_timeout_and_cancel_stops_a_turn() {
 
 #[tokio::test]
 async fn large_messages_are_taken_up_to_the_limit_and_refused_beyond_it_at_once() {
-    let mut d = open(&faulty("huge", &[]), &options(30), Interface::Dac).await;
+    let mut d = open(
+        &common::fault_spec("huge", &[]),
+        &options(30),
+        Interface::Dac,
+    )
+    .await;
     let t = turn(&mut d, constraints()).await;
     let text = t.response().expect("20 MB fits the default 64 MB")["Answer"]["Text"]
         .as_str()
@@ -355,7 +347,7 @@ async fn large_messages_are_taken_up_to_the_limit_and_refused_beyond_it_at_once(
         max_message_bytes: 8 * 1024 * 1024,
         ..options(30)
     };
-    let mut d = open(&faulty("huge", &[]), &small, Interface::Dac).await;
+    let mut d = open(&common::fault_spec("huge", &[]), &small, Interface::Dac).await;
     let started = Instant::now();
     let t = turn(&mut d, constraints()).await;
     let (kind, message) = error(&t);
@@ -379,7 +371,7 @@ async fn large_messages_are_taken_up_to_the_limit_and_refused_beyond_it_at_once(
         .spawn()
         .unwrap();
     let url = read_url(&mut child).await;
-    let mut d = open(&http(&url), &small, Interface::Dac).await;
+    let mut d = open(&common::http_spec(&url), &small, Interface::Dac).await;
     let started = Instant::now();
     let t = turn(&mut d, constraints()).await;
     let (kind, message) = error(&t);
@@ -389,7 +381,7 @@ async fn large_messages_are_taken_up_to_the_limit_and_refused_beyond_it_at_once(
         "{message}"
     );
     assert!(started.elapsed() < Duration::from_secs(10));
-    let mut d = open(&http(&url), &options(30), Interface::Dac).await;
+    let mut d = open(&common::http_spec(&url), &options(30), Interface::Dac).await;
     let t = turn(&mut d, constraints()).await;
     assert!(
         t.response().is_some(),
@@ -413,7 +405,7 @@ async fn read_url(child: &mut tokio::process::Child) -> String {
 
 #[tokio::test]
 async fn servers_that_fail_to_start_or_cannot_be_reached() {
-    let e = Connection::connect(&faulty("exit-on-initialize", &[]), &options(10))
+    let e = Connection::connect(&common::fault_spec("exit-on-initialize", &[]), &options(10))
         .await
         .err()
         .unwrap();
@@ -433,10 +425,13 @@ async fn servers_that_fail_to_start_or_cannot_be_reached() {
     let port = closed.local_addr().unwrap().port();
     drop(closed);
     let started = Instant::now();
-    let e = Connection::connect(&http(&format!("http://127.0.0.1:{port}/mcp")), &options(5))
-        .await
-        .err()
-        .unwrap();
+    let e = Connection::connect(
+        &common::http_spec(&format!("http://127.0.0.1:{port}/mcp")),
+        &options(5),
+    )
+    .await
+    .err()
+    .unwrap();
     assert!(e.0.contains("refused"), "{e}");
     assert!(started.elapsed() < Duration::from_secs(6));
 
@@ -459,7 +454,7 @@ async fn an_expired_or_restarted_http_session_ends_the_dialogue_clearly() {
     // The session ends on the server (here: deleted from outside, as an idle expiry does)
     // while the dialogue goes on: the next turn gets 404 and says so.
     let server = common::spawn_http(&["dac".into()]).await;
-    let mut d = open(&http(&server.url), &options(5), Interface::Dac).await;
+    let mut d = open(&common::http_spec(&server.url), &options(5), Interface::Dac).await;
     assert!(turn(&mut d, constraints()).await.response().is_some());
     let deleted = reqwest::Client::new()
         .delete(&server.url)
@@ -492,7 +487,7 @@ async fn an_expired_or_restarted_http_session_ends_the_dialogue_clearly() {
         .next()
         .unwrap()
         .to_owned();
-    let mut d = open(&http(&first.url), &options(5), Interface::Dac).await;
+    let mut d = open(&common::http_spec(&first.url), &options(5), Interface::Dac).await;
     let t = turn(&mut d, json!({"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]})).await;
     assert!(t.response().is_some());
     first.child.kill().await.unwrap();
@@ -505,7 +500,7 @@ async fn an_expired_or_restarted_http_session_ends_the_dialogue_clearly() {
         "{kind:?}: {message}"
     );
     // Reconnecting starts a new dialogue, without the old commitments.
-    let mut again = open(&http(&second.url), &options(5), Interface::Dac).await;
+    let mut again = open(&common::http_spec(&second.url), &options(5), Interface::Dac).await;
     let t = turn(&mut again, constraints()).await;
     assert_eq!(t.response().unwrap()["CommitmentStatus"], json!([]));
 }

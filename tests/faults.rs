@@ -9,7 +9,7 @@ mod common;
 
 use bkn_explorer::client::connection::ConnectOptions;
 use bkn_explorer::client::engine::{Engine, EngineEvent};
-use bkn_explorer::client::spec::{HttpSpec, ServerSpec, StdioSpec, TransportSpec};
+use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::{ErrorKind, Reply, Turn};
 use bkn_explorer::protocol::Interface;
 use bkn_explorer::protocol::message::CommonDefaults;
@@ -22,29 +22,6 @@ use tokio::sync::mpsc;
 /// The timeout every case runs with; each must end within it plus one second.
 const TIMEOUT: Duration = Duration::from_secs(2);
 const SLACK: Duration = Duration::from_secs(1);
-
-fn fault(name: &str, extra: &[&str]) -> ServerSpec {
-    let mut args = vec!["--fault".to_owned(), name.to_owned()];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    ServerSpec {
-        name: format!("fault-{name}"),
-        transport: TransportSpec::Stdio(StdioSpec {
-            command: env!("CARGO_BIN_EXE_bkn-fault-server").into(),
-            args,
-            ..StdioSpec::default()
-        }),
-    }
-}
-
-fn http(url: &str) -> ServerSpec {
-    ServerSpec {
-        name: "http".into(),
-        transport: TransportSpec::Http(HttpSpec {
-            url: url.into(),
-            ..HttpSpec::default()
-        }),
-    }
-}
 
 fn options(max_mb: usize) -> ConnectOptions {
     ConnectOptions {
@@ -235,7 +212,7 @@ async fn stdio_faults_through_the_explorers_engine() {
         opened.unwrap();
         // The open (where exit-on-initialize strikes) and the turn are each bounded.
         let started = Instant::now();
-        let (key, opened) = explorer.open(fault(name, extra)).await;
+        let (key, opened) = explorer.open(common::fault_spec(name, extra)).await;
         assert!(
             started.elapsed() <= TIMEOUT + SLACK,
             "{case}: the open took {:?}",
@@ -279,7 +256,7 @@ async fn http_faults_through_the_explorers_engine() {
     drop(closed);
     let started = Instant::now();
     let (_, opened) = explorer
-        .open(http(&format!("http://127.0.0.1:{port}/mcp")))
+        .open(common::http_spec(&format!("http://127.0.0.1:{port}/mcp")))
         .await;
     assert!(started.elapsed() <= TIMEOUT + SLACK);
     judge(
@@ -290,7 +267,7 @@ async fn http_faults_through_the_explorers_engine() {
 
     // Expired: the session is deleted on the server between two turns.
     let server = common::spawn_http(&["dac".into()]).await;
-    let (key, opened) = explorer.open(http(&server.url)).await;
+    let (key, opened) = explorer.open(common::http_spec(&server.url)).await;
     // Over HTTP the DialogID is the MCP session id.
     let session = opened.unwrap();
     assert!(explorer.turn(key).await.response().is_some());
@@ -321,7 +298,7 @@ async fn http_faults_through_the_explorers_engine() {
         .next()
         .unwrap()
         .to_owned();
-    let (key, opened) = explorer.open(http(&first.url)).await;
+    let (key, opened) = explorer.open(common::http_spec(&first.url)).await;
     opened.unwrap();
     assert!(explorer.turn(key).await.response().is_some());
     first.child.kill().await.unwrap();

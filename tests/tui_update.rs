@@ -23,14 +23,6 @@ use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn fault_server(args: &str) -> ServerSpec {
-    ServerSpec::from_command_line(&format!(
-        "{} {args}",
-        env!("CARGO_BIN_EXE_bkn-fault-server")
-    ))
-    .expect("a command line")
-}
-
 /// The explorer on both reference servers, as `bkn-explorer` with no arguments starts it,
 /// once both dialogues are open.
 async fn on_reference_servers() -> Harness {
@@ -43,6 +35,18 @@ async fn on_reference_servers() -> Harness {
     ));
     h.until(WAIT, "both dialogues to open", |app| {
         app.dialogues.len() == 2 && app.dialogues.iter().all(|d| d.status == Status::Open)
+    })
+    .await;
+    h
+}
+
+/// The explorer on the fault server, once its dialogue is open.
+async fn on_fault_server(fault: &str, extra: &[&str]) -> Harness {
+    let mut h = Harness::new(options(vec![common::fault_spec(fault, extra)], "dark"));
+    h.until(WAIT, "the dialogue to open", |app| {
+        app.dialogues
+            .first()
+            .is_some_and(|d| d.status == Status::Open)
     })
     .await;
     h
@@ -260,16 +264,7 @@ async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
 
 #[tokio::test]
 async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
-    let mut h = Harness::new(options(
-        vec![fault_server("--fault slow --delay 60")],
-        "dark",
-    ));
-    h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
-            .first()
-            .is_some_and(|d| d.status == Status::Open)
-    })
-    .await;
+    let mut h = on_fault_server("slow", &["--delay", "60"]).await;
     fill(&mut h, "Question", "anything");
     h.key(KeyCode::F(5));
     assert!(h.app.dialogues[0].pending.is_some());
@@ -303,16 +298,7 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
 
 #[tokio::test]
 async fn keys_still_work_while_a_turn_is_pending() {
-    let mut h = Harness::new(options(
-        vec![fault_server("--fault slow --delay 60")],
-        "dark",
-    ));
-    h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
-            .first()
-            .is_some_and(|d| d.status == Status::Open)
-    })
-    .await;
+    let mut h = on_fault_server("slow", &["--delay", "60"]).await;
     h.key(KeyCode::F(5));
     assert!(h.app.dialogues[0].pending.is_some());
     h.key(KeyCode::Tab); // leave the composer
@@ -376,13 +362,7 @@ async fn dialogues_open_switch_and_close() {
 
 #[tokio::test]
 async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
-    let mut h = Harness::new(options(vec![fault_server("--fault crash-on-call")], "dark"));
-    h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
-            .first()
-            .is_some_and(|d| d.status == Status::Open)
-    })
-    .await;
+    let mut h = on_fault_server("crash-on-call", &[]).await;
     let first_id = h.app.dialogues[0].dialog_id.clone();
     let turn = send(&mut h).await;
     match &h.app.dialogues[0].turns[turn].turn.reply {
@@ -414,16 +394,7 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
 
 #[tokio::test]
 async fn a_reply_that_breaks_the_binding_shows_its_findings() {
-    let mut h = Harness::new(options(
-        vec![fault_server("--fault wrong-request-id")],
-        "dark",
-    ));
-    h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
-            .first()
-            .is_some_and(|d| d.status == Status::Open)
-    })
-    .await;
+    let mut h = on_fault_server("wrong-request-id", &[]).await;
     fill(&mut h, "Terms", "bench");
     let turn = send(&mut h).await;
     let findings = &h.app.dialogues[0].turns[turn].turn.findings;

@@ -5,7 +5,6 @@ use crate::protocol::interface::{Interface, Mode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 use uuid::Uuid;
 
 /// The properties common to the Request and the Response (Table 1).
@@ -172,12 +171,14 @@ impl Default for CommonDefaults {
 
 /// The current time as RFC 3339 with millisecond precision, in UTC.
 pub fn now_rfc3339() -> String {
-    let now = OffsetDateTime::now_utc();
-    let now = now
-        .replace_nanosecond(now.millisecond() as u32 * 1_000_000)
-        .unwrap_or(now);
-    now.format(&Rfc3339)
-        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
+    // Always three digits of fraction (RFC 3339 formatting drops trailing zeros), so that
+    // times have one width: columns line up and text compares in time order.
+    const FORMAT: &[time::format_description::FormatItem<'static>] = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+    );
+    OffsetDateTime::now_utc()
+        .format(FORMAT)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".into())
 }
 
 /// A fresh identifier (UUID v4) for a QueryID, DataID or stdio DialogID.
@@ -299,7 +300,9 @@ mod tests {
     #[test]
     fn query_time_is_rfc3339_utc_millis() {
         let t = now_rfc3339();
+        use time::format_description::well_known::Rfc3339;
         assert!(OffsetDateTime::parse(&t, &Rfc3339).is_ok(), "{t}");
+        assert_eq!(t.len(), "2026-11-29T23:31:55.980Z".len(), "{t}: three digits of fraction");
         assert!(t.ends_with('Z'));
     }
 

@@ -269,4 +269,33 @@ pub fn plan(statements: &[&str]) -> Value {
         .collect();
     json!({"Kind": "feasibility", "ProcessActions": steps})
 }
+
+/// `bkn-fault-server` with one fault (and its options) as a stdio server: the reference
+/// Domain Access, broken on purpose.
+pub fn fault_spec(fault: &str, extra: &[&str]) -> bkn_explorer::client::spec::ServerSpec {
+    use bkn_explorer::client::spec::{ServerSpec, StdioSpec, TransportSpec};
+    let mut args = vec!["--fault".to_owned(), fault.to_owned()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    ServerSpec {
+        name: format!("fault-{fault}"),
+        transport: TransportSpec::Stdio(StdioSpec {
+            command: env!("CARGO_BIN_EXE_bkn-fault-server").into(),
+            args,
+            ..StdioSpec::default()
+        }),
+    }
+}
+
+/// A Streamable HTTP server by URL.
+pub fn http_spec(url: &str) -> bkn_explorer::client::spec::ServerSpec {
+    use bkn_explorer::client::spec::{HttpSpec, ServerSpec, TransportSpec};
+    ServerSpec {
+        name: "http".into(),
+        transport: TransportSpec::Http(HttpSpec {
+            url: url.into(),
+            ..HttpSpec::default()
+        }),
+    }
+}
+
 pub mod tui;

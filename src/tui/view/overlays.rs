@@ -19,12 +19,17 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
-fn frame_box<'a>(app: &App, title: &'a str) -> Block<'a> {
-    Block::default()
+/// Clears `r` and draws a framed box with a title over it; returns the inside.
+fn open_box(frame: &mut Frame, app: &App, r: Rect, title: &str) -> Rect {
+    frame.render_widget(Clear, r);
+    let block = Block::default()
         .borders(Borders::ALL)
         .border_style(app.theme.border(true))
         .title(Line::styled(title, app.theme.title(true)))
-        .style(app.theme.base())
+        .style(app.theme.base());
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    inner
 }
 
 /// Every key, by where it applies (from `action::key_groups`, as the README's table is).
@@ -49,10 +54,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     match overlay {
         Overlay::Help { scroll } => {
             let r = centered(area, 84, area.height.saturating_sub(4));
-            frame.render_widget(Clear, r);
-            let block = frame_box(app, " Keys · Esc closes · ↑↓ scroll ");
-            let inner = block.inner(r);
-            frame.render_widget(block, r);
+            let inner = open_box(frame, app, r, " Keys · Esc closes · ↑↓ scroll ");
             let lines = help_lines(app);
             let skip = (*scroll).min(lines.len().saturating_sub(inner.height as usize));
             frame.render_widget(Paragraph::new(lines).scroll((skip as u16, 0)), inner);
@@ -64,10 +66,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
                 70.min(area.width),
                 16.min(area.height.saturating_sub(3)),
             );
-            frame.render_widget(Clear, r);
-            let block = frame_box(app, " Command palette · Enter runs · Esc closes ");
-            let inner = block.inner(r);
-            frame.render_widget(block, r);
+            let inner = open_box(frame, app, r, " Command palette · Enter runs · Esc closes ");
             let mut lines = vec![Line::from(vec![
                 Span::styled("› ", t.fg(t.colors.accent)),
                 Span::raw(p.query.clone()),
@@ -99,10 +98,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         }
         Overlay::Prompt(p) => {
             let r = centered(area, 76, 5);
-            frame.render_widget(Clear, r);
-            let block = frame_box(app, " Enter to confirm · Esc to cancel ");
-            let inner = block.inner(r);
-            frame.render_widget(block, r);
+            let inner = open_box(frame, app, r, " Enter to confirm · Esc to cancel ");
             let lines = vec![
                 Line::styled(cut(&p.title, inner.width as usize), t.muted()),
                 Line::from(vec![
@@ -114,10 +110,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         }
         Overlay::Picker(p) => {
             let r = centered(area, 90, 18);
-            frame.render_widget(Clear, r);
-            let block = frame_box(app, " Open a session · Enter opens · Esc closes ");
-            let inner = block.inner(r);
-            frame.render_widget(block, r);
+            let inner = open_box(frame, app, r, " Open a session · Enter opens · Esc closes ");
             let mut lines = Vec::new();
             if let Some(e) = &p.error {
                 lines.push(Line::styled(
@@ -167,10 +160,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         }
         Overlay::Confirm(c) => {
             let r = centered(area, 70, 6);
-            frame.render_widget(Clear, r);
-            let block = frame_box(app, " y yes · n no ");
-            let inner = block.inner(r);
-            frame.render_widget(block, r);
+            let inner = open_box(frame, app, r, " y yes · n no ");
             let lines = vec![
                 Line::styled(c.title.clone(), t.bold(t.colors.warning)),
                 Line::raw(c.message.clone()),
