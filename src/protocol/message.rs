@@ -302,7 +302,11 @@ mod tests {
         let t = now_rfc3339();
         use time::format_description::well_known::Rfc3339;
         assert!(OffsetDateTime::parse(&t, &Rfc3339).is_ok(), "{t}");
-        assert_eq!(t.len(), "2026-11-29T23:31:55.980Z".len(), "{t}: three digits of fraction");
+        assert_eq!(
+            t.len(),
+            "2026-11-29T23:31:55.980Z".len(),
+            "{t}: three digits of fraction"
+        );
         assert!(t.ends_with('Z'));
     }
 
