@@ -7,7 +7,7 @@ use crate::client::turn::{ErrorKind, Reply, Subject, Turn, TurnError, TurnFindin
 use crate::protocol::conformance::{
     Check, DialogueChecker, Finding, check_exchange, check_message_as,
 };
-use crate::protocol::message::{CommonDefaults, Fill, fill_request, now_rfc3339};
+use crate::protocol::message::{CommonDefaults, Fill, fill_request, now_rfc3339, rfc3339};
 use crate::protocol::raw::RawJson;
 use crate::protocol::{Interface, Mode, Requirement};
 use rmcp::model::CallToolResult;
@@ -42,6 +42,9 @@ pub struct Dialogue {
     pub defaults: CommonDefaults,
     next_turn: u64,
     checker: DialogueChecker,
+    /// The last turn's parsed Request and Response, freed during the next turn's wait rather
+    /// than at the end of their own turn: nobody needs to wait for that.
+    spent: Vec<Value>,
 }
 
 impl Dialogue {
@@ -82,6 +85,7 @@ impl Dialogue {
             defaults,
             next_turn: 0,
             checker: DialogueChecker::new(),
+            spent: Vec::new(),
         })
     }
 
@@ -144,7 +148,7 @@ impl Dialogue {
             );
             findings
         };
-        let sent = now_rfc3339();
+        let sent_at = time::OffsetDateTime::now_utc();
         let Value::Object(arguments) = request.clone() else {
             return Turn {
                 request: RawJson::from_value(&request),
@@ -153,7 +157,7 @@ impl Dialogue {
                     message: "a Request is a JSON object; this one was not sent".into(),
                 }),
                 findings: request_checks(&self.checker, self.interface),
-                sent,
+                sent: rfc3339(sent_at),
                 received: None,
                 latency_ms: 0.0,
             };
@@ -170,7 +174,12 @@ impl Dialogue {
             early = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
         }
         let mut findings = request_checks(&self.checker, self.interface);
+        // Recorded now, while the server works, and taken back below if the server did not
+        // take the Request.
+        let accepted = self.checker.accept_undoably(&request);
         let request_raw = RawJson::from_value(&request);
+        let sent = rfc3339(sent_at);
+        self.spent.clear();
         let result = match early {
             std::task::Poll::Ready(result) => result,
             std::task::Poll::Pending => call.await,
@@ -198,7 +207,6 @@ impl Dialogue {
                                 .into_iter()
                                 .map(on(Subject::Response)),
                         );
-                        self.checker.accept(&request);
                         findings.extend(
                             self.checker
                                 .check(&response)
@@ -206,6 +214,7 @@ impl Dialogue {
                                 .map(on(Subject::Response)),
                         );
                         self.checker.accept(&response);
+                        self.spent.push(response);
                         Reply::Response(raw)
                     }
                     None => Reply::Error(TurnError {
@@ -218,6 +227,9 @@ impl Dialogue {
             }
             Err(e) => Reply::Error(TurnError::from(&e)),
         };
+        if !matches!(reply, Reply::Response(_)) {
+            self.checker.undo(accepted);
+        }
         // The next TurnIndex follows the last Request the server may have taken: not one it
         // rejected, but one that timed out may have been taken (gaps are allowed).
         if !matches!(reply, Reply::ToolError(_))
@@ -230,6 +242,7 @@ impl Dialogue {
             Reply::Error(e) => matches!(e.kind, ErrorKind::Protocol | ErrorKind::TooLarge),
             _ => true,
         };
+        self.spent.push(request);
         Turn {
             request: request_raw,
             reply,

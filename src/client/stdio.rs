@@ -192,13 +192,18 @@ impl Transport<RoleClient> for StdioTransport {
         let events = self.events.clone();
         let connection = self.connection;
         async move {
-            let line = line.map_err(io::Error::other)?;
-            if events.wants_logs() {
-                events.log(connection, LogKind::Sent, line.trim_end());
+            let mut line = line.map_err(io::Error::other)?;
+            {
+                let mut w = writer.lock().await;
+                w.write_all(line.as_bytes()).await?;
+                w.flush().await?;
             }
-            let mut w = writer.lock().await;
-            w.write_all(line.as_bytes()).await?;
-            w.flush().await
+            // Logged once it is on its way (the server works meanwhile), from the line itself.
+            if events.wants_logs() {
+                line.pop();
+                events.log(connection, LogKind::Sent, line);
+            }
+            Ok(())
         }
     }
 
@@ -227,11 +232,12 @@ impl Transport<RoleClient> for StdioTransport {
                     match serde_json::from_slice::<ServerJsonRpcMessage>(&bytes) {
                         Ok(message) => {
                             if self.events.wants_logs() {
-                                self.events.log(
-                                    self.connection,
-                                    LogKind::Received,
-                                    String::from_utf8_lossy(&bytes),
-                                );
+                                // JSON that parsed is UTF-8: the bytes become the text as
+                                // they are.
+                                let text = String::from_utf8(bytes).unwrap_or_else(|e| {
+                                    String::from_utf8_lossy(e.as_bytes()).into_owned()
+                                });
+                                self.events.log(self.connection, LogKind::Received, text);
                             }
                             if let Some(id) = response_id(&message) {
                                 self.pending

@@ -11,7 +11,7 @@ use crate::protocol::requirement::Requirement;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DialogueChecker {
     /// Bound by the first message.
     dialog_id: Option<String>,
@@ -21,6 +21,19 @@ pub struct DialogueChecker {
     query_ids: HashSet<String>,
     /// Requests seen, by QueryID, and whether a Response answered them yet.
     requests: HashMap<String, bool>,
+}
+
+/// What accepting one message changed (see `DialogueChecker::accept_undoably`).
+#[derive(Debug)]
+#[must_use = "a message accepted undoably is undone or kept on purpose"]
+pub struct Accepted {
+    bound_dialog: bool,
+    /// The message's QueryID, when the dialogue had not seen it before.
+    new_query_id: Option<String>,
+    /// That QueryID was also recorded as a Request awaiting its Response.
+    new_request: bool,
+    /// The interface whose last TurnIndex the message set, and the one before.
+    last_turn: Option<(Interface, Option<u64>)>,
 }
 
 /// The parts of a message the dialogue rules look at.
@@ -160,10 +173,94 @@ impl DialogueChecker {
         }
     }
 
+    /// `accept`, keeping what it takes to take the message back with `undo`: a client records
+    /// its Request while the server works on it, before it knows whether the server takes it,
+    /// so that the bookkeeping is not added to the time the turn takes.
+    pub fn accept_undoably(&mut self, message: &Value) -> Accepted {
+        let m = seen(message);
+        let accepted = Accepted {
+            bound_dialog: self.dialog_id.is_none() && m.dialog_id.is_some(),
+            new_query_id: m
+                .query_id
+                .filter(|id| !self.query_ids.contains(*id))
+                .map(str::to_owned),
+            new_request: m.mode == Mode::Request
+                && m.query_id.is_some_and(|id| !self.requests.contains_key(id)),
+            last_turn: m
+                .interface
+                .filter(|_| m.mode == Mode::Request && m.turn_index.is_some())
+                .map(|interface| (interface, self.last_turn.get(&interface).copied())),
+        };
+        self.accept(message);
+        accepted
+    }
+
+    /// Takes back a message accepted with `accept_undoably` (and nothing accepted since).
+    pub fn undo(&mut self, accepted: Accepted) {
+        if accepted.bound_dialog {
+            self.dialog_id = None;
+        }
+        if let Some(query_id) = &accepted.new_query_id {
+            self.query_ids.remove(query_id);
+            if accepted.new_request {
+                self.requests.remove(query_id);
+            }
+        }
+        match accepted.last_turn {
+            Some((interface, Some(last))) => {
+                self.last_turn.insert(interface, last);
+            }
+            Some((interface, None)) => {
+                self.last_turn.remove(&interface);
+            }
+            None => {}
+        }
+    }
+
     /// `check` then `accept`: for a dialogue read from a file, where every message counts.
     pub fn observe(&mut self, message: &Value) -> Vec<Finding> {
         let findings = self.check(message);
         self.accept(message);
         findings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(query_id: &str, turn: u64) -> Value {
+        json!({"Header": "PGM-KDA-V1.0", "Mode": "RQ", "DialogID": "d-1",
+               "QueryID": query_id, "TurnIndex": turn})
+    }
+
+    #[test]
+    fn undo_takes_a_request_back_exactly() {
+        let mut checker = DialogueChecker::new();
+        // On an empty dialogue: undoing unbinds the DialogID and forgets the turn.
+        let first = checker.accept_undoably(&request("q-1", 3));
+        assert_eq!(checker.dialog_id(), Some("d-1"));
+        checker.undo(first);
+        assert_eq!(checker, DialogueChecker::new());
+
+        // On a dialogue under way: the state before comes back, and the TurnIndex and
+        // QueryID of the Request taken back are free again.
+        checker.accept(&request("q-1", 3));
+        checker.accept(
+            &json!({"Header": "PGM-KDA-V1.0", "Mode": "RS", "DialogID": "d-1",
+                               "QueryID": "r-1", "RequestID": "q-1", "TurnIndex": 3}),
+        );
+        let before = checker.clone();
+        let second = checker.accept_undoably(&request("q-2", 7));
+        assert_eq!(checker.last_turn(Interface::Dac), Some(7));
+        checker.undo(second);
+        assert_eq!(checker, before);
+        assert!(checker.check(&request("q-2", 4)).is_empty());
+
+        // A repeated QueryID stays known after the repeat is taken back.
+        let repeat = checker.accept_undoably(&request("q-1", 8));
+        checker.undo(repeat);
+        assert_eq!(checker, before);
     }
 }
