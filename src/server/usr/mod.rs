@@ -178,7 +178,17 @@ impl Backend for UserStateRefinement {
     fn answer(&self, dialogue: &mut UsrDialogue, request: &Value) -> Value {
         match UsrRequest::deserialize(request) {
             Ok(request) => {
-                serde_json::to_value(self.respond(dialogue, &request)).unwrap_or_default()
+                let mut response = self.respond(dialogue, &request);
+                // The refined state is JSON already: it is moved into its place rather than
+                // copied by the serializer (the largest part of a Response).
+                let state = response.refined_user_state.as_mut().map(std::mem::take);
+                let mut value = serde_json::to_value(response).unwrap_or_default();
+                if let Some(state) = state
+                    && let Some(slot) = value.get_mut("RefinedUserState")
+                {
+                    *slot = Value::Object(state);
+                }
+                value
             }
             Err(e) => {
                 let common: Common = Common::deserialize(request)
