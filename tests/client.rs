@@ -124,6 +124,15 @@ async fn dialogues_with_both_reference_servers_over_both_transports() {
             checks(&t)
         );
         assert_eq!(d.next_turn(), 3);
+        // A filled Request the server refuses (its client-side findings aside) is taken back
+        // from the dialogue's bookkeeping: the next Request may use its TurnIndex.
+        let mut refused = d.prepare(body.clone(), Filling::Missing);
+        refused["Unexpected"] = json!(true);
+        let t = d.send(refused, &CancellationToken::new()).await;
+        assert!(matches!(t.reply, Reply::ToolError(_)));
+        let t = turn(&mut d, body.clone()).await;
+        assert!(t.conforms(), "{:?}", t.findings);
+        assert_eq!(t.response().expect("a Response")["TurnIndex"], 3);
         d.close().await;
     }
 }
