@@ -10,7 +10,7 @@
 //! - `bkn-explorer send` end to end as a process, starting the reference server over stdio
 //!   (target: under 50 ms).
 
-use bkn_explorer::client::connection::{ConnectOptions, Connection};
+use bkn_explorer::client::connection::ConnectOptions;
 use bkn_explorer::client::dialogue::{Dialogue, Filling};
 use bkn_explorer::client::event::EventSink;
 use bkn_explorer::client::spec::ServerSpec;
@@ -56,6 +56,39 @@ async fn bare_turn(
     result
 }
 
+/// A bare rmcp client of `bkn-explorer serve dac` over stdio, started as the embedded
+/// server is.
+async fn bare_client() -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bkn-explorer")).configure(|c| {
+        c.args(["serve", "dac"]);
+    });
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+/// A dialogue of the explorer's engine with the embedded Domain Access over stdio.
+async fn engine_dialogue(events: EventSink) -> Dialogue {
+    let options = ConnectOptions {
+        events,
+        embedded_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_bkn-explorer"))),
+        ..ConnectOptions::default()
+    };
+    let spec = ServerSpec::embedded(Interface::Dac);
+    Dialogue::connect(&spec, &options, Interface::Dac, CommonDefaults::default())
+        .await
+        .unwrap()
+}
+
+/// An event sink drained by a task, as the explorer's event loop drains it.
+fn drained_events() -> EventSink {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    EventSink::new(tx)
+}
+
 fn engine_overhead(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -65,16 +98,7 @@ fn engine_overhead(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(6));
 
     // A bare rmcp client: fill the common fields, call the tool, nothing else.
-    let bare = rt.block_on(async {
-        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bkn-explorer")).configure(|c| {
-            c.args(["serve", "dac"]);
-        });
-        let (transport, _) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        ().serve(transport).await.unwrap()
-    });
+    let bare = rt.block_on(bare_client());
     let dialog_id = new_id();
     let mut turn = 0u64;
     group.bench_function("bare rmcp call", |b| {
@@ -94,20 +118,7 @@ fn engine_overhead(c: &mut Criterion) {
     // The engine, as the explorer runs it: its own stdio transport (size limit, health),
     // the protocol log on (drained by a task, as the explorer's event loop does), every
     // check on every turn.
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    rt.spawn(async move { while rx.recv().await.is_some() {} });
-    let options = ConnectOptions {
-        events: EventSink::new(tx),
-        embedded_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_bkn-explorer"))),
-        ..ConnectOptions::default()
-    };
-    let mut dialogue = rt.block_on(async {
-        let connection = Connection::connect(&ServerSpec::embedded(Interface::Dac), &options)
-            .await
-            .unwrap();
-        Dialogue::open(connection, Interface::Dac, CommonDefaults::default())
-            .unwrap_or_else(|e| panic!("{}", e.message))
-    });
+    let mut dialogue = rt.block_on(async { engine_dialogue(drained_events()).await });
     let cancel = CancellationToken::new();
     group.bench_function("engine turn (checks, log, record)", |b| {
         b.iter_custom(|iters| {
@@ -160,30 +171,9 @@ fn paired_overhead(_: &mut Criterion) {
         .build()
         .unwrap();
     rt.block_on(async {
-        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bkn-explorer")).configure(|c| {
-            c.args(["serve", "dac"]);
-        });
-        let (transport, _) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let bare = ().serve(transport).await.unwrap();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(async move { while rx.recv().await.is_some() {} });
-        let open = |events: EventSink| async move {
-            let options = ConnectOptions {
-                events,
-                embedded_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_bkn-explorer"))),
-                ..ConnectOptions::default()
-            };
-            let connection = Connection::connect(&ServerSpec::embedded(Interface::Dac), &options)
-                .await
-                .unwrap();
-            Dialogue::open(connection, Interface::Dac, CommonDefaults::default())
-                .unwrap_or_else(|e| panic!("{}", e.message))
-        };
-        let mut logged = open(EventSink::new(tx)).await;
-        let mut quiet = open(EventSink::none()).await;
+        let bare = bare_client().await;
+        let mut logged = engine_dialogue(drained_events()).await;
+        let mut quiet = engine_dialogue(EventSink::none()).await;
         let cancel = CancellationToken::new();
         let dialog_id = new_id();
         let mut turn = 0u64;

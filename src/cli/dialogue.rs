@@ -6,7 +6,6 @@
 
 use super::exit;
 use super::target::{self, ServerArgs};
-use crate::client::connection::Connection;
 use crate::client::dialogue::{Dialogue, Filling};
 use crate::client::event::EventSink;
 use crate::client::turn::{ErrorKind, Reply, Turn};
@@ -67,16 +66,11 @@ pub fn run(args: Args) -> u8 {
     };
     runtime.block_on(async {
         let options = args.server.connect_options(EventSink::none());
-        let connection = match Connection::connect(&spec, &options).await {
-            Ok(c) => c,
-            Err(e) => return fail(&e.0),
-        };
-        let mut dialogue = match Dialogue::open(connection, interface, CommonDefaults::default()) {
+        let connected =
+            Dialogue::connect(&spec, &options, interface, CommonDefaults::default()).await;
+        let mut dialogue = match connected {
             Ok(d) => d,
-            Err(no_tool) => {
-                no_tool.connection.close().await;
-                return fail(&no_tool.message);
-            }
+            Err(e) => return fail(&e),
         };
         let filling = if args.as_is {
             Filling::AsIs

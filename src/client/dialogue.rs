@@ -2,7 +2,8 @@
 //! the common fields, keeps the TurnIndex, sends, times the turn, and runs the message,
 //! exchange and dialogue checks on every Request and Response.
 
-use crate::client::connection::Connection;
+use crate::client::connection::{ConnectOptions, Connection};
+use crate::client::spec::ServerSpec;
 use crate::client::turn::{ErrorKind, Reply, Subject, Turn, TurnError, TurnFinding};
 use crate::protocol::conformance::{
     Check, DialogueChecker, Finding, check_exchange, check_message_as,
@@ -87,6 +88,24 @@ impl Dialogue {
             checker: DialogueChecker::new(),
             spent: Vec::new(),
         })
+    }
+
+    /// Connects to a server and opens a dialogue with its tool for `interface`; a server
+    /// without that tool is disconnected again. The error says what went wrong.
+    pub async fn connect(
+        spec: &ServerSpec,
+        options: &ConnectOptions,
+        interface: Interface,
+        defaults: CommonDefaults,
+    ) -> Result<Dialogue, String> {
+        let connection = Connection::connect(spec, options).await.map_err(|e| e.0)?;
+        match Dialogue::open(connection, interface, defaults) {
+            Ok(dialogue) => Ok(dialogue),
+            Err(no_tool) => {
+                no_tool.connection.close().await;
+                Err(no_tool.message)
+            }
+        }
     }
 
     pub fn dialog_id(&self) -> &str {

@@ -2,7 +2,7 @@
 //! times and DialogID; the same content, TurnIndex included), and each new reply compared with
 //! the recorded one.
 
-use crate::client::connection::{ConnectOptions, Connection};
+use crate::client::connection::ConnectOptions;
 use crate::client::dialogue::{Dialogue, Filling};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::{ErrorKind, Reply, Turn};
@@ -63,9 +63,8 @@ pub async fn replay_dialogue(
             .cloned()
             .ok_or_else(|| format!("the session has no server {}", record.server))?,
     };
-    let connection = Connection::connect(&spec, options).await.map_err(|e| e.0)?;
-    let mut dialogue = Dialogue::open(connection, record.interface, session.defaults.clone())
-        .map_err(|e| e.message)?;
+    let mut dialogue =
+        Dialogue::connect(&spec, options, record.interface, session.defaults.clone()).await?;
     let mut replayed = ReplayedDialogue {
         dialog_id: dialogue.dialog_id().to_owned(),
         turns: Vec::new(),
