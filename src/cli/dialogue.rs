@@ -6,13 +6,11 @@
 
 use super::exit;
 use super::target::{self, ServerArgs};
-use crate::client::dialogue::{Dialogue, Filling};
-use crate::client::event::EventSink;
+use crate::client::dialogue::Filling;
 use crate::client::turn::{ErrorKind, Reply, Turn};
 use crate::protocol::Interface;
 use crate::protocol::conformance::interface_of;
 use crate::protocol::document;
-use crate::protocol::message::CommonDefaults;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
@@ -56,22 +54,11 @@ pub fn run(args: Args) -> u8 {
     else {
         return fail("cannot tell the interface from the first Request: give --interface dac|usr");
     };
-    let spec = match args.server.resolve(Some(interface)) {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let runtime = match target::runtime() {
-        Ok(r) => r,
+    let (runtime, mut dialogue) = match args.server.open_dialogue(interface) {
+        Ok(opened) => opened,
         Err(e) => return fail(&e),
     };
     runtime.block_on(async {
-        let options = args.server.connect_options(EventSink::none());
-        let connected =
-            Dialogue::connect(&spec, &options, interface, CommonDefaults::default()).await;
-        let mut dialogue = match connected {
-            Ok(d) => d,
-            Err(e) => return fail(&e),
-        };
         let filling = if args.as_is {
             Filling::AsIs
         } else if args.fresh {
@@ -80,6 +67,7 @@ pub fn run(args: Args) -> u8 {
             Filling::Missing
         };
         let dialog_id = dialogue.dialog_id().to_owned();
+        let spec = dialogue.connection.spec.clone();
         let mut turns: Vec<Turn> = Vec::new();
         let mut code = exit::OK;
         let cancel = CancellationToken::new();

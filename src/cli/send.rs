@@ -5,12 +5,10 @@
 
 use super::exit;
 use super::target::{self, ServerArgs};
-use crate::client::dialogue::{Dialogue, Filling};
-use crate::client::event::EventSink;
+use crate::client::dialogue::Filling;
 use crate::client::turn::{ErrorKind, Reply, Subject, Turn};
 use crate::protocol::Interface;
 use crate::protocol::conformance::interface_of;
-use crate::protocol::message::CommonDefaults;
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
@@ -43,22 +41,11 @@ pub fn run(args: Args) -> u8 {
     let Some(interface) = args.interface.or_else(|| interface_of(&request)) else {
         return fail("cannot tell the interface from the Request: give --interface dac|usr");
     };
-    let spec = match args.server.resolve(Some(interface)) {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let runtime = match target::runtime() {
-        Ok(r) => r,
+    let (runtime, mut dialogue) = match args.server.open_dialogue(interface) {
+        Ok(opened) => opened,
         Err(e) => return fail(&e),
     };
     runtime.block_on(async {
-        let options = args.server.connect_options(EventSink::none());
-        let connected =
-            Dialogue::connect(&spec, &options, interface, CommonDefaults::default()).await;
-        let mut dialogue = match connected {
-            Ok(d) => d,
-            Err(e) => return fail(&e),
-        };
         let filling = if args.as_is {
             Filling::AsIs
         } else {

@@ -1,11 +1,14 @@
 //! The options every command that talks to a server shares: which server, and how patiently.
 
 use crate::client::connection::ConnectOptions;
+use crate::client::dialogue::Dialogue;
 use crate::client::event::EventSink;
 use crate::client::spec::{self, HttpSpec, ServerSpec, TransportSpec};
 use crate::protocol::Interface;
+use crate::protocol::message::CommonDefaults;
 use std::path::PathBuf;
 use std::time::Duration;
+use tokio::runtime::Runtime;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ServerArgs {
@@ -98,6 +101,21 @@ impl ServerArgs {
             subscribe_logs: false,
         }
     }
+
+    /// The runtime of a headless command that holds one dialogue, and that dialogue with the
+    /// server these options name.
+    pub fn open_dialogue(&self, interface: Interface) -> Result<(Runtime, Dialogue), String> {
+        let spec = self.resolve(Some(interface))?;
+        let runtime = runtime()?;
+        let options = self.connect_options(EventSink::none());
+        let dialogue = runtime.block_on(Dialogue::connect(
+            &spec,
+            &options,
+            interface,
+            CommonDefaults::default(),
+        ))?;
+        Ok((runtime, dialogue))
+    }
 }
 
 pub fn read_servers(path: &PathBuf) -> Result<Vec<ServerSpec>, String> {
@@ -107,7 +125,7 @@ pub fn read_servers(path: &PathBuf) -> Result<Vec<ServerSpec>, String> {
 }
 
 /// A runtime for a headless command: one thread is plenty, and starts fastest.
-pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+pub fn runtime() -> Result<Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
