@@ -278,7 +278,8 @@ impl Dialogue {
     }
 }
 
-fn text_of(result: &CallToolResult) -> String {
+/// The text blocks of a tool result, joined (a tool error's message).
+pub fn text_of(result: &CallToolResult) -> String {
     result
         .content
         .iter()

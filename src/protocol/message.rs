@@ -175,13 +175,13 @@ pub fn now_rfc3339() -> String {
 }
 
 /// A time as RFC 3339 with millisecond precision, in UTC.
-pub fn rfc3339(time: OffsetDateTime) -> String {
+pub fn rfc3339(at: OffsetDateTime) -> String {
     // Always three digits of fraction (RFC 3339 formatting drops trailing zeros), so that
     // times have one width: columns line up and text compares in time order.
     const FORMAT: &[time::format_description::FormatItem<'static>] = time::macros::format_description!(
         "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
     );
-    time.to_offset(time::UtcOffset::UTC)
+    at.to_offset(time::UtcOffset::UTC)
         .format(FORMAT)
         .unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".into())
 }

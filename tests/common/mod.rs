@@ -4,6 +4,7 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+use bkn_explorer::client::dialogue::text_of;
 use bkn_explorer::protocol::conformance::{DialogueChecker, check_exchange, check_message_as};
 use bkn_explorer::protocol::message::{CommonDefaults, Fill, fill_request, new_id};
 use bkn_explorer::protocol::{Interface, Mode};
@@ -219,15 +220,6 @@ pub async fn call(client: &Client, interface: Interface, arguments: Value) -> Ca
         .call_tool(CallToolRequestParams::new(interface.tool_name()).with_arguments(arguments))
         .await
         .expect("tools/call succeeds at the protocol level")
-}
-
-pub fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The PA Statuses of a feasibility Response, in step order.
