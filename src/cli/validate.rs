@@ -1,16 +1,20 @@
 //! `bkn-explorer validate FILE...`: checks messages against the specification.
 //!
 //! A file holds one message, a JSON array of messages, or JSON Lines; a sequence is also
-//! checked as one dialogue, in order. Exit 0 when everything conforms, 1 when something does
-//! not, 2 when a file cannot be read or parsed.
+//! checked as one dialogue, in order. A session file (the explorer's, or what `dialogue
+//! --save` writes) is checked dialogue by dialogue, turn by turn, knowing which Requests the
+//! server rejected. Files are read as streams: memory holds the dialogue state and one
+//! message, whatever the size of the file. Exit 0 when everything conforms, 1 when something
+//! does not, 2 when a file cannot be read or parsed.
 
 use super::exit;
 use crate::protocol::Interface;
-use crate::protocol::conformance::{Finding, check_message, check_sequence};
-use crate::protocol::document::{self, Document, Layout};
+use crate::protocol::conformance::{Finding, SequenceChecker, TurnReply, check_message};
+use crate::protocol::document::{Layout, Located as Message, Reader};
+use crate::session::stream::{self, StreamedReply};
 use clap::ValueEnum;
 use serde::Serialize;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -40,6 +44,9 @@ pub(crate) fn parse_interface(s: &str) -> Result<Interface, String> {
 #[derive(Serialize)]
 struct FileReport {
     file: String,
+    /// What the file was read as: message, array, lines or session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'static str>,
     messages: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
@@ -55,11 +62,56 @@ struct Located {
     /// Line where the message starts, for JSON Lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     line: Option<usize>,
+    /// In a session: the dialogue and the turn (0-based), and which message of the turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dialogue: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turn: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    on: Option<&'static str>,
     pointer: String,
     requirement: String,
     check: String,
     level: crate::protocol::conformance::Level,
     message: String,
+}
+
+impl Located {
+    fn new(finding: Finding) -> Located {
+        Located {
+            index: None,
+            line: None,
+            dialogue: None,
+            turn: None,
+            on: None,
+            pointer: finding.pointer.clone(),
+            requirement: finding.requirement.to_string(),
+            check: finding.check.to_string(),
+            level: finding.level(),
+            message: finding.message,
+        }
+    }
+
+    /// One line of the text output.
+    fn text(&self, file: &str) -> String {
+        let pointer = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        let place = match (self.dialogue, self.turn, self.on, self.line, self.index) {
+            (Some(d), Some(t), Some(on), _, _) => {
+                format!("{file}: dialogue {d} turn {t} {on}: {pointer}")
+            }
+            (_, _, _, Some(line), _) => format!("{file}:{line}: {pointer}"),
+            (_, _, _, None, Some(index)) => format!("{file}: /{index}{}", self.pointer),
+            _ => format!("{file}: {pointer}"),
+        };
+        format!(
+            "{place}: {} [{}, {}]",
+            self.message, self.requirement, self.check
+        )
+    }
 }
 
 #[derive(Serialize)]
@@ -72,25 +124,42 @@ struct Summary {
 }
 
 pub fn run(args: Args) -> u8 {
-    let reports: Vec<FileReport> = args
-        .files
-        .iter()
-        .map(|path| check_file(path, args.interface))
-        .collect();
+    let text = args.format == Format::Text;
+    let mut stdout = std::io::stdout().lock();
+    let mut reports = Vec::new();
+    for path in &args.files {
+        let name = path.display().to_string();
+        // Text findings are printed as they are found; JSON is written at the end.
+        let mut print = |l: &Located| {
+            if text {
+                let _ = writeln!(stdout, "{}", l.text(&name));
+            }
+        };
+        let report = check_file(path, args.interface, !text, &mut print);
+        if text && let Some(error) = &report.error {
+            let _ = writeln!(stdout, "{name}: {error}");
+        }
+        reports.push(report);
+    }
     let summary = Summary {
         files: reports.len(),
         messages: reports.iter().map(|r| r.messages).sum(),
-        findings: reports.iter().map(|r| r.findings.len()).sum(),
-        unreadable: reports.iter().filter(|r| r.error.is_some()).count(),
+        findings: reports.iter().map(|r| r.findings_seen).sum(),
+        unreadable: reports.iter().filter(|r| r.report.error.is_some()).count(),
         conforms: reports
             .iter()
-            .all(|r| r.error.is_none() && r.findings.is_empty()),
+            .all(|r| r.report.error.is_none() && r.findings_seen == 0),
     };
+    let reports: Vec<FileReport> = reports.into_iter().map(|r| r.report).collect();
     match args.format {
-        Format::Text => print_text(&reports, &summary),
+        Format::Text => print_summary(&mut stdout, &summary),
         Format::Json => {
             let out = serde_json::json!({"files": reports, "summary": summary});
-            println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+            let _ = writeln!(
+                stdout,
+                "{}",
+                serde_json::to_string_pretty(&out).unwrap_or_default()
+            );
         }
     }
     if summary.unreadable > 0 {
@@ -102,103 +171,198 @@ pub fn run(args: Args) -> u8 {
     }
 }
 
-fn read(path: &PathBuf) -> std::io::Result<String> {
+/// A file's report and how many findings it had (the findings themselves are dropped once
+/// printed, in the text format).
+struct Checked {
+    report: FileReport,
+    findings_seen: usize,
+}
+
+impl std::ops::Deref for Checked {
+    type Target = FileReport;
+    fn deref(&self) -> &FileReport {
+        &self.report
+    }
+}
+
+impl std::ops::DerefMut for Checked {
+    fn deref_mut(&mut self) -> &mut FileReport {
+        &mut self.report
+    }
+}
+
+fn open(path: &PathBuf) -> std::io::Result<Box<dyn Read>> {
     if path.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
-        Ok(text)
+        Ok(Box::new(std::io::stdin()))
     } else {
-        std::fs::read_to_string(path)
+        Ok(Box::new(std::fs::File::open(path)?))
     }
 }
 
-fn check_file(path: &PathBuf, interface: Option<Interface>) -> FileReport {
-    let name = path.display().to_string();
-    let failed = |error: String| FileReport {
-        file: name.clone(),
-        messages: 0,
-        error: Some(error),
-        findings: Vec::new(),
+/// Checks one file; `keep` keeps the findings in the report (for JSON output), else they are
+/// only printed and counted.
+fn check_file(
+    path: &PathBuf,
+    interface: Option<Interface>,
+    keep: bool,
+    print: &mut dyn FnMut(&Located),
+) -> Checked {
+    let mut out = Checked {
+        report: FileReport {
+            file: path.display().to_string(),
+            kind: None,
+            messages: 0,
+            error: None,
+            findings: Vec::new(),
+        },
+        findings_seen: 0,
     };
-    let text = match read(path) {
-        Ok(text) => text,
-        Err(e) => return failed(format!("cannot read: {e}")),
+    let mut source = match open(path) {
+        Ok(s) => BufReader::with_capacity(256 * 1024, s),
+        Err(e) => {
+            out.error = Some(format!("cannot read: {e}"));
+            return out;
+        }
     };
-    let document = match document::parse(&text) {
-        Ok(document) => document,
-        Err(e) => return failed(format!("not JSON: {e}")),
+    let session = match source.fill_buf() {
+        Ok(head) => stream::looks_like_session(head),
+        Err(e) => {
+            out.error = Some(format!("cannot read: {e}"));
+            return out;
+        }
     };
-    FileReport {
-        file: name.clone(),
-        messages: document.messages.len(),
-        error: None,
-        findings: check_document(&document, interface),
+    let mut found = |out: &mut Checked, located: Located| {
+        print(&located);
+        out.findings_seen += 1;
+        if keep {
+            out.findings.push(located);
+        }
+    };
+    if session {
+        check_session(source, interface, &mut out, &mut found);
+    } else {
+        check_messages(source, interface, &mut out, &mut found);
+    }
+    out
+}
+
+type Found<'a> = dyn FnMut(&mut Checked, Located) + 'a;
+
+/// A file of messages: one, an array, or JSON Lines, read one message at a time.
+fn check_messages(
+    source: impl Read,
+    interface: Option<Interface>,
+    out: &mut Checked,
+    found: &mut Found,
+) {
+    let mut reader = Reader::new(source);
+    let mut sequence = SequenceChecker::new(interface);
+    // The first message waits until the second shows whether the file is a sequence.
+    let mut first: Option<Message> = None;
+    let mut index = 0usize;
+    let mut layout = None;
+    let mut check = |message: &Message, index: usize, layout: Layout, out: &mut Checked| {
+        for f in sequence.message(&message.value) {
+            let mut l = Located::new(f);
+            l.index = Some(index);
+            l.line = (layout == Layout::Lines).then_some(message.line);
+            found(out, l);
+        }
+    };
+    while let Some(next) = reader.next() {
+        let message = match next {
+            Ok(m) => m,
+            Err(e) => {
+                out.error = Some(format!("not JSON: {e}"));
+                return;
+            }
+        };
+        out.messages += 1;
+        layout = reader.layout().or(layout);
+        match (first.take(), layout) {
+            (None, None) => first = Some(message),
+            (Some(earlier), Some(l)) => {
+                check(&earlier, 0, l, out);
+                check(&message, 1, l, out);
+                index = 2;
+            }
+            (None, Some(l)) => {
+                check(&message, index, l, out);
+                index += 1;
+            }
+            (Some(_), None) => unreachable!("a second message makes the layout known"),
+        }
+    }
+    if out.messages == 0 {
+        out.error = Some("not JSON: line 1, column 1: no message in the file (it is empty)".into());
+        return;
+    }
+    out.kind = Some(match reader.layout() {
+        Some(Layout::Array) => "array",
+        Some(Layout::Lines) => "lines",
+        _ => "message",
+    });
+    if let Some(only) = first {
+        if only
+            .value
+            .get("format")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|f| f.starts_with(crate::session::FORMAT_PREFIX))
+        {
+            // A session whose keys were reordered (format not first): it is read whole.
+            let text = serde_json::to_vec(&only.value).unwrap_or_default();
+            out.messages = 0;
+            check_session(&text[..], interface, out, found);
+            return;
+        }
+        for f in check_message(&only.value, interface).findings {
+            found(out, Located::new(f));
+        }
     }
 }
 
-fn check_document(document: &Document, interface: Option<Interface>) -> Vec<Located> {
-    let locate = |i: usize, finding: Finding| Located {
-        index: document.is_sequence().then_some(i),
-        line: (document.layout == Layout::Lines).then(|| document.messages[i].line),
-        pointer: finding.pointer.clone(),
-        requirement: finding.requirement.to_string(),
-        check: finding.check.to_string(),
-        level: finding.level(),
-        message: finding.message,
-    };
-    if !document.is_sequence() {
-        let message = &document.messages[0].value;
-        return check_message(message, interface)
-            .findings
-            .into_iter()
-            .map(|f| locate(0, f))
-            .collect();
-    }
-    let values = document.values();
-    let mut report = check_sequence(&values);
-    if interface.is_some() {
-        // The caller knows the interface: the message level is checked as that interface.
-        for (i, message) in values.iter().enumerate() {
-            let others = report.messages[i]
-                .iter()
-                .filter(|f| f.level() != crate::protocol::conformance::Level::Message)
-                .cloned();
-            let mut findings = check_message(message, interface).findings;
-            findings.extend(others);
-            report.messages[i] = findings;
+/// A session file: each dialogue's turns in order, each dialogue on its own, a new MCP
+/// session of a dialogue (a reconnect) starting its dialogue rules afresh.
+fn check_session(
+    source: impl Read,
+    interface: Option<Interface>,
+    out: &mut Checked,
+    found: &mut Found,
+) {
+    out.kind = Some("session");
+    let mut current: Option<(usize, SequenceChecker)> = None;
+    let result = stream::for_each_turn(source, &mut |t| {
+        let fresh = !matches!(&current, Some((d, _)) if *d == t.dialogue) || t.new_session;
+        if fresh {
+            current = Some((t.dialogue, SequenceChecker::new(interface.or(t.interface))));
         }
+        let (_, checker) = current.as_mut().expect("made above");
+        let reply = match &t.reply {
+            StreamedReply::Response(r) => TurnReply::Response(r),
+            StreamedReply::ToolError(_) => TurnReply::Rejected,
+            StreamedReply::Nothing => TurnReply::Nothing,
+        };
+        out.messages += 1 + usize::from(matches!(reply, TurnReply::Response(_)));
+        let findings = checker.turn(&t.request, reply);
+        for (on, list) in [
+            ("request", findings.request),
+            ("response", findings.response),
+        ] {
+            for f in list {
+                let mut l = Located::new(f);
+                l.dialogue = Some(t.dialogue);
+                l.turn = Some(t.turn);
+                l.on = Some(on);
+                found(out, l);
+            }
+        }
+    });
+    if let Err(e) = result {
+        out.error = Some(e.to_string());
     }
-    report
-        .messages
-        .into_iter()
-        .enumerate()
-        .flat_map(|(i, findings)| findings.into_iter().map(move |f| (i, f)))
-        .map(|(i, f)| locate(i, f))
-        .collect()
 }
 
-fn print_text(reports: &[FileReport], summary: &Summary) {
-    for report in reports {
-        if let Some(error) = &report.error {
-            println!("{}: {error}", report.file);
-            continue;
-        }
-        for f in &report.findings {
-            let place = match (f.line, f.index) {
-                (Some(line), _) => format!("{}:{line}", report.file),
-                _ => report.file.clone(),
-            };
-            let pointer = match (f.line, f.index) {
-                (None, Some(index)) => format!("/{index}{}", f.pointer),
-                _ if f.pointer.is_empty() => "/".to_owned(),
-                _ => f.pointer.clone(),
-            };
-            println!(
-                "{place}: {pointer}: {} [{}, {}]",
-                f.message, f.requirement, f.check
-            );
-        }
-    }
+fn print_summary(out: &mut impl Write, summary: &Summary) {
     let files = plural(summary.files, "file");
     let messages = plural(summary.messages, "message");
     let mut line = format!("checked {messages} in {files}: ");
@@ -217,7 +381,7 @@ fn print_text(reports: &[FileReport], summary: &Summary) {
         }
         line.push_str(&parts.join(", "));
     }
-    println!("{line}");
+    let _ = writeln!(out, "{line}");
 }
 
 fn plural(n: usize, word: &str) -> String {

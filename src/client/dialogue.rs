@@ -179,6 +179,7 @@ impl Dialogue {
                 sent: rfc3339(sent_at),
                 received: None,
                 latency_ms: 0.0,
+                new_session: false,
             };
         };
         let started = Instant::now();
@@ -269,6 +270,7 @@ impl Dialogue {
             sent,
             received: received.filter(|_| answered),
             latency_ms: (latency_ms * 1000.0).round() / 1000.0,
+            new_session: false,
         }
     }
 
@@ -316,7 +318,7 @@ fn response_of(result: CallToolResult) -> (Option<(Value, RawJson)>, Vec<Finding
             if !same {
                 findings.push(Finding::new(
                     "",
-                    Requirement::Response,
+                    Requirement::Binding,
                     Check::TextBlock,
                     "the text content block does not carry the same JSON as structuredContent",
                 ));
@@ -326,7 +328,7 @@ fn response_of(result: CallToolResult) -> (Option<(Value, RawJson)>, Vec<Finding
         None => {
             findings.push(Finding::new(
                 "",
-                Requirement::Response,
+                Requirement::Binding,
                 Check::StructuredContent,
                 "the result has no structuredContent; the Response was read from its text block",
             ));

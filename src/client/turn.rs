@@ -23,6 +23,9 @@ pub struct Turn {
     pub received: Option<String>,
     /// Milliseconds from sending to the reply (or to giving up).
     pub latency_ms: f64,
+    /// The first turn of a new MCP session of the same dialogue (after a reconnect): the
+    /// DialogID changes here, and a replay opens a new session at this point.
+    pub new_session: bool,
 }
 
 /// A turn as written: the reply is one of three members. (Not `#[serde(flatten)]`: that
@@ -43,6 +46,8 @@ struct TurnFields {
     #[serde(default)]
     received: Option<String>,
     latency_ms: f64,
+    #[serde(default)]
+    new_session: bool,
 }
 
 impl TryFrom<TurnFields> for Turn {
@@ -62,6 +67,7 @@ impl TryFrom<TurnFields> for Turn {
             sent: f.sent,
             received: f.received,
             latency_ms: f.latency_ms,
+            new_session: f.new_session,
         })
     }
 }
@@ -69,7 +75,7 @@ impl TryFrom<TurnFields> for Turn {
 impl Serialize for Turn {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("Turn", 6)?;
+        let mut s = serializer.serialize_struct("Turn", 7)?;
         s.serialize_field("request", &self.request)?;
         match &self.reply {
             Reply::Response(r) => s.serialize_field("response", r)?,
@@ -84,6 +90,9 @@ impl Serialize for Turn {
             s.serialize_field("received", received)?;
         }
         s.serialize_field("latencyMs", &self.latency_ms)?;
+        if self.new_session {
+            s.serialize_field("newSession", &true)?;
+        }
         s.end()
     }
 }

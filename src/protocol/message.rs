@@ -127,15 +127,22 @@ impl std::fmt::Display for Index {
     }
 }
 
+/// The largest TurnIndex or Step (MCP-BINDING section 6: 2^53-1, the I-JSON range, the largest
+/// integer every JSON reader keeps exact).
+pub const MAX_INDEX: u64 = (1 << 53) - 1;
+
 fn as_count(n: &serde_json::Number) -> Option<u64> {
-    n.as_u64().or_else(|| {
-        n.as_f64()
-            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f <= u64::MAX as f64)
-            .map(|f| f as u64)
-    })
+    n.as_u64()
+        .or_else(|| {
+            n.as_f64()
+                .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f <= MAX_INDEX as f64)
+                .map(|f| f as u64)
+        })
+        .filter(|n| *n <= MAX_INDEX)
 }
 
-/// A JSON value read as an Index (TurnIndex, Step): a non-negative integer, `2.0` included.
+/// A JSON value read as an Index (TurnIndex, Step): an integer from 0 to `MAX_INDEX`, `2.0`
+/// included; `None` for anything else (which the schema reports).
 pub fn as_index(value: &Value) -> Option<u64> {
     match value {
         Value::Number(n) => as_count(n),

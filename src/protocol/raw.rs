@@ -24,7 +24,7 @@ impl RawJson {
     /// The value. The text was JSON when it was made, so this does not fail; should it ever,
     /// the value is null rather than a panic.
     pub fn value(&self) -> Value {
-        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+        crate::protocol::json::from_str(self.0.get()).unwrap_or(Value::Null)
     }
 
     /// The text as it came (with the layout it had in a file).
@@ -69,7 +69,7 @@ impl<'de> Deserialize<'de> for RawJson {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         // Well-formed text can still hold what no JSON value can (a number like 1e999):
         // such a message could be neither shown nor written back, so it is refused here.
-        serde_json::from_str::<Readable>(raw.get())
+        crate::protocol::json::from_str::<Readable>(raw.get())
             .map_err(|e| serde::de::Error::custom(format!("a message that cannot be read: {e}")))?;
         Ok(RawJson(raw))
     }

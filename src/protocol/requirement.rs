@@ -21,10 +21,13 @@ pub enum Requirement {
     Response,
     /// FR7: DataXMData, and DescrMetadata if present.
     Metadata,
+    /// Not a functional requirement of the data types but a rule of the wire contract
+    /// (MCP-BINDING.md): how a tool is declared and how its result carries the Response.
+    Binding,
 }
 
 impl Requirement {
-    pub const ALL: [Requirement; 7] = [
+    pub const ALL: [Requirement; 8] = [
         Requirement::Header,
         Requirement::Identification,
         Requirement::Correlation,
@@ -32,11 +35,13 @@ impl Requirement {
         Requirement::Request,
         Requirement::Response,
         Requirement::Metadata,
+        Requirement::Binding,
     ];
 
-    /// Its number in the functional requirements of both data types.
-    pub fn number(self) -> u8 {
-        self as u8 + 1
+    /// Its number in the functional requirements of both data types (`None` for the
+    /// binding's rules, which are not among them).
+    pub fn number(self) -> Option<u8> {
+        (self != Requirement::Binding).then_some(self as u8 + 1)
     }
 
     pub fn name(self) -> &'static str {
@@ -48,6 +53,7 @@ impl Requirement {
             Requirement::Request => "Request",
             Requirement::Response => "Response",
             Requirement::Metadata => "Metadata",
+            Requirement::Binding => "Binding",
         }
     }
 
@@ -59,6 +65,9 @@ impl Requirement {
 
 impl fmt::Display for Requirement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "FR{} {}", self.number(), self.name())
+        match self.number() {
+            Some(n) => write!(f, "FR{n} {}", self.name()),
+            None => f.write_str("MCP-BINDING"),
+        }
     }
 }

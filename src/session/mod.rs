@@ -7,6 +7,7 @@ pub mod atomic;
 pub mod diff;
 pub mod replay;
 mod skeleton;
+pub mod stream;
 
 use crate::client::spec::{self, ServerSpec};
 use crate::client::turn::Turn;
@@ -21,7 +22,7 @@ use std::sync::LazyLock;
 
 /// The format this program writes and reads.
 pub const FORMAT: &str = "bkn-explorer-session/1";
-const FORMAT_PREFIX: &str = "bkn-explorer-session/";
+pub const FORMAT_PREFIX: &str = "bkn-explorer-session/";
 pub const SESSION_SCHEMA: &str = include_str!("../../docs/session.schema.json");
 
 static VALIDATOR: LazyLock<jsonschema::Validator> = LazyLock::new(|| {

@@ -1,15 +1,34 @@
-//! The dialogue check: each message against the dialogue so far (MCP-BINDING section 3).
+//! The dialogue check: each message against the dialogue so far (MCP-BINDING sections 3 and 4).
 //!
 //! The checker is split into `check` (pure) and `accept` (record), because what counts as the
-//! "last accepted" Request depends on who uses it: a file is accepted message by message, a
-//! server accepts only Requests it did not reject, a client only Requests the server took.
+//! "last accepted" Request depends on who uses it: a file is accepted message by message (a
+//! Request that is itself non-conformant, or that a tool error answered, is not), a server
+//! accepts only Requests it did not reject, a client only Requests the server took.
+//!
+//! What it remembers grows with the dialogue only by what the rules need: a 64-bit hash of
+//! every QueryID (uniqueness, and whether a Request was answered), the last accepted TurnIndex
+//! per interface, and the commitments the dialogue has seen with their last status.
 
 use crate::protocol::conformance::finding::{Check, Finding};
+use crate::protocol::dac::CommitmentState;
 use crate::protocol::interface::{Interface, Mode};
 use crate::protocol::message::as_index;
 use crate::protocol::requirement::Requirement;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+/// A QueryID as the checker keeps it: a hash, so that a dialogue of a million messages holds
+/// eight bytes per identifier rather than the identifier. (Two identifiers that share a
+/// 64-bit SipHash are vanishingly unlikely: about one in 10^7 for a million of them.)
+type IdHash = u64;
+
+fn id_hash(id: &str) -> IdHash {
+    // DefaultHasher::new() has fixed keys: the same identifier always hashes the same.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DialogueChecker {
@@ -18,9 +37,53 @@ pub struct DialogueChecker {
     /// The TurnIndex of the last accepted Request, per interface: BKN-DAC and BKN-USR number
     /// their turns independently when one MCP session carries both.
     last_turn: HashMap<Interface, u64>,
-    query_ids: HashSet<String>,
-    /// Requests seen, by QueryID, and whether a Response answered them yet.
-    requests: HashMap<String, bool>,
+    query_ids: HashSet<IdHash>,
+    /// Requests seen, by QueryID: whether a Response answered them yet, and the commitments
+    /// they asked to retain or release (BKN-DAC).
+    requests: HashMap<IdHash, RequestEntry>,
+    /// Every commitment the dialogue has seen, with the status its last Response gave it
+    /// (`None`: asked for, but no Response listed it).
+    commitments: HashMap<String, Option<CommitmentState>>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct RequestEntry {
+    answered: bool,
+    /// Boxed: most Requests carry no commitment.
+    commitments: Option<Box<Asked>>,
+}
+
+/// The commitments a Request asked to retain, and those it released.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Asked {
+    retain: Vec<String>,
+    release: Vec<String>,
+}
+
+impl Asked {
+    fn of(request: &Value) -> Option<Box<Asked>> {
+        let ids = |name: &str, member: Option<&str>| -> Vec<String> {
+            request
+                .get(name)
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(|item| match member {
+                            Some(m) => item.get(m).and_then(Value::as_str),
+                            None => item.as_str(),
+                        })
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let asked = Asked {
+            retain: ids("Commitments", Some("CommitmentID")),
+            release: ids("ReleasedCommitmentIDs", None),
+        };
+        (!asked.retain.is_empty() || !asked.release.is_empty()).then(|| Box::new(asked))
+    }
 }
 
 /// What accepting one message changed (see `DialogueChecker::accept_undoably`).
@@ -29,7 +92,7 @@ pub struct DialogueChecker {
 pub struct Accepted {
     bound_dialog: bool,
     /// The message's QueryID, when the dialogue had not seen it before.
-    new_query_id: Option<String>,
+    new_query_id: Option<IdHash>,
     /// That QueryID was also recorded as a Request awaiting its Response.
     new_request: bool,
     /// The interface whose last TurnIndex the message set, and the one before.
@@ -65,6 +128,22 @@ fn seen(message: &Value) -> Seen<'_> {
     }
 }
 
+/// How a Response's Outcome bears on the commitments: a Request answered `not_answered`
+/// changed nothing (binding section 2.2: a Request for another M-Instance, say), so its own
+/// commitments and releases were not taken up.
+fn took_up(response: &Value) -> bool {
+    response.get("Outcome").and_then(Value::as_str) != Some("not_answered")
+}
+
+/// `c1, c2 and c3`.
+fn names(ids: &[&str]) -> String {
+    match ids {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 impl DialogueChecker {
     pub fn new() -> DialogueChecker {
         DialogueChecker::default()
@@ -78,6 +157,11 @@ impl DialogueChecker {
     /// The TurnIndex of the last accepted Request of an interface.
     pub fn last_turn(&self, interface: Interface) -> Option<u64> {
         self.last_turn.get(&interface).copied()
+    }
+
+    /// The commitments the dialogue has seen, with the status the last Response gave each.
+    pub fn commitments(&self) -> impl Iterator<Item = (&str, Option<CommitmentState>)> {
+        self.commitments.iter().map(|(id, s)| (id.as_str(), *s))
     }
 
     /// What breaks the dialogue rules if `message` came next. Changes nothing.
@@ -95,7 +179,7 @@ impl DialogueChecker {
             ));
         }
         if let Some(query_id) = m.query_id
-            && self.query_ids.contains(query_id)
+            && self.query_ids.contains(&id_hash(query_id))
         {
             findings.push(Finding::new(
                 "/QueryID",
@@ -123,7 +207,7 @@ impl DialogueChecker {
             }
             Mode::Response => {
                 if let Some(request_id) = m.request_id {
-                    match self.requests.get(request_id) {
+                    match self.requests.get(&id_hash(request_id)) {
                         None => findings.push(Finding::new(
                             "/RequestID",
                             Requirement::Correlation,
@@ -132,13 +216,17 @@ impl DialogueChecker {
                                 "RequestID \"{request_id}\" answers no Request seen before in this dialogue"
                             ),
                         )),
-                        Some(true) => findings.push(Finding::new(
+                        Some(entry) if entry.answered => findings.push(Finding::new(
                             "/RequestID",
                             Requirement::Correlation,
                             Check::DuplicateResponse,
                             format!("the Request \"{request_id}\" was already answered"),
                         )),
-                        Some(false) => {}
+                        Some(entry) => {
+                            if m.interface == Some(Interface::Dac) {
+                                self.check_commitments(message, entry, &mut findings);
+                            }
+                        }
                     }
                 }
             }
@@ -146,28 +234,194 @@ impl DialogueChecker {
         findings
     }
 
-    /// Records `message` as part of the dialogue.
+    /// MCP-BINDING section 4, on a BKN-DAC Response to a Request the dialogue knows.
+    fn check_commitments(&self, response: &Value, request: &RequestEntry, out: &mut Vec<Finding>) {
+        let none = Asked::default();
+        let asked = match &request.commitments {
+            Some(a) if took_up(response) => a.as_ref(),
+            _ => &none,
+        };
+        // What the Response must list: every commitment seen before, and those this Request
+        // asked to retain.
+        let mut expected: Vec<&str> = self.commitments.keys().map(String::as_str).collect();
+        for id in &asked.retain {
+            if !expected.contains(&id.as_str()) {
+                expected.push(id);
+            }
+        }
+        expected.sort_unstable();
+        let Some(listed) = response.get("CommitmentStatus") else {
+            if !expected.is_empty() {
+                out.push(Finding::new(
+                    "/CommitmentStatus",
+                    Requirement::Response,
+                    Check::CommitmentMissing,
+                    format!(
+                        "CommitmentStatus is missing, but the dialogue has {} commitment{} ({}); \
+                         every Response lists each one it has seen",
+                        expected.len(),
+                        if expected.len() == 1 { "" } else { "s" },
+                        names(&expected)
+                    ),
+                ));
+            }
+            return;
+        };
+        let Some(listed) = listed.as_array() else {
+            return; // not an array: the message check says so
+        };
+        let entries: Vec<(usize, &str, Option<&str>)> = listed
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| {
+                Some((
+                    i,
+                    e.get("CommitmentID")?.as_str()?,
+                    e.get("Status").and_then(Value::as_str),
+                ))
+            })
+            .collect();
+        let missing: Vec<&str> = expected
+            .iter()
+            .copied()
+            .filter(|id| !entries.iter().any(|(_, e, _)| e == id))
+            .collect();
+        if !missing.is_empty() {
+            out.push(Finding::new(
+                "/CommitmentStatus",
+                Requirement::Response,
+                Check::CommitmentMissing,
+                format!(
+                    "{} {} not listed, though the dialogue has seen {}; every Response lists \
+                     each commitment of the dialogue",
+                    names(&missing),
+                    if missing.len() == 1 { "is" } else { "are" },
+                    if missing.len() == 1 { "it" } else { "them" },
+                ),
+            ));
+        }
+        for &(i, id, status) in &entries {
+            if !expected.contains(&id) {
+                out.push(Finding::new(
+                    format!("/CommitmentStatus/{i}/CommitmentID"),
+                    Requirement::Response,
+                    Check::CommitmentUnknown,
+                    format!(
+                        "{id} is not a commitment of this dialogue: no Request asked to retain it"
+                    ),
+                ));
+                continue;
+            }
+            let Some(status) = status.and_then(CommitmentState::parse) else {
+                continue; // an unknown status is the message check's to report
+            };
+            let restated = asked.retain.iter().any(|r| r == id);
+            let released = asked.release.iter().any(|r| r == id);
+            if released && !restated {
+                if status != CommitmentState::Released {
+                    out.push(Finding::new(
+                        format!("/CommitmentStatus/{i}/Status"),
+                        Requirement::Response,
+                        Check::CommitmentReleased,
+                        format!(
+                            "{id} is {} but this Request released it; it is released in the \
+                             Response to the Request that releases it",
+                            status.as_str()
+                        ),
+                    ));
+                }
+            } else if !restated
+                && self.commitments.get(id) == Some(&Some(CommitmentState::Retained))
+                && status != CommitmentState::Retained
+            {
+                out.push(Finding::new(
+                    format!("/CommitmentStatus/{i}/Status"),
+                    Requirement::Response,
+                    Check::CommitmentRetained,
+                    format!(
+                        "{id} was retained and this Request neither released nor restated it, \
+                         yet it is now {}; a retained commitment stays retained until released \
+                         or restated",
+                        status.as_str()
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// Records `message` as part of the dialogue, a Request's TurnIndex included.
     pub fn accept(&mut self, message: &Value) {
+        self.accept_counting(message, true);
+    }
+
+    /// Records `message`; a Request's TurnIndex counts as the last accepted one only when
+    /// `counts` (a Request that is itself non-conformant or that was rejected does not: a
+    /// valid retry may use its TurnIndex again).
+    pub fn accept_counting(&mut self, message: &Value, counts: bool) {
         let m = seen(message);
         if self.dialog_id.is_none() {
             self.dialog_id = m.dialog_id.map(str::to_owned);
         }
         if let Some(query_id) = m.query_id {
-            self.query_ids.insert(query_id.to_owned());
+            self.query_ids.insert(id_hash(query_id));
         }
         match m.mode {
             Mode::Request => {
-                if let (Some(turn), Some(interface)) = (m.turn_index, m.interface) {
+                if counts && let (Some(turn), Some(interface)) = (m.turn_index, m.interface) {
                     let last = self.last_turn.entry(interface).or_insert(turn);
                     *last = (*last).max(turn);
                 }
                 if let Some(query_id) = m.query_id {
-                    self.requests.entry(query_id.to_owned()).or_insert(false);
+                    self.requests
+                        .entry(id_hash(query_id))
+                        .or_insert_with(|| RequestEntry {
+                            answered: false,
+                            commitments: if m.interface == Some(Interface::Dac) {
+                                Asked::of(message)
+                            } else {
+                                None
+                            },
+                        });
                 }
             }
             Mode::Response => {
-                if let Some(answered) = m.request_id.and_then(|id| self.requests.get_mut(id)) {
-                    *answered = true;
+                let Some(entry) = m
+                    .request_id
+                    .and_then(|id| self.requests.get_mut(&id_hash(id)))
+                else {
+                    return;
+                };
+                if entry.answered {
+                    return;
+                }
+                entry.answered = true;
+                let asked = entry.commitments.take();
+                if m.interface != Some(Interface::Dac) {
+                    return;
+                }
+                if let Some(asked) = asked.filter(|_| took_up(message)) {
+                    for id in asked.retain {
+                        self.commitments.entry(id).or_insert(None);
+                    }
+                }
+                let listed = message
+                    .get("CommitmentStatus")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten();
+                for e in listed {
+                    let (Some(id), Some(status)) = (
+                        e.get("CommitmentID").and_then(Value::as_str),
+                        e.get("Status")
+                            .and_then(Value::as_str)
+                            .and_then(CommitmentState::parse),
+                    ) else {
+                        continue;
+                    };
+                    // Only commitments the dialogue knows: an unknown one was reported.
+                    if let Some(known) = self.commitments.get_mut(id) {
+                        *known = Some(status);
+                    }
                 }
             }
         }
@@ -178,14 +432,12 @@ impl DialogueChecker {
     /// so that the bookkeeping is not added to the time the turn takes.
     pub fn accept_undoably(&mut self, message: &Value) -> Accepted {
         let m = seen(message);
+        let query_id = m.query_id.map(id_hash);
         let accepted = Accepted {
             bound_dialog: self.dialog_id.is_none() && m.dialog_id.is_some(),
-            new_query_id: m
-                .query_id
-                .filter(|id| !self.query_ids.contains(*id))
-                .map(str::to_owned),
+            new_query_id: query_id.filter(|id| !self.query_ids.contains(id)),
             new_request: m.mode == Mode::Request
-                && m.query_id.is_some_and(|id| !self.requests.contains_key(id)),
+                && query_id.is_some_and(|id| !self.requests.contains_key(&id)),
             last_turn: m
                 .interface
                 .filter(|_| m.mode == Mode::Request && m.turn_index.is_some())
@@ -195,7 +447,7 @@ impl DialogueChecker {
         accepted
     }
 
-    /// Takes back a message accepted with `accept_undoably` (and nothing accepted since).
+    /// Takes back a Request accepted with `accept_undoably` (and nothing accepted since).
     pub fn undo(&mut self, accepted: Accepted) {
         if accepted.bound_dialog {
             self.dialog_id = None;
@@ -206,6 +458,20 @@ impl DialogueChecker {
                 self.requests.remove(query_id);
             }
         }
+        match accepted.last_turn {
+            Some((interface, Some(last))) => {
+                self.last_turn.insert(interface, last);
+            }
+            Some((interface, None)) => {
+                self.last_turn.remove(&interface);
+            }
+            None => {}
+        }
+    }
+
+    /// Keeps a Request on the record (its QueryID, its place awaiting a Response) but takes
+    /// back its TurnIndex: what a tool error that answered it means.
+    pub fn reject(&mut self, accepted: Accepted) {
         match accepted.last_turn {
             Some((interface, Some(last))) => {
                 self.last_turn.insert(interface, last);
@@ -262,5 +528,17 @@ mod tests {
         let repeat = checker.accept_undoably(&request("q-1", 8));
         checker.undo(repeat);
         assert_eq!(checker, before);
+    }
+
+    #[test]
+    fn a_rejected_request_frees_its_turn_but_keeps_its_query_id() {
+        let mut checker = DialogueChecker::new();
+        let rejected = checker.accept_undoably(&request("q-1", 0));
+        checker.reject(rejected);
+        assert!(checker.check(&request("q-2", 0)).is_empty(), "a retry");
+        assert_eq!(
+            checker.check(&request("q-1", 0))[0].check,
+            Check::QueryIdUnique
+        );
     }
 }

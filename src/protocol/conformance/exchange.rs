@@ -1,9 +1,13 @@
-//! The exchange check: a Response against the Request it answers (MCP-BINDING section 3).
+//! The exchange check: a Response against the Request it answers (MCP-BINDING sections 3
+//! and 5): correlation, the same dialogue position and identifiers, and for a feasibility
+//! Request one result per Process Action.
 
 use crate::protocol::conformance::finding::{Check, Finding};
 use crate::protocol::conformance::message::short;
+use crate::protocol::message::as_index;
 use crate::protocol::requirement::Requirement;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Checks that `response` answers `request`: correlation, same dialogue position, same
 /// identifiers. Properties missing on either side are left to the message check. Pointers
@@ -83,7 +87,7 @@ pub fn check_exchange(request: &Value, response: &Value) -> Vec<Finding> {
     ];
     for (name, requirement, check) in copied {
         if let (Some(rq), Some(rs)) = (request.get(name), response.get(name))
-            && rq != rs
+            && !same_value(rq, rs)
         {
             findings.push(Finding::new(
                 format!("/{name}"),
@@ -97,5 +101,106 @@ pub fn check_exchange(request: &Value, response: &Value) -> Vec<Finding> {
             ));
         }
     }
+    check_feasibility(request, response, &mut findings);
     findings
+}
+
+/// Equal as JSON values, numbers compared as numbers (`2.0` is `2`: MCP-BINDING section 6).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y
+                || as_index(a).is_some_and(|n| Some(n) == as_index(b))
+                || x.as_f64() == y.as_f64()
+        }
+        _ => a == b,
+    }
+}
+
+/// MCP-BINDING section 5: a feasibility Request answered in full or in part carries
+/// Feasibility, with exactly one step for each Process Action and the same Step numbers.
+fn check_feasibility(request: &Value, response: &Value, findings: &mut Vec<Finding>) {
+    let dac = |m: &Value| m.get("Header").and_then(Value::as_str) == Some("PGM-KDA-V1.0");
+    if request.get("Kind").and_then(Value::as_str) != Some("feasibility") || !dac(response) {
+        return;
+    }
+    let outcome = response.get("Outcome").and_then(Value::as_str);
+    let Some(feasibility) = response.get("Feasibility") else {
+        if matches!(outcome, Some("answered" | "partially_answered")) {
+            findings.push(Finding::new(
+                "/Feasibility",
+                Requirement::Response,
+                Check::FeasibilityMissing,
+                format!(
+                    "the Response to a feasibility Request is {} but has no Feasibility; it \
+                     carries the PA Status of each Process Action",
+                    outcome.unwrap_or_default().replace('_', " ")
+                ),
+            ));
+        }
+        return;
+    };
+    let (Some(asked), Some(steps)) = (
+        request.get("ProcessActions").and_then(Value::as_array),
+        feasibility.get("Steps").and_then(Value::as_array),
+    ) else {
+        return; // the message checks say what is missing or malformed
+    };
+    // Step numbers, counted: a Request may repeat one (a server answers each occurrence).
+    let mut wanted: BTreeMap<u64, usize> = BTreeMap::new();
+    for step in asked {
+        if let Some(n) = step.get("Step").and_then(as_index) {
+            *wanted.entry(n).or_default() += 1;
+        }
+    }
+    let mut given: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    for (i, step) in steps.iter().enumerate() {
+        if let Some(n) = step.get("Step").and_then(as_index) {
+            given.entry(n).or_default().push(i);
+        }
+    }
+    for (n, at) in &given {
+        let expected = wanted.get(n).copied().unwrap_or(0);
+        if expected == 0 {
+            findings.push(Finding::new(
+                format!("/Feasibility/Steps/{}/Step", at[0]),
+                Requirement::Response,
+                Check::FeasibilitySteps,
+                format!("Step {n} answers no Process Action of the Request"),
+            ));
+        } else if at.len() > expected {
+            findings.push(Finding::new(
+                format!("/Feasibility/Steps/{}/Step", at[expected]),
+                Requirement::Response,
+                Check::FeasibilitySteps,
+                format!(
+                    "Step {n} has {} results for {expected} Process Action{}; each Process \
+                     Action has exactly one",
+                    at.len(),
+                    if expected == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+    let mut missing: Vec<String> = Vec::new();
+    for (n, count) in &wanted {
+        let got = given.get(n).map_or(0, Vec::len);
+        if got < *count {
+            missing.push(n.to_string());
+        }
+    }
+    if !missing.is_empty() {
+        findings.push(Finding::new(
+            "/Feasibility/Steps",
+            Requirement::Response,
+            Check::FeasibilitySteps,
+            format!(
+                "the Request's Process Action{} {} {} no result; each Process Action has \
+                 exactly one, with its Step number",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", "),
+                if missing.len() == 1 { "has" } else { "have" },
+            ),
+        ));
+    }
 }

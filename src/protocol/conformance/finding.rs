@@ -14,124 +14,103 @@ pub enum Level {
     Exchange,
     /// A message against the dialogue so far.
     Dialogue,
-    /// How the message travelled over MCP (MCP-BINDING section 1).
+    /// How the message travelled over MCP, or how the server declares its tool (MCP-BINDING
+    /// section 1).
     Binding,
 }
 
-/// The specific rule a finding breaks. Its stable name (`as_str`) is what tests, scripts and
-/// `--format json` rely on; the requirement it belongs to is on the finding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Check {
-    #[serde(rename = "message.not-object")]
-    NotAnObject,
-    #[serde(rename = "header.value")]
-    HeaderValue,
-    #[serde(rename = "header.interface")]
-    HeaderInterface,
-    #[serde(rename = "mode.value")]
-    ModeValue,
-    #[serde(rename = "mode.foreign-property")]
-    ForeignProperty,
-    #[serde(rename = "schema.required")]
-    Required,
-    #[serde(rename = "schema.type")]
-    Type,
-    #[serde(rename = "schema.enum")]
-    Enum,
-    #[serde(rename = "schema.range")]
-    Range,
-    #[serde(rename = "schema.format")]
-    Format,
-    #[serde(rename = "schema.length")]
-    Length,
-    #[serde(rename = "schema.unknown-property")]
-    UnknownProperty,
-    #[serde(rename = "schema.items")]
-    Items,
-    #[serde(rename = "schema.pattern")]
-    Pattern,
-    #[serde(rename = "schema.shape")]
-    Shape,
-    #[serde(rename = "exchange.request-id")]
-    ExchangeRequestId,
-    #[serde(rename = "exchange.query-id")]
-    ExchangeQueryId,
-    #[serde(rename = "exchange.dialog-id")]
-    ExchangeDialogId,
-    #[serde(rename = "exchange.turn-index")]
-    ExchangeTurnIndex,
-    #[serde(rename = "exchange.identification")]
-    ExchangeIdentification,
-    #[serde(rename = "exchange.interface")]
-    ExchangeInterface,
-    #[serde(rename = "exchange.mode")]
-    ExchangeMode,
-    #[serde(rename = "dialogue.turn-order")]
-    TurnOrder,
-    #[serde(rename = "dialogue.query-id-unique")]
-    QueryIdUnique,
-    #[serde(rename = "dialogue.dialog-id")]
-    DialogId,
-    #[serde(rename = "dialogue.unmatched-response")]
-    UnmatchedResponse,
-    #[serde(rename = "dialogue.duplicate-response")]
-    DuplicateResponse,
-    /// MCP-BINDING section 1: a successful call returns the Response as structuredContent.
-    #[serde(rename = "binding.structured-content")]
-    StructuredContent,
-    /// MCP-BINDING section 1: the text block carries the same JSON as structuredContent.
-    #[serde(rename = "binding.text-block")]
-    TextBlock,
+/// Declares every rule once: its variant, its stable name (what tests, scripts and
+/// `--format json` rely on) and the level of check that finds it.
+macro_rules! checks {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal @ $level:ident,)*) => {
+        /// The specific rule a finding breaks. The requirement it belongs to is on the finding.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum Check {
+            $($(#[doc = $doc])* #[serde(rename = $name)] $variant,)*
+        }
+
+        impl Check {
+            /// Every rule, in the order of the table.
+            pub const ALL: &'static [Check] = &[$(Check::$variant),*];
+
+            /// The stable name, e.g. `exchange.request-id`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Check::$variant => $name,)*
+                }
+            }
+
+            pub fn level(self) -> Level {
+                match self {
+                    $(Check::$variant => Level::$level,)*
+                }
+            }
+
+            pub fn from_name(name: &str) -> Option<Check> {
+                match name {
+                    $($name => Some(Check::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 
-impl Check {
-    /// The stable name, e.g. `exchange.request-id`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Check::NotAnObject => "message.not-object",
-            Check::HeaderValue => "header.value",
-            Check::HeaderInterface => "header.interface",
-            Check::ModeValue => "mode.value",
-            Check::ForeignProperty => "mode.foreign-property",
-            Check::Required => "schema.required",
-            Check::Type => "schema.type",
-            Check::Enum => "schema.enum",
-            Check::Range => "schema.range",
-            Check::Format => "schema.format",
-            Check::Length => "schema.length",
-            Check::UnknownProperty => "schema.unknown-property",
-            Check::Items => "schema.items",
-            Check::Pattern => "schema.pattern",
-            Check::Shape => "schema.shape",
-            Check::ExchangeRequestId => "exchange.request-id",
-            Check::ExchangeQueryId => "exchange.query-id",
-            Check::ExchangeDialogId => "exchange.dialog-id",
-            Check::ExchangeTurnIndex => "exchange.turn-index",
-            Check::ExchangeIdentification => "exchange.identification",
-            Check::ExchangeInterface => "exchange.interface",
-            Check::ExchangeMode => "exchange.mode",
-            Check::TurnOrder => "dialogue.turn-order",
-            Check::QueryIdUnique => "dialogue.query-id-unique",
-            Check::DialogId => "dialogue.dialog-id",
-            Check::UnmatchedResponse => "dialogue.unmatched-response",
-            Check::DuplicateResponse => "dialogue.duplicate-response",
-            Check::StructuredContent => "binding.structured-content",
-            Check::TextBlock => "binding.text-block",
-        }
-    }
-
-    pub fn level(self) -> Level {
-        let name = self.as_str();
-        if name.starts_with("exchange.") {
-            Level::Exchange
-        } else if name.starts_with("dialogue.") {
-            Level::Dialogue
-        } else if name.starts_with("binding.") {
-            Level::Binding
-        } else {
-            Level::Message
-        }
-    }
+checks! {
+    NotAnObject = "message.not-object" @ Message,
+    HeaderValue = "header.value" @ Message,
+    HeaderInterface = "header.interface" @ Message,
+    ModeValue = "mode.value" @ Message,
+    ForeignProperty = "mode.foreign-property" @ Message,
+    Required = "schema.required" @ Message,
+    Type = "schema.type" @ Message,
+    Enum = "schema.enum" @ Message,
+    Range = "schema.range" @ Message,
+    Format = "schema.format" @ Message,
+    Length = "schema.length" @ Message,
+    UnknownProperty = "schema.unknown-property" @ Message,
+    Items = "schema.items" @ Message,
+    Pattern = "schema.pattern" @ Message,
+    Shape = "schema.shape" @ Message,
+    /// MCP-BINDING section 5: Overall is feasible when every step is Ack, infeasible when
+    /// none is, partially_feasible otherwise.
+    FeasibilityOverall = "feasibility.overall" @ Message,
+    /// MCP-BINDING section 5: each non-Ack step has a Reason in plain words.
+    FeasibilityReason = "feasibility.reason" @ Message,
+    ExchangeRequestId = "exchange.request-id" @ Exchange,
+    ExchangeQueryId = "exchange.query-id" @ Exchange,
+    ExchangeDialogId = "exchange.dialog-id" @ Exchange,
+    ExchangeTurnIndex = "exchange.turn-index" @ Exchange,
+    ExchangeIdentification = "exchange.identification" @ Exchange,
+    ExchangeInterface = "exchange.interface" @ Exchange,
+    ExchangeMode = "exchange.mode" @ Exchange,
+    /// MCP-BINDING section 5: exactly one step for each Process Action of the Request, with
+    /// the same Step numbers.
+    FeasibilitySteps = "exchange.feasibility-steps" @ Exchange,
+    /// MCP-BINDING section 5: a feasibility Request answered (or partially) carries
+    /// Feasibility.
+    FeasibilityMissing = "exchange.feasibility-missing" @ Exchange,
+    TurnOrder = "dialogue.turn-order" @ Dialogue,
+    QueryIdUnique = "dialogue.query-id-unique" @ Dialogue,
+    DialogId = "dialogue.dialog-id" @ Dialogue,
+    UnmatchedResponse = "dialogue.unmatched-response" @ Dialogue,
+    DuplicateResponse = "dialogue.duplicate-response" @ Dialogue,
+    /// MCP-BINDING section 4: CommitmentStatus lists every commitment the dialogue has seen.
+    CommitmentMissing = "dialogue.commitment-missing" @ Dialogue,
+    /// MCP-BINDING section 4: no Response lists a CommitmentID the dialogue never saw.
+    CommitmentUnknown = "dialogue.commitment-unknown" @ Dialogue,
+    /// MCP-BINDING section 4: a commitment released by a Request is `released` in its Response.
+    CommitmentReleased = "dialogue.commitment-released" @ Dialogue,
+    /// MCP-BINDING section 4: a retained commitment stays retained until released or restated.
+    CommitmentRetained = "dialogue.commitment-retained" @ Dialogue,
+    /// MCP-BINDING section 1: a successful call returns the Response as structuredContent.
+    StructuredContent = "binding.structured-content" @ Binding,
+    /// MCP-BINDING section 1: the text block carries the same JSON as structuredContent.
+    TextBlock = "binding.text-block" @ Binding,
+    /// MCP-BINDING section 1: the tool of an interface declares an outputSchema.
+    OutputSchema = "binding.output-schema" @ Binding,
+    /// MCP-BINDING section 1: the tool's inputSchema carries the interface's Header as a const.
+    InputHeader = "binding.input-header" @ Binding,
 }
 
 impl fmt::Display for Check {

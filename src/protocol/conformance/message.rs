@@ -58,6 +58,9 @@ pub fn check_message_as(
     let interface = resolve_interface(object, expected, &mut findings);
     let mode = resolve_mode(object, interface, expected_mode, &mut findings);
     let validator = schema::validator(interface, mode);
+    if (interface, mode) == (Interface::Dac, Mode::Response) {
+        check_feasibility(object, &mut findings);
+    }
     if findings.is_empty() && validator.is_valid(value) {
         return MessageCheck {
             interface: Some(interface),
@@ -83,6 +86,79 @@ pub fn check_message_as(
         interface: Some(interface),
         mode: Some(mode),
         findings,
+    }
+}
+
+/// MCP-BINDING section 5, on a Response alone: Overall agrees with the steps' PA Statuses, and
+/// every step that is not Ack says why. Steps whose shape is wrong are the schema's to report;
+/// these rules judge only what they can read.
+fn check_feasibility(object: &Map<String, Value>, findings: &mut Vec<Finding>) {
+    use crate::protocol::dac::{Overall, PaStatus};
+    let Some(feasibility) = object.get("Feasibility") else {
+        return;
+    };
+    let Some(steps) = feasibility.get("Steps").and_then(Value::as_array) else {
+        return;
+    };
+    let statuses: Vec<Option<PaStatus>> = steps
+        .iter()
+        .map(|s| {
+            s.get("PAStatus")
+                .and_then(Value::as_str)
+                .and_then(PaStatus::parse)
+        })
+        .collect();
+    for (i, (step, status)) in steps.iter().zip(&statuses).enumerate() {
+        let Some(status) = status.filter(|s| *s != PaStatus::Ack) else {
+            continue;
+        };
+        // A Reason of another type is the schema's to report.
+        let blank = match step.get("Reason") {
+            None => true,
+            Some(Value::String(r)) => r.trim().is_empty(),
+            Some(_) => false,
+        };
+        if blank {
+            findings.push(Finding::new(
+                format!("/Feasibility/Steps/{i}/Reason"),
+                Requirement::Response,
+                Check::FeasibilityReason,
+                format!(
+                    "step {} is {} without a Reason; every step that is not Ack says why in \
+                     plain words",
+                    step.get("Step")
+                        .map(Value::to_string)
+                        .unwrap_or_else(|| i.to_string()),
+                    status.as_str()
+                ),
+            ));
+        }
+    }
+    let declared = feasibility
+        .get("Overall")
+        .and_then(Value::as_str)
+        .and_then(|o| Overall::ALL.into_iter().find(|v| v.as_str() == o));
+    let known: Option<Vec<PaStatus>> = statuses.into_iter().collect();
+    if let (Some(declared), Some(known)) = (declared, known)
+        && !known.is_empty()
+    {
+        let implied = Overall::of(known.iter().copied());
+        if implied != declared {
+            let acks = known.iter().filter(|s| **s == PaStatus::Ack).count();
+            findings.push(Finding::new(
+                "/Feasibility/Overall",
+                Requirement::Response,
+                Check::FeasibilityOverall,
+                format!(
+                    "Overall is {} but {acks} of {} step{} {} Ack, which makes it {}",
+                    declared.as_str(),
+                    known.len(),
+                    if known.len() == 1 { "" } else { "s" },
+                    if acks == 1 { "is" } else { "are" },
+                    implied.as_str()
+                ),
+            ));
+        }
     }
 }
 
