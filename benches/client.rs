@@ -77,7 +77,7 @@ async fn engine_dialogue(events: EventSink) -> Dialogue {
         ..ConnectOptions::default()
     };
     let spec = ServerSpec::embedded(Interface::Dac);
-    Dialogue::connect(&spec, &options, Interface::Dac, CommonDefaults::default())
+    Dialogue::connect(&spec, &options, Interface::Dac, bkn_explorer::client::defaults::Chosen::built_in(), &Default::default())
         .await
         .unwrap()
 }

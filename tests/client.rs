@@ -10,7 +10,7 @@ use bkn_explorer::client::event::{Event, EventSink, LogKind};
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::{ErrorKind, Reply, Turn};
 use bkn_explorer::protocol::Interface;
-use bkn_explorer::protocol::message::CommonDefaults;
+use bkn_explorer::client::defaults::Chosen;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -33,7 +33,7 @@ async fn open(spec: &ServerSpec, options: &ConnectOptions, interface: Interface)
     let connection = Connection::connect(spec, options)
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
-    Dialogue::open(connection, interface, CommonDefaults::default())
+    Dialogue::open(connection, interface, Chosen::built_in())
         .map_err(|e| e.message)
         .unwrap()
 }
@@ -448,7 +448,7 @@ async fn servers_that_fail_to_start_or_cannot_be_reached() {
     let connection = Connection::connect(&ServerSpec::embedded(Interface::Usr), &options(10))
         .await
         .unwrap();
-    let Err(no_tool) = Dialogue::open(connection, Interface::Dac, CommonDefaults::default()) else {
+    let Err(no_tool) = Dialogue::open(connection, Interface::Dac, Chosen::built_in()) else {
         panic!("a USR server has no bkn_dac")
     };
     let message = no_tool.message;

@@ -10,7 +10,7 @@ use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 
 async fn dialogue(server: &Server) -> Dialogue {
-    Dialogue::new(server.session().await, Interface::Dac)
+    server.dialogue(Interface::Dac).await
 }
 
 fn names(list: &Value, field: &str) -> Vec<String> {
@@ -544,14 +544,30 @@ async fn source_failures(transport: Transport) {
             .unwrap()
             .contains(&json!("rights-registry"))
     );
-    // Without Rights the May Not is not seen; the Reason says what was not checked.
-    assert_eq!(statuses(&r), ["Ack", "Ack"]);
-    assert!(
-        r["Feasibility"]["Steps"][1]["Reason"]
-            .as_str()
-            .unwrap()
-            .contains("Rights not checked")
-    );
+    // A step that needs a source that failed is never Ack (MCP-BINDING section 2): without
+    // the Rights, neither the move nor the Post the requester holds a May Not for is feasible.
+    assert_eq!(statuses(&r), ["InsRights", "InsRights"]);
+    assert_eq!(r["Feasibility"]["Overall"], "infeasible");
+    for step in r["Feasibility"]["Steps"].as_array().unwrap() {
+        let reason = step["Reason"].as_str().unwrap();
+        assert!(
+            reason.contains("rights-registry failed"),
+            "the Reason names the failed source: {reason}"
+        );
+    }
+    // The wallet down: every step with a price is InsValue; the receiving service down: a
+    // Post is PostRef.
+    for (source, statement, status) in [
+        ("wallet=transient", "MM-Move Nil Avatar#7 To MLoc:Square.Stage", "InsValue"),
+        ("market=permanent", "Post Nil Artwork#5 To Process#Market", "PostRef"),
+    ] {
+        let server = Server::start(transport, &["dac", "--fail-source", source]).await;
+        let mut d = dialogue(&server).await;
+        let r = d.send(plan(&[statement])).await.response();
+        assert_eq!(statuses(&r), [status], "{source}");
+        assert_eq!(r["Feasibility"]["Overall"], "infeasible", "{source}");
+        assert!(r["Feasibility"]["Steps"][0]["Reason"].as_str().unwrap().contains("failed"));
+    }
 
     let server = Server::start(transport, &["dac", "--fail-source", "ontology=permanent"]).await;
     let mut d = dialogue(&server).await;

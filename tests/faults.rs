@@ -12,7 +12,7 @@ use bkn_explorer::client::engine::{Engine, EngineEvent};
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::{ErrorKind, Reply, Turn};
 use bkn_explorer::protocol::Interface;
-use bkn_explorer::protocol::message::CommonDefaults;
+use bkn_explorer::client::defaults::{Chosen, Overrides};
 use bkn_explorer::session::Session;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -69,7 +69,7 @@ impl Explorer {
     async fn open(&mut self, spec: ServerSpec) -> (u64, Result<String, String>) {
         let key = self.engine.new_key();
         self.engine
-            .open(key, spec, Interface::Dac, CommonDefaults::default(), 0);
+            .open(key, spec, Interface::Dac, Chosen::built_in(), Overrides::default(), 0);
         loop {
             match self.next().await {
                 EngineEvent::Opened {

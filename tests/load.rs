@@ -10,8 +10,6 @@ mod common;
 
 use bkn_explorer::protocol::Interface;
 use common::{Dialogue, Reply, commitment_states, plan, spawn_http};
-use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -32,11 +30,7 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 async fn session(url: &str, interface: Interface) -> Dialogue {
-    let client =
-        ().serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
-            .await
-            .expect("a session");
-    Dialogue::new(client, interface)
+    common::http_dialogue(url, interface).await
 }
 
 /// One Domain Access session: it commits its own statements, then asks for constraints and

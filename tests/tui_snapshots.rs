@@ -12,7 +12,7 @@
 
 mod common;
 
-use bkn_explorer::client::engine::Vocabulary;
+use bkn_explorer::protocol::resources::{Vocabulary, Words};
 use bkn_explorer::client::event::{LogEntry, LogKind};
 use bkn_explorer::protocol::Interface;
 use bkn_explorer::protocol::dac::Kind;
@@ -51,17 +51,24 @@ fn show(h: &mut Harness, dialogue: usize, turn: usize, tab: DetailTab, focus: Pa
 
 /// What the composer completes from (the reference Domain Access's names).
 fn vocabulary() -> Vocabulary {
-    Vocabulary {
-        entities: vec!["Avatar#7".into(), "Bench#2".into(), "Kiosk#3".into()],
-        m_locations: vec![
-            "MLoc:Square.Gate".into(),
-            "MLoc:Square.Stage".into(),
-            "MLoc:Market.Stall2".into(),
-        ],
-        spaces: vec!["Space:Square".into()],
-        actions: vec!["MM-Add".into(), "MM-Move".into(), "Post".into()],
+    let mut v = Vocabulary {
+        has_resources: true,
         ..Vocabulary::default()
+    };
+    for (words, ids) in [
+        (Words::Entities, &["Avatar#7", "Bench#2", "Kiosk#3"][..]),
+        (
+            Words::MLocations,
+            &["MLoc:Square.Gate", "MLoc:Square.Stage", "MLoc:Market.Stall2"][..],
+        ),
+        (Words::Spaces, &["Space:Square"][..]),
+        (Words::Actions, &["MM-Add", "MM-Move", "Post"][..]),
+    ] {
+        for id in ids {
+            v.add(words, id);
+        }
     }
+    v
 }
 
 /// The states, by name: each makes a scripted explorer ready to draw.

@@ -9,7 +9,7 @@ use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 
 async fn dialogue(server: &Server) -> Dialogue {
-    Dialogue::new(server.session().await, Interface::Usr)
+    server.dialogue(Interface::Usr).await
 }
 
 fn feedback(
@@ -287,6 +287,7 @@ async fn users_are_resources() {
         assert_eq!(
             uris,
             [
+                "usr://users",
                 "usr://users/User#Ana",
                 "usr://users/User#Ben",
                 "usr://users/User#Chloe",

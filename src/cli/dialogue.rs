@@ -58,6 +58,7 @@ pub fn run(args: Args) -> u8 {
         Ok(opened) => opened,
         Err(e) => return fail(&e),
     };
+    let server_findings = super::send::server_notes(&dialogue);
     runtime.block_on(async {
         let filling = if args.as_is {
             Filling::AsIs
@@ -69,7 +70,7 @@ pub fn run(args: Args) -> u8 {
         let dialog_id = dialogue.dialog_id().to_owned();
         let spec = dialogue.connection.spec.clone();
         let mut turns: Vec<Turn> = Vec::new();
-        let mut code = exit::OK;
+        let mut code = server_findings;
         let cancel = CancellationToken::new();
         for (i, fields) in requests.into_iter().enumerate() {
             let request = dialogue.prepare(fields, filling);

@@ -1,5 +1,7 @@
-//! `bkn-explorer schema dac|usr|dem [--mode rq|rs] [--source]`
+//! `bkn-explorer schema dac|usr|dem [--mode rq|rs] [--source]`, and the shapes of the resources
+//! servers publish (`dac-domain`, `dac-space`, `usr-users`, `usr-user`).
 
+use crate::protocol::resources::Shape;
 use crate::protocol::schema;
 use crate::protocol::{Interface, Mode};
 use clap::ValueEnum;
@@ -7,7 +9,8 @@ use serde_json::{Value, json};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Which schema: a data type (dac, usr) or the DataXMData secondary schema (dem).
+    /// Which schema: a data type (dac, usr), the DataXMData secondary schema (dem), or the
+    /// shape of a resource a server publishes (dac-domain, dac-space, usr-users, usr-user).
     #[arg(value_enum)]
     which: Which,
     /// Only the Request (rq) or the Response (rs) schema; both when not given.
@@ -24,6 +27,10 @@ enum Which {
     Dac,
     Usr,
     Dem,
+    DacDomain,
+    DacSpace,
+    UsrUsers,
+    UsrUser,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -38,6 +45,16 @@ pub fn run(args: Args) -> u8 {
         Which::Usr => Interface::Usr,
         Which::Dem => {
             print!("{}", schema::DEM.source);
+            return super::exit::OK;
+        }
+        Which::DacDomain | Which::DacSpace | Which::UsrUsers | Which::UsrUser => {
+            let shape = match args.which {
+                Which::DacDomain => Shape::DacDomain,
+                Which::DacSpace => Shape::DacSpace,
+                Which::UsrUsers => Shape::UsrUsers,
+                _ => Shape::UsrUser,
+            };
+            print!("{}", shape.schema());
             return super::exit::OK;
         }
     };

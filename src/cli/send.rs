@@ -45,6 +45,7 @@ pub fn run(args: Args) -> u8 {
         Ok(opened) => opened,
         Err(e) => return fail(&e),
     };
+    let server_findings = server_notes(&dialogue);
     runtime.block_on(async {
         let filling = if args.as_is {
             Filling::AsIs
@@ -54,8 +55,30 @@ pub fn run(args: Args) -> u8 {
         let request = dialogue.prepare(request, filling);
         let turn = dialogue.send(request, &CancellationToken::new()).await;
         dialogue.close().await;
-        report(&turn)
+        report(&turn).max(server_findings)
     })
+}
+
+/// Says on standard error where the defaults came from (when not built in) and how the
+/// server's tool breaks the binding; the exit code those findings give.
+pub(super) fn server_notes(dialogue: &crate::client::dialogue::Dialogue) -> u8 {
+    use crate::client::defaults::Origin;
+    let d = &dialogue.defaults;
+    if [&d.m_instance, &d.u_environment, &d.session_id]
+        .iter()
+        .any(|o| **o != Origin::BuiltIn)
+    {
+        eprintln!("note: {}", d.describe());
+    }
+    let findings = &dialogue.connection.summary.findings;
+    for f in findings {
+        eprintln!("server: {f}");
+    }
+    if findings.is_empty() {
+        exit::OK
+    } else {
+        exit::NONCONFORMANT
+    }
 }
 
 fn fail(message: &str) -> u8 {

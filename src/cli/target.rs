@@ -5,7 +5,7 @@ use crate::client::dialogue::Dialogue;
 use crate::client::event::EventSink;
 use crate::client::spec::{self, HttpSpec, ServerSpec, TransportSpec};
 use crate::protocol::Interface;
-use crate::protocol::message::CommonDefaults;
+use crate::client::defaults::{Chosen, Overrides};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::runtime::Runtime;
@@ -45,6 +45,16 @@ pub struct ServerArgs {
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub max_message_mb: usize,
+    /// The MInstance of Requests that do not give one (default: what the server publishes in
+    /// dac://domain or usr://users, else the reference domain's).
+    #[arg(long, value_name = "ID")]
+    pub m_instance: Option<String>,
+    /// The UEnvironment of Requests that do not give one.
+    #[arg(long, value_name = "ID")]
+    pub u_environment: Option<String>,
+    /// The SessionID (the A-User session) of Requests that do not give one.
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
 }
 
 impl ServerArgs {
@@ -92,6 +102,16 @@ impl ServerArgs {
         }
     }
 
+    /// The defaults the user set on the command line.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            m_instance: self.m_instance.clone(),
+            u_environment: self.u_environment.clone(),
+            session_id: self.session_id.clone(),
+            how: "the command line".into(),
+        }
+    }
+
     pub fn connect_options(&self, events: EventSink) -> ConnectOptions {
         ConnectOptions {
             timeout: Duration::from_secs(self.timeout.max(1)),
@@ -112,7 +132,8 @@ impl ServerArgs {
             &spec,
             &options,
             interface,
-            CommonDefaults::default(),
+            Chosen::built_in(),
+            &self.overrides(),
         ))?;
         Ok((runtime, dialogue))
     }

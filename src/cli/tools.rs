@@ -61,6 +61,8 @@ pub fn tools(args: ToolsArgs) -> u8 {
                         "interface": bkn(&t.name), "inputSchema": t.input_schema, "outputSchema": t.output_schema})).collect::<Vec<_>>(),
                     "resources": resources.iter().map(|r| json!({"uri": r.uri, "name": r.name, "description": r.description})).collect::<Vec<_>>(),
                     "prompts": prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
+                    "published": s.published,
+                    "findings": s.findings,
                 });
                 println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
             }
@@ -84,6 +86,25 @@ pub fn tools(args: ToolsArgs) -> u8 {
                 println!("\nprompts ({}):", prompts.len());
                 for p in &prompts {
                     println!("  {}  {}", p.name, p.description.as_deref().unwrap_or_default());
+                }
+                match &s.published {
+                    Some(p) => println!(
+                        "\nserves MInstance {}{} (named by {})",
+                        p.m_instance.as_deref().unwrap_or("?"),
+                        p.u_environment.as_deref().map(|u| format!(", UEnvironment {u}")).unwrap_or_default(),
+                        p.source
+                    ),
+                    None if !s.bkn_tools.is_empty() => println!(
+                        "\nnames no M-Instance (MCP-BINDING section 1: dac://domain or usr://users){}",
+                        s.resource_problem.as_deref().map(|p| format!("; {p}")).unwrap_or_default()
+                    ),
+                    None => {}
+                }
+                if !s.findings.is_empty() {
+                    println!("\nfindings ({}):", s.findings.len());
+                    for f in &s.findings {
+                        println!("  {f}");
+                    }
                 }
             }
         }

@@ -10,8 +10,10 @@ use crate::client::http::LoggingHttpClient;
 use crate::client::limits;
 use crate::client::spec::{self, ServerSpec, TransportSpec};
 use crate::client::stdio::{Health, StdioTransport};
-use crate::protocol::Interface;
+use crate::protocol::conformance::{Check, Finding};
 use crate::protocol::message::new_id;
+use crate::protocol::resources::{self, Published};
+use crate::protocol::{Interface, Requirement};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ErrorData, JsonObject, Prompt,
     ReadResourceRequestParams, Resource, ResourceContents, Tool,
@@ -73,6 +75,15 @@ pub struct ServerSummary {
     pub tools: Vec<Tool>,
     /// The tool that carries each interface (found by its inputSchema Header const, else name).
     pub bkn_tools: BTreeMap<Interface, String>,
+    /// How the server's BKN tools break MCP-BINDING section 1 (no outputSchema, no Header
+    /// const in the inputSchema).
+    pub findings: Vec<Finding>,
+    /// The URIs of the resources it offers.
+    pub resources: Vec<String>,
+    /// The M-Instance (and U-Environment) its resources name, and which resource said so.
+    pub published: Option<Published>,
+    /// Why its resources could not be read, if they could not.
+    pub resource_problem: Option<String>,
 }
 
 /// Where the DialogID of the session came from (MCP-BINDING section 3).
@@ -121,6 +132,8 @@ pub struct Connection {
     pub dialog_id: String,
     pub dialog_id_origin: DialogIdOrigin,
     service: RunningService<RoleClient, Handler>,
+    /// The HTTP client, for results too deep for rmcp's reader.
+    http: Option<LoggingHttpClient>,
     progress: watch::Receiver<u64>,
     child: Option<Arc<tokio::sync::Mutex<tokio::process::Child>>>,
     health: Arc<Mutex<Health>>,
@@ -279,6 +292,7 @@ impl Connection {
             dialog_id: new_id(),
             dialog_id_origin: DialogIdOrigin::Client,
             service,
+            http: http.clone(),
             progress,
             child,
             health,
@@ -296,8 +310,10 @@ impl Connection {
                 .await
                 .map_err(|e| ConnectError(format!("{}: tools/list failed: {e}", spec.name)))?;
             connection.summary.bkn_tools = find_bkn_tools(&tools);
+            connection.summary.findings = tool_findings(&tools, &connection.summary.bkn_tools);
             connection.summary.tools = tools;
         }
+        connection.discover().await;
         if options.subscribe_logs && connection.summary.has_logging {
             #[allow(deprecated)]
             let level = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info);
@@ -322,6 +338,47 @@ impl Connection {
             ),
         );
         Ok(connection)
+    }
+
+    /// Reads what the server publishes about itself (MCP-BINDING section 1): the list of its
+    /// resources, and the M-Instance named by `dac://domain` or `usr://users`.
+    async fn discover(&mut self) {
+        if !self.summary.has_resources {
+            return;
+        }
+        let listed = match self.list_resources().await {
+            Ok(list) => list,
+            Err(e) => {
+                self.summary.resource_problem = Some(format!("resources/list failed: {e}"));
+                return;
+            }
+        };
+        self.summary.resources = listed.iter().map(|r| r.uri.to_string()).collect();
+        // The interface's own resource first, when the server serves both.
+        let mut candidates: Vec<&str> = Vec::new();
+        for (interface, uri) in [
+            (Interface::Dac, resources::DAC_DOMAIN),
+            (Interface::Usr, resources::USR_USERS),
+        ] {
+            if self.summary.resources.iter().any(|r| r == uri) {
+                if self.summary.bkn_tools.contains_key(&interface) {
+                    candidates.insert(0, uri);
+                } else {
+                    candidates.push(uri);
+                }
+            }
+        }
+        for uri in candidates {
+            match self.read_resource(uri).await {
+                Ok(value) => {
+                    if let Some(p) = resources::published(uri, &value) {
+                        self.summary.published = Some(p);
+                        return;
+                    }
+                }
+                Err(e) => self.summary.resource_problem = Some(format!("reading {uri} failed: {e}")),
+            }
+        }
     }
 
     async fn with_timeout<T>(
@@ -361,7 +418,7 @@ impl Connection {
         loop {
             tokio::select! {
                 result = &mut call => return match result {
-                    Ok(result) => Ok(result),
+                    Ok(result) => Ok(self.undeep(result)),
                     Err(e) => Err(self.call_error(e).await),
                 },
                 () = tokio::time::sleep_until(deadline) => {
@@ -379,6 +436,27 @@ impl Connection {
                     return Err(CallError::Cancelled);
                 }
             }
+        }
+    }
+
+    /// A result the HTTP client read because it was nested too deep for rmcp, in place of
+    /// the marker rmcp got.
+    fn undeep(&self, result: CallToolResult) -> CallToolResult {
+        let key = result
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(crate::client::http::DEEP_MARKER))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        match (key, &self.http) {
+            (Some(key), Some(http)) => http
+                .take_deep(&key)
+                .and_then(|deep| {
+                    use serde::Deserialize;
+                    CallToolResult::deserialize(serde_stacker::Deserializer::new(deep)).ok()
+                })
+                .unwrap_or(result),
+            _ => result,
         }
     }
 
@@ -683,6 +761,52 @@ fn initialize_error(error: &str) -> String {
     } else {
         format!("failed the MCP handshake: {}", plain(error))
     }
+}
+
+/// How the BKN tools a server offers break MCP-BINDING section 1: a tool of an interface
+/// declares an outputSchema (the Response schema), and its inputSchema carries the Header of
+/// its interface as a const (by which a client finds it).
+pub fn tool_findings(tools: &[Tool], bkn_tools: &BTreeMap<Interface, String>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (interface, name) in bkn_tools {
+        let Some(tool) = tools.iter().find(|t| t.name == name.as_str()) else {
+            continue;
+        };
+        let escaped = name.replace('~', "~0").replace('/', "~1");
+        let header = tool
+            .input_schema
+            .get("properties")
+            .and_then(|p| p.get("Header"))
+            .and_then(|h| h.get("const"))
+            .and_then(Value::as_str);
+        if header != Some(interface.header()) {
+            findings.push(Finding::new(
+                format!("/tools/{escaped}/inputSchema/properties/Header"),
+                Requirement::Binding,
+                Check::InputHeader,
+                format!(
+                    "the {} tool {name}'s inputSchema does not carry \"Header\": {{\"const\": \"{}\"}}; \
+                     a client finds the tool of an interface by it (found here by its name only)",
+                    interface.name(),
+                    interface.header()
+                ),
+            ));
+        }
+        if tool.output_schema.is_none() {
+            findings.push(Finding::new(
+                format!("/tools/{escaped}/outputSchema"),
+                Requirement::Binding,
+                Check::OutputSchema,
+                format!(
+                    "the {} tool {name} declares no outputSchema; MCP-BINDING section 1 asks for \
+                     the {} Response schema, so that clients know what structuredContent holds",
+                    interface.name(),
+                    interface.name()
+                ),
+            ));
+        }
+    }
+    findings
 }
 
 /// The tools that carry BKN-DAC and BKN-USR: by the Header const of their inputSchema first

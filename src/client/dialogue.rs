@@ -3,12 +3,13 @@
 //! exchange and dialogue checks on every Request and Response.
 
 use crate::client::connection::{ConnectOptions, Connection};
+use crate::client::defaults::{Chosen, Overrides};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::{ErrorKind, Reply, Subject, Turn, TurnError, TurnFinding};
 use crate::protocol::conformance::{
     Check, DialogueChecker, Finding, check_exchange, check_message_as,
 };
-use crate::protocol::message::{CommonDefaults, Fill, fill_request, now_rfc3339, rfc3339};
+use crate::protocol::message::{Fill, fill_request, now_rfc3339, rfc3339};
 use crate::protocol::raw::RawJson;
 use crate::protocol::{Interface, Mode, Requirement};
 use rmcp::model::CallToolResult;
@@ -40,7 +41,8 @@ pub struct Dialogue {
     pub interface: Interface,
     /// The tool that carries the interface on this server.
     pub tool: String,
-    pub defaults: CommonDefaults,
+    /// The common fields filled into Requests, and where each came from.
+    pub defaults: Chosen,
     next_turn: u64,
     checker: DialogueChecker,
     /// The last turn's parsed Request and Response, freed during the next turn's wait rather
@@ -53,7 +55,7 @@ impl Dialogue {
     pub fn open(
         connection: Connection,
         interface: Interface,
-        defaults: CommonDefaults,
+        defaults: Chosen,
     ) -> Result<Dialogue, NoTool> {
         let Some(tool) = connection.tool_for(interface).map(str::to_owned) else {
             let tools: Vec<String> = connection
@@ -91,14 +93,17 @@ impl Dialogue {
     }
 
     /// Connects to a server and opens a dialogue with its tool for `interface`; a server
-    /// without that tool is disconnected again. The error says what went wrong.
+    /// without that tool is disconnected again. The defaults are `base`, replaced by what the
+    /// server publishes, replaced by `overrides`. The error says what went wrong.
     pub async fn connect(
         spec: &ServerSpec,
         options: &ConnectOptions,
         interface: Interface,
-        defaults: CommonDefaults,
+        base: Chosen,
+        overrides: &Overrides,
     ) -> Result<Dialogue, String> {
         let connection = Connection::connect(spec, options).await.map_err(|e| e.0)?;
+        let defaults = base.choose(connection.summary.published.as_ref(), overrides);
         match Dialogue::open(connection, interface, defaults) {
             Ok(dialogue) => Ok(dialogue),
             Err(no_tool) => {
@@ -137,7 +142,7 @@ impl Dialogue {
                     self.interface,
                     self.dialog_id(),
                     self.next_turn,
-                    &self.defaults,
+                    &self.defaults.values,
                     fill,
                 );
                 Value::Object(object)

@@ -9,7 +9,7 @@ use crate::client::event::{Event, EventSink};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::Turn;
 use crate::protocol::Interface;
-use crate::protocol::message::CommonDefaults;
+use crate::client::defaults::{Chosen, Overrides};
 use serde_json::Value;
 use std::collections::HashMap;
 use tokio::sync::mpsc;
@@ -18,18 +18,7 @@ use tokio_util::sync::CancellationToken;
 /// Identifies a dialogue of the explorer for the life of the program.
 pub type DialogueKey = u64;
 
-/// What the explorer needs from a server's resources to complete what the user types.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Vocabulary {
-    /// Item and Process IDs.
-    pub entities: Vec<String>,
-    pub m_locations: Vec<String>,
-    pub spaces: Vec<String>,
-    pub actions: Vec<String>,
-    pub classes: Vec<String>,
-    pub users: Vec<String>,
-    pub cues: Vec<String>,
-}
+pub use crate::protocol::resources::Vocabulary;
 
 #[derive(Clone, Debug)]
 pub enum EngineEvent {
@@ -44,6 +33,8 @@ pub enum EngineEvent {
         /// Boxed: the largest part of the event, and rare.
         summary: Box<ServerSummary>,
         vocabulary: Box<Vocabulary>,
+        /// The common fields its Requests are filled with, and where each came from.
+        defaults: Box<Chosen>,
     },
     /// A dialogue could not start: no connection, or no tool for its interface.
     Failed {
@@ -132,7 +123,8 @@ impl Engine {
         key: DialogueKey,
         spec: ServerSpec,
         interface: Interface,
-        defaults: CommonDefaults,
+        base: Chosen,
+        overrides: Overrides,
         first_turn: u64,
     ) {
         let (commands, rx) = mpsc::unbounded_channel();
@@ -147,7 +139,7 @@ impl Engine {
         let events = self.events.clone();
         let options = self.options.clone();
         tokio::spawn(run_dialogue(
-            key, spec, interface, defaults, first_turn, options, rx, events,
+            key, spec, interface, base, overrides, first_turn, options, rx, events,
         ));
     }
 
@@ -215,7 +207,8 @@ async fn run_dialogue(
     key: DialogueKey,
     spec: ServerSpec,
     interface: Interface,
-    defaults: CommonDefaults,
+    base: Chosen,
+    overrides: Overrides,
     first_turn: u64,
     options: ConnectOptions,
     mut commands: mpsc::UnboundedReceiver<Command>,
@@ -233,6 +226,7 @@ async fn run_dialogue(
         }
     };
     let vocabulary = vocabulary(&connection).await;
+    let defaults = base.choose(connection.summary.published.as_ref(), &overrides);
     let mut dialogue = match Dialogue::open(connection, interface, defaults) {
         Ok(d) => d,
         Err(no_tool) => {
@@ -255,6 +249,7 @@ async fn run_dialogue(
         tool: dialogue.tool.clone(),
         summary: Box::new(dialogue.connection.summary.clone()),
         vocabulary: Box::new(vocabulary),
+        defaults: Box::new(dialogue.defaults.clone()),
     });
     let _ = events.send(EngineEvent::Client(Event::Log(
         crate::client::event::LogEntry::new(
@@ -289,60 +284,36 @@ async fn run_dialogue(
     let _ = events.send(EngineEvent::Closed { dialogue: key });
 }
 
-/// Reads what a server offers for completion: the Spaces of a Domain Access, the Users and
-/// cues of a User State Refinement (MCP-BINDING section 1). A server without them gives none.
+/// Reads what a server offers for completion (MCP-BINDING section 1, the shapes of
+/// docs/resources): the domain and each Space of a Domain Access, the Users (and cues) of a
+/// User State Refinement. What cannot be read is noted, so that the composer can say why a
+/// list is empty.
 async fn vocabulary(connection: &Connection) -> Vocabulary {
-    let mut v = Vocabulary::default();
-    let Ok(resources) = connection.list_resources().await else {
-        return v;
+    use crate::protocol::resources::{DAC_DOMAIN, DAC_SPACES, USR_CUES, USR_USERS};
+    let mut v = Vocabulary {
+        has_resources: !connection.summary.resources.is_empty(),
+        ..Vocabulary::default()
     };
-    let push = |list: &mut Vec<String>, id: Option<&str>| {
-        if let Some(id) = id
-            && !list.iter().any(|x| x == id)
-        {
-            list.push(id.to_owned());
+    if let Some(p) = &connection.summary.resource_problem {
+        v.problems.push(p.clone());
+    }
+    for uri in &connection.summary.resources {
+        let wanted = uri == DAC_DOMAIN
+            || uri.starts_with(DAC_SPACES)
+            || uri == USR_USERS
+            || uri == USR_CUES
+            || (uri.starts_with("usr://users/") && !connection.summary.resources.iter().any(|r| r == USR_USERS));
+        if !wanted {
+            continue;
         }
-    };
-    for r in &resources {
-        if let Some(space) = r.uri.strip_prefix("dac://spaces/") {
-            push(&mut v.spaces, Some(space));
-            let Ok(value) = connection.read_resource(&r.uri).await else {
-                continue;
-            };
-            for loc in value["MLocations"].as_array().into_iter().flatten() {
-                push(&mut v.m_locations, loc["MLocationID"].as_str());
-            }
-            for e in value["Entities"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .chain(value["UnplacedItems"].as_array().into_iter().flatten())
-            {
-                push(
-                    &mut v.entities,
-                    e["ItemID"].as_str().or_else(|| e["ProcessID"].as_str()),
-                );
-            }
-            for a in value["Actions"].as_array().into_iter().flatten() {
-                push(&mut v.actions, a.as_str());
-            }
-        } else if r.uri == "dac://domain" {
-            if let Ok(domain) = connection.read_resource(&r.uri).await {
-                for c in domain["Classes"].as_array().into_iter().flatten() {
-                    push(&mut v.classes, c["ClassID"].as_str());
-                }
-                for p in domain["Processes"].as_array().into_iter().flatten() {
-                    push(&mut v.entities, p["ProcessID"].as_str());
-                }
-            }
-        } else if let Some(user) = r.uri.strip_prefix("usr://users/") {
-            push(&mut v.users, Some(user));
-        } else if r.uri == "usr://cues"
-            && let Ok(cues) = connection.read_resource(&r.uri).await
-        {
-            for c in cues.as_array().into_iter().flatten() {
-                push(&mut v.cues, c["Cue"].as_str());
-            }
+        if uri.starts_with("usr://users/") {
+            // Without the list, each User's resource names one.
+            v.read(uri, &serde_json::json!({}));
+            continue;
+        }
+        match connection.read_resource(uri).await {
+            Ok(value) => v.read(uri, &value),
+            Err(e) => v.problems.push(format!("reading {uri} failed: {e}")),
         }
     }
     v

@@ -31,7 +31,17 @@ struct Shared {
     events: EventSink,
     limit: usize,
     session_id: Mutex<Option<String>>,
+    /// Results nested deeper than rmcp's JSON reader goes, read here: rmcp gets a marker in
+    /// their place (`DEEP_MARKER`) and the call takes the result from here.
+    deep: Mutex<HashMap<String, serde_json::Value>>,
 }
+
+/// The member of the marker that stands for a result too deep for rmcp's reader.
+pub const DEEP_MARKER: &str = "$bkn-explorer-deep-result";
+
+/// Deeper than this, a message is read here rather than by rmcp (serde_json's default limit
+/// is 128 levels; the JSON-RPC envelope takes a few).
+const RMCP_DEPTH: usize = 120;
 
 impl LoggingHttpClient {
     pub fn new(
@@ -47,6 +57,7 @@ impl LoggingHttpClient {
                 events,
                 limit,
                 session_id: Mutex::new(None),
+                deep: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -58,6 +69,34 @@ impl LoggingHttpClient {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// The result a deep marker stands for (taken: each is read once).
+    pub fn take_deep(&self, key: &str) -> Option<serde_json::Value> {
+        self.shared
+            .deep
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key)
+    }
+
+    /// A server message nested too deep for rmcp: its result is kept here and replaced by a
+    /// marker rmcp can read.
+    fn shallow(&self, data: &str) -> Option<String> {
+        if !too_deep_for_rmcp(data.as_bytes()) {
+            return None;
+        }
+        let mut message: serde_json::Value = crate::protocol::json::from_str(data).ok()?;
+        let result = message.get_mut("result")?;
+        let key = crate::protocol::message::new_id();
+        let marker = serde_json::json!({"content": [], "_meta": {DEEP_MARKER: key}});
+        let deep = std::mem::replace(result, marker);
+        self.shared
+            .deep
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, deep);
+        serde_json::to_string(&message).ok()
     }
 
     fn ceiling(&self) -> usize {
@@ -109,6 +148,9 @@ impl LoggingHttpClient {
                             }
                         } else if !data.is_empty() {
                             this.log(LogKind::Received, data.clone());
+                            if let Some(shallow) = this.shallow(data) {
+                                sse.data = Some(shallow);
+                            }
                         }
                     }
                     Ok(sse)
@@ -139,6 +181,36 @@ impl LoggingHttpClient {
         self.log(LogKind::Received, text);
         message
     }
+}
+
+/// Whether a text nests deeper than rmcp's reader goes (strings skipped). Cheap: most
+/// messages are a few levels deep and the scan stops at the first character past the limit.
+fn too_deep_for_rmcp(bytes: &[u8]) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > RMCP_DEPTH {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn response_id(message: &ServerJsonRpcMessage) -> Option<RequestId> {

@@ -3,6 +3,7 @@
 //! as it happens. Everything it notices is reported as events on a channel.
 
 pub mod connection;
+pub mod defaults;
 pub mod dialogue;
 pub mod engine;
 pub mod event;

@@ -229,7 +229,7 @@ impl Transport<RoleClient> for StdioTransport {
                     if bytes.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    match serde_json::from_slice::<ServerJsonRpcMessage>(&bytes) {
+                    match crate::protocol::json::from_slice::<ServerJsonRpcMessage>(&bytes) {
                         Ok(message) => {
                             if self.events.wants_logs() {
                                 // JSON that parsed is UTF-8: the bytes become the text as

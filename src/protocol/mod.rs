@@ -14,5 +14,6 @@ pub mod json;
 pub mod message;
 pub mod process_action;
 pub mod raw;
+pub mod resources;
 pub mod spelling;
 pub mod usr;

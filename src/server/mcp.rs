@@ -173,10 +173,19 @@ impl<B: Backend> BknServer<B> {
     }
 
     /// Handles one `tools/call` of the interface's tool: the whole of MCP-BINDING section 2.
-    /// Returns the result and, when the client wants logs, a line to log.
-    fn turn(&self, arguments: Value) -> (CallToolResult, Option<(LoggingLevel, String)>) {
+    /// `mcp_session` is the `Mcp-Session-Id` of an HTTP session: the dialogue's DialogID from
+    /// its first Request on (section 3). Returns the result and, when the client wants logs,
+    /// a line to log.
+    fn turn(
+        &self,
+        arguments: Value,
+        mcp_session: Option<&str>,
+    ) -> (CallToolResult, Option<(LoggingLevel, String)>) {
         let interface = self.backend.interface();
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(id) = mcp_session {
+            session.checker.bind_dialog(id);
+        }
         let mut findings =
             check_message_as(&arguments, Some(interface), Some(Mode::Request)).findings;
         findings.extend(session.checker.check(&arguments));
@@ -289,8 +298,16 @@ impl<B: Backend> ServerHandler for BknServer<B> {
                 None,
             ));
         }
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let (result, log) = self.turn(arguments);
+        let parts = context.extensions.get::<http::request::Parts>();
+        // Arguments too deep for rmcp's reader were read by the HTTP layer.
+        let deep = parts
+            .and_then(|p| p.extensions.get::<crate::server::transport::DeepArguments>())
+            .map(|d| d.0.clone());
+        let arguments = Value::Object(deep.or(request.arguments).unwrap_or_default());
+        let mcp_session = parts
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok());
+        let (result, log) = self.turn(arguments, mcp_session);
         if let Some((level, line)) = log {
             let param =
                 LoggingMessageNotificationParam::new(level, Value::String(line)).with_logger(tool);

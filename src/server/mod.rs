@@ -4,5 +4,7 @@
 pub mod dac;
 pub mod mcp;
 pub mod model_file;
+pub mod jsonrpc;
+pub mod stdio;
 pub mod transport;
 pub mod usr;

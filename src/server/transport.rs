@@ -22,8 +22,9 @@ use tokio_util::sync::CancellationToken;
 /// When they are pipes (as when a client spawns the server) they are read through epoll
 /// rather than tokio's blocking-thread stdin, which halves the time of a turn.
 pub async fn serve_stdio<B: Backend>(backend: Arc<B>) -> anyhow::Result<()> {
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let running = BknServer::new(backend)
-        .serve(rmcp::transport::stdio_pipes())
+        .serve(crate::server::stdio::ServerStdio::new(stdin, stdout))
         .await
         .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
     running.waiting().await?;
@@ -127,9 +128,15 @@ pub async fn serve_http<B: Backend>(
         config,
     );
     let token = options.token.clone().map(Arc::new);
+    let max_body = options.max_body_bytes;
+    let mcp = axum::Router::new()
+        .fallback_service(service)
+        .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
+            jsonrpc_bodies(request, next, max_body)
+        }));
     let app =
         axum::Router::new()
-            .nest_service("/mcp", service)
+            .nest_service("/mcp", mcp)
             // For monitoring and the load test: how many sessions' state is held.
             .route(
                 "/health",
@@ -153,6 +160,12 @@ pub async fn serve_http<B: Backend>(
                 },
             ));
     let stop = shutdown.clone();
+    // Small writes go out at once: without TCP_NODELAY a Response written in two parts waits
+    // for the client's delayed acknowledgement (about 40 ms a turn).
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let task = tokio::spawn(async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })
@@ -163,6 +176,97 @@ pub async fn serve_http<B: Backend>(
         shutdown,
         task,
     })
+}
+
+/// The arguments of a `tools/call` nested deeper than rmcp's JSON reader goes (serde_json's
+/// default of 128 levels), read here and handed to the tool beside the request (MCP-BINDING
+/// section 6: a conformant message is never refused for its depth below 1,000 levels).
+#[derive(Clone, Debug)]
+pub struct DeepArguments(pub serde_json::Map<String, serde_json::Value>);
+
+/// Around rmcp's POST handling: a body that is not a JSON-RPC message gets a JSON-RPC error
+/// (rmcp answers a plain-text 415), and a body nested too deep for rmcp's reader has its
+/// arguments read here.
+async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize) -> Response {
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    let (mut parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body exceeds {max_body} bytes (see --max-body-mb)\n"),
+        )
+            .into_response();
+    };
+    let mut bytes = bytes;
+    if max_depth(&bytes) > RMCP_DEPTH
+        && let Some((shallow, arguments)) = stash_arguments(&bytes)
+    {
+        parts.extensions.insert(DeepArguments(arguments));
+        bytes = shallow.into();
+    }
+    let json_body = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/json"));
+    let response = next
+        .run(Request::from_parts(parts, axum::body::Body::from(bytes.clone())))
+        .await;
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+        && json_body
+        && let Some(error) = crate::server::jsonrpc::reply_to_unreadable(&bytes)
+    {
+        return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+    }
+    response
+}
+
+/// How deep rmcp's reader goes, less the envelope (`params.arguments` is two levels down).
+const RMCP_DEPTH: usize = 120;
+
+/// The deepest nesting of a JSON text (strings skipped).
+fn max_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// A `tools/call` body with its arguments replaced by `{}`, and the arguments.
+fn stash_arguments(
+    bytes: &[u8],
+) -> Option<(Vec<u8>, serde_json::Map<String, serde_json::Value>)> {
+    let mut message: serde_json::Value = crate::protocol::json::from_slice(bytes).ok()?;
+    if message.get("method").and_then(serde_json::Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let arguments = message.pointer_mut("/params/arguments")?;
+    let serde_json::Value::Object(deep) = std::mem::replace(arguments, serde_json::json!({}))
+    else {
+        return None;
+    };
+    Some((serde_json::to_vec(&message).ok()?, deep))
 }
 
 async fn require_token(token: Option<&str>, request: Request, next: Next) -> Response {

@@ -3,6 +3,8 @@
 //! the recorded one.
 
 use crate::client::connection::ConnectOptions;
+use crate::client::defaults::{Chosen, Origin, Overrides};
+use crate::protocol::message::CommonDefaults;
 use crate::client::dialogue::{Dialogue, Filling};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::{ErrorKind, Reply, Turn};
@@ -63,8 +65,13 @@ pub async fn replay_dialogue(
             .cloned()
             .ok_or_else(|| format!("the session has no server {}", record.server))?,
     };
+    let base = if session.defaults == CommonDefaults::default() {
+        Chosen::built_in()
+    } else {
+        Chosen::from_base(session.defaults.clone(), Origin::Session)
+    };
     let mut dialogue =
-        Dialogue::connect(&spec, options, record.interface, session.defaults.clone()).await?;
+        Dialogue::connect(&spec, options, record.interface, base, &Overrides::default()).await?;
     let mut replayed = ReplayedDialogue {
         dialog_id: dialogue.dialog_id().to_owned(),
         turns: Vec::new(),

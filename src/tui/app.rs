@@ -3,6 +3,7 @@
 
 use crate::client::connection::ServerSummary;
 use crate::client::engine::{DialogueKey, Engine, EngineEvent, Vocabulary};
+use crate::client::defaults::{Chosen, Overrides};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::Turn;
 use crate::protocol::Interface;
@@ -319,7 +320,8 @@ impl App {
             key,
             self.servers[server].spec.clone(),
             interface,
-            self.defaults.clone(),
+            Chosen::built_in(),
+            Overrides::default(),
             0,
         );
         self.dialogues.push(d);

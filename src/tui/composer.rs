@@ -2,7 +2,7 @@
 //! the schema's `x-bkn-kinds`) or as raw JSON, the two kept in step; checked as it is typed,
 //! with completions from the server's resources and the Process Action grammar.
 
-use crate::client::engine::Vocabulary;
+use crate::protocol::resources::{Vocabulary, Words};
 use crate::protocol::conformance::{Finding, check_message_as};
 use crate::protocol::dac::Kind;
 use crate::protocol::document::SyntaxError;
@@ -621,28 +621,28 @@ impl Composer {
         }
         let candidates: Vec<String> = match completes {
             Completes::Nothing => return,
-            Completes::Entities => ctx.vocabulary.entities.clone(),
-            Completes::Locations => ctx.vocabulary.m_locations.clone(),
-            Completes::Spaces => ctx.vocabulary.spaces.clone(),
+            Completes::Entities => ctx.vocabulary.list(Words::Entities).to_vec(),
+            Completes::Locations => ctx.vocabulary.list(Words::MLocations).to_vec(),
+            Completes::Spaces => ctx.vocabulary.list(Words::Spaces).to_vec(),
             Completes::CommitmentIds => ctx.commitments.clone(),
-            Completes::Users => ctx.vocabulary.users.clone(),
-            Completes::Cues => ctx.vocabulary.cues.clone(),
+            Completes::Users => ctx.vocabulary.list(Words::Users).to_vec(),
+            Completes::Cues => ctx.vocabulary.list(Words::Cues).to_vec(),
             Completes::Terms => {
                 if before.contains(" : ") {
-                    ctx.vocabulary.classes.clone()
+                    ctx.vocabulary.list(Words::Classes).to_vec()
                 } else {
                     return;
                 }
             }
             Completes::CommitmentStatements => {
-                let mut all = ctx.vocabulary.entities.clone();
-                all.extend(ctx.vocabulary.m_locations.iter().cloned());
+                let mut all = ctx.vocabulary.list(Words::Entities).to_vec();
+                all.extend(ctx.vocabulary.list(Words::MLocations).iter().cloned());
                 all.extend(
                     ["locatedAt", "ownedBy", "isA", "not"]
                         .iter()
                         .map(|s| s.to_string()),
                 );
-                all.extend(ctx.vocabulary.classes.iter().cloned());
+                all.extend(ctx.vocabulary.list(Words::Classes).iter().cloned());
                 all
             }
             Completes::Statements => statement_candidates(&before[..word_start], ctx.vocabulary),
@@ -668,12 +668,12 @@ impl Composer {
 fn statement_candidates(prefix: &str, v: &Vocabulary) -> Vec<String> {
     let prefix = prefix.trim_end();
     if prefix.is_empty() {
-        let mut actions: Vec<String> = v.actions.clone();
+        let mut actions: Vec<String> = v.list(Words::Actions).to_vec();
         actions.extend(
             ACTIONS
                 .iter()
                 .map(|a| a.to_string())
-                .filter(|a| !v.actions.contains(a)),
+                .filter(|a| !v.list(Words::Actions).contains(a)),
         );
         return actions;
     }
@@ -688,9 +688,9 @@ fn statement_candidates(prefix: &str, v: &Vocabulary) -> Vec<String> {
     let targets = |after: &str| -> Vec<String> {
         let locations_first = matches!(after, "At" | "From" | "To");
         let (a, b) = if locations_first {
-            (&v.m_locations, &v.entities)
+            (v.list(Words::MLocations), v.list(Words::Entities))
         } else {
-            (&v.entities, &v.m_locations)
+            (v.list(Words::Entities), v.list(Words::MLocations))
         };
         a.iter().chain(b.iter()).cloned().collect()
     };
@@ -906,12 +906,17 @@ mod tests {
     }
 
     fn vocabulary() -> Vocabulary {
-        Vocabulary {
-            entities: vec!["Avatar#7".into(), "Kiosk#3".into(), "Process#Market".into()],
-            m_locations: vec!["MLoc:Square.Stage".into(), "MLoc:Square.Gate".into()],
-            actions: vec!["MM-Move".into(), "MM-Add".into(), "Post".into()],
-            ..Vocabulary::default()
+        let mut v = Vocabulary::default();
+        for e in ["Avatar#7", "Kiosk#3", "Process#Market"] {
+            v.add(Words::Entities, e);
         }
+        for l in ["MLoc:Square.Stage", "MLoc:Square.Gate"] {
+            v.add(Words::MLocations, l);
+        }
+        for a in ["MM-Move", "MM-Add", "Post"] {
+            v.add(Words::Actions, a);
+        }
+        v
     }
 
     fn type_text(c: &mut Composer, text: &str, ctx: &Context) {

@@ -743,7 +743,8 @@ impl App {
             key,
             self.servers[server].spec.clone(),
             interface,
-            self.defaults.clone(),
+            crate::client::defaults::Chosen::built_in(),
+            crate::client::defaults::Overrides::default(),
             first,
         );
         if had_session {
@@ -872,6 +873,7 @@ impl App {
                 tool,
                 summary,
                 vocabulary,
+                defaults: _,
             } => {
                 let Some(i) = self.dialogue_index(dialogue) else {
                     return;
@@ -932,7 +934,8 @@ impl App {
                         key,
                         self.servers[server].spec.clone(),
                         other,
-                        self.defaults.clone(),
+                        crate::client::defaults::Chosen::built_in(),
+                        crate::client::defaults::Overrides::default(),
                         0,
                     );
                     return;

@@ -62,6 +62,22 @@ impl Server {
 
     /// A new MCP session: a new dialogue.
     pub async fn session(&self) -> Client {
+        self.session_with_id().await.0
+    }
+
+    /// A dialogue on a new MCP session, with the DialogID MCP-BINDING section 3 asks for: the
+    /// `Mcp-Session-Id` over HTTP, a fresh UUID over stdio.
+    pub async fn dialogue(&self, interface: Interface) -> Dialogue {
+        let (client, session) = self.session_with_id().await;
+        let mut d = Dialogue::new(client, interface);
+        if let Some(id) = session {
+            d.dialog_id = id;
+        }
+        d
+    }
+
+    /// A new MCP session and, over HTTP, its `Mcp-Session-Id`.
+    pub async fn session_with_id(&self) -> (Client, Option<String>) {
         match &self.http {
             None => {
                 let command = tokio::process::Command::new(bin()).configure(|c| {
@@ -74,14 +90,40 @@ impl Server {
                     .stderr(Stdio::null())
                     .spawn()
                     .expect("the server starts");
-                ().serve(transport).await.expect("initialize over stdio")
+                (
+                    ().serve(transport).await.expect("initialize over stdio"),
+                    None,
+                )
             }
-            Some(h) => {
-                let transport = StreamableHttpClientTransport::from_uri(h.url.clone());
-                ().serve(transport).await.expect("initialize over HTTP")
-            }
+            Some(h) => http_session(&h.url).await,
         }
     }
+}
+
+/// A session with an HTTP server, and its `Mcp-Session-Id` (through bkn-explorer's HTTP
+/// client: rmcp's, wrapped to capture the id).
+pub async fn http_session(url: &str) -> (Client, Option<String>) {
+    let http = bkn_explorer::client::http::LoggingHttpClient::new(
+        reqwest::Client::new(),
+        0,
+        bkn_explorer::client::event::EventSink::none(),
+        64 * 1024 * 1024,
+    );
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_owned(),
+        );
+    let transport = StreamableHttpClientTransport::with_client(http.clone(), config);
+    let client = ().serve(transport).await.expect("initialize over HTTP");
+    (client, http.session_id())
+}
+
+/// A dialogue with an HTTP server, its DialogID the `Mcp-Session-Id`.
+pub async fn http_dialogue(url: &str, interface: Interface) -> Dialogue {
+    let (client, session) = http_session(url).await;
+    let mut d = Dialogue::new(client, interface);
+    d.dialog_id = session.expect("the server assigns a session id");
+    d
 }
 
 /// Starts an HTTP server on an ephemeral port and waits for the line that names its URL.

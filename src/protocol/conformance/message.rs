@@ -154,7 +154,7 @@ fn check_feasibility(object: &Map<String, Value>, findings: &mut Vec<Finding>) {
                     declared.as_str(),
                     known.len(),
                     if known.len() == 1 { "" } else { "s" },
-                    if acks == 1 { "is" } else { "are" },
+                    if known.len() == 1 { "is" } else { "are" },
                     implied.as_str()
                 ),
             ));

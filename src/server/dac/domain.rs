@@ -19,6 +19,13 @@ pub struct DomainFile {
     #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
     pub m_instance: String,
+    /// The U-Environment, when the domain names one (clients fill Requests with it).
+    #[serde(
+        rename = "UEnvironment",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub u_environment: Option<String>,
     #[serde(default)]
     pub label: String,
     #[serde(default)]

@@ -73,8 +73,10 @@ impl World {
     /// Whether a commitment about the state holds; `None` for predicates the state does not
     /// decide.
     fn holds(&self, t: &Triple) -> Option<bool> {
+        // Only Items the state knows: an unplaced Item is located nowhere (so `not
+        // locatedAt X` holds for it), an Item without owner is owned by no one.
         let fact = match t.predicate.as_str() {
-            "locatedAt" => self.position(&t.subject)? == t.object,
+            "locatedAt" => self.positions.get(&t.subject)?.as_deref() == Some(t.object.as_str()),
             "ownedBy" => self.owners.get(&t.subject)?.as_deref() == Some(t.object.as_str()),
             _ => return None,
         };
@@ -102,12 +104,13 @@ fn verdict(status: PaStatus, reason: impl Into<String>) -> Verdict {
     }
 }
 
-/// What the knowledge sources allow the judge to check; a failed source's checks are skipped
-/// and the Reasons say so.
+/// What the knowledge sources allow the judge to check. A step that needs a source that
+/// failed is never Ack (MCP-BINDING section 2): it gets the PA Status of the check that could
+/// not be made, and a Reason that names the source.
 struct Checks {
-    rights: bool,
-    wallet: bool,
-    services: bool,
+    rights: Result<(), String>,
+    wallet: Result<(), String>,
+    services: Result<(), String>,
 }
 
 /// The result of a feasibility Request.
@@ -131,31 +134,52 @@ pub fn judge(
     }) {
         return None;
     }
+    let requester = domain.file.requester.process_id.clone();
+    let mut consult = |role: Role, what: String, cannot: &str| -> Result<(), String> {
+        if sources.ask(role, || what) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{cannot}: the source {} failed, so this step could not be checked",
+                sources.name(role)
+            ))
+        }
+    };
     let checks = Checks {
-        rights: sources.ask(Role::Rights, || {
-            format!("the Rights of {}", domain.file.requester.process_id)
-        }),
-        wallet: sources.ask(Role::Wallet, || {
-            format!(
-                "the wallet of {} and the prices",
-                domain.file.requester.process_id
-            )
-        }),
-        services: !steps
+        rights: consult(
+            Role::Rights,
+            format!("the Rights of {requester}"),
+            "the Rights could not be checked",
+        ),
+        wallet: consult(
+            Role::Wallet,
+            format!("the wallet of {requester} and the prices"),
+            "the price could not be checked against the wallet",
+        ),
+        services: if steps
             .iter()
             .any(|s| s.statement.trim_start().to_lowercase().starts_with("post"))
-            || sources.ask(Role::Services, || {
-                "whether the receiving services take the Posts".into()
-            }),
+        {
+            consult(
+                Role::Services,
+                "whether the receiving services take the Posts".into(),
+                "the receiving service could not be asked",
+            )
+        } else {
+            Ok(())
+        },
     };
     let mut notes = Vec::new();
-    for (ok, role, what) in [
-        (checks.rights, Role::Rights, "Rights"),
-        (checks.wallet, Role::Wallet, "prices"),
-        (checks.services, Role::Services, "receiving services"),
+    for (check, role, what) in [
+        (&checks.rights, Role::Rights, "the Rights"),
+        (&checks.wallet, Role::Wallet, "the prices"),
+        (&checks.services, Role::Services, "the receiving services"),
     ] {
-        if !ok {
-            notes.push(format!("{what} not checked: {} failed", sources.name(role)));
+        if check.is_err() {
+            notes.push(format!(
+                "{what} could not be checked ({} failed): the steps that need them are not Ack",
+                sources.name(role)
+            ));
         }
     }
     let mut order: Vec<&ProcessActionStep> = steps.iter().collect();
@@ -233,6 +257,18 @@ fn judge_step(
             );
         }
     }
+    // A complement given twice (With excepted: it carries parameters, several may be given).
+    for p in Preposition::ALL
+        .into_iter()
+        .filter(|p| *p != Preposition::With)
+    {
+        if statement.with_prep(p).count() > 1 {
+            return verdict(
+                PaStatus::FaultyReq,
+                format!("the {p} complement is given twice; a statement has one of each"),
+            );
+        }
+    }
     // IncID: every ID must be known, and no Item hidden by an earlier step.
     let mut resolved: Vec<(Preposition, &Target, Resolved)> = Vec::new();
     for c in &statement.complements {
@@ -240,6 +276,9 @@ fn judge_step(
             Ok(r) => resolved.push((c.preposition, &c.target, r)),
             Err(reason) => return verdict(PaStatus::IncID, reason),
         }
+    }
+    if let Some(reason) = wrong_kind(rule, &statement, &resolved) {
+        return verdict(PaStatus::FaultyReq, reason);
     }
     let object = resolved.iter().find_map(|(p, _, r)| match (p, r) {
         (Preposition::Nil, Resolved::Item(item)) => Some(*item),
@@ -298,9 +337,10 @@ fn judge_step(
         }
     }
     // InsRights.
-    if checks.rights
-        && let Some(reason) = lacks_rights(domain, statement.action, &resolved)
-    {
+    if let Err(reason) = &checks.rights {
+        return verdict(PaStatus::InsRights, reason.clone());
+    }
+    if let Some(reason) = lacks_rights(domain, statement.action, &resolved) {
         return verdict(PaStatus::InsRights, reason);
     }
     let format_of = |item: &Item| world.formats.get(&item.item_id).cloned().flatten();
@@ -330,7 +370,7 @@ fn judge_step(
                     );
                 }
             }
-            Effect::Post if checks.services => {
+            Effect::Post if checks.services.is_ok() => {
                 if let Some(process) = statement
                     .first(Preposition::To)
                     .and_then(|t| domain.process(&t.id))
@@ -378,7 +418,11 @@ fn judge_step(
     }
     // PostRef: the receiving service must take the Post.
     if rule.effect == Effect::Post
-        && checks.services
+        && let Err(reason) = &checks.services
+    {
+        return verdict(PaStatus::PostRef, reason.clone());
+    }
+    if rule.effect == Effect::Post
         && let Some(item) = object
     {
         let to = statement
@@ -414,7 +458,12 @@ fn judge_step(
     }
     // InsValue.
     let currency = &domain.file.requester.wallet.currency;
-    if checks.wallet && rule.price > world.wallet + 1e-9 {
+    if rule.price > 0.0
+        && let Err(reason) = &checks.wallet
+    {
+        return verdict(PaStatus::InsValue, reason.clone());
+    }
+    if rule.price > world.wallet + 1e-9 {
         return verdict(
             PaStatus::InsValue,
             format!(
@@ -438,7 +487,7 @@ fn judge_step(
             );
         }
     }
-    let cost = if checks.wallet && rule.price > 0.0 {
+    let cost = if rule.price > 0.0 {
         next.wallet -= rule.price;
         format!(
             "; costs {} {currency}, {} left",
@@ -448,14 +497,51 @@ fn judge_step(
     } else {
         String::new()
     };
-    let unchecked = if checks.rights {
-        ""
-    } else {
-        " (Rights not checked)"
-    };
     let what = describe_effect(rule, &statement, object, world);
     *world = next;
-    verdict(PaStatus::Ack, format!("{what}{cost}{unchecked}"))
+    verdict(PaStatus::Ack, format!("{what}{cost}"))
+}
+
+/// MCP-BINDING section 5: a target that is not of the kind its preposition needs is a faulty
+/// request: an M-Location after At, From and To of the Actions that place and move, a Process
+/// after Post's To, and an Item (not an M-Location or a Process) as what is placed, moved,
+/// hidden, posted, transferred, converted or animated.
+fn wrong_kind(
+    rule: &ActionRule,
+    statement: &Statement,
+    resolved: &[(Preposition, &Target, Resolved)],
+) -> Option<String> {
+    let what = |r: &Resolved| match r {
+        Resolved::Item(_) => "an Item",
+        Resolved::Process(_) => "a Process",
+        Resolved::Location(_) => "an M-Location",
+        Resolved::Parameter => "a parameter",
+        Resolved::Owner => "an owner",
+    };
+    let action = statement.action;
+    let moves_items = !matches!(rule.effect, Effect::None);
+    for (p, target, r) in resolved {
+        let id = &target.id;
+        let wanted = match (rule.effect, p) {
+            (Effect::Place | Effect::Move, Preposition::At | Preposition::From | Preposition::To) => {
+                (!matches!(r, Resolved::Location(_))).then_some("an M-Location")
+            }
+            (Effect::Post, Preposition::To) => {
+                (!matches!(r, Resolved::Process(_))).then_some("a Process that receives Posts")
+            }
+            (_, Preposition::Nil) if moves_items => {
+                (!matches!(r, Resolved::Item(_))).then_some("an Item")
+            }
+            _ => None,
+        };
+        if let Some(wanted) = wanted {
+            return Some(format!(
+                "{action} {p} takes {wanted}; {id} is {}",
+                what(r)
+            ));
+        }
+    }
+    None
 }
 
 fn amount(v: f64) -> String {

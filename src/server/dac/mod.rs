@@ -237,7 +237,8 @@ impl Backend for DomainAccess {
     }
 
     fn answer(&self, dialogue: &mut DacDialogue, request: &Value) -> Value {
-        match DacRequest::deserialize(request) {
+        // Through serde_stacker: open objects (DataXMData) may nest 1,000 levels deep.
+        match DacRequest::deserialize(serde_stacker::Deserializer::new(request)) {
             Ok(request) => {
                 serde_json::to_value(self.respond(dialogue, &request)).unwrap_or_default()
             }

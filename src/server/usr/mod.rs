@@ -170,13 +170,14 @@ impl Backend for UserStateRefinement {
     fn describe(&self) -> String {
         "User State Refinement weighs Basic Knowledge's feedback (Hypothesis, Conflicts, \
          Question) against the User's state and returns the refined state, which the next \
-         turn of the dialogue starts from; read usr://users/<UserID> for the Users and \
-         usr://cues for the evidence it understands."
+         turn of the dialogue starts from; read usr://users (the Users and the M-Instance), \
+         usr://users/<UserID> for a baseline state, and usr://cues for the evidence it understands."
             .into()
     }
 
     fn answer(&self, dialogue: &mut UsrDialogue, request: &Value) -> Value {
-        match UsrRequest::deserialize(request) {
+        // Through serde_stacker: open objects (DataXMData) may nest 1,000 levels deep.
+        match UsrRequest::deserialize(serde_stacker::Deserializer::new(request)) {
             Ok(request) => {
                 let mut response = self.respond(dialogue, &request);
                 // The refined state is JSON already: it is moved into its place rather than
@@ -222,7 +223,15 @@ impl Backend for UserStateRefinement {
     }
 
     fn resources(&self) -> Vec<ResourceInfo> {
-        let mut out: Vec<ResourceInfo> = self
+        let mut out = vec![ResourceInfo {
+            uri: crate::protocol::resources::USR_USERS.into(),
+            name: "users".into(),
+            description: format!(
+                "The Users this server knows, and the M-Instance it serves ({})",
+                self.users.file.m_instance.as_deref().unwrap_or("any")
+            ),
+        }];
+        out.extend(self
             .users
             .file
             .users
@@ -231,8 +240,7 @@ impl Backend for UserStateRefinement {
                 uri: format!("usr://users/{}", u.user_id),
                 name: u.user_id.clone(),
                 description: format!("{}: the baseline User State", u.label),
-            })
-            .collect();
+            }));
         out.push(ResourceInfo {
             uri: "usr://cues".into(),
             name: "cues".into(),
@@ -243,6 +251,26 @@ impl Backend for UserStateRefinement {
     }
 
     fn read(&self, uri: &str) -> Option<Value> {
+        let file = &self.users.file;
+        if uri == crate::protocol::resources::USR_USERS {
+            let mut list = serde_json::Map::new();
+            if let Some(m) = &file.m_instance {
+                list.insert("MInstance".into(), json!(m));
+            }
+            if let Some(u) = &file.u_environment {
+                list.insert("UEnvironment".into(), json!(u));
+            }
+            if !file.label.is_empty() {
+                list.insert("Label".into(), json!(file.label));
+            }
+            let users: Vec<Value> = file
+                .users
+                .iter()
+                .map(|u| json!({"UserID": u.user_id, "Label": u.label}))
+                .collect();
+            list.insert("Users".into(), Value::Array(users));
+            return Some(Value::Object(list));
+        }
         if uri == "usr://cues" {
             return serde_json::to_value(&self.users.file.cues).ok();
         }

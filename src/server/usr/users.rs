@@ -20,6 +20,12 @@ pub struct UsersFile {
     pub schema: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub m_instance: Option<String>,
+    #[serde(
+        rename = "UEnvironment",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub u_environment: Option<String>,
     #[serde(default)]
     pub label: String,
     pub users: Vec<User>,

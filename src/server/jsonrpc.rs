@@ -1,0 +1,117 @@
+//! What a server answers to input that is not a JSON-RPC message it can take (MCP-BINDING
+//! section 2, as JSON-RPC 2.0 says): text that is not JSON gets `-32700` with `id: null`, JSON
+//! that is not a request `-32600`, a request whose params cannot be read (a `tools/call`
+//! whose arguments are not an object) `-32602`. A server never goes silent: the client is not
+//! left to wait for its timeout. Both transports (stdio and HTTP) use this.
+
+use crate::protocol::json;
+use serde_json::{Value, json};
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// The error reply for a message that could not be read as a JSON-RPC message, or `None`
+/// when there is no one to answer (a malformed notification or response: JSON-RPC sends no
+/// reply to those).
+pub fn reply_to_unreadable(bytes: &[u8]) -> Option<Value> {
+    let value: Value = match json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(error(
+                Value::Null,
+                PARSE_ERROR,
+                format!("Parse error: the message is not JSON ({e})"),
+            ));
+        }
+    };
+    let Value::Object(message) = &value else {
+        let what = if value.is_array() {
+            "a batch (an array); MCP sends one message at a time"
+        } else {
+            "not an object"
+        };
+        return Some(error(
+            Value::Null,
+            INVALID_REQUEST,
+            format!("Invalid Request: the message is {what}"),
+        ));
+    };
+    let id = message
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned();
+    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some(error(
+            id.unwrap_or(Value::Null),
+            INVALID_REQUEST,
+            "Invalid Request: \"jsonrpc\" must be \"2.0\"".into(),
+        ));
+    }
+    match (message.get("method"), id) {
+        (Some(Value::String(method)), Some(id)) => {
+            let detail = invalid_params(method, message.get("params"));
+            Some(error(
+                id,
+                INVALID_PARAMS,
+                format!("Invalid params of {method}: {detail}"),
+            ))
+        }
+        (Some(Value::String(_)), None) => None, // a notification: never answered
+        (Some(_), id) => Some(error(
+            id.unwrap_or(Value::Null),
+            INVALID_REQUEST,
+            "Invalid Request: \"method\" must be a string".into(),
+        )),
+        (None, _) if message.contains_key("result") || message.contains_key("error") => None,
+        (None, id) => Some(error(
+            id.unwrap_or(Value::Null),
+            INVALID_REQUEST,
+            "Invalid Request: a request has a \"method\"".into(),
+        )),
+    }
+}
+
+fn invalid_params(method: &str, params: Option<&Value>) -> String {
+    match (method, params) {
+        (_, Some(p)) if !p.is_object() => "params must be an object".into(),
+        ("tools/call", Some(p)) => match (p.get("name"), p.get("arguments")) {
+            (None, _) => "a tools/call names its tool (\"name\")".into(),
+            (Some(n), _) if !n.is_string() => "the tool's \"name\" must be a string".into(),
+            (_, Some(a)) if !a.is_object() && !a.is_null() => {
+                "the tool's \"arguments\" must be a JSON object (MCP-BINDING section 1: the \
+                 Request itself)"
+                    .into()
+            }
+            _ => "they do not have the shape the method takes".into(),
+        },
+        _ => "they do not have the shape the method takes".into(),
+    }
+}
+
+/// A JSON-RPC 2.0 error response.
+pub fn error(id: Value, code: i64, message: String) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_of_bad_input_gets_its_error() {
+        let code = |text: &str| reply_to_unreadable(text.as_bytes()).map(|v| v["error"]["code"].clone());
+        assert_eq!(code("{not json"), Some(json!(PARSE_ERROR)));
+        assert_eq!(reply_to_unreadable(b"{not json").unwrap()["id"], Value::Null);
+        assert_eq!(code("[1, 2]"), Some(json!(INVALID_REQUEST)));
+        assert_eq!(code(r#"{"jsonrpc": "2.0", "id": 3}"#), Some(json!(INVALID_REQUEST)));
+        assert_eq!(code(r#"{"jsonrpc": "1.0", "id": 3, "method": "x"}"#), Some(json!(INVALID_REQUEST)));
+        let r = reply_to_unreadable(
+            br#"{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bkn_dac", "arguments": [1]}}"#,
+        )
+        .unwrap();
+        assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(7), json!(INVALID_PARAMS)));
+        assert!(r["error"]["message"].as_str().unwrap().contains("JSON object"));
+        assert_eq!(code(r#"{"jsonrpc": "2.0", "method": "notifications/x", "params": 5}"#), None);
+    }
+}
