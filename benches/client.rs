@@ -77,9 +77,15 @@ async fn engine_dialogue(events: EventSink) -> Dialogue {
         ..ConnectOptions::default()
     };
     let spec = ServerSpec::embedded(Interface::Dac);
-    Dialogue::connect(&spec, &options, Interface::Dac, bkn_explorer::client::defaults::Chosen::built_in(), &Default::default())
-        .await
-        .unwrap()
+    Dialogue::connect(
+        &spec,
+        &options,
+        Interface::Dac,
+        bkn_explorer::client::defaults::Chosen::built_in(),
+        &Default::default(),
+    )
+    .await
+    .unwrap()
 }
 
 /// An event sink drained by a task, as the explorer's event loop drains it.

@@ -5,12 +5,12 @@
 mod common;
 
 use bkn_explorer::client::connection::{ConnectOptions, Connection, DialogIdOrigin};
+use bkn_explorer::client::defaults::Chosen;
 use bkn_explorer::client::dialogue::{Dialogue, Filling};
 use bkn_explorer::client::event::{Event, EventSink, LogKind};
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::{ErrorKind, Reply, Turn};
 use bkn_explorer::protocol::Interface;
-use bkn_explorer::client::defaults::Chosen;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -558,15 +558,28 @@ async fn source_failures(transport: Transport) {
     // The wallet down: every step with a price is InsValue; the receiving service down: a
     // Post is PostRef.
     for (source, statement, status) in [
-        ("wallet=transient", "MM-Move Nil Avatar#7 To MLoc:Square.Stage", "InsValue"),
-        ("market=permanent", "Post Nil Artwork#5 To Process#Market", "PostRef"),
+        (
+            "wallet=transient",
+            "MM-Move Nil Avatar#7 To MLoc:Square.Stage",
+            "InsValue",
+        ),
+        (
+            "market=permanent",
+            "Post Nil Artwork#5 To Process#Market",
+            "PostRef",
+        ),
     ] {
         let server = Server::start(transport, &["dac", "--fail-source", source]).await;
         let mut d = dialogue(&server).await;
         let r = d.send(plan(&[statement])).await.response();
         assert_eq!(statuses(&r), [status], "{source}");
         assert_eq!(r["Feasibility"]["Overall"], "infeasible", "{source}");
-        assert!(r["Feasibility"]["Steps"][0]["Reason"].as_str().unwrap().contains("failed"));
+        assert!(
+            r["Feasibility"]["Steps"][0]["Reason"]
+                .as_str()
+                .unwrap()
+                .contains("failed")
+        );
     }
 
     let server = Server::start(transport, &["dac", "--fail-source", "ontology=permanent"]).await;

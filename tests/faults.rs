@@ -8,11 +8,11 @@
 mod common;
 
 use bkn_explorer::client::connection::ConnectOptions;
+use bkn_explorer::client::defaults::{Chosen, Overrides};
 use bkn_explorer::client::engine::{Engine, EngineEvent};
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::{ErrorKind, Reply, Turn};
 use bkn_explorer::protocol::Interface;
-use bkn_explorer::client::defaults::{Chosen, Overrides};
 use bkn_explorer::session::Session;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -68,8 +68,14 @@ impl Explorer {
     /// Opens a dialogue; returns its key and its DialogID, or the error.
     async fn open(&mut self, spec: ServerSpec) -> (u64, Result<String, String>) {
         let key = self.engine.new_key();
-        self.engine
-            .open(key, spec, Interface::Dac, Chosen::built_in(), Overrides::default(), 0);
+        self.engine.open(
+            key,
+            spec,
+            Interface::Dac,
+            Chosen::built_in(),
+            Overrides::default(),
+            0,
+        );
         loop {
             match self.next().await {
                 EngineEvent::Opened {

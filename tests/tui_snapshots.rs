@@ -12,10 +12,10 @@
 
 mod common;
 
-use bkn_explorer::protocol::resources::{Vocabulary, Words};
 use bkn_explorer::client::event::{LogEntry, LogKind};
 use bkn_explorer::protocol::Interface;
 use bkn_explorer::protocol::dac::Kind;
+use bkn_explorer::protocol::resources::{Vocabulary, Words};
 use bkn_explorer::session::Session;
 use bkn_explorer::tui::action::{Action, Pane};
 use bkn_explorer::tui::app::{DetailTab, ServerStatus, Severity};
@@ -59,7 +59,11 @@ fn vocabulary() -> Vocabulary {
         (Words::Entities, &["Avatar#7", "Bench#2", "Kiosk#3"][..]),
         (
             Words::MLocations,
-            &["MLoc:Square.Gate", "MLoc:Square.Stage", "MLoc:Market.Stall2"][..],
+            &[
+                "MLoc:Square.Gate",
+                "MLoc:Square.Stage",
+                "MLoc:Market.Stall2",
+            ][..],
         ),
         (Words::Spaces, &["Space:Square"][..]),
         (Words::Actions, &["MM-Add", "MM-Move", "Post"][..]),

@@ -62,12 +62,9 @@ pub fn run(args: Args) -> u8 {
 /// Says on standard error where the defaults came from (when not built in) and how the
 /// server's tool breaks the binding; the exit code those findings give.
 pub(super) fn server_notes(dialogue: &crate::client::dialogue::Dialogue) -> u8 {
-    use crate::client::defaults::Origin;
+    // Only when a value is not the built-in one: against the reference servers, silence.
     let d = &dialogue.defaults;
-    if [&d.m_instance, &d.u_environment, &d.session_id]
-        .iter()
-        .any(|o| **o != Origin::BuiltIn)
-    {
+    if d.values != crate::protocol::message::CommonDefaults::default() {
         eprintln!("note: {}", d.describe());
     }
     let findings = &dialogue.connection.summary.findings;

@@ -1,11 +1,11 @@
 //! The options every command that talks to a server shares: which server, and how patiently.
 
 use crate::client::connection::ConnectOptions;
+use crate::client::defaults::{Chosen, Overrides};
 use crate::client::dialogue::Dialogue;
 use crate::client::event::EventSink;
 use crate::client::spec::{self, HttpSpec, ServerSpec, TransportSpec};
 use crate::protocol::Interface;
-use crate::client::defaults::{Chosen, Overrides};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::runtime::Runtime;

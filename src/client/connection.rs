@@ -376,7 +376,9 @@ impl Connection {
                         return;
                     }
                 }
-                Err(e) => self.summary.resource_problem = Some(format!("reading {uri} failed: {e}")),
+                Err(e) => {
+                    self.summary.resource_problem = Some(format!("reading {uri} failed: {e}"))
+                }
             }
         }
     }

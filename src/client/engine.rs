@@ -4,12 +4,12 @@
 //! a server.
 
 use crate::client::connection::{ConnectOptions, Connection, DialogIdOrigin, ServerSummary};
+use crate::client::defaults::{Chosen, Overrides};
 use crate::client::dialogue::{Dialogue, Filling};
 use crate::client::event::{Event, EventSink};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::Turn;
 use crate::protocol::Interface;
-use crate::client::defaults::{Chosen, Overrides};
 use serde_json::Value;
 use std::collections::HashMap;
 use tokio::sync::mpsc;
@@ -302,7 +302,8 @@ async fn vocabulary(connection: &Connection) -> Vocabulary {
             || uri.starts_with(DAC_SPACES)
             || uri == USR_USERS
             || uri == USR_CUES
-            || (uri.starts_with("usr://users/") && !connection.summary.resources.iter().any(|r| r == USR_USERS));
+            || (uri.starts_with("usr://users/")
+                && !connection.summary.resources.iter().any(|r| r == USR_USERS));
         if !wanted {
             continue;
         }

@@ -21,7 +21,12 @@ pub enum Shape {
 }
 
 impl Shape {
-    pub const ALL: [Shape; 4] = [Shape::DacDomain, Shape::DacSpace, Shape::UsrUsers, Shape::UsrUser];
+    pub const ALL: [Shape; 4] = [
+        Shape::DacDomain,
+        Shape::DacSpace,
+        Shape::UsrUsers,
+        Shape::UsrUser,
+    ];
 
     /// The name `bkn-explorer schema` takes, e.g. `dac-domain`.
     pub fn name(self) -> &'static str {
@@ -296,7 +301,11 @@ impl Vocabulary {
 
 /// The items of an array member (none when it is absent or not an array).
 fn list<'a>(value: &'a Value, name: &str) -> impl Iterator<Item = &'a Value> {
-    value.get(name).and_then(Value::as_array).into_iter().flatten()
+    value
+        .get(name)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 /// An ID given as a plain string, or as the first of `names` an object has.
@@ -329,17 +338,30 @@ mod tests {
         assert_eq!(v.list(Words::MLocations), ["MLoc:A.1", "MLoc:A.2"]);
         assert_eq!(v.list(Words::Entities), ["Kiosk#1", "Bench#1", "P#1"]);
         assert!(v.problems.is_empty(), "{:?}", v.problems);
-        assert!(v.why_empty(Words::Users).unwrap().contains("usr://users lists none"));
+        assert!(
+            v.why_empty(Words::Users)
+                .unwrap()
+                .contains("usr://users lists none")
+        );
         v.read("dac://spaces/Space:B", &json!({"MLocations": 3}));
         assert!(v.problems[0].contains("dac-space"), "{:?}", v.problems);
     }
 
     #[test]
     fn the_m_instance_comes_from_the_domain_or_the_users() {
-        let p = published(USR_USERS, &json!({"MInstance": "MI:X", "UEnvironment": "UE:1", "Users": []}))
-            .unwrap();
-        assert_eq!((p.m_instance.as_deref(), p.u_environment.as_deref()), (Some("MI:X"), Some("UE:1")));
+        let p = published(
+            USR_USERS,
+            &json!({"MInstance": "MI:X", "UEnvironment": "UE:1", "Users": []}),
+        )
+        .unwrap();
+        assert_eq!(
+            (p.m_instance.as_deref(), p.u_environment.as_deref()),
+            (Some("MI:X"), Some("UE:1"))
+        );
         assert_eq!(published(DAC_DOMAIN, &json!({"Label": "x"})), None);
-        assert_eq!(published("dac://spaces/S", &json!({"MInstance": "MI:X"})), None);
+        assert_eq!(
+            published("dac://spaces/S", &json!({"MInstance": "MI:X"})),
+            None
+        );
     }
 }

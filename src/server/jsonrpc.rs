@@ -72,7 +72,27 @@ pub fn reply_to_unreadable(bytes: &[u8]) -> Option<Value> {
     }
 }
 
-fn invalid_params(method: &str, params: Option<&Value>) -> String {
+/// The request methods of MCP (2025-11-25) that a client sends a server. A request that names
+/// one but that the MCP library could not read has params of the wrong shape (`-32602`), not
+/// an unknown method.
+pub const STANDARD_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+];
+
+/// Why the params of a standard method cannot be read, in words.
+pub fn invalid_params(method: &str, params: Option<&Value>) -> String {
     match (method, params) {
         (_, Some(p)) if !p.is_object() => "params must be an object".into(),
         ("tools/call", Some(p)) => match (p.get("name"), p.get("arguments")) {
@@ -100,18 +120,39 @@ mod tests {
 
     #[test]
     fn each_kind_of_bad_input_gets_its_error() {
-        let code = |text: &str| reply_to_unreadable(text.as_bytes()).map(|v| v["error"]["code"].clone());
+        let code =
+            |text: &str| reply_to_unreadable(text.as_bytes()).map(|v| v["error"]["code"].clone());
         assert_eq!(code("{not json"), Some(json!(PARSE_ERROR)));
-        assert_eq!(reply_to_unreadable(b"{not json").unwrap()["id"], Value::Null);
+        assert_eq!(
+            reply_to_unreadable(b"{not json").unwrap()["id"],
+            Value::Null
+        );
         assert_eq!(code("[1, 2]"), Some(json!(INVALID_REQUEST)));
-        assert_eq!(code(r#"{"jsonrpc": "2.0", "id": 3}"#), Some(json!(INVALID_REQUEST)));
-        assert_eq!(code(r#"{"jsonrpc": "1.0", "id": 3, "method": "x"}"#), Some(json!(INVALID_REQUEST)));
+        assert_eq!(
+            code(r#"{"jsonrpc": "2.0", "id": 3}"#),
+            Some(json!(INVALID_REQUEST))
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc": "1.0", "id": 3, "method": "x"}"#),
+            Some(json!(INVALID_REQUEST))
+        );
         let r = reply_to_unreadable(
             br#"{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "bkn_dac", "arguments": [1]}}"#,
         )
         .unwrap();
-        assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(7), json!(INVALID_PARAMS)));
-        assert!(r["error"]["message"].as_str().unwrap().contains("JSON object"));
-        assert_eq!(code(r#"{"jsonrpc": "2.0", "method": "notifications/x", "params": 5}"#), None);
+        assert_eq!(
+            (r["id"].clone(), r["error"]["code"].clone()),
+            (json!(7), json!(INVALID_PARAMS))
+        );
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("JSON object")
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc": "2.0", "method": "notifications/x", "params": 5}"#),
+            None
+        );
     }
 }

@@ -301,7 +301,10 @@ impl<B: Backend> ServerHandler for BknServer<B> {
         let parts = context.extensions.get::<http::request::Parts>();
         // Arguments too deep for rmcp's reader were read by the HTTP layer.
         let deep = parts
-            .and_then(|p| p.extensions.get::<crate::server::transport::DeepArguments>())
+            .and_then(|p| {
+                p.extensions
+                    .get::<crate::server::transport::DeepArguments>()
+            })
             .map(|d| d.0.clone());
         let arguments = Value::Object(deep.or(request.arguments).unwrap_or_default());
         let mcp_session = parts
@@ -352,6 +355,29 @@ impl<B: Backend> ServerHandler for BknServer<B> {
                 None,
             )),
         }
+    }
+
+    /// rmcp hands over as "custom" a request of a standard method whose params it could not
+    /// read (a `tools/call` whose arguments are not an object): that is -32602 Invalid params,
+    /// not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        if crate::server::jsonrpc::STANDARD_METHODS.contains(&request.method.as_str()) {
+            let why =
+                crate::server::jsonrpc::invalid_params(&request.method, request.params.as_ref());
+            return Err(McpError::invalid_params(
+                format!("Invalid params of {}: {why}", request.method),
+                None,
+            ));
+        }
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", request.method),
+            None,
+        ))
     }
 
     async fn set_level(

@@ -2,9 +2,9 @@
 //! implementing MCP-BINDING.md over stdio and Streamable HTTP.
 
 pub mod dac;
+pub mod jsonrpc;
 pub mod mcp;
 pub mod model_file;
-pub mod jsonrpc;
 pub mod stdio;
 pub mod transport;
 pub mod usr;

@@ -30,7 +30,10 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> ServerStdio<R, W> {
     }
 }
 
-async fn write_line<W: AsyncWrite + Unpin>(writer: &Mutex<W>, mut bytes: Vec<u8>) -> io::Result<()> {
+async fn write_line<W: AsyncWrite + Unpin>(
+    writer: &Mutex<W>,
+    mut bytes: Vec<u8>,
+) -> io::Result<()> {
     bytes.push(b'\n');
     let mut w = writer.lock().await;
     w.write_all(&bytes).await?;

@@ -115,6 +115,7 @@ pub async fn serve_http<B: Backend>(
         .collect();
 
     let server_name = format!("bkn-explorer-{}", backend.interface().code());
+    let tool_name = backend.interface().tool_name();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle);
     let config = StreamableHttpServerConfig::default()
@@ -129,11 +130,12 @@ pub async fn serve_http<B: Backend>(
     );
     let token = options.token.clone().map(Arc::new);
     let max_body = options.max_body_bytes;
+    let tool = tool_name;
     let mcp = axum::Router::new()
         .fallback_service(service)
-        .layer(axum::middleware::from_fn(move |request: Request, next: Next| {
-            jsonrpc_bodies(request, next, max_body)
-        }));
+        .layer(axum::middleware::from_fn(
+            move |request: Request, next: Next| jsonrpc_bodies(request, next, max_body, tool),
+        ));
     let app =
         axum::Router::new()
             .nest_service("/mcp", mcp)
@@ -187,7 +189,12 @@ pub struct DeepArguments(pub serde_json::Map<String, serde_json::Value>);
 /// Around rmcp's POST handling: a body that is not a JSON-RPC message gets a JSON-RPC error
 /// (rmcp answers a plain-text 415), and a body nested too deep for rmcp's reader has its
 /// arguments read here.
-async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize) -> Response {
+async fn jsonrpc_bodies(
+    request: Request,
+    next: Next,
+    max_body: usize,
+    tool: &'static str,
+) -> Response {
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
     }
@@ -206,13 +213,19 @@ async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize) -> Respon
         parts.extensions.insert(DeepArguments(arguments));
         bytes = shallow.into();
     }
+    if let Some(error) = bad_tool_call(&bytes, tool) {
+        return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+    }
     let json_body = parts
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/json"));
     let response = next
-        .run(Request::from_parts(parts, axum::body::Body::from(bytes.clone())))
+        .run(Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes.clone()),
+        ))
         .await;
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
         && json_body
@@ -221,6 +234,49 @@ async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize) -> Respon
         return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
     }
     response
+}
+
+/// A `tools/call` of a tool this server does not have, or whose arguments are not an object:
+/// -32602, with a 4xx status (MCP-BINDING section 2). Read cheaply: the arguments are only
+/// looked at, not parsed.
+fn bad_tool_call(bytes: &[u8], tool: &str) -> Option<serde_json::Value> {
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+        id: Option<serde_json::Value>,
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        arguments: Option<&'a serde_json::value::RawValue>,
+    }
+    let call: Call = serde_json::from_slice(bytes).ok()?;
+    if call.method != Some("tools/call") {
+        return None;
+    }
+    let id = call.id.filter(|i| i.is_string() || i.is_number())?;
+    let params = call.params?;
+    let reason = match (&params.name, params.arguments) {
+        (Some(name), _) if name != tool => {
+            format!("Invalid params of tools/call: unknown tool {name}: this server has {tool}")
+        }
+        (_, Some(arguments)) if !arguments.get().trim_start().starts_with('{') => {
+            "Invalid params of tools/call: the tool's \"arguments\" must be a JSON object \
+             (MCP-BINDING section 1: the Request itself)"
+                .into()
+        }
+        _ => return None,
+    };
+    Some(crate::server::jsonrpc::error(
+        id,
+        crate::server::jsonrpc::INVALID_PARAMS,
+        reason,
+    ))
 }
 
 /// How deep rmcp's reader goes, less the envelope (`params.arguments` is two levels down).
@@ -254,9 +310,7 @@ fn max_depth(bytes: &[u8]) -> usize {
 }
 
 /// A `tools/call` body with its arguments replaced by `{}`, and the arguments.
-fn stash_arguments(
-    bytes: &[u8],
-) -> Option<(Vec<u8>, serde_json::Map<String, serde_json::Value>)> {
+fn stash_arguments(bytes: &[u8]) -> Option<(Vec<u8>, serde_json::Map<String, serde_json::Value>)> {
     let mut message: serde_json::Value = crate::protocol::json::from_slice(bytes).ok()?;
     if message.get("method").and_then(serde_json::Value::as_str) != Some("tools/call") {
         return None;

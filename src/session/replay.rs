@@ -4,10 +4,10 @@
 
 use crate::client::connection::ConnectOptions;
 use crate::client::defaults::{Chosen, Origin, Overrides};
-use crate::protocol::message::CommonDefaults;
 use crate::client::dialogue::{Dialogue, Filling};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::{ErrorKind, Reply, Turn};
+use crate::protocol::message::CommonDefaults;
 use crate::session::diff::{self, Difference};
 use crate::session::{DialogueRecord, Session};
 use tokio_util::sync::CancellationToken;
@@ -70,8 +70,14 @@ pub async fn replay_dialogue(
     } else {
         Chosen::from_base(session.defaults.clone(), Origin::Session)
     };
-    let mut dialogue =
-        Dialogue::connect(&spec, options, record.interface, base, &Overrides::default()).await?;
+    let mut dialogue = Dialogue::connect(
+        &spec,
+        options,
+        record.interface,
+        base,
+        &Overrides::default(),
+    )
+    .await?;
     let mut replayed = ReplayedDialogue {
         dialog_id: dialogue.dialog_id().to_owned(),
         turns: Vec::new(),

@@ -2,8 +2,8 @@
 //! to events, `view/` draws it, and all I/O happens in tasks that report back as events.
 
 use crate::client::connection::ServerSummary;
-use crate::client::engine::{DialogueKey, Engine, EngineEvent, Vocabulary};
 use crate::client::defaults::{Chosen, Overrides};
+use crate::client::engine::{DialogueKey, Engine, EngineEvent, Vocabulary};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::Turn;
 use crate::protocol::Interface;

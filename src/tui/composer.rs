@@ -2,12 +2,12 @@
 //! the schema's `x-bkn-kinds`) or as raw JSON, the two kept in step; checked as it is typed,
 //! with completions from the server's resources and the Process Action grammar.
 
-use crate::protocol::resources::{Vocabulary, Words};
 use crate::protocol::conformance::{Finding, check_message_as};
 use crate::protocol::dac::Kind;
 use crate::protocol::document::SyntaxError;
 use crate::protocol::message::{CommonDefaults, Fill, fill_request};
 use crate::protocol::process_action::{self, ACTIONS, Expected, ParseError, Preposition};
+use crate::protocol::resources::{Vocabulary, Words};
 use crate::protocol::schema;
 use crate::protocol::{Interface, Mode as MessageMode};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -523,9 +523,10 @@ fn wrong_kind(
     for (p, target, r) in resolved {
         let id = &target.id;
         let wanted = match (rule.effect, p) {
-            (Effect::Place | Effect::Move, Preposition::At | Preposition::From | Preposition::To) => {
-                (!matches!(r, Resolved::Location(_))).then_some("an M-Location")
-            }
+            (
+                Effect::Place | Effect::Move,
+                Preposition::At | Preposition::From | Preposition::To,
+            ) => (!matches!(r, Resolved::Location(_))).then_some("an M-Location"),
             (Effect::Post, Preposition::To) => {
                 (!matches!(r, Resolved::Process(_))).then_some("a Process that receives Posts")
             }
@@ -535,10 +536,7 @@ fn wrong_kind(
             _ => None,
         };
         if let Some(wanted) = wanted {
-            return Some(format!(
-                "{action} {p} takes {wanted}; {id} is {}",
-                what(r)
-            ));
+            return Some(format!("{action} {p} takes {wanted}; {id} is {}", what(r)));
         }
     }
     None

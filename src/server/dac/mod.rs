@@ -127,8 +127,13 @@ impl DomainAccess {
             text.push(format!("Not answered: {}.", missing.join("; ")));
         }
 
-        let nothing =
-            found.is_empty() && response.feasibility.is_none() && request.kind != Kind::Commitment;
+        // Commitments retained or released are an answer too: a Response that took them up is
+        // at least partially answered (a not_answered one changed nothing, binding section 4).
+        let took_up_commitments = !asked.is_empty() || !released.is_empty();
+        let nothing = found.is_empty()
+            && response.feasibility.is_none()
+            && request.kind != Kind::Commitment
+            && !took_up_commitments;
         let (used, failure, more_failures) = sources.finish();
         for f in &more_failures {
             text.push(format!(

@@ -231,16 +231,11 @@ impl Backend for UserStateRefinement {
                 self.users.file.m_instance.as_deref().unwrap_or("any")
             ),
         }];
-        out.extend(self
-            .users
-            .file
-            .users
-            .iter()
-            .map(|u| ResourceInfo {
-                uri: format!("usr://users/{}", u.user_id),
-                name: u.user_id.clone(),
-                description: format!("{}: the baseline User State", u.label),
-            }));
+        out.extend(self.users.file.users.iter().map(|u| ResourceInfo {
+            uri: format!("usr://users/{}", u.user_id),
+            name: u.user_id.clone(),
+            description: format!("{}: the baseline User State", u.label),
+        }));
         out.push(ResourceInfo {
             uri: "usr://cues".into(),
             name: "cues".into(),

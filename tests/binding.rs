@@ -1,0 +1,495 @@
+//! The reference servers against every rule of MCP-BINDING.md that an earlier version broke,
+//! over stdio and HTTP, with each case named after the rule; the JSON-RPC errors of
+//! unreadable input, seen on the wire; messages nested 200 levels deep; the resources'
+//! shapes; and a third-party Domain Access (a raw JSON-RPC server in Python, written from the
+//! binding alone) through the headless commands.
+
+mod common;
+
+use bkn_explorer::protocol::Interface;
+use bkn_explorer::protocol::resources::Shape;
+use common::{Server, Transport, commitment_states, plan, statuses};
+use rmcp::model::ReadResourceRequestParams;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const BOTH: [Transport; 2] = [Transport::Stdio, Transport::Http];
+
+#[tokio::test]
+async fn a_retained_negative_commitment_stops_placing_an_unplaced_item() {
+    for transport in BOTH {
+        let server = Server::start(transport, &["dac"]).await;
+        let mut d = server.dialogue(Interface::Dac).await;
+        let r = d
+            .send(json!({"Kind": "commitment", "Commitments": [
+                {"CommitmentID": "c1", "Statement": "Kiosk#3 not locatedAt MLoc:Square.Stage"}]}))
+            .await
+            .response();
+        assert_eq!(commitment_states(&r)["c1"], "retained");
+        let r = d
+            .send(plan(&["MM-Add Nil Kiosk#3 At MLoc:Square.Stage"]))
+            .await
+            .response();
+        assert_eq!(statuses(&r), ["Clash"], "{transport:?}");
+        assert_eq!(r["Feasibility"]["Overall"], "infeasible");
+        let reason = r["Feasibility"]["Steps"][0]["Reason"].as_str().unwrap();
+        assert!(reason.contains("commitment c1"), "{reason}");
+        // Elsewhere it may go.
+        let r = d
+            .send(plan(&["MM-Add Nil Kiosk#3 At MLoc:Square.Gate"]))
+            .await
+            .response();
+        assert_eq!(statuses(&r), ["Ack"]);
+    }
+}
+
+#[tokio::test]
+async fn targets_of_the_wrong_kind_and_repeated_complements_are_faulty() {
+    for transport in BOTH {
+        let server = Server::start(transport, &["dac"]).await;
+        let mut d = server.dialogue(Interface::Dac).await;
+        let cases = [
+            (
+                "MM-Add Nil Kiosk#3 At Process#Market",
+                "At takes an M-Location",
+            ),
+            ("MM-Move Nil Avatar#7 To Avatar#9", "To takes an M-Location"),
+            (
+                "MM-Move Nil MLoc:Square.Gate To MLoc:Square.Stage",
+                "Nil takes an Item",
+            ),
+            (
+                "MM-Move Nil Avatar#7 To MLoc:Square.Stage To MLoc:Square.Gate",
+                "given twice",
+            ),
+            ("Post Nil Artwork#5 To MLoc:Square.Stage", "a Process"),
+        ];
+        let statements: Vec<&str> = cases.iter().map(|(s, _)| *s).collect();
+        let r = d.send(plan(&statements)).await.response();
+        assert_eq!(statuses(&r), ["FaultyReq"; 5], "{transport:?}: {r:#}");
+        for (i, (statement, why)) in cases.iter().enumerate() {
+            let reason = r["Feasibility"]["Steps"][i]["Reason"].as_str().unwrap();
+            assert!(reason.contains(why), "{statement}: {reason}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_post_the_rights_cannot_be_checked_for_is_never_ack() {
+    for transport in BOTH {
+        let server = Server::start(
+            transport,
+            &["dac", "--fail-source", "rights-registry=transient"],
+        )
+        .await;
+        let mut d = server.dialogue(Interface::Dac).await;
+        let r = d
+            .send(plan(&["Post Nil Item#12 To Process#Market"]))
+            .await
+            .response();
+        assert_eq!(statuses(&r), ["InsRights"]);
+        assert_ne!(r["Feasibility"]["Overall"], "feasible");
+        assert_eq!(r["Failure"]["Service"], "rights-registry");
+    }
+}
+
+#[tokio::test]
+async fn turn_indexes_beyond_the_i_json_range_are_refused_and_the_rule_stays_on() {
+    for transport in BOTH {
+        let server = Server::start(transport, &["dac"]).await;
+        let mut d = server.dialogue(Interface::Dac).await;
+        d.next_turn = 3;
+        d.send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
+            .await
+            .response();
+        let mut big = json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]});
+        big["TurnIndex"] = serde_json::from_str("1e20").unwrap();
+        let error = d.send(big).await.tool_error();
+        assert!(error.contains("/TurnIndex"), "{error}");
+        let mut max = json!({"Kind": "constraints"});
+        max["TurnIndex"] = json!(9_007_199_254_740_992u64);
+        assert!(d.send(max).await.tool_error().contains("schema.range"));
+        // The turn rule is still on: 2 comes after 3's acceptance.
+        d.next_turn = 2;
+        let error = d.send(json!({"Kind": "constraints"})).await.tool_error();
+        assert!(error.contains("dialogue.turn-order"), "{error}");
+        // 2.0 is 2: a Response copying 2.0 has the TurnIndex of its Request.
+        d.next_turn = 4;
+        let mut float = json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]});
+        float["TurnIndex"] = serde_json::from_str("4.0").unwrap();
+        d.send(float).await.response();
+    }
+}
+
+#[tokio::test]
+async fn over_http_the_first_request_is_bound_to_the_mcp_session() {
+    let server = Server::start(Transport::Http, &["dac"]).await;
+    let mut d = server.dialogue(Interface::Dac).await;
+    let session = d.dialog_id.clone();
+    d.dialog_id = "not-the-session".into();
+    let error = d
+        .send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
+        .await
+        .tool_error();
+    assert!(
+        error.contains("/DialogID") && error.contains(&session),
+        "{error}"
+    );
+    d.dialog_id = session;
+    d.send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
+        .await
+        .response();
+}
+
+/// A nested object of `levels` levels.
+fn nested(levels: usize) -> Value {
+    let mut v = json!("bottom");
+    for _ in 0..levels {
+        v = json!({"n": v});
+    }
+    v
+}
+
+#[tokio::test]
+async fn messages_nested_200_levels_deep_are_read_and_answered() {
+    for transport in BOTH {
+        for interface in Interface::ALL {
+            let server = Server::start(transport, &[interface.code()]).await;
+            let mut d = server.dialogue(interface).await;
+            let mut fields = match interface {
+                Interface::Dac => json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}),
+                Interface::Usr => json!({"UserID": "User#Ana"}),
+            };
+            fields["DataXMData"] = json!({"Source": [{"AIMID": "PGM-BKN"}], "Deep": nested(200)});
+            let r = d.send(fields).await.response();
+            assert_eq!(r["Outcome"], "answered", "{transport:?} {interface}");
+        }
+    }
+}
+
+/// One line to a stdio server and the line it answers.
+fn stdio_exchange(lines: &[&str]) -> Vec<Value> {
+    let mut child = Command::new(common::bin())
+        .args(["serve", "dac", "--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+#[test]
+fn unreadable_lines_on_stdio_get_json_rpc_errors() {
+    let replies = stdio_exchange(&[
+        INITIALIZE,
+        INITIALIZED,
+        "{this is not json",
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bkn_dac","arguments":[1,2]}}"#,
+        r#"{"jsonrpc":"2.0","id":6}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bkn_nope","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#,
+    ]);
+    let by_id = |id: Value| {
+        replies
+            .iter()
+            .find(|r| r["id"] == id && r.get("error").is_some())
+            .unwrap_or_else(|| panic!("no error for id {id}: {replies:#?}"))
+            .clone()
+    };
+    assert_eq!(by_id(Value::Null)["error"]["code"], -32700);
+    assert_eq!(by_id(json!(5))["error"]["code"], -32602);
+    assert_eq!(by_id(json!(6))["error"]["code"], -32600);
+    assert_eq!(by_id(json!(7))["error"]["code"], -32602);
+    // And the server went on: the ping after them was answered.
+    assert!(
+        replies
+            .iter()
+            .any(|r| r["id"] == 8 && r.get("result").is_some())
+    );
+}
+
+#[tokio::test]
+async fn unreadable_bodies_over_http_get_json_rpc_errors() {
+    let server = Server::start(Transport::Http, &["dac"]).await;
+    let (_client, session) = common::http_session(server.url()).await;
+    let session = session.unwrap();
+    let http = reqwest::Client::new();
+    for (body, code) in [
+        ("{this is not json", -32700),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bkn_dac","arguments":"x"}}"#,
+            -32602,
+        ),
+        (r#"{"jsonrpc":"2.0","id":6}"#, -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bkn_nope","arguments":{}}}"#,
+            -32602,
+        ),
+    ] {
+        let r = http
+            .post(server.url())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        assert!(status.is_client_error(), "{body}: {status}");
+        let reply: Value = r
+            .json()
+            .await
+            .expect("a JSON-RPC error body, not plain text");
+        assert_eq!(reply["error"]["code"], code, "{body}: {reply}");
+        assert_eq!(reply["jsonrpc"], "2.0");
+    }
+}
+
+#[tokio::test]
+async fn resources_have_the_shapes_of_docs_resources() {
+    for transport in BOTH {
+        for interface in Interface::ALL {
+            let server = Server::start(transport, &[interface.code()]).await;
+            let client = server.session().await;
+            let uris: Vec<String> = client
+                .list_all_resources()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.uri)
+                .collect();
+            let mut checked = 0;
+            for uri in &uris {
+                let Some(shape) = Shape::of_uri(uri) else {
+                    continue;
+                };
+                let read = client
+                    .read_resource(ReadResourceRequestParams::new(uri.clone()))
+                    .await
+                    .unwrap();
+                let rmcp::model::ResourceContents::TextResourceContents { text, .. } =
+                    &read.contents[0]
+                else {
+                    panic!("{uri} is not text")
+                };
+                let value: Value = serde_json::from_str(text).unwrap();
+                let mistakes = shape.check(&value);
+                assert!(mistakes.is_empty(), "{uri}: {mistakes:?}");
+                if matches!(shape, Shape::DacDomain | Shape::UsrUsers) {
+                    assert_eq!(value["MInstance"], "MI:PublicSquare", "{uri}");
+                    assert_eq!(value["UEnvironment"], "UE:Square", "{uri}");
+                }
+                checked += 1;
+            }
+            assert!(checked >= 2, "{interface}: {uris:?}");
+        }
+    }
+}
+
+fn peer(flags: &str) -> String {
+    format!(
+        "python3 {}/tests/peers/raw_dac_server.py {flags}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn explorer(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(common::bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_third_party_server_answering_feasible_with_a_clash_fails_send() {
+    let request = r#"{"Kind": "feasibility", "ProcessActions": [
+        {"Step": 0, "Statement": "MM-Move Nil Robot#1 To MLoc:Lab.Bench"},
+        {"Step": 1, "Statement": "MM-Move Nil Robot#1 To MLoc:Lab.Door"}]}"#;
+    let (code, out, err) = explorer(
+        &["send", "-", "--stdio", &peer("--clash-feasible")],
+        request,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("feasibility.overall"), "{err}");
+    assert!(err.contains("/Feasibility/Overall"), "{err}");
+    let response: Value = serde_json::from_str(&out).unwrap();
+    // The Request was composed with the server's own M-Instance, so it was answered.
+    assert_eq!(response["MInstance"], "MI:Elsewhere");
+    assert_eq!(response["Outcome"], "answered");
+    assert!(err.contains("from the server's dac://domain"), "{err}");
+}
+
+#[test]
+fn a_third_party_server_in_another_m_instance_is_answered_with_its_defaults() {
+    let (code, out, err) = explorer(
+        &["send", "-", "--stdio", &peer("")],
+        r#"{"Kind": "constraints"}"#,
+    );
+    assert_eq!(code, 0, "{err}");
+    let response: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(response["Outcome"], "answered");
+    assert_eq!(response["UEnvironment"], "UE:Lab");
+    // The command line overrides what the server publishes.
+    let (code, out, _) = explorer(
+        &["send", "-", "--stdio", &peer(""), "--m-instance", "MI:Mine"],
+        r#"{"Kind": "constraints"}"#,
+    );
+    assert_eq!(code, 0);
+    let response: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(response["Outcome"], "not_answered");
+    assert_eq!(response["MInstance"], "MI:Mine");
+}
+
+#[test]
+fn a_tool_that_breaks_section_1_is_a_finding_on_the_server() {
+    let (code, out, _) = explorer(
+        &[
+            "tools",
+            "--stdio",
+            &peer("--no-output-schema --no-header-const"),
+        ],
+        "",
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("binding.output-schema"), "{out}");
+    assert!(out.contains("binding.input-header"), "{out}");
+    assert!(out.contains("serves MInstance MI:Elsewhere"), "{out}");
+    let (code, _, err) = explorer(
+        &["send", "-", "--stdio", &peer("--no-output-schema")],
+        r#"{"Kind": "constraints"}"#,
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("server: /tools/bkn_dac/outputSchema"), "{err}");
+}
+
+#[test]
+fn a_response_without_commitment_status_after_commitments_is_a_finding() {
+    let requests = r#"{"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Robot#1 locatedAt MLoc:Lab.Bench"}]}
+{"Kind": "constraints"}"#;
+    let (code, out, _) = explorer(
+        &["dialogue", "-", "--stdio", &peer("--drop-commitments")],
+        requests,
+    );
+    assert_eq!(code, 1);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for line in &lines {
+        let checks: Vec<&str> = line["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["check"].as_str().unwrap())
+            .collect();
+        assert_eq!(checks, ["dialogue.commitment-missing"], "{line}");
+    }
+}
+
+#[test]
+fn validate_reads_what_dialogue_save_writes_and_a_retry_is_no_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("s.json");
+    // A rejected Request (a Kind that is no Kind) and its valid retry with the same
+    // TurnIndex: what a user does after a tool error.
+    let requests = r#"{"Kind": "groundng", "TurnIndex": 0}
+{"Kind": "constraints", "EntityIDs": ["Avatar#7"], "TurnIndex": 0}
+{"Kind": "commitment", "TurnIndex": 1, "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}
+{"Kind": "constraints", "TurnIndex": 2, "ReleasedCommitmentIDs": ["c1"]}"#;
+    let (code, _, err) = explorer(
+        &[
+            "dialogue",
+            "-",
+            "--embedded",
+            "dac",
+            "--save",
+            session.to_str().unwrap(),
+        ],
+        requests,
+    );
+    assert_eq!(code, 1, "the rejected Request: {err}");
+    let (code, out, err) = explorer(&["validate", session.to_str().unwrap()], "");
+    // Only the Request that is not conformant; nothing about the retry or the dialogue.
+    let findings: Vec<&str> = out.lines().filter(|l| l.contains('[')).collect();
+    assert_eq!(findings.len(), 1, "{out}{err}");
+    assert!(
+        findings[0].contains("dialogue 0 turn 0 request: /Kind"),
+        "{out}"
+    );
+    assert_eq!(code, 1);
+    // And its JSON report says where each finding is.
+    let (_, out, _) = explorer(
+        &["validate", "--format", "json", session.to_str().unwrap()],
+        "",
+    );
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["files"][0]["kind"], "session");
+    assert_eq!(report["files"][0]["findings"][0]["turn"], 0);
+    assert_eq!(report["files"][0]["findings"][0]["on"], "request");
+    // The shipped sessions: every turn as the server answered it.
+    let shipped = format!(
+        "{}/sessions/usr-refinement.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, out, _) = explorer(&["validate", &shipped], "");
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn validate_reads_deep_messages_and_refuses_deeper_than_1000_levels_clearly() {
+    let base: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!(
+            "{}/tests/fixtures/conformance/bases/dac-request.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (levels, code, says) in [
+        (200, 0, "all conform"),
+        (990, 0, "all conform"),
+        (1500, 2, "1000 levels"),
+    ] {
+        let mut m = base.clone();
+        m["DataXMData"]["Deep"] = nested(levels);
+        let path = dir.path().join(format!("deep{levels}.json"));
+        // Written by hand: serde_json's own writer has no depth limit, but its reader does.
+        std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+        let (got, out, err) = explorer(&["validate", path.to_str().unwrap()], "");
+        assert_eq!(got, code, "{levels}: {out}{err}");
+        assert!(out.contains(says), "{levels}: {out}");
+    }
+}
