@@ -57,6 +57,32 @@ fn bench(c: &mut Criterion) {
     c.bench_function("dialogue of one exchange (all three levels)", |b| {
         b.iter(|| check_sequence(black_box(&pair)))
     });
+
+    // The shipped Domain Access tour as it was recorded (ten exchanges of every Kind, with
+    // commitments and a ten-step plan): exchanges per second through all three levels, the
+    // semantic rules included (issue 12: at least 100,000/s).
+    let tour: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/dac-tour.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut messages = Vec::new();
+    for turn in tour["dialogues"][0]["turns"].as_array().unwrap() {
+        messages.push(turn["request"].clone());
+        if let Some(r) = turn.get("response") {
+            messages.push(r.clone());
+        }
+    }
+    let exchanges = tour["dialogues"][0]["turns"].as_array().unwrap().len() as u64;
+    let mut group = c.benchmark_group("realistic dialogue");
+    group.throughput(Throughput::Elements(exchanges));
+    group.bench_function(
+        format!("dac-tour, {exchanges} exchanges, all three levels"),
+        |b| b.iter(|| check_sequence(black_box(&messages))),
+    );
+    group.finish();
 }
 
 criterion_group!(benches, bench);

@@ -275,3 +275,209 @@ fn a_known_conformant_message_round_trips() {
     assert!(check_message(&message, None).conforms());
     assert_types_accept(&message, Interface::Dac, Mode::Request);
 }
+
+/// One turn of a generated conformant dialogue: what Basic Knowledge asks, and how the
+/// server (a correct one, modelled below) answers; or a Request that breaks a rule (a Kind
+/// that is no Kind) which the server rejects, retried with the same TurnIndex.
+#[derive(Clone, Debug)]
+enum Planned {
+    Turn {
+        kind: usize,
+        /// Commitments asked for and released, from a pool of four IDs.
+        retain: Vec<u8>,
+        release: Vec<u8>,
+        /// PA Statuses of the plan (feasibility only), indices into `PaStatus::ALL`.
+        steps: Vec<usize>,
+        gap: u64,
+        float: bool,
+        not_answered: bool,
+    },
+    RejectedThenRetried,
+}
+
+fn arb_planned() -> impl Strategy<Value = Planned> {
+    prop_oneof![
+        8 => (
+            0usize..7,
+            prop::collection::vec(0u8..4, 0..3),
+            prop::collection::vec(0u8..4, 0..2),
+            prop::collection::vec(0usize..10, 1..5),
+            0u64..3,
+            any::<bool>(),
+            prop::bool::weighted(0.1),
+        )
+            .prop_map(|(kind, retain, release, steps, gap, float, not_answered)| Planned::Turn {
+                kind,
+                retain,
+                release,
+                steps,
+                gap,
+                float,
+                not_answered,
+            }),
+        1 => Just(Planned::RejectedThenRetried),
+    ]
+}
+
+/// A dialogue as a correct client and server would have it: the messages in order, the
+/// indices of the deliberately broken Requests, and the same dialogue as recorded turns
+/// (the broken Requests rejected with a tool error).
+fn conformant_dialogue(plan: &[Planned]) -> (Vec<Value>, Vec<usize>, Vec<(Value, Option<Value>)>) {
+    use bkn_explorer::protocol::dac::{Kind, Overall, PaStatus};
+    use std::collections::BTreeMap;
+    let (mut messages, mut broken, mut turns) = (Vec::new(), Vec::new(), Vec::new());
+    let mut commitments: BTreeMap<String, &str> = BTreeMap::new();
+    let mut turn = 0u64;
+    let mut n = 0;
+    let mut next_id = |prefix: &str| {
+        n += 1;
+        format!("{prefix}{n}")
+    };
+    let index = |t: u64, float: bool| -> Value { if float { json!(t as f64) } else { json!(t) } };
+    for p in plan {
+        let mut request = base("dac-request-minimal");
+        request["QueryID"] = json!(next_id("q"));
+        match p {
+            Planned::RejectedThenRetried => {
+                request["Kind"] = json!("groundng");
+                request["TurnIndex"] = json!(turn);
+                broken.push(messages.len());
+                messages.push(request.clone());
+                turns.push((request, None));
+                // The retry: the same turn, now conformant (answered in the next plan item
+                // or here with a plain constraints Request).
+                let mut retry = base("dac-request-minimal");
+                retry["QueryID"] = json!(next_id("q"));
+                retry["TurnIndex"] = json!(turn);
+                let mut response = base("dac-response-minimal");
+                response["QueryID"] = json!(next_id("r"));
+                response["RequestID"] = retry["QueryID"].clone();
+                response["TurnIndex"] = json!(turn);
+                response["Outcome"] = json!("answered");
+                if !commitments.is_empty() {
+                    response["CommitmentStatus"] = json!(
+                        commitments
+                            .iter()
+                            .map(|(k, v)| json!({"CommitmentID": k, "Status": v}))
+                            .collect::<Vec<_>>()
+                    );
+                }
+                messages.push(retry.clone());
+                messages.push(response.clone());
+                turns.push((retry, Some(response)));
+                turn += 1;
+            }
+            Planned::Turn {
+                kind,
+                retain,
+                release,
+                steps,
+                gap,
+                float,
+                not_answered,
+            } => {
+                turn += gap;
+                let kind = Kind::ALL[*kind];
+                request["Kind"] = json!(kind.as_str());
+                request["TurnIndex"] = index(turn, *float);
+                let retain: Vec<String> = retain.iter().map(|i| format!("c{i}")).collect();
+                let release: Vec<String> = release.iter().map(|i| format!("c{i}")).collect();
+                if !retain.is_empty() {
+                    request["Commitments"] = json!(
+                        retain
+                            .iter()
+                            .map(|id| json!({"CommitmentID": id, "Statement": "X locatedAt Y"}))
+                            .collect::<Vec<_>>()
+                    );
+                }
+                if !release.is_empty() {
+                    request["ReleasedCommitmentIDs"] = json!(release);
+                }
+                if kind == Kind::Feasibility {
+                    request["ProcessActions"] = json!(
+                        steps
+                            .iter()
+                            .enumerate()
+                            .map(|(i, _)| json!({"Step": i, "Statement": "MM-Move Nil A To B"}))
+                            .collect::<Vec<_>>()
+                    );
+                }
+                let mut response = base("dac-response-minimal");
+                response["QueryID"] = json!(next_id("r"));
+                response["RequestID"] = request["QueryID"].clone();
+                response["TurnIndex"] = request["TurnIndex"].clone();
+                response["Outcome"] = json!(if *not_answered {
+                    "not_answered"
+                } else {
+                    "answered"
+                });
+                if !*not_answered {
+                    for id in &release {
+                        if let Some(s) = commitments.get_mut(id) {
+                            *s = "released";
+                        }
+                    }
+                    for id in &retain {
+                        commitments.insert(id.clone(), "retained");
+                    }
+                    if kind == Kind::Feasibility {
+                        let statuses: Vec<PaStatus> =
+                            steps.iter().map(|s| PaStatus::ALL[*s]).collect();
+                        response["Feasibility"] = json!({
+                            "Steps": statuses.iter().enumerate().map(|(i, s)| json!({"Step": i, "PAStatus": s.as_str(), "Reason": "because"})).collect::<Vec<_>>(),
+                            "Overall": Overall::of(statuses.iter().copied()).as_str(),
+                        });
+                    }
+                }
+                if !commitments.is_empty() {
+                    response["CommitmentStatus"] = json!(
+                        commitments
+                            .iter()
+                            .map(|(k, v)| json!({"CommitmentID": k, "Status": v}))
+                            .collect::<Vec<_>>()
+                    );
+                }
+                messages.push(request.clone());
+                messages.push(response.clone());
+                turns.push((request, Some(response)));
+                turn += 1;
+            }
+        }
+    }
+    (messages, broken, turns)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases() / 4, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// No false finding: a dialogue that follows every rule gets none, whatever its
+    /// commitments, plans, gaps in TurnIndex, `2.0`-style numbers, rejected Requests and
+    /// retries; the broken Requests get exactly their own finding.
+    #[test]
+    fn conformant_dialogues_get_no_finding(plan in prop::collection::vec(arb_planned(), 1..12)) {
+        use bkn_explorer::protocol::conformance::{SequenceChecker, TurnReply};
+        let (messages, broken, turns) = conformant_dialogue(&plan);
+        let report = check_sequence(&messages);
+        for (i, findings) in report.messages.iter().enumerate() {
+            if broken.contains(&i) {
+                prop_assert_eq!(findings.len(), 1, "message {}: {:?}", i, findings);
+                prop_assert_eq!(findings[0].check.as_str(), "schema.enum");
+            } else {
+                prop_assert!(findings.is_empty(), "message {}: {:?}\n{:#?}", i, findings, messages);
+            }
+        }
+        // The same dialogue as recorded turns, the broken Requests rejected by the server.
+        let mut checker = SequenceChecker::new(Some(Interface::Dac));
+        for (request, response) in &turns {
+            let reply = match response {
+                Some(r) => TurnReply::Response(r),
+                None => TurnReply::Rejected,
+            };
+            let found = checker.turn(request, reply);
+            prop_assert!(found.response.is_empty(), "{:?}", found.response);
+            if response.is_some() {
+                prop_assert!(found.request.is_empty(), "{:?}", found.request);
+            }
+        }
+    }
+}

@@ -69,6 +69,7 @@ pub fn run(args: Args) -> u8 {
         };
         let dialog_id = dialogue.dialog_id().to_owned();
         let spec = dialogue.connection.spec.clone();
+        let defaults = dialogue.defaults.values.clone();
         let mut turns: Vec<Turn> = Vec::new();
         let mut code = server_findings;
         let cancel = CancellationToken::new();
@@ -86,7 +87,7 @@ pub fn run(args: Args) -> u8 {
         }
         dialogue.close().await;
         if let Some(path) = &args.save
-            && let Err(e) = super::save_dialogue(path, args.name.as_deref(), &spec, interface, &dialog_id, turns)
+            && let Err(e) = super::save_dialogue(path, args.name.as_deref(), &spec, interface, &dialog_id, &defaults, turns)
         {
             eprintln!("bkn-explorer dialogue: {e}");
             return exit::FAILURE;

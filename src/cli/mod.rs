@@ -83,6 +83,7 @@ fn save_dialogue(
     spec: &crate::client::spec::ServerSpec,
     interface: crate::protocol::Interface,
     dialog_id: &str,
+    defaults: &crate::protocol::message::CommonDefaults,
     turns: Vec<crate::client::turn::Turn>,
 ) -> Result<(), String> {
     let mut session = crate::session::Session {
@@ -96,6 +97,8 @@ fn save_dialogue(
         interface,
         dialog_id: dialog_id.to_owned(),
         notes: None,
+        defaults: (*defaults != crate::protocol::message::CommonDefaults::default())
+            .then(|| defaults.clone()),
         turns,
     });
     session

@@ -114,6 +114,14 @@ pub fn run(args: Args) -> u8 {
                         println!("      {d}");
                     }
                 }
+                // The replayed turn's own verdict, as send and dialogue give it.
+                for f in &t.replayed.findings {
+                    let on = match f.on {
+                        crate::client::turn::Subject::Request => "request",
+                        crate::client::turn::Subject::Response => "response",
+                    };
+                    println!("      {on}: {}", f.finding);
+                }
             },
         ));
         match result {
@@ -128,6 +136,14 @@ pub fn run(args: Args) -> u8 {
                     .iter()
                     .filter(|t| !t.differences.is_empty())
                     .count();
+                if replayed.turns.iter().any(|t| {
+                    t.replayed
+                        .findings
+                        .iter()
+                        .any(|f| f.on == crate::client::turn::Subject::Response)
+                }) {
+                    code = code.max(exit::NONCONFORMANT);
+                }
                 if let Some(why) = &replayed.stopped {
                     println!("  stopped: {why}");
                 }

@@ -336,7 +336,7 @@ mod tests {
                 "Items": [{"ItemID": "Kiosk#1"}]}], "Items": ["Bench#1"], "Entities": [{"ProcessID": "P#1"}]}),
         );
         assert_eq!(v.list(Words::MLocations), ["MLoc:A.1", "MLoc:A.2"]);
-        assert_eq!(v.list(Words::Entities), ["Kiosk#1", "Bench#1", "P#1"]);
+        assert_eq!(v.list(Words::Entities), ["Kiosk#1", "P#1", "Bench#1"]);
         assert!(v.problems.is_empty(), "{:?}", v.problems);
         assert!(
             v.why_empty(Words::Users)

@@ -55,6 +55,10 @@ pub struct DialogueRecord {
     pub dialog_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// The common fields this dialogue filled into its Requests, when they were not the
+    /// session's (learnt from the server, or set by the user).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults: Option<CommonDefaults>,
     pub turns: Vec<Turn>,
 }
 

@@ -65,10 +65,11 @@ pub async fn replay_dialogue(
             .cloned()
             .ok_or_else(|| format!("the session has no server {}", record.server))?,
     };
-    let base = if session.defaults == CommonDefaults::default() {
+    let recorded = record.defaults.as_ref().unwrap_or(&session.defaults);
+    let base = if *recorded == CommonDefaults::default() {
         Chosen::built_in()
     } else {
-        Chosen::from_base(session.defaults.clone(), Origin::Session)
+        Chosen::from_base(recorded.clone(), Origin::Session)
     };
     let mut dialogue = Dialogue::connect(
         &spec,

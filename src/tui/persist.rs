@@ -192,6 +192,7 @@ impl App {
                 interface: d.interface,
                 dialog_id: d.dialog_id.clone().unwrap_or_default(),
                 notes: d.notes.clone(),
+                defaults: None,
                 turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
             });
         }

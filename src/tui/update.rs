@@ -774,6 +774,7 @@ impl App {
             interface: d.interface,
             dialog_id: d.dialog_id.clone().unwrap_or_default(),
             notes: None,
+            defaults: None,
             turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
         };
         let session = crate::session::Session {
