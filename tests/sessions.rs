@@ -369,3 +369,84 @@ fn a_process_killed_while_saving_never_leaves_a_truncated_session() {
         "at most the session and one temporary left by a kill: {leftovers:?}"
     );
 }
+
+/// A dialogue that went on in a new MCP session (`R`) is recorded so, and replayed so: the
+/// replay opens a new session at the same turn, and finds no false difference (the new
+/// session's server knows no commitment of the old one). Without the mark, it would.
+#[tokio::test]
+async fn a_reconnect_is_replayed_as_a_new_session_without_false_differences() {
+    use bkn_explorer::client::defaults::{Chosen, Overrides};
+    use bkn_explorer::client::dialogue::{Dialogue, Filling};
+    use bkn_explorer::protocol::Interface;
+    use bkn_explorer::session::DialogueRecord;
+    use serde_json::json;
+
+    let spec = ServerSpec::embedded(Interface::Dac);
+    let cancel = CancellationToken::new();
+    let (connect, overrides) = (options(), Overrides::default());
+    let open = || {
+        Dialogue::connect(
+            &spec,
+            &connect,
+            Interface::Dac,
+            Chosen::built_in(),
+            &overrides,
+        )
+    };
+    let mut first = open().await.unwrap();
+    let commit = json!({"Kind": "commitment", "Commitments": [
+        {"CommitmentID": "c1", "Statement": "Kiosk#3 not locatedAt MLoc:Square.Fountain"}]});
+    let request = first.prepare(commit, Filling::Missing);
+    let t0 = first.send(request, &cancel).await;
+    let dialog_id = first.dialog_id().to_owned();
+    first.close().await;
+    let mut second = open().await.unwrap();
+    second.start_at(1);
+    let grounding = json!({"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}]});
+    let request = second.prepare(grounding, Filling::Missing);
+    let mut t1 = second.send(request, &cancel).await;
+    second.close().await;
+    t1.new_session = true;
+    assert_eq!(
+        t1.response().unwrap()["CommitmentStatus"],
+        json!([]),
+        "the new session knows no commitment"
+    );
+    let mut session = Session {
+        servers: vec![spec.clone()],
+        dialogues: vec![DialogueRecord {
+            name: None,
+            server: spec.name.clone(),
+            interface: Interface::Dac,
+            dialog_id,
+            notes: None,
+            defaults: None,
+            turns: vec![t0, t1],
+        }],
+        ..Default::default()
+    };
+    // Saved and read back, the mark is kept.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reconnected.json");
+    session.save(&path).unwrap();
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("\"newSession\": true")
+    );
+    session = Session::load(&path).unwrap();
+    let replayed = replay_dialogue(&session, 0, None, &options(), &cancel, |_| {})
+        .await
+        .unwrap();
+    assert!(!replayed.differs(), "{:#?}", replayed.turns[1].differences);
+    assert!(replayed.turns[1].replayed.new_session);
+    // The control: the same recording without the mark differs (c1 would be retained).
+    session.dialogues[0].turns[1].new_session = false;
+    let replayed = replay_dialogue(&session, 0, None, &options(), &cancel, |_| {})
+        .await
+        .unwrap();
+    assert!(
+        replayed.differs(),
+        "without the mark the replay cannot know"
+    );
+}

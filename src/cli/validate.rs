@@ -330,20 +330,15 @@ fn check_session(
     found: &mut Found,
 ) {
     out.kind = Some("session");
-    let mut current: Option<(usize, SequenceChecker)> = None;
+    let mut verdicts = crate::session::check::Verdicts::new(interface);
     let result = stream::for_each_turn(source, &mut |t| {
-        let fresh = !matches!(&current, Some((d, _)) if *d == t.dialogue) || t.new_session;
-        if fresh {
-            current = Some((t.dialogue, SequenceChecker::new(interface.or(t.interface))));
-        }
-        let (_, checker) = current.as_mut().expect("made above");
         let reply = match &t.reply {
             StreamedReply::Response(r) => TurnReply::Response(r),
             StreamedReply::ToolError(_) => TurnReply::Rejected,
             StreamedReply::Nothing => TurnReply::Nothing,
         };
         out.messages += 1 + usize::from(matches!(reply, TurnReply::Response(_)));
-        let findings = checker.turn(&t.request, reply);
+        let findings = verdicts.turn(t.dialogue, t.interface, t.new_session, &t.request, reply);
         for (on, list) in [
             ("request", findings.request),
             ("response", findings.response),

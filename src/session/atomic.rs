@@ -1,6 +1,7 @@
 //! Atomic file writes: the new content goes to a temporary file beside the target, is flushed
 //! to disk, and then renamed over the target. A reader, or a process killed half-way, sees the
-//! old file or the new one, never a part of either.
+//! old file or the new one, never a part of either. No folder is made: a path whose folder
+//! does not exist is an error (the caller makes the folders that are its own).
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -11,7 +12,6 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    fs::create_dir_all(&dir)?;
     let name = path
         .file_name()
         .ok_or_else(|| {
@@ -53,7 +53,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         let nested = dir.path().join("a/b/s.json");
-        super::write(&nested, b"x").unwrap();
-        assert!(nested.exists());
+        assert!(super::write(&nested, b"x").is_err(), "no folder is made");
+        assert!(!dir.path().join("a").exists());
     }
 }

@@ -4,6 +4,7 @@
 //! same bytes. Secrets are written as `${VAR}` references, never in clear.
 
 pub mod atomic;
+pub mod check;
 pub mod diff;
 pub mod replay;
 mod skeleton;

@@ -71,14 +71,10 @@ pub async fn replay_dialogue(
     } else {
         Chosen::from_base(recorded.clone(), Origin::Session)
     };
-    let mut dialogue = Dialogue::connect(
-        &spec,
-        options,
-        record.interface,
-        base,
-        &Overrides::default(),
-    )
-    .await?;
+    let overrides = Overrides::default();
+    let connect =
+        |base: Chosen| Dialogue::connect(&spec, options, record.interface, base, &overrides);
+    let mut dialogue = connect(base.clone()).await?;
     let mut replayed = ReplayedDialogue {
         dialog_id: dialogue.dialog_id().to_owned(),
         turns: Vec::new(),
@@ -89,8 +85,29 @@ pub async fn replay_dialogue(
             replayed.stopped = Some("cancelled".into());
             break;
         }
-        let request = dialogue.prepare(recorded.request_value(), Filling::Fresh);
-        let turn = dialogue.send(request, cancel).await;
+        let request = recorded.request_value();
+        // The recorded dialogue went on in a new MCP session here (a reconnect): so does the
+        // replay, at the same TurnIndex.
+        if recorded.new_session && i > 0 {
+            let old = std::mem::replace(
+                &mut dialogue,
+                match connect(base.clone()).await {
+                    Ok(d) => d,
+                    Err(e) => {
+                        replayed.stopped =
+                            Some(format!("cannot open the new session of turn {i}: {e}"));
+                        break;
+                    }
+                },
+            );
+            old.close().await;
+            if let Some(t) = request.get("TurnIndex").and_then(serde_json::Value::as_u64) {
+                dialogue.start_at(t);
+            }
+        }
+        let request = dialogue.prepare(request, Filling::Fresh);
+        let mut turn = dialogue.send(request, cancel).await;
+        turn.new_session = recorded.new_session && i > 0;
         let differences = diff::compare(recorded, &turn);
         let lost = match &turn.reply {
             Reply::Error(e)
@@ -110,7 +127,11 @@ pub async fn replay_dialogue(
         };
         each(&done);
         replayed.turns.push(done);
-        if let Some(why) = lost {
+        // A lost connection ends the replay, unless the recording went on in a new session.
+        let goes_on = record.turns.get(i + 1).is_some_and(|t| t.new_session);
+        if let Some(why) = lost
+            && !goes_on
+        {
             replayed.stopped = Some(why);
             break;
         }
