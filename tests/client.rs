@@ -634,4 +634,26 @@ fn dialogue_tools_and_call_commands() {
     let (code, _, err) = run(&["call", "nosuch", "{}", "--embedded", "dac"]);
     assert_eq!(code, 2);
     assert!(err.contains("nosuch"), "{err}");
+
+    // Without a server named, as the help says: tools describes both reference servers, call
+    // uses the one whose tool it is.
+    let (code, out, _) = run(&["tools", "--format", "json"]);
+    assert_eq!(code, 0);
+    let both: Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = both
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tools"][0]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bkn_dac", "bkn_usr"]);
+    let (code, out, _) = run(&["call", "bkn_usr", "{}"]);
+    assert_eq!(
+        code, 1,
+        "the reference User State Refinement refuses an empty Request"
+    );
+    assert!(out.contains("PGM-KUS-V1.0"), "{out}");
+    let (code, _, err) = run(&["call", "nosuch", "{}"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("name the server of nosuch"), "{err}");
 }

@@ -36,7 +36,8 @@ pub struct ServerArgs {
     /// A JSON file of servers in the common mcpServers shape.
     #[arg(long, value_name = "FILE")]
     pub servers: Option<PathBuf>,
-    /// This program's own reference server: dac or usr. The default when no server is named.
+    /// This program's own reference server: dac or usr. The default when no server is named
+    /// (tools then describes both; call uses the one whose tool it calls).
     #[arg(long, value_name = "dac|usr", value_parser = super::validate::parse_interface)]
     pub embedded: Option<Interface>,
     /// Seconds to wait for the handshake and for each answer (progress extends it).
@@ -100,6 +101,14 @@ impl ServerArgs {
             Some(interface) => Ok(ServerSpec::embedded(interface)),
             None => Err("name a server: --stdio \"CMD\", --url URL, --server NAME --servers FILE, or --embedded dac|usr".into()),
         }
+    }
+
+    /// Whether the command line names a server (else the reference ones are meant).
+    pub fn names_a_server(&self) -> bool {
+        self.stdio.is_some()
+            || self.url.is_some()
+            || self.server.is_some()
+            || self.embedded.is_some()
     }
 
     /// The defaults the user set on the command line.

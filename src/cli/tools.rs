@@ -4,6 +4,8 @@ use super::exit;
 use super::target::{self, ServerArgs};
 use crate::client::connection::Connection;
 use crate::client::event::EventSink;
+use crate::client::spec::ServerSpec;
+use crate::protocol::Interface;
 use clap::ValueEnum;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -33,28 +35,70 @@ pub struct CallArgs {
 }
 
 /// Lists what a server offers: who it is, its tools (marking BKN-DAC and BKN-USR), resources
-/// and prompts.
+/// and prompts. Without a server named, both reference servers, one after the other (in JSON,
+/// an array of the two).
 pub fn tools(args: ToolsArgs) -> u8 {
-    let spec = match args.server.resolve(None) {
-        Ok(s) => s,
-        Err(e) => return fail("tools", &e),
+    let specs = if args.server.names_a_server() {
+        match args.server.resolve(None) {
+            Ok(s) => vec![s],
+            Err(e) => return fail("tools", &e),
+        }
+    } else {
+        vec![
+            ServerSpec::embedded(Interface::Dac),
+            ServerSpec::embedded(Interface::Usr),
+        ]
     };
     let runtime = match target::runtime() {
         Ok(r) => r,
         Err(e) => return fail("tools", &e),
     };
-    runtime.block_on(async {
-        let connection = match Connection::connect(&spec, &args.server.connect_options(EventSink::none())).await {
+    let mut outputs = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        if i > 0 && args.format == Format::Text {
+            println!("\n{}\n", "─".repeat(40));
+        }
+        match runtime.block_on(describe(spec, &args)) {
+            Ok(Some(json)) => outputs.push(json),
+            Ok(None) => {}
+            Err(code) => return code,
+        }
+    }
+    if args.format == Format::Json {
+        let out = match outputs.len() {
+            1 => outputs.remove(0),
+            _ => Value::Array(outputs),
+        };
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    }
+    exit::OK
+}
+
+/// One server's description: printed as text, or returned as JSON.
+async fn describe(spec: &ServerSpec, args: &ToolsArgs) -> Result<Option<Value>, u8> {
+    {
+        let connection = match Connection::connect(
+            spec,
+            &args.server.connect_options(EventSink::none()),
+        )
+        .await
+        {
             Ok(c) => c,
-            Err(e) => return fail("tools", &e.0),
+            Err(e) => return Err(fail("tools", &e.0)),
         };
         let resources = connection.list_resources().await.unwrap_or_default();
         let prompts = connection.list_prompts().await.unwrap_or_default();
         let s = &connection.summary;
-        let bkn = |name: &str| s.bkn_tools.iter().find(|(_, t)| t.as_str() == name).map(|(i, _)| i.name());
+        let bkn = |name: &str| {
+            s.bkn_tools
+                .iter()
+                .find(|(_, t)| t.as_str() == name)
+                .map(|(i, _)| i.name())
+        };
+        let mut json_out = None;
         match args.format {
             Format::Json => {
-                let out = json!({
+                json_out = Some(json!({
                     "server": {"name": s.name, "version": s.version, "title": s.title, "protocolVersion": s.protocol_version,
                                "instructions": s.instructions, "dialogId": connection.dialog_id},
                     "tools": s.tools.iter().map(|t| json!({"name": t.name, "title": t.title, "description": t.description,
@@ -63,8 +107,7 @@ pub fn tools(args: ToolsArgs) -> u8 {
                     "prompts": prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
                     "published": s.published,
                     "findings": s.findings,
-                });
-                println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+                }));
             }
             Format::Text => {
                 println!("{} {} (MCP {})", s.name, s.version, s.protocol_version);
@@ -81,22 +124,36 @@ pub fn tools(args: ToolsArgs) -> u8 {
                 }
                 println!("\nresources ({}):", resources.len());
                 for r in &resources {
-                    println!("  {}  {}", r.uri, r.description.as_deref().unwrap_or_default());
+                    println!(
+                        "  {}  {}",
+                        r.uri,
+                        r.description.as_deref().unwrap_or_default()
+                    );
                 }
                 println!("\nprompts ({}):", prompts.len());
                 for p in &prompts {
-                    println!("  {}  {}", p.name, p.description.as_deref().unwrap_or_default());
+                    println!(
+                        "  {}  {}",
+                        p.name,
+                        p.description.as_deref().unwrap_or_default()
+                    );
                 }
                 match &s.published {
                     Some(p) => println!(
                         "\nserves MInstance {}{} (named by {})",
                         p.m_instance.as_deref().unwrap_or("?"),
-                        p.u_environment.as_deref().map(|u| format!(", UEnvironment {u}")).unwrap_or_default(),
+                        p.u_environment
+                            .as_deref()
+                            .map(|u| format!(", UEnvironment {u}"))
+                            .unwrap_or_default(),
                         p.source
                     ),
                     None if !s.bkn_tools.is_empty() => println!(
                         "\nnames no M-Instance (MCP-BINDING section 1: dac://domain or usr://users){}",
-                        s.resource_problem.as_deref().map(|p| format!("; {p}")).unwrap_or_default()
+                        s.resource_problem
+                            .as_deref()
+                            .map(|p| format!("; {p}"))
+                            .unwrap_or_default()
                     ),
                     None => {}
                 }
@@ -109,8 +166,8 @@ pub fn tools(args: ToolsArgs) -> u8 {
             }
         }
         connection.close().await;
-        exit::OK
-    })
+        Ok(json_out)
+    }
 }
 
 /// Calls any tool and prints its result; exit 1 when the result is a tool error.
@@ -136,7 +193,19 @@ pub fn call(args: CallArgs) -> u8 {
             );
         }
     };
-    let spec = match args.server.resolve(None) {
+    // Without a server named, the reference server whose tool it is.
+    let default = Interface::from_tool_name(&args.tool);
+    if !args.server.names_a_server() && default.is_none() {
+        return fail(
+            "call",
+            &format!(
+                "name the server of {}: the reference servers have only bkn_dac and bkn_usr \
+                 (--stdio \"CMD\", --url URL, --server NAME --servers FILE)",
+                args.tool
+            ),
+        );
+    }
+    let spec = match args.server.resolve(default) {
         Ok(s) => s,
         Err(e) => return fail("call", &e),
     };
