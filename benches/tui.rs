@@ -8,13 +8,15 @@
 
 use bkn_explorer::client::connection::ConnectOptions;
 use bkn_explorer::client::spec::ServerSpec;
-use bkn_explorer::client::turn::{Reply, Turn};
+use bkn_explorer::client::turn::{Reply, Turn, TurnKind};
 use bkn_explorer::protocol::Interface;
-use bkn_explorer::protocol::message::CommonDefaults;
+use bkn_explorer::protocol::dac::Kind;
 use bkn_explorer::protocol::raw::RawJson;
 use bkn_explorer::session::Session;
-use bkn_explorer::tui::app::{App, AppEvent, DetailTab, Options};
+use bkn_explorer::tui::app::{App, DetailTab, Options, Paths};
 use bkn_explorer::tui::dialogue::{DialogueState, Status};
+use bkn_explorer::tui::run::Runner;
+use bkn_explorer::tui::theme::Theme;
 use bkn_explorer::tui::view;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
@@ -28,15 +30,26 @@ fn options(servers: Vec<ServerSpec>) -> Options {
     Options {
         servers,
         session: None,
-        theme: "dark".into(),
-        theme_dir: None,
-        data_dir: None,
-        sessions_dir: PathBuf::from("sessions"),
-        defaults: CommonDefaults::default(),
-        connect: ConnectOptions {
-            embedded_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_bkn-explorer"))),
-            ..ConnectOptions::default()
+        theme: Theme::dark(),
+        theme_warning: None,
+        themes: Theme::names(None),
+        keymap: Default::default(),
+        paths: Paths {
+            data_dir: None,
+            sessions_dir: PathBuf::from("sessions"),
+            sessions_dir_exists: true,
+            cwd: PathBuf::from("."),
         },
+        recover: None,
+        overrides: Default::default(),
+        in_tmux: false,
+    }
+}
+
+fn connect() -> ConnectOptions {
+    ConnectOptions {
+        embedded_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_bkn-explorer"))),
+        ..ConnectOptions::default()
     }
 }
 
@@ -64,10 +77,8 @@ fn dialogue(count: usize) -> Vec<Turn> {
     out
 }
 
-fn app_with(rt: &tokio::runtime::Runtime, turns: usize) -> App {
-    let _guard = rt.enter();
-    let (tx, _rx) = mpsc::unbounded_channel::<AppEvent>();
-    let mut app = App::new(options(Vec::new()), tx);
+fn app_with(turns: usize) -> App {
+    let (mut app, _) = App::new(options(Vec::new()), Instant::now());
     let mut d = DialogueState::new(1, "bench".into(), 0, Interface::Dac);
     d.status = Status::Recorded;
     for turn in dialogue(turns) {
@@ -75,13 +86,16 @@ fn app_with(rt: &tokio::runtime::Runtime, turns: usize) -> App {
     }
     let last = d.turns.len() - 1;
     d.select(Some(last));
+    let spec = ServerSpec::embedded(Interface::Dac);
     app.servers.push(bkn_explorer::tui::app::ServerState {
-        spec: ServerSpec::embedded(Interface::Dac),
+        name: spec.name.clone(),
+        spec,
         status: bkn_explorer::tui::app::ServerStatus::Recorded,
         summary: None,
         vocabulary: Default::default(),
         interface: Interface::Dac,
         expanded: true,
+        overrides: Default::default(),
     });
     app.dialogues.push(d);
     app.current = Some(0);
@@ -89,24 +103,16 @@ fn app_with(rt: &tokio::runtime::Runtime, turns: usize) -> App {
 }
 
 fn frames(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let big = app_with(&rt, 10_000);
+    let big = app_with(10_000);
     let size = big.dialogues[0].turns.last().unwrap().turn.reply.clone();
     if let Reply::Response(r) = size {
         println!("the selected Response is {} bytes", r.len());
     }
     let mut group = c.benchmark_group("frame 200x60");
     for turns in [100usize, 10_000] {
-        let mut app = if turns == 10_000 {
-            app_with(&rt, 10_000)
-        } else {
-            app_with(&rt, 100)
-        };
+        let mut app = app_with(turns);
         for tab in [DetailTab::Answer, DetailTab::Raw, DetailTab::Findings] {
-            app.detail_tab = tab;
+            app.dialogues[0].detail_tab = tab;
             let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
             group.bench_with_input(
                 BenchmarkId::new(format!("{} tab", tab.title()), format!("{turns} turns")),
@@ -115,13 +121,17 @@ fn frames(c: &mut Criterion) {
                     b.iter(|| {
                         // Each frame from scratch, as after a resize: the whole screen is new.
                         terminal.clear().unwrap();
-                        terminal.draw(|f| view::render(f, &app)).unwrap();
+                        terminal
+                            .draw(|f| {
+                                view::render(f, &app);
+                            })
+                            .unwrap();
                     })
                 },
             );
         }
         // The Answer scrolled to its last relations (the lines above are counted, not made).
-        app.detail_tab = DetailTab::Answer;
+        app.dialogues[0].detail_tab = DetailTab::Answer;
         app.dialogues[0].detail_scroll = 5_990;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(
@@ -130,7 +140,11 @@ fn frames(c: &mut Criterion) {
             |b, _| {
                 b.iter(|| {
                     terminal.clear().unwrap();
-                    terminal.draw(|f| view::render(f, &app)).unwrap();
+                    terminal
+                        .draw(|f| {
+                            view::render(f, &app);
+                        })
+                        .unwrap();
                 })
             },
         );
@@ -141,11 +155,11 @@ fn frames(c: &mut Criterion) {
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, t)| t.summary.kind == "feasibility")
+            .find(|(_, t)| t.summary.kind == TurnKind::Dac(Kind::Feasibility))
             .map(|(i, _)| i)
             .unwrap();
         app.dialogues[0].select(Some(middle));
-        app.detail_tab = DetailTab::Feasibility;
+        app.dialogues[0].detail_tab = DetailTab::Feasibility;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(
             BenchmarkId::new("Feasibility tab", format!("{turns} turns")),
@@ -153,7 +167,11 @@ fn frames(c: &mut Criterion) {
             |b, _| {
                 b.iter(|| {
                     terminal.clear().unwrap();
-                    terminal.draw(|f| view::render(f, &app)).unwrap();
+                    terminal
+                        .draw(|f| {
+                            view::render(f, &app);
+                        })
+                        .unwrap();
                 })
             },
         );
@@ -176,24 +194,30 @@ fn startup(c: &mut Criterion) {
                 total += rt.block_on(async {
                     let start = Instant::now();
                     let (tx, mut rx) = mpsc::unbounded_channel();
-                    let mut app = App::new(
+                    let mut runner = Runner::new(
                         options(vec![
                             ServerSpec::embedded(Interface::Dac),
                             ServerSpec::embedded(Interface::Usr),
                         ]),
+                        connect(),
+                        None,
+                        None,
                         tx,
                     );
-                    while !app.dialogues.iter().all(|d| d.status == Status::Open) {
+                    while !runner
+                        .app
+                        .dialogues
+                        .iter()
+                        .all(|d| d.status == Status::Open)
+                    {
                         let event = rx.recv().await.expect("events");
-                        app.handle(event);
+                        runner.handle(event);
                     }
                     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
-                    terminal.draw(|f| view::render(f, &app)).unwrap();
+                    terminal.draw(|f| runner.draw(f)).unwrap();
                     let elapsed = start.elapsed();
-                    // Not timed: the servers are ended.
-                    for d in &app.dialogues {
-                        app.engine.close(d.key);
-                    }
+                    // Not timed: the servers are ended (as a quit ends them).
+                    runner.act(bkn_explorer::tui::action::Action::Quit);
                     while let Ok(Some(_)) =
                         tokio::time::timeout(Duration::from_millis(300), rx.recv()).await
                     {

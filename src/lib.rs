@@ -11,4 +11,5 @@ pub mod client;
 pub mod protocol;
 pub mod server;
 pub mod session;
+pub mod settings;
 pub mod tui;

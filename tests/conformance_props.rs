@@ -319,10 +319,13 @@ fn arb_planned() -> impl Strategy<Value = Planned> {
     ]
 }
 
+/// A recorded turn: the Request, and the Response (none: a tool error answered it).
+type RecordedTurn = (Value, Option<Value>);
+
 /// A dialogue as a correct client and server would have it: the messages in order, the
 /// indices of the deliberately broken Requests, and the same dialogue as recorded turns
 /// (the broken Requests rejected with a tool error).
-fn conformant_dialogue(plan: &[Planned]) -> (Vec<Value>, Vec<usize>, Vec<(Value, Option<Value>)>) {
+fn conformant_dialogue(plan: &[Planned]) -> (Vec<Value>, Vec<usize>, Vec<RecordedTurn>) {
     use bkn_explorer::protocol::dac::{Kind, Overall, PaStatus};
     use std::collections::BTreeMap;
     let (mut messages, mut broken, mut turns) = (Vec::new(), Vec::new(), Vec::new());

@@ -54,6 +54,8 @@ enum Outcome {
 struct Explorer {
     engine: Engine,
     events: mpsc::UnboundedReceiver<EngineEvent>,
+    /// The caller names dialogues (the explorer's state does).
+    next_key: u64,
 }
 
 impl Explorer {
@@ -62,12 +64,14 @@ impl Explorer {
         Explorer {
             engine: Engine::new(tx, options(max_mb)),
             events,
+            next_key: 1,
         }
     }
 
     /// Opens a dialogue; returns its key and its DialogID, or the error.
     async fn open(&mut self, spec: ServerSpec) -> (u64, Result<String, String>) {
-        let key = self.engine.new_key();
+        let key = self.next_key;
+        self.next_key += 1;
         self.engine.open(
             key,
             spec,

@@ -3,6 +3,8 @@
 //! would see comes back with `capture-pane`. `.ci/run` installs tmux; without it these tests
 //! fail and say so.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +16,7 @@ static NEXT: AtomicUsize = AtomicUsize::new(0);
 /// when dropped.
 struct Tmux {
     socket: String,
-    _data: tempfile::TempDir,
+    _data: Option<tempfile::TempDir>,
     data_dir: std::path::PathBuf,
 }
 
@@ -32,6 +34,14 @@ impl Tmux {
         env: &[&str],
         data: tempfile::TempDir,
     ) -> Tmux {
+        let path = data.path().to_owned();
+        let mut t = Tmux::start_in(width, height, args, env, &path);
+        t._data = Some(data);
+        t
+    }
+
+    /// Starts the explorer on a data directory the test keeps (to start it again on it).
+    fn start_in(width: u16, height: u16, args: &str, env: &[&str], data_dir: &Path) -> Tmux {
         let version = Command::new("tmux").arg("-V").output();
         assert!(
             version.as_ref().is_ok_and(|o| o.status.success()),
@@ -42,11 +52,10 @@ impl Tmux {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let data_dir = data.path().to_owned();
         let t = Tmux {
             socket,
-            _data: data,
-            data_dir,
+            _data: None,
+            data_dir: data_dir.to_owned(),
         };
         // A placeholder first, so that the pane is kept after the explorer exits (to read
         // what it left behind and its exit status) however fast that is.
@@ -69,6 +78,11 @@ impl Tmux {
             env!("CARGO_BIN_EXE_bkn-explorer")
         );
         let data_env = format!("BKN_EXPLORER_DATA_DIR={}", t.data_dir.display());
+        // The remembered theme and settings of the test's own (none).
+        let config_env = format!(
+            "BKN_EXPLORER_CONFIG_DIR={}",
+            t.data_dir.join("config").display()
+        );
         let mut respawn = vec![
             "respawn-pane",
             "-k",
@@ -78,6 +92,10 @@ impl Tmux {
             "TERM=xterm-256color",
             "-e",
             &data_env,
+            "-e",
+            &config_env,
+            "-c",
+            env!("CARGO_MANIFEST_DIR"),
         ];
         for e in env {
             respawn.extend(["-e", e]);
@@ -214,7 +232,9 @@ fn compose_and_send_a_feasibility_request_and_read_the_pa_statuses() {
         &["bkn_dac", "bkn_usr", "semantic_grounding"],
         "both servers",
     );
-    // Kind row: → four times is feasibility; ↓ four times is Steps.
+    // The composer starts on the first field; ↑ is the Kind row, where → four times is
+    // feasibility; ↓ four times is Steps.
+    t.keys(&["Up"]);
     t.keys(&["Right", "Right", "Right", "Right"]);
     t.wait_for(&["< feasibility >"], "the feasibility form");
     t.keys(&["Down", "Down", "Down", "Down"]);
@@ -229,9 +249,10 @@ fn compose_and_send_a_feasibility_request_and_read_the_pa_statuses() {
         "the feasibility verdict",
     );
     assert!(screen.contains("2 of 3 steps Ack"), "{screen}");
-    assert!(screen.contains("answered · partially feasible"), "{screen}");
-    // q asks first (one turn is not saved), y leaves, and the terminal is itself again.
-    t.keys(&["Tab"]);
+    assert!(screen.contains("answered · partia"), "{screen}");
+    // Out of the composer (Esc: no turn is pending), q asks first (one turn is not saved),
+    // y leaves, and the terminal is itself again.
+    t.keys(&["Escape"]);
     t.keys(&["q"]);
     t.wait_for(
         &["not saved", "Quit anyway?"],
@@ -246,8 +267,12 @@ fn compose_and_send_a_feasibility_request_and_read_the_pa_statuses() {
     );
     assert_no_crash_report(&t.data_dir);
     assert!(
-        t.data_dir.join("autosave.json").exists(),
-        "the turn was autosaved"
+        t.data_dir.join("last-run.json").exists(),
+        "the turn was autosaved, and the autosave kept as the last run's"
+    );
+    assert!(
+        !t.data_dir.join("autosave.json").exists(),
+        "nothing to offer back"
     );
 }
 
@@ -258,9 +283,8 @@ fn a_small_terminal_still_works() {
         &["server domain-access", "semantic_grounding"],
         "the narrow layout",
     );
-    t.keys(&["Down"]);
     t.type_text("Where is the bench?");
-    t.keys(&["Down"]);
+    t.keys(&["Tab"]);
     t.type_text("bench");
     t.keys(&["F5"]);
     t.wait_for(&["Object classes", "Bench"], "the grounding");
@@ -271,7 +295,7 @@ fn a_small_terminal_still_works() {
 }
 
 #[test]
-fn sigterm_leaves_cleanly() {
+fn sigterm_without_work_leaves_cleanly() {
     let t = Tmux::start(120, 40, "");
     t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
     let pid = t.explorer_pid();
@@ -280,7 +304,7 @@ fn sigterm_leaves_cleanly() {
         .status()
         .expect("kill runs");
     assert!(killed.success());
-    assert_eq!(t.wait_exit(), "0", "SIGTERM is a clean exit");
+    assert_eq!(t.wait_exit(), "143", "the shell's code for SIGTERM");
     assert!(!t.screen().contains("bkn-explorer │"));
     assert!(
         !t.data_dir.join("running").exists(),
@@ -345,6 +369,274 @@ fn a_run_that_did_not_end_cleanly_is_offered_for_recovery() {
         "the recovered session",
     );
     assert!(screen.contains("feasibility"), "{screen}");
+    // Recovered turns are saved nowhere yet: quitting asks.
+    t.keys(&["C-q"]);
+    t.wait_for(&["10 turns are not saved"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// Sends a grounding Request from the composer and waits for its answer.
+fn send_a_grounding(t: &Tmux) {
+    t.type_text("Where is the bench?");
+    t.keys(&["Tab"]);
+    t.type_text("bench");
+    t.keys(&["F5"]);
+    t.wait_for(&["Object classes", "Bench"], "the grounding");
+}
+
+fn signal(pid: &str, name: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{name}"), pid])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+}
+
+/// A signal with a turn not saved: the turn goes to the autosave, the running marker stays,
+/// and the next start offers it back (and a new turn does not overwrite it first).
+fn a_signal_keeps_the_work_for_the_next_start(name: &str, code: &str) {
+    let data = tempfile::tempdir().unwrap();
+    {
+        let t = Tmux::start_in(120, 40, "", &[], data.path());
+        t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+        send_a_grounding(&t);
+        let pid = t.explorer_pid();
+        signal(&pid, name);
+        assert_eq!(t.wait_exit(), code);
+        assert!(
+            !t.screen().contains("bkn-explorer │"),
+            "the terminal is restored"
+        );
+        assert!(
+            data.path().join("running").exists(),
+            "the marker stays, so that the next start offers the autosave"
+        );
+        let autosave = std::fs::read_to_string(data.path().join("autosave.json")).unwrap();
+        assert!(
+            autosave.contains("\"bench\""),
+            "the turn is in the autosave"
+        );
+    }
+    let t = Tmux::start_in(120, 40, "", &[], data.path());
+    t.wait_for(
+        &["did not close cleanly", "Recover the session"],
+        "the offer",
+    );
+    t.keys(&["y"]);
+    let screen = t.wait_for(&["recovered", "semantic_grounding"], "the recovered turn");
+    assert!(screen.contains("bench"), "{screen}");
+    t.keys(&["C-q"]);
+    t.wait_for(
+        &["Quit anyway?"],
+        "the question: the recovered turn is not saved",
+    );
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+    assert_no_crash_report(data.path());
+}
+
+#[test]
+fn sigterm_with_unsaved_work_is_recovered_at_the_next_start() {
+    a_signal_keeps_the_work_for_the_next_start("TERM", "143");
+}
+
+#[test]
+fn sighup_a_closed_terminal_is_recovered_at_the_next_start() {
+    a_signal_keeps_the_work_for_the_next_start("HUP", "129");
+}
+
+#[test]
+fn a_refused_recovery_keeps_the_file_and_new_turns_do_not_overwrite_it() {
+    let data = tempfile::tempdir().unwrap();
+    {
+        let t = Tmux::start_in(120, 40, "", &[], data.path());
+        t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+        send_a_grounding(&t);
+        signal(&t.explorer_pid(), "TERM");
+        t.wait_exit();
+    }
+    let t = Tmux::start_in(120, 40, "", &[], data.path());
+    t.wait_for(&["Recover the session"], "the offer");
+    t.keys(&["n"]);
+    t.wait_for(&["semantic_grounding"], "a fresh start");
+    send_a_grounding(&t);
+    let kept: Vec<_> = std::fs::read_dir(data.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("recovered-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "the crashed run's autosave was moved aside");
+    let text = std::fs::read_to_string(kept[0].path()).unwrap();
+    assert!(
+        text.contains("Where is the bench?"),
+        "and still holds its turn"
+    );
+    t.keys(&["Escape", "q"]);
+    t.wait_for(&["Quit anyway?"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+    assert!(
+        !data.path().join("running").exists(),
+        "a clean quit removes the marker"
+    );
+}
+
+#[test]
+fn closing_a_dialogue_with_turns_asks_first() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+    send_a_grounding(&t);
+    t.keys(&["Escape", "x"]);
+    t.wait_for(&["It has 1 turn", "Close it?"], "the question");
+    t.keys(&["n"]);
+    let screen = t.wait_for(&["1 domain-access #1"], "the dialogue still there");
+    assert!(!screen.contains("It has 1 turn"), "{screen}");
+    t.keys(&["x"]);
+    t.wait_for(&["It has 1 turn"], "the question again");
+    t.keys(&["y"]);
+    let screen = t.wait_for(&["1 user-state #1"], "the other dialogue in view");
+    assert!(!screen.contains("domain-access #1"), "{screen}");
+    // The autosave no longer has it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let autosave =
+            std::fs::read_to_string(t.data_dir.join("autosave.json")).unwrap_or_default();
+        if !autosave.contains("bench") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the autosave still has the closed dialogue"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    t.keys(&["q"]);
+    t.wait_for(
+        &["Quit anyway?"],
+        "the question (the closed turn was never saved)",
+    );
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+#[test]
+fn save_as_over_an_existing_file_asks_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("precious.json");
+    std::fs::write(&target, "precious").unwrap();
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+    send_a_grounding(&t);
+    t.keys(&["Escape", "S", "C-u"]);
+    t.type_text(&target.display().to_string());
+    t.wait_for(&[&format!("→ {}", target.display())], "the full path shown");
+    t.keys(&["Enter"]);
+    t.wait_for(&["exists. Overwrite it?"], "the question");
+    t.keys(&["n"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+    t.keys(&["S", "C-u"]);
+    t.type_text(&target.display().to_string());
+    t.keys(&["Enter"]);
+    t.wait_for(&["exists. Overwrite it?"], "the question again");
+    t.keys(&["y"]);
+    t.wait_for(&["saved"], "the save");
+    let saved = bkn_explorer::session::Session::load(&target).expect("a session now");
+    assert_eq!(saved.dialogues[0].turns.len(), 1);
+    // A folder that does not exist is not made.
+    let missing = dir.path().join("no/such/folder/s.json");
+    t.keys(&["S", "C-u"]);
+    t.type_text(&missing.display().to_string());
+    t.keys(&["Enter"]);
+    t.wait_for(&["not saved: that folder does not exist"], "the refusal");
+    assert!(!dir.path().join("no").exists());
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), "0", "saved: no question on quit");
+}
+
+/// The 1-based (column, row) of the first cell of a text on the screen.
+fn position_of(screen: &str, text: &str) -> (usize, usize) {
+    for (row, line) in screen.lines().enumerate() {
+        if let Some(at) = line.find(text) {
+            return (line[..at].chars().count() + 1, row + 1);
+        }
+    }
+    panic!("{text:?} is not on the screen:\n{screen}");
+}
+
+#[test]
+fn a_click_after_keyboard_scrolling_selects_the_row_under_the_pointer() {
+    let t = Tmux::start(100, 26, "--session sessions/dac-tour.json");
+    t.wait_for(&["Domain Access tour", "recorded"], "the session");
+    // The transcript has the focus; Home, then down the list until the window has moved.
+    t.keys(&["Home"]);
+    for _ in 0..9 {
+        t.keys(&["Down"]);
+    }
+    t.keys(&["Up", "Up", "Up", "Up", "Up", "Up"]);
+    let screen = t.screen();
+    // Click the affordances row wherever the frame drew it (SGR mouse: press and release).
+    let (x, y) = position_of(&screen, "behavioural_expec");
+    t.run(&[
+        "send-keys",
+        "-t",
+        "e2e",
+        "-l",
+        &format!("\x1b[<0;{x};{y}M\x1b[<0;{x};{y}m"),
+    ]);
+    let screen = t.wait_for(&["behavioural_expec"], "the click");
+    // The selection mark is on the clicked row, and on no other transcript row.
+    let marked: Vec<usize> = screen
+        .lines()
+        .enumerate()
+        .skip(1) // the tab bar (its › says more tabs follow)
+        .filter(|(_, l)| l.contains('›'))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(
+        marked,
+        [y],
+        "the clicked row is the selected one:\n{screen}"
+    );
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+#[test]
+fn the_explorers_flags_work_at_the_top_level() {
+    // --session and --theme, as `bkn-explorer --session FILE --theme light`.
+    let t = Tmux::start(120, 40, "--session sessions/dac-tour.json --theme light");
+    let screen = t.wait_for(&["Domain Access tour", "light │"], "the session, in light");
+    assert!(!screen.contains("error:"), "{screen}");
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), "0");
+    // --stdio, with the server's command line.
+    let bin = env!("CARGO_BIN_EXE_bkn-explorer");
+    let t = Tmux::start(120, 40, &format!("--stdio \"'{bin}' serve dac\""));
+    t.wait_for(&["bkn_dac", "open"], "the stdio server");
     t.keys(&["C-q"]);
     assert_eq!(t.wait_exit(), "0");
+    // --servers, a file in the mcpServers shape.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"mcpServers": {{"square": {{"command": "{bin}", "args": ["serve", "usr"]}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let t = Tmux::start(120, 40, &format!("--servers '{}'", file.display()));
+    t.wait_for(&["square", "bkn_usr"], "the server of the file");
+    t.keys(&["C-q"]);
+    assert_eq!(t.wait_exit(), "0");
+    // --url, a Streamable HTTP server.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(common::spawn_http(&["dac".to_owned()]));
+    let t = Tmux::start(120, 40, &format!("--url {}", server.url));
+    t.wait_for(&["bkn_dac", "http", "open"], "the HTTP server");
+    t.keys(&["C-q"]);
+    assert_eq!(t.wait_exit(), "0");
+    drop(server);
 }

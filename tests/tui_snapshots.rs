@@ -33,20 +33,23 @@ use std::time::{Duration, SystemTime};
 const TOUR: usize = 0;
 const STATES: usize = 1;
 const USR: usize = 2;
+const RECONNECT: usize = 3;
 
 fn scripted(theme: &str) -> Harness {
     let mut h = Harness::new(options(Vec::new(), theme));
     let session = Session::load(&root().join("tests/fixtures/tui/states.json"))
         .expect("the fixture session loads");
-    h.app.load_session(session);
+    h.show_session(session);
     h
 }
 
 fn show(h: &mut Harness, dialogue: usize, turn: usize, tab: DetailTab, focus: Pane) {
-    h.app.current = Some(dialogue);
-    h.app.dialogues[dialogue].select(Some(turn));
-    h.app.detail_tab = tab;
-    h.app.focus = focus;
+    let app = &mut h.runner.app;
+    app.current = Some(dialogue);
+    app.dialogues[dialogue].select(Some(turn));
+    app.dialogues[dialogue].detail_tab = tab;
+    app.focus = focus;
+    h.draw();
 }
 
 /// What the composer completes from (the reference Domain Access's names).
@@ -75,6 +78,34 @@ fn vocabulary() -> Vocabulary {
     v
 }
 
+/// A fresh feasibility form in the tour's composer, with the focus on its Steps.
+fn feasibility_form(h: &mut Harness) {
+    show(h, TOUR, 6, DetailTab::Feasibility, Pane::Composer);
+    h.runner.app.servers[0].vocabulary = vocabulary();
+    let mut c = Composer::new(Interface::Dac);
+    c.set_kind(Kind::Feasibility);
+    h.runner.app.dialogues[TOUR].composer = c;
+    go_to(h, "Steps");
+}
+
+/// Tabs to a composer field (Tab or Shift-Tab), as a user does.
+fn go_to(h: &mut Harness, label: &str) {
+    for _ in 0..12 {
+        let c = &h.runner.app.dialogues[h.runner.app.current.unwrap()].composer;
+        let target = c
+            .fields
+            .iter()
+            .position(|f| f.spec.label == label)
+            .unwrap_or_else(|| panic!("no field {label}"));
+        match c.focused_field().map(|i| i.cmp(&target)) {
+            Some(std::cmp::Ordering::Equal) => return,
+            Some(std::cmp::Ordering::Greater) => h.key(KeyCode::BackTab),
+            _ => h.key(KeyCode::Tab),
+        }
+    }
+    panic!("could not reach the field {label}");
+}
+
 /// The states, by name: each makes a scripted explorer ready to draw.
 async fn state(name: &str, theme: &str) -> Harness {
     let mut h = scripted(theme);
@@ -83,19 +114,40 @@ async fn state(name: &str, theme: &str) -> Harness {
         "commitments_three_states" => show(&mut h, TOUR, 7, DetailTab::Commitments, Pane::Detail),
         "answer_affordances" => show(&mut h, TOUR, 2, DetailTab::Answer, Pane::Transcript),
         "answer_grounding" => show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript),
+        // The Answer of a commitment turn: its commitments line wraps, never cut.
+        "answer_commitments_line" => show(&mut h, TOUR, 5, DetailTab::Answer, Pane::Detail),
         "findings" => show(&mut h, STATES, 1, DetailTab::Findings, Pane::Detail),
         "raw" => show(&mut h, TOUR, 0, DetailTab::Raw, Pane::Detail),
+        // A long string (the Answer's Text) wraps in Raw.
+        "raw_long_strings" => {
+            show(&mut h, TOUR, 5, DetailTab::Raw, Pane::Detail);
+            // Down to the Request's Question, longer than an 80-column pane.
+            for _ in 0..17 {
+                h.key(KeyCode::Down);
+            }
+        }
         "no_reply_server_gone" => {
             show(&mut h, STATES, 4, DetailTab::Answer, Pane::Transcript);
-            h.app.notify(
+            h.runner.app.notify(
                 "the server closed the connection; the server exited with status 101",
                 Severity::Error,
             );
         }
         "tool_error" => show(&mut h, TOUR, 9, DetailTab::Answer, Pane::Transcript),
         "user_state" => show(&mut h, USR, 1, DetailTab::UserState, Pane::Detail),
+        // The server leaves CommitmentStatus out: the tab says so, and shows the last list.
+        "commitments_left_out" => show(&mut h, RECONNECT, 1, DetailTab::Commitments, Pane::Detail),
+        // A released one, a conflicting one with its reason, a retained one.
+        "commitments_released" => show(&mut h, RECONNECT, 2, DetailTab::Commitments, Pane::Detail),
+        // A turn with no reply: its commitment was never taken up.
+        "commitments_unsent" => show(&mut h, RECONNECT, 3, DetailTab::Commitments, Pane::Detail),
+        // After a reconnect the server knows no commitment: none is shown as retained.
+        "commitments_after_reconnect" => {
+            show(&mut h, RECONNECT, 4, DetailTab::Commitments, Pane::Detail)
+        }
         "dialogue_failed" => {
-            h.app.servers[0].status = ServerStatus::Failed(
+            let app = &mut h.runner.app;
+            app.servers[0].status = ServerStatus::Failed(
                 "cannot start bkn-explorer: No such file or directory (os error 2)".into(),
             );
             let mut d = DialogueState::new(9999, "domain-access #2".into(), 0, Interface::Dac);
@@ -103,102 +155,206 @@ async fn state(name: &str, theme: &str) -> Harness {
                 "domain-access: cannot start bkn-explorer: No such file or directory (os error 2)"
                     .into(),
             );
-            h.app.dialogues.push(d);
-            h.app.current = Some(h.app.dialogues.len() - 1);
-            h.app.focus = Pane::Sidebar;
+            app.dialogues.push(d);
+            app.current = Some(app.dialogues.len() - 1);
+            app.focus = Pane::Sidebar;
+        }
+        // A new BKN-USR dialogue opens on the User State tab.
+        "usr_fresh_dialogue" => {
+            let app = &mut h.runner.app;
+            let d = DialogueState::new(9998, "user-state #2".into(), 1, Interface::Usr);
+            app.dialogues.push(d);
+            app.show_dialogue(app.dialogues.len() - 1);
+            app.focus = Pane::Composer;
+        }
+        // Many dialogues: the tab of the one in view is always on the bar.
+        "tabs_many_dialogues" => {
+            let app = &mut h.runner.app;
+            for n in 2..14 {
+                let d =
+                    DialogueState::new(9000 + n, format!("domain-access #{n}"), 0, Interface::Dac);
+                app.dialogues.push(d);
+            }
+            app.show_dialogue(app.dialogues.len() - 1);
+            app.focus = Pane::Transcript;
+        }
+        // A long title stops at the border.
+        "long_title" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+            h.runner.app.dialogues[TOUR].name =
+                "a dialogue with a very long name that a user typed to remember what it was about"
+                    .into();
         }
         "pending_turn" => {
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
-            let started = h.app.now - Duration::from_millis(2500);
-            h.app.dialogues[STATES].pending = Some(Pending {
+            let app = &mut h.runner.app;
+            let started = app.now - Duration::from_millis(2500);
+            app.dialogues[STATES].pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
                 progress: Some((7.0, Some(100.0))),
             });
-            h.app.ticks = 3;
+            app.ticks = 3;
         }
         "composer_form" => {
-            show(&mut h, TOUR, 6, DetailTab::Feasibility, Pane::Composer);
-            h.app.servers[0].vocabulary = vocabulary();
-            let mut c = Composer::new(Interface::Dac);
-            c.set_kind(Kind::Feasibility);
-            h.app.dialogues[TOUR].composer = c;
-            // Down to Steps, then two statements: one fine, one broken half-way.
-            h.keys(&[KeyCode::Down, KeyCode::Down, KeyCode::Down, KeyCode::Down]);
+            feasibility_form(&mut h);
+            // Two statements: one fine, one broken half-way; then the Space.
             h.type_text("MM-Add Nil Kiosk#3 At MLoc:Square.Stage\nMM-Move Nil Avatar#7 Frm MLoc");
-            h.keys(&[KeyCode::Up, KeyCode::Up, KeyCode::Up]);
+            h.key(KeyCode::Esc); // the completion list, if one is open
+            go_to(&mut h, "Space");
             h.type_text("Space:Sq");
         }
-        "composer_raw" => {
-            show(&mut h, TOUR, 6, DetailTab::Feasibility, Pane::Composer);
+        // More steps than the field shows: the marks stay on their lines and the caret
+        // under the line with the error.
+        "composer_steps_scrolled" => {
+            feasibility_form(&mut h);
+            let lines = [
+                "MM-Add Nil Kiosk#3 At MLoc:Square.Stage",
+                "MM-Move Nil Avatar#7 From MLoc:Square.Gate To MLoc:Square.Stage",
+                "Post Nil Kiosk#3 To Process#Market",
+                "MM-Add Nil Bench#2 At MLoc:Square.Gate",
+                "MM-Move Nil Avatar#7 Frm MLoc:Square.Stage",
+                "MM-Add Nil Bench#2 At MLoc:Market.Stall2",
+                "Post Nil Bench#2 To Process#Market",
+            ];
+            h.event(bkn_explorer::tui::event::Event::Input(
+                ratatui::crossterm::event::Event::Paste(lines.join("\n")),
+            ));
+            // Up to the broken line, so that the field has scrolled.
+            h.keys(&[KeyCode::Up, KeyCode::Up]);
+        }
+        // The completion list, under the word being typed.
+        "composer_completion" => {
+            feasibility_form(&mut h);
+            h.type_text("MM-Add Nil K");
+        }
+        // A server without resources: the composer says why nothing completes.
+        "composer_why_empty" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Composer);
             let mut c = Composer::new(Interface::Dac);
-            c.set_kind(Kind::Feasibility);
-            h.app.dialogues[TOUR].composer = c;
-            h.keys(&[KeyCode::Down, KeyCode::Down, KeyCode::Down, KeyCode::Down]);
+            c.set_kind(Kind::Affordances);
+            h.runner.app.dialogues[TOUR].composer = c;
+            go_to(&mut h, "Entity IDs");
+        }
+        "composer_raw" => {
+            feasibility_form(&mut h);
             h.type_text("Hide Nil Bench#2");
             h.key(KeyCode::F(2));
         }
         "protocol_log" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
-            h.app.act(Action::ToggleLog);
-            h.app.focus = Pane::Log;
-            let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_996_800_123);
-            for (kind, text) in [
+            log_entries(&mut h);
+            h.act(Action::ToggleLog);
+            h.runner.app.focus = Pane::Log;
+        }
+        // Enter on a log row: the whole entry, pretty, wrapped.
+        "overlay_log_entry" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
+            log_entries(&mut h);
+            h.act(Action::ToggleLog);
+            h.runner.app.focus = Pane::Log;
+            h.key(KeyCode::Home);
+            h.key(KeyCode::Down);
+            h.key(KeyCode::Enter);
+        }
+        "overlay_messages" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+            for (text, severity) in [
+                ("saved /home/ana/sessions/square.json", Severity::Success),
                 (
-                    LogKind::Sent,
-                    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+                    "the server rejected the Request: /Kind: Kind must be one of semantic_grounding, affordances, constraints, behavioural_expectations, feasibility, clarification, commitment; found \"groundng\"",
+                    Severity::Warning,
                 ),
                 (
-                    LogKind::Received,
-                    r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"bkn-explorer-dac"}}}"#,
-                ),
-                (LogKind::ServerLog, "info: dialogue 5f0c2a9e opened"),
-                (LogKind::Progress, "progress 3/10: step 3"),
-                (LogKind::Stderr, "WARN rmcp: a line on stderr"),
-                (
-                    LogKind::Client,
-                    "connected: bkn-explorer-dac 0.1.0 (MCP 2025-11-25)",
+                    "the server closed the connection; the server exited with status 101; its last stderr line: thread 'main' panicked at src/fault.rs:1:1: crashing during a call, as asked",
+                    Severity::Error,
                 ),
             ] {
-                let mut e = LogEntry::new(1, kind, text);
-                e.at = at;
-                h.app.log.push(e);
+                h.runner.app.notify(text, severity);
             }
+            h.key(KeyCode::Char('M'));
         }
-        "overlay_help" => h.app.act(Action::Help),
+        // The defaults of new Requests: where each came from, and an override typed.
+        "overlay_defaults" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+            h.act(Action::Defaults);
+            h.type_text("MI:Harbour");
+            h.key(KeyCode::Tab);
+        }
+        "overlay_help" => h.act(Action::Help),
         "overlay_palette" => {
-            h.app.focus = Pane::Transcript;
-            h.app.act(Action::Palette);
+            h.runner.app.focus = Pane::Transcript;
+            h.act(Action::Palette);
             h.type_text("theme");
         }
         "overlay_save_as" => {
-            h.app.session.path = Some("sessions/my-session.json".into());
-            h.app.act(Action::SaveAs);
+            h.runner.app.session.path = Some("/home/ana/sessions/my-session.json".into());
+            h.act(Action::SaveAs);
+        }
+        // Save-as onto a file that exists asks first.
+        "overlay_overwrite" => {
+            // What the runner finds out about the typed path (a real file in the tmux test).
+            h.event(bkn_explorer::tui::event::Event::SaveTarget {
+                path: "/home/ana/sessions/square.json".into(),
+                exists: true,
+                folder_exists: true,
+            });
+        }
+        // x on a dialogue with turns asks first.
+        "overlay_close_dialogue" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+            h.key(KeyCode::Char('x'));
         }
         "overlay_open" => {
-            h.app.act(Action::Open);
+            h.act(Action::Open);
             h.until(
                 Duration::from_secs(10),
                 "the session list",
-                |app| matches!(&app.overlay, Some(Overlay::Picker(p)) if !p.loading),
+                |app| matches!(&app.overlay, Some(Overlay::Open(o)) if !o.loading),
             )
             .await;
         }
         "overlay_quit_unsaved" => {
-            h.app.session.unsaved = 3;
-            h.app.act(Action::Quit);
+            h.runner.app.session.unsaved = 3;
+            h.act(Action::Quit);
         }
         other => panic!("no state {other}"),
     }
     h
 }
 
+fn log_entries(h: &mut Harness) {
+    let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_996_800_123);
+    for (kind, text) in [
+        (
+            LogKind::Sent,
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+        ),
+        (
+            LogKind::Received,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"bkn-explorer-dac","version":"0.1.0"},"capabilities":{"tools":{"listChanged":false},"resources":{},"logging":{}},"instructions":"Domain Access for the public square: ask for domain knowledge, the feasibility of Process Actions, and to retain commitments."}}"#,
+        ),
+        (LogKind::ServerLog, "info: dialogue 5f0c2a9e opened"),
+        (LogKind::Progress, "progress 3/10: step 3"),
+        (LogKind::Stderr, "WARN rmcp: a line on stderr"),
+        (
+            LogKind::Client,
+            "connected: bkn-explorer-dac 0.1.0 (MCP 2025-11-25)",
+        ),
+    ] {
+        let mut e = LogEntry::new(1, kind, text);
+        e.at = at;
+        h.runner.app.log.push(e);
+    }
+}
+
 async fn snapshot(name: &str) {
     for theme in ["dark", "high-contrast"] {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-            let h = state(name, theme).await;
-            let buffer = render(&h.app, w, hgt);
+            let mut h = state(name, theme).await;
+            h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+            let buffer = render(&h.runner.app, w, hgt);
             let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
             insta::assert_snapshot!(format!("{name}@{w}x{hgt}-{theme}"), shot);
         }
@@ -222,19 +378,36 @@ snapshots!(
     commitments_three_states,
     answer_affordances,
     answer_grounding,
+    answer_commitments_line,
     findings,
     raw,
+    raw_long_strings,
     no_reply_server_gone,
     tool_error,
     user_state,
+    commitments_left_out,
+    commitments_released,
+    commitments_unsent,
+    commitments_after_reconnect,
     dialogue_failed,
+    usr_fresh_dialogue,
+    tabs_many_dialogues,
+    long_title,
     pending_turn,
     composer_form,
+    composer_steps_scrolled,
+    composer_completion,
+    composer_why_empty,
     composer_raw,
     protocol_log,
+    overlay_log_entry,
+    overlay_messages,
+    overlay_defaults,
     overlay_help,
     overlay_palette,
     overlay_save_as,
+    overlay_overwrite,
+    overlay_close_dialogue,
     overlay_open,
     overlay_quit_unsaved,
 );
@@ -257,9 +430,10 @@ async fn every_colour_on_screen_comes_from_the_theme() {
         .collect();
     for name in ALL {
         let mut h = state(name, "dark").await;
-        h.app.theme = probe.clone();
+        h.runner.app.theme = probe.clone();
         for (w, hgt) in [(120u16, 40u16), (80, 24), (200, 60)] {
-            let buffer = render(&h.app, w, hgt);
+            h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+            let buffer = render(&h.runner.app, w, hgt);
             for y in 0..hgt {
                 for x in 0..w {
                     let cell = &buffer[(x, y)];
@@ -281,7 +455,7 @@ async fn every_colour_on_screen_comes_from_the_theme() {
 #[tokio::test]
 async fn the_states_cover_every_pa_status_and_commitment_state() {
     let h = state("feasibility_every_status", "dark").await;
-    let screen = text(&render(&h.app, 200, 60));
+    let screen = text(&render(&h.runner.app, 200, 60));
     for status in bkn_explorer::protocol::dac::PaStatus::ALL {
         assert!(
             screen.contains(status.as_str()),
@@ -290,8 +464,80 @@ async fn the_states_cover_every_pa_status_and_commitment_state() {
         );
     }
     let h = state("commitments_three_states", "dark").await;
-    let screen = text(&render(&h.app, 200, 60));
+    let screen = text(&render(&h.runner.app, 200, 60));
     for s in ["retained", "released", "conflicting"] {
         assert!(screen.contains(s), "no {s} commitment:\n{screen}");
     }
+}
+
+/// Box drawing, blocks and the like are not text: WCAG asks 3:1 of them.
+fn is_graphic(symbol: &str) -> bool {
+    symbol
+        .chars()
+        .all(|c| matches!(c, '\u{2500}'..='\u{259f}' | '\u{25a0}'..='\u{25ff}' | '\u{2800}'..='\u{28ff}'))
+}
+
+/// Every character drawn in every state of every shipped theme reaches WCAG AA against the
+/// background it is drawn on (4.5:1 for text, 3:1 for lines and blocks), and AAA (7:1) in
+/// high-contrast.
+#[tokio::test]
+async fn every_drawn_character_is_readable_in_every_theme() {
+    let mut failures = Vec::new();
+    for theme in ["dark", "light", "high-contrast"] {
+        for name in ALL {
+            let mut h = state(name, theme).await;
+            let need = h.runner.app.theme.promised_contrast();
+            let colors = h.runner.app.theme.colors.clone();
+            for (w, hgt) in [(120u16, 40u16), (80, 24)] {
+                h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+                let buffer = render(&h.runner.app, w, hgt);
+                for y in 0..hgt {
+                    for x in 0..w {
+                        let cell = &buffer[(x, y)];
+                        let symbol = cell.symbol();
+                        if symbol.trim().is_empty() {
+                            continue;
+                        }
+                        // Reset is the theme's own (the screen is filled with it).
+                        let or = |c: Color, reset: Color| if c == Color::Reset { reset } else { c };
+                        let (mut fg, mut bg) = (
+                            or(cell.fg, colors.foreground),
+                            or(cell.bg, colors.background),
+                        );
+                        if cell.modifier.contains(ratatui::style::Modifier::REVERSED) {
+                            std::mem::swap(&mut fg, &mut bg);
+                        }
+                        let wanted = if is_graphic(symbol) { 3.0 } else { need };
+                        let ratio = bkn_explorer::tui::theme::contrast_ratio(fg, bg)
+                            .expect("shipped themes are #rrggbb");
+                        let dim = cell.modifier.contains(ratatui::style::Modifier::DIM);
+                        if ratio < wanted || dim {
+                            failures.push(format!(
+                                "{theme} · {name} at {w}x{hgt} ({x}, {y}) {symbol:?}: {:?} on {:?} is {ratio:.2}:1 (needs {wanted}){}",
+                                cell.fg,
+                                cell.bg,
+                                if dim { ", and DIM" } else { "" }
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // One line per colour pair is enough to fix it.
+    let mut seen = HashSet::new();
+    failures.retain(|f| {
+        let key: String = f
+            .split(": ")
+            .nth(1)
+            .map(|s| format!("{}{}", &f[..f.find(" · ").unwrap_or(0)], s))
+            .unwrap_or_default();
+        seen.insert(key)
+    });
+    assert!(
+        failures.is_empty(),
+        "{} colour pairs below the contrast asked for:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

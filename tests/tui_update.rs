@@ -6,18 +6,17 @@
 mod common;
 
 use bkn_explorer::client::spec::ServerSpec;
+use bkn_explorer::client::turn::TurnKind;
 use bkn_explorer::client::turn::{ErrorKind, Reply};
 use bkn_explorer::protocol::Interface;
 use bkn_explorer::protocol::dac::Kind;
 use bkn_explorer::tui::action::Pane;
-use bkn_explorer::tui::app::{App, AppEvent, DetailTab};
+use bkn_explorer::tui::app::{App, DetailTab};
 use bkn_explorer::tui::composer::Mode;
 use bkn_explorer::tui::dialogue::Status;
 use bkn_explorer::tui::overlay::Overlay;
 use common::tui::{Harness, options, render, text};
-use ratatui::crossterm::event::{
-    Event, KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -58,19 +57,19 @@ fn current(app: &App) -> usize {
 
 /// Moves the composer to the field with this label (Alt-arrows leave multi-line fields).
 fn go_to_field(h: &mut Harness, label: &str) {
-    let d = current(&h.app);
-    let c = &h.app.dialogues[d].composer;
+    let d = current(&h.runner.app);
+    let c = &h.runner.app.dialogues[d].composer;
     let offset = usize::from(c.interface == Interface::Dac);
     let target = offset
         + c.fields
             .iter()
-            .position(|f| f.label == label)
+            .position(|f| f.spec.label == label)
             .unwrap_or_else(|| {
-                let labels: Vec<&str> = c.fields.iter().map(|f| f.label.as_str()).collect();
+                let labels: Vec<&str> = c.fields.iter().map(|f| f.spec.label.as_str()).collect();
                 panic!("no field {label} for this Kind; there are {labels:?}")
             });
     for _ in 0..20 {
-        let row = h.app.dialogues[d].composer.row;
+        let row = h.runner.app.dialogues[d].composer.row;
         match row.cmp(&target) {
             std::cmp::Ordering::Less => h.key_with(KeyCode::Down, KeyModifiers::ALT),
             std::cmp::Ordering::Greater => h.key_with(KeyCode::Up, KeyModifiers::ALT),
@@ -82,12 +81,12 @@ fn go_to_field(h: &mut Harness, label: &str) {
 
 /// Picks a Kind on the composer's Kind row with ← →.
 fn choose_kind(h: &mut Harness, kind: Kind) {
-    let d = current(&h.app);
+    let d = current(&h.runner.app);
     for _ in 0..10 {
         h.key_with(KeyCode::Up, KeyModifiers::ALT);
     }
     for _ in 0..Kind::ALL.len() {
-        if h.app.dialogues[d].composer.kind == kind {
+        if h.runner.app.dialogues[d].composer.kind == kind {
             return;
         }
         h.key(KeyCode::Right);
@@ -97,8 +96,8 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
 
 /// Empties the field the composer is on.
 fn clear_field(h: &mut Harness) {
-    let d = current(&h.app);
-    let c = &mut h.app.dialogues[d].composer;
+    let d = current(&h.runner.app);
+    let c = &mut h.runner.app.dialogues[d].composer;
     if let Some(i) = c.focused_field() {
         c.fields[i].editor.select_all();
         c.fields[i].editor.cut();
@@ -113,13 +112,13 @@ fn fill(h: &mut Harness, label: &str, text: &str) {
 
 /// Sends with F5 and waits for the turn to land; returns its index in the transcript.
 async fn send(h: &mut Harness) -> usize {
-    let d = current(&h.app);
-    let before = h.app.dialogues[d].turns.len();
+    let d = current(&h.runner.app);
+    let before = h.runner.app.dialogues[d].turns.len();
     h.key(KeyCode::F(5));
     assert!(
-        h.app.dialogues[d].pending.is_some(),
+        h.runner.app.dialogues[d].pending.is_some(),
         "F5 did not start a turn; the screen:\n{}",
-        text(&render(&h.app, 120, 40))
+        text(&render(&h.runner.app, 120, 40))
     );
     h.until(WAIT, "the turn to finish", move |app| {
         app.dialogues[d].turns.len() > before
@@ -129,14 +128,14 @@ async fn send(h: &mut Harness) -> usize {
 }
 
 fn response(h: &Harness, turn: usize) -> Value {
-    let d = current(&h.app);
-    h.app.dialogues[d].turns[turn]
+    let d = current(&h.runner.app);
+    h.runner.app.dialogues[d].turns[turn]
         .turn
         .response()
         .unwrap_or_else(|| {
             panic!(
                 "turn {turn} has no Response: {:?}",
-                h.app.dialogues[d].turns[turn].turn.reply
+                h.runner.app.dialogues[d].turns[turn].turn.reply
             )
         })
 }
@@ -173,14 +172,18 @@ fn compose(h: &mut Harness, kind: Kind) {
 #[tokio::test]
 async fn every_kind_is_composed_sent_and_shown() {
     let mut h = on_reference_servers().await;
-    assert_eq!(current(&h.app), 0, "the explorer starts on Domain Access");
-    assert_eq!(h.app.focus, Pane::Composer);
+    assert_eq!(
+        current(&h.runner.app),
+        0,
+        "the explorer starts on Domain Access"
+    );
+    assert_eq!(h.runner.app.focus, Pane::Composer);
     for (n, kind) in Kind::ALL.into_iter().enumerate() {
         compose(&mut h, kind);
         let turn = send(&mut h).await;
-        let d = &h.app.dialogues[0];
+        let d = &h.runner.app.dialogues[0];
         let view = &d.turns[turn];
-        assert_eq!(view.summary.kind, kind.as_str());
+        assert_eq!(view.summary.kind, TurnKind::Dac(kind));
         assert_eq!(
             view.summary.turn_index,
             Some(n as u64),
@@ -201,16 +204,16 @@ async fn every_kind_is_composed_sent_and_shown() {
             Kind::Commitment => DetailTab::Commitments,
             _ => DetailTab::Answer,
         };
-        assert_eq!(h.app.shown_detail_tab(), expected_tab);
+        assert_eq!(h.runner.app.shown_detail_tab(), expected_tab);
         // Commitments were a one-off action: the form empties them; the rest stays.
         if kind == Kind::Commitment {
-            let c = &h.app.dialogues[0].composer;
-            let commit = c.fields.iter().find(|f| f.label == "Commit").unwrap();
+            let c = &h.runner.app.dialogues[0].composer;
+            let commit = c.fields.iter().find(|f| f.spec.label == "Commit").unwrap();
             assert_eq!(commit.editor.lines().join(""), "");
         }
         if kind == Kind::Feasibility {
-            let c = &h.app.dialogues[0].composer;
-            let steps = c.fields.iter().find(|f| f.label == "Steps").unwrap();
+            let c = &h.runner.app.dialogues[0].composer;
+            let steps = c.fields.iter().find(|f| f.spec.label == "Steps").unwrap();
             assert_eq!(
                 steps.editor.lines().len(),
                 2,
@@ -223,15 +226,15 @@ async fn every_kind_is_composed_sent_and_shown() {
         .iter()
         .position(|k| *k == Kind::Feasibility)
         .unwrap();
-    h.app.dialogues[0].select(Some(feasibility));
-    h.app.detail_tab = DetailTab::Feasibility;
-    let screen = text(&render(&h.app, 120, 40));
+    h.runner.app.dialogues[0].select(Some(feasibility));
+    h.runner.app.dialogues[0].detail_tab = DetailTab::Feasibility;
+    let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("Ack"), "{screen}");
     assert!(screen.contains("InsRights"), "{screen}");
     // The commitment of the last turn is retained, and the Commitments tab says so.
-    h.app.dialogues[0].select(Some(Kind::ALL.len() - 1));
-    h.app.detail_tab = DetailTab::Commitments;
-    let screen = text(&render(&h.app, 120, 40));
+    h.runner.app.dialogues[0].select(Some(Kind::ALL.len() - 1));
+    h.runner.app.dialogues[0].detail_tab = DetailTab::Commitments;
+    let screen = text(&render(&h.runner.app, 120, 40));
     assert!(
         screen.contains("c1") && screen.contains("retained"),
         "{screen}"
@@ -244,8 +247,8 @@ async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
     // Leave the composer, switch to dialogue 2 with its number key, come back with c.
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char('2'));
-    assert_eq!(current(&h.app), 1);
-    assert_eq!(h.app.dialogues[1].interface, Interface::Usr);
+    assert_eq!(current(&h.runner.app), 1);
+    assert_eq!(h.runner.app.dialogues[1].interface, Interface::Usr);
     h.key(KeyCode::Char('c'));
     fill(&mut h, "User", "User#Ana");
     fill(&mut h, "Hypothesis", "Emotion is curious");
@@ -255,9 +258,14 @@ async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
     assert_eq!(r["Header"], "PGM-KUS-V1.0");
     assert_eq!(r["RefinedUserState"]["UserID"], "User#Ana", "{r:#}");
     assert!(r["Engagement"]["Level"].is_number(), "{r:#}");
-    assert!(h.app.dialogues[1].turns[turn].turn.findings.is_empty());
-    assert_eq!(h.app.shown_detail_tab(), DetailTab::UserState);
-    let screen = text(&render(&h.app, 120, 40));
+    assert!(
+        h.runner.app.dialogues[1].turns[turn]
+            .turn
+            .findings
+            .is_empty()
+    );
+    assert_eq!(h.runner.app.shown_detail_tab(), DetailTab::UserState);
+    let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("User#Ana"), "{screen}");
     assert!(screen.contains("Engagement"), "{screen}");
 }
@@ -267,21 +275,21 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     let mut h = on_fault_server("slow", &["--delay", "60"]).await;
     fill(&mut h, "Question", "anything");
     h.key(KeyCode::F(5));
-    assert!(h.app.dialogues[0].pending.is_some());
+    assert!(h.runner.app.dialogues[0].pending.is_some());
     // Esc cancels the pending turn before it means anything else.
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
         app.dialogues[0].turns.len() == 1
     })
     .await;
-    let view = &h.app.dialogues[0].turns[0];
+    let view = &h.runner.app.dialogues[0].turns[0];
     match &view.turn.reply {
         Reply::Error(e) => assert_eq!(e.kind, ErrorKind::Cancelled, "{}", e.message),
         other => panic!("expected a cancelled turn, got {other:?}"),
     }
-    assert!(h.app.dialogues[0].pending.is_none());
+    assert!(h.runner.app.dialogues[0].pending.is_none());
     assert_eq!(
-        h.app.dialogues[0].status,
+        h.runner.app.dialogues[0].status,
         Status::Open,
         "the dialogue goes on"
     );
@@ -300,18 +308,18 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
 async fn keys_still_work_while_a_turn_is_pending() {
     let mut h = on_fault_server("slow", &["--delay", "60"]).await;
     h.key(KeyCode::F(5));
-    assert!(h.app.dialogues[0].pending.is_some());
-    h.key(KeyCode::Tab); // leave the composer
+    assert!(h.runner.app.dialogues[0].pending.is_some());
+    h.key(KeyCode::F(6)); // leave the composer (Tab goes to its next field)
     h.key(KeyCode::Char('L'));
-    assert!(h.app.show_log);
+    assert!(h.runner.app.show_log);
     h.key(KeyCode::Char('T'));
-    assert_eq!(h.app.theme.name, "light");
+    assert_eq!(h.runner.app.theme.name, "light");
     h.key(KeyCode::Char('?'));
-    assert!(matches!(h.app.overlay, Some(Overlay::Help { .. })));
+    assert!(matches!(h.runner.app.overlay, Some(Overlay::Help { .. })));
     h.key(KeyCode::Esc);
-    assert!(h.app.overlay.is_none());
+    assert!(h.runner.app.overlay.is_none());
     assert!(
-        h.app.dialogues[0].pending.is_some(),
+        h.runner.app.dialogues[0].pending.is_some(),
         "Esc closed the help only"
     );
     h.key(KeyCode::Esc);
@@ -326,46 +334,51 @@ async fn dialogues_open_switch_and_close() {
     let mut h = on_reference_servers().await;
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char(']'));
-    assert_eq!(current(&h.app), 1);
+    assert_eq!(current(&h.runner.app), 1);
     h.key(KeyCode::Char(']'));
-    assert_eq!(current(&h.app), 0, "] wraps around");
+    assert_eq!(current(&h.runner.app), 0, "] wraps around");
     h.key(KeyCode::Char('['));
-    assert_eq!(current(&h.app), 1);
+    assert_eq!(current(&h.runner.app), 1);
     h.key(KeyCode::Char('1'));
-    assert_eq!(current(&h.app), 0);
-    // n opens a new dialogue (a new MCP session) on the selected server.
-    h.app.focus = Pane::Sidebar;
-    h.app.sidebar_selected = 0;
+    assert_eq!(current(&h.runner.app), 0);
+    // n opens a new dialogue (a new MCP session) on the server of the dialogue in view,
+    // wherever the sidebar points.
+    h.runner.app.focus = Pane::Sidebar;
+    h.runner.app.sidebar_selected = 2;
     h.key(KeyCode::Char('n'));
-    assert_eq!(h.app.dialogues.len(), 3);
-    assert_eq!(current(&h.app), 2);
+    assert_eq!(h.runner.app.dialogues.len(), 3);
+    assert_eq!(current(&h.runner.app), 2);
     h.until(WAIT, "the new dialogue to open", |app| {
         app.dialogues[2].status == Status::Open
     })
     .await;
     let ids: Vec<_> = h
+        .runner
         .app
         .dialogues
         .iter()
         .map(|d| d.dialog_id.clone())
         .collect();
     assert_ne!(ids[0], ids[2], "a new dialogue has its own DialogID");
-    assert_eq!(h.app.dialogues[2].interface, Interface::Dac);
-    // x closes it.
+    assert_eq!(h.runner.app.dialogues[2].interface, Interface::Dac);
+    // It opened with the composer focused; out of it, x closes it (it has no turns: no
+    // question asked).
+    assert_eq!(h.runner.app.focus, Pane::Composer);
+    h.key(KeyCode::Esc);
     h.key(KeyCode::Char('x'));
     h.until(WAIT, "the dialogue to close", |app| {
         app.dialogues.len() == 2
     })
     .await;
-    assert!(current(&h.app) < 2);
+    assert!(current(&h.runner.app) < 2);
 }
 
 #[tokio::test]
 async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
     let mut h = on_fault_server("crash-on-call", &[]).await;
-    let first_id = h.app.dialogues[0].dialog_id.clone();
+    let first_id = h.runner.app.dialogues[0].dialog_id.clone();
     let turn = send(&mut h).await;
-    match &h.app.dialogues[0].turns[turn].turn.reply {
+    match &h.runner.app.dialogues[0].turns[turn].turn.reply {
         Reply::Error(e) => {
             assert_eq!(e.kind, ErrorKind::Gone);
             assert!(e.message.contains("exited"), "{}", e.message);
@@ -376,7 +389,7 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
         matches!(app.dialogues[0].status, Status::Closed(_))
     })
     .await;
-    let screen = text(&render(&h.app, 120, 40));
+    let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("server gone"), "{screen}");
     // R: the dialogue goes on in a new MCP session.
     h.key(KeyCode::Esc);
@@ -387,9 +400,9 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
     .await;
     // A new MCP session is a new DialogID (MCP-BINDING section 3); the transcript and its
     // TurnIndex carry on.
-    assert_ne!(h.app.dialogues[0].dialog_id, first_id);
-    assert_eq!(h.app.dialogues[0].next_turn, 1);
-    assert_eq!(h.app.dialogues[0].turns.len(), 1);
+    assert_ne!(h.runner.app.dialogues[0].dialog_id, first_id);
+    assert_eq!(h.runner.app.dialogues[0].next_turn, 1);
+    assert_eq!(h.runner.app.dialogues[0].turns.len(), 1);
 }
 
 #[tokio::test]
@@ -397,7 +410,7 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
     let mut h = on_fault_server("wrong-request-id", &[]).await;
     fill(&mut h, "Terms", "bench");
     let turn = send(&mut h).await;
-    let findings = &h.app.dialogues[0].turns[turn].turn.findings;
+    let findings = &h.runner.app.dialogues[0].turns[turn].turn.findings;
     assert!(
         findings
             .iter()
@@ -405,9 +418,9 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
         "{findings:?}"
     );
     h.key(KeyCode::Esc);
-    h.app.focus = Pane::Detail;
-    h.app.detail_tab = DetailTab::Findings;
-    let screen = text(&render(&h.app, 120, 40));
+    h.runner.app.focus = Pane::Detail;
+    h.runner.app.dialogues[0].detail_tab = DetailTab::Findings;
+    let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("/RequestID"), "{screen}");
     assert!(screen.contains("findings"), "{screen}");
 }
@@ -428,7 +441,7 @@ async fn the_reference_server_over_http() {
     let r = response(&h, turn);
     assert_eq!(r["Feasibility"]["Overall"], "partially_feasible", "{r:#}");
     assert_eq!(
-        h.app.dialogues[0].dialog_id.as_deref(),
+        h.runner.app.dialogues[0].dialog_id.as_deref(),
         r["DialogID"].as_str(),
         "over HTTP the DialogID is the MCP session's"
     );
@@ -439,28 +452,31 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
     let mut h = on_reference_servers().await;
     compose(&mut h, Kind::SemanticGrounding);
     h.key(KeyCode::F(2));
-    let d = &h.app.dialogues[0];
+    let d = &h.runner.app.dialogues[0];
     assert_eq!(d.composer.mode, Mode::Raw);
     let raw: Value = serde_json::from_str(&d.composer.raw.lines().join("\n")).expect("JSON");
     assert_eq!(raw["Terms"][0]["Text"], "bench");
     assert_eq!(raw["Header"], "PGM-KDA-V1.0", "common fields are filled");
     // Bad JSON is shown in place and not sent.
     h.key(KeyCode::Char('x'));
-    assert!(h.app.dialogues[0].composer.checked.syntax.is_some());
+    assert!(h.runner.app.dialogues[0].composer.checked.syntax.is_some());
     h.key(KeyCode::F(5));
-    assert!(h.app.dialogues[0].pending.is_none(), "bad JSON is not sent");
+    assert!(
+        h.runner.app.dialogues[0].pending.is_none(),
+        "bad JSON is not sent"
+    );
     h.key(KeyCode::Backspace);
     let turn = send(&mut h).await;
     assert_eq!(response(&h, turn)["Outcome"], "answered");
     // Back to the form: the Terms are still there.
     h.key(KeyCode::F(2));
-    let d = &h.app.dialogues[0];
+    let d = &h.runner.app.dialogues[0];
     assert_eq!(d.composer.mode, Mode::Form);
     let terms = d
         .composer
         .fields
         .iter()
-        .find(|f| f.label == "Terms")
+        .find(|f| f.spec.label == "Terms")
         .expect("a Terms field");
     assert_eq!(terms.editor.lines()[0], "bench");
 }
@@ -471,19 +487,13 @@ async fn mouse_clicks_focus_and_select_and_y_copies_the_response() {
     compose(&mut h, Kind::SemanticGrounding);
     send(&mut h).await;
     send(&mut h).await;
-    render(&h.app, 120, 40); // lays out the hit areas
-    let rows = h.app.layout.borrow().transcript_rows;
-    h.app.handle(AppEvent::Input(Event::Mouse(MouseEvent {
-        kind: MouseEventKind::Down(MouseButton::Left),
-        column: rows.x + 3,
-        row: rows.y,
-        modifiers: KeyModifiers::NONE,
-    })));
-    assert_eq!(h.app.focus, Pane::Transcript);
-    assert_eq!(h.app.dialogues[0].selected, Some(0));
+    let rows = h.runner.hits.transcript_rows;
+    h.click(rows.x + 3, rows.y);
+    assert_eq!(h.runner.app.focus, Pane::Transcript);
+    assert_eq!(h.runner.app.dialogues[0].selected, Some(0));
     h.key(KeyCode::Char('y'));
     let copied: Value =
-        serde_json::from_str(h.app.clipboard.as_deref().expect("y copies")).expect("JSON");
+        serde_json::from_str(h.runner.clipboard.as_deref().expect("y copies")).expect("JSON");
     assert_eq!(copied["TurnIndex"], 0);
     assert_eq!(copied["Mode"], "RS");
 }
@@ -496,9 +506,9 @@ async fn a_session_is_saved_and_opened_again() {
     compose(&mut h, Kind::Feasibility);
     send(&mut h).await;
     h.key_with(KeyCode::Char('s'), KeyModifiers::CONTROL);
-    assert!(matches!(h.app.overlay, Some(Overlay::Prompt(_))));
-    if let Some(Overlay::Prompt(p)) = &mut h.app.overlay {
-        p.input.clear();
+    assert!(matches!(h.runner.app.overlay, Some(Overlay::Prompt(_))));
+    if let Some(Overlay::Prompt(p)) = &mut h.runner.app.overlay {
+        p.input = bkn_explorer::tui::overlay::Input::new("");
     }
     h.type_text(&path.display().to_string());
     h.key(KeyCode::Enter);
@@ -506,7 +516,7 @@ async fn a_session_is_saved_and_opened_again() {
         app.session.path.is_some() && !app.session.saving
     })
     .await;
-    assert_eq!(h.app.session.unsaved, 0);
+    assert_eq!(h.runner.app.session.unsaved, 0);
     let saved = bkn_explorer::session::Session::load(&path).expect("the saved session loads");
     assert_eq!(
         saved.dialogues.len(),
@@ -515,15 +525,20 @@ async fn a_session_is_saved_and_opened_again() {
     );
     assert_eq!(saved.dialogues[0].turns.len(), 1);
 
-    // Opened again, it shows as recorded, the same turns.
-    h.app
-        .open_session(path.clone(), bkn_explorer::tui::app::OpenPurpose::Open);
+    // Opened again with Ctrl-O and its path, it shows as recorded, the same turns.
+    h.key_with(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    h.type_text(&path.display().to_string());
+    h.key(KeyCode::Enter);
     h.until(WAIT, "the session to open", |app| {
         app.dialogues.len() == 1 && app.dialogues[0].status == Status::Recorded
     })
     .await;
-    assert_eq!(h.app.dialogues[0].turns.len(), 1);
-    assert_eq!(h.app.dialogues[0].turns[0].summary.kind, "feasibility");
+    assert_eq!(h.runner.app.dialogues[0].turns.len(), 1);
+    assert_eq!(
+        h.runner.app.dialogues[0].turns[0].summary.kind,
+        TurnKind::Dac(Kind::Feasibility)
+    );
+    assert_eq!(h.runner.app.session.path.as_ref(), Some(&path));
 }
 
 #[tokio::test]
@@ -533,27 +548,22 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
         &common::tui::root().join("tests/fixtures/tui/states.json"),
     )
     .unwrap();
-    h.app.load_session(session);
-    h.app.current = Some(0);
-    h.app.dialogues[0].select(Some(0));
-    h.app.detail_tab = DetailTab::Raw;
-    h.app.focus = Pane::Detail;
-    render(&h.app, 120, 40);
+    h.show_session(session);
+    h.runner.app.current = Some(0);
+    h.runner.app.dialogues[0].select(Some(0));
+    h.runner.app.dialogues[0].detail_tab = DetailTab::Raw;
+    h.runner.app.focus = Pane::Detail;
+    h.draw();
     h.key(KeyCode::End);
-    let at_end = text(&render(&h.app, 120, 40));
-    let (_, shown) = h
-        .app
-        .layout
-        .borrow()
-        .detail_scroll
-        .expect("the detail was drawn");
+    let at_end = h.screen();
+    let (_, shown) = h.runner.hits.detail_top.expect("the detail was drawn");
     assert!(
         shown > 0 && shown < 1000,
         "the last page starts at line {shown}"
     );
     h.key(KeyCode::Up);
-    assert_eq!(h.app.dialogues[0].detail_scroll, shown - 1);
-    let up = text(&render(&h.app, 120, 40));
+    assert_eq!(h.runner.app.dialogues[0].detail_scroll, shown - 1);
+    let up = h.screen();
     assert_ne!(at_end, up, "one key up moves the view at once");
 }
 
@@ -564,16 +574,16 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
     let session =
         bkn_explorer::session::Session::load(&common::tui::root().join("sessions/dac-tour.json"))
             .unwrap();
-    h.app.load_session(session);
+    h.show_session(session);
     if let Some(path) = domain
         && let bkn_explorer::client::spec::TransportSpec::Embedded { args, .. } =
-            &mut h.app.servers[0].spec.transport
+            &mut h.runner.app.servers[0].spec.transport
     {
         *args = vec!["--domain".into(), path.display().to_string()];
     }
-    h.app.focus = Pane::Transcript;
+    h.runner.app.focus = Pane::Transcript;
     h.key(KeyCode::Char('r'));
-    assert_eq!(h.app.shown_detail_tab(), DetailTab::Replay);
+    assert_eq!(h.runner.app.shown_detail_tab(), DetailTab::Replay);
     h.until(WAIT, "the replay to finish", |app| {
         app.dialogues[0].replay.as_ref().is_some_and(|r| !r.running)
     })
@@ -584,10 +594,13 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
 #[tokio::test]
 async fn the_tour_replays_from_the_explorer_without_differences() {
     let h = replayed(None).await;
-    let r = h.app.dialogues[0].replay.as_ref().unwrap();
+    let r = h.runner.app.dialogues[0].replay.as_ref().unwrap();
     assert_eq!((r.done, r.differing, r.error.as_ref()), (10, 0, None));
-    let screen = text(&render(&h.app, 120, 40));
-    assert!(screen.contains("= replay"), "{screen}");
+    let screen = text(&render(&h.runner.app, 120, 40));
+    assert!(
+        screen.contains("replay: 10 turns, no differences"),
+        "{screen}"
+    );
 }
 
 #[tokio::test]
@@ -599,16 +612,16 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
     domain["Requester"]["Wallet"]["Amount"] = 3.into();
     std::fs::write(&path, domain.to_string()).unwrap();
     let mut h = replayed(Some(&path)).await;
-    let r = h.app.dialogues[0].replay.as_ref().unwrap();
+    let r = h.runner.app.dialogues[0].replay.as_ref().unwrap();
     assert!(r.differing > 0, "a poorer wallet changes some answers");
     // The first turn that differs, in the Replay tab.
-    let differing = h.app.dialogues[0]
+    let differing = h.runner.app.dialogues[0]
         .turns
         .iter()
         .position(|t| t.replay.as_ref().is_some_and(|r| !r.differences.is_empty()))
         .unwrap();
-    h.app.dialogues[0].select(Some(differing));
-    let screen = text(&render(&h.app, 160, 50));
+    h.runner.app.dialogues[0].select(Some(differing));
+    let screen = text(&render(&h.runner.app, 160, 50));
     assert!(
         screen.contains("recorded") && screen.contains("replayed"),
         "{screen}"

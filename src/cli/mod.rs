@@ -22,9 +22,14 @@ use std::process::ExitCode;
                   data types over the Model Context Protocol, with reference servers and a \
                   conformance checker."
 )]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The explorer's options, which `bkn-explorer` alone takes too (`bkn-explorer --session
+    /// FILE` is `bkn-explorer tui --session FILE`).
+    #[command(flatten)]
+    pub explorer: tui::Args,
 }
 
 #[derive(Subcommand, Debug)]
@@ -71,7 +76,7 @@ pub fn main() -> ExitCode {
         Some(Command::Call(args)) => tools::call(args),
         Some(Command::Replay(args)) => replay::run(args),
         Some(Command::Tui(args)) => tui::run(args),
-        None => tui::run_default(),
+        None => tui::run(cli.explorer),
     };
     ExitCode::from(code)
 }

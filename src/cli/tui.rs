@@ -3,10 +3,10 @@
 
 use super::exit;
 use crate::client::connection::ConnectOptions;
+use crate::client::defaults::Overrides;
 use crate::client::spec::{HttpSpec, ServerSpec, TransportSpec};
 use crate::protocol::Interface;
-use crate::protocol::message::CommonDefaults;
-use crate::tui::app::Options;
+use crate::tui::run::Launch;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -27,25 +27,25 @@ pub struct Args {
     /// Open a session file (its dialogues shown as recorded).
     #[arg(long, value_name = "FILE")]
     session: Option<PathBuf>,
-    /// The colour theme: dark, light, high-contrast, or a user theme.
-    #[arg(long, default_value = "dark")]
-    theme: String,
+    /// The colour theme: dark, light, high-contrast, or a user theme (default: the one used
+    /// last, else dark).
+    #[arg(long)]
+    theme: Option<String>,
     /// Seconds to wait for each answer (progress extends it).
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     timeout: u64,
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     max_message_mb: usize,
-}
-
-/// `bkn-explorer` alone: the explorer on the reference servers, with the defaults.
-pub fn run_default() -> u8 {
-    run(Args {
-        theme: "dark".into(),
-        timeout: 30,
-        max_message_mb: 64,
-        ..Args::default()
-    })
+    /// The MInstance of new Requests (default: what each server publishes).
+    #[arg(long, value_name = "ID")]
+    m_instance: Option<String>,
+    /// The UEnvironment of new Requests.
+    #[arg(long, value_name = "ID")]
+    u_environment: Option<String>,
+    /// The SessionID (the A-User session) of new Requests.
+    #[arg(long, value_name = "ID")]
+    session_id: Option<String>,
 }
 
 pub fn run(args: Args) -> u8 {
@@ -80,21 +80,26 @@ pub fn run(args: Args) -> u8 {
             ServerSpec::embedded(Interface::Usr),
         ];
     }
-    let options = Options {
+    let launch = Launch {
         servers,
         session: args.session,
         theme: args.theme,
-        theme_dir: crate::tui::theme::Theme::user_dir(),
-        data_dir: crate::tui::persist::data_dir(),
-        sessions_dir: PathBuf::from("sessions"),
-        defaults: CommonDefaults::default(),
         connect: ConnectOptions {
             timeout: Duration::from_secs(args.timeout.max(1)),
             max_message_bytes: args.max_message_mb.max(1).saturating_mul(1024 * 1024),
             ..ConnectOptions::default()
         },
+        overrides: Overrides {
+            m_instance: args.m_instance,
+            u_environment: args.u_environment,
+            session_id: args.session_id,
+            how: "the command line".into(),
+        },
+        data_dir: crate::tui::persist::data_dir(),
+        config_dir: crate::tui::run::config_dir(),
+        sessions_dir: PathBuf::from("sessions"),
     };
-    crate::tui::run::run(options)
+    crate::tui::run::run(launch)
 }
 
 fn fail(message: &str) -> u8 {

@@ -250,6 +250,7 @@ impl Connection {
                     Ok(Ok(service)) => service,
                     Ok(Err(e)) => {
                         let why = exit_note(&child, &health).await;
+                        end_child(&child, &closing).await;
                         return Err(ConnectError(format!(
                             "{} {}{}",
                             spec.name,
@@ -259,6 +260,9 @@ impl Connection {
                     }
                     Err(_) => {
                         let why = exit_note(&child, &health).await;
+                        // A server that never answered is still running: it is ended, so
+                        // that a retry does not leave one more behind.
+                        end_child(&child, &closing).await;
                         return Err(ConnectError(format!(
                             "{} did not complete the MCP handshake within {} s{why}",
                             spec.name,
@@ -677,6 +681,13 @@ fn spawn_stderr_reader(
             });
         }
     });
+}
+
+/// Ends a server process that a failed connection leaves behind.
+async fn end_child(child: &tokio::sync::Mutex<tokio::process::Child>, closing: &AtomicBool) {
+    closing.store(true, Ordering::Relaxed);
+    let mut child = child.lock().await;
+    let _ = child.kill().await;
 }
 
 /// "; it exited with status 3; its last stderr line: …", once the process has exited.

@@ -44,6 +44,29 @@ pub struct Overrides {
     pub how: String,
 }
 
+impl Overrides {
+    /// These overrides, with what `later` sets in their place (a server's over the command
+    /// line's, a dialogue's over its server's).
+    pub fn then(&self, later: &Overrides) -> Overrides {
+        let sets = later.m_instance.is_some()
+            || later.u_environment.is_some()
+            || later.session_id.is_some();
+        Overrides {
+            m_instance: later.m_instance.clone().or_else(|| self.m_instance.clone()),
+            u_environment: later
+                .u_environment
+                .clone()
+                .or_else(|| self.u_environment.clone()),
+            session_id: later.session_id.clone().or_else(|| self.session_id.clone()),
+            how: if sets {
+                later.how.clone()
+            } else {
+                self.how.clone()
+            },
+        }
+    }
+}
+
 /// The defaults a dialogue uses, and where each of the three identifiers came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chosen {

@@ -66,13 +66,14 @@ enum Command {
         cancel: CancellationToken,
     },
     Close,
+    /// Fill the Requests that follow with these common fields.
+    Defaults(Box<Chosen>),
 }
 
 struct Handle {
     commands: mpsc::UnboundedSender<Command>,
     /// The cancel token of the turn in flight.
     current: Option<CancellationToken>,
-    connection: Option<u64>,
 }
 
 /// The explorer's handle on its dialogues.
@@ -80,7 +81,8 @@ pub struct Engine {
     events: mpsc::UnboundedSender<EngineEvent>,
     options: ConnectOptions,
     dialogues: HashMap<DialogueKey, Handle>,
-    next_key: DialogueKey,
+    /// Dialogues asked to close whose task has not ended yet.
+    closing: usize,
 }
 
 impl Engine {
@@ -102,19 +104,12 @@ impl Engine {
             events,
             options,
             dialogues: HashMap::new(),
-            next_key: 1,
+            closing: 0,
         }
     }
 
     pub fn options(&self) -> &ConnectOptions {
         &self.options
-    }
-
-    /// A key for a new dialogue.
-    pub fn new_key(&mut self) -> DialogueKey {
-        let key = self.next_key;
-        self.next_key += 1;
-        key
     }
 
     /// Opens a dialogue (a new MCP session) on a server; `Opened` or `Failed` follows.
@@ -133,7 +128,6 @@ impl Engine {
             Handle {
                 commands,
                 current: None,
-                connection: None,
             },
         );
         let events = self.events.clone();
@@ -161,6 +155,16 @@ impl Engine {
             .is_ok()
     }
 
+    /// Changes the common fields a dialogue fills into its next Requests (the user overrode
+    /// them). Returns false when the dialogue is not open.
+    pub fn set_defaults(&mut self, key: DialogueKey, defaults: Chosen) -> bool {
+        self.dialogues.get(&key).is_some_and(|h| {
+            h.commands
+                .send(Command::Defaults(Box::new(defaults)))
+                .is_ok()
+        })
+    }
+
     /// Cancels the turn in flight on a dialogue, if any.
     pub fn cancel(&mut self, key: DialogueKey) -> bool {
         match self.dialogues.get_mut(&key).and_then(|h| h.current.take()) {
@@ -172,33 +176,34 @@ impl Engine {
         }
     }
 
-    /// Ends a dialogue's MCP session.
+    /// Ends a dialogue's MCP session (its task reports `Closed` once it has).
     pub fn close(&mut self, key: DialogueKey) {
         if let Some(handle) = self.dialogues.remove(&key) {
             if let Some(token) = handle.current {
                 token.cancel();
             }
-            let _ = handle.commands.send(Command::Close);
+            if handle.commands.send(Command::Close).is_ok() {
+                self.closing += 1;
+            }
         }
+    }
+
+    /// A dialogue's task ended (its `Closed` or `Failed` came): forgotten, and no longer
+    /// waited for if it was being closed.
+    pub fn closed(&mut self, key: DialogueKey) {
+        if self.dialogues.remove(&key).is_none() {
+            self.closing = self.closing.saturating_sub(1);
+        }
+    }
+
+    /// Whether sessions are still being ended (a runner waits for them before it leaves,
+    /// so that HTTP sessions get their DELETE and stdio servers their end).
+    pub fn is_closing(&self) -> bool {
+        self.closing > 0
     }
 
     pub fn is_open(&self, key: DialogueKey) -> bool {
         self.dialogues.contains_key(&key)
-    }
-
-    /// Remembers which connection a dialogue runs on (for routing client events).
-    pub fn note_connection(&mut self, key: DialogueKey, connection: u64) {
-        if let Some(h) = self.dialogues.get_mut(&key) {
-            h.connection = Some(connection);
-        }
-    }
-
-    /// The dialogue a connection belongs to.
-    pub fn dialogue_of(&self, connection: u64) -> Option<DialogueKey> {
-        self.dialogues
-            .iter()
-            .find(|(_, h)| h.connection == Some(connection))
-            .map(|(k, _)| *k)
     }
 }
 
@@ -277,6 +282,7 @@ async fn run_dialogue(
                     next_turn: dialogue.next_turn(),
                 });
             }
+            Command::Defaults(chosen) => dialogue.defaults = *chosen,
             Command::Close => break,
         }
     }

@@ -114,6 +114,32 @@ impl ServerSpec {
         })
     }
 
+    /// Whether the name was made from the command or the URL (`python` for `--stdio "python
+    /// srv.py"`, the host for `--url`), rather than chosen: a client had better call the
+    /// server by the name it gives itself.
+    pub fn name_is_derived(&self) -> bool {
+        let derived = match &self.transport {
+            TransportSpec::Stdio(s) => std::path::Path::new(&s.command)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| s.command.clone()),
+            TransportSpec::Http(h) => h
+                .url
+                .split("://")
+                .nth(1)
+                .and_then(|rest| rest.split(['/', '?']).next())
+                .unwrap_or(&h.url)
+                .to_owned(),
+            TransportSpec::Embedded { .. } => return false,
+        };
+        // make_names_unique adds "-2", "-3" to repeated names.
+        let name = match self.name.rsplit_once('-') {
+            Some((base, n)) if n.parse::<u32>().is_ok() && base == derived => base,
+            _ => self.name.as_str(),
+        };
+        name == derived
+    }
+
     /// `stdio`, `http` or `embedded`, for people.
     pub fn kind(&self) -> &'static str {
         match self.transport {

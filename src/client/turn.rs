@@ -5,6 +5,8 @@
 use crate::client::connection::CallError;
 use crate::protocol::Interface;
 use crate::protocol::conformance::Finding;
+use crate::protocol::dac::{Kind, Overall};
+use crate::protocol::message::Outcome;
 use crate::protocol::message::as_index;
 use crate::protocol::raw::RawJson;
 use serde::{Deserialize, Serialize};
@@ -161,16 +163,159 @@ pub struct TurnFinding {
     pub finding: Finding,
 }
 
+/// A value a message names: one this program knows, or the text a peer sent (a
+/// non-conformant server's value is still shown, as it came).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shown<T> {
+    Known(T),
+    Other(String),
+}
+
+impl<T> Shown<T> {
+    pub fn read(text: &str, parse: impl Fn(&str) -> Option<T>) -> Shown<T> {
+        match parse(text) {
+            Some(v) => Shown::Known(v),
+            None => Shown::Other(text.to_owned()),
+        }
+    }
+
+    pub fn known(&self) -> Option<&T> {
+        match self {
+            Shown::Known(v) => Some(v),
+            Shown::Other(_) => None,
+        }
+    }
+}
+
+/// What a turn asks: a BKN-DAC Kind, BKN-USR feedback, or whatever a Request said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TurnKind {
+    Dac(Kind),
+    Feedback,
+    Other(String),
+}
+
+impl TurnKind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            TurnKind::Dac(k) => k.as_str(),
+            TurnKind::Feedback => "feedback",
+            TurnKind::Other(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Display for TurnKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What a transcript shows of a turn, read once from its messages.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
     pub interface: Option<Interface>,
     pub turn_index: Option<u64>,
-    /// Kind for BKN-DAC, "feedback" for BKN-USR.
-    pub kind: String,
-    pub outcome: Option<String>,
+    pub kind: TurnKind,
+    pub outcome: Option<Shown<Outcome>>,
     /// The Overall of a feasibility Response.
-    pub overall: Option<String>,
+    pub overall: Option<Shown<Overall>>,
+    /// A few words of what the turn is about (the terms, the steps, the User …).
+    pub about: String,
+}
+
+/// A few words of what a turn is about, for a transcript row.
+fn about(kind: &TurnKind, request: &Value, response: Option<&Value>) -> String {
+    let strings = |pointer: &str| -> Vec<String> {
+        request
+            .pointer(pointer)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let text = |v: &Value, pointer: &str| {
+        v.pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let commitments = || -> Option<String> {
+        let asked: Vec<String> = request
+            .get("Commitments")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.get("CommitmentID")?.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let released = strings("/ReleasedCommitmentIDs");
+        let mut parts = Vec::new();
+        if !asked.is_empty() {
+            parts.push(format!("commit {}", asked.join(", ")));
+        }
+        if !released.is_empty() {
+            parts.push(format!("release {}", released.join(", ")));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    };
+    let main = match kind {
+        TurnKind::Feedback => {
+            let user = text(request, "/UserID")
+                .or_else(|| response.and_then(|r| text(r, "/RefinedUserState/UserID")))
+                .unwrap_or_else(|| "(the dialogue's User)".into());
+            match text(request, "/Feedback/Hypothesis") {
+                Some(h) => format!("{user}: {h}"),
+                None => user,
+            }
+        }
+        TurnKind::Dac(Kind::Feasibility) => {
+            let n = request
+                .get("ProcessActions")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let acks = response
+                .and_then(|r| r.pointer("/Feasibility/Steps"))
+                .and_then(Value::as_array)
+                .map(|s| s.iter().filter(|s| s["PAStatus"] == "Ack").count());
+            match acks {
+                Some(a) => format!("{a} of {n} step{} Ack", if n == 1 { "" } else { "s" }),
+                None => format!("{n} step{}", if n == 1 { "" } else { "s" }),
+            }
+        }
+        TurnKind::Dac(Kind::SemanticGrounding | Kind::Clarification) => {
+            let terms: Vec<String> = request
+                .get("Terms")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|t| t.get("Text")?.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if terms.is_empty() {
+                text(request, "/Question").unwrap_or_default()
+            } else {
+                terms.join(", ")
+            }
+        }
+        TurnKind::Dac(Kind::Commitment) => String::new(),
+        TurnKind::Dac(_) => {
+            let mut ids = strings("/EntityIDs");
+            ids.extend(text(request, "/Space/SpaceID"));
+            ids.join(", ")
+        }
+        TurnKind::Other(_) => String::new(),
+    };
+    match (main.is_empty(), commitments()) {
+        (true, Some(c)) => c,
+        (false, Some(c)) => format!("{main}; {c}"),
+        (_, None) => main,
+    }
 }
 
 impl Turn {
@@ -198,15 +343,24 @@ impl Turn {
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         };
+        let kind = match interface {
+            Some(Interface::Usr) => TurnKind::Feedback,
+            _ => match text(Some(&request), "/Kind") {
+                Some(k) => match Kind::parse(&k) {
+                    Some(k) => TurnKind::Dac(k),
+                    None => TurnKind::Other(k),
+                },
+                None => TurnKind::Other("?".into()),
+            },
+        };
         Summary {
             interface,
             turn_index: request.get("TurnIndex").and_then(as_index),
-            kind: match interface {
-                Some(Interface::Usr) => "feedback".into(),
-                _ => text(Some(&request), "/Kind").unwrap_or_else(|| "?".into()),
-            },
-            outcome: text(response.as_ref(), "/Outcome"),
-            overall: text(response.as_ref(), "/Feasibility/Overall"),
+            about: about(&kind, &request, response.as_ref()),
+            kind,
+            outcome: text(response.as_ref(), "/Outcome").map(|o| Shown::read(&o, Outcome::parse)),
+            overall: text(response.as_ref(), "/Feasibility/Overall")
+                .map(|o| Shown::read(&o, |s| Overall::ALL.into_iter().find(|v| v.as_str() == s))),
         }
     }
 
@@ -217,12 +371,15 @@ impl Turn {
 
     /// Kind for BKN-DAC, "feedback" for BKN-USR.
     pub fn kind(&self) -> String {
-        self.summary().kind
+        self.summary().kind.as_str().to_owned()
     }
 
-    /// The Response's Outcome, if a Response came.
+    /// The Response's Outcome, if a Response came, as it was written.
     pub fn outcome(&self) -> Option<String> {
-        self.summary().outcome
+        self.summary().outcome.map(|o| match o {
+            Shown::Known(o) => o.as_str().to_owned(),
+            Shown::Other(s) => s,
+        })
     }
 
     pub fn conforms(&self) -> bool {

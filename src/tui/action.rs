@@ -1,7 +1,17 @@
-//! Everything a user can do, and the keys that do it. One table (`BINDINGS`) is the key map,
-//! the help overlay and the command palette's list, so the three never disagree.
+//! Everything a user can do, and the keys that do it. One table (`DEFAULT_BINDINGS`) is the key
+//! map, the help overlay, the command palette's list and the README's table of keys, so that
+//! they never disagree; a user's `keys.toml` changes the map the running explorer uses
+//! (`Keymap`), and help and palette show that one.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Whether a part of the explorer took a key (or a mouse event): a part that does not is
+/// passed over for the next one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handled {
+    Consumed,
+    Ignored,
+}
 
 /// The panes that can have the focus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,94 +35,88 @@ impl Pane {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
-    Quit,
-    Help,
-    Palette,
-    FocusNext,
-    FocusPrev,
-    Focus(Pane),
-    NextDialogue,
-    PrevDialogue,
-    GoToDialogue(usize),
-    NewDialogue,
-    CloseDialogue,
-    Reconnect,
-    Send,
-    /// Esc: cancel the pending turn, else leave the current field or overlay.
-    Cancel,
-    ToggleLog,
-    Save,
-    SaveAs,
-    Open,
-    Replay,
-    CopyJson,
-    CopyRequest,
-    NextDetailTab,
-    PrevDetailTab,
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-    Top,
-    Bottom,
-    /// Enter on the sidebar or the transcript.
-    Select,
-    ComposerMode,
-    NextKind,
-    PrevKind,
-    CycleTheme,
-    SetTheme(String),
-    FilterLog,
-    ClearLog,
-    ToggleFollowLog,
+/// Declares the actions once: the variant, its stable name (what keys.toml and the palette
+/// use) and its title.
+macro_rules! actions {
+    ($($variant:ident = $name:literal, $title:literal;)*) => {
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub enum Action {
+            $($variant,)*
+            /// Focus a pane (palette only).
+            Focus(Pane),
+            /// Go to dialogue N (the digits).
+            GoToDialogue(usize),
+            /// Use a theme (palette only).
+            SetTheme(String),
+        }
+
+        impl Action {
+            /// Every action a key can be bound to, by stable name.
+            pub const NAMED: &'static [(&'static str, Action)] = &[$(($name, Action::$variant)),*];
+
+            /// What the palette and help call it.
+            pub fn title(&self) -> String {
+                match self {
+                    $(Action::$variant => $title.into(),)*
+                    Action::Focus(p) => format!("Focus the {}", p.name()),
+                    Action::GoToDialogue(n) => format!("Dialogue {}", n + 1),
+                    Action::SetTheme(name) => format!("Theme: {name}"),
+                }
+            }
+
+            /// The name keys.toml uses.
+            pub fn name(&self) -> Option<&'static str> {
+                Action::NAMED.iter().find(|(_, a)| a == self).map(|(n, _)| *n)
+            }
+
+            pub fn from_name(name: &str) -> Option<Action> {
+                Action::NAMED.iter().find(|(n, _)| *n == name).map(|(_, a)| a.clone())
+            }
+        }
+    };
 }
 
-impl Action {
-    /// What the palette and help call it.
-    pub fn title(&self) -> String {
-        match self {
-            Action::Quit => "Quit".into(),
-            Action::Help => "Show the keys".into(),
-            Action::Palette => "Command palette".into(),
-            Action::FocusNext => "Focus the next pane".into(),
-            Action::FocusPrev => "Focus the previous pane".into(),
-            Action::Focus(p) => format!("Focus the {}", p.name()),
-            Action::NextDialogue => "Next dialogue".into(),
-            Action::PrevDialogue => "Previous dialogue".into(),
-            Action::GoToDialogue(n) => format!("Dialogue {}", n + 1),
-            Action::NewDialogue => "New dialogue (a new MCP session) on the selected server".into(),
-            Action::CloseDialogue => "Close the dialogue (ends its MCP session)".into(),
-            Action::Reconnect => "Reconnect: continue the dialogue in a new MCP session".into(),
-            Action::Send => "Send the Request".into(),
-            Action::Cancel => "Cancel the pending turn / leave".into(),
-            Action::ToggleLog => "Show or hide the protocol log".into(),
-            Action::Save => "Save the session".into(),
-            Action::SaveAs => "Save the session as…".into(),
-            Action::Open => "Open a session".into(),
-            Action::Replay => "Replay the dialogue and compare".into(),
-            Action::CopyJson => "Copy the JSON in view (Response, draft, log entry)".into(),
-            Action::CopyRequest => "Copy the turn's Request".into(),
-            Action::NextDetailTab => "Next detail tab".into(),
-            Action::PrevDetailTab => "Previous detail tab".into(),
-            Action::Up => "Up".into(),
-            Action::Down => "Down".into(),
-            Action::PageUp => "Page up".into(),
-            Action::PageDown => "Page down".into(),
-            Action::Top => "First".into(),
-            Action::Bottom => "Last".into(),
-            Action::Select => "Open / select".into(),
-            Action::ComposerMode => "Composer: form or raw JSON".into(),
-            Action::NextKind => "Composer: next Kind".into(),
-            Action::PrevKind => "Composer: previous Kind".into(),
-            Action::CycleTheme => "Next theme".into(),
-            Action::SetTheme(name) => format!("Theme: {name}"),
-            Action::FilterLog => "Filter the protocol log".into(),
-            Action::ClearLog => "Clear the protocol log".into(),
-            Action::ToggleFollowLog => "Follow the end of the log, or stop".into(),
-        }
-    }
+actions! {
+    Quit = "quit", "Quit";
+    Help = "help", "Show the keys";
+    Palette = "palette", "Command palette";
+    FocusNext = "focus-next", "Focus the next pane";
+    FocusPrev = "focus-previous", "Focus the previous pane";
+    NextDialogue = "next-dialogue", "Next dialogue";
+    PrevDialogue = "previous-dialogue", "Previous dialogue";
+    NewDialogue = "new-dialogue", "New dialogue (a new MCP session) on the server of the dialogue in view";
+    CloseDialogue = "close-dialogue", "Close the dialogue (ends its MCP session)";
+    Reconnect = "reconnect", "Reconnect: continue the dialogue in a new MCP session";
+    Send = "send", "Send the Request";
+    Cancel = "cancel", "Cancel the pending turn / leave";
+    ToggleLog = "toggle-log", "Show or hide the protocol log";
+    Messages = "messages", "Show the messages of this run";
+    Save = "save", "Save the session";
+    SaveAs = "save-as", "Save the session as…";
+    Open = "open", "Open a session (any path)";
+    Defaults = "defaults", "Defaults of new Requests: MInstance, UEnvironment, SessionID";
+    Replay = "replay", "Replay the dialogue and compare";
+    CopyJson = "copy", "Copy the JSON in view (Response, draft, log entry)";
+    CopyRequest = "copy-request", "Copy the turn's Request";
+    WriteJson = "write-json", "Write the JSON in view to a file";
+    NextDetailTab = "next-tab", "Next detail tab";
+    PrevDetailTab = "previous-tab", "Previous detail tab";
+    Up = "up", "Up";
+    Down = "down", "Down";
+    PageUp = "page-up", "Page up";
+    PageDown = "page-down", "Page down";
+    Top = "top", "First";
+    Bottom = "bottom", "Last";
+    Select = "select", "Open / select";
+    ComposerMode = "composer-mode", "Composer: form or raw JSON";
+    ClearComposer = "clear-composer", "Composer: clear the Request";
+    ResetField = "reset-field", "Composer: empty the field";
+    NextKind = "next-kind", "Composer: next Kind";
+    PrevKind = "previous-kind", "Composer: previous Kind";
+    CycleTheme = "next-theme", "Next theme";
+    FilterLog = "filter-log", "Filter the protocol log";
+    ClearLog = "clear-log", "Clear the protocol log";
+    ToggleFollowLog = "follow-log", "Follow the end of the log, or stop";
 }
 
 /// Where a binding applies.
@@ -120,7 +124,7 @@ impl Action {
 pub enum Context {
     /// Always, even while typing in the composer.
     Anywhere,
-    /// Whenever the focus is not in a text field.
+    /// Whenever the focus is not in the composer.
     Global,
     Pane(Pane),
 }
@@ -137,30 +141,53 @@ impl Context {
             Context::Pane(Pane::Log) => "Protocol log",
         }
     }
+
+    /// The name keys.toml uses for a section.
+    pub fn name(self) -> &'static str {
+        match self {
+            Context::Anywhere => "anywhere",
+            Context::Global => "global",
+            Context::Pane(Pane::Sidebar) => "servers",
+            Context::Pane(Pane::Transcript) => "transcript",
+            Context::Pane(Pane::Detail) => "detail",
+            Context::Pane(Pane::Composer) => "composer",
+            Context::Pane(Pane::Log) => "log",
+        }
+    }
+
+    pub const ALL: [Context; 7] = [
+        Context::Anywhere,
+        Context::Global,
+        Context::Pane(Pane::Sidebar),
+        Context::Pane(Pane::Transcript),
+        Context::Pane(Pane::Detail),
+        Context::Pane(Pane::Composer),
+        Context::Pane(Pane::Log),
+    ];
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Key {
     pub code: KeyCode,
     pub modifiers: KeyModifiers,
 }
 
 impl Key {
-    const fn plain(code: KeyCode) -> Key {
+    pub const fn plain(code: KeyCode) -> Key {
         Key {
             code,
             modifiers: KeyModifiers::NONE,
         }
     }
 
-    const fn ctrl(c: char) -> Key {
+    pub const fn ctrl(c: char) -> Key {
         Key {
             code: KeyCode::Char(c),
             modifiers: KeyModifiers::CONTROL,
         }
     }
 
-    const fn ch(c: char) -> Key {
+    pub const fn ch(c: char) -> Key {
         Key::plain(KeyCode::Char(c))
     }
 
@@ -183,6 +210,11 @@ impl Key {
         if self.modifiers.contains(KeyModifiers::ALT) {
             s.push_str("Alt-");
         }
+        if self.modifiers.contains(KeyModifiers::SHIFT)
+            && !matches!(self.code, KeyCode::Char(_) | KeyCode::BackTab)
+        {
+            s.push_str("Shift-");
+        }
         match self.code {
             KeyCode::Char(' ') => s.push_str("Space"),
             KeyCode::Char(c) => s.push(c),
@@ -199,14 +231,17 @@ impl Key {
             KeyCode::PageDown => s.push_str("PgDn"),
             KeyCode::Home => s.push_str("Home"),
             KeyCode::End => s.push_str("End"),
+            KeyCode::Delete => s.push_str("Delete"),
+            KeyCode::Backspace => s.push_str("Backspace"),
             other => s.push_str(&format!("{other:?}")),
         }
         s
     }
 }
 
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Binding {
-    pub keys: &'static [Key],
+    pub keys: Vec<Key>,
     pub context: Context,
     pub action: Action,
 }
@@ -214,328 +249,259 @@ pub struct Binding {
 use Context::{Anywhere, Global, Pane as In};
 use KeyCode as K;
 
-/// Every key binding. Order matters: the first that matches wins.
-pub static BINDINGS: &[Binding] = &[
-    Binding {
-        keys: &[
-            Key::plain(K::F(5)),
-            Key {
-                code: K::Enter,
-                modifiers: KeyModifiers::CONTROL,
-            },
-        ],
-        context: Anywhere,
-        action: Action::Send,
-    },
-    Binding {
-        keys: &[Key::plain(K::Esc)],
-        context: Anywhere,
-        action: Action::Cancel,
-    },
-    Binding {
-        keys: &[Key::plain(K::F(1))],
-        context: Anywhere,
-        action: Action::Help,
-    },
-    Binding {
-        keys: &[Key::ctrl('p')],
-        context: Anywhere,
-        action: Action::Palette,
-    },
-    Binding {
-        keys: &[Key::ctrl('s')],
-        context: Anywhere,
-        action: Action::Save,
-    },
-    Binding {
-        keys: &[Key::ctrl('o')],
-        context: Anywhere,
-        action: Action::Open,
-    },
-    Binding {
-        keys: &[Key::ctrl('q'), Key::ctrl('c')],
-        context: Anywhere,
-        action: Action::Quit,
-    },
-    Binding {
-        keys: &[Key::plain(K::F(2))],
-        context: Anywhere,
-        action: Action::ComposerMode,
-    },
-    Binding {
-        keys: &[Key::plain(K::Tab)],
-        context: Anywhere,
-        action: Action::FocusNext,
-    },
-    Binding {
-        keys: &[Key::plain(K::BackTab)],
-        context: Anywhere,
-        action: Action::FocusPrev,
-    },
-    Binding {
-        keys: &[Key::ch('q')],
-        context: Global,
-        action: Action::Quit,
-    },
-    Binding {
-        keys: &[Key::ch('?')],
-        context: Global,
-        action: Action::Help,
-    },
-    Binding {
-        keys: &[Key::ch(':')],
-        context: Global,
-        action: Action::Palette,
-    },
-    Binding {
-        keys: &[Key::ch('n')],
-        context: Global,
-        action: Action::NewDialogue,
-    },
-    Binding {
-        keys: &[Key::ch('x')],
-        context: Global,
-        action: Action::CloseDialogue,
-    },
-    Binding {
-        keys: &[Key::ch('R')],
-        context: Global,
-        action: Action::Reconnect,
-    },
-    Binding {
-        keys: &[Key::ch('r')],
-        context: Global,
-        action: Action::Replay,
-    },
-    Binding {
-        keys: &[Key::ch(']')],
-        context: Global,
-        action: Action::NextDialogue,
-    },
-    Binding {
-        keys: &[Key::ch('[')],
-        context: Global,
-        action: Action::PrevDialogue,
-    },
-    Binding {
-        keys: &[Key::ch('L')],
-        context: Global,
-        action: Action::ToggleLog,
-    },
-    Binding {
-        keys: &[Key::ch('y')],
-        context: Global,
-        action: Action::CopyJson,
-    },
-    Binding {
-        keys: &[Key::ch('Y')],
-        context: Global,
-        action: Action::CopyRequest,
-    },
-    Binding {
-        keys: &[Key::ch('S')],
-        context: Global,
-        action: Action::SaveAs,
-    },
-    Binding {
-        keys: &[Key::ch('T')],
-        context: Global,
-        action: Action::CycleTheme,
-    },
-    Binding {
-        keys: &[Key::ch('c')],
-        context: Global,
-        action: Action::Focus(Pane::Composer),
-    },
-    Binding {
-        keys: &[Key::ch('k'), Key::plain(K::Up)],
-        context: Global,
-        action: Action::Up,
-    },
-    Binding {
-        keys: &[Key::ch('j'), Key::plain(K::Down)],
-        context: Global,
-        action: Action::Down,
-    },
-    Binding {
-        keys: &[Key::plain(K::PageUp), Key::ctrl('u')],
-        context: Global,
-        action: Action::PageUp,
-    },
-    Binding {
-        keys: &[Key::plain(K::PageDown), Key::ctrl('d')],
-        context: Global,
-        action: Action::PageDown,
-    },
-    Binding {
-        keys: &[Key::ch('g'), Key::plain(K::Home)],
-        context: Global,
-        action: Action::Top,
-    },
-    Binding {
-        keys: &[Key::ch('G'), Key::plain(K::End)],
-        context: Global,
-        action: Action::Bottom,
-    },
-    Binding {
-        keys: &[Key::plain(K::Enter)],
-        context: Global,
-        action: Action::Select,
-    },
-    Binding {
-        keys: &[Key::ch('l'), Key::plain(K::Right)],
-        context: In(Pane::Detail),
-        action: Action::NextDetailTab,
-    },
-    Binding {
-        keys: &[Key::ch('h'), Key::plain(K::Left)],
-        context: In(Pane::Detail),
-        action: Action::PrevDetailTab,
-    },
-    Binding {
-        keys: &[Key::ch('l'), Key::plain(K::Right)],
-        context: In(Pane::Transcript),
-        action: Action::NextDetailTab,
-    },
-    Binding {
-        keys: &[Key::ch('h'), Key::plain(K::Left)],
-        context: In(Pane::Transcript),
-        action: Action::PrevDetailTab,
-    },
-    Binding {
-        keys: &[Key::ch('/')],
-        context: In(Pane::Log),
-        action: Action::FilterLog,
-    },
-    Binding {
-        keys: &[Key::ch('C')],
-        context: In(Pane::Log),
-        action: Action::ClearLog,
-    },
-    Binding {
-        keys: &[Key::ch('f')],
-        context: In(Pane::Log),
-        action: Action::ToggleFollowLog,
-    },
-];
+/// Every default key binding, as (keys, where, what). Order matters: the first that matches
+/// wins.
+pub fn default_bindings() -> Vec<Binding> {
+    let b = |keys: &[Key], context: Context, action: Action| Binding {
+        keys: keys.to_vec(),
+        context,
+        action,
+    };
+    vec![
+        b(
+            &[
+                Key::plain(K::F(5)),
+                Key {
+                    code: K::Enter,
+                    modifiers: KeyModifiers::CONTROL,
+                },
+            ],
+            Anywhere,
+            Action::Send,
+        ),
+        b(&[Key::plain(K::Esc)], Anywhere, Action::Cancel),
+        b(&[Key::plain(K::F(1))], Anywhere, Action::Help),
+        b(&[Key::ctrl('p')], Anywhere, Action::Palette),
+        b(&[Key::ctrl('s')], Anywhere, Action::Save),
+        b(&[Key::ctrl('o')], Anywhere, Action::Open),
+        b(&[Key::ctrl('q'), Key::ctrl('c')], Anywhere, Action::Quit),
+        b(&[Key::plain(K::F(2))], Anywhere, Action::ComposerMode),
+        b(&[Key::plain(K::F(7))], Anywhere, Action::ResetField),
+        b(&[Key::plain(K::F(8))], Anywhere, Action::ClearComposer),
+        // Tab moves between the composer's fields first; F6 leaves it at once.
+        b(
+            &[Key::plain(K::Tab), Key::plain(K::F(6))],
+            Anywhere,
+            Action::FocusNext,
+        ),
+        b(
+            &[
+                Key::plain(K::BackTab),
+                Key {
+                    code: K::F(6),
+                    modifiers: KeyModifiers::SHIFT,
+                },
+            ],
+            Anywhere,
+            Action::FocusPrev,
+        ),
+        b(&[Key::ch('q')], Global, Action::Quit),
+        b(&[Key::ch('?')], Global, Action::Help),
+        b(&[Key::ch(':')], Global, Action::Palette),
+        b(&[Key::ch('n')], Global, Action::NewDialogue),
+        b(&[Key::ch('x')], Global, Action::CloseDialogue),
+        b(&[Key::ch('R')], Global, Action::Reconnect),
+        b(&[Key::ch('r')], Global, Action::Replay),
+        b(&[Key::ch(']')], Global, Action::NextDialogue),
+        b(&[Key::ch('[')], Global, Action::PrevDialogue),
+        b(&[Key::ch('L')], Global, Action::ToggleLog),
+        b(&[Key::ch('M')], Global, Action::Messages),
+        b(&[Key::ch('y')], Global, Action::CopyJson),
+        b(&[Key::ch('Y')], Global, Action::CopyRequest),
+        b(&[Key::ch('W')], Global, Action::WriteJson),
+        b(&[Key::ch('S')], Global, Action::SaveAs),
+        b(&[Key::ch('T')], Global, Action::CycleTheme),
+        b(&[Key::ch('D')], Global, Action::Defaults),
+        b(&[Key::ch('c')], Global, Action::Focus(Pane::Composer)),
+        b(&[Key::ch('k'), Key::plain(K::Up)], Global, Action::Up),
+        b(&[Key::ch('j'), Key::plain(K::Down)], Global, Action::Down),
+        b(
+            &[Key::plain(K::PageUp), Key::ctrl('u')],
+            Global,
+            Action::PageUp,
+        ),
+        b(
+            &[Key::plain(K::PageDown), Key::ctrl('d')],
+            Global,
+            Action::PageDown,
+        ),
+        b(&[Key::ch('g'), Key::plain(K::Home)], Global, Action::Top),
+        b(&[Key::ch('G'), Key::plain(K::End)], Global, Action::Bottom),
+        b(&[Key::plain(K::Enter)], Global, Action::Select),
+        b(
+            &[Key::ch('l'), Key::plain(K::Right)],
+            In(Pane::Detail),
+            Action::NextDetailTab,
+        ),
+        b(
+            &[Key::ch('h'), Key::plain(K::Left)],
+            In(Pane::Detail),
+            Action::PrevDetailTab,
+        ),
+        b(
+            &[Key::ch('l'), Key::plain(K::Right)],
+            In(Pane::Transcript),
+            Action::NextDetailTab,
+        ),
+        b(
+            &[Key::ch('h'), Key::plain(K::Left)],
+            In(Pane::Transcript),
+            Action::PrevDetailTab,
+        ),
+        b(&[Key::ch('/')], In(Pane::Log), Action::FilterLog),
+        b(&[Key::ch('C')], In(Pane::Log), Action::ClearLog),
+        b(&[Key::ch('f')], In(Pane::Log), Action::ToggleFollowLog),
+    ]
+}
 
-/// Keys handled by the composer itself (shown in the help; not in `BINDINGS` because they
-/// mean typing elsewhere).
+/// Keys the composer handles itself (shown in the help; not in the table because they mean
+/// typing elsewhere).
 pub static COMPOSER_KEYS: &[(&str, &str)] = &[
+    (
+        "Tab / Shift-Tab",
+        "next / previous field (past the last: the next pane)",
+    ),
     (
         "↑ / ↓",
         "previous / next field (in a multi-line field: lines; Alt-↑/↓ leaves it)",
     ),
-    ("← / → on Kind", "previous / next Kind"),
-    (
-        "Tab",
-        "accept the completion shown, else focus the next pane",
-    ),
+    ("← / → or a letter on Kind", "change the Kind"),
     ("Ctrl-Space", "show completions"),
-    ("F2", "form or raw JSON"),
-    ("F5 / Ctrl-Enter", "send"),
+    ("↑ / ↓ in completions", "choose one"),
+    (
+        "Enter / → in completions",
+        "accept it (Esc closes the list)",
+    ),
     ("Esc", "leave the composer (or cancel the pending turn)"),
 ];
 
-/// Every key by where it applies, as (section, [(keys, what they do)]): what the help
-/// overlay shows and what the README's table is made from (`keys_markdown`).
-pub fn key_groups() -> Vec<(&'static str, Vec<(String, String)>)> {
-    let contexts = [
-        Context::Anywhere,
-        Context::Global,
-        Context::Pane(Pane::Sidebar),
-        Context::Pane(Pane::Transcript),
-        Context::Pane(Pane::Detail),
-        Context::Pane(Pane::Log),
-    ];
-    let mut groups = Vec::new();
-    for context in contexts {
-        let mut keys: Vec<(String, String)> = BINDINGS
-            .iter()
-            .filter(|b| b.context == context)
-            .map(|b| {
-                (
-                    b.keys
-                        .iter()
-                        .map(Key::label)
-                        .collect::<Vec<_>>()
-                        .join(" / "),
-                    b.action.title(),
-                )
-            })
-            .collect();
-        if context == Context::Global {
-            keys.push(("1 … 9".into(), "Dialogue 1 … 9".into()));
-        }
-        groups.push((context.title(), keys));
-    }
-    groups.push((
-        "Composer",
-        COMPOSER_KEYS
-            .iter()
-            .map(|(k, w)| (k.to_string(), w.to_string()))
-            .collect(),
-    ));
-    groups.push((
-        "Mouse",
-        vec![
-            (
-                "click".into(),
-                "focus a pane; pick a tab, a row or a field".into(),
-            ),
-            ("wheel".into(), "scroll what is under the pointer".into()),
-        ],
-    ));
-    groups
+/// The keys in use: the defaults, changed by the user's keys.toml.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Keymap {
+    pub bindings: Vec<Binding>,
 }
 
-/// The keys as a Markdown table (the README's).
+impl Default for Keymap {
+    fn default() -> Self {
+        Keymap {
+            bindings: default_bindings(),
+        }
+    }
+}
+
+impl Keymap {
+    /// The action a key does with the focus on `focus`. `typing` is true when the composer
+    /// (or another text input) has the focus: only `Anywhere` bindings apply then.
+    pub fn action_for(&self, event: &KeyEvent, focus: Pane, typing: bool) -> Option<Action> {
+        for b in &self.bindings {
+            let applies = match b.context {
+                Context::Anywhere => true,
+                Context::Global => !typing,
+                Context::Pane(p) => !typing && p == focus,
+            };
+            if applies && b.keys.iter().any(|k| k.matches(event)) {
+                return Some(b.action.clone());
+            }
+        }
+        if !typing
+            && let KeyCode::Char(c @ '1'..='9') = event.code
+            && event.modifiers - KeyModifiers::SHIFT == KeyModifiers::NONE
+        {
+            return Some(Action::GoToDialogue(c as usize - '1' as usize));
+        }
+        None
+    }
+
+    /// The keys of an action, for hints ("F5 / Ctrl-Enter").
+    pub fn keys_of(&self, action: &Action) -> String {
+        self.bindings
+            .iter()
+            .find(|b| &b.action == action)
+            .map(|b| {
+                b.keys
+                    .iter()
+                    .map(Key::label)
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+            })
+            .unwrap_or_default()
+    }
+
+    /// The first key of an action, for the shortest hints ("F5").
+    pub fn first_key(&self, action: &Action) -> String {
+        self.keys_of(action)
+            .split(" / ")
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Every key by where it applies, as (section, [(keys, what they do)]): what the help
+    /// overlay shows and what the README's table is made from (`keys_markdown`). Sections
+    /// without keys are left out.
+    pub fn groups(&self) -> Vec<(&'static str, Vec<(String, String)>)> {
+        let mut groups = Vec::new();
+        for context in Context::ALL {
+            let mut keys: Vec<(String, String)> = self
+                .bindings
+                .iter()
+                .filter(|b| b.context == context)
+                .map(|b| {
+                    (
+                        b.keys
+                            .iter()
+                            .map(Key::label)
+                            .collect::<Vec<_>>()
+                            .join(" / "),
+                        b.action.title(),
+                    )
+                })
+                .collect();
+            match context {
+                Context::Global => keys.push(("1 … 9".into(), "Dialogue 1 … 9".into())),
+                Context::Pane(Pane::Composer) => keys.extend(
+                    COMPOSER_KEYS
+                        .iter()
+                        .map(|(k, w)| (k.to_string(), w.to_string())),
+                ),
+                Context::Pane(Pane::Sidebar) => keys.push((
+                    "Enter".into(),
+                    "on a server: show or hide its dialogues; on a dialogue: show it".into(),
+                )),
+                Context::Pane(Pane::Log) => keys.push((
+                    "Enter".into(),
+                    "open the entry (pretty JSON, y copies)".into(),
+                )),
+                _ => {}
+            }
+            if !keys.is_empty() {
+                groups.push((context.title(), keys));
+            }
+        }
+        groups.push((
+            "Mouse",
+            vec![
+                (
+                    "click".into(),
+                    "focus a pane; pick a tab, a row, a field or a completion".into(),
+                ),
+                ("wheel".into(), "scroll what is under the pointer".into()),
+            ],
+        ));
+        groups
+    }
+}
+
+/// The default keys as a Markdown table (the README's).
 pub fn keys_markdown() -> String {
     let mut out = String::from("| where | keys | what they do |\n|---|---|---|\n");
-    for (section, keys) in key_groups() {
+    for (section, keys) in Keymap::default().groups() {
         for (k, what) in keys {
             let k = k.replace('|', "\\|");
             out.push_str(&format!("| {section} | `{k}` | {what} |\n"));
         }
     }
     out
-}
-
-/// The action a key does in a context, if any. `typing` is true when a text field has the
-/// focus: only `Anywhere` bindings apply then.
-pub fn action_for(event: &KeyEvent, focus: Pane, typing: bool) -> Option<Action> {
-    for b in BINDINGS {
-        let applies = match b.context {
-            Context::Anywhere => true,
-            Context::Global => !typing,
-            Context::Pane(p) => !typing && p == focus,
-        };
-        if applies && b.keys.iter().any(|k| k.matches(event)) {
-            return Some(b.action.clone());
-        }
-    }
-    if !typing
-        && let KeyCode::Char(c @ '1'..='9') = event.code
-        && event.modifiers - KeyModifiers::SHIFT == KeyModifiers::NONE
-    {
-        return Some(Action::GoToDialogue(c as usize - '1' as usize));
-    }
-    None
-}
-
-/// The keys of an action, for hints ("F5").
-pub fn keys_of(action: &Action) -> String {
-    BINDINGS
-        .iter()
-        .find(|b| &b.action == action)
-        .map(|b| {
-            b.keys
-                .iter()
-                .map(Key::label)
-                .collect::<Vec<_>>()
-                .join(" / ")
-        })
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -548,21 +514,38 @@ mod tests {
 
     #[test]
     fn typing_keeps_letters_and_anywhere_keys_still_work() {
+        let map = Keymap::default();
         let q = key(KeyCode::Char('q'), KeyModifiers::NONE);
-        assert_eq!(action_for(&q, Pane::Transcript, false), Some(Action::Quit));
-        assert_eq!(action_for(&q, Pane::Composer, true), None);
+        assert_eq!(
+            map.action_for(&q, Pane::Transcript, false),
+            Some(Action::Quit)
+        );
+        assert_eq!(map.action_for(&q, Pane::Composer, true), None);
         let f5 = key(KeyCode::F(5), KeyModifiers::NONE);
-        assert_eq!(action_for(&f5, Pane::Composer, true), Some(Action::Send));
+        assert_eq!(
+            map.action_for(&f5, Pane::Composer, true),
+            Some(Action::Send)
+        );
         let upper = key(KeyCode::Char('R'), KeyModifiers::SHIFT);
         assert_eq!(
-            action_for(&upper, Pane::Sidebar, false),
+            map.action_for(&upper, Pane::Sidebar, false),
             Some(Action::Reconnect)
         );
         let two = key(KeyCode::Char('2'), KeyModifiers::NONE);
         assert_eq!(
-            action_for(&two, Pane::Detail, false),
+            map.action_for(&two, Pane::Detail, false),
             Some(Action::GoToDialogue(1))
         );
-        assert_eq!(keys_of(&Action::Send), "F5 / Ctrl-Enter");
+        assert_eq!(map.keys_of(&Action::Send), "F5 / Ctrl-Enter");
+    }
+
+    #[test]
+    fn every_action_has_a_name_and_no_help_section_is_empty() {
+        for (name, action) in Action::NAMED {
+            assert_eq!(Action::from_name(name).as_ref(), Some(action));
+        }
+        for (section, keys) in Keymap::default().groups() {
+            assert!(!keys.is_empty(), "{section}");
+        }
     }
 }

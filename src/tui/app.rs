@@ -1,74 +1,24 @@
-//! The explorer's state. Everything the screen shows is here; `update.rs` changes it in answer
-//! to events, `view/` draws it, and all I/O happens in tasks that report back as events.
+//! The explorer's state, and nothing else: no engine, no channel, no task, no file, no clock.
+//! `update` changes it in answer to events and says what to do as effects; `view` draws it;
+//! the runner (`run`) does the effects and brings back events.
 
 use crate::client::connection::ServerSummary;
-use crate::client::defaults::{Chosen, Overrides};
-use crate::client::engine::{DialogueKey, Engine, EngineEvent, Vocabulary};
+use crate::client::defaults::{Chosen, Origin, Overrides};
+use crate::client::engine::DialogueKey;
 use crate::client::spec::ServerSpec;
-use crate::client::turn::Turn;
 use crate::protocol::Interface;
 use crate::protocol::message::CommonDefaults;
-use crate::session::diff::Difference;
-use crate::session::replay::ReplayedDialogue;
-use crate::tui::action::Pane;
-use crate::tui::composer;
+use crate::protocol::resources::Vocabulary;
+use crate::tui::action::{Keymap, Pane};
 use crate::tui::dialogue::DialogueState;
+use crate::tui::effect::Effect;
+use crate::tui::event::OpenPurpose;
 use crate::tui::log::LogState;
-use crate::tui::overlay::Overlay;
+use crate::tui::overlay::{Confirm, ConfirmPurpose, Overlay};
 use crate::tui::theme::Theme;
 use ratatui::layout::Rect;
-use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
-/// Everything that happens to the explorer.
-pub enum AppEvent {
-    Input(ratatui::crossterm::event::Event),
-    Engine(Box<EngineEvent>),
-    Replay(ReplayEvent),
-    /// A save (explicit or automatic) finished.
-    Saved {
-        path: PathBuf,
-        automatic: bool,
-        result: Result<(), String>,
-    },
-    /// The session picker's list, read off the UI thread.
-    PickerItems(Vec<crate::tui::overlay::PickerItem>),
-    /// A session file was read (or could not be), off the UI thread.
-    SessionRead {
-        path: PathBuf,
-        purpose: OpenPurpose,
-        result: Result<crate::session::Session, String>,
-    },
-    /// Time passes (spinners, elapsed times, notices that fade).
-    Tick,
-    /// SIGTERM or the like: leave cleanly.
-    Terminate,
-}
-
-/// Why a session file is being read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpenPurpose {
-    /// The user opens it (the picker, `--session`): it becomes the file Ctrl-S writes.
-    Open,
-    /// The autosave of a run that did not end cleanly: recovered, then saved under a name.
-    Recover,
-}
-
-pub enum ReplayEvent {
-    Turn {
-        dialogue: DialogueKey,
-        index: usize,
-        turn: Turn,
-        differences: Vec<Difference>,
-    },
-    Done {
-        dialogue: DialogueKey,
-        result: Result<ReplayedDialogue, String>,
-    },
-}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ServerStatus {
@@ -81,12 +31,17 @@ pub enum ServerStatus {
 
 pub struct ServerState {
     pub spec: ServerSpec,
+    /// The name shown: the one the server gives in `initialize` once it is known (made
+    /// distinct from the others'), else the spec's.
+    pub name: String,
     pub status: ServerStatus,
     pub summary: Option<ServerSummary>,
     pub vocabulary: Vocabulary,
     /// The interface its new dialogues use.
     pub interface: Interface,
     pub expanded: bool,
+    /// Defaults the user set for this server's dialogues.
+    pub overrides: Overrides,
 }
 
 /// The detail tabs.
@@ -141,10 +96,12 @@ pub enum Severity {
     Error,
 }
 
-/// A message on the status line that fades.
+/// A message on the status line that fades; every one is kept in the run's messages.
+#[derive(Clone, Debug)]
 pub struct Notice {
     pub text: String,
     pub severity: Severity,
+    pub at: Instant,
     pub until: Instant,
 }
 
@@ -159,38 +116,35 @@ pub struct SessionInfo {
     pub saving: bool,
 }
 
-/// Where things were drawn last, so that a mouse click finds what is under it.
+/// Where the explorer keeps and looks for files (read at start, not looked up later).
 #[derive(Clone, Debug, Default)]
-pub struct Layout {
-    pub sidebar: Rect,
-    pub sidebar_rows: Vec<(Rect, usize)>,
-    pub tabs: Vec<(Rect, usize)>,
-    pub transcript: Rect,
-    /// The transcript's first data row.
-    pub transcript_rows: Rect,
-    pub detail: Rect,
-    pub detail_tabs: Vec<(Rect, DetailTab)>,
-    /// The first line of the detail shown, and whose (the scroll asked for, or the last
-    /// page's when that is past the end).
-    pub detail_scroll: Option<(DialogueKey, usize)>,
-    pub composer: Rect,
-    pub composer_rows: Vec<(Rect, usize)>,
-    pub log: Rect,
+pub struct Paths {
+    /// The autosave, the recovery marker, copied JSON.
+    pub data_dir: Option<PathBuf>,
+    /// Where Open lists sessions, and where a bare name is saved when it exists.
+    pub sessions_dir: PathBuf,
+    pub sessions_dir_exists: bool,
+    /// The working directory, to show full paths.
+    pub cwd: PathBuf,
 }
 
 /// What the explorer is started with.
 pub struct Options {
     pub servers: Vec<ServerSpec>,
     pub session: Option<PathBuf>,
-    pub theme: String,
-    /// Where user themes are looked for.
-    pub theme_dir: Option<PathBuf>,
-    /// Where the autosave and the crash markers go.
-    pub data_dir: Option<PathBuf>,
-    /// Where the session picker looks.
-    pub sessions_dir: PathBuf,
-    pub defaults: CommonDefaults,
-    pub connect: crate::client::connection::ConnectOptions,
+    pub theme: Theme,
+    /// Why the theme asked for could not be used, if it could not.
+    pub theme_warning: Option<String>,
+    /// Every theme there is (built in and the user's).
+    pub themes: Vec<String>,
+    pub keymap: Keymap,
+    pub paths: Paths,
+    /// The autosave of a run that did not end cleanly, to offer to recover.
+    pub recover: Option<PathBuf>,
+    /// Defaults the user set on the command line.
+    pub overrides: Overrides,
+    /// Inside tmux, where OSC 52 reaches the clipboard only with set-clipboard on.
+    pub in_tmux: bool,
 }
 
 pub struct App {
@@ -200,74 +154,67 @@ pub struct App {
     pub current: Option<usize>,
     pub focus: Pane,
     pub sidebar_selected: usize,
-    pub detail_tab: DetailTab,
     pub show_log: bool,
     pub log: LogState,
     pub overlay: Option<Overlay>,
     pub theme: Theme,
+    pub themes: Vec<String>,
+    pub keymap: Keymap,
     pub notice: Option<Notice>,
+    /// Every notice of this run, oldest first (the last `MESSAGES`).
+    pub messages: Vec<Notice>,
     pub session: SessionInfo,
+    /// The common fields of new Requests before what servers publish.
     pub defaults: CommonDefaults,
-    pub quit: bool,
-    /// Text to put on the clipboard (written as OSC 52 after the next frame).
-    pub clipboard: Option<String>,
+    pub overrides: Overrides,
+    pub paths: Paths,
+    pub in_tmux: bool,
     /// Counts ticks, for the spinner.
     pub ticks: u64,
+    /// The time of the event being handled (update takes it from the runner).
     pub now: Instant,
     pub size: Rect,
-    pub layout: RefCell<Layout>,
-    pub engine: Engine,
-    pub events: mpsc::UnboundedSender<AppEvent>,
-    pub theme_dir: Option<PathBuf>,
-    pub data_dir: Option<PathBuf>,
-    pub sessions_dir: PathBuf,
-    pub replays: Vec<(DialogueKey, CancellationToken)>,
+    next_key: DialogueKey,
+    /// A signal came: leaving once the autosave is written.
+    pub leaving: bool,
 }
 
 /// How long a notice stays.
 pub const NOTICE_TIME: Duration = Duration::from_secs(6);
+/// How many messages the run keeps.
+pub const MESSAGES: usize = 500;
 
 impl App {
-    /// A new explorer; `engine_events` feed `events` from a task `tui::run` starts.
-    pub fn new(options: Options, events: mpsc::UnboundedSender<AppEvent>) -> App {
-        let (engine_tx, mut engine_rx) = mpsc::unbounded_channel();
-        let forward = events.clone();
-        tokio::spawn(async move {
-            while let Some(e) = engine_rx.recv().await {
-                if forward.send(AppEvent::Engine(Box::new(e))).is_err() {
-                    break;
-                }
-            }
-        });
-        let (theme, warning) = Theme::load_or_default(&options.theme, options.theme_dir.as_deref());
+    /// A new explorer, and what to do first: open a dialogue on each server, read the
+    /// session asked for.
+    pub fn new(options: Options, now: Instant) -> (App, Vec<Effect>) {
         let mut app = App {
             servers: Vec::new(),
             dialogues: Vec::new(),
             current: None,
             focus: Pane::Composer,
             sidebar_selected: 0,
-            detail_tab: DetailTab::Answer,
             show_log: false,
             log: LogState::default(),
             overlay: None,
-            theme,
+            theme: options.theme,
+            themes: options.themes,
+            keymap: options.keymap,
             notice: None,
+            messages: Vec::new(),
             session: SessionInfo::default(),
-            defaults: options.defaults.clone(),
-            quit: false,
-            clipboard: None,
+            defaults: CommonDefaults::default(),
+            overrides: options.overrides,
+            paths: options.paths,
+            in_tmux: options.in_tmux,
             ticks: 0,
-            now: Instant::now(),
+            now,
             size: Rect::new(0, 0, 120, 40),
-            layout: RefCell::new(Layout::default()),
-            engine: Engine::new(engine_tx, options.connect.clone()),
-            events,
-            theme_dir: options.theme_dir.clone(),
-            data_dir: options.data_dir.clone(),
-            sessions_dir: options.sessions_dir.clone(),
-            replays: Vec::new(),
+            next_key: 1,
+            leaving: false,
         };
-        if let Some(w) = warning {
+        let mut effects = Vec::new();
+        if let Some(w) = options.theme_warning {
             app.notify(w, Severity::Warning);
         }
         let mut first = None;
@@ -277,37 +224,84 @@ impl App {
                 _ => Interface::Dac,
             };
             let server = app.add_server(spec, interface);
-            let dialogue = app.open_dialogue(server, interface);
+            let dialogue = app.open_dialogue(server, interface, &mut effects);
             first.get_or_insert(dialogue);
         }
         // Start on the first server's dialogue, not the last one opened.
         app.current = first;
-        if let Some(path) = &options.session {
-            app.open_session(path.clone(), OpenPurpose::Open);
+        if let Some(path) = options.session {
+            effects.push(Effect::ReadSession {
+                path,
+                purpose: OpenPurpose::Open,
+            });
         }
-        if !app.dialogues.is_empty() && app.current.is_none() {
-            app.current = Some(0);
+        if let Some(path) = options.recover {
+            app.overlay = Some(Overlay::Confirm(Confirm {
+                title: "bkn-explorer did not close cleanly last time".into(),
+                message: format!(
+                    "Recover the session it autosaved ({})? y recovers, n starts afresh (the file stays)",
+                    path.display()
+                ),
+                purpose: ConfirmPurpose::Recover(path),
+            }));
         }
-        app
+        (app, effects)
+    }
+
+    /// A new key for a dialogue (engine dialogues are named by it).
+    pub fn new_key(&mut self) -> DialogueKey {
+        let key = self.next_key;
+        self.next_key += 1;
+        key
     }
 
     pub fn add_server(&mut self, spec: ServerSpec, interface: Interface) -> usize {
+        let name = spec.name.clone();
         self.servers.push(ServerState {
             spec,
+            name,
             status: ServerStatus::Connecting,
             summary: None,
             vocabulary: Vocabulary::default(),
             interface,
             expanded: true,
+            overrides: Overrides::default(),
         });
         self.servers.len() - 1
     }
 
-    /// Opens a new dialogue (a new MCP session) on a server, in a new tab.
-    pub fn open_dialogue(&mut self, server: usize, interface: Interface) -> usize {
-        let key = self.engine.new_key();
+    /// The defaults a new dialogue on a server starts from, and the user's overrides
+    /// (the command line's, then the server's).
+    pub fn defaults_for(&self, server: usize) -> (Chosen, Overrides) {
+        let base = if self.defaults == CommonDefaults::default() {
+            Chosen::built_in()
+        } else {
+            Chosen::from_base(self.defaults.clone(), Origin::Session)
+        };
+        let overrides = match self.servers.get(server) {
+            Some(s) => self.overrides.then(&s.overrides),
+            None => self.overrides.clone(),
+        };
+        (base, overrides)
+    }
+
+    /// The same for a dialogue that is there: its own overrides come last.
+    pub fn defaults_of_dialogue(&self, index: usize) -> (Chosen, Overrides) {
+        let d = &self.dialogues[index];
+        let (base, overrides) = self.defaults_for(d.server);
+        (base, overrides.then(&d.overrides))
+    }
+
+    /// Opens a new dialogue (a new MCP session) on a server, in a new tab, and shows it.
+    pub fn open_dialogue(
+        &mut self,
+        server: usize,
+        interface: Interface,
+        effects: &mut Vec<Effect>,
+    ) -> usize {
+        let key = self.new_key();
         let n = self.dialogues.iter().filter(|d| d.server == server).count() + 1;
-        let name = format!("{} #{n}", self.servers[server].spec.name);
+        let name = format!("{} #{n}", self.servers[server].name);
         let mut d = DialogueState::new(key, name, server, interface);
         if let Some(state) = self.servers.get_mut(server)
             && state.status != ServerStatus::Connected
@@ -316,18 +310,34 @@ impl App {
         }
         d.composer
             .set_kind(crate::protocol::dac::Kind::SemanticGrounding);
-        self.engine.open(
+        let (base, overrides) = self.defaults_for(server);
+        effects.push(Effect::Open {
             key,
-            self.servers[server].spec.clone(),
+            spec: self.servers[server].spec.clone(),
             interface,
-            Chosen::built_in(),
-            Overrides::default(),
-            0,
-        );
+            base,
+            overrides,
+            first_turn: 0,
+        });
         self.dialogues.push(d);
         let index = self.dialogues.len() - 1;
-        self.current = Some(index);
+        self.show_dialogue(index);
         index
+    }
+
+    /// Shows a dialogue, keeping the focus of the one that was shown with it.
+    pub fn show_dialogue(&mut self, index: usize) {
+        if let Some(old) = self.current.and_then(|i| self.dialogues.get_mut(i)) {
+            old.focus = Some(self.focus);
+        }
+        if let Some(d) = self.dialogues.get(index) {
+            self.current = Some(index);
+            if matches!(self.focus, Pane::Transcript | Pane::Detail | Pane::Composer)
+                && let Some(focus) = d.focus
+            {
+                self.focus = focus;
+            }
+        }
     }
 
     pub fn dialogue_index(&self, key: DialogueKey) -> Option<usize> {
@@ -343,11 +353,17 @@ impl App {
     }
 
     pub fn notify(&mut self, text: impl Into<String>, severity: Severity) {
-        self.notice = Some(Notice {
+        let notice = Notice {
             text: text.into(),
             severity,
-            until: Instant::now() + NOTICE_TIME,
-        });
+            at: self.now,
+            until: self.now + NOTICE_TIME,
+        };
+        self.messages.push(notice.clone());
+        if self.messages.len() > MESSAGES {
+            self.messages.remove(0);
+        }
+        self.notice = Some(notice);
     }
 
     /// The rows of the sidebar: each server, then its dialogues.
@@ -366,12 +382,16 @@ impl App {
         rows
     }
 
-    /// The server the sidebar points at (its row, or the row of one of its dialogues).
-    pub fn selected_server(&self) -> Option<usize> {
+    /// The server new dialogues open on: the one of the dialogue in view; without one, the
+    /// server the sidebar points at.
+    pub fn server_in_view(&self) -> Option<usize> {
+        if let Some(d) = self.current_dialogue() {
+            return Some(d.server);
+        }
         match self.sidebar_rows().get(self.sidebar_selected) {
             Some(SidebarRow::Server(s)) => Some(*s),
             Some(SidebarRow::Dialogue(d)) => self.dialogues.get(*d).map(|d| d.server),
-            None => self.current_dialogue().map(|d| d.server),
+            None => (!self.servers.is_empty()).then_some(0),
         }
     }
 
@@ -397,56 +417,19 @@ impl App {
         }
     }
 
-    /// The detail tab shown: the chosen one if the dialogue has it, else its first.
+    /// The detail tab shown: the dialogue's own, if it has it, else its first.
     pub fn shown_detail_tab(&self) -> DetailTab {
         let tabs = self.detail_tabs();
-        if tabs.contains(&self.detail_tab) {
-            self.detail_tab
-        } else {
-            tabs[0]
+        match self.current_dialogue() {
+            Some(d) if tabs.contains(&d.detail_tab) => d.detail_tab,
+            _ => tabs[0],
         }
     }
 
-    /// What the composer of a dialogue needs (a copy, so the composer can be borrowed apart).
-    pub fn compose_context(&self, dialogue: usize) -> (Vocabulary, Vec<String>, String, u64) {
-        let d = &self.dialogues[dialogue];
-        let vocabulary = self
-            .servers
-            .get(d.server)
-            .map(|s| s.vocabulary.clone())
-            .unwrap_or_default();
-        (
-            vocabulary,
-            d.commitment_ids(),
-            d.dialog_id.clone().unwrap_or_default(),
-            d.next_turn,
-        )
-    }
-
-    /// Runs `f` on a dialogue's composer with its context.
-    pub fn with_composer<R>(
-        &mut self,
-        dialogue: usize,
-        f: impl FnOnce(&mut composer::Composer, &composer::Context) -> R,
-    ) -> R {
-        let (vocabulary, commitments, dialog_id, next_turn) = self.compose_context(dialogue);
-        let defaults = self.defaults.clone();
-        let ctx = composer::Context {
-            vocabulary: &vocabulary,
-            commitments,
-            dialog_id: &dialog_id,
-            next_turn,
-            defaults: &defaults,
-        };
-        f(&mut self.dialogues[dialogue].composer, &ctx)
-    }
-
-    /// Whether a text field has the focus (then only `Anywhere` keys are actions).
+    /// Whether typing goes to a text input (the composer, the log's filter): then only the
+    /// bindings that apply anywhere are actions.
     pub fn typing(&self) -> bool {
-        self.focus == Pane::Composer
-            && self.current_dialogue().is_some_and(|d| {
-                d.composer.mode == composer::Mode::Raw || d.composer.focused_field().is_some()
-            })
+        self.focus == Pane::Composer && self.current.is_some()
             || (self.focus == Pane::Log && self.log.editing_filter)
     }
 

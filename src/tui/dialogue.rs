@@ -1,13 +1,16 @@
 //! The state of one dialogue tab: its turns (each read once into what the transcript shows),
-//! the selected turn (parsed, for the detail panes), what is pending, its composer and its
-//! replay.
+//! the selected turn (parsed, for the detail panes), what is pending, its composer, its own
+//! focus and detail tab, and its replay.
 
 use crate::client::connection::DialogIdOrigin;
+use crate::client::defaults::Chosen;
 use crate::client::engine::DialogueKey;
 use crate::client::turn::{ErrorKind, Reply, Summary, Turn};
 use crate::protocol::Interface;
 use crate::protocol::dac::CommitmentState;
 use crate::session::diff::{self, Difference, SideBySide};
+use crate::tui::action::Pane;
+use crate::tui::app::DetailTab;
 use crate::tui::composer::Composer;
 use serde_json::Value;
 use std::time::Instant;
@@ -22,19 +25,29 @@ pub enum Status {
     Recorded,
 }
 
+/// What a Response said of the commitments: the status of each it listed, in its order, or
+/// nothing (no CommitmentStatus at all).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Listed {
+    /// No Response (a tool error, no reply): nothing was said.
+    NoResponse,
+    /// A Response without CommitmentStatus.
+    LeftOut,
+    Statuses(Vec<(String, CommitmentState)>),
+}
+
 /// A turn and what the transcript and the commitments view need of it, read once.
 #[derive(Clone, Debug)]
 pub struct TurnView {
     pub turn: Turn,
     pub summary: Summary,
-    /// The statuses the Response gives every commitment, in its order.
-    pub statuses: Vec<(String, CommitmentState)>,
+    pub listed: Listed,
     /// The commitments the Request asked to retain: (ID, Statement).
     pub asked: Vec<(String, String)>,
+    /// The CommitmentIDs the Request released.
+    pub released: Vec<String>,
     /// Why commitments conflict, from the Answer's text: (ID, reason).
     pub conflicts: Vec<(String, String)>,
-    /// The first turn of a new MCP session (after a reconnect).
-    pub new_session: bool,
     pub replay: Option<ReplayedView>,
 }
 
@@ -49,21 +62,22 @@ impl TurnView {
         let summary = turn.summary();
         let request = turn.request_value();
         let response = turn.response();
-        let statuses = response
-            .as_ref()
-            .and_then(|r| r.get("CommitmentStatus"))
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter_map(|c| {
-                        Some((
-                            c.get("CommitmentID")?.as_str()?.to_owned(),
-                            CommitmentState::parse(c.get("Status")?.as_str()?)?,
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let listed = match &response {
+            None => Listed::NoResponse,
+            Some(r) => match r.get("CommitmentStatus").and_then(Value::as_array) {
+                None => Listed::LeftOut,
+                Some(list) => Listed::Statuses(
+                    list.iter()
+                        .filter_map(|c| {
+                            Some((
+                                c.get("CommitmentID")?.as_str()?.to_owned(),
+                                CommitmentState::parse(c.get("Status")?.as_str()?)?,
+                            ))
+                        })
+                        .collect(),
+                ),
+            },
+        };
         let asked = request
             .get("Commitments")
             .and_then(Value::as_array)
@@ -78,6 +92,16 @@ impl TurnView {
                     .collect()
             })
             .unwrap_or_default();
+        let released = request
+            .get("ReleasedCommitmentIDs")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
         let conflicts = response
             .as_ref()
             .and_then(|r| r.pointer("/Answer/Text"))
@@ -87,22 +111,27 @@ impl TurnView {
         TurnView {
             turn,
             summary,
-            statuses,
+            listed,
             asked,
+            released,
             conflicts,
-            new_session: false,
             replay: None,
         }
     }
 
+    pub fn new_session(&self) -> bool {
+        self.turn.new_session
+    }
+
     /// "answered", "— tool error —", "timeout" …: what the Outcome column shows.
     pub fn outcome_label(&self) -> String {
+        use crate::client::turn::Shown;
         match &self.turn.reply {
-            Reply::Response(_) => self
-                .summary
-                .outcome
-                .clone()
-                .unwrap_or_else(|| "(no Outcome)".into()),
+            Reply::Response(_) => match &self.summary.outcome {
+                Some(Shown::Known(o)) => o.as_str().to_owned(),
+                Some(Shown::Other(o)) => o.clone(),
+                None => "(no Outcome)".into(),
+            },
             Reply::ToolError(_) => "— tool error —".into(),
             Reply::Error(e) => match e.kind {
                 ErrorKind::Timeout => "— timeout —".into(),
@@ -127,15 +156,31 @@ fn conflict_reasons(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A commitment as of a turn.
+/// A commitment as the server last said it was, as of a turn.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CommitmentRow {
     pub id: String,
     pub statement: Option<String>,
-    pub state: CommitmentState,
-    /// The transcript row where the state became what it is.
+    /// `None`: asked for, but no Response of this session listed it.
+    pub state: Option<CommitmentState>,
+    /// The transcript row where the state became what it is (or where it was asked).
     pub since: usize,
     pub reason: Option<String>,
+}
+
+/// The commitments of the dialogue as of a turn, as the server said them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommitmentsView {
+    pub rows: Vec<CommitmentRow>,
+    /// The row of the Response whose CommitmentStatus the statuses come from.
+    pub from: Option<usize>,
+    /// What the selected turn's own Response said: left out, or not all of them.
+    pub selected: Listed,
+    /// The IDs the selected turn's Response did not list though the dialogue had them.
+    pub missing: Vec<String>,
+    /// The row where the current MCP session began (a reconnect starts the commitments
+    /// afresh: the server forgot them).
+    pub session_start: usize,
 }
 
 /// The selected turn, parsed once for the detail panes.
@@ -147,6 +192,9 @@ pub struct Selected {
     /// Pretty JSON, line by line, for the Raw tab (only the visible lines are drawn).
     pub request_lines: Vec<String>,
     pub response_lines: Vec<String>,
+    /// Each line's width in characters, measured once (the Raw tab wraps long lines).
+    pub request_widths: Vec<usize>,
+    pub response_widths: Vec<usize>,
     /// Recorded and replayed side by side, when the turn was replayed.
     pub side_by_side: Vec<SideBySide>,
 }
@@ -169,15 +217,20 @@ impl Selected {
             (Some(a), Some(b)) => diff::side_by_side(a, &b),
             _ => Vec::new(),
         };
+        let request_lines: Vec<String> = pretty(&request);
+        let response_lines: Vec<String> = match (&response, &view.turn.reply) {
+            (Some(r), _) => pretty(r),
+            (None, Reply::ToolError(t)) => t.lines().map(str::to_owned).collect(),
+            (None, Reply::Error(e)) => vec![e.message.clone()],
+            (None, Reply::Response(_)) => Vec::new(),
+        };
+        let widths = |lines: &[String]| lines.iter().map(|l| l.chars().count()).collect();
         Selected {
             index,
-            request_lines: pretty(&request),
-            response_lines: match (&response, &view.turn.reply) {
-                (Some(r), _) => pretty(r),
-                (None, Reply::ToolError(t)) => t.lines().map(str::to_owned).collect(),
-                (None, Reply::Error(e)) => vec![e.message.clone()],
-                (None, Reply::Response(_)) => Vec::new(),
-            },
+            request_widths: widths(&request_lines),
+            response_widths: widths(&response_lines),
+            request_lines,
+            response_lines,
             request,
             response,
             side_by_side,
@@ -210,23 +263,38 @@ pub struct DialogueState {
     pub server: usize,
     pub interface: Interface,
     pub status: Status,
+    /// The engine's connection it runs on (client events name connections).
+    pub connection: Option<u64>,
     pub dialog_id: Option<String>,
     pub origin: Option<DialogIdOrigin>,
     pub tool: Option<String>,
+    /// The common fields its Requests are filled with, and where each came from.
+    pub defaults: Option<Chosen>,
     pub turns: Vec<TurnView>,
     pub selected: Option<usize>,
-    /// The first transcript row on screen.
+    /// The transcript row the window starts at (moved so the selected one shows).
     pub scroll: usize,
     pub selection: Option<Selected>,
     pub pending: Option<Pending>,
     pub next_turn: u64,
+    /// The TurnIndex of the last Request the server took.
+    pub last_accepted: Option<u64>,
+    /// Every CommitmentID the dialogue has used (asked for in any Request, listed by any
+    /// Response): completion offers them, and an ID the form makes up is none of them.
+    pub used_ids: Vec<String>,
     pub composer: Composer,
     pub notes: Option<String>,
     pub replay: Option<Replay>,
-    /// The first line of the detail pane on screen.
+    /// The first line of the detail pane asked for.
     pub detail_scroll: usize,
+    /// The dialogue's own detail tab and focus, kept when another dialogue is shown (no
+    /// focus of its own until it has been shown: it takes the one of the dialogue before).
+    pub detail_tab: DetailTab,
+    pub focus: Option<Pane>,
     /// The next turn to arrive starts a new MCP session.
     pub new_session: bool,
+    /// Defaults the user set for this dialogue only (over its server's).
+    pub overrides: crate::client::defaults::Overrides,
 }
 
 impl DialogueState {
@@ -242,29 +310,65 @@ impl DialogueState {
             server,
             interface,
             status: Status::Connecting,
+            connection: None,
             dialog_id: None,
             origin: None,
             tool: None,
+            defaults: None,
             turns: Vec::new(),
             selected: None,
             scroll: 0,
             selection: None,
             pending: None,
             next_turn: 0,
+            last_accepted: None,
+            used_ids: Vec::new(),
             composer: Composer::new(interface),
             notes: None,
             replay: None,
             detail_scroll: 0,
+            detail_tab: DetailTab::for_interface(interface, false)[0],
+            focus: None,
             new_session: false,
+            overrides: Default::default(),
         }
     }
 
     /// Adds a finished turn and selects it.
-    pub fn push(&mut self, turn: Turn) {
-        let mut view = TurnView::new(turn);
-        view.new_session = std::mem::take(&mut self.new_session) && !self.turns.is_empty();
-        self.turns.push(view);
+    pub fn push(&mut self, mut turn: Turn) {
+        turn.new_session = std::mem::take(&mut self.new_session) && !self.turns.is_empty();
+        if !matches!(turn.reply, Reply::ToolError(_))
+            && let Some(t) = turn.turn_index()
+        {
+            self.last_accepted = Some(self.last_accepted.map_or(t, |l| l.max(t)));
+        }
+        self.add(TurnView::new(turn));
         self.select(Some(self.turns.len() - 1));
+    }
+
+    fn add(&mut self, view: TurnView) {
+        let listed: Vec<&str> = match &view.listed {
+            Listed::Statuses(s) => s.iter().map(|(id, _)| id.as_str()).collect(),
+            _ => Vec::new(),
+        };
+        for id in view.asked.iter().map(|(id, _)| id.as_str()).chain(listed) {
+            if !self.used_ids.iter().any(|i| i == id) {
+                self.used_ids.push(id.to_owned());
+            }
+        }
+        self.turns.push(view);
+    }
+
+    /// Adds turns read from a session.
+    pub fn load_turns(&mut self, turns: impl IntoIterator<Item = Turn>) {
+        for turn in turns {
+            if !matches!(turn.reply, Reply::ToolError(_))
+                && let Some(t) = turn.turn_index()
+            {
+                self.last_accepted = Some(self.last_accepted.map_or(t, |l| l.max(t)));
+            }
+            self.add(TurnView::new(turn));
+        }
     }
 
     pub fn select(&mut self, index: Option<usize>) {
@@ -281,35 +385,58 @@ impl DialogueState {
         self.selection = self.selected.map(|i| Selected::of(i, &self.turns[i]));
     }
 
-    /// Every commitment the dialogue had seen as of a turn: its statement, state, the turn
-    /// where the state was last set, and why it conflicts.
-    pub fn commitments_at(&self, upto: usize) -> Vec<CommitmentRow> {
+    /// The commitments as of a turn, as the server said them: the statuses of the last
+    /// Response of the turn's MCP session that listed them, the statements from the
+    /// Requests that asked, and what the turn's own Response left out.
+    pub fn commitments_at(&self, upto: usize) -> CommitmentsView {
+        let upto = upto.min(self.turns.len().saturating_sub(1));
+        // A reconnect starts a new MCP session: the server remembers nothing before it.
+        let session_start = (0..=upto)
+            .rev()
+            .find(|i| self.turns.get(*i).is_some_and(TurnView::new_session))
+            .unwrap_or(0);
         let mut rows: Vec<CommitmentRow> = Vec::new();
-        for (i, view) in self.turns.iter().enumerate().take(upto + 1) {
-            for (id, statement) in &view.asked {
-                match rows.iter_mut().find(|r| &r.id == id) {
-                    Some(r) => r.statement = Some(statement.clone()),
-                    None => rows.push(CommitmentRow {
-                        id: id.clone(),
-                        statement: Some(statement.clone()),
-                        state: CommitmentState::Retained,
-                        since: i,
-                        reason: None,
-                    }),
+        let mut from = None;
+        for (i, view) in self
+            .turns
+            .iter()
+            .enumerate()
+            .take(upto + 1)
+            .skip(session_start)
+        {
+            let answered = matches!(view.turn.reply, Reply::Response(_));
+            // What the Request asked is known once the server took it.
+            if answered {
+                for (id, statement) in &view.asked {
+                    match rows.iter_mut().find(|r| &r.id == id) {
+                        Some(r) => r.statement = Some(statement.clone()),
+                        None => rows.push(CommitmentRow {
+                            id: id.clone(),
+                            statement: Some(statement.clone()),
+                            state: None,
+                            since: i,
+                            reason: None,
+                        }),
+                    }
                 }
             }
-            for (id, state) in &view.statuses {
+            let Listed::Statuses(statuses) = &view.listed else {
+                continue;
+            };
+            from = Some(i);
+            for (id, state) in statuses {
                 let reason = view
                     .conflicts
                     .iter()
                     .find(|(c, _)| c == id)
                     .map(|(_, r)| r.clone());
+                let restated = view.asked.iter().any(|(a, _)| a == id);
                 match rows.iter_mut().find(|r| &r.id == id) {
                     Some(r) => {
-                        if r.state != *state || view.asked.iter().any(|(a, _)| a == id) {
+                        if r.state != Some(*state) || restated {
                             r.since = i;
                         }
-                        r.state = *state;
+                        r.state = Some(*state);
                         if reason.is_some() || *state != CommitmentState::Conflicting {
                             r.reason = reason;
                         }
@@ -317,25 +444,32 @@ impl DialogueState {
                     None => rows.push(CommitmentRow {
                         id: id.clone(),
                         statement: None,
-                        state: *state,
+                        state: Some(*state),
                         since: i,
                         reason,
                     }),
                 }
             }
         }
-        rows
-    }
-
-    /// The CommitmentIDs seen so far (for completion).
-    pub fn commitment_ids(&self) -> Vec<String> {
-        match self.turns.len() {
-            0 => Vec::new(),
-            n => self
-                .commitments_at(n - 1)
-                .into_iter()
-                .map(|r| r.id)
+        let selected = self
+            .turns
+            .get(upto)
+            .map(|v| v.listed.clone())
+            .unwrap_or(Listed::NoResponse);
+        let missing = match &selected {
+            Listed::Statuses(listed) => rows
+                .iter()
+                .filter(|r| r.since < upto && !listed.iter().any(|(id, _)| *id == r.id))
+                .map(|r| r.id.clone())
                 .collect(),
+            _ => Vec::new(),
+        };
+        CommitmentsView {
+            rows,
+            from,
+            selected,
+            missing,
+            session_start,
         }
     }
 
@@ -347,6 +481,87 @@ impl DialogueState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::raw::RawJson;
+    use serde_json::json;
+
+    fn turn(request: Value, response: Option<Value>, new_session: bool) -> Turn {
+        Turn {
+            request: RawJson::from_value(&request),
+            reply: match response {
+                Some(r) => Reply::Response(RawJson::from_value(&r)),
+                None => Reply::ToolError("no".into()),
+            },
+            findings: Vec::new(),
+            sent: "2026-01-01T00:00:00.000Z".into(),
+            received: None,
+            latency_ms: 1.0,
+            new_session,
+        }
+    }
+
+    fn rq(commit: &[&str]) -> Value {
+        json!({"Header": "PGM-KDA-V1.0", "Kind": "commitment", "TurnIndex": 0,
+            "Commitments": commit.iter().map(|c| json!({"CommitmentID": c, "Statement": "A locatedAt B"})).collect::<Vec<_>>()})
+    }
+
+    fn rs(statuses: Option<&[(&str, &str)]>) -> Value {
+        let mut r = json!({"Header": "PGM-KDA-V1.0", "Outcome": "answered"});
+        if let Some(s) = statuses {
+            r["CommitmentStatus"] = json!(
+                s.iter()
+                    .map(|(id, st)| json!({"CommitmentID": id, "Status": st}))
+                    .collect::<Vec<_>>()
+            );
+        }
+        r
+    }
+
+    fn dialogue(turns: Vec<Turn>) -> DialogueState {
+        let mut d = DialogueState::new(1, "d".into(), 0, Interface::Dac);
+        d.load_turns(turns);
+        d
+    }
+
+    #[test]
+    fn the_view_shows_what_the_server_said_not_what_was_asked() {
+        let d = dialogue(vec![
+            turn(
+                rq(&["c1", "c2"]),
+                Some(rs(Some(&[("c1", "retained"), ("c2", "conflicting")]))),
+                false,
+            ),
+            // A tool error: its commitment was never taken.
+            turn(rq(&["c3"]), None, false),
+            // The server leaves CommitmentStatus out.
+            turn(rq(&[]), Some(rs(None)), false),
+            // It lists c1 as released (it had released it).
+            turn(
+                rq(&[]),
+                Some(rs(Some(&[("c1", "released"), ("c2", "conflicting")]))),
+                false,
+            ),
+        ]);
+        let v = d.commitments_at(1);
+        assert!(v.rows.iter().all(|r| r.id != "c3"), "{v:?}");
+        let v = d.commitments_at(2);
+        assert_eq!(v.selected, Listed::LeftOut);
+        assert_eq!(v.from, Some(0));
+        let v = d.commitments_at(3);
+        let c1 = v.rows.iter().find(|r| r.id == "c1").unwrap();
+        assert_eq!((c1.state, c1.since), (Some(CommitmentState::Released), 3));
+    }
+
+    #[test]
+    fn a_new_session_starts_the_commitments_afresh() {
+        let d = dialogue(vec![
+            turn(rq(&["c1"]), Some(rs(Some(&[("c1", "retained")]))), false),
+            turn(rq(&[]), Some(rs(Some(&[]))), true),
+        ]);
+        let v = d.commitments_at(1);
+        assert!(v.rows.is_empty(), "{v:?}");
+        assert_eq!(v.session_start, 1);
+        assert_eq!(d.used_ids, ["c1"], "the ID stays used");
+    }
 
     #[test]
     fn reasons_come_from_the_answer_text() {

@@ -1,8 +1,15 @@
-//! The explorer: state, update and view apart.
+//! The explorer, in three parts that know nothing of each other's insides: the state and its
+//! pure update (`app`, `update`: events in, effects out), the view (`view`: the state drawn,
+//! where things went returned), and the runner (`run`: the engine, the tasks, the files and
+//! the terminal, turning effects into events).
 pub mod action;
 pub mod app;
 pub mod composer;
 pub mod dialogue;
+pub mod effect;
+pub mod event;
+pub mod hits;
+pub mod layout;
 pub mod log;
 pub mod overlay;
 pub mod persist;

@@ -1,9 +1,12 @@
-//! What can cover the main screen: the help, the command palette, a question, the session
-//! picker.
+//! What can cover the main screen: the help, the command palette, a line to type, the Open
+//! overlay, a question, the messages of this run, a protocol log entry. Each handles its own
+//! keys and says what came of them; update does the rest.
 
-use crate::tui::action::Action;
+use crate::client::engine::DialogueKey;
+use crate::tui::action::{Action, Handled};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::path::PathBuf;
 
 pub enum Overlay {
@@ -11,14 +14,187 @@ pub enum Overlay {
         scroll: usize,
     },
     Palette(Palette),
-    /// A line of text to type (the name to save a session as).
+    /// A line of text to type (the name to save a session as, a log filter).
     Prompt(Prompt),
-    Picker(Picker),
+    Open(OpenFile),
     Confirm(Confirm),
+    /// The messages of this run, newest last.
+    Messages {
+        scroll: usize,
+    },
+    /// One protocol log entry, whole (an index into the visible entries).
+    LogEntry {
+        entry: usize,
+        scroll: usize,
+    },
+    /// The common fields of new Requests (MInstance, UEnvironment, SessionID), to override.
+    Defaults(DefaultsForm),
+}
+
+/// What came of a key in an overlay.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Nothing more to do (the overlay changed itself, or ignored the key).
+    Stay,
+    Close,
+    /// Close, and do this action.
+    Run(Action),
+    /// A question was answered.
+    Answered(ConfirmPurpose, bool),
+    /// A line was typed and confirmed.
+    Submit(PromptPurpose, String),
+    /// The Open overlay: open this path.
+    OpenPath(PathBuf),
+    /// The Open overlay: what was typed changed; complete it.
+    Typed(String),
+    /// The entry's JSON should be copied.
+    CopyEntry(usize),
+    /// The defaults form was applied: the values typed (empty: not overridden), and to what.
+    SetDefaults([Option<String>; 3], DefaultsScope),
+}
+
+/// What an override of the defaults applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultsScope {
+    /// The dialogue in view (and its reconnects).
+    Dialogue,
+    /// Every dialogue of its server, open and new.
+    Server,
+}
+
+/// The defaults form: one input per common field, then where the values apply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DefaultsForm {
+    pub inputs: [Input; 3],
+    /// What each field is now, and where that came from (shown beside its input).
+    pub now: [(String, String); 3],
+    /// The row with the focus: the three inputs, then the scope.
+    pub row: usize,
+    pub scope: DefaultsScope,
+    /// The server's name, for the scope row.
+    pub server: String,
+}
+
+impl DefaultsForm {
+    /// The field names, in the order of the inputs.
+    pub const FIELDS: [&'static str; 3] = ["MInstance", "UEnvironment", "SessionID"];
+
+    fn key(&mut self, key: &KeyEvent) -> Outcome {
+        match key.code {
+            KeyCode::Esc => Outcome::Close,
+            KeyCode::Enter => Outcome::SetDefaults(
+                self.inputs.clone().map(|i| {
+                    let t = i.text.trim().to_owned();
+                    (!t.is_empty()).then_some(t)
+                }),
+                self.scope,
+            ),
+            KeyCode::Tab | KeyCode::Down => {
+                self.row = (self.row + 1) % 4;
+                Outcome::Stay
+            }
+            KeyCode::BackTab | KeyCode::Up => {
+                self.row = (self.row + 3) % 4;
+                Outcome::Stay
+            }
+            KeyCode::Left | KeyCode::Right | KeyCode::Char(' ') if self.row == 3 => {
+                self.scope = match self.scope {
+                    DefaultsScope::Dialogue => DefaultsScope::Server,
+                    DefaultsScope::Server => DefaultsScope::Dialogue,
+                };
+                Outcome::Stay
+            }
+            _ => {
+                if let Some(input) = self.inputs.get_mut(self.row) {
+                    input.key(key);
+                }
+                Outcome::Stay
+            }
+        }
+    }
+}
+
+/// A line editor with a cursor: what prompts and the palette type into.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Input {
+    pub text: String,
+    /// The cursor, in characters.
+    pub cursor: usize,
+}
+
+impl Input {
+    pub fn new(text: &str) -> Input {
+        Input {
+            text: text.to_owned(),
+            cursor: text.chars().count(),
+        }
+    }
+
+    fn byte(&self, chars: usize) -> usize {
+        self.text
+            .char_indices()
+            .nth(chars)
+            .map(|(i, _)| i)
+            .unwrap_or(self.text.len())
+    }
+
+    /// Edits for a key; whether the text changed, or `None` when the key is not an edit.
+    pub fn key(&mut self, key: &KeyEvent) -> Option<bool> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('u') if ctrl => {
+                let at = self.byte(self.cursor);
+                self.text.replace_range(..at, "");
+                self.cursor = 0;
+                Some(true)
+            }
+            KeyCode::Char(c) if !ctrl => {
+                let at = self.byte(self.cursor);
+                self.text.insert(at, c);
+                self.cursor += 1;
+                Some(true)
+            }
+            KeyCode::Backspace if self.cursor > 0 => {
+                let at = self.byte(self.cursor - 1);
+                self.text.remove(at);
+                self.cursor -= 1;
+                Some(true)
+            }
+            KeyCode::Delete if self.cursor < self.text.chars().count() => {
+                let at = self.byte(self.cursor);
+                self.text.remove(at);
+                Some(true)
+            }
+            KeyCode::Left => {
+                self.cursor = self.cursor.saturating_sub(1);
+                Some(false)
+            }
+            KeyCode::Right => {
+                self.cursor = (self.cursor + 1).min(self.text.chars().count());
+                Some(false)
+            }
+            KeyCode::Home => {
+                self.cursor = 0;
+                Some(false)
+            }
+            KeyCode::End => {
+                self.cursor = self.text.chars().count();
+                Some(false)
+            }
+            KeyCode::Backspace | KeyCode::Delete => Some(false),
+            _ => None,
+        }
+    }
+
+    pub fn insert_str(&mut self, s: &str) {
+        let at = self.byte(self.cursor);
+        self.text.insert_str(at, s);
+        self.cursor += s.chars().count();
+    }
 }
 
 pub struct Palette {
-    pub query: String,
+    pub query: Input,
     /// Every entry: what it does, and its keys.
     pub entries: Vec<(Action, String, String)>,
     /// Indices into `entries` that match the query, best first.
@@ -29,7 +205,7 @@ pub struct Palette {
 impl Palette {
     pub fn new(entries: Vec<(Action, String, String)>) -> Palette {
         let mut p = Palette {
-            query: String::new(),
+            query: Input::default(),
             matches: (0..entries.len()).collect(),
             entries,
             selected: 0,
@@ -41,25 +217,22 @@ impl Palette {
     /// Fuzzy matching over the titles (nucleo, as television and helix use).
     pub fn refilter(&mut self) {
         self.selected = 0;
-        if self.query.is_empty() {
+        if self.query.text.is_empty() {
             self.matches = (0..self.entries.len()).collect();
             return;
         }
         let mut matcher = Matcher::new(Config::DEFAULT);
-        let pattern = Pattern::parse(&self.query, CaseMatching::Ignore, Normalization::Smart);
-        let titles: Vec<(usize, String)> = self
+        let pattern = Pattern::parse(&self.query.text, CaseMatching::Ignore, Normalization::Smart);
+        let mut scored: Vec<(usize, u32)> = self
             .entries
             .iter()
             .enumerate()
-            .map(|(i, (_, t, k))| (i, format!("{t} {k}")))
-            .collect();
-        let mut scored: Vec<(usize, u32)> = titles
-            .iter()
-            .filter_map(|(i, text)| {
+            .filter_map(|(i, (_, t, k))| {
+                let text = format!("{t} {k}");
                 let mut buf = Vec::new();
                 pattern
-                    .score(nucleo_matcher::Utf32Str::new(text, &mut buf), &mut matcher)
-                    .map(|s| (*i, s))
+                    .score(nucleo_matcher::Utf32Str::new(&text, &mut buf), &mut matcher)
+                    .map(|s| (i, s))
             })
             .collect();
         scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -81,8 +254,10 @@ pub enum PromptPurpose {
 
 pub struct Prompt {
     pub title: String,
-    pub input: String,
+    pub input: Input,
     pub purpose: PromptPurpose,
+    /// A line under the input, updated as it is typed (Save-as: the full path it writes).
+    pub note: String,
 }
 
 pub struct PickerItem {
@@ -91,15 +266,49 @@ pub struct PickerItem {
     pub detail: String,
 }
 
-pub struct Picker {
+/// Opening a session: a path typed (with completion), or one of the sessions listed.
+pub struct OpenFile {
+    pub input: Input,
+    /// The session files of the sessions folder and the recent ones.
     pub items: Vec<PickerItem>,
-    /// The list is being read (in the background).
     pub loading: bool,
-    /// The file being opened (in the background), if any.
-    pub opening: Option<PathBuf>,
+    /// Paths that complete what is typed.
+    pub completions: Vec<String>,
+    /// The highlighted row: of `completions` while something is typed, else of `items`.
     pub selected: usize,
+    /// The file being opened, if any.
+    pub opening: Option<PathBuf>,
     /// Why the last opening failed (the file is left as it was).
     pub error: Option<String>,
+}
+
+impl OpenFile {
+    pub fn new() -> OpenFile {
+        OpenFile {
+            input: Input::default(),
+            items: Vec::new(),
+            loading: true,
+            completions: Vec::new(),
+            selected: 0,
+            opening: None,
+            error: None,
+        }
+    }
+
+    /// The rows the list shows.
+    pub fn rows(&self) -> usize {
+        if self.input.text.is_empty() {
+            self.items.len()
+        } else {
+            self.completions.len()
+        }
+    }
+}
+
+impl Default for OpenFile {
+    fn default() -> Self {
+        OpenFile::new()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,6 +317,10 @@ pub enum ConfirmPurpose {
     Quit,
     /// Recover the autosaved session of a run that did not end cleanly.
     Recover(PathBuf),
+    /// Close a dialogue that has turns.
+    CloseDialogue(DialogueKey),
+    /// Save over a file that exists.
+    Overwrite(PathBuf),
 }
 
 pub struct Confirm {
@@ -116,9 +329,143 @@ pub struct Confirm {
     pub purpose: ConfirmPurpose,
 }
 
+impl Overlay {
+    /// Handles a key. Every key is the overlay's while it is open (it covers the screen),
+    /// except those it leaves to the explorer's Anywhere bindings (`Ignored`).
+    pub fn key(&mut self, key: KeyEvent) -> (Handled, Outcome) {
+        use Handled::Consumed;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let page = 10;
+        let scroll_by = |scroll: &mut usize, code: KeyCode| -> bool {
+            match code {
+                KeyCode::Down | KeyCode::Char('j') => *scroll += 1,
+                KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+                KeyCode::PageDown => *scroll += page,
+                KeyCode::PageUp => *scroll = scroll.saturating_sub(page),
+                KeyCode::Home | KeyCode::Char('g') => *scroll = 0,
+                KeyCode::End | KeyCode::Char('G') => *scroll = usize::MAX / 2,
+                _ => return false,
+            }
+            true
+        };
+        match self {
+            Overlay::Help { scroll } | Overlay::Messages { scroll } => {
+                if scroll_by(scroll, key.code) {
+                    (Consumed, Outcome::Stay)
+                } else {
+                    (Consumed, Outcome::Close)
+                }
+            }
+            Overlay::LogEntry { entry, scroll } => match key.code {
+                KeyCode::Char('y') => (Consumed, Outcome::CopyEntry(*entry)),
+                code if scroll_by(scroll, code) => (Consumed, Outcome::Stay),
+                _ => (Consumed, Outcome::Close),
+            },
+            Overlay::Palette(p) => match key.code {
+                KeyCode::Esc => (Consumed, Outcome::Close),
+                KeyCode::Enter => match p.chosen() {
+                    Some(action) => (Consumed, Outcome::Run(action)),
+                    None => (Consumed, Outcome::Stay),
+                },
+                KeyCode::Down => {
+                    p.selected = (p.selected + 1).min(p.matches.len().saturating_sub(1));
+                    (Consumed, Outcome::Stay)
+                }
+                KeyCode::Up => {
+                    p.selected = p.selected.saturating_sub(1);
+                    (Consumed, Outcome::Stay)
+                }
+                _ => {
+                    if p.query.key(&key) == Some(true) {
+                        p.refilter();
+                    }
+                    (Consumed, Outcome::Stay)
+                }
+            },
+            Overlay::Prompt(p) => match key.code {
+                KeyCode::Esc => (Consumed, Outcome::Close),
+                KeyCode::Enter => (Consumed, Outcome::Submit(p.purpose, p.input.text.clone())),
+                _ => {
+                    let changed = p.input.key(&key) == Some(true);
+                    match (changed, p.purpose) {
+                        (true, PromptPurpose::SaveAs) => {
+                            (Consumed, Outcome::Typed(p.input.text.clone()))
+                        }
+                        _ => (Consumed, Outcome::Stay),
+                    }
+                }
+            },
+            Overlay::Open(o) => match key.code {
+                KeyCode::Esc => (Consumed, Outcome::Close),
+                KeyCode::Down => {
+                    o.selected = (o.selected + 1).min(o.rows().saturating_sub(1));
+                    (Consumed, Outcome::Stay)
+                }
+                KeyCode::Up => {
+                    o.selected = o.selected.saturating_sub(1);
+                    (Consumed, Outcome::Stay)
+                }
+                KeyCode::Tab => {
+                    // Completes what is typed with the highlighted path.
+                    if let Some(path) = o.completions.get(o.selected).cloned() {
+                        o.input = Input::new(&path);
+                        o.selected = 0;
+                        return (Consumed, Outcome::Typed(o.input.text.clone()));
+                    }
+                    (Consumed, Outcome::Stay)
+                }
+                KeyCode::Enter => {
+                    let path = if o.input.text.is_empty() {
+                        o.items.get(o.selected).map(|i| i.path.clone())
+                    } else {
+                        Some(
+                            o.completions
+                                .get(o.selected)
+                                .filter(|c| !c.ends_with('/'))
+                                .map(PathBuf::from)
+                                .unwrap_or_else(|| PathBuf::from(&o.input.text)),
+                        )
+                    };
+                    match path {
+                        Some(path) => {
+                            o.error = None;
+                            o.opening = Some(path.clone());
+                            (Consumed, Outcome::OpenPath(path))
+                        }
+                        None => (Consumed, Outcome::Stay),
+                    }
+                }
+                _ => match o.input.key(&key) {
+                    Some(true) => {
+                        o.selected = 0;
+                        (Consumed, Outcome::Typed(o.input.text.clone()))
+                    }
+                    Some(false) => (Consumed, Outcome::Stay),
+                    None if ctrl => (Handled::Ignored, Outcome::Stay),
+                    None => (Consumed, Outcome::Stay),
+                },
+            },
+            Overlay::Defaults(form) => (Consumed, form.key(&key)),
+            Overlay::Confirm(c) => match key.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+                    (Consumed, Outcome::Answered(c.purpose.clone(), true))
+                }
+                KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
+                    (Consumed, Outcome::Answered(c.purpose.clone(), false))
+                }
+                _ => (Consumed, Outcome::Stay),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
 
     #[test]
     fn fuzzy_matches_rank_the_best_first() {
@@ -135,14 +482,56 @@ mod tests {
                 String::new(),
             ),
         ]);
-        p.query = "thm lig".into();
+        p.query = Input::new("thm lig");
         p.refilter();
         assert_eq!(p.chosen(), Some(Action::SetTheme("light".into())));
-        p.query = "plog".into();
+        p.query = Input::new("plog");
         p.refilter();
         assert_eq!(p.chosen(), Some(Action::ToggleLog));
-        p.query = "zzzz".into();
+        p.query = Input::new("zzzz");
         p.refilter();
         assert_eq!(p.chosen(), None);
+    }
+
+    #[test]
+    fn a_question_answers_yes_or_no_and_nothing_else() {
+        let mut o = Overlay::Confirm(Confirm {
+            title: "t".into(),
+            message: "m".into(),
+            purpose: ConfirmPurpose::Quit,
+        });
+        assert_eq!(o.key(key(KeyCode::Char('x'))).1, Outcome::Stay);
+        assert_eq!(
+            o.key(key(KeyCode::Esc)).1,
+            Outcome::Answered(ConfirmPurpose::Quit, false)
+        );
+        assert_eq!(
+            o.key(key(KeyCode::Char('y'))).1,
+            Outcome::Answered(ConfirmPurpose::Quit, true)
+        );
+    }
+
+    #[test]
+    fn the_open_overlay_opens_a_typed_path_or_a_listed_one() {
+        let mut o = Overlay::Open(OpenFile {
+            items: vec![PickerItem {
+                path: "sessions/a.json".into(),
+                label: "a".into(),
+                detail: String::new(),
+            }],
+            loading: false,
+            ..OpenFile::new()
+        });
+        assert_eq!(
+            o.key(key(KeyCode::Enter)).1,
+            Outcome::OpenPath("sessions/a.json".into())
+        );
+        for c in "/tmp/x".chars() {
+            o.key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(
+            o.key(key(KeyCode::Enter)).1,
+            Outcome::OpenPath("/tmp/x".into())
+        );
     }
 }

@@ -1,16 +1,14 @@
-//! The explorer's dialogues as a session file and back: saving (in a background task, never
-//! in the way of the screen), the autosave after every turn, the marker that tells a crashed
-//! run from a clean one, opening sessions, and the list of recent files.
+//! The explorer's own files, for the runner (update never touches a file): the data
+//! directory, the marker that tells a run that ended badly from a clean one, the autosave and
+//! its recovery, the list of recent sessions, what the Open overlay lists and completes.
 
-use crate::client::spec::TransportSpec;
-use crate::protocol::Interface;
-use crate::session::{DialogueRecord, Session};
-use crate::tui::app::{App, AppEvent, OpenPurpose, ServerState, ServerStatus, Severity};
-use crate::tui::dialogue::{DialogueState, Status, TurnView};
-use crate::tui::overlay::{Overlay, Picker, PickerItem};
+use crate::tui::overlay::PickerItem;
 use std::path::{Path, PathBuf};
 
 pub const AUTOSAVE: &str = "autosave.json";
+/// What the autosave held when the last run ended cleanly: never offered as a recovery, but
+/// there for a user who said "quit anyway" and regrets it (until the next clean end).
+pub const LAST_RUN: &str = "last-run.json";
 const RUNNING: &str = "running";
 const RECENT: &str = "recent.json";
 
@@ -22,26 +20,40 @@ pub fn data_dir() -> Option<PathBuf> {
         .or_else(|| dirs::data_dir().map(|d| d.join("bkn-explorer")))
 }
 
-/// Marks this run as running (removed by `mark_stopped`); returns the autosave of a run that
-/// did not stop cleanly, if there is one to recover.
+/// Marks this run as running (`mark_stopped` removes the mark on a clean end). When the last
+/// run did not end cleanly and left an autosave, the autosave is moved aside (so that this
+/// run's own autosaves do not overwrite it before the user answers) and its new path is
+/// returned, to offer it back.
 pub fn mark_running(data_dir: &Path) -> Option<PathBuf> {
     let marker = data_dir.join(RUNNING);
     let autosave = data_dir.join(AUTOSAVE);
-    let crashed = std::fs::read_to_string(&marker)
+    let ended_badly = std::fs::read_to_string(&marker)
         .ok()
         .and_then(|pid| pid.trim().parse::<u32>().ok())
         .is_some_and(|pid| !alive(pid));
     let _ = std::fs::create_dir_all(data_dir);
     let _ = std::fs::write(&marker, std::process::id().to_string());
-    (crashed && autosave.exists()).then_some(autosave)
+    if !(ended_badly && autosave.exists()) {
+        return None;
+    }
+    let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
+    let kept = data_dir.join(format!("recovered-{stamp}.json"));
+    std::fs::rename(&autosave, &kept).ok().map(|()| kept)
 }
 
+/// Removes this run's mark: the run ended as the user asked, nothing to recover. The autosave
+/// becomes `last-run.json`, which no start offers back (what it held was saved, or the user
+/// chose to leave it) but which is not lost either.
 pub fn mark_stopped(data_dir: &Path) {
     let marker = data_dir.join(RUNNING);
     if std::fs::read_to_string(&marker)
         .is_ok_and(|pid| pid.trim() == std::process::id().to_string())
     {
         let _ = std::fs::remove_file(marker);
+        let autosave = data_dir.join(AUTOSAVE);
+        if autosave.exists() {
+            let _ = std::fs::rename(autosave, data_dir.join(LAST_RUN));
+        }
     }
 }
 
@@ -61,7 +73,8 @@ pub fn recent(data_dir: Option<&Path>) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-fn remember(data_dir: Option<&Path>, path: &Path) {
+/// Puts a session file at the top of the recent ones.
+pub fn remember(data_dir: Option<&Path>, path: &Path) {
     let Some(dir) = data_dir else { return };
     let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let mut list = recent(Some(dir));
@@ -73,7 +86,7 @@ fn remember(data_dir: Option<&Path>, path: &Path) {
     }
 }
 
-/// The sessions the picker offers: the session directory's files and the recent ones.
+/// The sessions the Open overlay lists: the sessions folder's files and the recent ones.
 pub fn picker_items(sessions_dir: &Path, data_dir: Option<&Path>) -> Vec<PickerItem> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(sessions_dir)
         .map(|entries| {
@@ -111,6 +124,57 @@ pub fn picker_items(sessions_dir: &Path, data_dir: Option<&Path>) -> Vec<PickerI
         .collect()
 }
 
+/// The paths that complete what was typed: the entries of its folder whose names start with
+/// its last part (folders end with `/`), JSON files and folders only.
+pub fn complete_path(typed: &str, cwd: &Path) -> Vec<String> {
+    let expanded = match typed.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
+        None => PathBuf::from(typed),
+    };
+    let (folder, stem) = if typed.ends_with('/') {
+        (expanded.clone(), String::new())
+    } else {
+        (
+            expanded.parent().map(Path::to_path_buf).unwrap_or_default(),
+            expanded
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        )
+    };
+    let listed = if folder.as_os_str().is_empty() {
+        cwd.to_path_buf()
+    } else if folder.is_relative() {
+        cwd.join(&folder)
+    } else {
+        folder.clone()
+    };
+    let prefix = match typed.rfind('/') {
+        Some(i) => &typed[..=i],
+        None => "",
+    };
+    let mut out: Vec<String> = std::fs::read_dir(&listed)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if !name.starts_with(&stem) || (name.starts_with('.') && !stem.starts_with('.'))
+                    {
+                        return None;
+                    }
+                    let dir = e.file_type().ok()?.is_dir();
+                    (dir || name.ends_with(".json"))
+                        .then(|| format!("{prefix}{name}{}", if dir { "/" } else { "" }))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out.truncate(50);
+    out
+}
+
 /// "Domain Access tour: 1 dialogue, 10 turns": only the name and the counts are taken (the
 /// messages are skipped over, not parsed), so a long list of big sessions stays quick.
 fn describe(path: &Path) -> String {
@@ -137,7 +201,7 @@ fn describe(path: &Path) -> String {
         Ok(h)
             if h.format
                 .as_deref()
-                .is_some_and(|f| f.starts_with("bkn-explorer-session/")) =>
+                .is_some_and(|f| f.starts_with(crate::session::FORMAT_PREFIX)) =>
         {
             let turns: usize = h.dialogues.iter().map(|d| d.turns.len()).sum();
             let name = h.name.map(|n| format!("{n}: ")).unwrap_or_default();
@@ -169,244 +233,31 @@ pub fn display_path(path: &Path) -> String {
     path.display().to_string()
 }
 
-impl App {
-    /// The explorer's servers and dialogues (those with turns) as a session.
-    pub fn snapshot(&self) -> Session {
-        let mut session = Session {
-            name: self.session.name.clone(),
-            notes: self.session.notes.clone(),
-            defaults: self.defaults.clone(),
-            ..Default::default()
-        };
-        for d in &self.dialogues {
-            if d.turns.is_empty() {
-                continue;
-            }
-            let Some(server) = self.servers.get(d.server) else {
-                continue;
-            };
-            let name = session.add_server(&server.spec);
-            session.dialogues.push(DialogueRecord {
-                name: Some(d.name.clone()),
-                server: name,
-                interface: d.interface,
-                dialog_id: d.dialog_id.clone().unwrap_or_default(),
-                notes: d.notes.clone(),
-                defaults: None,
-                turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
-            });
-        }
-        session
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_ended_badly_offers_its_autosave_moved_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        // A marker of a process that is not running, and its autosave.
+        std::fs::write(dir.path().join(RUNNING), "999999999").unwrap();
+        std::fs::write(dir.path().join(AUTOSAVE), "{}").unwrap();
+        let kept = mark_running(dir.path()).expect("offered");
+        assert!(kept.exists() && !dir.path().join(AUTOSAVE).exists());
+        // A clean end leaves nothing to offer.
+        mark_stopped(dir.path());
+        assert_eq!(mark_running(dir.path()), None);
     }
 
-    /// Saves the session in a background task; `Saved` follows.
-    pub fn save_to(&mut self, path: PathBuf, automatic: bool) {
-        let session = self.snapshot();
-        if !automatic {
-            self.session.saving = true;
-        }
-        let events = self.events.clone();
-        tokio::task::spawn_blocking(move || {
-            let result = session
-                .save(&path)
-                .map_err(|e| format!("cannot save {}: {e}", path.display()));
-            let _ = events.send(AppEvent::Saved {
-                path,
-                automatic,
-                result,
-            });
-        });
-    }
-
-    /// Writes the autosave, if the explorer has a data directory.
-    pub fn autosave(&mut self) {
-        if let Some(dir) = self.data_dir.clone() {
-            self.save_to(dir.join(AUTOSAVE), true);
-        }
-    }
-
-    pub fn saved(&mut self, path: PathBuf, automatic: bool, result: Result<(), String>) {
-        if automatic {
-            if let Err(e) = result {
-                self.notify(format!("autosave failed: {e}"), Severity::Warning);
-            }
-            return;
-        }
-        self.session.saving = false;
-        match result {
-            Ok(()) => {
-                self.session.unsaved = 0;
-                remember(self.data_dir.as_deref(), &path);
-                self.notify(format!("saved {}", path.display()), Severity::Success);
-                self.session.path = Some(path);
-            }
-            Err(e) => self.notify(e, Severity::Error),
-        }
-    }
-
-    /// Reads a session file in the background; `session_read` shows it when it arrives.
-    pub fn open_session(&mut self, path: PathBuf, purpose: OpenPurpose) {
-        let events = self.events.clone();
-        tokio::task::spawn_blocking(move || {
-            let result = Session::load(&path).map_err(|e| format!("{}: {e}", display_path(&path)));
-            let _ = events.send(AppEvent::SessionRead {
-                path,
-                purpose,
-                result,
-            });
-        });
-    }
-
-    /// Shows a session that was read, in place of the current dialogues. A file that cannot
-    /// be read is reported and left as it is (and never becomes the file Ctrl-S writes).
-    pub fn session_read(
-        &mut self,
-        path: PathBuf,
-        purpose: OpenPurpose,
-        result: Result<Session, String>,
-    ) {
-        let session = match result {
-            Ok(s) => s,
-            Err(message) => {
-                match &mut self.overlay {
-                    Some(Overlay::Picker(p)) => {
-                        p.opening = None;
-                        p.error = Some(message);
-                    }
-                    _ => self.notify(
-                        message.lines().next().unwrap_or_default().to_owned(),
-                        Severity::Error,
-                    ),
-                }
-                return;
-            }
-        };
-        if matches!(self.overlay, Some(Overlay::Picker(_))) {
-            self.overlay = None;
-        }
-        self.load_session(session);
-        match purpose {
-            OpenPurpose::Open => {
-                remember(self.data_dir.as_deref(), &path);
-                self.notify(
-                    format!(
-                        "opened {} (recorded dialogues: r replays, R continues in a new session)",
-                        display_path(&path)
-                    ),
-                    Severity::Info,
-                );
-                self.session.path = Some(path);
-            }
-            OpenPurpose::Recover => {
-                self.session.path = None;
-                self.session.name = Some("recovered".into());
-                self.notify(
-                    "recovered the autosaved session; Ctrl-S saves it under a name",
-                    Severity::Success,
-                );
-            }
-        }
-    }
-
-    /// Opens the session picker and reads its list in the background.
-    pub fn open_picker(&mut self) {
-        self.overlay = Some(Overlay::Picker(Picker {
-            items: Vec::new(),
-            loading: true,
-            opening: None,
-            selected: 0,
-            error: None,
-        }));
-        let (dir, data, events) = (
-            self.sessions_dir.clone(),
-            self.data_dir.clone(),
-            self.events.clone(),
-        );
-        tokio::task::spawn_blocking(move || {
-            let _ = events.send(AppEvent::PickerItems(picker_items(&dir, data.as_deref())));
-        });
-    }
-
-    /// The picker's list arrived.
-    pub fn picker_items_read(&mut self, items: Vec<PickerItem>) {
-        if let Some(Overlay::Picker(p)) = &mut self.overlay {
-            p.items = items;
-            p.loading = false;
-            p.selected = 0;
-        }
-    }
-
-    /// Shows a session's dialogues, marked as recorded; its servers join the sidebar.
-    pub fn load_session(&mut self, session: Session) {
-        for d in std::mem::take(&mut self.dialogues) {
-            self.engine.close(d.key);
-        }
-        self.servers.clear();
-        self.current = None;
-        self.sidebar_selected = 0;
-        for spec in &session.servers {
-            let interface = match &spec.transport {
-                TransportSpec::Embedded { interface, .. } => *interface,
-                _ => session
-                    .dialogues
-                    .iter()
-                    .find(|d| d.server == spec.name)
-                    .map(|d| d.interface)
-                    .unwrap_or(Interface::Dac),
-            };
-            self.servers.push(ServerState {
-                spec: spec.clone(),
-                status: ServerStatus::Recorded,
-                summary: None,
-                vocabulary: Default::default(),
-                interface,
-                expanded: true,
-            });
-        }
-        for (i, record) in session.dialogues.iter().enumerate() {
-            let server = self
-                .servers
-                .iter()
-                .position(|s| s.spec.name == record.server)
-                .unwrap_or(0);
-            let key = self.engine.new_key();
-            let name = record
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("{} #{}", record.server, i + 1));
-            let mut d = DialogueState::new(key, name, server, record.interface);
-            d.status = Status::Recorded;
-            d.dialog_id = Some(record.dialog_id.clone());
-            d.notes = record.notes.clone();
-            d.turns = record.turns.iter().cloned().map(TurnView::new).collect();
-            d.next_turn = d
-                .turns
-                .iter()
-                .filter_map(|t| t.summary.turn_index)
-                .max()
-                .map(|t| t + 1)
-                .unwrap_or(0);
-            let last = d.turns.len().checked_sub(1);
-            d.select(last);
-            if let Some(t) = d.turns.last() {
-                let request = t.turn.request_value();
-                let defaults = session.defaults.clone();
-                let vocabulary = Default::default();
-                let ctx = crate::tui::composer::Context {
-                    vocabulary: &vocabulary,
-                    commitments: Vec::new(),
-                    dialog_id: "",
-                    next_turn: d.next_turn,
-                    defaults: &defaults,
-                };
-                d.composer.load(&request, &ctx);
-            }
-            self.dialogues.push(d);
-        }
-        self.defaults = session.defaults.clone();
-        self.session.name = session.name.clone();
-        self.session.notes = session.notes.clone();
-        self.session.unsaved = 0;
-        self.current = (!self.dialogues.is_empty()).then_some(0);
+    #[test]
+    fn paths_complete_from_their_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("s1.json"), "").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        assert_eq!(complete_path("s", dir.path()), ["s1.json", "sub/"]);
+        let abs = format!("{}/", dir.path().display());
+        assert_eq!(complete_path(&abs, dir.path()).len(), 2);
     }
 }

@@ -1,84 +1,470 @@
-//! Running the explorer in a terminal: the terminal set up and always restored (on quit, on
-//! SIGTERM, on a panic, which also leaves a report), input, ticks and signals turned into
-//! events, and the loop that drains the events before each frame.
+//! The runner: everything the explorer does besides deciding. It owns the engine (the
+//! dialogues' tasks), the channel every result comes back on, every task and every file; it
+//! turns the terminal's input, time and signals into events, gives each to `App::handle`
+//! with the time and the last frame's `Hits`, and carries out the effects that come back.
+//! `Runner` works without a terminal too (the tests drive it); `run` puts it in one.
 
-use crate::tui::app::{App, AppEvent, Options, ServerStatus};
-use crate::tui::dialogue::Status;
-use crate::tui::overlay::{Confirm, ConfirmPurpose, Overlay};
+use crate::client::connection::ConnectOptions;
+use crate::client::dialogue::Filling;
+use crate::client::engine::{DialogueKey, Engine, EngineEvent};
+use crate::client::turn::{ErrorKind, Reply, Turn, TurnError};
+use crate::protocol::raw::RawJson;
+use crate::session::Session;
+use crate::tui::app::{App, Options};
+use crate::tui::effect::Effect;
+use crate::tui::event::{Event, OpenPurpose, ReplayEvent, SavePurpose};
+use crate::tui::hits::Hits;
 use crate::tui::persist;
-use crate::tui::view;
-use base64::Engine as _;
-use futures::StreamExt;
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
-use ratatui::crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
-    PushKeyboardEnhancementFlags,
-};
-use ratatui::crossterm::execute;
-use ratatui::crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
-use std::io::{Write, stdout};
+use crate::tui::theme::Theme;
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
-static ENHANCED_KEYS: AtomicBool = AtomicBool::new(false);
-
-/// Puts the terminal back as it was. Safe to call more than once, and from a panic.
-pub fn restore_terminal() {
-    let mut out = stdout();
-    if ENHANCED_KEYS.swap(false, Ordering::SeqCst) {
-        let _ = execute!(out, PopKeyboardEnhancementFlags);
-    }
-    let _ = execute!(
-        out,
-        DisableBracketedPaste,
-        DisableMouseCapture,
-        LeaveAlternateScreen,
-        ratatui::crossterm::cursor::Show
-    );
-    let _ = terminal::disable_raw_mode();
+/// The explorer and what carries out its effects.
+pub struct Runner {
+    pub app: App,
+    engine: Engine,
+    events: mpsc::UnboundedSender<Event>,
+    /// Where the last frame drew things.
+    pub hits: Hits,
+    replays: HashMap<DialogueKey, CancellationToken>,
+    /// Where user themes are, and where the explorer's settings are remembered.
+    theme_dir: Option<PathBuf>,
+    config_dir: Option<PathBuf>,
+    /// Text for the terminal's clipboard, written after the next frame (OSC 52).
+    pub clipboard: Option<String>,
+    /// Set by a Quit effect: whether the run ended cleanly.
+    pub quit: Option<bool>,
+    /// The signal that asked the run to end, if one did.
+    pub signal: Option<&'static str>,
 }
 
-/// On a panic: the terminal first, then a report file with the backtrace and where the
-/// autosave is, then a short message (the backtrace is in the report, not on the screen).
-fn install_panic_hook(data_dir: Option<PathBuf>) {
-    std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
-        let backtrace = std::backtrace::Backtrace::force_capture();
-        let autosave = data_dir.as_ref().map(|d| d.join(persist::AUTOSAVE));
-        let report = format!(
-            "bkn-explorer {} crashed.\n\n{info}\n\nThe open session was autosaved after its last turn to {}; \
-             the explorer offers to recover it at the next start.\n\nBacktrace:\n{backtrace}\n",
-            env!("CARGO_PKG_VERSION"),
-            autosave
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "(no data directory)".into()),
-        );
-        let written = data_dir.as_ref().and_then(|dir| {
-            let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
-            let path = dir.join(format!("crash-{stamp}.txt"));
-            std::fs::create_dir_all(dir).ok()?;
-            std::fs::write(&path, &report).ok()?;
-            Some(path)
+impl Runner {
+    /// A runner whose results come back on `events`; the first effects (opening the
+    /// dialogues) are carried out at once. Must run inside a Tokio runtime.
+    pub fn new(
+        options: Options,
+        connect: ConnectOptions,
+        theme_dir: Option<PathBuf>,
+        config_dir: Option<PathBuf>,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Runner {
+        let (engine_tx, mut engine_rx) = mpsc::unbounded_channel();
+        let forward = events.clone();
+        tokio::spawn(async move {
+            while let Some(e) = engine_rx.recv().await {
+                if forward.send(Event::Engine(Box::new(e))).is_err() {
+                    break;
+                }
+            }
         });
-        eprintln!(
-            "bkn-explorer crashed: {info}\n{}{}",
-            written
-                .map(|p| format!("a report with the backtrace is in {}\n", p.display()))
-                .unwrap_or_default(),
-            autosave
-                .map(|p| format!("the session's autosave is {}\n", p.display()))
-                .unwrap_or_default()
-        );
-    }));
+        let (app, effects) = App::new(options, Instant::now());
+        let mut runner = Runner {
+            app,
+            engine: Engine::new(engine_tx, connect),
+            events,
+            hits: Hits::default(),
+            replays: HashMap::new(),
+            theme_dir,
+            config_dir,
+            clipboard: None,
+            quit: None,
+            signal: None,
+        };
+        for effect in effects {
+            runner.execute(effect);
+        }
+        runner
+    }
+
+    /// Handles an event now and carries out what it asks.
+    pub fn handle(&mut self, event: Event) {
+        if let Event::Signal(name) = &event {
+            self.signal = Some(name);
+        }
+        if let Event::Engine(e) = &event
+            && let EngineEvent::Closed { dialogue } | EngineEvent::Failed { dialogue, .. } =
+                e.as_ref()
+        {
+            self.engine.closed(*dialogue);
+        }
+        let effects = self.app.handle(event, Instant::now(), &self.hits);
+        for effect in effects {
+            self.execute(effect);
+        }
+    }
+
+    /// Does an action as its key would (the palette's way in), and carries out what it asks.
+    pub fn act(&mut self, action: crate::tui::action::Action) {
+        let mut effects = Vec::new();
+        self.app.act(action, &mut effects);
+        for effect in effects {
+            self.execute(effect);
+        }
+    }
+
+    /// Draws a frame and keeps where things went.
+    pub fn draw(&mut self, frame: &mut ratatui::Frame) {
+        self.hits = crate::tui::view::render(frame, &self.app);
+    }
+
+    /// Whether dialogues are still being ended.
+    pub fn closing(&self) -> bool {
+        self.engine.is_closing()
+    }
+
+    fn send(&self, event: Event) {
+        // The receiver is gone only when the explorer is leaving.
+        let _ = self.events.send(event);
+    }
+
+    /// Runs blocking work (a file) off the event loop; its event comes back on the channel.
+    fn blocking(&self, work: impl FnOnce() -> Event + Send + 'static) {
+        let events = self.events.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = events.send(work());
+        });
+    }
+
+    fn execute(&mut self, effect: Effect) {
+        match effect {
+            Effect::Open {
+                key,
+                spec,
+                interface,
+                base,
+                overrides,
+                first_turn,
+            } => self
+                .engine
+                .open(key, spec, interface, base, overrides, first_turn),
+            Effect::Send {
+                key,
+                request,
+                filling,
+            } => {
+                if !self.engine.send(key, request.clone(), filling) {
+                    self.send(Event::Engine(Box::new(EngineEvent::TurnFinished {
+                        dialogue: key,
+                        turn: not_sent(&request, filling),
+                        next_turn: 0,
+                    })));
+                }
+            }
+            Effect::SetDefaults { key, defaults } => {
+                self.engine.set_defaults(key, defaults);
+            }
+            Effect::Cancel { key } => {
+                self.engine.cancel(key);
+            }
+            Effect::Close { key } => self.engine.close(key),
+            Effect::Replay { key, session } => self.replay(key, *session),
+            Effect::StopReplay { key } => {
+                if let Some(token) = self.replays.remove(&key) {
+                    token.cancel();
+                }
+            }
+            Effect::Save {
+                path,
+                session,
+                purpose,
+            } => {
+                let data_dir = self.app.paths.data_dir.clone();
+                self.blocking(move || {
+                    if purpose != SavePurpose::Explicit
+                        && let Some(dir) = path.parent()
+                    {
+                        // The data directory is the explorer's own: it may be made.
+                        let _ = std::fs::create_dir_all(dir);
+                    }
+                    let result = session
+                        .save(&path)
+                        .map_err(|e| format!("cannot save {}: {e}", path.display()));
+                    if purpose == SavePurpose::Explicit && result.is_ok() {
+                        persist::remember(data_dir.as_deref(), &path);
+                    }
+                    Event::Saved {
+                        path,
+                        purpose,
+                        result,
+                    }
+                });
+            }
+            Effect::CheckSaveTarget { path } => self.blocking(move || Event::SaveTarget {
+                exists: path.exists(),
+                folder_exists: path
+                    .parent()
+                    .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir()),
+                path,
+            }),
+            Effect::ReadSession { path, purpose } => {
+                let data_dir = self.app.paths.data_dir.clone();
+                self.blocking(move || {
+                    // Judged by today's rules, whoever wrote the file.
+                    let result = Session::load(&path)
+                        .map(|mut s| {
+                            s.recheck();
+                            s
+                        })
+                        .map_err(|e| format!("{}: {e}", persist::display_path(&path)));
+                    if purpose == OpenPurpose::Open && result.is_ok() {
+                        persist::remember(data_dir.as_deref(), &path);
+                    }
+                    Event::SessionRead {
+                        path,
+                        purpose,
+                        result,
+                    }
+                });
+            }
+            Effect::ListSessions => {
+                let (dir, data) = (
+                    self.app.paths.sessions_dir.clone(),
+                    self.app.paths.data_dir.clone(),
+                );
+                self.blocking(move || {
+                    Event::PickerItems(persist::picker_items(&dir, data.as_deref()))
+                });
+            }
+            Effect::CompletePath { typed } => {
+                let cwd = self.app.paths.cwd.clone();
+                self.blocking(move || Event::PathCompletions {
+                    paths: persist::complete_path(&typed, &cwd),
+                    typed,
+                });
+            }
+            Effect::LoadTheme { name } => {
+                let dir = self.theme_dir.clone();
+                self.blocking(move || Event::ThemeLoaded {
+                    result: Theme::find(&name, dir.as_deref(), &mut Vec::new())
+                        .map_err(|e| e.to_string()),
+                    name,
+                });
+            }
+            Effect::RememberTheme { name } => {
+                if let Some(dir) = self.config_dir.clone() {
+                    self.blocking(move || {
+                        // A failure to remember is not worth a message: the theme is in use.
+                        let _ = crate::settings::remember(&dir, "theme", &name);
+                        Event::Tick
+                    });
+                }
+            }
+            Effect::Clipboard { text } => self.clipboard = Some(text),
+            Effect::WriteCopy { text } => {
+                let dir = self.app.paths.data_dir.clone();
+                self.blocking(move || {
+                    let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+                    let path = dir
+                        .unwrap_or_else(std::env::temp_dir)
+                        .join("copies")
+                        .join(format!("copy-{stamp}.json"));
+                    let result = path
+                        .parent()
+                        .map_or(Ok(()), std::fs::create_dir_all)
+                        .and_then(|()| crate::session::atomic::write(&path, text.as_bytes()))
+                        .map_err(|e| e.to_string());
+                    Event::CopyWritten { path, result }
+                });
+            }
+            Effect::Quit { clean } => self.quit = Some(clean),
+        }
+    }
+
+    fn replay(&mut self, key: DialogueKey, session: Session) {
+        let options = self.engine.options().clone();
+        let events = self.events.clone();
+        let token = CancellationToken::new();
+        let stop = token.clone();
+        self.replays.insert(key, token);
+        tokio::spawn(async move {
+            let tx = events.clone();
+            let result =
+                crate::session::replay::replay_dialogue(&session, 0, None, &options, &stop, |t| {
+                    let _ = tx.send(Event::Replay(ReplayEvent::Turn {
+                        dialogue: key,
+                        index: t.index,
+                        turn: t.replayed.clone(),
+                        differences: t.differences.clone(),
+                    }));
+                })
+                .await;
+            let _ = events.send(Event::Replay(ReplayEvent::Done {
+                dialogue: key,
+                result,
+            }));
+        });
+    }
 }
 
-/// Runs the explorer until the user quits; returns the exit code.
-pub fn run(options: Options) -> u8 {
+/// The turn of a Request that could not be sent (its dialogue is not open).
+fn not_sent(request: &serde_json::Value, _filling: Filling) -> Turn {
+    Turn {
+        request: RawJson::from_value(request),
+        reply: Reply::Error(TurnError {
+            kind: ErrorKind::NotSent,
+            message: "the dialogue is not connected; R reconnects".into(),
+        }),
+        findings: Vec::new(),
+        sent: crate::protocol::message::now_rfc3339(),
+        received: None,
+        latency_ms: 0.0,
+        new_session: false,
+    }
+}
+
+/// What the explorer is started with, before the runner reads its files.
+pub struct Launch {
+    pub servers: Vec<crate::client::spec::ServerSpec>,
+    pub session: Option<PathBuf>,
+    /// The theme asked for (else the remembered one, else dark).
+    pub theme: Option<String>,
+    pub connect: ConnectOptions,
+    pub overrides: crate::client::defaults::Overrides,
+    pub data_dir: Option<PathBuf>,
+    pub config_dir: Option<PathBuf>,
+    pub sessions_dir: PathBuf,
+}
+
+impl Launch {
+    /// Reads what the explorer needs from files before it starts (the theme, the keys, the
+    /// recovery marker) into the options of `App`. Marks the run as running.
+    pub fn prepare(self) -> (Options, ConnectOptions, Option<PathBuf>, Option<PathBuf>) {
+        let theme_dir = self.config_dir.as_ref().map(|d| d.join("themes"));
+        let settings = self
+            .config_dir
+            .as_deref()
+            .map(crate::settings::Settings::load)
+            .unwrap_or_default();
+        let name = self
+            .theme
+            .or(settings.theme.clone())
+            .unwrap_or_else(|| "dark".into());
+        let (theme, theme_warning) = Theme::load_or_default(&name, theme_dir.as_deref());
+        let recover = self.data_dir.as_deref().and_then(persist::mark_running);
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let sessions_dir = if self.sessions_dir.is_relative() {
+            cwd.join(&self.sessions_dir)
+        } else {
+            self.sessions_dir
+        };
+        let options = Options {
+            servers: self.servers,
+            session: self.session,
+            theme,
+            theme_warning,
+            themes: Theme::names(theme_dir.as_deref()),
+            keymap: Default::default(),
+            paths: crate::tui::app::Paths {
+                data_dir: self.data_dir,
+                sessions_dir_exists: sessions_dir.is_dir(),
+                sessions_dir,
+                cwd,
+            },
+            recover,
+            overrides: self.overrides,
+            in_tmux: std::env::var_os("TMUX").is_some(),
+        };
+        (options, self.connect, theme_dir, self.config_dir)
+    }
+}
+
+/// The terminal: set up, and always put back (on quit, on a signal, on a panic).
+mod terminal {
+    use crate::tui::persist;
+    use ratatui::crossterm::event::{
+        DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+        KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    };
+    use ratatui::crossterm::execute;
+    use ratatui::crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
+    use std::io::stdout;
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static ENHANCED_KEYS: AtomicBool = AtomicBool::new(false);
+
+    /// Puts the terminal back as it was. Safe to call more than once, and from a panic.
+    pub fn restore() {
+        let mut out = stdout();
+        if ENHANCED_KEYS.swap(false, Ordering::SeqCst) {
+            let _ = execute!(out, PopKeyboardEnhancementFlags);
+        }
+        let _ = execute!(
+            out,
+            DisableBracketedPaste,
+            DisableMouseCapture,
+            LeaveAlternateScreen,
+            ratatui::crossterm::cursor::Show
+        );
+        let _ = terminal::disable_raw_mode();
+    }
+
+    pub fn enter() -> Result<(), String> {
+        terminal::enable_raw_mode().map_err(|e| {
+            format!(
+                "this is not a terminal ({e}); the headless commands (send, dialogue, replay, …) work without one"
+            )
+        })?;
+        let mut out = stdout();
+        let _ = execute!(
+            out,
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        );
+        if terminal::supports_keyboard_enhancement().unwrap_or(false)
+            && execute!(
+                out,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )
+            .is_ok()
+        {
+            ENHANCED_KEYS.store(true, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    /// On a panic: the terminal first, then a report file with the backtrace and where the
+    /// autosave is, then a short message (the backtrace is in the report, not on the screen).
+    pub fn install_panic_hook(data_dir: Option<PathBuf>) {
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            let backtrace = std::backtrace::Backtrace::force_capture();
+            let autosave = data_dir.as_ref().map(|d| d.join(persist::AUTOSAVE));
+            let report = format!(
+                "bkn-explorer {} crashed.\n\n{info}\n\nThe open session was autosaved after its last turn to {}; \
+                 the explorer offers to recover it at the next start.\n\nBacktrace:\n{backtrace}\n",
+                env!("CARGO_PKG_VERSION"),
+                autosave
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "(no data directory)".into()),
+            );
+            let written = data_dir.as_ref().and_then(|dir| {
+                let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
+                let path = dir.join(format!("crash-{stamp}.txt"));
+                std::fs::create_dir_all(dir).ok()?;
+                std::fs::write(&path, &report).ok()?;
+                Some(path)
+            });
+            eprintln!(
+                "bkn-explorer crashed: {info}\n{}{}",
+                written
+                    .map(|p| format!("a report with the backtrace is in {}\n", p.display()))
+                    .unwrap_or_default(),
+                autosave
+                    .map(|p| format!("the session's autosave is {}\n", p.display()))
+                    .unwrap_or_default()
+            );
+        }));
+    }
+}
+
+/// Runs the explorer in the terminal until the user quits; returns the exit code.
+pub fn run(launch: Launch) -> u8 {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -89,78 +475,94 @@ pub fn run(options: Options) -> u8 {
             return 2;
         }
     };
-    let code = runtime.block_on(run_async(options));
+    let code = runtime.block_on(run_async(launch));
     // Child servers are ended with their connections; do not wait for stragglers.
     runtime.shutdown_timeout(Duration::from_secs(2));
     code
 }
 
-async fn run_async(options: Options) -> u8 {
-    let data_dir = options.data_dir.clone();
-    install_panic_hook(data_dir.clone());
-    if let Err(e) = terminal::enable_raw_mode() {
-        eprintln!(
-            "bkn-explorer: this is not a terminal ({e}); the headless commands (send, dialogue, replay, …) work without one"
-        );
+async fn run_async(launch: Launch) -> u8 {
+    use futures::StreamExt;
+    use ratatui::Terminal;
+    use ratatui::backend::CrosstermBackend;
+    use std::io::{Write, stdout};
+
+    let data_dir = launch.data_dir.clone();
+    terminal::install_panic_hook(data_dir.clone());
+    if let Err(e) = terminal::enter() {
+        eprintln!("bkn-explorer: {e}");
         return 2;
     }
-    let mut out = stdout();
-    let _ = execute!(
-        out,
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        EnableBracketedPaste
-    );
-    if terminal::supports_keyboard_enhancement().unwrap_or(false)
-        && execute!(
-            out,
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-        )
-        .is_ok()
-    {
-        ENHANCED_KEYS.store(true, Ordering::SeqCst);
-    }
-    let mut terminal = match Terminal::new(CrosstermBackend::new(stdout())) {
+    let mut term = match Terminal::new(CrosstermBackend::new(stdout())) {
         Ok(t) => t,
         Err(e) => {
-            restore_terminal();
+            terminal::restore();
             eprintln!("bkn-explorer: cannot use the terminal: {e}");
             return 2;
         }
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    spawn_input(tx.clone());
-    spawn_ticks(tx.clone());
-    spawn_signals(tx.clone());
-
-    let recover = data_dir.as_deref().and_then(persist::mark_running);
-    let mut app = App::new(options, tx);
-    if let Ok(size) = terminal.size() {
-        app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+    // Input, time and signals, as events.
+    let input = tx.clone();
+    tokio::spawn(async move {
+        let mut events = ratatui::crossterm::event::EventStream::new();
+        while let Some(Ok(e)) = events.next().await {
+            if input.send(Event::Input(e)).is_err() {
+                break;
+            }
+        }
+    });
+    let ticks = tx.clone();
+    tokio::spawn(async move {
+        let mut interval = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            interval.tick().await;
+            if ticks.send(Event::Tick).is_err() {
+                break;
+            }
+        }
+    });
+    #[cfg(unix)]
+    {
+        let signals = tx.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+                signal(SignalKind::interrupt()),
+            ) else {
+                return;
+            };
+            // (In raw mode Ctrl-C is a key; SIGINT comes only from `kill -INT`.)
+            let name = tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = hup.recv() => "SIGHUP",
+                _ = int.recv() => "SIGINT",
+            };
+            let _ = signals.send(Event::Signal(name));
+        });
     }
-    if let Some(path) = recover {
-        app.overlay = Some(Overlay::Confirm(Confirm {
-            title: "bkn-explorer did not close cleanly last time".into(),
-            message: format!(
-                "Recover the session it autosaved ({})? y recovers, n starts afresh",
-                path.display()
-            ),
-            purpose: ConfirmPurpose::Recover(path),
-        }));
+    let (options, connect, theme_dir, config_dir) = launch.prepare();
+    let mut runner = Runner::new(options, connect, theme_dir, config_dir, tx);
+    if let Ok(size) = term.size() {
+        runner.app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
     }
     // A test hook (docs/reliability.md): panic after the first frame, to check that the
     // terminal is restored and a crash report written.
     let panic_for_test = std::env::var_os("BKN_EXPLORER_TEST_PANIC").is_some();
     let mut dirty = true;
+    let mut leave_by: Option<Instant> = None;
     loop {
         if dirty {
-            if let Err(e) = terminal.draw(|f| view::render(f, &app)) {
-                restore_terminal();
+            if let Err(e) = term.draw(|f| runner.draw(f)) {
+                terminal::restore();
                 eprintln!("bkn-explorer: cannot draw: {e}");
                 return 2;
             }
-            if let Some(text) = app.clipboard.take() {
+            if let Some(text) = runner.clipboard.take() {
                 // OSC 52: the terminal puts the text on the system clipboard (also over SSH).
+                use base64::Engine as _;
                 let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
                 let _ = write!(stdout(), "\x1b]52;c;{encoded}\x07");
                 let _ = stdout().flush();
@@ -170,29 +572,45 @@ async fn run_async(options: Options) -> u8 {
                 panic!("BKN_EXPLORER_TEST_PANIC is set: panicking after the first frame, as asked");
             }
         }
+        // Leaving: wait (a little) for the sessions to end, so that HTTP servers get their
+        // DELETE and stdio servers their end of input.
+        if runner.quit.is_some() {
+            let deadline =
+                *leave_by.get_or_insert_with(|| Instant::now() + Duration::from_millis(1500));
+            if !runner.closing() || Instant::now() >= deadline {
+                break;
+            }
+        }
         let Some(event) = rx.recv().await else { break };
-        dirty |= matters(&app, &event);
-        app.handle(event);
+        dirty |= matters(&runner.app, &event);
+        runner.handle(event);
         // Draw once for everything that is already waiting.
         while let Ok(event) = rx.try_recv() {
-            dirty |= matters(&app, &event);
-            app.handle(event);
-        }
-        if app.quit {
-            break;
+            dirty |= matters(&runner.app, &event);
+            runner.handle(event);
         }
     }
-    if let Some(dir) = &data_dir {
+    if runner.quit == Some(true)
+        && let Some(dir) = &data_dir
+    {
         persist::mark_stopped(dir);
     }
-    restore_terminal();
-    0
+    terminal::restore();
+    // A signal ends the run with the shell's code for it (128 + its number).
+    match runner.signal {
+        Some("SIGHUP") => 129,
+        Some("SIGINT") => 130,
+        Some(_) => 143,
+        None => 0,
+    }
 }
 
 /// Whether an event can change the screen (a tick only when something moves).
-fn matters(app: &App, event: &AppEvent) -> bool {
+fn matters(app: &App, event: &Event) -> bool {
+    use crate::tui::app::ServerStatus;
+    use crate::tui::dialogue::Status;
     match event {
-        AppEvent::Tick => {
+        Event::Tick => {
             app.notice.is_some()
                 || app
                     .dialogues
@@ -207,48 +625,9 @@ fn matters(app: &App, event: &AppEvent) -> bool {
     }
 }
 
-fn spawn_input(tx: mpsc::UnboundedSender<AppEvent>) {
-    tokio::spawn(async move {
-        let mut events = EventStream::new();
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(e) => {
-                    if tx.send(AppEvent::Input(e)).is_err() {
-                        break;
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-    });
-}
-
-fn spawn_ticks(tx: mpsc::UnboundedSender<AppEvent>) {
-    tokio::spawn(async move {
-        let mut interval = tokio::time::interval(Duration::from_millis(100));
-        loop {
-            interval.tick().await;
-            if tx.send(AppEvent::Tick).is_err() {
-                break;
-            }
-        }
-    });
-}
-
-fn spawn_signals(tx: mpsc::UnboundedSender<AppEvent>) {
-    #[cfg(unix)]
-    tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            return;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
-        }
-        let _ = tx.send(AppEvent::Terminate);
-    });
+/// The configuration directory of the explorer: `$XDG_CONFIG_HOME/bkn-explorer`.
+pub fn config_dir() -> Option<PathBuf> {
+    std::env::var_os("BKN_EXPLORER_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| dirs::config_dir().map(|d| d.join("bkn-explorer")))
 }

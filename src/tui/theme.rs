@@ -12,6 +12,7 @@
 //! Colours are ratatui colour names (`red`, `lightblue`), `#rrggbb`, or an ANSI index (`208`).
 
 use crate::protocol::dac::{CommitmentState, Overall, PaStatus};
+use crate::protocol::message::Outcome;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -314,13 +315,20 @@ impl Theme {
         }
     }
 
-    pub fn outcome(&self, outcome: &str) -> Color {
+    pub fn outcome(&self, outcome: Outcome) -> Color {
         match outcome {
-            "answered" => self.colors.outcome_answered,
-            "partially_answered" => self.colors.outcome_partial,
-            "not_answered" => self.colors.outcome_not_answered,
-            _ => self.colors.muted,
+            Outcome::Answered => self.colors.outcome_answered,
+            Outcome::PartiallyAnswered => self.colors.outcome_partial,
+            Outcome::NotAnswered => self.colors.outcome_not_answered,
         }
+    }
+
+    /// The colour of an Outcome as a message wrote it (a value no Outcome has: the error
+    /// colour, the text shown as it came).
+    pub fn outcome_text(&self, outcome: &str) -> Color {
+        Outcome::parse(outcome)
+            .map(|o| self.outcome(o))
+            .unwrap_or(self.colors.error)
     }
 
     pub fn commitment(&self, state: CommitmentState) -> Color {
@@ -332,9 +340,84 @@ impl Theme {
     }
 }
 
+/// WCAG 2 contrast ratio of two colours given as `#rrggbb` (named and indexed colours look
+/// different in each terminal: no ratio can be computed for them).
+pub fn contrast_ratio(a: Color, b: Color) -> Option<f64> {
+    fn luminance(c: Color) -> Option<f64> {
+        let Color::Rgb(r, g, b) = c else { return None };
+        let channel = |v: u8| {
+            let v = f64::from(v) / 255.0;
+            if v <= 0.040_45 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        Some(0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b))
+    }
+    let (la, lb) = (luminance(a)?, luminance(b)?);
+    Some((la.max(lb) + 0.05) / (la.min(lb) + 0.05))
+}
+
+impl Theme {
+    /// The contrast a shipped theme promises for text: AA, or AAA for high-contrast.
+    pub fn promised_contrast(&self) -> f64 {
+        if self.name == "high-contrast" {
+            7.0
+        } else {
+            4.5
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every colour a theme defines, on every background the views draw it on, reaches the
+    /// contrast the theme promises (3:1 for borders and the gauge's empty part, which are not
+    /// text). The snapshot tests check every cell of every drawn state as well.
+    #[test]
+    fn every_text_colour_is_readable_on_its_backgrounds() {
+        let backgrounds = ["background", "selection_bg", "input_bg", "status_bg"];
+        let own_background = [
+            ("selection_fg", "selection_bg"),
+            ("tab_active_fg", "tab_active_bg"),
+            ("status_fg", "status_bg"),
+            ("diff_recorded", "diff_bg"),
+            ("diff_replayed", "diff_bg"),
+        ];
+        let mut failures = Vec::new();
+        for (name, _) in BUILT_IN {
+            let theme = Theme::built_in(name).unwrap();
+            let all: BTreeMap<&str, Color> = theme.colors.all().into_iter().collect();
+            for (key, color) in &all {
+                if backgrounds.contains(key) || key.ends_with("_bg") && *key != "gauge_bg" {
+                    continue;
+                }
+                let need = if matches!(*key, "border" | "gauge_bg") {
+                    3.0
+                } else {
+                    theme.promised_contrast()
+                };
+                let on: Vec<&str> = match own_background.iter().find(|(k, _)| k == key) {
+                    Some((_, bg)) => vec![*bg],
+                    None if *key == "gauge_bg" => vec!["background"],
+                    None => backgrounds.to_vec(),
+                };
+                for bg in on {
+                    let ratio = contrast_ratio(*color, all[bg])
+                        .unwrap_or_else(|| panic!("{name}: {key} or {bg} is not #rrggbb"));
+                    if ratio < need {
+                        failures.push(format!(
+                            "{name}: {key} on {bg} is {ratio:.2}:1, below {need}"
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
 
     #[test]
     fn built_in_themes_set_every_colour() {

@@ -5,14 +5,16 @@
 
 use bkn_explorer::client::connection::ConnectOptions;
 use bkn_explorer::client::spec::ServerSpec;
-use bkn_explorer::protocol::message::CommonDefaults;
-use bkn_explorer::tui::app::{App, AppEvent, Options};
-use bkn_explorer::tui::view;
+use bkn_explorer::tui::app::{App, Options, Paths};
+use bkn_explorer::tui::event::Event as AppEvent;
+use bkn_explorer::tui::run::Runner;
+use bkn_explorer::tui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use ratatui::layout::Rect;
+use ratatui::crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 use ratatui::style::{Color, Modifier};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -24,39 +26,110 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The explorer's options for a test: the given servers, the built binary for the embedded
-/// ones, no user data directory (nothing is autosaved outside the test).
+/// The explorer's options for a test: the given servers and theme, no user data directory
+/// (nothing is autosaved outside the test), the repository's `sessions/`.
 pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
+    let theme = Theme::built_in(theme).expect("a built-in theme");
     Options {
         servers,
         session: None,
-        theme: theme.to_owned(),
-        theme_dir: None,
-        data_dir: None,
-        // Relative, as the explorer has it (tests run in the package root).
-        sessions_dir: PathBuf::from("sessions"),
-        defaults: CommonDefaults::default(),
-        connect: ConnectOptions {
-            timeout: Duration::from_secs(20),
-            embedded_program: Some(PathBuf::from(super::bin())),
-            ..ConnectOptions::default()
+        theme,
+        theme_warning: None,
+        themes: Theme::names(None),
+        keymap: Default::default(),
+        paths: Paths {
+            data_dir: None,
+            sessions_dir: root().join("sessions"),
+            sessions_dir_exists: true,
+            cwd: root(),
         },
+        recover: None,
+        overrides: Default::default(),
+        in_tmux: false,
     }
 }
 
-/// An explorer and the channel its events (engine, saves) arrive on.
+/// How the tests connect: the built binary for the embedded servers, a generous timeout.
+pub fn connect() -> ConnectOptions {
+    ConnectOptions {
+        timeout: Duration::from_secs(20),
+        embedded_program: Some(PathBuf::from(super::bin())),
+        ..ConnectOptions::default()
+    }
+}
+
+/// The explorer as `tui::run` runs it, without a terminal: the runner (engine, tasks, files)
+/// and the channel its events arrive on. Every event is followed by a frame on a
+/// `TestBackend`, as the real loop draws after each batch, so that clicks find what was
+/// drawn.
 pub struct Harness {
-    pub app: App,
+    pub runner: Runner,
     pub events: mpsc::UnboundedReceiver<AppEvent>,
+    pub width: u16,
+    pub height: u16,
 }
 
 impl Harness {
     /// Must run inside a Tokio runtime: the explorer spawns its engine's tasks.
     pub fn new(options: Options) -> Harness {
+        Harness::with(options, connect(), None)
+    }
+
+    /// With where user themes and settings are (a test's temporary folder).
+    pub fn with(options: Options, connect: ConnectOptions, config_dir: Option<PathBuf>) -> Harness {
         let (tx, events) = mpsc::unbounded_channel();
-        let mut app = App::new(options, tx);
-        app.size = Rect::new(0, 0, 120, 40);
-        Harness { app, events }
+        let theme_dir = config_dir.as_ref().map(|d| d.join("themes"));
+        let mut runner = Runner::new(options, connect, theme_dir, config_dir, tx);
+        runner.app.size = ratatui::layout::Rect::new(0, 0, 120, 40);
+        let mut h = Harness {
+            runner,
+            events,
+            width: 120,
+            height: 40,
+        };
+        h.draw();
+        h
+    }
+
+    pub fn app(&self) -> &App {
+        &self.runner.app
+    }
+
+    pub fn app_mut(&mut self) -> &mut App {
+        &mut self.runner.app
+    }
+
+    /// Draws a frame (as the loop does after an event); returns it.
+    pub fn draw(&mut self) -> Buffer {
+        let mut terminal =
+            Terminal::new(TestBackend::new(self.width, self.height)).expect("a test terminal");
+        terminal
+            .draw(|f| self.runner.draw(f))
+            .expect("a frame draws");
+        terminal.backend().buffer().clone()
+    }
+
+    /// The screen as text.
+    pub fn screen(&mut self) -> String {
+        text(&self.draw())
+    }
+
+    /// Handles an event and draws.
+    pub fn event(&mut self, event: AppEvent) {
+        self.runner.handle(event);
+        self.draw();
+    }
+
+    /// Does an action as its key would, and draws.
+    pub fn act(&mut self, action: bkn_explorer::tui::action::Action) {
+        self.runner.act(action);
+        self.draw();
+    }
+
+    pub fn resize(&mut self, width: u16, height: u16) {
+        self.width = width;
+        self.height = height;
+        self.event(AppEvent::Input(Event::Resize(width, height)));
     }
 
     pub fn key(&mut self, code: KeyCode) {
@@ -64,8 +137,7 @@ impl Harness {
     }
 
     pub fn key_with(&mut self, code: KeyCode, modifiers: KeyModifiers) {
-        self.app
-            .handle(AppEvent::Input(Event::Key(KeyEvent::new(code, modifiers))));
+        self.event(AppEvent::Input(Event::Key(KeyEvent::new(code, modifiers))));
     }
 
     pub fn keys(&mut self, codes: &[KeyCode]) {
@@ -74,46 +146,80 @@ impl Harness {
         }
     }
 
+    /// A left click at a cell.
+    pub fn click(&mut self, column: u16, row: u16) {
+        self.event(AppEvent::Input(Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })));
+    }
+
     /// Types text key by key (newlines as Enter), as a user would.
     pub fn type_text(&mut self, text: &str) {
         for ch in text.chars() {
             match ch {
-                '\n' => self.key(KeyCode::Enter),
+                '\n' => {
+                    // A list of completions takes Enter: close it first, as a user would.
+                    if self
+                        .runner
+                        .app
+                        .current_dialogue()
+                        .is_some_and(|d| d.composer.completion.is_some())
+                    {
+                        self.key(KeyCode::Esc);
+                    }
+                    self.key(KeyCode::Enter)
+                }
                 c => self.key(KeyCode::Char(c)),
             }
         }
     }
 
-    /// Handles the events that arrive until `done` holds (drawing nothing); panics with what
-    /// the screen shows if that takes longer than `within`.
+    /// Handles the events that arrive until `done` holds; panics with what the screen shows
+    /// if that takes longer than `within`.
     pub async fn until(&mut self, within: Duration, what: &str, done: impl Fn(&App) -> bool) {
         let deadline = Instant::now() + within;
-        while !done(&self.app) {
+        while !done(&self.runner.app) {
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, self.events.recv()).await {
-                Ok(Some(event)) => self.app.handle(event),
+                Ok(Some(event)) => self.event(event),
                 Ok(None) => panic!("the explorer's event channel closed while waiting for {what}"),
                 Err(_) => panic!(
                     "waited {within:?} for {what}; the screen shows:\n{}",
-                    text(&render(&self.app, 120, 40))
+                    self.screen()
                 ),
             }
         }
     }
 
+    /// Shows a session as if it had been opened (Ctrl-O).
+    pub fn show_session(&mut self, mut session: bkn_explorer::session::Session) {
+        // As the runner reads a file: judged by today's rules.
+        session.recheck();
+        self.event(AppEvent::SessionRead {
+            path: PathBuf::from("test-session.json"),
+            purpose: bkn_explorer::tui::event::OpenPurpose::Open,
+            result: Ok(session),
+        });
+    }
+
     /// Handles whatever has already arrived.
     pub fn drain(&mut self) {
         while let Ok(event) = self.events.try_recv() {
-            self.app.handle(event);
+            self.event(event);
         }
     }
 }
 
-/// One frame of the explorer at a size.
+/// One frame of the explorer at a size (without keeping where things went).
 pub fn render(app: &App, width: u16, height: u16) -> Buffer {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
     terminal
-        .draw(|f| view::render(f, app))
+        .draw(|f| {
+            bkn_explorer::tui::view::render(f, app);
+        })
         .expect("a frame draws");
     terminal.backend().buffer().clone()
 }

@@ -1,20 +1,28 @@
 //! The composer: the form (a row per field, the Kind first for BKN-DAC) or the raw JSON, the
-//! completions at the cursor, and a line that says what the live check found.
+//! completion list at the cursor, and a line that says what the live check found. The text
+//! is drawn here from the composer's buffers and scroll positions, so that what goes beside
+//! it (a ✓ or ✗ per Process Action statement, a caret under a fault) lines up with it.
 
 use crate::protocol::Interface;
-use crate::tui::action::Pane;
-use crate::tui::app::{App, Layout as Hits};
-use crate::tui::composer::{Composer, Mode};
+use crate::tui::action::{Action, Pane};
+use crate::tui::app::App;
+use crate::tui::composer::fields::Widget;
+use crate::tui::composer::{Composer, Field, Mode};
 use crate::tui::dialogue::DialogueState;
+use crate::tui::hits::Hits;
+use crate::tui::theme::Theme;
 use crate::tui::view::text::cut;
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui_textarea::TextArea;
 
 const LABEL: u16 = 12;
 
+/// The footer's verdict: a remark, a syntax error, a field that is not JSON, a statement that
+/// does not parse, the findings, the warnings, or "schema: ok".
 fn check_line<'a>(app: &App, c: &Composer, width: usize) -> Line<'a> {
     let t = &app.theme;
     if let Some(m) = &c.message {
@@ -33,9 +41,8 @@ fn check_line<'a>(app: &App, c: &Composer, width: usize) -> Line<'a> {
             t.fg(t.colors.error),
         );
     }
-    match ch.findings.as_slice() {
-        [] => Line::styled("schema: ok", t.fg(t.colors.conforms)),
-        [f, rest @ ..] => {
+    match (ch.findings.as_slice(), ch.warnings.as_slice()) {
+        ([f, rest @ ..], _) => {
             let more = if rest.is_empty() {
                 String::new()
             } else {
@@ -53,6 +60,18 @@ fn check_line<'a>(app: &App, c: &Composer, width: usize) -> Line<'a> {
                 t.fg(t.colors.finding),
             )
         }
+        ([], [w, rest @ ..]) => {
+            let more = if rest.is_empty() {
+                String::new()
+            } else {
+                format!(" (+{} more)", rest.len())
+            };
+            Line::styled(
+                cut(&format!("schema: ok · ⚠ {w}{more}"), width),
+                t.fg(t.colors.warning),
+            )
+        }
+        ([], []) => Line::styled("schema: ok", t.fg(t.colors.conforms)),
     }
 }
 
@@ -72,10 +91,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
     let right = format!(
         " next turn {} · {} send ",
         d.next_turn,
-        crate::tui::action::keys_of(&crate::tui::action::Action::Send)
-            .split(" / ")
-            .next()
-            .unwrap_or("F5")
+        app.keymap.first_key(&Action::Send)
     );
     let block = super::pane_block(app, format!(" Compose · {what} "), focused)
         .title_top(Line::styled(right, t.fg(t.colors.key_hint)).right_aligned());
@@ -85,7 +101,14 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
         let line = Line::from(
             [
                 check_line(app, c, inner.width as usize / 2).spans,
-                vec![Span::styled("   c edits · F5 sends", t.muted())],
+                vec![Span::styled(
+                    format!(
+                        "   {} edits · {} sends",
+                        app.keymap.first_key(&Action::Focus(Pane::Composer)),
+                        app.keymap.first_key(&Action::Send)
+                    ),
+                    t.muted(),
+                )],
             ]
             .concat(),
         );
@@ -106,13 +129,18 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
     );
     match c.mode {
         Mode::Raw => {
-            let mut editor = c.raw.clone();
-            editor.set_style(t.fg(t.colors.foreground).bg(t.colors.input_bg));
-            editor.set_cursor_line_style(Style::default());
-            if !focused {
-                editor.set_cursor_style(Style::default().bg(t.colors.input_bg));
-            }
-            frame.render_widget(&editor, body);
+            let lines = editor_lines(
+                t,
+                &c.raw,
+                c.raw_top,
+                body.height as usize,
+                body.width as usize,
+                focused,
+            );
+            frame.render_widget(
+                Paragraph::new(lines).style(t.fg(t.colors.foreground).bg(t.colors.input_bg)),
+                body,
+            );
         }
         Mode::Form => form(frame, app, d, body, focused, hits),
     }
@@ -127,9 +155,59 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
         ],
     };
     let mut spans = mode;
-    spans.push(Span::styled(" F2   ", t.fg(t.colors.key_hint)));
+    spans.push(Span::styled(
+        format!(" {}   ", app.keymap.first_key(&Action::ComposerMode)),
+        t.fg(t.colors.key_hint),
+    ));
     spans.extend(check_line(app, c, (inner.width as usize).saturating_sub(28)).spans);
     frame.render_widget(Paragraph::new(Line::from(spans)), footer);
+}
+
+/// The lines of a text buffer from `top`, `height` of them, cut to `width` (scrolled
+/// sideways to keep the cursor in view), the cursor drawn when `cursor`.
+fn editor_lines<'a>(
+    t: &Theme,
+    editor: &TextArea,
+    top: usize,
+    height: usize,
+    width: usize,
+    cursor: bool,
+) -> Vec<Line<'a>> {
+    let crate_cursor = editor.cursor();
+    let (row, col) = (crate_cursor.0, crate_cursor.1);
+    let left = if cursor {
+        col.saturating_sub(width.saturating_sub(1))
+    } else {
+        0
+    };
+    editor
+        .lines()
+        .iter()
+        .enumerate()
+        .skip(top)
+        .take(height)
+        .map(|(i, line)| {
+            let chars: Vec<char> = line.chars().skip(left).collect();
+            if cursor && i == row {
+                let at = col - left;
+                let before: String = chars.iter().take(at).collect();
+                let under: String = chars.get(at).map(|c| c.to_string()).unwrap_or(" ".into());
+                let after: String = chars
+                    .iter()
+                    .skip(at + 1)
+                    .take(width.saturating_sub(at + 1))
+                    .collect();
+                Line::from(vec![
+                    Span::raw(before),
+                    Span::styled(under, Style::default().add_modifier(Modifier::REVERSED)),
+                    Span::raw(after),
+                ])
+            } else {
+                let shown: String = chars.into_iter().take(width).collect();
+                Line::styled(shown, t.fg(t.colors.foreground))
+            }
+        })
+        .collect()
 }
 
 fn form(
@@ -159,17 +237,11 @@ fn form(
             style,
         )
     };
+    let kind_rows = usize::from(d.interface == Interface::Dac);
     // Rows scroll so that the active one (and a line under it for hints) is in view.
-    let heights: Vec<u16> = (d.interface == Interface::Dac)
-        .then_some(1)
-        .into_iter()
-        .chain(c.fields.iter().map(|f| {
-            if f.multiline {
-                (f.editor.lines().len() as u16).clamp(2, 5)
-            } else {
-                1
-            }
-        }))
+    let heights: Vec<u16> = (0..kind_rows)
+        .map(|_| 1)
+        .chain(c.fields.iter().map(Field::height))
         .collect();
     let mut first = 0usize;
     while focused
@@ -182,49 +254,67 @@ fn form(
     {
         first += 1;
     }
-    let mut row = 0usize;
-    if d.interface == Interface::Dac && first == 0 {
+    if kind_rows == 1 && first == 0 {
         let active = focused && c.row == 0;
         let line = Line::from(vec![
             label("Kind", active),
             Span::styled("< ", t.fg(t.colors.key_hint)),
             Span::styled(c.kind.as_str(), t.bold(t.colors.foreground)),
             Span::styled(" >", t.fg(t.colors.key_hint)),
-            Span::styled(if active { "   ← → change" } else { "" }, t.muted()),
+            Span::styled(
+                if active {
+                    "   ← → or a letter changes it"
+                } else {
+                    ""
+                },
+                t.muted(),
+            ),
         ]);
         let r = Rect::new(area.x, y, area.width, 1);
         hits.composer_rows.push((r, 0));
         frame.render_widget(Paragraph::new(line), r);
         y += 1;
     }
-    if d.interface == Interface::Dac {
-        row = 1;
-    }
+    // Where the completion list goes, drawn last over whatever is below.
+    let mut popup: Option<(u16, u16)> = None;
     for (i, f) in c.fields.iter().enumerate() {
-        if row + i < first {
+        let row = kind_rows + i;
+        if row < first {
             continue;
         }
         if y >= bottom {
             break;
         }
-        let active = focused && c.row == row + i;
+        let active = focused && c.row == row;
         let lines = f.editor.lines();
-        let height = if f.multiline {
-            (lines.len() as u16).clamp(2, 5)
-        } else {
-            1
-        };
-        let height = height.min(bottom - y);
+        let is_steps = f.spec.widget == Widget::Steps;
+        // The caret row under a statement that does not parse goes right under its line:
+        // the lines after it move down by one, and the field grows by one.
+        let fault = (active && is_steps)
+            .then(|| {
+                c.checked
+                    .statements
+                    .iter()
+                    .find(|(line, _)| *line == f.editor.cursor().0)
+            })
+            .flatten()
+            .filter(|(line, _)| *line >= f.top && *line < f.top + f.height() as usize);
+        let height = (f.height() + u16::from(fault.is_some())).min(bottom - y);
         let r = Rect::new(area.x, y, area.width, height);
-        hits.composer_rows.push((r, row + i));
+        hits.composer_rows.push((r, row));
         frame.render_widget(
-            Paragraph::new(Line::from(label(&f.label, active))),
+            Paragraph::new(Line::from(label(&f.spec.label, active))),
             Rect::new(r.x, r.y, LABEL, 1),
         );
-        let is_steps = f.completes == crate::tui::composer::Completes::Statements;
         let gutter = if is_steps { 2 } else { 0 };
+        let field_area = Rect::new(
+            r.x + LABEL + gutter,
+            r.y,
+            r.width.saturating_sub(LABEL + gutter),
+            height,
+        );
         if is_steps {
-            let marks: Vec<Line> = (0..height as usize)
+            let marks: Vec<Line> = (f.top..f.top + f.height() as usize)
                 .map(|k| {
                     let bad = c.checked.statements.iter().any(|(l, _)| *l == k);
                     let empty = lines.get(k).is_none_or(|l| l.trim().is_empty());
@@ -235,26 +325,46 @@ fn form(
                     }
                 })
                 .collect();
+            let marks = insert_after(marks, fault.map(|(l, _)| l - f.top), Line::raw(" "));
             frame.render_widget(
                 Paragraph::new(marks),
                 Rect::new(r.x + LABEL, r.y, 1, height),
             );
         }
-        let field_area = Rect::new(
-            r.x + LABEL + gutter,
-            r.y,
-            r.width.saturating_sub(LABEL + gutter),
-            height,
-        );
         if active {
-            let mut editor = f.editor.clone();
-            editor.set_style(t.fg(t.colors.foreground).bg(t.colors.input_bg));
-            editor.set_cursor_line_style(Style::default());
-            frame.render_widget(&editor, field_area);
+            let mut shown = editor_lines(
+                t,
+                &f.editor,
+                f.top,
+                f.height() as usize,
+                field_area.width as usize,
+                true,
+            );
+            if let Some((line, e)) = fault {
+                let caret = format!(
+                    "{:indent$}{} {}",
+                    "",
+                    "^".repeat(e.length.max(1)),
+                    e.message,
+                    indent = e.position
+                );
+                shown = insert_after(
+                    shown,
+                    Some(line - f.top),
+                    Line::styled(cut(&caret, field_area.width as usize), t.fg(t.colors.error)),
+                );
+            }
+            frame.render_widget(
+                Paragraph::new(shown).style(t.fg(t.colors.foreground).bg(t.colors.input_bg)),
+                field_area,
+            );
+            let cursor_row = f.editor.cursor().0.saturating_sub(f.top) as u16
+                + u16::from(fault.is_some_and(|(l, _)| *l < f.editor.cursor().0));
+            popup = Some((field_area.y + cursor_row + 1, field_area.x));
         } else if lines.iter().all(|l| l.is_empty()) {
             frame.render_widget(
                 Paragraph::new(Line::styled(
-                    cut(&f.help, field_area.width as usize),
+                    cut(&f.spec.help, field_area.width as usize),
                     t.muted(),
                 )),
                 field_area,
@@ -262,77 +372,123 @@ fn form(
         } else {
             let shown: Vec<Line> = lines
                 .iter()
+                .skip(f.top)
                 .take(height as usize)
                 .map(|l| Line::raw(cut(l, field_area.width as usize)))
                 .collect();
             frame.render_widget(Paragraph::new(shown), field_area);
         }
         y += height;
-        // Under a statement that does not parse, a caret at the fault and what was expected.
-        if active
-            && is_steps
-            && y < bottom
-            && let Some((_, e)) = c
-                .checked
-                .statements
-                .iter()
-                .find(|(line, _)| *line == f.editor.cursor().0)
-        {
-            let indent = (LABEL + gutter) as usize + e.position;
-            let caret = format!(
-                "{:indent$}{} {}",
-                "",
-                "^".repeat(e.length.max(1)),
-                e.message
-            );
-            frame.render_widget(
-                Paragraph::new(Line::styled(
-                    cut(&caret, area.width as usize),
-                    t.fg(t.colors.error),
-                )),
-                Rect::new(area.x, y, area.width, 1),
-            );
-            y += 1;
-        }
-        if active
-            && let Some(comp) = &c.completion
-            && y < bottom
-        {
-            let mut spans = vec![
-                Span::styled(
-                    format!("{:width$}", "", width = LABEL as usize),
-                    Style::default(),
-                ),
-                Span::styled("↳ ", t.muted()),
-            ];
-            for (k, item) in comp.items.iter().enumerate() {
-                let style = if k == 0 {
-                    t.bold(t.colors.completion)
-                } else {
-                    t.fg(t.colors.completion)
-                };
-                spans.push(Span::styled(item.clone(), style));
-                spans.push(Span::raw("  "));
+        if active && c.completion.is_none() && y < bottom {
+            // Why nothing completes, when the server left the list empty.
+            let ctx_free = app
+                .servers
+                .get(d.server)
+                .map(|s| &s.vocabulary)
+                .and_then(|v| match f.spec.completes {
+                    crate::tui::composer::fields::Completes::Words(w) => v.why_empty(w),
+                    _ => None,
+                });
+            if let Some(why) = ctx_free
+                && f.editor.lines().iter().all(|l| l.is_empty())
+            {
+                frame.render_widget(
+                    Paragraph::new(Line::styled(
+                        cut(
+                            &format!("{:LABEL$}{why}", "", LABEL = LABEL as usize),
+                            area.width as usize,
+                        ),
+                        t.fg(t.colors.warning),
+                    )),
+                    Rect::new(area.x, y, area.width, 1),
+                );
+                y += 1;
             }
-            spans.push(Span::styled("Tab accepts the first", t.muted()));
-            frame.render_widget(
-                Paragraph::new(Line::from(spans)),
-                Rect::new(area.x, y, area.width, 1),
-            );
-            y += 1;
         }
     }
     if !c.extra.is_empty() && y < bottom {
         let keys: Vec<&str> = c.extra.keys().map(String::as_str).collect();
         let line = Line::styled(
             format!(
-                "{:width$}also sent: {} (F2 shows them)",
+                "{:width$}also sent: {} ({} shows them)",
                 "",
                 keys.join(", "),
+                app.keymap.first_key(&Action::ComposerMode),
                 width = LABEL as usize
             ),
             t.muted(),
         );
         frame.render_widget(Paragraph::new(line), Rect::new(area.x, y, area.width, 1));
     }
+    if let (Some(comp), Some((below, x))) = (&c.completion, popup) {
+        completion_list(frame, app, comp, below, x, hits);
+    }
+}
+
+/// `lines` with `extra` put after line `after` (when given); what then falls below the
+/// field is not drawn.
+fn insert_after<'a>(
+    mut lines: Vec<Line<'a>>,
+    after: Option<usize>,
+    extra: Line<'a>,
+) -> Vec<Line<'a>> {
+    if let Some(at) = after {
+        let at = (at + 1).min(lines.len());
+        lines.insert(at, extra);
+    }
+    lines
+}
+
+/// The completions as a list under the cursor's line (above it when there is no room
+/// below), drawn over the panes: never cut off.
+fn completion_list(
+    frame: &mut Frame,
+    app: &App,
+    comp: &crate::tui::composer::Completion,
+    below: u16,
+    x: u16,
+    hits: &mut Hits,
+) {
+    let t = &app.theme;
+    let screen = frame.area();
+    let width = comp
+        .items
+        .iter()
+        .map(|i| i.chars().count())
+        .max()
+        .unwrap_or(10)
+        .clamp(12, 48) as u16
+        + 4;
+    let height = comp.items.len() as u16 + 2;
+    let x = x.min(screen.width.saturating_sub(width));
+    let y = if below + height <= screen.height.saturating_sub(1) {
+        below
+    } else {
+        below.saturating_sub(height + 1)
+    };
+    let r = Rect::new(x, y, width.min(screen.width), height.min(screen.height));
+    frame.render_widget(Clear, r);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(t.border(true))
+        .title(Line::styled(" ↑↓ Enter ", t.muted()))
+        .style(t.base());
+    let inner = block.inner(r);
+    frame.render_widget(block, r);
+    let lines: Vec<Line> = comp
+        .items
+        .iter()
+        .enumerate()
+        .map(|(k, item)| {
+            hits.completion_items
+                .push((Rect::new(inner.x, inner.y + k as u16, inner.width, 1), k));
+            let line = Line::styled(format!(" {item}"), t.fg(t.colors.completion));
+            if k == comp.selected {
+                line.style(t.selected())
+            } else {
+                line
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
 }

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use time::OffsetDateTime;
 
-pub fn render(frame: &mut Frame, app: &App, area: Rect) {
+pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::hits::Hits) {
     let t = &app.theme;
     let c = &t.colors;
     let focused = app.focus == Pane::Log;
@@ -28,7 +28,11 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         log.total()
     );
     let block = super::pane_block(app, title, focused).title_bottom(
-        Line::styled(" / filter · f follow · C clear · y copy ", t.muted()).right_aligned(),
+        Line::styled(
+            " Enter opens · / filter · f follow · C clear · y copy ",
+            t.muted(),
+        )
+        .right_aligned(),
     );
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -50,6 +54,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let top = (selected + 1)
         .saturating_sub(height)
         .min(n.saturating_sub(height.min(n)));
+    for (row, i) in (top..(top + height).min(n)).enumerate() {
+        hits.log_rows
+            .push((Rect::new(inner.x, inner.y + row as u16, inner.width, 1), i));
+    }
     let lines: Vec<Line> = (top..(top + height).min(n))
         .filter_map(|i| log.visible(i).map(|e| (i, e)))
         .map(|(i, e)| {

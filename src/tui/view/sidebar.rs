@@ -2,8 +2,9 @@
 
 use crate::protocol::Interface;
 use crate::tui::action::Pane;
-use crate::tui::app::{App, Layout as Hits, ServerStatus, SidebarRow};
+use crate::tui::app::{App, ServerStatus, SidebarRow};
 use crate::tui::dialogue::Status;
+use crate::tui::hits::Hits;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -43,10 +44,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 let mut line = Line::from(vec![
                     Span::styled(arrow, t.muted()),
                     Span::styled(
-                        format!(
-                            "{:<name_room$}",
-                            super::text::cut(&server.spec.name, name_room)
-                        ),
+                        format!("{:<name_room$}", super::text::cut(&server.name, name_room)),
                         t.bold(t.colors.foreground),
                     ),
                     dot,
@@ -55,9 +53,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 if selected {
                     line = line.style(t.selected());
                 }
-                hits.sidebar_rows
-                    .push((Rect::new(inner.x, y, inner.width, 2), row));
-                lines.push(line);
+                let mut detail_lines = Vec::new();
                 let detail = match (&server.status, &server.summary) {
                     (ServerStatus::Failed(e), _) => Line::styled(
                         format!(
@@ -84,7 +80,43 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     }
                     _ => Line::styled("  …", t.muted()),
                 };
-                lines.push(detail);
+                detail_lines.push(detail);
+                if let Some(summary) = &server.summary {
+                    // The M-Instance it publishes (its dialogues fill Requests with it).
+                    if let Some(p) = &summary.published {
+                        detail_lines.push(Line::styled(
+                            super::text::cut(
+                                &format!(
+                                    "  {} · {}",
+                                    p.m_instance.as_deref().unwrap_or("?"),
+                                    p.source
+                                ),
+                                width,
+                            ),
+                            t.muted(),
+                        ));
+                    }
+                    if !summary.findings.is_empty() {
+                        let n = summary.findings.len();
+                        detail_lines.push(Line::styled(
+                            super::text::cut(
+                                &format!(
+                                    "  ⚠ {n} binding finding{}: {}",
+                                    if n == 1 { "" } else { "s" },
+                                    summary.findings[0].check
+                                ),
+                                width,
+                            ),
+                            t.fg(t.colors.finding),
+                        ));
+                    }
+                }
+                hits.sidebar_rows.push((
+                    Rect::new(inner.x, y, inner.width, 1 + detail_lines.len() as u16),
+                    row,
+                ));
+                lines.push(line);
+                lines.extend(detail_lines);
             }
             SidebarRow::Dialogue(d) => {
                 let dialogue = &app.dialogues[d];
@@ -109,7 +141,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     Status::Open => Span::raw(""),
                 };
                 // Under its server, "domain-access #2" needs only "#2" (and its DialogID).
-                let server_name = &app.servers[dialogue.server].spec.name;
+                let server_name = &app.servers[dialogue.server].name;
                 let short = dialogue
                     .name
                     .strip_prefix(server_name.as_str())
@@ -173,7 +205,7 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
     };
     let line = Line::from(vec![
         Span::styled(" server ", t.muted()),
-        Span::styled(server.spec.name.clone(), t.bold(t.colors.foreground)),
+        Span::styled(server.name.clone(), t.bold(t.colors.foreground)),
         Span::raw(" "),
         dot,
         Span::styled(

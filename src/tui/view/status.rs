@@ -1,7 +1,7 @@
 //! The status line: where the explorer is (server, DialogID, next TurnIndex, connection) and
 //! the keys that matter now, or a notice.
 
-use crate::tui::action::{Action, Pane, keys_of};
+use crate::tui::action::{Action, Pane};
 use crate::tui::app::{App, Severity};
 use crate::tui::dialogue::Status;
 use crate::tui::view::text::{cut, short_id};
@@ -10,39 +10,66 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-pub fn render(frame: &mut Frame, app: &App, area: Rect) {
-    let t = &app.theme;
-    let c = &t.colors;
-    let base = t.fg(c.status_fg).bg(c.status_bg);
+/// Where the explorer is: every part (`full`), or only the server and what is unsaved.
+fn context(app: &App, full: bool) -> String {
     let mut left = String::from(" ");
     if let Some(d) = app.current_dialogue() {
         let server = &app.servers[d.server];
-        left.push_str(&server.spec.name);
-        if let Some(id) = &d.dialog_id {
-            left.push_str(&format!(" · dialog {}", short_id(id)));
+        left.push_str(&server.name);
+        if full {
+            if let Some(id) = &d.dialog_id {
+                left.push_str(&format!(" · dialog {}", short_id(id)));
+            }
+            left.push_str(&format!(" · turn {}", d.next_turn));
+            // The M-Instance its Requests are filled with, and where it came from.
+            if let Some(ch) = &d.defaults {
+                use crate::client::defaults::Origin;
+                let from = match &ch.m_instance {
+                    Origin::BuiltIn => "built in".to_owned(),
+                    Origin::Server(uri) => uri.clone(),
+                    Origin::Session => "session".to_owned(),
+                    Origin::User(_) => "set by you".to_owned(),
+                };
+                left.push_str(&format!(" · {} ({from})", ch.values.m_instance));
+            }
+            let state = match &d.status {
+                Status::Open => format!(
+                    "connected {}",
+                    server
+                        .summary
+                        .as_ref()
+                        .map(|s| s.protocol_version.as_str())
+                        .unwrap_or("")
+                ),
+                Status::Connecting => "connecting".into(),
+                Status::Recorded => "recorded".into(),
+                Status::Failed(_) => "failed".into(),
+                Status::Closed(_) => "closed".into(),
+            };
+            left.push_str(&format!(" · {state}"));
         }
-        left.push_str(&format!(" · turn {}", d.next_turn));
-        let state = match &d.status {
-            Status::Open => format!(
-                "connected {}",
-                server
-                    .summary
-                    .as_ref()
-                    .map(|s| s.protocol_version.as_str())
-                    .unwrap_or("")
-            ),
-            Status::Connecting => "connecting".into(),
-            Status::Recorded => "recorded".into(),
-            Status::Failed(_) => "failed".into(),
-            Status::Closed(_) => "closed".into(),
-        };
-        left.push_str(&format!(" · {state}"));
     } else {
         left.push_str("no dialogue");
     }
     if app.session.unsaved > 0 {
         left.push_str(&format!(" · ● {} unsaved", app.session.unsaved));
     }
+    left
+}
+
+pub fn render(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let c = &t.colors;
+    let base = t.fg(c.status_fg).bg(c.status_bg);
+    let width = area.width as usize;
+    let full = context(app, true);
+    // A notice comes first: the context gives way to it.
+    let left = match &app.notice {
+        Some(n) if full.chars().count() + 3 + n.text.chars().count().min(60) > width => {
+            context(app, false)
+        }
+        _ => full,
+    };
     let mut spans = vec![Span::styled(left.clone(), base)];
     let room = (area.width as usize).saturating_sub(left.chars().count() + 3);
     if let Some(n) = &app.notice {
@@ -53,26 +80,37 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
             Severity::Error => c.error,
         };
         spans.push(Span::styled(" │ ", base));
-        spans.push(Span::styled(cut(&n.text, room), base.fg(color)));
+        if n.text.chars().count() > room {
+            // Cut: the whole of it is in the messages.
+            let more = format!(" {} all", app.keymap.first_key(&Action::Messages));
+            let room = room.saturating_sub(more.chars().count());
+            spans.push(Span::styled(cut(&n.text, room), base.fg(color)));
+            spans.push(Span::styled(more, base.fg(c.key_hint)));
+        } else {
+            spans.push(Span::styled(n.text.clone(), base.fg(color)));
+        }
     } else {
         spans.push(Span::styled(" │", base));
+        let k = |a: Action| app.keymap.first_key(&a);
         let hints: Vec<(String, &str)> = match app.focus {
             Pane::Composer => vec![
-                (keys_of(&Action::Send), "send"),
-                ("F2".into(), "form/raw"),
-                ("Tab".into(), "complete/next pane"),
+                (k(Action::Send), "send"),
+                (k(Action::ComposerMode), "form/raw"),
+                ("Tab".into(), "next field"),
+                ("Ctrl-Space".into(), "complete"),
                 ("Esc".into(), "leave"),
-                ("F1".into(), "help"),
+                (k(Action::Help), "help"),
             ],
             _ => vec![
-                ("Tab".into(), "pane"),
-                ("n".into(), "new dialogue"),
-                ("c".into(), "compose"),
-                ("F5".into(), "send"),
-                ("Ctrl-S".into(), "save"),
-                ("L".into(), "log"),
-                (":".into(), "palette"),
-                ("?".into(), "help"),
+                (k(Action::FocusNext), "pane"),
+                (k(Action::NewDialogue), "new dialogue"),
+                (k(Action::Focus(Pane::Composer)), "compose"),
+                (k(Action::Send), "send"),
+                (k(Action::Save), "save"),
+                (k(Action::ToggleLog), "log"),
+                (k(Action::Messages), "messages"),
+                (k(Action::Palette), "palette"),
+                (k(Action::Help), "help"),
             ],
         };
         let mut used = 0;

@@ -1,44 +1,67 @@
-//! The top line: the explorer's name, the dialogue tabs, the theme and the help key.
+//! The top line: the explorer's name, the dialogue tabs (scrolled so that the one shown is
+//! always in view, with how many are hidden on each side), the theme and the help key.
 
-use crate::tui::app::{App, Layout as Hits};
+use crate::tui::action::Action;
+use crate::tui::app::App;
 use crate::tui::dialogue::Status;
+use crate::tui::hits::Hits;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+const NAME: &str = " bkn-explorer ";
+
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let t = &app.theme;
     let c = &t.colors;
+    let labels: Vec<String> = app
+        .dialogues
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let mark = match d.status {
+                Status::Recorded => "◆ ".to_owned(),
+                Status::Failed(_) | Status::Closed(_) => "✗ ".to_owned(),
+                _ if d.pending.is_some() => format!("{} ", app.spinner()),
+                _ => String::new(),
+            };
+            format!(" {} {mark}{} ", i + 1, super::text::cut(&d.name, 18))
+        })
+        .collect();
+    let right = format!(
+        " {} │ {} help ",
+        t.name,
+        app.keymap.first_key(&Action::Help)
+    );
+    let fixed = NAME.chars().count() + 1 + right.chars().count();
+    // Room for the tabs, less the "‹ 3" and "3 ›" markers that may be needed.
+    let room = (area.width as usize).saturating_sub(fixed + 8);
+    let width = |i: usize| labels[i].chars().count();
+    // The window of tabs: from the first, moved right until the current one fits.
+    let current = app.current.unwrap_or(0).min(labels.len().saturating_sub(1));
+    let mut start = 0;
+    while start < current && (start..=current).map(width).sum::<usize>() > room {
+        start += 1;
+    }
+    let mut end = start;
+    let mut used = 0;
+    while end < labels.len() && used + width(end) <= room {
+        used += width(end);
+        end += 1;
+    }
     let mut spans = vec![
-        Span::styled(" bkn-explorer ", t.bold(c.accent)),
+        Span::styled(NAME, t.bold(c.accent)),
         Span::styled("│", t.fg(c.border)),
     ];
-    let mut x = area.x + 15;
-    let right = format!(" {} │ ? help ", t.name);
-    let room = area.width.saturating_sub(right.chars().count() as u16 + 16);
-    for (i, d) in app.dialogues.iter().enumerate() {
-        let mark = match d.status {
-            Status::Recorded => "◆ ",
-            Status::Failed(_) | Status::Closed(_) => "✗ ",
-            _ if d.pending.is_some() => app.spinner(),
-            _ => "",
-        };
-        let mark = if d.pending.is_some() && !mark.ends_with(' ') {
-            format!("{mark} ")
-        } else {
-            mark.to_owned()
-        };
-        let label = format!(" {} {}{} ", i + 1, mark, super::text::cut(&d.name, 18));
-        let width = label.chars().count() as u16;
-        if x + width > area.x + room {
-            spans.push(Span::styled(
-                format!(" +{} ", app.dialogues.len() - i),
-                t.muted(),
-            ));
-            break;
-        }
+    let mut x = area.x + NAME.chars().count() as u16 + 1;
+    if start > 0 {
+        let more = format!(" ‹{start} ");
+        x += more.chars().count() as u16;
+        spans.push(Span::styled(more, t.muted()));
+    }
+    for (i, label) in labels.iter().enumerate().take(end).skip(start) {
         let style = if Some(i) == app.current {
             t.fg(c.tab_active_fg)
                 .bg(c.tab_active_bg)
@@ -46,9 +69,16 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         } else {
             t.fg(c.tab_inactive)
         };
-        hits.tabs.push((Rect::new(x, area.y, width, 1), i));
-        spans.push(Span::styled(label, style));
-        x += width;
+        let w = label.chars().count() as u16;
+        hits.tabs.push((Rect::new(x, area.y, w, 1), i));
+        spans.push(Span::styled(label.clone(), style));
+        x += w;
+    }
+    if end < labels.len() {
+        spans.push(Span::styled(
+            format!(" {}› ", labels.len() - end),
+            t.muted(),
+        ));
     }
     let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
     let pad = (area.width as usize).saturating_sub(used + right.chars().count());

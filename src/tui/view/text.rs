@@ -89,6 +89,38 @@ pub fn json_line<'a>(line: &'a str, theme: &Theme, width: usize) -> Line<'a> {
     Line::from(spans)
 }
 
+/// A line cut into rows of `width` characters, each keeping its spans' styles.
+pub fn wrap_line(line: Line<'_>, width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let mut rows: Vec<Line<'static>> = vec![Line::default()];
+    let mut count = 0usize;
+    for span in line.spans {
+        let style = span.style;
+        let mut piece = String::new();
+        for ch in span.content.chars() {
+            if count == width {
+                if !piece.is_empty() {
+                    rows.last_mut()
+                        .expect("a row")
+                        .spans
+                        .push(Span::styled(std::mem::take(&mut piece), style));
+                }
+                rows.push(Line::default());
+                count = 0;
+            }
+            piece.push(ch);
+            count += 1;
+        }
+        if !piece.is_empty() {
+            rows.last_mut()
+                .expect("a row")
+                .spans
+                .push(Span::styled(piece, style));
+        }
+    }
+    rows
+}
+
 /// Wraps `text` at `width` columns and returns lines `skip..skip + take` of the result,
 /// reading only as much of the text as those lines need (a megabyte of text costs what is on
 /// screen).

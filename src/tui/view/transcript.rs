@@ -1,17 +1,21 @@
-//! The transcript: one row per turn (TurnIndex, Kind, Outcome, latency, conformance), only the
-//! rows on screen drawn, and the pending turn with its spinner and elapsed time.
+//! The transcript: one row per turn (TurnIndex, Kind, Outcome, what it was about, latency,
+//! conformance), only the rows on screen drawn, and the pending turn with its spinner and
+//! elapsed time.
 
-use crate::client::turn::Reply;
-use crate::tui::action::Pane;
-use crate::tui::app::{App, Layout as Hits};
+use crate::client::turn::{Reply, Shown};
+use crate::tui::action::{Action, Pane};
+use crate::tui::app::App;
 use crate::tui::dialogue::{DialogueState, Status};
+use crate::tui::hits::Hits;
+use crate::tui::view::text::cut;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-pub fn title<'a>(app: &App, d: &DialogueState) -> Line<'a> {
+/// The pane's title, cut to fit its border.
+pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
     let t = &app.theme;
     let role = d.interface.server_role();
     // The DialogID is known once the dialogue is open (or was recorded).
@@ -33,8 +37,18 @@ pub fn title<'a>(app: &App, d: &DialogueState) -> Line<'a> {
         .position(|o| o.key == d.key)
         .map(|i| i + 1)
         .unwrap_or(0);
+    // The name gives way first, then the role: the state always shows.
+    let room = width.saturating_sub(state.len() + 6);
+    let len = |s: &str| s.chars().count();
+    let prefix = format!(" Dialogue {index} · ");
+    let mut rest = format!(" · {role} · {id}");
+    if len(&prefix) + len(&rest) + 12 > room {
+        rest = format!(" · {id}");
+    }
+    let name_room = room.saturating_sub(len(&prefix) + len(&rest)).max(4);
+    let head = format!("{prefix}{}{rest}", cut(&d.name, name_room));
     Line::from(vec![
-        Span::raw(format!(" Dialogue {index} · {} · {role} · {id}", d.name)),
+        Span::raw(cut(&head, room)),
         Span::styled(state, t.fg(color)),
         Span::raw(" "),
     ])
@@ -48,11 +62,17 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         let block = super::pane_block(app, " Transcript ", focused);
         let inner = block.inner(area);
         frame.render_widget(block, area);
-        let hint = Line::styled("no dialogue open: select a server and press n", t.muted());
+        let hint = Line::styled(
+            format!(
+                "no dialogue open: {} opens one",
+                app.keymap.first_key(&Action::NewDialogue)
+            ),
+            t.muted(),
+        );
         frame.render_widget(Paragraph::new(hint), inner);
         return;
     };
-    let block = super::pane_block(app, title(app, d), focused);
+    let block = super::pane_block(app, title(app, d, area.width as usize), focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if let Status::Failed(e) | Status::Closed(e) = &d.status
@@ -60,7 +80,14 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     {
         let lines = vec![
             Line::styled(e.clone(), t.fg(c.error)),
-            Line::styled("R reconnects; n opens another dialogue", t.muted()),
+            Line::styled(
+                format!(
+                    "{} reconnects; {} opens another dialogue",
+                    app.keymap.first_key(&Action::Reconnect),
+                    app.keymap.first_key(&Action::NewDialogue)
+                ),
+                t.muted(),
+            ),
         ];
         frame.render_widget(
             Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
@@ -71,7 +98,6 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let header_height = 1u16;
     let pending_rows = u16::from(d.pending.is_some());
     let body = inner.height.saturating_sub(header_height + pending_rows) as usize;
-    hits.transcript_rows = Rect::new(inner.x, inner.y + header_height, inner.width, body as u16);
     // The window of rows on screen: the scroll, moved so the selected row shows.
     let mut top = d.scroll.min(d.turns.len().saturating_sub(body.max(1)));
     if let Some(s) = d.selected {
@@ -81,9 +107,18 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             top = s + 1 - body;
         }
     }
-    // The longest Kind, behavioural_expectations, is 24 characters; narrow screens cut it.
-    let narrow = inner.width < 90;
-    let kind_width: u16 = if narrow { 16 } else { 24 };
+    hits.transcript_rows = Rect::new(inner.x, inner.y + header_height, inner.width, body as u16);
+    hits.transcript_top = top;
+    // The longest Kind, behavioural_expectations, is 24 characters; narrower panes cut it.
+    let (kind_width, outcome_width, check_width): (u16, u16, u16) = match inner.width {
+        110.. => (24, 20, 16),
+        80..110 => (18, 18, 11),
+        _ => (12, 14, 9),
+    };
+    let about_width = inner
+        .width
+        .saturating_sub(7 + kind_width + outcome_width + 8 + check_width + 5)
+        as usize;
     let rows: Vec<Row> = d.turns[top..(top + body).min(d.turns.len())]
         .iter()
         .enumerate()
@@ -96,27 +131,25 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 .unwrap_or_else(|| "-".into());
             let marker = if Some(i) == d.selected {
                 "›"
-            } else if view.new_session {
+            } else if view.new_session() {
                 "⟲"
             } else {
                 " "
             };
             let outcome = view.outcome_label();
-            let outcome_color = match &view.turn.reply {
-                Reply::Response(_) => {
-                    t.outcome(view.summary.outcome.as_deref().unwrap_or_default())
-                }
+            let outcome_color = match (&view.turn.reply, &view.summary.outcome) {
+                (Reply::Response(_), Some(Shown::Known(o))) => t.outcome(*o),
+                (Reply::Response(_), _) => c.error,
                 _ => c.tool_error,
             };
-            let overall = view
-                .summary
-                .overall
-                .as_deref()
-                .map(|o| format!(" · {}", o.replace('_', " ")))
-                .unwrap_or_default();
+            let overall = match &view.summary.overall {
+                Some(Shown::Known(o)) => format!(" · {}", o.as_str().replace('_', " ")),
+                Some(Shown::Other(o)) => format!(" · {o}?"),
+                None => String::new(),
+            };
             let check = match view.turn.findings.len() {
                 0 if matches!(view.turn.reply, Reply::ToolError(_)) => {
-                    Span::styled("request rejected", t.fg(c.tool_error))
+                    Span::styled("rejected", t.fg(c.tool_error))
                 }
                 0 if matches!(view.turn.reply, Reply::Error(_)) => {
                     Span::styled("no reply", t.fg(c.tool_error))
@@ -126,10 +159,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 n => Span::styled(format!("{n} findings"), t.fg(c.finding)),
             };
             let replay = match &view.replay {
-                Some(r) if r.differences.is_empty() => Span::styled(" = replay", t.fg(c.success)),
-                Some(r) => {
-                    Span::styled(format!(" ≠ {} diff", r.differences.len()), t.fg(c.warning))
-                }
+                Some(r) if r.differences.is_empty() => Span::styled(" =", t.fg(c.success)),
+                Some(r) => Span::styled(format!(" ≠{}", r.differences.len()), t.fg(c.warning)),
                 None => Span::raw(""),
             };
             let row = Row::new(vec![
@@ -137,11 +168,21 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     Span::styled(marker, t.fg(c.accent)),
                     Span::raw(format!("{turn_index:>5}")),
                 ])),
-                Cell::from(super::text::cut(&view.summary.kind, kind_width as usize)),
+                Cell::from(cut(view.summary.kind.as_str(), kind_width as usize)),
                 Cell::from(Line::from(vec![
-                    Span::styled(outcome, t.fg(outcome_color)),
-                    Span::styled(overall, t.muted()),
+                    Span::styled(cut(&outcome, outcome_width as usize), t.fg(outcome_color)),
+                    Span::styled(
+                        cut(
+                            &overall,
+                            (outcome_width as usize).saturating_sub(outcome.chars().count()),
+                        ),
+                        t.muted(),
+                    ),
                 ])),
+                Cell::from(Line::styled(
+                    cut(&view.summary.about, about_width),
+                    t.muted(),
+                )),
                 Cell::from(Line::from(format!("{:.1}", view.turn.latency_ms)).right_aligned()),
                 Cell::from(Line::from(vec![check, replay])),
             ]);
@@ -149,7 +190,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 row.style(if focused {
                     t.selected()
                 } else {
-                    Style::default().bg(c.selection_bg)
+                    Style::default().bg(c.selection_bg).fg(c.selection_fg)
                 })
             } else {
                 row
@@ -157,13 +198,17 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         })
         .collect();
     let widths = [
-        Constraint::Length(7),
+        Constraint::Length(6),
         Constraint::Length(kind_width),
-        Constraint::Min(12),
-        Constraint::Length(8),
-        Constraint::Length(if narrow { 12 } else { 18 }),
+        Constraint::Length(outcome_width),
+        Constraint::Min(4),
+        Constraint::Length(7),
+        Constraint::Length(check_width),
     ];
-    let header = Row::new(vec!["  Turn", "Kind", "Outcome", "ms", "Check"]).style(t.muted());
+    let header = Row::new(vec![
+        "  Turn", "Kind", "Outcome", "About", "     ms", "Check",
+    ])
+    .style(t.muted());
     let table_area = Rect::new(
         inner.x,
         inner.y,
@@ -172,9 +217,12 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     );
     if d.turns.is_empty() && d.pending.is_none() {
         let hint = match d.status {
-            Status::Connecting => "connecting…",
-            Status::Recorded => "a recorded dialogue with no turns",
-            _ => "no turns yet: compose a Request below and press F5",
+            Status::Connecting => "connecting…".to_owned(),
+            Status::Recorded => "a recorded dialogue with no turns".to_owned(),
+            _ => format!(
+                "no turns yet: compose a Request below and press {}",
+                app.keymap.first_key(&Action::Send)
+            ),
         };
         frame.render_widget(
             Table::new(Vec::<Row>::new(), widths).header(header),
@@ -199,7 +247,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             .request
             .as_ref()
             .and_then(|r| r.get("TurnIndex"))
-            .and_then(serde_json::Value::as_u64)
+            .and_then(crate::protocol::message::as_index)
             .unwrap_or(d.next_turn);
         let mut text = format!("{} turn {turn} pending {elapsed:.1} s", app.spinner());
         if let Some((done, total)) = p.progress {

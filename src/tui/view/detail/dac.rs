@@ -77,7 +77,7 @@ const SUMMARY_CAP: usize = 40;
 
 /// The Answer tab. A Response may hold thousands of relations or a text of megabytes, so the
 /// lines are made only inside the window on screen; those above it are only counted.
-pub fn answer<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+pub fn answer<'a>(c: &Content<'a>) -> super::Shown<'a> {
     if let Some(lines) = no_response(c) {
         return super::window(lines, c);
     }
@@ -85,12 +85,18 @@ pub fn answer<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     answer_into(c, &mut w);
     if w.lines.len() < c.take && c.skip > 0 {
         // Scrolled to or past the end: show the last page, whole.
-        let skip = super::last_page(c, w.seen);
-        let mut last = Window::new(skip, c.take);
+        let top = super::last_page(c, w.seen);
+        let mut last = Window::new(top, c.take);
         answer_into(c, &mut last);
-        return last.lines;
+        return super::Shown {
+            lines: last.lines,
+            top,
+        };
     }
-    w.lines
+    super::Shown {
+        lines: w.lines,
+        top: c.skip,
+    }
 }
 
 fn answer_into<'a>(c: &Content<'a>, w: &mut Window<'a>) {
@@ -100,7 +106,7 @@ fn answer_into<'a>(c: &Content<'a>, w: &mut Window<'a>) {
     w.push(|| {
         Line::from(vec![
             Span::styled("Outcome  ", t.muted()),
-            Span::styled(outcome.replace('_', " "), t.bold(t.outcome(&outcome))),
+            Span::styled(outcome.replace('_', " "), t.bold(t.outcome_text(&outcome))),
             Span::styled("    Sources  ", t.muted()),
             Span::raw(strings(r.get("SourcesUsed")).join(", ")),
         ])
@@ -126,30 +132,31 @@ fn answer_into<'a>(c: &Content<'a>, w: &mut Window<'a>) {
             .map(Vec::as_slice)
             .unwrap_or(&[])
     };
-    // What this turn did to the commitments (the Commitments tab has the whole story).
+    // What this turn did to the commitments (the Commitments tab has the whole story),
+    // wrapped over as many lines as it takes.
     let statuses = list(r.get("CommitmentStatus"));
     if !statuses.is_empty() {
-        w.push(|| {
-            let mut spans = vec![Span::styled("Commitments  ", t.muted())];
-            for (j, s) in statuses.iter().take(SUMMARY_CAP).enumerate() {
-                if j > 0 {
-                    spans.push(Span::raw(", "));
-                }
-                let status = field(s, "Status");
-                let color = CommitmentState::parse(&status)
-                    .map(|st| t.commitment(st))
-                    .unwrap_or(t.colors.error);
-                spans.push(Span::raw(format!("{} ", field(s, "CommitmentID"))));
-                spans.push(Span::styled(status, t.fg(color)));
+        let mut spans = vec![Span::styled("Commitments  ", t.muted())];
+        for (j, s) in statuses.iter().take(SUMMARY_CAP).enumerate() {
+            if j > 0 {
+                spans.push(Span::raw(", "));
             }
-            if statuses.len() > SUMMARY_CAP {
-                spans.push(Span::styled(
-                    format!(", +{} more", statuses.len() - SUMMARY_CAP),
-                    t.muted(),
-                ));
-            }
-            Line::from(spans)
-        });
+            let status = field(s, "Status");
+            let color = CommitmentState::parse(&status)
+                .map(|st| t.commitment(st))
+                .unwrap_or(t.colors.error);
+            spans.push(Span::raw(format!("{} ", field(s, "CommitmentID"))));
+            spans.push(Span::styled(status, t.fg(color)));
+        }
+        if statuses.len() > SUMMARY_CAP {
+            spans.push(Span::styled(
+                format!(", +{} more", statuses.len() - SUMMARY_CAP),
+                t.muted(),
+            ));
+        }
+        for row in crate::tui::view::text::wrap_line(Line::from(spans), c.width) {
+            w.push(|| row);
+        }
     }
     let Some(answer) = r.get("Answer") else {
         w.push(|| Line::styled("(no Answer in this Response)", t.muted()));
@@ -335,11 +342,10 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         .filter(|s| **s == Some(PaStatus::Ack))
         .count();
     let overall = f.get("Overall").and_then(Value::as_str).unwrap_or("?");
-    let overall_color = match overall {
-        "feasible" => t.overall(Overall::Feasible),
-        "partially_feasible" => t.overall(Overall::PartiallyFeasible),
-        "infeasible" => t.overall(Overall::Infeasible),
-        _ => t.colors.error,
+    let overall_color = match Overall::ALL.into_iter().find(|o| o.as_str() == overall) {
+        Some(o) => t.overall(o),
+        // A value no Overall has: shown as it came, in the error colour.
+        None => t.colors.error,
     };
     let mut lines = vec![Line::from(vec![
         Span::styled("Overall  ", t.muted()),
@@ -349,7 +355,14 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
                 .bg(overall_color)
                 .add_modifier(Modifier::BOLD),
         ),
-        Span::styled(format!("   {acks} of {} steps Ack", steps.len()), t.muted()),
+        Span::styled(
+            format!(
+                "   {acks} of {} step{} Ack",
+                steps.len(),
+                if steps.len() == 1 { "" } else { "s" }
+            ),
+            t.muted(),
+        ),
     ])];
     let statements: Vec<(u64, String)> = c
         .selected
@@ -419,23 +432,77 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 }
 
 pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    use crate::tui::dialogue::Listed;
     let t = &c.app.theme;
-    let rows = c.dialogue.commitments_at(c.selected.index);
-    let turn_label = c
-        .view
-        .summary
-        .turn_index
-        .map(|n| format!("TurnIndex {n}"))
-        .unwrap_or_else(|| format!("row {}", c.selected.index));
-    if rows.is_empty() {
-        return vec![Line::styled(
-            format!("no commitment in this dialogue as of {turn_label}"),
+    let view = c.dialogue.commitments_at(c.selected.index);
+    let turn_label = |row: usize| {
+        c.dialogue
+            .turns
+            .get(row)
+            .and_then(|v| v.summary.turn_index)
+            .map(|n| format!("TurnIndex {n}"))
+            .unwrap_or_else(|| format!("row {row}"))
+    };
+    let here = turn_label(c.selected.index);
+    let mut lines = Vec::new();
+    // What this turn's own Response said, before the table (wrapped: never cut).
+    let mut note = |text: String, style| {
+        lines.extend(super::super::text::wrap_line(
+            Line::styled(text, style),
+            c.width,
+        ));
+    };
+    match &view.selected {
+        Listed::LeftOut if !view.rows.is_empty() => note(
+            format!(
+                "⚠ this Response leaves CommitmentStatus out; shown: what {} said",
+                view.from
+                    .map(|f| format!("the Response of {}", turn_label(f)))
+                    .unwrap_or_else(|| "no Response".into())
+            ),
+            t.fg(t.colors.warning),
+        ),
+        Listed::NoResponse => note(
+            "no Response in this turn: nothing was said of the commitments".into(),
             t.muted(),
-        )];
+        ),
+        Listed::Statuses(_) if !view.missing.is_empty() => note(
+            format!(
+                "⚠ this Response does not list {} (the dialogue has {})",
+                view.missing.join(", "),
+                if view.missing.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                }
+            ),
+            t.fg(t.colors.warning),
+        ),
+        _ => {}
     }
-    let count = |s: CommitmentState| rows.iter().filter(|r| r.state == s).count();
-    let mut lines = vec![Line::from(vec![
-        Span::raw(format!("{} commitments as of {turn_label}:  ", rows.len())),
+    if view.session_start > 0 {
+        note(
+            format!(
+                "a new MCP session began at {}: the server keeps nothing from before it",
+                turn_label(view.session_start)
+            ),
+            t.muted(),
+        );
+    }
+    if view.rows.is_empty() {
+        lines.push(Line::styled(
+            format!("no commitment in this dialogue as of {here}"),
+            t.muted(),
+        ));
+        return lines;
+    }
+    let count = |s: CommitmentState| view.rows.iter().filter(|r| r.state == Some(s)).count();
+    let n = view.rows.len();
+    lines.push(Line::from(vec![
+        Span::raw(format!(
+            "{n} commitment{} as of {here}:  ",
+            if n == 1 { "" } else { "s" }
+        )),
         Span::styled(
             format!("{} retained", count(CommitmentState::Retained)),
             t.fg(t.commitment(CommitmentState::Retained)),
@@ -450,7 +517,7 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             format!("{} conflicting", count(CommitmentState::Conflicting)),
             t.fg(t.commitment(CommitmentState::Conflicting)),
         ),
-    ])];
+    ]));
     lines.push(Line::styled(
         format!(
             "{:<8} {:<12} {:>6}  {}",
@@ -458,12 +525,19 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         ),
         t.muted(),
     ));
-    for r in &rows {
-        let color = t.commitment(r.state);
+    for r in &view.rows {
         let (label, style) = match r.state {
-            CommitmentState::Conflicting => ("CONFLICTING", t.bold(color)),
-            CommitmentState::Retained => ("retained", t.fg(color)),
-            CommitmentState::Released => ("released", t.fg(color)),
+            Some(CommitmentState::Conflicting) => (
+                "CONFLICTING",
+                t.bold(t.commitment(CommitmentState::Conflicting)),
+            ),
+            Some(CommitmentState::Retained) => {
+                ("retained", t.fg(t.commitment(CommitmentState::Retained)))
+            }
+            Some(CommitmentState::Released) => {
+                ("released", t.fg(t.commitment(CommitmentState::Released)))
+            }
+            None => ("not listed", t.fg(t.colors.warning)),
         };
         let since = c
             .dialogue
@@ -472,7 +546,7 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             .and_then(|v| v.summary.turn_index)
             .map(|n| format!("t{n}"))
             .unwrap_or_default();
-        let statement_style = if r.state == CommitmentState::Released {
+        let statement_style = if r.state == Some(CommitmentState::Released) {
             t.muted().add_modifier(Modifier::CROSSED_OUT)
         } else {
             t.fg(t.colors.foreground)
@@ -483,9 +557,17 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             Span::styled(format!("{since:>6}  "), t.muted()),
             Span::styled(r.statement.clone().unwrap_or_default(), statement_style),
         ]));
-        if let (CommitmentState::Conflicting, Some(reason)) = (r.state, &r.reason) {
-            for l in wrap_window(reason, c.width.saturating_sub(32), 0, 4) {
-                lines.push(Line::styled(format!("{:30}↳ {l}", ""), t.fg(color)));
+        if let (Some(CommitmentState::Conflicting), Some(reason)) = (r.state, &r.reason) {
+            // The arrow marks where the reason starts; its continuation lines align under it.
+            for (j, l) in wrap_window(reason, c.width.saturating_sub(32), 0, 4)
+                .into_iter()
+                .enumerate()
+            {
+                let mark = if j == 0 { "↳ " } else { "  " };
+                lines.push(Line::styled(
+                    format!("{:30}{mark}{l}", ""),
+                    t.fg(t.commitment(CommitmentState::Conflicting)),
+                ));
             }
         }
     }

@@ -2,7 +2,7 @@
 
 use super::{Content, heading};
 use crate::client::turn::{Reply, Subject};
-use crate::tui::view::text::{cut, json_line};
+use crate::tui::view::text::{cut, json_line, wrap_line};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
@@ -57,10 +57,12 @@ pub fn findings<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     lines
 }
 
-/// The Request and the reply as pretty JSON; only the lines in view are made.
-pub fn raw<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+/// The Request and the reply as pretty JSON, long lines wrapped; only the rows in view are
+/// made (a row's height comes from the line widths the selection measured once).
+pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
     let t = &c.app.theme;
     let s = c.selected;
+    let width = c.width.max(1);
     let reply_title = match &c.view.turn.reply {
         Reply::Response(r) => format!("Response ({} bytes) · y copies", r.len()),
         Reply::ToolError(_) => "Tool error (isError)".into(),
@@ -70,27 +72,64 @@ pub fn raw<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let plain_reply = !matches!(c.view.turn.reply, Reply::Response(_));
     // The document: request heading, request lines, a blank line, reply heading, reply lines.
     let (req, resp) = (s.request_lines.len(), s.response_lines.len());
-    let total = req + resp + 3;
-    let line_at = |i: usize| -> Line<'a> {
-        if i == 0 {
-            Line::styled(request_title.clone(), t.bold(t.colors.title_focused))
+    let lines = req + resp + 3;
+    let chars = |i: usize| -> usize {
+        if i == 0 || i == req + 1 || i == req + 2 {
+            1
         } else if i <= req {
-            json_line(&s.request_lines[i - 1], t, c.width)
-        } else if i == req + 1 {
-            Line::raw("")
-        } else if i == req + 2 {
-            Line::styled(reply_title.clone(), t.bold(t.colors.title_focused))
-        } else if plain_reply {
-            Line::styled(
-                cut(&s.response_lines[i - req - 3], c.width),
-                t.fg(t.colors.tool_error),
-            )
+            s.request_widths[i - 1]
         } else {
-            json_line(&s.response_lines[i - req - 3], t, c.width)
+            s.response_widths[i - req - 3]
         }
     };
-    let skip = super::last_page(c, total);
-    (skip..total.min(skip + c.take)).map(line_at).collect()
+    let rows_of = |i: usize| chars(i).div_ceil(width).max(1);
+    let total: usize = (0..lines).map(rows_of).sum();
+    let top = super::last_page(c, total);
+    let make = |i: usize| -> Vec<Line<'a>> {
+        if i == 0 {
+            vec![Line::styled(
+                request_title.clone(),
+                t.bold(t.colors.title_focused),
+            )]
+        } else if i <= req {
+            wrap_line(json_line(&s.request_lines[i - 1], t, usize::MAX), width)
+        } else if i == req + 1 {
+            vec![Line::raw("")]
+        } else if i == req + 2 {
+            vec![Line::styled(
+                reply_title.clone(),
+                t.bold(t.colors.title_focused),
+            )]
+        } else if plain_reply {
+            wrap_line(
+                Line::styled(
+                    s.response_lines[i - req - 3].clone(),
+                    t.fg(t.colors.tool_error),
+                ),
+                width,
+            )
+        } else {
+            wrap_line(
+                json_line(&s.response_lines[i - req - 3], t, usize::MAX),
+                width,
+            )
+        }
+    };
+    let mut out = Vec::with_capacity(c.take);
+    let mut row = 0;
+    for i in 0..lines {
+        let h = rows_of(i);
+        if row + h > top {
+            let skip_in = top.saturating_sub(row);
+            out.extend(make(i).into_iter().skip(skip_in));
+            if out.len() >= c.take {
+                break;
+            }
+        }
+        row += h;
+    }
+    out.truncate(c.take);
+    super::Shown { lines: out, top }
 }
 
 /// The replay of this turn: the differences, then recorded and replayed side by side.

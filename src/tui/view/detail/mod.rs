@@ -6,8 +6,9 @@ mod general;
 mod usr;
 
 use crate::tui::action::Pane;
-use crate::tui::app::{App, DetailTab, Layout as Hits};
+use crate::tui::app::{App, DetailTab};
 use crate::tui::dialogue::{DialogueState, Selected, TurnView};
+use crate::tui::hits::Hits;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -24,9 +25,13 @@ pub struct Content<'a> {
     /// The first line asked for and how many fit.
     pub skip: usize,
     pub take: usize,
-    /// The first line actually shown: less than `skip` when that is past the end (the last
-    /// page shows). Written back to the layout, so that scrolling up starts from what is seen.
-    pub shown: std::cell::Cell<usize>,
+}
+
+/// The lines a tab shows, and the first of them: less than the scroll asked for when that
+/// is past the end (the last page shows whole).
+pub struct Shown<'a> {
+    pub lines: Vec<Line<'a>>,
+    pub top: usize,
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
@@ -60,6 +65,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let block = super::pane_block(app, Line::from(title), focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    hits.detail_height = inner.height as usize;
     let Some(d) = app.current_dialogue() else {
         return;
     };
@@ -83,9 +89,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         width: inner.width as usize,
         skip: d.detail_scroll,
         take: inner.height as usize,
-        shown: std::cell::Cell::new(d.detail_scroll),
     };
-    let lines: Vec<Line> = match shown {
+    let shown_lines = match shown {
         DetailTab::Answer => dac::answer(&content),
         DetailTab::Feasibility => window(dac::feasibility(&content), &content),
         DetailTab::Commitments => window(dac::commitments(&content), &content),
@@ -94,22 +99,23 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         DetailTab::Raw => general::raw(&content),
         DetailTab::Replay => window(general::replay(&content), &content),
     };
-    hits.detail_scroll = Some((d.key, content.shown.get()));
-    frame.render_widget(Paragraph::new(lines).style(t.base()), inner);
+    hits.detail_top = Some((d.key, shown_lines.top));
+    frame.render_widget(Paragraph::new(shown_lines.lines).style(t.base()), inner);
 }
 
 /// The lines in view of a tab that made all its lines.
-pub(super) fn window<'a>(lines: Vec<Line<'a>>, c: &Content) -> Vec<Line<'a>> {
-    let skip = last_page(c, lines.len());
-    lines.into_iter().skip(skip).take(c.take).collect()
+pub(super) fn window<'a>(lines: Vec<Line<'a>>, c: &Content) -> Shown<'a> {
+    let top = last_page(c, lines.len());
+    Shown {
+        lines: lines.into_iter().skip(top).take(c.take).collect(),
+        top,
+    }
 }
 
 /// The first line to show of `total`: the one asked for, or the last page's when that is
-/// past the end (recorded in `c.shown`).
+/// past the end.
 pub(super) fn last_page(c: &Content, total: usize) -> usize {
-    let skip = c.skip.min(total.saturating_sub(c.take.max(1)));
-    c.shown.set(skip);
-    skip
+    c.skip.min(total.saturating_sub(c.take.max(1)))
 }
 
 /// A bold heading line.

@@ -29,7 +29,7 @@ pub fn user_state<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             format!("{}  ", text(&state, "UserID")),
             t.bold(t.colors.accent),
         ),
-        Span::styled(outcome.replace('_', " "), t.bold(t.outcome(&outcome))),
+        Span::styled(outcome.replace('_', " "), t.bold(t.outcome_text(&outcome))),
         Span::styled(
             state
                 .get("Cycle")

@@ -1,0 +1,77 @@
+//! The user's settings file, `$XDG_CONFIG_HOME/bkn-explorer/config.toml`: what the explorer
+//! and the commands start with when the command line does not say. The explorer remembers a
+//! choice there (the theme) without disturbing the rest of the file (comments, order).
+//!
+//! ```toml
+//! theme = "light"          # the explorer's theme
+//! timeout = 60             # seconds to wait for a server
+//! servers = "~/mcp.json"   # a servers file used when none is named
+//! data-dir = "~/.bkn"      # where the autosave, recovery and copies go
+//! ```
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+pub const FILE: &str = "config.toml";
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Settings {
+    pub theme: Option<String>,
+    pub timeout: Option<u64>,
+    pub servers: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+}
+
+impl Settings {
+    /// The settings in `dir` (none when there is no file).
+    pub fn load(dir: &Path) -> Settings {
+        Settings::read(dir).unwrap_or_default()
+    }
+
+    /// The settings in `dir`, or why the file cannot be used (with its place).
+    pub fn read(dir: &Path) -> Result<Settings, String> {
+        let path = dir.join(FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.to_string().trim()))
+    }
+}
+
+/// Sets one setting, keeping the rest of the file as the user wrote it.
+pub fn remember(dir: &Path, key: &str, value: &str) -> std::io::Result<()> {
+    let path = dir.join(FILE);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut doc: toml_edit::DocumentMut = text.parse().unwrap_or_default();
+    doc[key] = toml_edit::value(value);
+    std::fs::create_dir_all(dir)?;
+    crate::session::atomic::write(&path, doc.to_string().as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembering_keeps_the_rest_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(FILE),
+            "# my settings\ntimeout = 60 # slow lab\n",
+        )
+        .unwrap();
+        remember(dir.path(), "theme", "light").unwrap();
+        let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
+        assert!(
+            text.contains("# my settings") && text.contains("# slow lab"),
+            "{text}"
+        );
+        let s = Settings::read(dir.path()).unwrap();
+        assert_eq!((s.theme.as_deref(), s.timeout), (Some("light"), Some(60)));
+        std::fs::write(dir.path().join(FILE), "thme = 1\n").unwrap();
+        assert!(Settings::read(dir.path()).unwrap_err().contains("thme"));
+    }
+}

@@ -1,0 +1,808 @@
+//! The composer: a Request written as a form (the fields of `fields`, those the chosen Kind
+//! uses) or as raw JSON, the two kept in step; checked as it is typed, with completions from
+//! the server's resources and the Process Action grammar, and warnings (never blocking: this
+//! is a debugger) about what the server does not know.
+//!
+//! The texts are edited in `TextArea`s used as buffers (cursor, editing keys, undo); the
+//! composer keeps its own scroll positions and the view draws the text, so that what is drawn
+//! (the marks beside Process Action statements, the caret under a fault) lines up with it.
+
+mod complete;
+pub mod fields;
+
+use crate::protocol::conformance::{Finding, check_message_as};
+use crate::protocol::dac::Kind;
+use crate::protocol::document::SyntaxError;
+use crate::protocol::message::{CommonDefaults, Fill, fill_request};
+use crate::protocol::process_action::{self, ParseError};
+use crate::protocol::resources::Vocabulary;
+use crate::protocol::{Interface, Mode as MessageMode};
+use crate::tui::action::Handled;
+use fields::{Completes, FieldSpec, Widget};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::{CursorMove, TextArea};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+
+pub use complete::Completion;
+
+/// Form or raw JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Form,
+    Raw,
+}
+
+pub struct Field {
+    pub spec: FieldSpec,
+    pub editor: TextArea<'static>,
+    /// The first line shown (multi-line fields scroll to keep the cursor in view).
+    pub top: usize,
+}
+
+impl Field {
+    fn new(spec: FieldSpec, text: &str) -> Field {
+        Field {
+            spec,
+            editor: editor(text),
+            top: 0,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.editor.lines().join("\n")
+    }
+
+    /// How many lines the field shows: one for a one-line field; for the others, as many as
+    /// it has (at least 2), up to the table's height.
+    pub fn height(&self) -> u16 {
+        if self.spec.widget.multiline() {
+            (self.editor.lines().len() as u16).clamp(2, self.spec.height.max(2))
+        } else {
+            1
+        }
+    }
+
+    /// Keeps the cursor's line in view.
+    fn follow_cursor(&mut self) {
+        self.top = follow(self.top, self.editor.cursor().0, self.height() as usize);
+    }
+}
+
+/// The first line to show so that `cursor` is in a window of `height` lines that starts as
+/// near `top` as it can.
+fn follow(top: usize, cursor: usize, height: usize) -> usize {
+    let height = height.max(1);
+    top.min(cursor).max((cursor + 1).saturating_sub(height))
+}
+
+/// What the live check found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Checked {
+    /// The raw text is not JSON.
+    pub syntax: Option<SyntaxError>,
+    /// A field the form cannot turn into JSON, and why.
+    pub field_error: Option<(String, String)>,
+    /// Process Action statements that do not parse: (line, error).
+    pub statements: Vec<(usize, ParseError)>,
+    pub findings: Vec<Finding>,
+    /// What the server may not take: IDs its resources do not name, a TurnIndex that is not
+    /// after the last accepted one. The Request can be sent all the same.
+    pub warnings: Vec<String>,
+}
+
+impl Checked {
+    pub fn ok(&self) -> bool {
+        self.syntax.is_none()
+            && self.field_error.is_none()
+            && self.statements.is_empty()
+            && self.findings.is_empty()
+    }
+}
+
+/// What the composer needs to know about its dialogue.
+pub struct Context<'a> {
+    pub vocabulary: &'a Vocabulary,
+    /// The CommitmentIDs the dialogue has seen.
+    pub commitments: &'a [String],
+    pub dialog_id: &'a str,
+    pub next_turn: u64,
+    /// The TurnIndex of the last Request the server took.
+    pub last_accepted: Option<u64>,
+    pub defaults: &'a CommonDefaults,
+}
+
+pub struct Composer {
+    pub interface: Interface,
+    pub mode: Mode,
+    pub kind: Kind,
+    pub fields: Vec<Field>,
+    /// The focused row: for BKN-DAC row 0 is the Kind, the fields follow.
+    pub row: usize,
+    pub raw: TextArea<'static>,
+    /// The first line of the raw JSON shown.
+    pub raw_top: usize,
+    /// The text of every field typed so far, kept when the Kind changes.
+    texts: HashMap<String, String>,
+    /// Properties the form does not show (kept as they were in the raw JSON).
+    pub extra: Map<String, Value>,
+    pub checked: Checked,
+    pub completion: Option<Completion>,
+    /// A remark to show (why the form cannot be shown …); cleared by the next change.
+    pub message: Option<String>,
+}
+
+/// The identity fields a form never keeps: they are made fresh for each Request.
+const IDENTITY: [&str; 5] = ["QueryID", "QueryTime", "DialogID", "TurnIndex", "Mode"];
+
+pub(crate) fn editor(text: &str) -> TextArea<'static> {
+    let lines: Vec<String> = if text.is_empty() {
+        vec![String::new()]
+    } else {
+        text.lines().map(str::to_owned).collect()
+    };
+    let mut t = TextArea::new(lines);
+    t.move_cursor(CursorMove::Bottom);
+    t.move_cursor(CursorMove::End);
+    t
+}
+
+fn text_of(t: &TextArea) -> String {
+    t.lines().join("\n")
+}
+
+impl Composer {
+    pub fn new(interface: Interface) -> Composer {
+        let mut c = Composer {
+            interface,
+            mode: Mode::Form,
+            kind: Kind::SemanticGrounding,
+            fields: Vec::new(),
+            row: 0,
+            raw: editor(""),
+            raw_top: 0,
+            texts: HashMap::new(),
+            extra: Map::new(),
+            checked: Checked::default(),
+            completion: None,
+            message: None,
+        };
+        c.rebuild_fields();
+        c.row = usize::from(interface == Interface::Dac);
+        c
+    }
+
+    /// The rows of the form: the Kind (BKN-DAC) and the fields.
+    pub fn rows(&self) -> usize {
+        self.fields.len() + self.kind_rows()
+    }
+
+    fn kind_rows(&self) -> usize {
+        usize::from(self.interface == Interface::Dac)
+    }
+
+    /// The focused field, if the focus is on a field (not on the Kind).
+    pub fn focused_field(&self) -> Option<usize> {
+        self.row
+            .checked_sub(self.kind_rows())
+            .filter(|i| *i < self.fields.len())
+    }
+
+    fn save_texts(&mut self) {
+        for f in &self.fields {
+            self.texts.insert(f.spec.key.clone(), f.text());
+        }
+    }
+
+    /// The fields for the interface and Kind (the schema says which; the table how).
+    fn rebuild_fields(&mut self) {
+        self.save_texts();
+        let kind = (self.interface == Interface::Dac).then(|| self.kind.as_str());
+        self.fields = fields::fields_for(self.interface, kind)
+            .into_iter()
+            .map(|spec| {
+                let text = self.texts.get(&spec.key).cloned().unwrap_or_default();
+                Field::new(spec, &text)
+            })
+            .collect();
+        self.row = self.row.min(self.rows().saturating_sub(1));
+    }
+
+    pub fn set_kind(&mut self, kind: Kind) {
+        self.kind = kind;
+        self.rebuild_fields();
+    }
+
+    pub fn cycle_kind(&mut self, forward: bool) {
+        if self.interface != Interface::Dac {
+            return;
+        }
+        let all = Kind::ALL;
+        let i = all.iter().position(|k| *k == self.kind).unwrap_or(0);
+        let next = if forward {
+            (i + 1) % all.len()
+        } else {
+            (i + all.len() - 1) % all.len()
+        };
+        self.set_kind(all[next]);
+    }
+
+    /// The Request's own properties as the form or the raw text has them (no common field
+    /// filled). `taken` are the CommitmentIDs the dialogue has seen.
+    pub fn content(&self, taken: &[String]) -> Result<Map<String, Value>, String> {
+        match self.mode {
+            Mode::Raw => match crate::protocol::json::from_str::<Value>(&text_of(&self.raw)) {
+                Ok(Value::Object(map)) => Ok(map),
+                Ok(_) => Err("the Request must be a JSON object".into()),
+                Err(_) => Err(format!(
+                    "the Request is not JSON: {}",
+                    raw_syntax_error(&text_of(&self.raw)).unwrap_or_else(|| SyntaxError {
+                        line: 1,
+                        column: 1,
+                        message: "not JSON".into()
+                    })
+                )),
+            },
+            Mode::Form => {
+                let mut out = Map::new();
+                if self.interface == Interface::Dac {
+                    out.insert("Kind".into(), json!(self.kind.as_str()));
+                }
+                let mut objects: Map<String, Value> = Map::new();
+                for f in &self.fields {
+                    let value = fields::encode(f.spec.widget, &f.text(), taken)
+                        .map_err(|e| format!("{}: {e}", f.spec.label))?;
+                    let Some(value) = value else { continue };
+                    match f.spec.key.split_once('.') {
+                        Some((parent, child)) => {
+                            let entry = objects
+                                .entry(parent.to_owned())
+                                .or_insert_with(|| json!({}));
+                            entry[child] = value;
+                        }
+                        None => {
+                            out.insert(f.spec.key.clone(), value);
+                        }
+                    }
+                }
+                out.extend(objects);
+                for (k, v) in &self.extra {
+                    out.entry(k.clone()).or_insert(v.clone());
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// The Request that would be sent now.
+    pub fn preview(&self, ctx: &Context) -> Result<Value, String> {
+        let mut content = self.content(ctx.commitments)?;
+        if self.mode == Mode::Form {
+            fill_request(
+                &mut content,
+                self.interface,
+                ctx.dialog_id,
+                ctx.next_turn,
+                ctx.defaults,
+                Fill::Missing,
+            );
+        }
+        Ok(Value::Object(content))
+    }
+
+    /// Runs the live check.
+    pub fn recheck(&mut self, ctx: &Context) {
+        let mut checked = Checked::default();
+        if self.mode == Mode::Raw {
+            checked.syntax = raw_syntax_error(&text_of(&self.raw));
+        }
+        if self.mode == Mode::Form {
+            for f in &self.fields {
+                if let Err(e) = fields::encode(f.spec.widget, &f.text(), ctx.commitments) {
+                    checked.field_error = Some((f.spec.label.clone(), e));
+                    break;
+                }
+                if f.spec.widget == Widget::Steps {
+                    for (i, line) in f.editor.lines().iter().enumerate() {
+                        if !line.trim().is_empty()
+                            && let Err(e) = process_action::parse(line)
+                        {
+                            checked.statements.push((i, e));
+                        }
+                    }
+                }
+            }
+        }
+        if checked.syntax.is_none()
+            && checked.field_error.is_none()
+            && let Ok(request) = self.preview(ctx)
+        {
+            checked.findings =
+                check_message_as(&request, Some(self.interface), Some(MessageMode::Request))
+                    .findings;
+            checked.warnings = self.warnings(&request, ctx);
+        }
+        self.checked = checked;
+    }
+
+    /// What the server's resources do not name, and a TurnIndex that is not after the last
+    /// accepted one.
+    fn warnings(&self, request: &Value, ctx: &Context) -> Vec<String> {
+        let mut out = Vec::new();
+        let unknown = |ids: Vec<&str>, words, out: &mut Vec<String>| {
+            let known = ctx.vocabulary.list(words);
+            if known.is_empty() {
+                return; // nothing to judge by (the composer says why the list is empty)
+            }
+            let strangers: Vec<&str> = ids
+                .into_iter()
+                .filter(|id| !known.iter().any(|k| k == id))
+                .collect();
+            if !strangers.is_empty() {
+                out.push(format!(
+                    "{} not among the server's {}",
+                    strangers.join(", "),
+                    words.name()
+                ));
+            }
+        };
+        let strings = |pointer: &str| -> Vec<&str> {
+            match request.pointer(pointer) {
+                Some(Value::String(s)) => vec![s.as_str()],
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            }
+        };
+        use crate::protocol::resources::Words;
+        unknown(strings("/EntityIDs"), Words::Entities, &mut out);
+        unknown(strings("/Space/SpaceID"), Words::Spaces, &mut out);
+        unknown(strings("/Space/MLocation"), Words::MLocations, &mut out);
+        unknown(strings("/UserID"), Words::Users, &mut out);
+        if let (Some(turn), Some(last)) = (
+            request
+                .get("TurnIndex")
+                .and_then(crate::protocol::message::as_index),
+            ctx.last_accepted,
+        ) && turn <= last
+        {
+            out.push(format!(
+                "TurnIndex {turn} is not after {last}, the last the server took: it will refuse it"
+            ));
+        }
+        out
+    }
+
+    /// Switches between the form and the raw JSON, carrying the Request across.
+    pub fn toggle_mode(&mut self, ctx: &Context) {
+        self.completion = None;
+        match self.mode {
+            Mode::Form => match self.preview(ctx) {
+                Ok(request) => {
+                    self.raw = editor(&serde_json::to_string_pretty(&request).unwrap_or_default());
+                    self.raw.move_cursor(CursorMove::Top);
+                    self.raw_top = 0;
+                    self.mode = Mode::Raw;
+                    self.message = None;
+                }
+                Err(e) => self.message = Some(format!("cannot show the Request as JSON: {e}")),
+            },
+            Mode::Raw => match self.content(ctx.commitments) {
+                Ok(map) => match self.load_form(map) {
+                    Ok(()) => {
+                        self.mode = Mode::Form;
+                        self.message = None;
+                    }
+                    Err(e) => self.message = Some(format!("{e}; edit it as raw JSON")),
+                },
+                Err(e) => self.message = Some(format!("{e}; fix it to return to the form")),
+            },
+        }
+        self.recheck(ctx);
+    }
+
+    /// Fills the form from a Request's properties (identity fields dropped, unknown ones kept
+    /// aside).
+    fn load_form(&mut self, mut map: Map<String, Value>) -> Result<(), String> {
+        for k in IDENTITY {
+            map.remove(k);
+        }
+        if let Some(Value::Object(dem)) = map.get_mut("DataXMData") {
+            dem.remove("DataID");
+        }
+        if self.interface == Interface::Dac {
+            let kind = map
+                .remove("Kind")
+                .and_then(|k| k.as_str().and_then(Kind::parse))
+                .ok_or("the form needs a known Kind")?;
+            self.kind = kind;
+        }
+        // Every field of every Kind, to find each property's widget.
+        let all: Vec<FieldSpec> = match self.interface {
+            Interface::Dac => Kind::ALL
+                .iter()
+                .flat_map(|k| fields::fields_for(Interface::Dac, Some(k.as_str())))
+                .collect(),
+            Interface::Usr => fields::fields_for(Interface::Usr, None),
+        };
+        let widget_of = |key: &str| all.iter().find(|f| f.key == key).map(|f| f.widget);
+        let mut texts: HashMap<String, String> = HashMap::new();
+        let mut extra = Map::new();
+        for (k, v) in map {
+            let members = fields::members(self.interface, &k);
+            if !members.is_empty() {
+                let Value::Object(obj) = &v else {
+                    return Err(format!("{k} is not an object the form can show"));
+                };
+                for (child, value) in obj {
+                    if !members.contains(&child.as_str()) {
+                        return Err(format!("{k}.{child} is not in the form"));
+                    }
+                    let key = format!("{k}.{child}");
+                    let widget = widget_of(&key).unwrap_or(Widget::Json);
+                    texts.insert(
+                        key.clone(),
+                        fields::decode(widget, value)
+                            .ok_or_else(|| format!("{key} has a shape the form cannot show"))?,
+                    );
+                }
+            } else if let Some(widget) = widget_of(&k) {
+                texts.insert(
+                    k.clone(),
+                    fields::decode(widget, &v)
+                        .ok_or_else(|| format!("{k} has a shape the form cannot show"))?,
+                );
+            } else {
+                extra.insert(k, v);
+            }
+        }
+        self.texts = texts;
+        self.fields.clear();
+        self.extra = extra;
+        self.rebuild_fields();
+        // Properties of the Request that this Kind's form does not show stay as they are.
+        let shown: Vec<String> = self.fields.iter().map(|f| f.spec.key.clone()).collect();
+        let hidden: Vec<(String, String)> = self
+            .texts
+            .iter()
+            .filter(|(k, t)| !t.is_empty() && !shown.contains(k))
+            .map(|(k, t)| (k.clone(), t.clone()))
+            .collect();
+        for (k, t) in hidden {
+            let widget = widget_of(&k).unwrap_or(Widget::Json);
+            if let Ok(Some(v)) = fields::encode(widget, &t, &[]) {
+                match k.split_once('.') {
+                    Some((parent, child)) => {
+                        let entry = self
+                            .extra
+                            .entry(parent.to_owned())
+                            .or_insert_with(|| json!({}));
+                        entry[child] = v;
+                    }
+                    None => {
+                        self.extra.insert(k, v);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After a turn: the raw Request gets the next TurnIndex and fresh identifiers; in the
+    /// form, what was a one-off action (commitments to retain or release) is emptied once the
+    /// server answered, while what one iterates on (question, terms, steps) stays.
+    pub fn after_send(&mut self, ctx: &Context, answered: bool) {
+        if answered && self.mode == Mode::Form {
+            for f in &mut self.fields {
+                if matches!(f.spec.key.as_str(), "Commitments" | "ReleasedCommitmentIDs") {
+                    f.editor = editor("");
+                    f.top = 0;
+                }
+            }
+            self.texts.remove("Commitments");
+            self.texts.remove("ReleasedCommitmentIDs");
+        }
+        if self.mode == Mode::Raw
+            && let Ok(Value::Object(mut map)) =
+                crate::protocol::json::from_str::<Value>(&text_of(&self.raw))
+        {
+            map.insert("TurnIndex".into(), json!(ctx.next_turn));
+            fill_request(
+                &mut map,
+                self.interface,
+                ctx.dialog_id,
+                ctx.next_turn,
+                ctx.defaults,
+                Fill::Fresh,
+            );
+            self.raw =
+                editor(&serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default());
+            self.raw.move_cursor(CursorMove::Top);
+            self.raw_top = 0;
+        }
+        self.message = None;
+        self.recheck(ctx);
+    }
+
+    /// Puts a Request in the composer (to edit and send again).
+    pub fn load(&mut self, request: &Value, ctx: &Context) {
+        self.message = None;
+        self.completion = None;
+        if let Value::Object(map) = request
+            && self.load_form(map.clone()).is_ok()
+        {
+            self.mode = Mode::Form;
+        } else {
+            self.raw = editor(&serde_json::to_string_pretty(request).unwrap_or_default());
+            self.raw.move_cursor(CursorMove::Top);
+            self.raw_top = 0;
+            self.mode = Mode::Raw;
+        }
+        self.recheck(ctx);
+    }
+
+    /// Empties the whole composer (the Kind stays).
+    pub fn clear(&mut self, ctx: &Context) {
+        self.texts.clear();
+        self.extra.clear();
+        for f in &mut self.fields {
+            f.editor = editor("");
+            f.top = 0;
+        }
+        if self.mode == Mode::Raw {
+            self.raw = editor("{\n}");
+            self.raw_top = 0;
+        }
+        self.completion = None;
+        self.message = None;
+        self.recheck(ctx);
+    }
+
+    /// Empties the focused field.
+    pub fn reset_field(&mut self, ctx: &Context) {
+        if let Some(i) = self.focused_field() {
+            self.fields[i].editor = editor("");
+            self.fields[i].top = 0;
+            self.texts.remove(&self.fields[i].spec.key);
+            self.completion = None;
+            self.recheck(ctx);
+        }
+    }
+
+    /// The text being edited (the focused field, or the raw JSON).
+    fn active(&mut self) -> Option<&mut TextArea<'static>> {
+        match self.mode {
+            Mode::Raw => Some(&mut self.raw),
+            Mode::Form => {
+                let i = self.focused_field()?;
+                Some(&mut self.fields[i].editor)
+            }
+        }
+    }
+
+    /// Moves to the next (or previous) row of the form; `Ignored` past the last (or first),
+    /// so that the focus leaves the composer.
+    fn next_row(&mut self, forward: bool) -> Handled {
+        self.completion = None;
+        if self.mode == Mode::Raw {
+            return Handled::Ignored;
+        }
+        if forward && self.row + 1 < self.rows() {
+            self.row += 1;
+            Handled::Consumed
+        } else if !forward && self.row > 0 {
+            self.row -= 1;
+            Handled::Consumed
+        } else {
+            Handled::Ignored
+        }
+    }
+
+    /// Handles a key while the composer has the focus. `raw_height` is how many lines of the
+    /// raw JSON are on screen (to keep the cursor in view). Keys it does not use are left to
+    /// the explorer: those of the key table that apply anywhere.
+    pub fn handle_key(&mut self, key: KeyEvent, ctx: &Context, raw_height: usize) -> Handled {
+        let handled = self.key(key, ctx);
+        for f in &mut self.fields {
+            f.follow_cursor();
+        }
+        self.raw_top = follow(self.raw_top, self.raw.cursor().0, raw_height);
+        handled
+    }
+
+    fn key(&mut self, key: KeyEvent, ctx: &Context) -> Handled {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        // An open completion list takes the arrows, Enter and Esc.
+        if self.completion.is_some() {
+            match key.code {
+                KeyCode::Up | KeyCode::Down if !alt => {
+                    if let Some(c) = &mut self.completion {
+                        c.step(key.code == KeyCode::Down);
+                    }
+                    return Handled::Consumed;
+                }
+                KeyCode::Enter | KeyCode::Right if !ctrl => {
+                    self.accept_completion();
+                    self.recheck(ctx);
+                    return Handled::Consumed;
+                }
+                KeyCode::Esc => {
+                    self.completion = None;
+                    return Handled::Consumed;
+                }
+                _ => {}
+            }
+        }
+        match key.code {
+            KeyCode::Tab if key.modifiers.is_empty() => return self.next_row(true),
+            KeyCode::BackTab => return self.next_row(false),
+            KeyCode::Char(' ') if ctrl => {
+                self.refresh_completion(ctx, true);
+                return Handled::Consumed;
+            }
+            KeyCode::Enter if ctrl => return Handled::Ignored,
+            KeyCode::Esc => return Handled::Ignored,
+            _ => {}
+        }
+        if self.mode == Mode::Form {
+            let on_kind = self.interface == Interface::Dac && self.row == 0;
+            let (multiline, row, lines) = match self.focused_field() {
+                Some(i) => {
+                    let f = &self.fields[i];
+                    (
+                        f.spec.widget.multiline(),
+                        f.editor.cursor().0,
+                        f.editor.lines().len(),
+                    )
+                }
+                None => (false, 0, 1),
+            };
+            match key.code {
+                KeyCode::Left | KeyCode::Right if on_kind => {
+                    self.cycle_kind(key.code == KeyCode::Right);
+                    self.recheck(ctx);
+                    return Handled::Consumed;
+                }
+                // On the Kind row a letter picks the next Kind that starts with it.
+                KeyCode::Char(c) if on_kind && !ctrl && !alt => {
+                    let after = Kind::ALL.iter().position(|k| *k == self.kind).unwrap_or(0);
+                    let next = (1..=Kind::ALL.len())
+                        .map(|d| Kind::ALL[(after + d) % Kind::ALL.len()])
+                        .find(|k| k.as_str().starts_with(c.to_ascii_lowercase()));
+                    if let Some(k) = next {
+                        self.set_kind(k);
+                        self.recheck(ctx);
+                    }
+                    return Handled::Consumed;
+                }
+                // Arrows past the form's ends keep the focus in the composer.
+                KeyCode::Up if alt || !multiline || row == 0 => {
+                    self.next_row(false);
+                    return Handled::Consumed;
+                }
+                KeyCode::Down if alt || !multiline || row + 1 >= lines => {
+                    self.next_row(true);
+                    return Handled::Consumed;
+                }
+                KeyCode::Enter if !multiline => {
+                    self.next_row(true);
+                    return Handled::Consumed;
+                }
+                _ if on_kind => return Handled::Consumed,
+                _ => {}
+            }
+        }
+        // Function keys are never text: they are the explorer's.
+        if matches!(key.code, KeyCode::F(_)) {
+            return Handled::Ignored;
+        }
+        let Some(editor) = self.active() else {
+            return Handled::Ignored;
+        };
+        let changed = editor.input(key);
+        if changed {
+            self.message = None;
+            self.recheck(ctx);
+            self.refresh_completion(ctx, false);
+        } else {
+            self.completion = None;
+        }
+        Handled::Consumed
+    }
+
+    /// Inserts pasted text into the active field.
+    pub fn paste(&mut self, text: &str, ctx: &Context) {
+        if let Some(editor) = self.active() {
+            editor.insert_str(text);
+            self.recheck(ctx);
+            for f in &mut self.fields {
+                f.follow_cursor();
+            }
+        }
+    }
+
+    fn accept_completion(&mut self) -> bool {
+        let Some(c) = self.completion.take() else {
+            return false;
+        };
+        let Some(item) = c.items.get(c.selected).cloned() else {
+            return false;
+        };
+        let Some(editor) = self.active() else {
+            return false;
+        };
+        for _ in 0..c.replaces {
+            editor.move_cursor(CursorMove::Back);
+        }
+        editor.delete_str(c.replaces);
+        editor.insert_str(&item);
+        // No space after it: the user types the next one (a space of their own is not
+        // doubled).
+        true
+    }
+
+    /// Works out the completions at the cursor; `always` shows them even before a letter.
+    pub fn refresh_completion(&mut self, ctx: &Context, always: bool) {
+        self.completion = None;
+        let Mode::Form = self.mode else { return };
+        let Some(i) = self.focused_field() else {
+            return;
+        };
+        let f = &self.fields[i];
+        let cursor = f.editor.cursor();
+        let line = f.editor.lines()[cursor.0].clone();
+        self.completion = complete::at(f.spec.completes, &line, cursor.1, ctx, always);
+    }
+
+    /// Why the focused field has nothing to complete, when it completes from a list the
+    /// server's resources left empty.
+    pub fn why_no_completions(&self, ctx: &Context) -> Option<String> {
+        let f = &self.fields[self.focused_field()?];
+        match f.spec.completes {
+            Completes::Words(words) => ctx.vocabulary.why_empty(words),
+            _ => None,
+        }
+    }
+}
+
+/// Where raw text stops being JSON; for a string that is never closed, where it opens (the
+/// parser only notices at the end of the text).
+fn raw_syntax_error(text: &str) -> Option<SyntaxError> {
+    let e = crate::protocol::json::from_str::<Value>(text).err()?;
+    if (e.message.contains("EOF while parsing a string") || e.message.contains("control character"))
+        && let Some((line, column)) = unclosed_string(text)
+    {
+        return Some(SyntaxError {
+            line,
+            column,
+            message: "this string is never closed (a \" is missing)".into(),
+        });
+    }
+    Some(e)
+}
+
+/// The line and column of the quote that opens a string left open at the end of `text`.
+fn unclosed_string(text: &str) -> Option<(usize, usize)> {
+    let (mut line, mut column) = (1usize, 0usize);
+    let mut open: Option<(usize, usize)> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if c == '\n' {
+            line += 1;
+            column = 0;
+        } else {
+            column += 1;
+        }
+        match (open, c) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
+            (Some(_), '"') => open = None,
+            (None, '"') => open = Some((line, column)),
+            _ => {}
+        }
+    }
+    open
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,99 @@
+//! What update asks the runner to do: every piece of I/O, every task, every connection. Update
+//! returns these and never does any of it itself, so that it stays a pure function of the
+//! state and the event (tested without a terminal, a server or a file).
+
+use crate::client::defaults::{Chosen, Overrides};
+use crate::client::dialogue::Filling;
+use crate::client::engine::DialogueKey;
+use crate::client::spec::ServerSpec;
+use crate::protocol::Interface;
+use crate::session::Session;
+use crate::tui::event::{OpenPurpose, SavePurpose};
+use serde_json::Value;
+use std::path::PathBuf;
+
+// A handful of effects come of an event, each moved once to the runner: their size does not
+// matter, and boxing the Open variant's parts would only make update harder to read.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Effect {
+    /// Open a dialogue (a new MCP session) on a server; `Opened` or `Failed` follows.
+    Open {
+        key: DialogueKey,
+        spec: ServerSpec,
+        interface: Interface,
+        base: Chosen,
+        overrides: Overrides,
+        first_turn: u64,
+    },
+    /// Send a Request on a dialogue; `TurnStarted` then `TurnFinished` follow.
+    Send {
+        key: DialogueKey,
+        request: Value,
+        filling: Filling,
+    },
+    /// Fill a dialogue's next Requests with these common fields (the user overrode them).
+    SetDefaults {
+        key: DialogueKey,
+        defaults: Chosen,
+    },
+    /// Cancel the turn in flight (the server is told).
+    Cancel {
+        key: DialogueKey,
+    },
+    /// End a dialogue's MCP session.
+    Close {
+        key: DialogueKey,
+    },
+    /// Replay a dialogue (the session holds just it) in a fresh one.
+    Replay {
+        key: DialogueKey,
+        session: Box<Session>,
+    },
+    StopReplay {
+        key: DialogueKey,
+    },
+    /// Write a session file (atomically); `Saved` follows.
+    Save {
+        path: PathBuf,
+        session: Box<Session>,
+        purpose: SavePurpose,
+    },
+    /// Find out whether a file exists before Save-as writes it; `SaveTarget` follows.
+    CheckSaveTarget {
+        path: PathBuf,
+    },
+    /// Read a session file; `SessionRead` follows.
+    ReadSession {
+        path: PathBuf,
+        purpose: OpenPurpose,
+    },
+    /// List the session files to offer; `PickerItems` follows.
+    ListSessions,
+    /// The paths that complete `typed`; `PathCompletions` follows.
+    CompletePath {
+        typed: String,
+    },
+    /// Read a user theme; `ThemeLoaded` follows.
+    LoadTheme {
+        name: String,
+    },
+    /// Remember the theme for the next run.
+    RememberTheme {
+        name: String,
+    },
+    /// Put text on the terminal's clipboard (OSC 52).
+    Clipboard {
+        text: String,
+    },
+    /// Write JSON to a file of the data directory (where OSC 52 may not reach);
+    /// `CopyWritten` follows, with the path.
+    WriteCopy {
+        text: String,
+    },
+    /// Leave. `clean`: the run ended as the user asked, nothing to recover next time;
+    /// otherwise (a signal) the recovery marker stays so the next start offers the autosave.
+    Quit {
+        clean: bool,
+    },
+}

@@ -1,0 +1,92 @@
+//! What happens to the explorer: everything `App::handle` is given. The runner turns the
+//! terminal's input, time, signals and the results of the effects it carried out into these;
+//! update never asks for anything itself.
+
+use crate::client::engine::{DialogueKey, EngineEvent};
+use crate::client::turn::Turn;
+use crate::session::Session;
+use crate::session::diff::Difference;
+use crate::session::replay::ReplayedDialogue;
+use crate::tui::overlay::PickerItem;
+use crate::tui::theme::Theme;
+use std::path::PathBuf;
+
+pub enum Event {
+    /// A key, the mouse, a paste, a resize.
+    Input(ratatui::crossterm::event::Event),
+    /// Time passes (spinners, elapsed times, notices that fade).
+    Tick,
+    Engine(Box<EngineEvent>),
+    Replay(ReplayEvent),
+    /// A save finished.
+    Saved {
+        path: PathBuf,
+        purpose: SavePurpose,
+        result: Result<(), String>,
+    },
+    /// Whether a file Save-as is about to write exists (and its folder does).
+    SaveTarget {
+        path: PathBuf,
+        exists: bool,
+        folder_exists: bool,
+    },
+    /// A session file was read (or could not be).
+    SessionRead {
+        path: PathBuf,
+        purpose: OpenPurpose,
+        result: Result<Session, String>,
+    },
+    /// The session files the Open overlay offers.
+    PickerItems(Vec<PickerItem>),
+    /// The paths that complete what was typed in the Open overlay.
+    PathCompletions {
+        typed: String,
+        paths: Vec<String>,
+    },
+    /// A user theme was read.
+    ThemeLoaded {
+        name: String,
+        result: Result<Theme, String>,
+    },
+    /// JSON the user asked to copy was written to a file.
+    CopyWritten {
+        path: PathBuf,
+        result: Result<(), String>,
+    },
+    /// SIGTERM or SIGHUP (the terminal closed): leave as a quit with unsaved work would,
+    /// keeping the autosave for the next start.
+    Signal(&'static str),
+}
+
+/// Why a session is saved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SavePurpose {
+    /// Ctrl-S or Save-as: it becomes the session's file.
+    Explicit,
+    /// After every turn, to the data directory.
+    Autosave,
+    /// A signal came: the autosave, then leave (the recovery marker stays).
+    BeforeLeaving,
+}
+
+/// Why a session file is being read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenPurpose {
+    /// The user opens it (the Open overlay, `--session`): it becomes the file Ctrl-S writes.
+    Open,
+    /// The autosave of a run that did not end cleanly: recovered, then saved under a name.
+    Recover,
+}
+
+pub enum ReplayEvent {
+    Turn {
+        dialogue: DialogueKey,
+        index: usize,
+        turn: Turn,
+        differences: Vec<Difference>,
+    },
+    Done {
+        dialogue: DialogueKey,
+        result: Result<ReplayedDialogue, String>,
+    },
+}

@@ -1,0 +1,751 @@
+//! Actions: what a key of the table, the palette or a click asks for.
+
+use crate::client::dialogue::Filling;
+use crate::tui::action::{Action, Pane};
+use crate::tui::app::{App, Severity, SidebarRow};
+use crate::tui::composer;
+use crate::tui::dialogue::{Pending, Replay, Status};
+use crate::tui::effect::Effect;
+use crate::tui::overlay::{
+    Confirm, ConfirmPurpose, Input, OpenFile, Outcome, Overlay, Palette, Prompt, PromptPurpose,
+};
+use crate::tui::theme::Theme;
+
+impl App {
+    pub fn act(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        match action {
+            Action::Quit => {
+                if self.session.unsaved > 0 {
+                    let n = self.session.unsaved;
+                    let kept = match &self.paths.data_dir {
+                        Some(dir) => format!(
+                            " (until the next run ends they are in {})",
+                            dir.join(crate::tui::persist::LAST_RUN).display()
+                        ),
+                        None => " and they are lost".into(),
+                    };
+                    let save = self.keymap.first_key(&Action::Save);
+                    self.overlay = Some(Overlay::Confirm(Confirm {
+                        title: "Quit".into(),
+                        message: format!(
+                            "{n} turn{} not saved. Quit anyway? y quits{kept}; n stays ({save} \
+                             saves them)",
+                            if n == 1 { " is" } else { "s are" }
+                        ),
+                        purpose: ConfirmPurpose::Quit,
+                    }));
+                } else {
+                    self.quit(fx);
+                }
+            }
+            Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
+            Action::Messages => {
+                self.overlay = Some(Overlay::Messages {
+                    scroll: usize::MAX / 2,
+                })
+            }
+            Action::Palette => {
+                self.overlay = Some(Overlay::Palette(Palette::new(self.palette_entries())))
+            }
+            Action::FocusNext | Action::FocusPrev => {
+                let panes = self.panes();
+                let i = panes.iter().position(|p| *p == self.focus).unwrap_or(0);
+                let n = panes.len();
+                let next = if action == Action::FocusNext {
+                    (i + 1) % n
+                } else {
+                    (i + n - 1) % n
+                };
+                self.focus = panes[next];
+            }
+            Action::Focus(p) => {
+                if p == Pane::Log {
+                    self.show_log = true;
+                }
+                self.focus = p;
+            }
+            Action::NextDialogue | Action::PrevDialogue => {
+                let n = self.dialogues.len();
+                if n > 0 {
+                    let i = self.current.unwrap_or(0);
+                    self.show_dialogue(if action == Action::NextDialogue {
+                        (i + 1) % n
+                    } else {
+                        (i + n - 1) % n
+                    });
+                }
+            }
+            Action::GoToDialogue(i) => {
+                if i < self.dialogues.len() {
+                    self.show_dialogue(i);
+                }
+            }
+            Action::NewDialogue => {
+                let Some(server) = self.server_in_view() else {
+                    self.notify("no server to open a dialogue on", Severity::Warning);
+                    return;
+                };
+                let interface = self.servers[server].interface;
+                self.open_dialogue(server, interface, fx);
+                self.focus = Pane::Composer;
+            }
+            Action::CloseDialogue => {
+                let Some(d) = self.current_dialogue() else {
+                    return;
+                };
+                if d.turns.is_empty() {
+                    let key = d.key;
+                    self.close_dialogue(key, fx);
+                } else {
+                    let n = d.turns.len();
+                    self.overlay = Some(Overlay::Confirm(Confirm {
+                        title: format!("Close {}", d.name),
+                        message: format!(
+                            "It has {n} turn{}; once closed they are in no later save. Close it? \
+                             y closes, n keeps it",
+                            if n == 1 { "" } else { "s" }
+                        ),
+                        purpose: ConfirmPurpose::CloseDialogue(d.key),
+                    }));
+                }
+            }
+            Action::Reconnect => self.reconnect(fx),
+            Action::Send => self.send(fx),
+            Action::Cancel => self.cancel(fx),
+            Action::ToggleLog => {
+                self.show_log = !self.show_log;
+                if !self.show_log && self.focus == Pane::Log {
+                    self.focus = Pane::Transcript;
+                }
+            }
+            Action::Save => match self.session.path.clone() {
+                Some(path) => self.save_explicit(path, fx),
+                None => self.act(Action::SaveAs, fx),
+            },
+            Action::SaveAs => {
+                let default = self
+                    .session
+                    .path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "session.json".into());
+                let note = self.save_as_note(&default);
+                self.overlay = Some(Overlay::Prompt(Prompt {
+                    title: "Save the session as (a path; a bare name goes in the sessions folder \
+                            when there is one)"
+                        .into(),
+                    input: Input::new(&default),
+                    purpose: PromptPurpose::SaveAs,
+                    note,
+                }));
+            }
+            Action::Open => {
+                self.overlay = Some(Overlay::Open(OpenFile::new()));
+                fx.push(Effect::ListSessions);
+            }
+            Action::Defaults => self.open_defaults(),
+            Action::Replay => self.replay(fx),
+            Action::CopyJson => self.copy(false, fx),
+            Action::CopyRequest => self.copy(true, fx),
+            Action::WriteJson => match self.json_in_view(false) {
+                Some(text) => fx.push(Effect::WriteCopy { text }),
+                None => self.notify("no JSON in view to write", Severity::Warning),
+            },
+            Action::NextDetailTab | Action::PrevDetailTab => {
+                let tabs = self.detail_tabs();
+                let shown = self.shown_detail_tab();
+                let i = tabs.iter().position(|t| *t == shown).unwrap_or(0);
+                let n = tabs.len();
+                let next = tabs[if action == Action::NextDetailTab {
+                    (i + 1) % n
+                } else {
+                    (i + n - 1) % n
+                }];
+                if let Some(d) = self.current_dialogue_mut() {
+                    d.detail_tab = next;
+                    d.detail_scroll = 0;
+                }
+            }
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom => self.move_in(action),
+            Action::Select => self.select(fx),
+            Action::ComposerMode => {
+                if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() {
+                    self.focus = Pane::Composer;
+                }
+            }
+            Action::ClearComposer => {
+                self.with_composer(|c, ctx| c.clear(ctx));
+            }
+            Action::ResetField => {
+                self.with_composer(|c, ctx| c.reset_field(ctx));
+            }
+            Action::NextKind | Action::PrevKind => {
+                let forward = action == Action::NextKind;
+                self.with_composer(|c, ctx| {
+                    c.cycle_kind(forward);
+                    c.recheck(ctx);
+                });
+            }
+            Action::CycleTheme => {
+                let i = self
+                    .themes
+                    .iter()
+                    .position(|n| *n == self.theme.name)
+                    .unwrap_or(0);
+                if let Some(next) = self.themes.get((i + 1) % self.themes.len().max(1)).cloned() {
+                    self.act(Action::SetTheme(next), fx);
+                }
+            }
+            Action::SetTheme(name) => match Theme::built_in(&name) {
+                Ok(theme) => self.theme_loaded(name, Ok(theme), fx),
+                Err(_) => fx.push(Effect::LoadTheme { name }),
+            },
+            Action::FilterLog => {
+                self.show_log = true;
+                self.focus = Pane::Log;
+                self.log.editing_filter = true;
+            }
+            Action::ClearLog => self.log.clear(),
+            Action::ToggleFollowLog => {
+                self.log.follow = !self.log.follow;
+                if self.log.follow {
+                    self.log.selected = self.log.visible_len().checked_sub(1);
+                }
+            }
+        }
+    }
+
+    fn quit(&mut self, fx: &mut Vec<Effect>) {
+        for d in &self.dialogues {
+            if d.is_live() || d.status == Status::Connecting {
+                fx.push(Effect::Close { key: d.key });
+            }
+        }
+        fx.push(Effect::Quit { clean: true });
+    }
+
+    /// A signal (SIGTERM, SIGHUP) asks the explorer to leave: like a quit with unsaved work,
+    /// the work goes to the autosave first, and the recovery marker stays, so that the next
+    /// start offers it back.
+    pub(super) fn signal(&mut self, name: &str, fx: &mut Vec<Effect>) {
+        for d in &self.dialogues {
+            if d.is_live() || d.status == Status::Connecting {
+                fx.push(Effect::Close { key: d.key });
+            }
+        }
+        let work = self.session.unsaved > 0;
+        match (self.paths.data_dir.clone(), work) {
+            (Some(dir), true) => {
+                self.leaving = true;
+                self.notify(
+                    format!("{name}: saving the autosave, then leaving"),
+                    Severity::Warning,
+                );
+                fx.push(Effect::Save {
+                    path: dir.join(crate::tui::persist::AUTOSAVE),
+                    session: Box::new(self.snapshot()),
+                    purpose: crate::tui::event::SavePurpose::BeforeLeaving,
+                });
+            }
+            (None, true) => fx.push(Effect::Quit { clean: false }),
+            (_, false) => fx.push(Effect::Quit { clean: true }),
+        }
+    }
+
+    pub(super) fn close_dialogue(
+        &mut self,
+        key: crate::client::engine::DialogueKey,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(i) = self.dialogue_index(key) else {
+            return;
+        };
+        let d = self.dialogues.remove(i);
+        fx.push(Effect::Close { key: d.key });
+        fx.push(Effect::StopReplay { key: d.key });
+        if !d.turns.is_empty() {
+            self.autosave(fx);
+        }
+        self.current = if self.dialogues.is_empty() {
+            None
+        } else {
+            Some(i.min(self.dialogues.len() - 1))
+        };
+        if let Some(focus) = self.current.and_then(|c| self.dialogues[c].focus) {
+            self.focus = focus;
+        }
+    }
+
+    /// What an overlay's key came to.
+    pub(super) fn overlay_outcome(&mut self, outcome: Outcome, fx: &mut Vec<Effect>) {
+        match outcome {
+            Outcome::Stay => {}
+            Outcome::Close => self.overlay = None,
+            Outcome::Run(action) => {
+                self.overlay = None;
+                self.act(action, fx);
+            }
+            Outcome::Answered(purpose, yes) => {
+                self.overlay = None;
+                if yes {
+                    self.confirmed(purpose, fx);
+                }
+            }
+            Outcome::Submit(purpose, text) => {
+                self.overlay = None;
+                match purpose {
+                    PromptPurpose::SaveAs => {
+                        if text.trim().is_empty() {
+                            return;
+                        }
+                        let path = super::resolve_save_path(text.trim(), &self.paths);
+                        fx.push(Effect::CheckSaveTarget { path });
+                    }
+                    PromptPurpose::FilterLog => self.log.set_filter(text),
+                }
+            }
+            Outcome::Typed(text) => match &mut self.overlay {
+                Some(Overlay::Open(_)) => fx.push(Effect::CompletePath { typed: text }),
+                Some(Overlay::Prompt(_)) => {
+                    let note = self.save_as_note(&text);
+                    if let Some(Overlay::Prompt(p)) = &mut self.overlay {
+                        p.note = note;
+                    }
+                }
+                _ => {}
+            },
+            Outcome::OpenPath(path) => fx.push(Effect::ReadSession {
+                path,
+                purpose: crate::tui::event::OpenPurpose::Open,
+            }),
+            Outcome::SetDefaults(values, scope) => {
+                self.overlay = None;
+                self.set_defaults(values, scope, fx);
+            }
+            Outcome::CopyEntry(i) => {
+                if let Some(e) = self.log.visible(i) {
+                    let text = pretty_if_json(&e.text);
+                    self.clipboard(text, fx);
+                }
+            }
+        }
+    }
+
+    fn confirmed(&mut self, purpose: ConfirmPurpose, fx: &mut Vec<Effect>) {
+        match purpose {
+            ConfirmPurpose::Quit => self.quit(fx),
+            ConfirmPurpose::Recover(path) => fx.push(Effect::ReadSession {
+                path,
+                purpose: crate::tui::event::OpenPurpose::Recover,
+            }),
+            ConfirmPurpose::CloseDialogue(key) => self.close_dialogue(key, fx),
+            ConfirmPurpose::Overwrite(path) => self.save_explicit(path, fx),
+        }
+    }
+
+    /// Every action, with its keys, and the dynamic ones (themes, dialogues), for the palette.
+    fn palette_entries(&self) -> Vec<(Action, String, String)> {
+        let mut entries: Vec<(Action, String, String)> = Vec::new();
+        let mut push = |a: Action| {
+            let keys = self.keymap.keys_of(&a);
+            if !entries.iter().any(|(b, _, _)| *b == a) {
+                entries.push((a.clone(), a.title(), keys));
+            }
+        };
+        for (_, a) in Action::NAMED {
+            if !matches!(
+                a,
+                Action::Up
+                    | Action::Down
+                    | Action::PageUp
+                    | Action::PageDown
+                    | Action::Top
+                    | Action::Bottom
+                    | Action::Cancel
+            ) {
+                push(a.clone());
+            }
+        }
+        for p in [
+            Pane::Sidebar,
+            Pane::Transcript,
+            Pane::Detail,
+            Pane::Composer,
+            Pane::Log,
+        ] {
+            push(Action::Focus(p));
+        }
+        for (i, d) in self.dialogues.iter().enumerate() {
+            entries.push((
+                Action::GoToDialogue(i),
+                format!("Go to dialogue {}: {}", i + 1, d.name),
+                (i + 1).to_string(),
+            ));
+        }
+        for name in &self.themes {
+            entries.push((
+                Action::SetTheme(name.clone()),
+                format!("Theme: {name}"),
+                String::new(),
+            ));
+        }
+        entries
+    }
+
+    fn move_in(&mut self, action: Action) {
+        let areas = self.areas();
+        let page = match self.focus {
+            Pane::Transcript => areas.transcript_rows(),
+            Pane::Detail => areas.detail_lines(),
+            Pane::Log => areas.log_lines(),
+            _ => 10,
+        }
+        .max(1);
+        let delta: isize = match action {
+            Action::Up => -1,
+            Action::Down => 1,
+            Action::PageUp => -(page as isize),
+            Action::PageDown => page as isize,
+            Action::Top => isize::MIN / 2,
+            _ => isize::MAX / 2,
+        };
+        let step = |current: usize, len: usize| -> usize {
+            if len == 0 {
+                return 0;
+            }
+            (current as isize)
+                .saturating_add(delta)
+                .clamp(0, len as isize - 1) as usize
+        };
+        match self.focus {
+            Pane::Sidebar => {
+                let n = self.sidebar_rows().len();
+                self.sidebar_selected = step(self.sidebar_selected, n);
+            }
+            Pane::Transcript => {
+                if let Some(d) = self.current_dialogue_mut() {
+                    let n = d.turns.len();
+                    if n > 0 {
+                        let next = step(d.selected.unwrap_or(n - 1), n);
+                        d.select(Some(next));
+                        // The window follows the selection (render moves it the same way).
+                        if next < d.scroll {
+                            d.scroll = next;
+                        } else if next >= d.scroll + page {
+                            d.scroll = next + 1 - page;
+                        }
+                    }
+                }
+            }
+            Pane::Detail => {
+                if let Some(d) = self.current_dialogue_mut() {
+                    d.detail_scroll = step(d.detail_scroll, usize::MAX / 4);
+                }
+            }
+            Pane::Log => self.log.move_selection(delta.clamp(-100_000, 100_000)),
+            Pane::Composer => {}
+        }
+    }
+
+    /// Clamps the detail's scroll to what the last frame showed (after End, the scroll asked
+    /// for is far past the end; going back up moves at once).
+    pub(super) fn clamp_detail_scroll(&mut self, hits: &crate::tui::hits::Hits) {
+        if let Some((key, shown)) = hits.detail_top
+            && let Some(d) = self.current_dialogue_mut()
+            && d.key == key
+        {
+            d.detail_scroll = d.detail_scroll.min(shown);
+        }
+    }
+
+    fn select(&mut self, _fx: &mut [Effect]) {
+        match self.focus {
+            Pane::Sidebar => match self.sidebar_rows().get(self.sidebar_selected).copied() {
+                Some(SidebarRow::Dialogue(d)) => {
+                    self.show_dialogue(d);
+                    self.focus = Pane::Transcript;
+                }
+                Some(SidebarRow::Server(s)) => self.servers[s].expanded = !self.servers[s].expanded,
+                None => {}
+            },
+            Pane::Transcript => {
+                // Enter on a turn puts its Request in the composer, to edit and send again.
+                let request = self
+                    .current_dialogue()
+                    .and_then(|d| d.selection.as_ref())
+                    .map(|s| s.request.clone());
+                if let Some(request) = request {
+                    self.with_composer(|c, ctx| c.load(&request, ctx));
+                    self.focus = Pane::Composer;
+                    self.notify("the turn's Request is in the composer", Severity::Info);
+                }
+            }
+            Pane::Log => {
+                if let Some(entry) = self.log.selected {
+                    self.overlay = Some(Overlay::LogEntry { entry, scroll: 0 });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn send(&mut self, fx: &mut Vec<Effect>) {
+        let Some(i) = self.current else {
+            self.notify("no dialogue: n opens one", Severity::Warning);
+            return;
+        };
+        let d = &self.dialogues[i];
+        if d.pending.is_some() {
+            self.notify("a turn is pending: Esc cancels it", Severity::Warning);
+            return;
+        }
+        match &d.status {
+            Status::Open => {}
+            Status::Recorded => {
+                self.notify(
+                    "a recorded dialogue: R continues it in a new MCP session",
+                    Severity::Warning,
+                );
+                return;
+            }
+            Status::Connecting => {
+                self.notify("still connecting…", Severity::Warning);
+                return;
+            }
+            Status::Failed(e) | Status::Closed(e) => {
+                let e = e.clone();
+                self.notify(
+                    format!("the dialogue is not connected ({e}); R reconnects"),
+                    Severity::Error,
+                );
+                return;
+            }
+        }
+        let filling = match d.composer.mode {
+            composer::Mode::Form => Filling::Missing,
+            composer::Mode::Raw => Filling::AsIs,
+        };
+        let content = match d.composer.content(&d.used_ids) {
+            Ok(c) => c,
+            Err(e) => {
+                self.notify(format!("not sent: {e}"), Severity::Error);
+                return;
+            }
+        };
+        let key = d.key;
+        fx.push(Effect::Send {
+            key,
+            request: serde_json::Value::Object(content),
+            filling,
+        });
+        self.dialogues[i].pending = Some(Pending {
+            started: self.now,
+            request: None,
+            cancelling: false,
+            progress: None,
+        });
+    }
+
+    fn cancel(&mut self, fx: &mut Vec<Effect>) {
+        if let Some(i) = self.current {
+            let d = &mut self.dialogues[i];
+            if let Some(p) = &mut d.pending {
+                p.cancelling = true;
+                fx.push(Effect::Cancel { key: d.key });
+                self.notify(
+                    "cancelling: the server is told (notifications/cancelled)",
+                    Severity::Info,
+                );
+                return;
+            }
+            if d.replay.as_ref().is_some_and(|r| r.running) {
+                fx.push(Effect::StopReplay { key: d.key });
+                if let Some(r) = &mut d.replay {
+                    r.running = false;
+                }
+                self.notify("replay cancelled", Severity::Info);
+                return;
+            }
+        }
+        if self.focus == Pane::Composer {
+            self.focus = Pane::Transcript;
+        }
+    }
+
+    fn reconnect(&mut self, fx: &mut Vec<Effect>) {
+        let Some(i) = self.current else { return };
+        let old = self.dialogues[i].key;
+        fx.push(Effect::Close { key: old });
+        let key = self.new_key();
+        let d = &mut self.dialogues[i];
+        let had_session = d.dialog_id.is_some() || !d.turns.is_empty();
+        d.key = key;
+        d.status = Status::Connecting;
+        d.pending = None;
+        d.new_session = !d.turns.is_empty();
+        let (server, interface, first) = (d.server, d.interface, d.next_turn);
+        if let Some(s) = self.servers.get_mut(server)
+            && s.status != crate::tui::app::ServerStatus::Connected
+        {
+            s.status = crate::tui::app::ServerStatus::Connecting;
+        }
+        let (base, overrides) = self.defaults_of_dialogue(i);
+        fx.push(Effect::Open {
+            key,
+            spec: self.servers[server].spec.clone(),
+            interface,
+            base,
+            overrides,
+            first_turn: first,
+        });
+        if had_session {
+            self.notify(
+                "reconnecting: a new MCP session; the server's dialogue state (commitments) is gone",
+                Severity::Warning,
+            );
+        }
+    }
+
+    fn replay(&mut self, fx: &mut Vec<Effect>) {
+        let Some(i) = self.current else { return };
+        let d = &self.dialogues[i];
+        if d.turns.is_empty() {
+            self.notify(
+                "nothing to replay: the dialogue has no turns",
+                Severity::Warning,
+            );
+            return;
+        }
+        let Some(server) = self.servers.get(d.server) else {
+            return;
+        };
+        let record = crate::session::DialogueRecord {
+            name: Some(d.name.clone()),
+            server: server.spec.name.clone(),
+            interface: d.interface,
+            dialog_id: d.dialog_id.clone().unwrap_or_default(),
+            notes: None,
+            defaults: d.defaults.as_ref().map(|c| c.values.clone()),
+            turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
+        };
+        let session = crate::session::Session {
+            servers: vec![server.spec.clone()],
+            defaults: self.defaults.clone(),
+            dialogues: vec![record],
+            ..Default::default()
+        };
+        let key = d.key;
+        fx.push(Effect::StopReplay { key });
+        fx.push(Effect::Replay {
+            key,
+            session: Box::new(session),
+        });
+        let d = &mut self.dialogues[i];
+        for t in &mut d.turns {
+            t.replay = None;
+        }
+        d.replay = Some(Replay {
+            running: true,
+            ..Default::default()
+        });
+        d.detail_tab = crate::tui::app::DetailTab::Replay;
+        self.notify("replaying in a fresh dialogue…", Severity::Info);
+    }
+
+    /// The JSON in view: the selected log entry, the composer's draft, or the turn's
+    /// Response (or its Request).
+    fn json_in_view(&mut self, request: bool) -> Option<String> {
+        match self.focus {
+            Pane::Log => self
+                .log
+                .selected
+                .and_then(|i| self.log.visible(i))
+                .map(|e| pretty_if_json(&e.text)),
+            Pane::Composer => self
+                .with_composer(|c, ctx| c.preview(ctx).ok())
+                .flatten()
+                .map(|v| serde_json::to_string_pretty(&v).unwrap_or_default()),
+            _ => self
+                .current_dialogue()
+                .and_then(|d| d.selection.as_ref())
+                .map(|s| {
+                    let value = if request {
+                        Some(&s.request)
+                    } else {
+                        s.response.as_ref().or(Some(&s.request))
+                    };
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                }),
+        }
+    }
+
+    fn copy(&mut self, request: bool, fx: &mut Vec<Effect>) {
+        match self.json_in_view(request) {
+            Some(text) => self.clipboard(text, fx),
+            None => self.notify("nothing to copy here", Severity::Warning),
+        }
+    }
+
+    /// Puts text on the clipboard by OSC 52, and says honestly whether that can have worked.
+    fn clipboard(&mut self, text: String, fx: &mut Vec<Effect>) {
+        let size = text.len();
+        let write = self.keymap.first_key(&Action::WriteJson);
+        let how = if self.in_tmux {
+            format!(
+                "sent {size} bytes to the clipboard by OSC 52, which tmux passes on only with \
+                 `set -g set-clipboard on`; {write} writes them to a file instead"
+            )
+        } else {
+            format!(
+                "sent {size} bytes to the clipboard by OSC 52 (if the terminal takes it); \
+                 {write} writes them to a file instead"
+            )
+        };
+        fx.push(Effect::Clipboard { text });
+        self.notify(how, Severity::Success);
+    }
+
+    pub(super) fn copy_written(&mut self, path: std::path::PathBuf, result: Result<(), String>) {
+        match result {
+            Ok(()) => self.notify(
+                format!("wrote the JSON to {}", path.display()),
+                Severity::Success,
+            ),
+            Err(e) => self.notify(
+                format!("cannot write {}: {e}", path.display()),
+                Severity::Error,
+            ),
+        }
+    }
+
+    pub(super) fn theme_loaded(
+        &mut self,
+        name: String,
+        result: Result<Theme, String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        match result {
+            Ok(theme) => {
+                self.theme = theme;
+                fx.push(Effect::RememberTheme { name: name.clone() });
+                self.notify(format!("theme: {name}"), Severity::Info);
+            }
+            Err(e) => self.notify(
+                format!("{e}; the theme stays {}", self.theme.name),
+                Severity::Warning,
+            ),
+        }
+    }
+}
+
+pub(super) fn pretty_if_json(text: &str) -> String {
+    crate::protocol::json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| text.to_owned())
+}

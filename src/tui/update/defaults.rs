@@ -1,0 +1,138 @@
+//! The common fields of new Requests (MInstance, UEnvironment, SessionID): where each of a
+//! dialogue's came from, and the user's overrides, for the dialogue in view or for every
+//! dialogue of its server. What the server publishes is the default; an emptied field goes
+//! back to it.
+
+use crate::client::defaults::{Chosen, Overrides};
+use crate::tui::app::{App, Severity};
+use crate::tui::effect::Effect;
+use crate::tui::overlay::{DefaultsForm, DefaultsScope, Input, Overlay};
+
+impl App {
+    /// Opens the form on the dialogue in view: its values now and where they came from, and
+    /// what the user set before (for the dialogue, else for its server).
+    pub(super) fn open_defaults(&mut self) {
+        let Some(i) = self.current else {
+            self.notify("no dialogue: n opens one", Severity::Warning);
+            return;
+        };
+        let d = &self.dialogues[i];
+        let server = &self.servers[d.server];
+        let chosen = d.defaults.clone().unwrap_or_else(|| {
+            let (base, overrides) = self.defaults_of_dialogue(i);
+            base.choose(
+                server.summary.as_ref().and_then(|s| s.published.as_ref()),
+                &overrides,
+            )
+        });
+        let own = &d.overrides;
+        let set = |o: &Overrides| {
+            [
+                o.m_instance.clone(),
+                o.u_environment.clone(),
+                o.session_id.clone(),
+            ]
+        };
+        let dialogue_set = set(own).iter().any(Option::is_some);
+        let typed = if dialogue_set {
+            set(own)
+        } else {
+            set(&server.overrides)
+        };
+        let now = [
+            (
+                chosen.values.m_instance.clone(),
+                chosen.m_instance.to_string(),
+            ),
+            (
+                chosen.values.u_environment.clone(),
+                chosen.u_environment.to_string(),
+            ),
+            (
+                chosen.values.session_id.clone(),
+                chosen.session_id.to_string(),
+            ),
+        ];
+        self.overlay = Some(Overlay::Defaults(DefaultsForm {
+            inputs: typed.map(|t| Input::new(t.as_deref().unwrap_or_default())),
+            now,
+            row: 0,
+            scope: if dialogue_set || server.overrides == Overrides::default() {
+                DefaultsScope::Dialogue
+            } else {
+                DefaultsScope::Server
+            },
+            server: server.name.clone(),
+        }));
+    }
+
+    /// Applies what the form says: to the dialogue in view, or to its server (and so to each
+    /// of its dialogues that has no overrides of its own, and to new ones).
+    pub(super) fn set_defaults(
+        &mut self,
+        values: [Option<String>; 3],
+        scope: DefaultsScope,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(i) = self.current else { return };
+        let server = self.dialogues[i].server;
+        let [m_instance, u_environment, session_id] = values;
+        let mut overrides = Overrides {
+            m_instance,
+            u_environment,
+            session_id,
+            how: String::new(),
+        };
+        let targets: Vec<usize> = match scope {
+            DefaultsScope::Dialogue => {
+                overrides.how = "the explorer, this dialogue".into();
+                self.dialogues[i].overrides = overrides;
+                vec![i]
+            }
+            DefaultsScope::Server => {
+                overrides.how = format!("the explorer, server {}", self.servers[server].name);
+                self.servers[server].overrides = overrides;
+                // The dialogue in view takes them even if it had its own.
+                self.dialogues[i].overrides = Overrides::default();
+                (0..self.dialogues.len())
+                    .filter(|j| {
+                        self.dialogues[*j].server == server
+                            && self.dialogues[*j].overrides == Overrides::default()
+                    })
+                    .collect()
+            }
+        };
+        for j in targets {
+            self.apply_defaults(j, fx);
+        }
+        let d = &self.dialogues[i];
+        if let Some(chosen) = &d.defaults {
+            self.notify(
+                format!("new Requests: {}", chosen.describe()),
+                Severity::Info,
+            );
+        }
+    }
+
+    /// Works out a dialogue's defaults again, and tells its engine dialogue.
+    fn apply_defaults(&mut self, j: usize, fx: &mut Vec<Effect>) {
+        let (base, overrides) = self.defaults_of_dialogue(j);
+        let d = &self.dialogues[j];
+        let published = self.servers[d.server]
+            .summary
+            .as_ref()
+            .and_then(|s| s.published.as_ref());
+        let chosen: Chosen = base.choose(published, &overrides);
+        if d.is_live() {
+            fx.push(Effect::SetDefaults {
+                key: d.key,
+                defaults: chosen.clone(),
+            });
+        }
+        self.dialogues[j].defaults = Some(chosen);
+        let current = self.current;
+        self.current = Some(j);
+        self.with_composer(|c, ctx| c.recheck(ctx));
+        self.current = current;
+    }
+}

@@ -1,0 +1,302 @@
+//! What the engine reports: dialogues that open or fail, turns that start and finish, the
+//! protocol log, progress, connections that end; and what replays report.
+
+use crate::client::connection::DialogIdOrigin;
+use crate::client::engine::{DialogueKey, EngineEvent};
+use crate::client::event::Event as ClientEvent;
+use crate::client::turn::{Reply, TurnKind};
+use crate::protocol::Interface;
+use crate::protocol::dac::Kind;
+use crate::tui::app::{App, DetailTab, ServerStatus, Severity};
+use crate::tui::composer;
+use crate::tui::dialogue::{ReplayedView, Status};
+use crate::tui::effect::Effect;
+use crate::tui::event::ReplayEvent;
+
+impl App {
+    pub(super) fn engine_event(&mut self, event: EngineEvent, fx: &mut Vec<Effect>) {
+        match event {
+            EngineEvent::Opened {
+                dialogue,
+                connection,
+                dialog_id,
+                origin,
+                tool,
+                summary,
+                vocabulary,
+                defaults,
+            } => {
+                let Some(i) = self.dialogue_index(dialogue) else {
+                    return;
+                };
+                let origin_text = match origin {
+                    DialogIdOrigin::McpSession => "the MCP session id",
+                    DialogIdOrigin::Client => "made by the explorer",
+                };
+                let d = &mut self.dialogues[i];
+                d.status = Status::Open;
+                d.connection = Some(connection);
+                d.dialog_id = Some(dialog_id.clone());
+                d.origin = Some(origin);
+                d.tool = Some(tool);
+                d.defaults = Some(*defaults);
+                let server = d.server;
+                self.server_connected(server, *summary, *vocabulary);
+                self.with_composer(|c, ctx| c.recheck(ctx));
+                let name = self.dialogues[i].name.clone();
+                self.log.push(crate::client::event::LogEntry::new(
+                    connection,
+                    crate::client::event::LogKind::Client,
+                    format!("dialogue {name} open: DialogID {dialog_id} ({origin_text})"),
+                ));
+            }
+            EngineEvent::Failed {
+                dialogue,
+                error,
+                summary,
+            } => {
+                let Some(i) = self.dialogue_index(dialogue) else {
+                    return;
+                };
+                let server = self.dialogues[i].server;
+                let interface = self.dialogues[i].interface;
+                // A server that carries the other interface gets a dialogue of that one.
+                let other = match interface {
+                    Interface::Dac => Interface::Usr,
+                    Interface::Usr => Interface::Dac,
+                };
+                if let Some(summary) = &summary
+                    && self.dialogues[i].turns.is_empty()
+                    && summary.bkn_tools.contains_key(&other)
+                {
+                    self.servers[server].interface = other;
+                    self.servers[server].summary = Some(summary.clone());
+                    let key = self.new_key();
+                    let d = &mut self.dialogues[i];
+                    d.interface = other;
+                    d.composer = composer::Composer::new(other);
+                    d.detail_tab = DetailTab::for_interface(other, false)[0];
+                    d.key = key;
+                    let (base, overrides) = self.defaults_of_dialogue(i);
+                    fx.push(Effect::Open {
+                        key,
+                        spec: self.servers[server].spec.clone(),
+                        interface: other,
+                        base,
+                        overrides,
+                        first_turn: 0,
+                    });
+                    return;
+                }
+                self.dialogues[i].status = Status::Failed(error.clone());
+                let s = &mut self.servers[server];
+                match summary {
+                    Some(summary) => {
+                        s.status = ServerStatus::Connected;
+                        s.summary = Some(summary);
+                    }
+                    None => s.status = ServerStatus::Failed(error.clone()),
+                }
+                self.notify(error, Severity::Error);
+            }
+            EngineEvent::TurnStarted { dialogue, request } => {
+                if let Some(i) = self.dialogue_index(dialogue)
+                    && let Some(p) = &mut self.dialogues[i].pending
+                {
+                    p.request = Some(request);
+                }
+            }
+            EngineEvent::TurnFinished {
+                dialogue,
+                turn,
+                next_turn,
+            } => self.turn_finished(dialogue, turn, next_turn, fx),
+            EngineEvent::Closed { dialogue } => {
+                if let Some(i) = self.dialogue_index(dialogue)
+                    && self.dialogues[i].status == Status::Open
+                {
+                    self.dialogues[i].status = Status::Closed("the session ended".into());
+                }
+            }
+            EngineEvent::Client(ClientEvent::Log(entry)) => self.log.push(entry),
+            EngineEvent::Client(ClientEvent::Progress {
+                connection,
+                progress,
+                total,
+                ..
+            }) => {
+                if let Some(d) = self
+                    .dialogues
+                    .iter_mut()
+                    .find(|d| d.connection == Some(connection))
+                    && let Some(p) = &mut d.pending
+                {
+                    p.progress = Some((progress, total));
+                }
+            }
+            EngineEvent::Client(ClientEvent::Closed { connection, reason }) => {
+                if let Some(d) = self
+                    .dialogues
+                    .iter_mut()
+                    .find(|d| d.connection == Some(connection))
+                    && d.status == Status::Open
+                {
+                    d.status = Status::Closed(reason);
+                }
+            }
+        }
+    }
+
+    /// A server answered `initialize`: it is named by the name it gives (made distinct from
+    /// the other servers'), and what it offers is kept.
+    fn server_connected(
+        &mut self,
+        server: usize,
+        summary: crate::client::connection::ServerSummary,
+        vocabulary: crate::protocol::resources::Vocabulary,
+    ) {
+        let given = summary.name.trim().to_owned();
+        let first_time = self.servers[server].summary.is_none();
+        let s = &mut self.servers[server];
+        s.status = ServerStatus::Connected;
+        s.summary = Some(summary);
+        s.vocabulary = vocabulary;
+        if first_time && !given.is_empty() && s.name == s.spec.name && s.spec.name_is_derived() {
+            let taken: Vec<String> = self
+                .servers
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != server)
+                .map(|(_, s)| s.name.clone())
+                .collect();
+            let mut name = given.clone();
+            let mut n = 2;
+            while taken.contains(&name) {
+                name = format!("{given}-{n}");
+                n += 1;
+            }
+            let old = std::mem::replace(&mut self.servers[server].name, name.clone());
+            // Dialogues named after the server follow it.
+            for d in self.dialogues.iter_mut().filter(|d| d.server == server) {
+                if let Some(rest) = d.name.strip_prefix(&old) {
+                    d.name = format!("{name}{rest}");
+                }
+            }
+        }
+    }
+
+    fn turn_finished(
+        &mut self,
+        dialogue: DialogueKey,
+        turn: crate::client::turn::Turn,
+        next_turn: u64,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(i) = self.dialogue_index(dialogue) else {
+            return;
+        };
+        let summary = match &turn.reply {
+            Reply::Response(_) => None,
+            Reply::ToolError(t) => Some((
+                format!(
+                    "the server rejected the Request: {}",
+                    t.lines().next().unwrap_or_default()
+                ),
+                Severity::Warning,
+            )),
+            Reply::Error(e) => Some((e.message.clone(), Severity::Error)),
+        };
+        let page = self.areas().transcript_rows();
+        let d = &mut self.dialogues[i];
+        d.pending = None;
+        d.next_turn = next_turn;
+        d.push(turn);
+        let last = d.turns.len() - 1;
+        if page > 0 && last >= d.scroll + page {
+            d.scroll = last + 1 - page;
+        }
+        // A new turn shows the detail tab its Kind is about, unless the user is reading
+        // Findings, Raw or a replay.
+        let view = &d.turns[last];
+        if matches!(view.turn.reply, Reply::Response(_))
+            && matches!(
+                d.detail_tab,
+                DetailTab::Answer | DetailTab::Feasibility | DetailTab::Commitments
+            )
+        {
+            d.detail_tab = match view.summary.kind {
+                TurnKind::Dac(Kind::Feasibility) => DetailTab::Feasibility,
+                TurnKind::Dac(Kind::Commitment) => DetailTab::Commitments,
+                TurnKind::Dac(_) => DetailTab::Answer,
+                _ => d.detail_tab,
+            };
+        }
+        let answered = matches!(view.turn.reply, Reply::Response(_));
+        let current = self.current;
+        self.current = Some(i);
+        self.with_composer(|c, ctx| c.after_send(ctx, answered));
+        self.current = current;
+        self.session.unsaved += 1;
+        if let Some((text, severity)) = summary {
+            self.notify(text, severity);
+        }
+        self.autosave(fx);
+    }
+
+    pub(super) fn replay_event(&mut self, event: ReplayEvent) {
+        match event {
+            ReplayEvent::Turn {
+                dialogue,
+                index,
+                turn,
+                differences,
+            } => {
+                let Some(i) = self.dialogue_index(dialogue) else {
+                    return;
+                };
+                let d = &mut self.dialogues[i];
+                if let Some(r) = &mut d.replay {
+                    r.done += 1;
+                    r.differing += usize::from(!differences.is_empty());
+                }
+                if let Some(view) = d.turns.get_mut(index) {
+                    view.replay = Some(ReplayedView { turn, differences });
+                }
+                if d.selected == Some(index) {
+                    d.refresh_selection();
+                }
+            }
+            ReplayEvent::Done { dialogue, result } => {
+                let Some(i) = self.dialogue_index(dialogue) else {
+                    return;
+                };
+                let d = &mut self.dialogues[i];
+                let (text, severity) = match &result {
+                    Ok(r) if !r.differs() => (
+                        format!("replay: {} turns, no differences", r.turns.len()),
+                        Severity::Success,
+                    ),
+                    Ok(r) => (
+                        format!(
+                            "replay: {} of {} turns differ{}",
+                            r.turns.iter().filter(|t| !t.differences.is_empty()).count(),
+                            r.turns.len(),
+                            r.stopped
+                                .as_ref()
+                                .map(|s| format!("; stopped: {s}"))
+                                .unwrap_or_default()
+                        ),
+                        Severity::Warning,
+                    ),
+                    Err(e) => (format!("replay failed: {e}"), Severity::Error),
+                };
+                if let Some(r) = &mut d.replay {
+                    r.running = false;
+                    r.error = result.err();
+                }
+                d.refresh_selection();
+                self.notify(text, severity);
+            }
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! Sessions: the explorer's dialogues as a session (`snapshot`), saving (asked for, automatic,
+//! before leaving on a signal), Save-as with a question before overwriting, opening and
+//! recovering. What touches a file is an effect; here is only what to do with the results.
+
+use crate::client::spec::TransportSpec;
+use crate::protocol::Interface;
+use crate::protocol::message::CommonDefaults;
+use crate::session::{DialogueRecord, Session};
+use crate::tui::app::{App, Paths, ServerState, ServerStatus, Severity};
+use crate::tui::dialogue::{DialogueState, Status};
+use crate::tui::effect::Effect;
+use crate::tui::event::{OpenPurpose, SavePurpose};
+use crate::tui::overlay::{Confirm, ConfirmPurpose, Overlay, PickerItem};
+use std::path::{Path, PathBuf};
+
+/// Where Save-as writes what was typed: `~` is the home folder; a bare name goes in the
+/// sessions folder when there is one, else in the working folder; a name without an
+/// extension gets `.json`. Always a full path, shown before it is written.
+pub fn resolve_save_path(typed: &str, paths: &Paths) -> PathBuf {
+    let typed = typed.trim();
+    let mut path = match typed.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
+        None => PathBuf::from(typed),
+    };
+    if path.extension().is_none() {
+        path.set_extension("json");
+    }
+    if path.components().count() == 1 && paths.sessions_dir_exists {
+        path = paths.sessions_dir.join(path);
+    }
+    if path.is_relative() {
+        path = paths.cwd.join(path);
+    }
+    path
+}
+
+impl App {
+    /// The explorer's servers and dialogues (those with turns) as a session.
+    pub fn snapshot(&self) -> Session {
+        let mut session = Session {
+            name: self.session.name.clone(),
+            notes: self.session.notes.clone(),
+            defaults: self.defaults.clone(),
+            ..Default::default()
+        };
+        for d in &self.dialogues {
+            if d.turns.is_empty() {
+                continue;
+            }
+            let Some(server) = self.servers.get(d.server) else {
+                continue;
+            };
+            let name = session.add_server(&server.spec);
+            let defaults = d
+                .defaults
+                .as_ref()
+                .map(|c| c.values.clone())
+                .filter(|v| *v != self.defaults && *v != CommonDefaults::default());
+            session.dialogues.push(DialogueRecord {
+                name: Some(d.name.clone()),
+                server: name,
+                interface: d.interface,
+                dialog_id: d.dialog_id.clone().unwrap_or_default(),
+                notes: d.notes.clone(),
+                defaults,
+                turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
+            });
+        }
+        session
+    }
+
+    /// Writes the autosave, if the explorer has a data directory.
+    pub(super) fn autosave(&mut self, fx: &mut Vec<Effect>) {
+        if let Some(dir) = &self.paths.data_dir {
+            fx.push(Effect::Save {
+                path: dir.join(crate::tui::persist::AUTOSAVE),
+                session: Box::new(self.snapshot()),
+                purpose: SavePurpose::Autosave,
+            });
+        }
+    }
+
+    pub(super) fn save_explicit(&mut self, path: PathBuf, fx: &mut Vec<Effect>) {
+        self.session.saving = true;
+        fx.push(Effect::Save {
+            path,
+            session: Box::new(self.snapshot()),
+            purpose: SavePurpose::Explicit,
+        });
+    }
+
+    /// The line under Save-as's input: the full path it will write.
+    pub(super) fn save_as_note(&self, typed: &str) -> String {
+        if typed.trim().is_empty() {
+            return "type a name or a path".into();
+        }
+        format!("→ {}", resolve_save_path(typed, &self.paths).display())
+    }
+
+    /// Save-as found out about its target: a file there is overwritten only when the user
+    /// says so, and a folder that does not exist is not made.
+    pub(super) fn save_target(
+        &mut self,
+        path: PathBuf,
+        exists: bool,
+        folder_exists: bool,
+        fx: &mut Vec<Effect>,
+    ) {
+        if !folder_exists {
+            self.notify(
+                format!(
+                    "not saved: that folder does not exist (make it, or choose another path): {}",
+                    path.parent().unwrap_or(Path::new("")).display()
+                ),
+                Severity::Error,
+            );
+            return;
+        }
+        if exists && self.session.path.as_deref() != Some(path.as_path()) {
+            self.overlay = Some(Overlay::Confirm(Confirm {
+                title: "The file exists".into(),
+                message: format!(
+                    "{} exists. Overwrite it? y overwrites, n keeps it as it is",
+                    path.display()
+                ),
+                purpose: ConfirmPurpose::Overwrite(path),
+            }));
+            return;
+        }
+        self.save_explicit(path, fx);
+    }
+
+    pub(super) fn saved(
+        &mut self,
+        path: PathBuf,
+        purpose: SavePurpose,
+        result: Result<(), String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        match purpose {
+            SavePurpose::Autosave => {
+                if let Err(e) = result {
+                    self.notify(format!("autosave failed: {e}"), Severity::Warning);
+                }
+            }
+            SavePurpose::BeforeLeaving => {
+                // Whether or not it worked, leave: the marker stays for the next start.
+                fx.push(Effect::Quit { clean: false });
+            }
+            SavePurpose::Explicit => {
+                self.session.saving = false;
+                match result {
+                    Ok(()) => {
+                        self.session.unsaved = 0;
+                        if self.session.name.is_none() {
+                            self.session.name =
+                                path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                        }
+                        self.notify(format!("saved {}", path.display()), Severity::Success);
+                        self.session.path = Some(path);
+                    }
+                    Err(e) => self.notify(e, Severity::Error),
+                }
+            }
+        }
+    }
+
+    /// Shows a session that was read, in place of the current dialogues. A file that cannot
+    /// be read is reported and left as it is (and never becomes the file Ctrl-S writes).
+    pub(super) fn session_read(
+        &mut self,
+        path: PathBuf,
+        purpose: OpenPurpose,
+        result: Result<Session, String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let session = match result {
+            Ok(s) => s,
+            Err(message) => {
+                match &mut self.overlay {
+                    Some(Overlay::Open(o)) => {
+                        o.opening = None;
+                        o.error = Some(message);
+                    }
+                    _ => self.notify(
+                        message.lines().next().unwrap_or_default().to_owned(),
+                        Severity::Error,
+                    ),
+                }
+                return;
+            }
+        };
+        if matches!(self.overlay, Some(Overlay::Open(_))) {
+            self.overlay = None;
+        }
+        self.load_session(session, fx);
+        match purpose {
+            OpenPurpose::Open => {
+                self.notify(
+                    format!(
+                        "opened {} (recorded dialogues: r replays, R continues in a new session)",
+                        path.display()
+                    ),
+                    Severity::Info,
+                );
+                self.session.path = Some(path);
+            }
+            OpenPurpose::Recover => {
+                self.session.path = None;
+                self.session.name = Some("recovered".into());
+                // Not saved anywhere but in the file it was recovered from.
+                self.session.unsaved = self.dialogues.iter().map(|d| d.turns.len()).sum();
+                self.notify(
+                    format!(
+                        "recovered the autosaved session ({}); Ctrl-S saves it under a name",
+                        path.display()
+                    ),
+                    Severity::Success,
+                );
+            }
+        }
+    }
+
+    /// The Open overlay's list arrived.
+    pub(super) fn picker_items(&mut self, items: Vec<PickerItem>) {
+        if let Some(Overlay::Open(o)) = &mut self.overlay {
+            o.items = items;
+            o.loading = false;
+            o.selected = 0;
+        }
+    }
+
+    pub(super) fn path_completions(&mut self, typed: String, paths: Vec<String>) {
+        if let Some(Overlay::Open(o)) = &mut self.overlay
+            && o.input.text == typed
+        {
+            o.completions = paths;
+            o.selected = 0;
+        }
+    }
+
+    /// Shows a session's dialogues, marked as recorded; its servers replace the sidebar's.
+    pub fn load_session(&mut self, session: Session, fx: &mut Vec<Effect>) {
+        for d in std::mem::take(&mut self.dialogues) {
+            if d.is_live() || d.status == Status::Connecting {
+                fx.push(Effect::Close { key: d.key });
+            }
+        }
+        self.servers.clear();
+        self.current = None;
+        self.sidebar_selected = 0;
+        for spec in &session.servers {
+            let interface = match &spec.transport {
+                TransportSpec::Embedded { interface, .. } => *interface,
+                _ => session
+                    .dialogues
+                    .iter()
+                    .find(|d| d.server == spec.name)
+                    .map(|d| d.interface)
+                    .unwrap_or(Interface::Dac),
+            };
+            self.servers.push(ServerState {
+                spec: spec.clone(),
+                name: spec.name.clone(),
+                status: ServerStatus::Recorded,
+                summary: None,
+                vocabulary: Default::default(),
+                interface,
+                expanded: true,
+                overrides: Default::default(),
+            });
+        }
+        self.defaults = session.defaults.clone();
+        for (i, record) in session.dialogues.into_iter().enumerate() {
+            let server = self
+                .servers
+                .iter()
+                .position(|s| s.spec.name == record.server)
+                .unwrap_or(0);
+            let key = self.new_key();
+            let name = record
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{} #{}", record.server, i + 1));
+            let mut d = DialogueState::new(key, name, server, record.interface);
+            d.status = Status::Recorded;
+            d.dialog_id = Some(record.dialog_id.clone());
+            d.notes = record.notes.clone();
+            if let Some(values) = &record.defaults {
+                d.defaults = Some(crate::client::defaults::Chosen::from_base(
+                    values.clone(),
+                    crate::client::defaults::Origin::Session,
+                ));
+            }
+            d.load_turns(record.turns);
+            d.next_turn = d
+                .turns
+                .iter()
+                .filter_map(|t| t.summary.turn_index)
+                .max()
+                .map(|t| t + 1)
+                .unwrap_or(0);
+            let last = d.turns.len().checked_sub(1);
+            d.select(last);
+            d.focus = Some(crate::tui::action::Pane::Transcript);
+            self.dialogues.push(d);
+            let index = self.dialogues.len() - 1;
+            if let Some(request) = self.dialogues[index]
+                .turns
+                .last()
+                .map(|t| t.turn.request_value())
+            {
+                let current = self.current;
+                self.current = Some(index);
+                self.with_composer(|c, ctx| c.load(&request, ctx));
+                self.current = current;
+            }
+        }
+        self.session.name = session.name.clone();
+        self.session.notes = session.notes.clone();
+        self.session.unsaved = 0;
+        self.current = (!self.dialogues.is_empty()).then_some(0);
+        self.focus = crate::tui::action::Pane::Transcript;
+    }
+}

@@ -1,0 +1,83 @@
+//! Keys: an open overlay takes them first, then the log's filter, then the composer when it
+//! has the focus (it leaves to the explorer only what it does not use), then the key table.
+
+use crate::tui::action::{Action, Handled, Pane};
+use crate::tui::app::App;
+use crate::tui::effect::Effect;
+use crate::tui::hits::Hits;
+use crate::tui::overlay::Overlay;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+impl App {
+    pub(super) fn key(&mut self, key: KeyEvent, hits: &Hits, fx: &mut Vec<Effect>) {
+        if let Some(mut overlay) = self.overlay.take() {
+            let (handled, outcome) = overlay.key(key);
+            // A scroll stops at the last page the frame showed, so that going back up moves
+            // at once.
+            if let (
+                Overlay::Help { scroll }
+                | Overlay::Messages { scroll }
+                | Overlay::LogEntry { scroll, .. },
+                Some(max),
+            ) = (&mut overlay, hits.overlay_scroll_max)
+            {
+                *scroll = (*scroll).min(max);
+            }
+            self.overlay = Some(overlay);
+            self.overlay_outcome(outcome, fx);
+            if handled == Handled::Ignored
+                && let Some(action) = self.keymap.action_for(&key, self.focus, true)
+            {
+                self.act(action, fx);
+            }
+            return;
+        }
+        if self.focus == Pane::Log && self.log.editing_filter {
+            self.log_filter_key(key);
+            return;
+        }
+        if self.focus == Pane::Composer && self.current.is_some() {
+            let anywhere = self.keymap.action_for(&key, Pane::Composer, true);
+            // Tab, Shift-Tab and Esc mean something in the form first (the next field, the
+            // completion list); the other keys that apply anywhere are actions.
+            if let Some(action) = &anywhere
+                && !matches!(
+                    action,
+                    Action::FocusNext | Action::FocusPrev | Action::Cancel
+                )
+            {
+                self.act(action.clone(), fx);
+                return;
+            }
+            let raw_lines = self.areas().raw_lines();
+            let handled = self
+                .with_composer(|c, ctx| c.handle_key(key, ctx, raw_lines))
+                .unwrap_or(Handled::Ignored);
+            if handled == Handled::Ignored
+                && let Some(action) = anywhere
+            {
+                self.act(action, fx);
+            }
+            return;
+        }
+        if let Some(action) = self.keymap.action_for(&key, self.focus, self.typing()) {
+            self.act(action, fx);
+        }
+    }
+
+    fn log_filter_key(&mut self, key: KeyEvent) {
+        let mut filter = self.log.filter.clone();
+        match key.code {
+            KeyCode::Enter | KeyCode::Esc => self.log.editing_filter = false,
+            KeyCode::Backspace => {
+                filter.pop();
+                self.log.set_filter(filter);
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                filter.push(c);
+                self.log.set_filter(filter);
+            }
+            _ => {}
+        }
+    }
+}

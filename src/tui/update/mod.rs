@@ -1,0 +1,133 @@
+//! How the explorer answers events: a pure function of the state and the event, which
+//! changes the state and returns what the runner is to do (`Effect`s). No I/O, no task, no
+//! clock: the time of the event comes with it, and where things were drawn comes from the
+//! last frame (`Hits`).
+
+mod actions;
+mod defaults;
+mod engine;
+mod files;
+mod keys;
+mod mouse;
+
+use crate::tui::app::App;
+use crate::tui::effect::Effect;
+use crate::tui::event::Event;
+use crate::tui::hits::Hits;
+use crate::tui::layout;
+use ratatui::crossterm::event::{Event as Input, KeyEventKind};
+use ratatui::layout::Rect;
+use std::time::Instant;
+
+pub use files::resolve_save_path;
+
+impl App {
+    /// Handles one event that happened `at`; `hits` is where the last frame drew things.
+    pub fn handle(&mut self, event: Event, at: Instant, hits: &Hits) -> Vec<Effect> {
+        self.now = at;
+        let mut fx = Vec::new();
+        if matches!(event, Event::Input(_)) {
+            self.clamp_detail_scroll(hits);
+        }
+        match event {
+            Event::Input(Input::Key(key)) if key.kind != KeyEventKind::Release => {
+                self.key(key, hits, &mut fx)
+            }
+            Event::Input(Input::Mouse(mouse)) => self.mouse(mouse, hits, &mut fx),
+            Event::Input(Input::Paste(text)) => self.paste(&text, &mut fx),
+            Event::Input(Input::Resize(w, h)) => self.size = Rect::new(0, 0, w, h),
+            Event::Input(_) => {}
+            Event::Tick => {
+                self.ticks += 1;
+                if self.notice.as_ref().is_some_and(|n| n.until <= self.now) {
+                    self.notice = None;
+                }
+            }
+            Event::Engine(e) => self.engine_event(*e, &mut fx),
+            Event::Replay(e) => self.replay_event(e),
+            Event::Saved {
+                path,
+                purpose,
+                result,
+            } => self.saved(path, purpose, result, &mut fx),
+            Event::SaveTarget {
+                path,
+                exists,
+                folder_exists,
+            } => self.save_target(path, exists, folder_exists, &mut fx),
+            Event::SessionRead {
+                path,
+                purpose,
+                result,
+            } => self.session_read(path, purpose, result, &mut fx),
+            Event::PickerItems(items) => self.picker_items(items),
+            Event::PathCompletions { typed, paths } => self.path_completions(typed, paths),
+            Event::ThemeLoaded { name, result } => self.theme_loaded(name, result, &mut fx),
+            Event::CopyWritten { path, result } => self.copy_written(path, result),
+            Event::Signal(name) => self.signal(name, &mut fx),
+        }
+        fx
+    }
+
+    /// The areas of the screen now (what the next frame will draw).
+    pub fn areas(&self) -> layout::Areas {
+        layout::areas(self, self.size)
+    }
+
+    fn paste(&mut self, text: &str, _fx: &mut [Effect]) {
+        use crate::tui::overlay::Overlay;
+        match &mut self.overlay {
+            Some(Overlay::Prompt(p)) => p.input.insert_str(text.lines().next().unwrap_or_default()),
+            Some(Overlay::Palette(p)) => {
+                p.query.insert_str(text.lines().next().unwrap_or_default());
+                p.refilter();
+            }
+            Some(Overlay::Open(o)) => o.input.insert_str(text.lines().next().unwrap_or_default()),
+            Some(Overlay::Defaults(f)) => {
+                if let Some(input) = f.inputs.get_mut(f.row) {
+                    input.insert_str(text.lines().next().unwrap_or_default().trim());
+                }
+            }
+            Some(_) => {}
+            None if self.focus == crate::tui::action::Pane::Composer => {
+                self.with_composer(|c, ctx| c.paste(text, ctx));
+            }
+            None => {}
+        }
+    }
+
+    /// Runs `f` on the current dialogue's composer with its context (the server's
+    /// vocabulary, the dialogue's commitments and turn).
+    pub fn with_composer<R>(
+        &mut self,
+        f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
+    ) -> Option<R> {
+        let i = self.current?;
+        let App {
+            servers,
+            dialogues,
+            defaults,
+            ..
+        } = self;
+        let d = dialogues.get_mut(i)?;
+        let empty = crate::protocol::resources::Vocabulary::default();
+        let vocabulary = servers.get(d.server).map_or(&empty, |s| &s.vocabulary);
+        let dialog_id = d.dialog_id.clone().unwrap_or_default();
+        let defaults = d
+            .defaults
+            .as_ref()
+            .map_or_else(|| defaults.clone(), |c| c.values.clone());
+        let ctx = crate::tui::composer::Context {
+            vocabulary,
+            commitments: &d.used_ids,
+            dialog_id: &dialog_id,
+            next_turn: d.next_turn,
+            last_accepted: d.last_accepted,
+            defaults: &defaults,
+        };
+        Some(f(&mut d.composer, &ctx))
+    }
+}
+
+#[cfg(test)]
+mod tests;

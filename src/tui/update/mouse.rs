@@ -1,0 +1,154 @@
+//! The mouse: what is under the pointer comes from where the last frame drew things.
+
+use crate::tui::action::{Action, Pane};
+use crate::tui::app::App;
+use crate::tui::effect::Effect;
+use crate::tui::hits::Hits;
+use crate::tui::overlay::{Outcome, Overlay};
+use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Position;
+
+impl App {
+    pub(super) fn mouse(&mut self, mouse: MouseEvent, hits: &Hits, fx: &mut Vec<Effect>) {
+        let at = Position::new(mouse.column, mouse.row);
+        if self.overlay.is_some() {
+            self.overlay_mouse(mouse, at, hits, fx);
+            return;
+        }
+        let pane = hits.pane_at(at);
+        match mouse.kind {
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let Some(pane) = pane else { return };
+                let previous = self.focus;
+                self.focus = pane;
+                let action = if mouse.kind == MouseEventKind::ScrollUp {
+                    Action::Up
+                } else {
+                    Action::Down
+                };
+                for _ in 0..3 {
+                    self.act(action.clone(), fx);
+                }
+                self.focus = previous;
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                if let Some(i) = Hits::find(&hits.tabs, at) {
+                    self.act(Action::GoToDialogue(i), fx);
+                    return;
+                }
+                if let Some(tab) = Hits::find(&hits.detail_tabs, at) {
+                    if let Some(d) = self.current_dialogue_mut() {
+                        d.detail_tab = tab;
+                        d.detail_scroll = 0;
+                    }
+                    self.focus = Pane::Detail;
+                    return;
+                }
+                if let Some(row) = Hits::find(&hits.sidebar_rows, at) {
+                    self.focus = Pane::Sidebar;
+                    self.sidebar_selected = row;
+                    self.act(Action::Select, fx);
+                    return;
+                }
+                if let Some(item) = Hits::find(&hits.completion_items, at) {
+                    self.focus = Pane::Composer;
+                    self.with_composer(|c, ctx| {
+                        if let Some(comp) = &mut c.completion {
+                            comp.selected = item;
+                        }
+                        c.handle_key(
+                            ratatui::crossterm::event::KeyEvent::from(
+                                ratatui::crossterm::event::KeyCode::Enter,
+                            ),
+                            ctx,
+                            usize::MAX,
+                        );
+                    });
+                    return;
+                }
+                if let Some(row) = Hits::find(&hits.composer_rows, at) {
+                    self.focus = Pane::Composer;
+                    if let Some(d) = self.current_dialogue_mut() {
+                        d.composer.row = row;
+                        d.composer.completion = None;
+                    }
+                    return;
+                }
+                // A transcript row: the turn drawn there (the window may have moved from the
+                // scroll asked for, to show the selected row: the frame says where it was).
+                if hits.transcript_rows.contains(at)
+                    && let Some(d) = self.current_dialogue_mut()
+                {
+                    let row = hits.transcript_top + (at.y - hits.transcript_rows.y) as usize;
+                    if row < d.turns.len() {
+                        d.select(Some(row));
+                        d.scroll = hits.transcript_top;
+                    }
+                }
+                if let Some(entry) = Hits::find(&hits.log_rows, at) {
+                    self.log.selected = Some(entry);
+                    self.log.follow = entry + 1 == self.log.visible_len();
+                }
+                if let Some(pane) = pane {
+                    self.focus = pane;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn overlay_mouse(
+        &mut self,
+        mouse: MouseEvent,
+        at: Position,
+        hits: &Hits,
+        fx: &mut Vec<Effect>,
+    ) {
+        let inside = hits.overlay.is_some_and(|r| r.contains(at));
+        match mouse.kind {
+            MouseEventKind::Down(MouseButton::Left) if !inside => {
+                self.overlay_outcome(Outcome::Close, fx);
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                let Some(row) = Hits::find(&hits.overlay_rows, at) else {
+                    return;
+                };
+                let outcome = match &mut self.overlay {
+                    Some(Overlay::Palette(p)) => {
+                        p.selected = row;
+                        p.chosen().map(Outcome::Run)
+                    }
+                    Some(Overlay::Open(o)) => {
+                        o.selected = row;
+                        let path = if o.input.text.is_empty() {
+                            o.items.get(row).map(|i| i.path.clone())
+                        } else {
+                            o.completions.get(row).map(std::path::PathBuf::from)
+                        };
+                        path.map(Outcome::OpenPath)
+                    }
+                    _ => None,
+                };
+                if let Some(outcome) = outcome {
+                    self.overlay_outcome(outcome, fx);
+                }
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let down = mouse.kind == MouseEventKind::ScrollDown;
+                if let Some(
+                    Overlay::Help { scroll }
+                    | Overlay::Messages { scroll }
+                    | Overlay::LogEntry { scroll, .. },
+                ) = &mut self.overlay
+                {
+                    *scroll = if down {
+                        *scroll + 3
+                    } else {
+                        scroll.saturating_sub(3)
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,881 @@
+//! Update on its own: events in, state and effects out. No server, no file, no terminal, no
+//! clock (the time is the event's); each test is what a user does and what must follow.
+
+use super::*;
+use crate::client::connection::{DialogIdOrigin, ServerSummary};
+use crate::client::defaults::Chosen;
+use crate::client::engine::EngineEvent;
+use crate::client::spec::ServerSpec;
+use crate::client::turn::{ErrorKind, Reply, Turn, TurnError};
+use crate::protocol::Interface;
+use crate::protocol::raw::RawJson;
+use crate::tui::action::Pane;
+use crate::tui::app::{DetailTab, Options, Paths};
+use crate::tui::event::{OpenPurpose, SavePurpose};
+use crate::tui::overlay::{ConfirmPurpose, Overlay};
+use crate::tui::theme::Theme;
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn options(servers: Vec<ServerSpec>) -> Options {
+    Options {
+        servers,
+        session: None,
+        theme: Theme::dark(),
+        theme_warning: None,
+        themes: vec!["dark".into(), "light".into(), "high-contrast".into()],
+        keymap: Default::default(),
+        paths: Paths {
+            data_dir: Some(PathBuf::from("/data")),
+            sessions_dir: PathBuf::from("/work/sessions"),
+            sessions_dir_exists: true,
+            cwd: PathBuf::from("/work"),
+        },
+        recover: None,
+        overrides: Default::default(),
+        in_tmux: false,
+    }
+}
+
+/// The explorer as started on the two reference servers, both dialogues open.
+struct T {
+    app: App,
+    now: Instant,
+    hits: Hits,
+}
+
+impl T {
+    fn new(servers: Vec<ServerSpec>) -> (T, Vec<Effect>) {
+        let now = Instant::now();
+        let (app, fx) = App::new(options(servers), now);
+        (
+            T {
+                app,
+                now,
+                hits: Hits::default(),
+            },
+            fx,
+        )
+    }
+
+    /// Both reference servers, their dialogues open.
+    fn reference() -> T {
+        let (mut t, fx) = T::new(vec![
+            ServerSpec::embedded(Interface::Dac),
+            ServerSpec::embedded(Interface::Usr),
+        ]);
+        assert_eq!(fx.len(), 2, "one Open per server: {fx:?}");
+        for key in [1, 2] {
+            t.opened(key);
+        }
+        t
+    }
+
+    fn event(&mut self, event: Event) -> Vec<Effect> {
+        self.now += Duration::from_millis(10);
+        self.app.handle(event, self.now, &self.hits)
+    }
+
+    fn opened(&mut self, key: u64) -> Vec<Effect> {
+        let i = self.app.dialogue_index(key).expect("the dialogue");
+        let interface = self.app.dialogues[i].interface;
+        let summary = ServerSummary {
+            name: format!("bkn-{}", interface.code()),
+            ..Default::default()
+        };
+        self.event(Event::Engine(Box::new(EngineEvent::Opened {
+            dialogue: key,
+            connection: key,
+            dialog_id: format!("dialog-{key}"),
+            origin: DialogIdOrigin::Client,
+            tool: interface.tool_name().into(),
+            summary: Box::new(summary),
+            vocabulary: Box::default(),
+            defaults: Box::new(Chosen::built_in()),
+        })))
+    }
+
+    fn key(&mut self, code: KeyCode) -> Vec<Effect> {
+        self.key_with(code, KeyModifiers::NONE)
+    }
+
+    fn key_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Effect> {
+        self.event(Event::Input(Input::Key(KeyEvent::new(code, modifiers))))
+    }
+
+    fn type_text(&mut self, text: &str) -> Vec<Effect> {
+        let mut all = Vec::new();
+        for c in text.chars() {
+            all.extend(self.key(KeyCode::Char(c)));
+        }
+        all
+    }
+
+    /// A turn arrives on a dialogue.
+    fn finished(&mut self, key: u64, turn: Turn) -> Vec<Effect> {
+        let next = turn.turn_index().map_or(0, |t| t + 1);
+        self.event(Event::Engine(Box::new(EngineEvent::TurnFinished {
+            dialogue: key,
+            turn,
+            next_turn: next,
+        })))
+    }
+
+    fn current(&self) -> &crate::tui::dialogue::DialogueState {
+        self.app.current_dialogue().expect("a dialogue in view")
+    }
+}
+
+fn turn(request: Value, response: Option<Value>) -> Turn {
+    Turn {
+        request: RawJson::from_value(&request),
+        reply: match response {
+            Some(r) => Reply::Response(RawJson::from_value(&r)),
+            None => Reply::Error(TurnError {
+                kind: ErrorKind::Gone,
+                message: "the server exited".into(),
+            }),
+        },
+        findings: Vec::new(),
+        sent: "2026-11-30T00:00:00.000Z".into(),
+        received: Some("2026-11-30T00:00:00.001Z".into()),
+        latency_ms: 1.0,
+        new_session: false,
+    }
+}
+
+fn grounding(index: u64) -> Turn {
+    turn(
+        json!({"Header": "PGM-KDA-V1.0", "Kind": "semantic_grounding", "TurnIndex": index,
+               "Terms": [{"Text": "bench"}]}),
+        Some(json!({"Header": "PGM-KDA-V1.0", "TurnIndex": index, "Outcome": "answered"})),
+    )
+}
+
+fn saves(fx: &[Effect]) -> Vec<(PathBuf, SavePurpose, Session)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Save {
+                path,
+                session,
+                purpose,
+            } => Some((path.clone(), *purpose, (**session).clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn closes(fx: &[Effect]) -> Vec<u64> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Close { key } => Some(*key),
+            _ => None,
+        })
+        .collect()
+}
+
+fn quits(fx: &[Effect]) -> Vec<bool> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Quit { clean } => Some(*clean),
+            _ => None,
+        })
+        .collect()
+}
+
+use crate::session::Session;
+
+#[test]
+fn the_explorer_starts_with_one_open_per_server_and_shows_the_first() {
+    let (t, fx) = T::new(vec![
+        ServerSpec::embedded(Interface::Dac),
+        ServerSpec::embedded(Interface::Usr),
+    ]);
+    let opens: Vec<(u64, Interface)> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Open {
+                key,
+                interface,
+                first_turn,
+                ..
+            } => {
+                assert_eq!(*first_turn, 0);
+                Some((*key, *interface))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(opens, [(1, Interface::Dac), (2, Interface::Usr)]);
+    assert_eq!(t.app.current, Some(0));
+    assert_eq!(t.app.focus, Pane::Composer);
+}
+
+#[test]
+fn a_usr_dialogue_opens_on_the_user_state_tab() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('2'));
+    assert_eq!(t.current().interface, Interface::Usr);
+    assert_eq!(t.app.shown_detail_tab(), DetailTab::UserState);
+}
+
+#[test]
+fn x_on_a_dialogue_with_turns_asks_first_and_n_keeps_it() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('x'));
+    assert!(fx.is_empty(), "nothing closes before the answer: {fx:?}");
+    assert!(matches!(
+        &t.app.overlay,
+        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::CloseDialogue(1)
+    ));
+    let fx = t.key(KeyCode::Char('n'));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(t.app.overlay.is_none());
+    assert_eq!(t.app.dialogues.len(), 2);
+    // Esc answers no too.
+    t.key(KeyCode::Char('x'));
+    assert!(t.key(KeyCode::Esc).is_empty());
+    assert_eq!(t.app.dialogues.len(), 2);
+}
+
+#[test]
+fn y_closes_the_dialogue_and_the_autosave_no_longer_has_it() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('x'));
+    let fx = t.key(KeyCode::Char('y'));
+    assert_eq!(closes(&fx), [1]);
+    let saved = saves(&fx);
+    assert_eq!(saved.len(), 1, "{fx:?}");
+    assert_eq!(saved[0].1, SavePurpose::Autosave);
+    assert!(saved[0].2.dialogues.is_empty());
+    assert_eq!(t.app.dialogues.len(), 1);
+    assert_eq!(t.current().interface, Interface::Usr);
+}
+
+#[test]
+fn x_on_an_empty_dialogue_closes_it_at_once() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('x'));
+    assert_eq!(closes(&fx), [1]);
+    assert!(t.app.overlay.is_none());
+}
+
+#[test]
+fn save_as_shows_the_full_path_and_asks_before_overwriting() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('S'));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("Save-as asks for a path");
+    };
+    assert_eq!(p.note, "→ /work/sessions/session.json");
+    // Type a bare name: it goes in the sessions folder, with .json.
+    for _ in 0.."session.json".len() {
+        t.key(KeyCode::Backspace);
+    }
+    t.type_text("tour");
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!()
+    };
+    assert_eq!(p.note, "→ /work/sessions/tour.json");
+    let fx = t.key(KeyCode::Enter);
+    let target = PathBuf::from("/work/sessions/tour.json");
+    assert!(
+        matches!(&fx[..], [Effect::CheckSaveTarget { path }] if *path == target),
+        "{fx:?}"
+    );
+    // It exists: a question, and nothing written.
+    let fx = t.event(Event::SaveTarget {
+        path: target.clone(),
+        exists: true,
+        folder_exists: true,
+    });
+    assert!(fx.is_empty());
+    assert!(matches!(
+        &t.app.overlay,
+        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::Overwrite(target.clone())
+    ));
+    assert!(t.key(KeyCode::Char('n')).is_empty(), "n keeps the file");
+    assert!(t.app.session.path.is_none());
+    // Again, and y overwrites.
+    t.event(Event::SaveTarget {
+        path: target.clone(),
+        exists: true,
+        folder_exists: true,
+    });
+    let fx = t.key(KeyCode::Char('y'));
+    let saved = saves(&fx);
+    assert_eq!(saved.len(), 1);
+    assert_eq!((&saved[0].0, saved[0].1), (&target, SavePurpose::Explicit));
+    t.event(Event::Saved {
+        path: target.clone(),
+        purpose: SavePurpose::Explicit,
+        result: Ok(()),
+    });
+    assert_eq!(t.app.session.path.as_ref(), Some(&target));
+    assert_eq!(t.app.session.unsaved, 0);
+    // Saving to the session's own file asks nothing.
+    let fx = t.event(Event::SaveTarget {
+        path: target.clone(),
+        exists: true,
+        folder_exists: true,
+    });
+    assert_eq!(saves(&fx).len(), 1);
+}
+
+#[test]
+fn save_as_makes_no_folder_the_user_did_not_ask_for() {
+    let mut t = T::reference();
+    let fx = t.event(Event::SaveTarget {
+        path: PathBuf::from("/work/nowhere/s.json"),
+        exists: false,
+        folder_exists: false,
+    });
+    assert!(saves(&fx).is_empty());
+    let notice = t.app.notice.as_ref().expect("a notice");
+    assert!(notice.text.contains("does not exist"), "{}", notice.text);
+}
+
+#[test]
+fn save_paths_resolve_home_bare_names_and_relative_paths() {
+    let paths = options(Vec::new()).paths;
+    assert_eq!(
+        resolve_save_path("a", &paths),
+        PathBuf::from("/work/sessions/a.json")
+    );
+    assert_eq!(
+        resolve_save_path("out/a.json", &paths),
+        PathBuf::from("/work/out/a.json")
+    );
+    assert_eq!(
+        resolve_save_path("/tmp/a.session", &paths),
+        PathBuf::from("/tmp/a.session")
+    );
+    let no_sessions = Paths {
+        sessions_dir_exists: false,
+        ..paths
+    };
+    assert_eq!(
+        resolve_save_path("a.json", &no_sessions),
+        PathBuf::from("/work/a.json")
+    );
+}
+
+#[test]
+fn a_signal_with_unsaved_turns_writes_the_autosave_then_leaves_keeping_the_marker() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    let fx = t.event(Event::Signal("SIGTERM"));
+    assert_eq!(closes(&fx), [1, 2], "both sessions are ended");
+    let saved = saves(&fx);
+    assert_eq!(saved.len(), 1);
+    assert_eq!(
+        saved[0].0,
+        PathBuf::from("/data").join(crate::tui::persist::AUTOSAVE)
+    );
+    assert_eq!(saved[0].1, SavePurpose::BeforeLeaving);
+    assert_eq!(saved[0].2.dialogues[0].turns.len(), 1);
+    assert!(quits(&fx).is_empty(), "not before the save is written");
+    // Written or not, it leaves, and not cleanly (the next start offers the autosave).
+    for result in [Ok(()), Err("disk full".to_owned())] {
+        let fx = t.event(Event::Saved {
+            path: saved[0].0.clone(),
+            purpose: SavePurpose::BeforeLeaving,
+            result,
+        });
+        assert_eq!(quits(&fx), [false]);
+    }
+}
+
+#[test]
+fn a_signal_without_work_is_a_clean_quit() {
+    let mut t = T::reference();
+    let fx = t.event(Event::Signal("SIGHUP"));
+    assert_eq!(quits(&fx), [true]);
+    assert!(saves(&fx).is_empty());
+}
+
+#[test]
+fn quit_with_unsaved_turns_asks_and_y_ends_every_session() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('q'));
+    assert!(fx.is_empty());
+    assert!(matches!(
+        &t.app.overlay,
+        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::Quit
+    ));
+    let fx = t.key(KeyCode::Char('y'));
+    assert_eq!(closes(&fx), [1, 2]);
+    assert_eq!(quits(&fx), [true]);
+}
+
+#[test]
+fn a_reconnect_is_a_new_session_recorded_on_the_next_turn() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.event(Event::Engine(Box::new(EngineEvent::Closed { dialogue: 1 })));
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('R'));
+    assert_eq!(closes(&fx), [1]);
+    let (key, first) = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Open {
+                key, first_turn, ..
+            } => Some((*key, *first_turn)),
+            _ => None,
+        })
+        .expect("an Open");
+    assert_ne!(key, 1, "a new engine dialogue");
+    assert_eq!(first, 1, "TurnIndex carries on");
+    t.opened(key);
+    t.finished(key, grounding(1));
+    let d = t.current();
+    assert!(!d.turns[0].turn.new_session);
+    assert!(d.turns[1].turn.new_session, "the reconnect is recorded");
+    let session = t.app.snapshot();
+    assert!(session.dialogues[0].turns[1].new_session);
+    // The Commitments view starts afresh at the new session.
+    assert_eq!(d.commitments_at(1).session_start, 1);
+}
+
+#[test]
+fn a_failed_turn_leaves_its_commitments_unsent_and_ids_stay_unique() {
+    let mut t = T::reference();
+    // A commitment turn that the server never answered.
+    t.finished(
+        1,
+        turn(
+            json!({"Header": "PGM-KDA-V1.0", "Kind": "commitment", "TurnIndex": 0,
+                   "Commitments": [{"CommitmentID": "c1", "Statement": "Kiosk#3 locatedAt MLoc:Square.Stage"}]}),
+            None,
+        ),
+    );
+    let d = t.current();
+    let view = d.commitments_at(0);
+    assert!(
+        view.rows.iter().all(|r| r.state.is_none()),
+        "nothing is shown as retained: {view:?}"
+    );
+    // Two commitments typed without an ID get IDs the dialogue has not used.
+    let request = t
+        .app
+        .with_composer(|c, ctx| {
+            c.set_kind(crate::protocol::dac::Kind::Commitment);
+            let i = c
+                .fields
+                .iter()
+                .position(|f| f.spec.key == "Commitments")
+                .expect("a Commitments field");
+            c.fields[i].editor = crate::tui::composer::editor(
+                "Kiosk#3 locatedAt MLoc:Square.Stage\nKiosk#3 ownedBy Avatar#7",
+            );
+            c.content(ctx.commitments)
+        })
+        .unwrap()
+        .expect("content");
+    let ids: Vec<&str> = request["Commitments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["CommitmentID"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+    assert!(!ids.contains(&"c1"), "c1 was used: {ids:?}");
+}
+
+#[test]
+fn a_click_selects_the_row_the_frame_drew_after_keyboard_scrolling() {
+    let mut t = T::reference();
+    for i in 0..30 {
+        t.finished(1, grounding(i));
+    }
+    t.key(KeyCode::Esc);
+    assert_eq!(t.app.focus, Pane::Transcript);
+    // The user goes up with the keys; the frame drew rows 12.. at the transcript's top.
+    for _ in 0..5 {
+        t.key(KeyCode::Up);
+    }
+    t.hits.transcript_rows = Rect::new(30, 3, 60, 10);
+    t.hits.transcript_top = 12;
+    t.hits
+        .panes
+        .push((Rect::new(29, 2, 62, 12), Pane::Transcript));
+    t.event(Event::Input(Input::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: 40,
+        row: 5,
+        modifiers: KeyModifiers::NONE,
+    })));
+    assert_eq!(t.current().selected, Some(14));
+    assert_eq!(t.current().scroll, 12);
+}
+
+#[test]
+fn typing_in_the_composer_is_never_a_global_key() {
+    let mut t = T::reference();
+    assert_eq!(t.app.focus, Pane::Composer);
+    // Tab moves to the next field; the letters after it are text.
+    let mut fx = t.key(KeyCode::Tab);
+    fx.extend(t.type_text("nxqR"));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(t.app.dialogues.len(), 2);
+    assert_eq!(t.app.focus, Pane::Composer);
+    assert!(t.app.overlay.is_none());
+}
+
+#[test]
+fn n_opens_on_the_server_of_the_dialogue_in_view() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('2'));
+    // Never shown before, dialogue 2 takes the focus it was switched from.
+    assert_eq!(t.app.focus, Pane::Transcript);
+    // The sidebar still points at the first server.
+    t.app.sidebar_selected = 0;
+    let fx = t.key(KeyCode::Char('n'));
+    let (spec, interface) = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Open {
+                spec, interface, ..
+            } => Some((spec.clone(), *interface)),
+            _ => None,
+        })
+        .expect("an Open");
+    assert_eq!(interface, Interface::Usr);
+    assert_eq!(spec, t.app.servers[1].spec);
+    assert_eq!(t.app.current, Some(2));
+    assert_eq!(
+        t.app.dialogues[2].name,
+        format!("{} #2", t.app.servers[1].name)
+    );
+}
+
+#[test]
+fn each_dialogue_keeps_its_own_focus_and_detail_tab() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc); // the transcript of dialogue 1
+    t.key(KeyCode::Char('l')); // its next detail tab
+    let tab = t.app.shown_detail_tab();
+    t.key(KeyCode::Char('2'));
+    t.key(KeyCode::Char('c')); // the composer of dialogue 2
+    assert_eq!(t.app.focus, Pane::Composer);
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('1'));
+    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.shown_detail_tab(), tab);
+    t.key(KeyCode::Char('2'));
+    assert_eq!(t.app.shown_detail_tab(), DetailTab::UserState);
+}
+
+#[test]
+fn send_asks_the_runner_and_esc_cancels_the_pending_turn() {
+    let mut t = T::reference();
+    t.type_text("bench");
+    let fx = t.key(KeyCode::F(5));
+    let Some(Effect::Send { key, request, .. }) = fx.first() else {
+        panic!("F5 sends: {fx:?}");
+    };
+    assert_eq!(*key, 1);
+    assert_eq!(request["Kind"], "semantic_grounding");
+    assert!(t.current().pending.is_some());
+    // A second F5 while pending sends nothing.
+    assert!(t.key(KeyCode::F(5)).is_empty());
+    let fx = t.key(KeyCode::Esc);
+    assert!(matches!(&fx[..], [Effect::Cancel { key: 1 }]), "{fx:?}");
+    assert_eq!(t.app.focus, Pane::Composer, "Esc cancelled, and only that");
+}
+
+#[test]
+fn a_dialogue_that_is_not_open_sends_nothing_and_says_why() {
+    let (mut t, _) = T::new(vec![ServerSpec::embedded(Interface::Dac)]);
+    let fx = t.key(KeyCode::F(5));
+    assert!(fx.is_empty());
+    assert!(t.app.notice.as_ref().unwrap().text.contains("connecting"));
+}
+
+#[test]
+fn a_turn_is_autosaved_and_counts_as_unsaved() {
+    let mut t = T::reference();
+    let fx = t.finished(1, grounding(0));
+    let saved = saves(&fx);
+    assert_eq!(saved.len(), 1);
+    assert_eq!(saved[0].1, SavePurpose::Autosave);
+    assert_eq!(t.app.session.unsaved, 1);
+}
+
+#[test]
+fn notices_fade_by_the_time_of_the_events_and_stay_in_the_messages() {
+    let mut t = T::reference();
+    t.app.notify("hello", crate::tui::app::Severity::Info);
+    t.now += crate::tui::app::NOTICE_TIME;
+    t.event(Event::Tick);
+    assert!(t.app.notice.is_none());
+    assert!(t.app.messages.iter().any(|m| m.text == "hello"));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('M'));
+    assert!(matches!(t.app.overlay, Some(Overlay::Messages { .. })));
+}
+
+#[test]
+fn enter_on_a_log_row_opens_the_entry() {
+    let mut t = T::reference();
+    t.app.log.push(crate::client::event::LogEntry::new(
+        1,
+        crate::client::event::LogKind::Client,
+        "{\"a\": 1}",
+    ));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('L'));
+    t.app.focus = Pane::Log;
+    t.key(KeyCode::End);
+    t.key(KeyCode::Enter);
+    assert!(matches!(t.app.overlay, Some(Overlay::LogEntry { .. })));
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(
+        matches!(&fx[..], [Effect::Clipboard { text }] if text.contains("\"a\": 1")),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn ctrl_o_lists_sessions_and_completes_typed_paths() {
+    let mut t = T::reference();
+    let fx = t.key_with(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
+    let fx = t.type_text("/tm");
+    assert!(
+        matches!(fx.last(), Some(Effect::CompletePath { typed }) if typed == "/tm"),
+        "{fx:?}"
+    );
+    t.event(Event::PathCompletions {
+        typed: "/tm".into(),
+        paths: vec!["/tmp/".into()],
+    });
+    let Some(Overlay::Open(o)) = &t.app.overlay else {
+        panic!()
+    };
+    assert_eq!(o.completions, ["/tmp/"]);
+    t.type_text("p/x.json");
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::ReadSession { path, purpose: OpenPurpose::Open }] if path == &PathBuf::from("/tmp/x.json")),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn a_session_that_cannot_be_read_changes_nothing() {
+    let mut t = T::reference();
+    t.key_with(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    t.event(Event::SessionRead {
+        path: PathBuf::from("/tmp/bad.json"),
+        purpose: OpenPurpose::Open,
+        result: Err("bad.json: line 3, column 4: expected value".into()),
+    });
+    let Some(Overlay::Open(o)) = &t.app.overlay else {
+        panic!("the overlay stays, with the error")
+    };
+    assert!(o.error.as_deref().unwrap().contains("line 3"));
+    assert!(t.app.session.path.is_none());
+    assert_eq!(t.app.dialogues.len(), 2);
+}
+
+#[test]
+fn a_recovery_is_offered_at_start_and_y_reads_it() {
+    let mut o = options(Vec::new());
+    o.recover = Some(PathBuf::from("/data/recovered-1.json"));
+    let (mut app, _) = App::new(o, Instant::now());
+    let fx = app.handle(
+        Event::Input(Input::Key(KeyEvent::from(KeyCode::Char('y')))),
+        Instant::now(),
+        &Hits::default(),
+    );
+    assert!(
+        matches!(
+            &fx[..],
+            [Effect::ReadSession {
+                purpose: OpenPurpose::Recover,
+                ..
+            }]
+        ),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn copying_says_honestly_where_the_text_can_have_gone() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.app.in_tmux = true;
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(matches!(&fx[..], [Effect::Clipboard { .. }]), "{fx:?}");
+    let text = &t.app.notice.as_ref().unwrap().text;
+    assert!(
+        text.contains("set-clipboard") && text.contains('W'),
+        "{text}"
+    );
+    let fx = t.key(KeyCode::Char('W'));
+    assert!(matches!(&fx[..], [Effect::WriteCopy { .. }]), "{fx:?}");
+}
+
+#[test]
+fn a_new_theme_is_remembered() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('T'));
+    assert_eq!(t.app.theme.name, "light");
+    assert!(matches!(&fx[..], [Effect::RememberTheme { name }] if name == "light"));
+}
+
+#[test]
+fn the_detail_scroll_comes_back_from_the_last_page_the_frame_showed() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+    t.app.focus = Pane::Detail;
+    t.key(KeyCode::End);
+    // The frame could show from line 7 at most.
+    t.hits.detail_top = Some((1, 7));
+    t.key(KeyCode::Up);
+    assert_eq!(t.current().detail_scroll, 6);
+}
+
+#[test]
+fn a_server_is_named_by_its_initialize_name_made_distinct() {
+    let (mut t, _) = T::new(vec![
+        ServerSpec::from_command_line("python3 a.py").unwrap(),
+        ServerSpec::from_command_line("python3 b.py").unwrap(),
+    ]);
+    t.opened(1);
+    t.opened(2);
+    let names: Vec<&str> = t.app.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["bkn-dac", "bkn-dac-2"]);
+    assert_eq!(t.app.dialogues[1].name, "bkn-dac-2 #1");
+}
+
+#[test]
+fn defaults_say_where_they_came_from_and_the_user_overrides_them_per_dialogue() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('D'));
+    let Some(Overlay::Defaults(form)) = &t.app.overlay else {
+        panic!("D opens the defaults");
+    };
+    assert_eq!(form.now[0].0, "MI:PublicSquare");
+    assert_eq!(form.now[0].1, "built in");
+    t.type_text("MI:Harbour");
+    let fx = t.key(KeyCode::Enter);
+    let Some(Effect::SetDefaults { key, defaults }) = fx.first() else {
+        panic!("the engine dialogue is told: {fx:?}");
+    };
+    assert_eq!(*key, 1);
+    assert_eq!(defaults.values.m_instance, "MI:Harbour");
+    assert!(matches!(
+        defaults.m_instance,
+        crate::client::defaults::Origin::User(_)
+    ));
+    assert_eq!(
+        defaults.u_environment,
+        crate::client::defaults::Origin::BuiltIn
+    );
+    // The composer fills it in; a reconnect keeps it; a new dialogue of the server does not.
+    let preview = t
+        .app
+        .with_composer(|c, ctx| c.preview(ctx))
+        .unwrap()
+        .unwrap();
+    assert_eq!(preview["MInstance"], "MI:Harbour");
+    let fx = t.key(KeyCode::Char('R'));
+    let overrides = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Open { overrides, .. } => Some(overrides.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(overrides.m_instance.as_deref(), Some("MI:Harbour"));
+    let fx = t.key(KeyCode::Char('n'));
+    let overrides = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Open { overrides, .. } => Some(overrides.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(overrides.m_instance, None);
+}
+
+#[test]
+fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('D'));
+    // SessionID, then the scope: every dialogue of the server.
+    t.key(KeyCode::Tab);
+    t.key(KeyCode::Tab);
+    t.type_text("AUS:42");
+    t.key(KeyCode::Tab);
+    t.key(KeyCode::Right);
+    let fx = t.key(KeyCode::Enter);
+    assert_eq!(
+        fx.iter()
+            .filter(|e| matches!(e, Effect::SetDefaults { key: 1, .. }))
+            .count(),
+        1,
+        "{fx:?}"
+    );
+    assert!(
+        !fx.iter()
+            .any(|e| matches!(e, Effect::SetDefaults { key: 2, .. })),
+        "the other server's dialogue is not touched"
+    );
+    assert_eq!(
+        t.app.servers[0].overrides.session_id.as_deref(),
+        Some("AUS:42")
+    );
+    let fx = t.key(KeyCode::Char('n'));
+    let overrides = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Open { overrides, .. } => Some(overrides.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(overrides.session_id.as_deref(), Some("AUS:42"));
+    // Emptied, it goes back to the server's (here the built-in) value.
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('1'));
+    t.key(KeyCode::Char('D'));
+    t.key(KeyCode::Tab);
+    t.key(KeyCode::Tab);
+    t.key_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    t.key(KeyCode::Enter);
+    assert_eq!(t.app.servers[0].overrides.session_id, None);
+    assert_eq!(
+        t.app.dialogues[0]
+            .defaults
+            .as_ref()
+            .unwrap()
+            .values
+            .session_id,
+        crate::protocol::message::CommonDefaults::default().session_id
+    );
+}
