@@ -117,7 +117,7 @@ impl ServerArgs {
             m_instance: self.m_instance.clone(),
             u_environment: self.u_environment.clone(),
             session_id: self.session_id.clone(),
-            how: "the command line".into(),
+            how: "on the command line".into(),
         }
     }
 

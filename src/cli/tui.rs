@@ -93,7 +93,7 @@ pub fn run(args: Args) -> u8 {
             m_instance: args.m_instance,
             u_environment: args.u_environment,
             session_id: args.session_id,
-            how: "the command line".into(),
+            how: "on the command line".into(),
         },
         data_dir: crate::tui::persist::data_dir(),
         config_dir: crate::tui::run::config_dir(),

@@ -29,7 +29,7 @@ impl fmt::Display for Origin {
             Origin::BuiltIn => f.write_str("built in"),
             Origin::Server(uri) => write!(f, "from the server's {uri}"),
             Origin::Session => f.write_str("from the session"),
-            Origin::User(how) => write!(f, "set by you ({how})"),
+            Origin::User(how) => write!(f, "set by you {how}"),
         }
     }
 }
@@ -40,7 +40,8 @@ pub struct Overrides {
     pub m_instance: Option<String>,
     pub u_environment: Option<String>,
     pub session_id: Option<String>,
-    /// How the user set them, for `Origin::User` (e.g. `--m-instance`).
+    /// How the user set them, for `Origin::User`, as the end of "set by you …" (e.g. "on
+    /// the command line").
     pub how: String,
 }
 
@@ -151,11 +152,11 @@ mod tests {
         assert_eq!(chosen.u_environment, Origin::BuiltIn);
         let overrides = Overrides {
             m_instance: Some("MI:Mine".into()),
-            how: "--m-instance".into(),
+            how: "with --m-instance".into(),
             ..Overrides::default()
         };
         let chosen = Chosen::built_in().choose(Some(&published), &overrides);
         assert_eq!(chosen.values.m_instance, "MI:Mine");
-        assert!(chosen.describe().contains("set by you (--m-instance)"));
+        assert!(chosen.describe().contains("set by you with --m-instance"));
     }
 }

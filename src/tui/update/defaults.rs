@@ -85,12 +85,12 @@ impl App {
         };
         let targets: Vec<usize> = match scope {
             DefaultsScope::Dialogue => {
-                overrides.how = "the explorer, this dialogue".into();
+                overrides.how = "in the explorer, for this dialogue".into();
                 self.dialogues[i].overrides = overrides;
                 vec![i]
             }
             DefaultsScope::Server => {
-                overrides.how = format!("the explorer, server {}", self.servers[server].name);
+                overrides.how = format!("in the explorer, for server {}", self.servers[server].name);
                 self.servers[server].overrides = overrides;
                 // The dialogue in view takes them even if it had its own.
                 self.dialogues[i].overrides = Overrides::default();

@@ -10,8 +10,19 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-/// Where the explorer is: every part (`full`), or only the server and what is unsaved.
-fn context(app: &App, full: bool) -> String {
+/// How much of where the explorer is the status line says.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Detail {
+    /// Only the server and what is unsaved.
+    Short,
+    /// Without where the M-Instance came from and the protocol version.
+    Medium,
+    Full,
+}
+
+/// Where the explorer is, at a level of detail.
+fn context(app: &App, detail: Detail) -> String {
+    let full = detail >= Detail::Medium;
     let mut left = String::from(" ");
     if let Some(d) = app.current_dialogue() {
         let server = &app.servers[d.server];
@@ -22,7 +33,9 @@ fn context(app: &App, full: bool) -> String {
             }
             left.push_str(&format!(" · turn {}", d.next_turn));
             // The M-Instance its Requests are filled with, and where it came from.
-            if let Some(ch) = &d.defaults {
+            if let Some(ch) = &d.defaults
+                && detail == Detail::Full
+            {
                 use crate::client::defaults::Origin;
                 let from = match &ch.m_instance {
                     Origin::BuiltIn => "built in".to_owned(),
@@ -33,7 +46,7 @@ fn context(app: &App, full: bool) -> String {
                 left.push_str(&format!(" · {} ({from})", ch.values.m_instance));
             }
             let state = match &d.status {
-                Status::Open => format!(
+                Status::Open if detail == Detail::Full => format!(
                     "connected {}",
                     server
                         .summary
@@ -41,6 +54,7 @@ fn context(app: &App, full: bool) -> String {
                         .map(|s| s.protocol_version.as_str())
                         .unwrap_or("")
                 ),
+                Status::Open => "connected".into(),
                 Status::Connecting => "connecting".into(),
                 Status::Recorded => "recorded".into(),
                 Status::Failed(_) => "failed".into(),
@@ -62,14 +76,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let c = &t.colors;
     let base = t.fg(c.status_fg).bg(c.status_bg);
     let width = area.width as usize;
-    let full = context(app, true);
-    // A notice comes first: the context gives way to it.
-    let left = match &app.notice {
-        Some(n) if full.chars().count() + 3 + n.text.chars().count().min(60) > width => {
-            context(app, false)
-        }
-        _ => full,
-    };
+    // The most detail that fits, leaving room for a notice (which comes first) or a hint.
+    let wanted = 3 + app.notice.as_ref().map_or(12, |n| n.text.chars().count().min(60));
+    let left = [Detail::Full, Detail::Medium]
+        .into_iter()
+        .map(|d| context(app, d))
+        .find(|c| c.chars().count() + wanted <= width)
+        .unwrap_or_else(|| context(app, Detail::Short));
     let mut spans = vec![Span::styled(left.clone(), base)];
     let room = (area.width as usize).saturating_sub(left.chars().count() + 3);
     if let Some(n) = &app.notice {

@@ -30,11 +30,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             format!(" {} {mark}{} ", i + 1, super::text::cut(&d.name, 18))
         })
         .collect();
-    let right = format!(
-        " {} │ {} help ",
-        t.name,
-        app.keymap.first_key(&Action::Help)
-    );
+    // The theme's name only where there is room for it: tabs come first.
+    let help = app.keymap.first_key(&Action::Help);
+    let right = if area.width >= 100 {
+        format!(" {} │ {help} help ", t.name)
+    } else {
+        format!(" {help} help ")
+    };
     let fixed = NAME.chars().count() + 1 + right.chars().count();
     // Room for the tabs, less the "‹ 3" and "3 ›" markers that may be needed.
     let room = (area.width as usize).saturating_sub(fixed + 8);
