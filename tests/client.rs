@@ -657,3 +657,39 @@ fn dialogue_tools_and_call_commands() {
     assert_eq!(code, 2);
     assert!(err.contains("name the server of nosuch"), "{err}");
 }
+
+/// A stdio server that never answers the handshake is ended when the connection gives up:
+/// trying again does not leave one more process each time.
+#[tokio::test]
+async fn a_server_that_never_answers_the_handshake_is_not_left_running() {
+    // `sleep` reads nothing and writes nothing; its argument makes it findable.
+    let marker = format!("97.{}", std::process::id());
+    let spec = ServerSpec::from_command_line(&format!("sleep {marker}")).unwrap();
+    let options = ConnectOptions {
+        timeout: Duration::from_millis(500),
+        ..ConnectOptions::default()
+    };
+    for _ in 0..3 {
+        let e = Connection::connect(&spec, &options).await.err().expect("no handshake");
+        assert!(e.0.contains("handshake") || e.0.contains("answer"), "{}", e.0);
+    }
+    let running = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&marker))
+            })
+            .count()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while running() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} server processes are still running",
+            running()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -628,3 +628,39 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
     );
     assert!(screen.contains("≠"), "{screen}");
 }
+
+/// Every MCP session the explorer opened over HTTP, the ones `R` opened included, is ended
+/// (DELETE) when it quits: the server holds none afterwards.
+#[tokio::test]
+async fn sessions_opened_by_reconnects_are_ended_on_quit() {
+    let server = common::spawn_http(&["dac".to_owned()]).await;
+    let spec = ServerSpec::from_url(&server.url).expect("a URL");
+    let mut h = Harness::new(options(vec![spec], "dark"));
+    h.until(WAIT, "the dialogue to open", |app| {
+        app.dialogues.first().is_some_and(|d| d.status == Status::Open)
+    })
+    .await;
+    h.key(KeyCode::Esc);
+    for _ in 0..3 {
+        h.key(KeyCode::Char('R'));
+        h.until(WAIT, "the new session", |app| {
+            app.dialogues[0].status == Status::Open
+        })
+        .await;
+    }
+    let health = format!("{}/health", server.url.trim_end_matches("/mcp"));
+    let sessions = || async {
+        let v: Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+        v["sessions"].as_u64().unwrap()
+    };
+    // Each R ended the session before it.
+    let deadline = std::time::Instant::now() + WAIT;
+    while sessions().await != 1 {
+        assert!(std::time::Instant::now() < deadline, "old sessions were not ended");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    h.key(KeyCode::Char('q'));
+    assert_eq!(h.runner.quit, Some(true));
+    h.until_closed(WAIT).await;
+    assert_eq!(sessions().await, 0, "the last session was ended on quit");
+}

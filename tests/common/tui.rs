@@ -205,6 +205,19 @@ impl Harness {
         });
     }
 
+    /// Handles events until the runner has ended every session it was closing (as the
+    /// explorer waits before it leaves).
+    pub async fn until_closed(&mut self, within: Duration) {
+        let deadline = Instant::now() + within;
+        while self.runner.closing() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.events.recv()).await {
+                Ok(Some(event)) => self.event(event),
+                _ => panic!("sessions were still being closed after {within:?}"),
+            }
+        }
+    }
+
     /// Handles whatever has already arrived.
     pub fn drain(&mut self) {
         while let Ok(event) = self.events.try_recv() {
