@@ -670,8 +670,15 @@ async fn a_server_that_never_answers_the_handshake_is_not_left_running() {
         ..ConnectOptions::default()
     };
     for _ in 0..3 {
-        let e = Connection::connect(&spec, &options).await.err().expect("no handshake");
-        assert!(e.0.contains("handshake") || e.0.contains("answer"), "{}", e.0);
+        let e = Connection::connect(&spec, &options)
+            .await
+            .err()
+            .expect("no handshake");
+        assert!(
+            e.0.contains("handshake") || e.0.contains("answer"),
+            "{}",
+            e.0
+        );
     }
     let running = || {
         std::fs::read_dir("/proc")

@@ -637,7 +637,9 @@ async fn sessions_opened_by_reconnects_are_ended_on_quit() {
     let spec = ServerSpec::from_url(&server.url).expect("a URL");
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues.first().is_some_and(|d| d.status == Status::Open)
+        app.dialogues
+            .first()
+            .is_some_and(|d| d.status == Status::Open)
     })
     .await;
     h.key(KeyCode::Esc);
@@ -656,11 +658,49 @@ async fn sessions_opened_by_reconnects_are_ended_on_quit() {
     // Each R ended the session before it.
     let deadline = std::time::Instant::now() + WAIT;
     while sessions().await != 1 {
-        assert!(std::time::Instant::now() < deadline, "old sessions were not ended");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "old sessions were not ended"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     h.key(KeyCode::Char('q'));
     assert_eq!(h.runner.quit, Some(true));
     h.until_closed(WAIT).await;
     assert_eq!(sessions().await, 0, "the last session was ended on quit");
+}
+
+/// A Domain Access of someone else's (Python, another M-Instance, written from the binding):
+/// the explorer learns its M-Instance, completes from its resources, names it by what it says
+/// in `initialize`, and the first Request composed in the form is answered.
+#[tokio::test]
+async fn a_third_party_server_in_another_m_instance_works_from_the_form() {
+    let line = format!(
+        "python3 {}/tests/peers/raw_dac_server.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let spec = ServerSpec::from_command_line(&line).expect("a command line");
+    let mut h = Harness::new(options(vec![spec], "dark"));
+    h.until(WAIT, "the dialogue to open", |app| {
+        app.dialogues
+            .first()
+            .is_some_and(|d| d.status == Status::Open)
+    })
+    .await;
+    let app = &h.runner.app;
+    assert_ne!(
+        app.servers[0].name, "python3",
+        "named by what it says it is"
+    );
+    let defaults = app.dialogues[0].defaults.as_ref().unwrap();
+    assert_eq!(defaults.values.m_instance, "MI:Elsewhere");
+    assert!(app.servers[0].vocabulary.has_resources);
+    compose(&mut h, Kind::Affordances);
+    fill(&mut h, "Space", "Space:Lab");
+    let turn = send(&mut h).await;
+    let r = response(&h, turn);
+    assert_eq!(r["MInstance"], "MI:Elsewhere");
+    assert_ne!(r["Outcome"], "not_answered", "{r:#}");
+    let screen = h.screen();
+    assert!(screen.contains("MI:Elsewhere"), "{screen}");
 }

@@ -90,7 +90,8 @@ impl App {
                 vec![i]
             }
             DefaultsScope::Server => {
-                overrides.how = format!("in the explorer, for server {}", self.servers[server].name);
+                overrides.how =
+                    format!("in the explorer, for server {}", self.servers[server].name);
                 self.servers[server].overrides = overrides;
                 // The dialogue in view takes them even if it had its own.
                 self.dialogues[i].overrides = Overrides::default();

@@ -77,7 +77,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let base = t.fg(c.status_fg).bg(c.status_bg);
     let width = area.width as usize;
     // The most detail that fits, leaving room for a notice (which comes first) or a hint.
-    let wanted = 3 + app.notice.as_ref().map_or(12, |n| n.text.chars().count().min(60));
+    let wanted = 3 + app
+        .notice
+        .as_ref()
+        .map_or(12, |n| n.text.chars().count().min(60));
     let left = [Detail::Full, Detail::Medium]
         .into_iter()
         .map(|d| context(app, d))
