@@ -5,13 +5,15 @@
 //! 2 on a usage or connection failure.
 
 use super::exit;
-use super::target::{self, ServerArgs};
+use super::target::ServerArgs;
 use crate::client::dialogue::Filling;
 use crate::client::turn::{ErrorKind, Reply, Turn};
 use crate::protocol::Interface;
 use crate::protocol::conformance::interface_of;
 use crate::protocol::document;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
@@ -39,19 +41,37 @@ pub struct Args {
     server: ServerArgs,
 }
 
+/// Where the Requests come from: a file (read twice: once to check that all of it is JSON
+/// before anything is sent, once to send), or standard input (read once, as it comes).
+fn requests(path: &std::path::Path) -> Result<document::Reader<Box<dyn Read>>, String> {
+    let open = || -> Result<Box<dyn Read>, String> {
+        if path.as_os_str() == "-" {
+            Ok(Box::new(std::io::stdin().lock()))
+        } else {
+            std::fs::File::open(path)
+                .map(|f| Box::new(f) as Box<dyn Read>)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))
+        }
+    };
+    if path.as_os_str() != "-" {
+        for message in document::Reader::new(open()?) {
+            message.map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+        }
+    }
+    Ok(document::Reader::new(open()?))
+}
+
 pub fn run(args: Args) -> u8 {
-    let text = match target::read_input(&args.requests) {
-        Ok(t) => t,
+    let mut requests = match requests(&args.requests) {
+        Ok(r) => r.peekable(),
         Err(e) => return fail(&e),
     };
-    let requests = match document::parse(&text) {
-        Ok(d) => d.values(),
-        Err(e) => return fail(&format!("{}: not JSON: {e}", args.requests.display())),
+    let first = match requests.peek() {
+        Some(Ok(m)) => Some(&m.value),
+        Some(Err(e)) => return fail(&format!("{}: not JSON: {e}", args.requests.display())),
+        None => None,
     };
-    let Some(interface) = args
-        .interface
-        .or_else(|| requests.first().and_then(interface_of))
-    else {
+    let Some(interface) = args.interface.or_else(|| first.and_then(interface_of)) else {
         return fail("cannot tell the interface from the first Request: give --interface dac|usr");
     };
     let (runtime, mut dialogue) = match args.server.open_dialogue(interface) {
@@ -70,16 +90,34 @@ pub fn run(args: Args) -> u8 {
         let dialog_id = dialogue.dialog_id().to_owned();
         let spec = dialogue.connection.spec.clone();
         let defaults = dialogue.defaults.values.clone();
+        // Kept only to be saved: without --save, memory does not grow with the dialogue.
         let mut turns: Vec<Turn> = Vec::new();
         let mut code = server_findings;
         let cancel = CancellationToken::new();
-        for (i, fields) in requests.into_iter().enumerate() {
+        let mut out = std::io::stdout().lock();
+        let mut buffer = Vec::with_capacity(4096);
+        for (i, message) in requests.enumerate() {
+            let fields = match message {
+                Ok(m) => m.value,
+                Err(e) => {
+                    eprintln!("bkn-explorer dialogue: standard input: not JSON: {e}; stopped");
+                    code = exit::FAILURE;
+                    break;
+                }
+            };
             let request = dialogue.prepare(fields, filling);
             let turn = dialogue.send(request, &cancel).await;
-            println!("{}", line(i, &turn));
+            buffer.clear();
+            write_line(&mut buffer, i, &turn);
+            // One write per exchange: a reader of the pipe sees each as it happens.
+            if out.write_all(&buffer).and_then(|()| out.flush()).is_err() {
+                break;
+            }
             code = code.max(verdict(&turn));
             let lost = matches!(&turn.reply, Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport));
-            turns.push(turn);
+            if args.save.is_some() {
+                turns.push(turn);
+            }
             if lost {
                 eprintln!("bkn-explorer dialogue: the connection is gone; the remaining Requests were not sent");
                 break;
@@ -112,24 +150,48 @@ fn verdict(turn: &Turn) -> u8 {
     }
 }
 
-/// One exchange as a JSON line.
-fn line(i: usize, turn: &Turn) -> String {
-    let mut out = json!({
-        "exchange": i,
-        "turnIndex": turn.turn_index(),
-        "kind": turn.kind(),
-        "outcome": turn.outcome(),
-        "latencyMs": turn.latency_ms,
-        "conforms": turn.conforms(),
-        "findings": turn.findings,
-    });
-    let object = out.as_object_mut().expect("an object");
-    match &turn.reply {
-        Reply::Response(r) => object.insert("response".into(), r.value()),
-        Reply::ToolError(t) => object.insert("toolError".into(), Value::String(t.clone())),
-        Reply::Error(e) => {
-            object.insert("error".into(), serde_json::to_value(e).unwrap_or_default())
-        }
+/// One exchange as a JSON line (and its newline), the Response written as it came.
+fn write_line(out: &mut Vec<u8>, i: usize, turn: &Turn) {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Line<'a> {
+        exchange: usize,
+        turn_index: Option<u64>,
+        kind: &'a str,
+        outcome: Option<&'a str>,
+        latency_ms: f64,
+        conforms: bool,
+        findings: &'a [crate::client::turn::TurnFinding],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        response: Option<&'a RawValue>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_error: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a crate::client::turn::TurnError>,
+    }
+    let head = turn.head();
+    let line = Line {
+        exchange: i,
+        turn_index: head.turn_index,
+        kind: head.kind.as_str(),
+        outcome: head.outcome.as_deref(),
+        latency_ms: turn.latency_ms,
+        conforms: turn.conforms(),
+        findings: &turn.findings,
+        response: match &turn.reply {
+            Reply::Response(r) => Some(r.raw()),
+            _ => None,
+        },
+        tool_error: match &turn.reply {
+            Reply::ToolError(t) => Some(t),
+            _ => None,
+        },
+        error: match &turn.reply {
+            Reply::Error(e) => Some(e),
+            _ => None,
+        },
     };
-    serde_json::to_string(&out).unwrap_or_default()
+    if serde_json::to_writer(&mut *out, &line).is_ok() {
+        out.push(b'\n');
+    }
 }

@@ -83,16 +83,27 @@ pub fn run(args: Args) -> u8 {
         eprintln!("bkn-explorer serve: {e}");
         return exit::FAILURE;
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // Over stdio one session is served: one thread, so that reading a Request, answering it
+    // and writing the Response never hand over between threads (each hand-over is a wake-up
+    // through the kernel). HTTP serves many sessions at once, on every core.
+    let mut builder = if args.http.is_none() {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("bkn-explorer serve: cannot start the runtime: {e}");
             return exit::FAILURE;
         }
     };
+    // The checks and the tool's schemas are made on another core while the domain is read
+    // and the client says hello.
+    crate::protocol::schema::warm_up_in_background(match args.which {
+        Which::Dac => crate::protocol::Interface::Dac,
+        Which::Usr => crate::protocol::Interface::Usr,
+    });
     let result = match args.which {
         Which::Dac => match domain_access(&args) {
             Ok(backend) => runtime.block_on(serve(Arc::new(backend), &args)),

@@ -135,6 +135,8 @@ impl ServerArgs {
     /// server these options name.
     pub fn open_dialogue(&self, interface: Interface) -> Result<(Runtime, Dialogue), String> {
         let spec = self.resolve(Some(interface))?;
+        // While the server starts, the checks it will need are compiled.
+        crate::protocol::schema::warm_up_in_background(interface);
         let runtime = runtime()?;
         let options = self.connect_options(EventSink::none());
         let dialogue = runtime.block_on(Dialogue::connect(

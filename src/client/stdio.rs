@@ -62,6 +62,9 @@ pub struct StdioTransport {
     /// Requests sent and not answered yet, to fail them all when an oversized message's id
     /// cannot be found.
     pending: Arc<Mutex<HashSet<RequestId>>>,
+    /// The ids of the `tools/call` Requests not answered yet: their results are decoded
+    /// straight into `CallToolResult`.
+    calls: Arc<Mutex<HashSet<RequestId>>>,
     /// Messages made up by the transport, delivered before reading more.
     queued: VecDeque<ServerJsonRpcMessage>,
     health: Arc<Mutex<Health>>,
@@ -84,6 +87,7 @@ impl StdioTransport {
             connection,
             events,
             pending: Arc::default(),
+            calls: Arc::default(),
             queued: VecDeque::new(),
             health,
         }
@@ -156,6 +160,39 @@ fn id_at_end(tail: &[u8]) -> Option<RequestId> {
         .and_then(|v| serde_json::from_value(v).ok())
 }
 
+fn is_tool_call(message: &ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        ClientJsonRpcMessage::Request(r)
+            if matches!(r.request, rmcp::model::ClientRequest::CallToolRequest(_))
+    )
+}
+
+impl StdioTransport {
+    /// The result of a `tools/call` this client sent (a turn's Response), decoded straight
+    /// into `CallToolResult`; anything else is left to rmcp's general decoder.
+    fn tool_result(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
+        use rmcp::model::{CallToolResult, JsonRpcResponse, JsonRpcVersion2_0, ServerResult};
+        let probe = crate::protocol::rpc::Probe::read(line)?;
+        let (id, result) = probe.response()?;
+        let id: RequestId = serde_json::from_str(id.get()).ok()?;
+        if !self
+            .calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id)
+        {
+            return None;
+        }
+        let result: CallToolResult = serde_json::from_str(result.get()).ok()?;
+        Some(ServerJsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id,
+            result: ServerResult::CallToolResult(result),
+        }))
+    }
+}
+
 fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
     match message {
         ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
@@ -183,6 +220,12 @@ impl Transport<RoleClient> for StdioTransport {
             s
         });
         if let Some(id) = request_id(&item) {
+            if is_tool_call(&item) {
+                self.calls
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(id.clone());
+            }
             self.pending
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -229,7 +272,11 @@ impl Transport<RoleClient> for StdioTransport {
                     if bytes.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    match crate::protocol::json::from_slice::<ServerJsonRpcMessage>(&bytes) {
+                    let decoded = match self.tool_result(&bytes) {
+                        Some(message) => Ok(message),
+                        None => crate::protocol::json::from_slice::<ServerJsonRpcMessage>(&bytes),
+                    };
+                    match decoded {
                         Ok(message) => {
                             if self.events.wants_logs() {
                                 // JSON that parsed is UTF-8: the bytes become the text as
@@ -241,6 +288,10 @@ impl Transport<RoleClient> for StdioTransport {
                             }
                             if let Some(id) = response_id(&message) {
                                 self.pending
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .remove(id);
+                                self.calls
                                     .lock()
                                     .unwrap_or_else(|p| p.into_inner())
                                     .remove(id);

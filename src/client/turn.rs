@@ -11,6 +11,7 @@ use crate::protocol::message::as_index;
 use crate::protocol::raw::RawJson;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "TurnFields")]
@@ -224,6 +225,16 @@ pub struct Summary {
     pub about: String,
 }
 
+/// What `Turn::head` reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnHead {
+    pub interface: Option<Interface>,
+    pub kind: TurnKind,
+    pub turn_index: Option<u64>,
+    /// As it was written.
+    pub outcome: Option<String>,
+}
+
 /// A few words of what a turn is about, for a transcript row.
 fn about(kind: &TurnKind, request: &Value, response: Option<&Value>) -> String {
     let strings = |pointer: &str| -> Vec<String> {
@@ -364,22 +375,66 @@ impl Turn {
         }
     }
 
+    /// The few facts a line of output needs (interface, Kind, TurnIndex, Outcome), read
+    /// without parsing the messages: the rest of each is skipped, not built.
+    pub fn head(&self) -> TurnHead {
+        #[derive(Deserialize)]
+        struct Request<'a> {
+            #[serde(rename = "Header", borrow, default)]
+            header: Option<Cow<'a, str>>,
+            #[serde(rename = "Kind", borrow, default)]
+            kind: Option<Cow<'a, str>>,
+            #[serde(rename = "TurnIndex", default)]
+            turn_index: Option<Value>,
+        }
+        #[derive(Deserialize)]
+        struct Response<'a> {
+            #[serde(rename = "Outcome", borrow, default)]
+            outcome: Option<Cow<'a, str>>,
+        }
+        let request: Option<Request> = serde_json::from_str(self.request.text()).ok();
+        let outcome = match &self.reply {
+            Reply::Response(r) => serde_json::from_str::<Response>(r.text())
+                .ok()
+                .and_then(|r| r.outcome.map(Cow::into_owned)),
+            _ => None,
+        };
+        let interface = request
+            .as_ref()
+            .and_then(|r| r.header.as_deref())
+            .and_then(Interface::from_header);
+        let kind = match (interface, request.as_ref().and_then(|r| r.kind.as_deref())) {
+            (Some(Interface::Usr), _) => TurnKind::Feedback,
+            (_, Some(k)) => match Kind::parse(k) {
+                Some(k) => TurnKind::Dac(k),
+                None => TurnKind::Other(k.to_owned()),
+            },
+            (_, None) => TurnKind::Other("?".into()),
+        };
+        TurnHead {
+            interface,
+            kind,
+            turn_index: request
+                .and_then(|r| r.turn_index)
+                .as_ref()
+                .and_then(as_index),
+            outcome,
+        }
+    }
+
     /// The Request's TurnIndex, if it has one.
     pub fn turn_index(&self) -> Option<u64> {
-        self.summary().turn_index
+        self.head().turn_index
     }
 
     /// Kind for BKN-DAC, "feedback" for BKN-USR.
     pub fn kind(&self) -> String {
-        self.summary().kind.as_str().to_owned()
+        self.head().kind.as_str().to_owned()
     }
 
     /// The Response's Outcome, if a Response came, as it was written.
     pub fn outcome(&self) -> Option<String> {
-        self.summary().outcome.map(|o| match o {
-            Shown::Known(o) => o.as_str().to_owned(),
-            Shown::Other(s) => s,
-        })
+        self.head().outcome
     }
 
     pub fn conforms(&self) -> bool {

@@ -15,5 +15,6 @@ pub mod message;
 pub mod process_action;
 pub mod raw;
 pub mod resources;
+pub mod rpc;
 pub mod spelling;
 pub mod usr;

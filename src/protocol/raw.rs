@@ -27,6 +27,11 @@ impl RawJson {
         crate::protocol::json::from_str(self.0.get()).unwrap_or(Value::Null)
     }
 
+    /// The message as a raw JSON value, to write into other JSON verbatim.
+    pub fn raw(&self) -> &RawValue {
+        &self.0
+    }
+
     /// The text as it came (with the layout it had in a file).
     pub fn text(&self) -> &str {
         self.0.get()

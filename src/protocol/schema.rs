@@ -7,7 +7,7 @@ use crate::protocol::interface::{Interface, Mode};
 use crate::protocol::requirement::Requirement;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// Base of the `$id` of every schema file; relative `$ref`s resolve against it.
 pub const SCHEMA_BASE: &str = "https://bkn-explorer.dev/schemas/";
@@ -81,20 +81,36 @@ pub struct Property {
     pub schema: Value,
 }
 
-/// Everything compiled from one message schema.
-struct MessageSchema {
-    document: Value,
-    self_contained: Value,
-    validator: jsonschema::Validator,
-    properties: Vec<Property>,
+/// What is made from the schemas, each part when it is first needed and once: a command that
+/// speaks BKN-DAC never compiles BKN-USR, and a client that only checks messages never
+/// dereferences a schema for a tool declaration. (Compiling everything took a third of the
+/// start-up of a one-shot `send`.)
+struct Made {
+    registry: LazyLock<jsonschema::Registry<'static>>,
+    documents: [OnceLock<Value>; 4],
+    validators: [OnceLock<jsonschema::Validator>; 4],
+    self_contained: [OnceLock<Value>; 4],
+    properties: [OnceLock<Vec<Property>>; 4],
+    dem_validator: OnceLock<jsonschema::Validator>,
 }
 
-struct Compiled {
-    messages: Vec<((Interface, Mode), MessageSchema)>,
-    dem_validator: jsonschema::Validator,
-}
+static MADE: Made = Made {
+    registry: LazyLock::new(registry),
+    documents: [const { OnceLock::new() }; 4],
+    validators: [const { OnceLock::new() }; 4],
+    self_contained: [const { OnceLock::new() }; 4],
+    properties: [const { OnceLock::new() }; 4],
+    dem_validator: OnceLock::new(),
+};
 
-static COMPILED: LazyLock<Compiled> = LazyLock::new(compile);
+/// The place of a message schema in `Made`'s arrays.
+fn slot(interface: Interface, mode: Mode) -> usize {
+    let i = match interface {
+        Interface::Dac => 0,
+        Interface::Usr => 2,
+    };
+    i + usize::from(mode == Mode::Response)
+}
 
 fn parse(file: SchemaFile) -> Value {
     // The files are part of the program; a broken one is a build defect caught by every test.
@@ -114,64 +130,11 @@ fn registry() -> jsonschema::Registry<'static> {
         .expect("the embedded schema registry is consistent")
 }
 
-fn compile() -> Compiled {
-    let registry = registry();
-    let options = || {
-        jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .should_validate_formats(true)
-            .with_registry(&registry)
-    };
-    let mut messages = Vec::new();
-    for interface in Interface::ALL {
-        for mode in Mode::ALL {
-            let file = message_file(interface, mode);
-            let document = parse(file);
-            let validator = options()
-                .build(&document)
-                .unwrap_or_else(|e| panic!("schema {} does not compile: {e}", file.name));
-            let mut self_contained = options()
-                .dereference(&document)
-                .unwrap_or_else(|e| panic!("schema {} cannot be dereferenced: {e}", file.name));
-            strip_nested_ids(&mut self_contained, true);
-            messages.push((
-                (interface, mode),
-                MessageSchema {
-                    properties: Vec::new(),
-                    document,
-                    self_contained,
-                    validator,
-                },
-            ));
-        }
-    }
-    // Properties need both modes of an interface to tell common from mode-specific ones.
-    for interface in Interface::ALL {
-        let names = |mode: Mode| -> BTreeSet<String> {
-            let schema = &messages
-                .iter()
-                .find(|(key, _)| *key == (interface, mode))
-                .expect("every interface has both modes")
-                .1;
-            top_level(&schema.self_contained).keys().cloned().collect()
-        };
-        let (request_names, response_names) = (names(Mode::Request), names(Mode::Response));
-        for ((i, mode), schema) in messages.iter_mut() {
-            if *i != interface {
-                continue;
-            }
-            let other = match mode {
-                Mode::Request => &response_names,
-                Mode::Response => &request_names,
-            };
-            schema.properties = catalog(&schema.self_contained, *mode, other);
-        }
-    }
-    let dem_validator = options().build(&parse(DEM)).expect("dem.json compiles");
-    Compiled {
-        messages,
-        dem_validator,
-    }
+fn options() -> jsonschema::ValidationOptions<'static> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .with_registry(&MADE.registry)
 }
 
 /// After dereferencing, the inlined parts of `common.json` and `dem.json` keep their `$id`,
@@ -248,44 +211,83 @@ fn catalog(schema: &Value, mode: Mode, other_mode_names: &BTreeSet<String>) -> V
         .collect()
 }
 
-fn message(interface: Interface, mode: Mode) -> &'static MessageSchema {
-    &COMPILED
-        .messages
-        .iter()
-        .find(|(key, _)| *key == (interface, mode))
-        .expect("every interface has both modes")
-        .1
+/// Makes every part now, so that the first message check pays nothing extra.
+pub fn warm_up() {
+    for interface in Interface::ALL {
+        warm_up_interface(interface);
+    }
 }
 
-/// Compiles every schema now, so that the first message check pays nothing extra.
-pub fn warm_up() {
-    LazyLock::force(&COMPILED);
+/// Makes what checking one interface's messages and declaring its tool need.
+pub fn warm_up_interface(interface: Interface) {
+    for mode in Mode::ALL {
+        validator(interface, mode);
+        properties(interface, mode);
+    }
+    dem_validator();
+}
+
+/// The same on a thread of its own, started now: a process that is about to wait (for a
+/// server to start, for a client to connect) makes them meanwhile, on another core.
+pub fn warm_up_in_background(interface: Interface) {
+    // If the thread cannot start, the parts are made when they are first needed.
+    let _ = std::thread::Builder::new()
+        .name("schemas".into())
+        .spawn(move || warm_up_interface(interface));
 }
 
 /// The message schema as written in its file (with `$ref`s to `common.json` and `dem.json`).
 pub fn document(interface: Interface, mode: Mode) -> &'static Value {
-    &message(interface, mode).document
+    MADE.documents[slot(interface, mode)].get_or_init(|| parse(message_file(interface, mode)))
 }
 
 /// The message schema with every `$ref` resolved: what an MCP tool declares as its
 /// `inputSchema`/`outputSchema`, usable without access to the other files.
 pub fn self_contained(interface: Interface, mode: Mode) -> &'static Value {
-    &message(interface, mode).self_contained
+    MADE.self_contained[slot(interface, mode)].get_or_init(|| {
+        let name = message_file(interface, mode).name;
+        let mut value = options()
+            .dereference(document(interface, mode))
+            .unwrap_or_else(|e| panic!("schema {name} cannot be dereferenced: {e}"));
+        strip_nested_ids(&mut value, true);
+        value
+    })
 }
 
 /// The compiled validator of a message schema (formats checked).
 pub fn validator(interface: Interface, mode: Mode) -> &'static jsonschema::Validator {
-    &message(interface, mode).validator
+    MADE.validators[slot(interface, mode)].get_or_init(|| {
+        options()
+            .build(document(interface, mode))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "schema {} does not compile: {e}",
+                    message_file(interface, mode).name
+                )
+            })
+    })
 }
 
 /// The compiled validator of the DataXMData secondary schema on its own.
 pub fn dem_validator() -> &'static jsonschema::Validator {
-    &COMPILED.dem_validator
+    MADE.dem_validator
+        .get_or_init(|| options().build(&parse(DEM)).expect("dem.json compiles"))
 }
 
-/// The top-level properties of a message schema, in file order.
+/// The top-level properties of a message schema, in file order. (Whether a property is
+/// common to both modes needs the other mode's names too.)
 pub fn properties(interface: Interface, mode: Mode) -> &'static [Property] {
-    &message(interface, mode).properties
+    MADE.properties[slot(interface, mode)].get_or_init(|| {
+        let other = match mode {
+            Mode::Request => Mode::Response,
+            Mode::Response => Mode::Request,
+        };
+        let other_names: BTreeSet<String> = top_level(self_contained(interface, other))
+            .keys()
+            .cloned()
+            .collect();
+        catalog(self_contained(interface, mode), mode, &other_names)
+    })
 }
 
 pub fn property(interface: Interface, mode: Mode, name: &str) -> Option<&'static Property> {

@@ -5,9 +5,10 @@
 //! section 6).
 
 use crate::protocol::json;
+use crate::protocol::rpc::Probe;
 use crate::server::jsonrpc;
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::io;
 use std::sync::Arc;
@@ -71,6 +72,9 @@ where
             if text.is_empty() {
                 continue;
             }
+            if let Some(call) = tool_call(text) {
+                return Some(call);
+            }
             match json::from_slice::<ClientJsonRpcMessage>(text) {
                 Ok(message) => return Some(message),
                 Err(e) => {
@@ -89,4 +93,26 @@ where
     async fn close(&mut self) -> Result<(), io::Error> {
         self.writer.lock().await.flush().await
     }
+}
+
+/// A `tools/call` Request (a turn), decoded straight into rmcp's types; anything else, or
+/// anything odd about it, is left to rmcp's general decoder (which gives the same message for
+/// what this takes).
+fn tool_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
+    use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, JsonRpcRequest};
+    let probe = Probe::read(line)?;
+    let (id, params) = probe.request("tools/call")?;
+    let id: RequestId = serde_json::from_str(id.get()).ok()?;
+    let mut params: CallToolRequestParams = serde_json::from_str(params.get()).ok()?;
+    // As rmcp's decoder does: the params' `_meta` (the progress token) goes to the request's
+    // extensions.
+    let meta = params.meta.take();
+    let mut request = CallToolRequest::new(params);
+    if let Some(meta) = meta {
+        request.extensions.insert(meta);
+    }
+    Some(ClientJsonRpcMessage::Request(JsonRpcRequest::new(
+        id,
+        ClientRequest::CallToolRequest(request),
+    )))
 }
