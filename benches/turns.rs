@@ -1,0 +1,389 @@
+//! What a turn costs, measured the way users run the program, in one run, side by side:
+//!
+//! - the floor: two processes passing a 2 KB line back and forth over pipes (this bench
+//!   re-executed as the echoing helper), on whatever CPUs the scheduler gives them;
+//! - a bare turn: rmcp's own client calling `bkn-explorer serve dac` (no check, no record);
+//! - the explorer's turn: `bkn-explorer dialogue` as a process against its embedded Domain
+//!   Access over stdio (client and server CPU together, every check on), at 2,000 and at
+//!   20,000 turns (a cost that grew with the dialogue would show here);
+//! - the official MCP Python SDK's client doing the same turns, when Python with the `mcp`
+//!   package is there (`BKN_PYTHON`, else `python3`);
+//! - `dialogue --url` against `serve dac --http`: turns per second, and the CPU of each side;
+//! - `send` as a one-shot process (what scripts run), and `--version` for scale;
+//! - `validate` of 40,000 messages as JSON Lines.
+//!
+//! `cargo bench --bench turns` prints a table; docs/performance.md keeps the figures.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_bkn-explorer");
+
+fn main() {
+    // Re-executed as the pipe helper: echo every line back.
+    if std::env::args().any(|a| a == "--echo-helper") {
+        let stdin = std::io::stdin();
+        let mut out = std::io::stdout().lock();
+        for line in stdin.lock().lines() {
+            let Ok(line) = line else { break };
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+        return;
+    }
+    // `cargo bench` passes `--bench`; a filter (like criterion's) is not supported here.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    println!("turns: what one turn costs (CPU of client and server together)\n");
+    pipe_floor();
+    bare_turns(2_000);
+    let requests_1 = requests(dir.path(), 1);
+    let requests_2k = requests(dir.path(), 2_000);
+    let requests_20k = requests(dir.path(), 20_000);
+    // What a run costs besides its turns (start, connect, close), to take out of each figure.
+    let (fixed_wall, fixed_cpu) = explorer_run(&requests_1, 1);
+    println!(
+        "{:<58} wall {:>8.1} ms   cpu {:>8.1} ms",
+        "bkn-explorer dialogue, 1 turn (start, connect, close)",
+        fixed_wall * 1e3,
+        fixed_cpu * 1e3
+    );
+    let mut per_turn = Vec::new();
+    for (path, n) in [(&requests_2k, 2_000), (&requests_20k, 20_000)] {
+        let (wall, cpu) = explorer_run(path, n);
+        let turns = (n - 1) as f64;
+        let cpu_per = (cpu - fixed_cpu) / turns * 1e6;
+        row(
+            &format!("bkn-explorer dialogue, {n} turns (stdio), each"),
+            (wall - fixed_wall) / turns * 1e6,
+            cpu_per,
+        );
+        per_turn.push(cpu_per);
+    }
+    println!(
+        "{:<58} {:>8.2}x",
+        "  CPU of a turn at 20,000 turns over at 2,000",
+        per_turn[1] / per_turn[0]
+    );
+    python_sdk(2_000);
+    http_turns(&requests_2k, 2_000);
+    one_shot();
+    validate(dir.path());
+}
+
+fn row(what: &str, wall_us: f64, cpu_us: f64) {
+    println!("{what:<58} wall {wall_us:>8.1} µs   cpu {cpu_us:>8.1} µs");
+}
+
+/// CPU seconds of this process's waited-for children so far.
+fn children_cpu() -> f64 {
+    // Fields 16 and 17 of /proc/self/stat: cutime and cstime, in clock ticks (100 a second
+    // on Linux); the runs below are long enough for that resolution.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // After the ")" field 3 (state) is at index 0: cutime (16) is at 13, cstime (17) at 14.
+    (tick(13) + tick(14)) / 100.0
+}
+
+/// CPU seconds a running process has used (from /proc/PID/stat).
+fn process_cpu(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime (14) and stime (15) are at 11 and 12 after the ")".
+    (tick(11) + tick(12)) / 100.0
+}
+
+fn pipe_floor() {
+    const ROUNDS: usize = 20_000;
+    let me = std::env::current_exe().expect("this bench's path");
+    let cpu0 = children_cpu();
+    let mut child = Command::new(me)
+        .arg("--echo-helper")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the echo helper");
+    let mut to = child.stdin.take().unwrap();
+    let mut from = BufReader::new(child.stdout.take().unwrap());
+    let line = format!("{}\n", "x".repeat(2047));
+    let mut back = String::new();
+    let started = Instant::now();
+    let self0 = process_cpu(std::process::id());
+    for _ in 0..ROUNDS {
+        to.write_all(line.as_bytes()).unwrap();
+        to.flush().unwrap();
+        back.clear();
+        from.read_line(&mut back).unwrap();
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let own = process_cpu(std::process::id()) - self0;
+    drop(to);
+    child.wait().unwrap();
+    let cpu = own + children_cpu() - cpu0;
+    row(
+        "pipe floor: a 2 KB line there and back (two processes)",
+        wall / ROUNDS as f64 * 1e6,
+        cpu / ROUNDS as f64 * 1e6,
+    );
+}
+
+fn request(turn: u64, dialog: &str) -> Value {
+    json!({
+        "Header": "PGM-KDA-V1.0", "Mode": "RQ", "MInstance": "MI:PublicSquare",
+        "UEnvironment": "UE:Square", "SessionID": "AUS:1",
+        "QueryID": uuid::Uuid::new_v4().to_string(),
+        "QueryTime": "2026-11-30T00:00:00.000Z", "DialogID": dialog, "TurnIndex": turn,
+        "DataXMData": {"DataID": uuid::Uuid::new_v4().to_string(), "Source": [{"AIMID": "PGM-BKN"}]},
+        "Kind": "constraints", "EntityIDs": ["Kiosk#3"], "Space": {"SpaceID": "Space:Square"}
+    })
+}
+
+/// rmcp's client, nothing else: the Requests made beforehand, the results not looked at.
+fn bare_turns(turns: u64) {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dialog = uuid::Uuid::new_v4().to_string();
+    let prepared: Vec<_> = (0..turns)
+        .map(|t| request(t, &dialog).as_object().unwrap().clone())
+        .collect();
+    let cpu0 = children_cpu();
+    let self0 = process_cpu(std::process::id());
+    let (wall, pid) = runtime.block_on(async {
+        let cmd = tokio::process::Command::new(BIN).configure(|c| {
+            c.args(["serve", "dac"]);
+        });
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = transport.id();
+        let client = ().serve(transport).await.unwrap();
+        let started = Instant::now();
+        for arguments in prepared {
+            let result = client
+                .call_tool(CallToolRequestParams::new("bkn_dac").with_arguments(arguments))
+                .await
+                .unwrap();
+            assert_ne!(result.is_error, Some(true));
+        }
+        let wall = started.elapsed().as_secs_f64();
+        let _ = client.cancel().await;
+        (wall, pid)
+    });
+    let _ = pid;
+    let cpu = process_cpu(std::process::id()) - self0 + children_cpu() - cpu0;
+    row(
+        &format!("bare rmcp client, {turns} turns (stdio)"),
+        wall / turns as f64 * 1e6,
+        cpu / turns as f64 * 1e6,
+    );
+}
+
+fn requests(dir: &Path, n: usize) -> PathBuf {
+    let path = dir.join(format!("requests-{n}.jsonl"));
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for _ in 0..n {
+        writeln!(
+            file,
+            r#"{{"Kind":"constraints","EntityIDs":["Kiosk#3"],"Space":{{"SpaceID":"Space:Square"}}}}"#
+        )
+        .unwrap();
+    }
+    path
+}
+
+/// `bkn-explorer dialogue` as a process: its wall and CPU seconds (its server's included).
+fn explorer_run(requests: &Path, turns: usize) -> (f64, f64) {
+    let cpu0 = children_cpu();
+    let started = Instant::now();
+    let out = Command::new(BIN)
+        .arg("dialogue")
+        .arg(requests)
+        .stderr(Stdio::null())
+        .output()
+        .expect("dialogue runs");
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = children_cpu() - cpu0;
+    assert!(out.status.success(), "dialogue failed");
+    let lines = out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    assert_eq!(lines, turns);
+    (wall, cpu)
+}
+
+fn python_sdk(turns: usize) {
+    let python = std::env::var("BKN_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_mcp = Command::new(&python)
+        .args(["-c", "import mcp"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_mcp {
+        println!("{:<58} (skipped: no `mcp` package for {python}; set BKN_PYTHON)", "MCP Python SDK client");
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/python_sdk_client.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .arg(turns.to_string())
+        .args(["--", BIN, "serve", "dac", "--log-level", "warn"])
+        .stderr(Stdio::null())
+        .output()
+        .expect("python runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let f: Vec<f64> = text
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if f.len() == 4 {
+        row(
+            &format!("MCP Python SDK client, {turns} turns (stdio)"),
+            f[1] / f[0] * 1e6,
+            (f[2] + f[3]) / f[0] * 1e6,
+        );
+    } else {
+        println!("MCP Python SDK client: unexpected output {text:?}");
+    }
+}
+
+fn http_turns(requests: &Path, turns: usize) {
+    let mut server = Command::new(BIN)
+        .args(["serve", "dac", "--http", "127.0.0.1:0", "--log-level", "warn"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the HTTP server");
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+            panic!("the HTTP server did not start");
+        }
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = stderr.read_to_end(&mut sink);
+    });
+    let server_cpu0 = process_cpu(server.id());
+    let cpu0 = children_cpu();
+    let started = Instant::now();
+    let out = Command::new(BIN)
+        .arg("dialogue")
+        .arg(requests)
+        .args(["--url", &url])
+        .stderr(Stdio::null())
+        .output()
+        .expect("dialogue runs");
+    let wall = started.elapsed().as_secs_f64();
+    let client_cpu = children_cpu() - cpu0;
+    let server_cpu = process_cpu(server.id()) - server_cpu0;
+    assert!(out.status.success());
+    let _ = server.kill();
+    let _ = server.wait();
+    row(
+        &format!("bkn-explorer dialogue --url, {turns} turns (HTTP)"),
+        wall / turns as f64 * 1e6,
+        (client_cpu + server_cpu) / turns as f64 * 1e6,
+    );
+    println!(
+        "{:<58} {:>8.0} turns/s (client cpu {:.0} µs, server cpu {:.0} µs a turn)",
+        "",
+        turns as f64 / wall,
+        client_cpu / turns as f64 * 1e6,
+        server_cpu / turns as f64 * 1e6
+    );
+}
+
+fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[runs / 2]
+}
+
+fn one_shot() {
+    let request = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        request.path(),
+        r#"{"Kind":"constraints","EntityIDs":["Kiosk#3"],"Space":{"SpaceID":"Space:Square"}}"#,
+    )
+    .unwrap();
+    let send = median_ms(30, || {
+        let s = Command::new(BIN)
+            .arg("send")
+            .arg(request.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(s.success());
+    });
+    let version = median_ms(30, || {
+        Command::new(BIN)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+    });
+    println!("{:<58} wall {send:>8.1} ms (median of 30)", "bkn-explorer send, one Request, its own server");
+    println!("{:<58} wall {version:>8.1} ms", "bkn-explorer --version (starting the program)");
+}
+
+fn validate(dir: &Path) {
+    // 20,000 exchanges of a real dialogue, as JSON Lines: `dialogue` writes them.
+    let session = dir.join("s.json");
+    let requests = requests(dir, 20_000);
+    let status = Command::new(BIN)
+        .arg("dialogue")
+        .arg(&requests)
+        .arg("--save")
+        .arg(&session)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let messages = dir.join("m.jsonl");
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&session).unwrap()).unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&messages).unwrap());
+    for t in s["dialogues"][0]["turns"].as_array().unwrap() {
+        writeln!(out, "{}", t["request"]).unwrap();
+        writeln!(out, "{}", t["response"]).unwrap();
+    }
+    drop(out);
+    for (what, path) in [("JSON Lines", &messages), ("a session file", &session)] {
+        let started = Instant::now();
+        let s = Command::new(BIN)
+            .arg("validate")
+            .arg(path)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(s.success());
+        println!(
+            "{:<58} wall {:>8.0} ms",
+            format!("bkn-explorer validate, 40,000 messages, {what}"),
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+    }
+    let _ = Duration::ZERO;
+}
