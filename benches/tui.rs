@@ -38,6 +38,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
             data_dir: None,
             sessions_dir: PathBuf::from("sessions"),
             sessions_dir_exists: true,
+            scenarios_dir_exists: true,
             cwd: PathBuf::from("."),
         },
         recover: None,

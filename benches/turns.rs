@@ -84,7 +84,12 @@ fn children_cpu() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // After the ")" field 3 (state) is at index 0: cutime (16) is at 13, cstime (17) at 14.
     (tick(13) + tick(14)) / 100.0
 }
@@ -94,7 +99,12 @@ fn process_cpu(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // utime (14) and stime (15) are at 11 and 12 after the ")".
     (tick(11) + tick(12)) / 100.0
 }
@@ -216,7 +226,11 @@ fn explorer_run(requests: &Path, turns: usize) -> (f64, f64) {
     let wall = started.elapsed().as_secs_f64();
     let cpu = children_cpu() - cpu0;
     assert!(out.status.success(), "dialogue failed");
-    let lines = out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    let lines = out
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
     assert_eq!(lines, turns);
     (wall, cpu)
 }
@@ -229,7 +243,10 @@ fn python_sdk(turns: usize) {
         .status()
         .is_ok_and(|s| s.success());
     if !has_mcp {
-        println!("{:<58} (skipped: no `mcp` package for {python}; set BKN_PYTHON)", "MCP Python SDK client");
+        println!(
+            "{:<58} (skipped: no `mcp` package for {python}; set BKN_PYTHON)",
+            "MCP Python SDK client"
+        );
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/python_sdk_client.py");
@@ -258,7 +275,14 @@ fn python_sdk(turns: usize) {
 
 fn http_turns(requests: &Path, turns: usize) {
     let mut server = Command::new(BIN)
-        .args(["serve", "dac", "--http", "127.0.0.1:0", "--log-level", "warn"])
+        .args([
+            "serve",
+            "dac",
+            "--http",
+            "127.0.0.1:0",
+            "--log-level",
+            "warn",
+        ])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -344,8 +368,14 @@ fn one_shot() {
             .status()
             .unwrap();
     });
-    println!("{:<58} wall {send:>8.1} ms (median of 30)", "bkn-explorer send, one Request, its own server");
-    println!("{:<58} wall {version:>8.1} ms", "bkn-explorer --version (starting the program)");
+    println!(
+        "{:<58} wall {send:>8.1} ms (median of 30)",
+        "bkn-explorer send, one Request, its own server"
+    );
+    println!(
+        "{:<58} wall {version:>8.1} ms",
+        "bkn-explorer --version (starting the program)"
+    );
 }
 
 fn validate(dir: &Path) {

@@ -3,12 +3,13 @@
 //!
 //! Layers, each using only those above it in this list: `protocol` (types, schemas,
 //! conformance, the Process Action grammar; no I/O), `server` (reference servers), `client`
-//! (MCP connections and dialogues), `session` (files), `tui` (state, update, view), `cli`
-//! (commands).
+//! (MCP connections and dialogues), `session` (files), `scenario` (dialogue tests: files,
+//! runs, reports, load), `tui` (state, update, view), `cli` (commands).
 
 pub mod cli;
 pub mod client;
 pub mod protocol;
+pub mod scenario;
 pub mod server;
 pub mod session;
 pub mod settings;

@@ -282,6 +282,9 @@ async fn state(name: &str, theme: &str) -> Harness {
             h.type_text("MI:Harbour");
             h.key(KeyCode::Tab);
         }
+        // A scenario run in the explorer: the steps' verdicts in the transcript and the
+        // Expect tab on the failing one.
+        "scenario_run" => play_scenario_run(&mut h),
         "overlay_help" => h.act(Action::Help),
         "overlay_palette" => {
             h.runner.app.focus = Pane::Transcript;
@@ -299,6 +302,7 @@ async fn state(name: &str, theme: &str) -> Harness {
                 path: "/home/ana/sessions/square.json".into(),
                 exists: true,
                 folder_exists: true,
+                what: bkn_explorer::tui::event::SaveWhat::Session,
             });
         }
         // x on a dialogue with turns asks first.
@@ -322,6 +326,113 @@ async fn state(name: &str, theme: &str) -> Harness {
         other => panic!("no state {other}"),
     }
     h
+}
+
+/// A scenario's run as the runner reports it, made of the tour's recorded turns: three
+/// passed, one failed an expectation, one could not run.
+fn play_scenario_run(h: &mut Harness) {
+    use bkn_explorer::scenario::expect::Failure;
+    use bkn_explorer::scenario::run::StepRun;
+    use bkn_explorer::tui::event::{Event, ScenarioEvent, ScenarioInfo};
+    show(h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+    h.act(Action::RunScenario);
+    if let Some(Overlay::Prompt(p)) = &mut h.runner.app.overlay {
+        p.input = bkn_explorer::tui::overlay::Input::new("/nowhere/kiosk.yaml");
+    }
+    h.key(KeyCode::Enter);
+    let key = h.runner.app.dialogues.last().unwrap().key;
+    let turns: Vec<_> = h.runner.app.dialogues[TOUR]
+        .turns
+        .iter()
+        .map(|t| t.turn.clone())
+        .collect();
+    let send = |h: &mut Harness, e: ScenarioEvent| h.event(Event::Scenario(e));
+    send(
+        h,
+        ScenarioEvent::Loaded {
+            dialogue: key,
+            result: Ok(ScenarioInfo {
+                name: "a kiosk on the stage".into(),
+                steps: 5,
+            }),
+        },
+    );
+    send(
+        h,
+        ScenarioEvent::Opened {
+            dialogue: key,
+            dialog_id: "7c1d2e3f-0000-4000-8000-00000000b001".into(),
+        },
+    );
+    for (i, (name, turn)) in [
+        ("ground the terms", 0),
+        ("what the square allows", 3),
+        ("keep the avatar at the gate", 5),
+        ("a plan that breaks the commitment", 6),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let failures = if i == 3 {
+            vec![Failure {
+                expectation: "PA Statuses Ack, Clash, InsRights".into(),
+                pointer: Some("/Feasibility/Steps/1/PAStatus".into()),
+                expected: "[Ack, Clash, InsRights]".into(),
+                actual: "[Ack, Clash, InsRights, LocOOR, QualNS, Clash, Ack]".into(),
+            }]
+        } else {
+            Vec::new()
+        };
+        send(
+            h,
+            ScenarioEvent::Step {
+                dialogue: key,
+                step: Box::new(StepRun {
+                    index: i,
+                    name: name.into(),
+                    turn: Some(turns[turn].clone()),
+                    failures,
+                    attempts: 1,
+                    not_run: None,
+                }),
+                expectations: if i == 3 {
+                    vec![
+                        "conforms".into(),
+                        "PA Statuses Ack, Clash, InsRights".into(),
+                        "Overall partially_feasible".into(),
+                    ]
+                } else {
+                    vec!["conforms".into(), "Outcome answered".into()]
+                },
+            },
+        );
+    }
+    send(
+        h,
+        ScenarioEvent::Step {
+            dialogue: key,
+            step: Box::new(StepRun {
+                index: 4,
+                name: "a misspelt Kind is refused".into(),
+                turn: None,
+                failures: Vec::new(),
+                attempts: 0,
+                not_run: Some("the connection is gone: the server exited with status 101".into()),
+            }),
+            expectations: vec!["a tool error".into()],
+        },
+    );
+    send(
+        h,
+        ScenarioEvent::Done {
+            dialogue: key,
+            error: None,
+        },
+    );
+    let d = h.runner.app.dialogues.len() - 1;
+    h.runner.app.dialogues[d].select(Some(3));
+    h.runner.app.dialogues[d].detail_tab = DetailTab::Expect;
+    h.draw();
 }
 
 fn log_entries(h: &mut Harness) {
@@ -403,6 +514,7 @@ snapshots!(
     overlay_log_entry,
     overlay_messages,
     overlay_defaults,
+    scenario_run,
     overlay_help,
     overlay_palette,
     overlay_save_as,

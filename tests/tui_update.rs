@@ -704,3 +704,36 @@ async fn a_third_party_server_in_another_m_instance_works_from_the_form() {
     let screen = h.screen();
     assert!(screen.contains("MI:Elsewhere"), "{screen}");
 }
+
+/// A shipped scenario run from the explorer (the palette's Run a scenario): each step a turn
+/// of a dialogue of its own, with its verdict.
+#[tokio::test]
+async fn a_scenario_runs_in_the_explorer_step_by_step() {
+    let mut h = on_reference_servers().await;
+    h.key(KeyCode::Esc);
+    h.act(bkn_explorer::tui::action::Action::RunScenario);
+    if let Some(Overlay::Prompt(p)) = &mut h.runner.app.overlay {
+        p.input = bkn_explorer::tui::overlay::Input::new("scenarios/dac-kiosk.yaml");
+    }
+    h.key(KeyCode::Enter);
+    h.until(WAIT, "the scenario to finish", |app| {
+        app.dialogues
+            .last()
+            .and_then(|d| d.scenario.as_ref())
+            .is_some_and(|s| !s.running)
+    })
+    .await;
+    let d = h.runner.app.dialogues.last().unwrap();
+    assert_eq!(d.turns.len(), 5);
+    assert!(
+        d.turns
+            .iter()
+            .all(|t| t.expect.as_ref().is_some_and(|e| e.failures.is_empty())),
+        "every step passed"
+    );
+    assert_eq!(d.scenario.as_ref().unwrap().passed, 5);
+    let screen = h.screen();
+    assert!(screen.contains("test: a kiosk on the stage"), "{screen}");
+    assert!(screen.contains("✓"), "{screen}");
+    assert!(screen.contains("all 5 steps passed"), "{screen}");
+}

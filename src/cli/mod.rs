@@ -1,11 +1,13 @@
 //! The command line: one module per subcommand. Each returns the process exit code.
 
 mod dialogue;
+mod load;
 mod replay;
 mod schema;
 mod send;
 mod serve;
 mod target;
+mod test;
 mod tools;
 mod tui;
 mod validate;
@@ -52,6 +54,10 @@ pub enum Command {
     Call(tools::CallArgs),
     /// Send a session's Requests again and show how the replies differ from the recorded ones.
     Replay(replay::Args),
+    /// Run dialogue tests (scenarios with expectations) against one server or several.
+    Test(test::Args),
+    /// Run a scenario in many dialogues at once and report throughput and latency.
+    Load(load::Args),
 }
 
 /// Exit codes shared by the headless commands.
@@ -75,6 +81,8 @@ pub fn main() -> ExitCode {
         Some(Command::Tools(args)) => tools::tools(args),
         Some(Command::Call(args)) => tools::call(args),
         Some(Command::Replay(args)) => replay::run(args),
+        Some(Command::Test(args)) => test::run(args),
+        Some(Command::Load(args)) => load::run(args),
         Some(Command::Tui(args)) => tui::run(args),
         None => tui::run(cli.explorer),
     };

@@ -1,5 +1,6 @@
 //! `bkn-explorer schema dac|usr|dem [--mode rq|rs] [--source]`, and the shapes of the resources
-//! servers publish (`dac-domain`, `dac-space`, `usr-users`, `usr-user`).
+//! servers publish (`dac-domain`, `dac-space`, `usr-users`, `usr-user`), and of scenario
+//! files (`scenario`).
 
 use crate::protocol::resources::Shape;
 use crate::protocol::schema;
@@ -10,7 +11,8 @@ use serde_json::{Value, json};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Which schema: a data type (dac, usr), the DataXMData secondary schema (dem), or the
-    /// shape of a resource a server publishes (dac-domain, dac-space, usr-users, usr-user).
+    /// shape of a resource a server publishes (dac-domain, dac-space, usr-users, usr-user),
+    /// or a scenario file of `bkn-explorer test` (scenario).
     #[arg(value_enum)]
     which: Which,
     /// Only the Request (rq) or the Response (rs) schema; both when not given.
@@ -31,6 +33,7 @@ enum Which {
     DacSpace,
     UsrUsers,
     UsrUser,
+    Scenario,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -45,6 +48,10 @@ pub fn run(args: Args) -> u8 {
         Which::Usr => Interface::Usr,
         Which::Dem => {
             print!("{}", schema::DEM.source);
+            return super::exit::OK;
+        }
+        Which::Scenario => {
+            print!("{}", crate::scenario::SCHEMA);
             return super::exit::OK;
         }
         Which::DacDomain | Which::DacSpace | Which::UsrUsers | Which::UsrUser => {

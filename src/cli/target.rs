@@ -175,3 +175,124 @@ pub fn read_input(path: &std::path::Path) -> Result<String, String> {
         std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
     }
 }
+
+/// Servers given on the command line of a command that may run against several at once
+/// (`test`, `load`): each option may be repeated.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Targets {
+    /// Start this command line as a stdio MCP server (repeatable).
+    #[arg(long, value_name = "\"CMD ARGS\"")]
+    pub stdio: Vec<String>,
+    /// A Streamable HTTP endpoint (repeatable).
+    #[arg(long, value_name = "URL")]
+    pub url: Vec<String>,
+    /// An HTTP header for the --url servers, "Name: value" (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// A bearer token for the --url servers (or set BKN_TOKEN).
+    #[arg(long, env = "BKN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// A server by name from --servers (repeatable).
+    #[arg(long = "server", value_name = "NAME", requires = "servers")]
+    pub server: Vec<String>,
+    /// A JSON file of servers in the mcpServers shape.
+    #[arg(long, value_name = "FILE")]
+    pub servers: Option<PathBuf>,
+    /// This program's own reference server, dac or usr (repeatable).
+    #[arg(long, value_name = "dac|usr", value_parser = super::validate::parse_interface)]
+    pub embedded: Vec<Interface>,
+    /// Seconds to wait for the handshake and for each answer.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// The largest message taken from a server, in MiB.
+    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    pub max_message_mb: usize,
+    /// The MInstance of Requests (over the scenario's and what the server publishes).
+    #[arg(long, value_name = "ID")]
+    pub m_instance: Option<String>,
+    /// The UEnvironment of Requests.
+    #[arg(long, value_name = "ID")]
+    pub u_environment: Option<String>,
+    /// The SessionID of Requests.
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+}
+
+impl Targets {
+    /// The servers named, in the order: --stdio, --url, --server, --embedded.
+    pub fn resolve(&self) -> Result<Vec<ServerSpec>, String> {
+        let mut out = Vec::new();
+        for line in &self.stdio {
+            out.push(ServerSpec::from_command_line(line)?);
+        }
+        for url in &self.url {
+            let args = ServerArgs {
+                url: Some(url.clone()),
+                headers: self.headers.clone(),
+                token: self.token.clone(),
+                ..ServerArgs::default()
+            };
+            out.push(args.resolve(None)?);
+        }
+        if !self.server.is_empty() {
+            let path = self
+                .servers
+                .as_ref()
+                .ok_or("--server needs --servers FILE")?;
+            let all = read_servers(path)?;
+            for name in &self.server {
+                let found = all
+                    .iter()
+                    .find(|s| &s.name == name)
+                    .cloned()
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+                        format!(
+                            "{} has no server named {name} (it has {})",
+                            path.display(),
+                            names.join(", ")
+                        )
+                    })?;
+                out.push(found);
+            }
+        }
+        for i in &self.embedded {
+            out.push(ServerSpec::embedded(*i));
+        }
+        spec::make_names_unique(&mut out);
+        Ok(out)
+    }
+
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            m_instance: self.m_instance.clone(),
+            u_environment: self.u_environment.clone(),
+            session_id: self.session_id.clone(),
+            how: "on the command line".into(),
+        }
+    }
+
+    pub fn connect_options(&self) -> ConnectOptions {
+        ConnectOptions {
+            timeout: Duration::from_secs(self.timeout.max(1)),
+            max_message_bytes: self.max_message_mb.max(1).saturating_mul(1024 * 1024),
+            events: EventSink::none(),
+            embedded_program: None,
+            subscribe_logs: false,
+        }
+    }
+}
+
+/// The server a scenario names for itself, when the command line names none.
+pub fn scenario_server(choice: &crate::scenario::ServerChoice) -> Result<ServerSpec, String> {
+    use crate::scenario::ServerChoice;
+    match choice {
+        ServerChoice::Embedded(i) => Ok(ServerSpec::embedded(*i)),
+        ServerChoice::Stdio(line) => ServerSpec::from_command_line(line),
+        ServerChoice::Url(url) => ServerSpec::from_url(url),
+        ServerChoice::Named { name, servers } => read_servers(servers)?
+            .into_iter()
+            .find(|s| &s.name == name)
+            .ok_or_else(|| format!("{} has no server named {name}", servers.display())),
+    }
+}

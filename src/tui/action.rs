@@ -95,6 +95,8 @@ actions! {
     SaveAs = "save-as", "Save the session as…";
     Open = "open", "Open a session (any path)";
     Defaults = "defaults", "Defaults of new Requests: MInstance, UEnvironment, SessionID";
+    SaveAsTest = "save-as-test", "Save the dialogue as a test (a scenario file)";
+    RunScenario = "run-scenario", "Run a scenario (a test) on the server in view";
     Replay = "replay", "Replay the dialogue and compare";
     CopyJson = "copy", "Copy the JSON in view (Response, draft, log entry)";
     CopyRequest = "copy-request", "Copy the turn's Request";

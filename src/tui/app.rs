@@ -54,6 +54,8 @@ pub enum DetailTab {
     Findings,
     Raw,
     Replay,
+    /// A scenario step's expectations, and which failed.
+    Expect,
 }
 
 impl DetailTab {
@@ -66,11 +68,13 @@ impl DetailTab {
             DetailTab::Findings => "Findings",
             DetailTab::Raw => "Raw",
             DetailTab::Replay => "Replay",
+            DetailTab::Expect => "Expect",
         }
     }
 
-    /// The tabs of a dialogue of an interface.
-    pub fn for_interface(interface: Interface, replayed: bool) -> Vec<DetailTab> {
+    /// The tabs of a dialogue of an interface (with Replay when it was replayed, and Expect
+    /// first when it runs a scenario).
+    pub fn for_interface(interface: Interface, replayed: bool, scenario: bool) -> Vec<DetailTab> {
         let mut tabs = match interface {
             Interface::Dac => vec![
                 DetailTab::Answer,
@@ -83,6 +87,9 @@ impl DetailTab {
         };
         if replayed {
             tabs.push(DetailTab::Replay);
+        }
+        if scenario {
+            tabs.insert(0, DetailTab::Expect);
         }
         tabs
     }
@@ -124,6 +131,8 @@ pub struct Paths {
     /// Where Open lists sessions, and where a bare name is saved when it exists.
     pub sessions_dir: PathBuf,
     pub sessions_dir_exists: bool,
+    /// Whether the working folder has a `scenarios/` folder (where tests go by default).
+    pub scenarios_dir_exists: bool,
     /// The working directory, to show full paths.
     pub cwd: PathBuf,
 }
@@ -412,7 +421,9 @@ impl App {
     /// The detail tabs of the current dialogue.
     pub fn detail_tabs(&self) -> Vec<DetailTab> {
         match self.current_dialogue() {
-            Some(d) => DetailTab::for_interface(d.interface, d.replay.is_some()),
+            Some(d) => {
+                DetailTab::for_interface(d.interface, d.replay.is_some(), d.scenario.is_some())
+            }
             None => vec![DetailTab::Answer],
         }
     }

@@ -49,6 +49,31 @@ pub struct TurnView {
     /// Why commitments conflict, from the Answer's text: (ID, reason).
     pub conflicts: Vec<(String, String)>,
     pub replay: Option<ReplayedView>,
+    /// When the turn is a step of a scenario run: what it expected, and what failed.
+    pub expect: Option<StepCheck>,
+}
+
+/// A scenario step's verdict, beside its turn.
+#[derive(Clone, Debug)]
+pub struct StepCheck {
+    pub step: String,
+    pub expectations: Vec<String>,
+    pub failures: Vec<crate::scenario::expect::Failure>,
+    pub attempts: u32,
+    /// The step did not run (the connection was gone): why.
+    pub not_run: Option<String>,
+}
+
+/// A dialogue that runs a scenario.
+#[derive(Clone, Debug, Default)]
+pub struct ScenarioState {
+    pub file: std::path::PathBuf,
+    pub name: String,
+    pub steps: usize,
+    pub running: bool,
+    pub passed: usize,
+    pub failed: usize,
+    pub error: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -116,6 +141,7 @@ impl TurnView {
             released,
             conflicts,
             replay: None,
+            expect: None,
         }
     }
 
@@ -295,6 +321,8 @@ pub struct DialogueState {
     pub new_session: bool,
     /// Defaults the user set for this dialogue only (over its server's).
     pub overrides: crate::client::defaults::Overrides,
+    /// The scenario this dialogue runs, when it runs one.
+    pub scenario: Option<ScenarioState>,
 }
 
 impl DialogueState {
@@ -327,10 +355,11 @@ impl DialogueState {
             notes: None,
             replay: None,
             detail_scroll: 0,
-            detail_tab: DetailTab::for_interface(interface, false)[0],
+            detail_tab: DetailTab::for_interface(interface, false, false)[0],
             focus: None,
             new_session: false,
             overrides: Default::default(),
+            scenario: None,
         }
     }
 

@@ -8,7 +8,7 @@ use crate::client::engine::DialogueKey;
 use crate::client::spec::ServerSpec;
 use crate::protocol::Interface;
 use crate::session::Session;
-use crate::tui::event::{OpenPurpose, SavePurpose};
+use crate::tui::event::{OpenPurpose, SavePurpose, SaveWhat};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -59,9 +59,26 @@ pub enum Effect {
         session: Box<Session>,
         purpose: SavePurpose,
     },
+    /// Run a scenario file on a server, in the dialogue `key` (its steps come back as
+    /// `Event::Scenario`).
+    RunScenario {
+        key: DialogueKey,
+        path: PathBuf,
+        spec: ServerSpec,
+    },
+    StopScenario {
+        key: DialogueKey,
+    },
+    /// Write a text file (atomically); `FileWritten` follows.
+    WriteFile {
+        path: PathBuf,
+        text: String,
+        what: &'static str,
+    },
     /// Find out whether a file exists before Save-as writes it; `SaveTarget` follows.
     CheckSaveTarget {
         path: PathBuf,
+        what: SaveWhat,
     },
     /// Read a session file; `SessionRead` follows.
     ReadSession {

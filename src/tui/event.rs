@@ -29,7 +29,16 @@ pub enum Event {
         path: PathBuf,
         exists: bool,
         folder_exists: bool,
+        what: SaveWhat,
     },
+    /// A file other than a session was written (a scenario made from a dialogue).
+    FileWritten {
+        path: PathBuf,
+        what: &'static str,
+        result: Result<(), String>,
+    },
+    /// What a scenario run reports.
+    Scenario(ScenarioEvent),
     /// A session file was read (or could not be).
     SessionRead {
         path: PathBuf,
@@ -67,6 +76,46 @@ pub enum SavePurpose {
     Autosave,
     /// A signal came: the autosave, then leave (the recovery marker stays).
     BeforeLeaving,
+}
+
+/// What Save-as writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SaveWhat {
+    /// The session.
+    Session,
+    /// A dialogue, as a test (a scenario).
+    Scenario(DialogueKey),
+}
+
+/// A scenario run in the explorer, as it goes: each step becomes a turn of its dialogue.
+pub enum ScenarioEvent {
+    /// The file was read and checked (or could not be).
+    Loaded {
+        dialogue: DialogueKey,
+        result: Result<ScenarioInfo, String>,
+    },
+    Opened {
+        dialogue: DialogueKey,
+        dialog_id: String,
+    },
+    Step {
+        dialogue: DialogueKey,
+        step: Box<crate::scenario::run::StepRun>,
+        /// What the step expects, in words.
+        expectations: Vec<String>,
+    },
+    Done {
+        dialogue: DialogueKey,
+        /// Why the dialogue could not be opened, if it could not.
+        error: Option<String>,
+    },
+}
+
+/// A scenario as the explorer shows it.
+#[derive(Clone, Debug)]
+pub struct ScenarioInfo {
+    pub name: String,
+    pub steps: usize,
 }
 
 /// Why a session file is being read.

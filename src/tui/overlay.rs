@@ -250,6 +250,10 @@ impl Palette {
 pub enum PromptPurpose {
     SaveAs,
     FilterLog,
+    /// Save the dialogue in view as a test (a scenario file).
+    SaveTest,
+    /// Run a scenario file on the server in view.
+    RunScenario,
 }
 
 pub struct Prompt {
@@ -320,7 +324,7 @@ pub enum ConfirmPurpose {
     /// Close a dialogue that has turns.
     CloseDialogue(DialogueKey),
     /// Save over a file that exists.
-    Overwrite(PathBuf),
+    Overwrite(PathBuf, crate::tui::event::SaveWhat),
 }
 
 pub struct Confirm {
@@ -388,7 +392,7 @@ impl Overlay {
                 _ => {
                     let changed = p.input.key(&key) == Some(true);
                     match (changed, p.purpose) {
-                        (true, PromptPurpose::SaveAs) => {
+                        (true, PromptPurpose::SaveAs | PromptPurpose::SaveTest) => {
                             (Consumed, Outcome::Typed(p.input.text.clone()))
                         }
                         _ => (Consumed, Outcome::Stay),

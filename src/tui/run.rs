@@ -30,6 +30,7 @@ pub struct Runner {
     /// Where the last frame drew things.
     pub hits: Hits,
     replays: HashMap<DialogueKey, CancellationToken>,
+    scenarios: HashMap<DialogueKey, CancellationToken>,
     /// Where user themes are, and where the explorer's settings are remembered.
     theme_dir: Option<PathBuf>,
     config_dir: Option<PathBuf>,
@@ -67,6 +68,7 @@ impl Runner {
             events,
             hits: Hits::default(),
             replays: HashMap::new(),
+            scenarios: HashMap::new(),
             theme_dir,
             config_dir,
             clipboard: None,
@@ -192,13 +194,26 @@ impl Runner {
                     }
                 });
             }
-            Effect::CheckSaveTarget { path } => self.blocking(move || Event::SaveTarget {
+            Effect::CheckSaveTarget { path, what } => self.blocking(move || Event::SaveTarget {
                 exists: path.exists(),
                 folder_exists: path
                     .parent()
                     .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir()),
                 path,
+                what,
             }),
+            Effect::WriteFile { path, text, what } => self.blocking(move || Event::FileWritten {
+                result: crate::session::atomic::write(&path, text.as_bytes())
+                    .map_err(|e| e.to_string()),
+                path,
+                what,
+            }),
+            Effect::RunScenario { key, path, spec } => self.run_scenario(key, path, spec),
+            Effect::StopScenario { key } => {
+                if let Some(token) = self.scenarios.remove(&key) {
+                    token.cancel();
+                }
+            }
             Effect::ReadSession { path, purpose } => {
                 let data_dir = self.app.paths.data_dir.clone();
                 self.blocking(move || {
@@ -271,6 +286,77 @@ impl Runner {
             }
             Effect::Quit { clean } => self.quit = Some(clean),
         }
+    }
+
+    /// Reads a scenario and plays it in a task of its own; each step comes back as an event.
+    fn run_scenario(
+        &mut self,
+        key: DialogueKey,
+        path: PathBuf,
+        spec: crate::client::spec::ServerSpec,
+    ) {
+        use crate::scenario::run::Progress;
+        use crate::tui::event::{ScenarioEvent, ScenarioInfo};
+        let options = self.engine.options().clone();
+        let overrides = self.app.overrides.clone();
+        let events = self.events.clone();
+        let token = CancellationToken::new();
+        let stop = token.clone();
+        self.scenarios.insert(key, token);
+        tokio::spawn(async move {
+            let loaded = tokio::task::spawn_blocking(move || crate::scenario::load(&path))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(vec![crate::scenario::ScenarioError {
+                        file: PathBuf::new(),
+                        place: None,
+                        message: e.to_string(),
+                    }])
+                });
+            let scenario = match loaded {
+                Ok(s) => s,
+                Err(errors) => {
+                    let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                    let _ = events.send(Event::Scenario(ScenarioEvent::Loaded {
+                        dialogue: key,
+                        result: Err(text.join("\n")),
+                    }));
+                    return;
+                }
+            };
+            let _ = events.send(Event::Scenario(ScenarioEvent::Loaded {
+                dialogue: key,
+                result: Ok(ScenarioInfo {
+                    name: scenario.name.clone(),
+                    steps: scenario.steps.len(),
+                }),
+            }));
+            let tx = events.clone();
+            let run =
+                crate::scenario::run::run(&scenario, &spec, &options, &overrides, &stop, |p| {
+                    let event = match p {
+                        Progress::Opened { dialog_id } => ScenarioEvent::Opened {
+                            dialogue: key,
+                            dialog_id: dialog_id.to_owned(),
+                        },
+                        Progress::Step(step) => ScenarioEvent::Step {
+                            dialogue: key,
+                            expectations: scenario.steps[step.index]
+                                .expect
+                                .iter()
+                                .map(|e| e.describe())
+                                .collect(),
+                            step: Box::new(step.clone()),
+                        },
+                    };
+                    let _ = tx.send(Event::Scenario(event));
+                })
+                .await;
+            let _ = events.send(Event::Scenario(ScenarioEvent::Done {
+                dialogue: key,
+                error: run.error,
+            }));
+        });
     }
 
     fn replay(&mut self, key: DialogueKey, session: Session) {
@@ -360,6 +446,7 @@ impl Launch {
             paths: crate::tui::app::Paths {
                 data_dir: self.data_dir,
                 sessions_dir_exists: sessions_dir.is_dir(),
+                scenarios_dir_exists: cwd.join("scenarios").is_dir(),
                 sessions_dir,
                 cwd,
             },

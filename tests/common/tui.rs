@@ -41,6 +41,7 @@ pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
             data_dir: None,
             sessions_dir: root().join("sessions"),
             sessions_dir_exists: true,
+            scenarios_dir_exists: true,
             cwd: root(),
         },
         recover: None,

@@ -144,6 +144,8 @@ impl App {
                 fx.push(Effect::ListSessions);
             }
             Action::Defaults => self.open_defaults(),
+            Action::SaveAsTest => self.save_test_prompt(),
+            Action::RunScenario => self.run_scenario_prompt(),
             Action::Replay => self.replay(fx),
             Action::CopyJson => self.copy(false, fx),
             Action::CopyRequest => self.copy(true, fx),
@@ -268,6 +270,7 @@ impl App {
         let d = self.dialogues.remove(i);
         fx.push(Effect::Close { key: d.key });
         fx.push(Effect::StopReplay { key: d.key });
+        fx.push(Effect::StopScenario { key: d.key });
         if !d.turns.is_empty() {
             self.autosave(fx);
         }
@@ -304,15 +307,23 @@ impl App {
                             return;
                         }
                         let path = super::resolve_save_path(text.trim(), &self.paths);
-                        fx.push(Effect::CheckSaveTarget { path });
+                        fx.push(Effect::CheckSaveTarget {
+                            path,
+                            what: crate::tui::event::SaveWhat::Session,
+                        });
                     }
+                    PromptPurpose::SaveTest => self.save_test_to(&text, fx),
+                    PromptPurpose::RunScenario => self.run_scenario(&text, fx),
                     PromptPurpose::FilterLog => self.log.set_filter(text),
                 }
             }
             Outcome::Typed(text) => match &mut self.overlay {
                 Some(Overlay::Open(_)) => fx.push(Effect::CompletePath { typed: text }),
-                Some(Overlay::Prompt(_)) => {
-                    let note = self.save_as_note(&text);
+                Some(Overlay::Prompt(p)) => {
+                    let note = match p.purpose {
+                        PromptPurpose::SaveTest => self.scenario_note(&text),
+                        _ => self.save_as_note(&text),
+                    };
                     if let Some(Overlay::Prompt(p)) = &mut self.overlay {
                         p.note = note;
                     }
@@ -344,7 +355,7 @@ impl App {
                 purpose: crate::tui::event::OpenPurpose::Recover,
             }),
             ConfirmPurpose::CloseDialogue(key) => self.close_dialogue(key, fx),
-            ConfirmPurpose::Overwrite(path) => self.save_explicit(path, fx),
+            ConfirmPurpose::Overwrite(path, what) => self.write_target(path, what, fx),
         }
     }
 
@@ -569,6 +580,14 @@ impl App {
                     r.running = false;
                 }
                 self.notify("replay cancelled", Severity::Info);
+                return;
+            }
+            if d.scenario.as_ref().is_some_and(|s| s.running) {
+                fx.push(Effect::StopScenario { key: d.key });
+                self.notify(
+                    "stopping the scenario after the step in flight",
+                    Severity::Info,
+                );
                 return;
             }
         }

@@ -75,7 +75,7 @@ impl App {
                     let d = &mut self.dialogues[i];
                     d.interface = other;
                     d.composer = composer::Composer::new(other);
-                    d.detail_tab = DetailTab::for_interface(other, false)[0];
+                    d.detail_tab = DetailTab::for_interface(other, false, false)[0];
                     d.key = key;
                     let (base, overrides) = self.defaults_of_dialogue(i);
                     fx.push(Effect::Open {

@@ -9,7 +9,7 @@ use crate::session::{DialogueRecord, Session};
 use crate::tui::app::{App, Paths, ServerState, ServerStatus, Severity};
 use crate::tui::dialogue::{DialogueState, Status};
 use crate::tui::effect::Effect;
-use crate::tui::event::{OpenPurpose, SavePurpose};
+use crate::tui::event::{OpenPurpose, SavePurpose, SaveWhat};
 use crate::tui::overlay::{Confirm, ConfirmPurpose, Overlay, PickerItem};
 use std::path::{Path, PathBuf};
 
@@ -104,6 +104,7 @@ impl App {
         path: PathBuf,
         exists: bool,
         folder_exists: bool,
+        what: SaveWhat,
         fx: &mut Vec<Effect>,
     ) {
         if !folder_exists {
@@ -116,18 +117,27 @@ impl App {
             );
             return;
         }
-        if exists && self.session.path.as_deref() != Some(path.as_path()) {
+        let own = what == SaveWhat::Session && self.session.path.as_deref() == Some(path.as_path());
+        if exists && !own {
             self.overlay = Some(Overlay::Confirm(Confirm {
                 title: "The file exists".into(),
                 message: format!(
                     "{} exists. Overwrite it? y overwrites, n keeps it as it is",
                     path.display()
                 ),
-                purpose: ConfirmPurpose::Overwrite(path),
+                purpose: ConfirmPurpose::Overwrite(path, what),
             }));
             return;
         }
-        self.save_explicit(path, fx);
+        self.write_target(path, what, fx);
+    }
+
+    /// Writes what Save-as was for, once its target is settled.
+    pub(super) fn write_target(&mut self, path: PathBuf, what: SaveWhat, fx: &mut Vec<Effect>) {
+        match what {
+            SaveWhat::Session => self.save_explicit(path, fx),
+            SaveWhat::Scenario(key) => self.write_scenario(path, key, fx),
+        }
     }
 
     pub(super) fn saved(

@@ -9,6 +9,7 @@ mod engine;
 mod files;
 mod keys;
 mod mouse;
+mod scenario;
 
 use crate::tui::app::App;
 use crate::tui::effect::Effect;
@@ -54,7 +55,10 @@ impl App {
                 path,
                 exists,
                 folder_exists,
-            } => self.save_target(path, exists, folder_exists, &mut fx),
+                what,
+            } => self.save_target(path, exists, folder_exists, what, &mut fx),
+            Event::FileWritten { path, what, result } => self.file_written(path, what, result),
+            Event::Scenario(e) => self.scenario_event(e, &mut fx),
             Event::SessionRead {
                 path,
                 purpose,

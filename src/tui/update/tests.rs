@@ -33,6 +33,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
             data_dir: Some(PathBuf::from("/data")),
             sessions_dir: PathBuf::from("/work/sessions"),
             sessions_dir_exists: true,
+            scenarios_dir_exists: false,
             cwd: PathBuf::from("/work"),
         },
         recover: None,
@@ -292,7 +293,7 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
     let fx = t.key(KeyCode::Enter);
     let target = PathBuf::from("/work/sessions/tour.json");
     assert!(
-        matches!(&fx[..], [Effect::CheckSaveTarget { path }] if *path == target),
+        matches!(&fx[..], [Effect::CheckSaveTarget { path, .. }] if *path == target),
         "{fx:?}"
     );
     // It exists: a question, and nothing written.
@@ -300,11 +301,12 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
         path: target.clone(),
         exists: true,
         folder_exists: true,
+        what: crate::tui::event::SaveWhat::Session,
     });
     assert!(fx.is_empty());
     assert!(matches!(
         &t.app.overlay,
-        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::Overwrite(target.clone())
+        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::Overwrite(target.clone(), crate::tui::event::SaveWhat::Session)
     ));
     assert!(t.key(KeyCode::Char('n')).is_empty(), "n keeps the file");
     assert!(t.app.session.path.is_none());
@@ -313,6 +315,7 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
         path: target.clone(),
         exists: true,
         folder_exists: true,
+        what: crate::tui::event::SaveWhat::Session,
     });
     let fx = t.key(KeyCode::Char('y'));
     let saved = saves(&fx);
@@ -330,6 +333,7 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
         path: target.clone(),
         exists: true,
         folder_exists: true,
+        what: crate::tui::event::SaveWhat::Session,
     });
     assert_eq!(saves(&fx).len(), 1);
 }
@@ -341,6 +345,7 @@ fn save_as_makes_no_folder_the_user_did_not_ask_for() {
         path: PathBuf::from("/work/nowhere/s.json"),
         exists: false,
         folder_exists: false,
+        what: crate::tui::event::SaveWhat::Session,
     });
     assert!(saves(&fx).is_empty());
     let notice = t.app.notice.as_ref().expect("a notice");
@@ -877,5 +882,147 @@ fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
             .values
             .session_id,
         crate::protocol::message::CommonDefaults::default().session_id
+    );
+}
+
+#[test]
+fn a_dialogue_is_saved_as_a_test_asking_before_it_overwrites() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+    t.app
+        .act(crate::tui::action::Action::SaveAsTest, &mut Vec::new());
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("a prompt for the path");
+    };
+    assert!(p.note.ends_with(".yaml"), "{}", p.note);
+    let fx = t.key(KeyCode::Enter);
+    let Some(Effect::CheckSaveTarget { path, what }) = fx.first() else {
+        panic!("{fx:?}");
+    };
+    assert_eq!(*what, crate::tui::event::SaveWhat::Scenario(1));
+    let path = path.clone();
+    let fx = t.event(Event::SaveTarget {
+        path: path.clone(),
+        exists: true,
+        folder_exists: true,
+        what: crate::tui::event::SaveWhat::Scenario(1),
+    });
+    assert!(fx.is_empty(), "a question first");
+    let fx = t.key(KeyCode::Char('y'));
+    let Some(Effect::WriteFile {
+        path: written,
+        text,
+        what,
+    }) = fx.first()
+    else {
+        panic!("{fx:?}");
+    };
+    assert_eq!((written, *what), (&path, "scenario"));
+    let scenario = crate::scenario::parse(text, &path).expect("the file is a scenario");
+    assert_eq!(scenario.steps.len(), 1);
+    assert_eq!(scenario.steps[0].request["Terms"][0]["Text"], "bench");
+}
+
+#[test]
+fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
+    use crate::scenario::expect::Failure;
+    use crate::scenario::run::StepRun;
+    use crate::tui::event::{ScenarioEvent, ScenarioInfo};
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    t.app
+        .act(crate::tui::action::Action::RunScenario, &mut Vec::new());
+    t.type_text("kiosk.yaml");
+    let fx = t.key(KeyCode::Enter);
+    let Some(Effect::RunScenario { key, path, spec }) = fx.first() else {
+        panic!("{fx:?}");
+    };
+    assert_eq!(path, &PathBuf::from("/work/kiosk.yaml"));
+    assert_eq!(spec, &t.app.servers[0].spec, "on the server in view");
+    let key = *key;
+    assert_eq!(t.app.current, Some(2));
+    assert_eq!(t.app.shown_detail_tab(), DetailTab::Expect);
+    t.event(Event::Scenario(ScenarioEvent::Loaded {
+        dialogue: key,
+        result: Ok(ScenarioInfo {
+            name: "kiosk".into(),
+            steps: 2,
+        }),
+    }));
+    t.event(Event::Scenario(ScenarioEvent::Opened {
+        dialogue: key,
+        dialog_id: "d".into(),
+    }));
+    let step = |index: usize, failures: Vec<Failure>| StepRun {
+        index,
+        name: format!("step {index}"),
+        turn: Some(grounding(index as u64)),
+        failures,
+        attempts: 1,
+        not_run: None,
+    };
+    t.event(Event::Scenario(ScenarioEvent::Step {
+        dialogue: key,
+        step: Box::new(step(0, Vec::new())),
+        expectations: vec!["conforms".into()],
+    }));
+    // Esc while it runs stops it.
+    let fx = t.key(KeyCode::Esc);
+    assert!(
+        matches!(&fx[..], [Effect::StopScenario { key: k }] if *k == key),
+        "{fx:?}"
+    );
+    let failure = Failure {
+        expectation: "Outcome not_answered".into(),
+        pointer: Some("/Outcome".into()),
+        expected: "not_answered".into(),
+        actual: "\"answered\"".into(),
+    };
+    t.event(Event::Scenario(ScenarioEvent::Step {
+        dialogue: key,
+        step: Box::new(step(1, vec![failure])),
+        expectations: vec!["conforms".into(), "Outcome not_answered".into()],
+    }));
+    t.event(Event::Scenario(ScenarioEvent::Done {
+        dialogue: key,
+        error: None,
+    }));
+    let d = t.current();
+    assert_eq!(d.turns.len(), 2);
+    assert!(d.turns[0].expect.as_ref().unwrap().failures.is_empty());
+    assert_eq!(d.turns[1].expect.as_ref().unwrap().failures.len(), 1);
+    let s = d.scenario.as_ref().unwrap();
+    assert_eq!((s.passed, s.failed, s.running), (1, 1, false));
+    assert_eq!(d.name, "test: kiosk");
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("1 of 2 steps failed")
+    );
+    // A file with mistakes: each is in the messages, and the dialogue says it failed.
+    t.app
+        .act(crate::tui::action::Action::RunScenario, &mut Vec::new());
+    t.type_text("bad.yaml");
+    let fx = t.key(KeyCode::Enter);
+    let Some(Effect::RunScenario { key, .. }) = fx.first() else {
+        panic!()
+    };
+    t.event(Event::Scenario(ScenarioEvent::Loaded {
+        dialogue: *key,
+        result: Err("bad.yaml:3:13: \"x\" is not a Kind\nbad.yaml:5:1: unknown field".into()),
+    }));
+    assert!(matches!(
+        t.current().status,
+        crate::tui::dialogue::Status::Failed(_)
+    ));
+    assert!(
+        t.app
+            .messages
+            .iter()
+            .any(|m| m.text.contains("bad.yaml:5:1"))
     );
 }

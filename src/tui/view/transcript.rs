@@ -158,6 +158,15 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 1 => Span::styled("1 finding", t.fg(c.finding)),
                 n => Span::styled(format!("{n} findings"), t.fg(c.finding)),
             };
+            // A scenario step: its verdict first.
+            let check = match &view.expect {
+                Some(e) if e.not_run.is_some() => Span::styled("✗ not run", t.fg(c.error)),
+                Some(e) if !e.failures.is_empty() => {
+                    Span::styled(format!("✗ {} expect", e.failures.len()), t.fg(c.error))
+                }
+                Some(_) => Span::styled(format!("✓ {}", check.content), check.style),
+                None => check,
+            };
             let replay = match &view.replay {
                 Some(r) if r.differences.is_empty() => Span::styled(" =", t.fg(c.success)),
                 Some(r) => Span::styled(format!(" ≠{}", r.differences.len()), t.fg(c.warning)),

@@ -133,6 +133,69 @@ pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
 }
 
 /// The replay of this turn: the differences, then recorded and replayed side by side.
+/// A scenario step: what it expected, each with ✓ or ✗, and for each failure what came.
+pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let Some(check) = &c.view.expect else {
+        let running = c.dialogue.scenario.as_ref().is_some_and(|s| s.running);
+        let text = if running {
+            "the scenario is running…"
+        } else {
+            "not a step of a scenario: this turn was not part of the test"
+        };
+        return vec![Line::styled(text, t.muted())];
+    };
+    let width = c.width.max(1);
+    let mut lines = vec![heading(c.app, check.step.clone())];
+    if let Some(why) = &check.not_run {
+        lines.extend(wrap_line(
+            Line::styled(format!("✗ not run: {why}"), t.fg(t.colors.error)),
+            width,
+        ));
+        return lines;
+    }
+    if check.attempts > 1 {
+        lines.push(Line::styled(
+            format!("sent {} times (retry)", check.attempts),
+            t.muted(),
+        ));
+    }
+    for e in &check.expectations {
+        let failure = check.failures.iter().find(|f| &f.expectation == e);
+        let (mark, color) = match failure {
+            None => ("✓", t.colors.success),
+            Some(_) => ("✗", t.colors.error),
+        };
+        lines.extend(wrap_line(
+            Line::from(vec![
+                Span::styled(format!("{mark} "), t.fg(color)),
+                Span::raw(e.clone()),
+            ]),
+            width,
+        ));
+        if let Some(f) = failure {
+            if let Some(p) = &f.pointer {
+                lines.push(Line::styled(format!("    at {p}"), t.muted()));
+            }
+            lines.extend(wrap_line(
+                Line::styled(
+                    format!("    expected {}", f.expected),
+                    t.fg(t.colors.diff_recorded),
+                ),
+                width,
+            ));
+            lines.extend(wrap_line(
+                Line::styled(
+                    format!("    got      {}", f.actual),
+                    t.fg(t.colors.diff_replayed),
+                ),
+                width,
+            ));
+        }
+    }
+    lines
+}
+
 pub fn replay<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme;
     let Some(r) = &c.view.replay else {

@@ -98,6 +98,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         DetailTab::Findings => window(general::findings(&content), &content),
         DetailTab::Raw => general::raw(&content),
         DetailTab::Replay => window(general::replay(&content), &content),
+        DetailTab::Expect => window(general::expect(&content), &content),
     };
     hits.detail_top = Some((d.key, shown_lines.top));
     frame.render_widget(Paragraph::new(shown_lines.lines).style(t.base()), inner);

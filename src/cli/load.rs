@@ -1,0 +1,208 @@
+//! `bkn-explorer load SCENARIO --concurrency N --repeat M`: N dialogues at once, each going M
+//! times through the scenario, against one server (stdio: N server processes; HTTP: N
+//! sessions). A live progress line on standard error; the figures at the end (`--format
+//! json` for scripts), with the CPU the load client used beside them.
+//!
+//! Exit 0 when every turn was answered and conformed; 1 when some did not or expectations
+//! failed; 2 when the scenario cannot be read or no dialogue could be opened.
+
+use super::exit;
+use super::target::{self, Targets};
+use crate::client::spec::ServerSpec;
+use crate::scenario;
+use clap::ValueEnum;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The scenario to run (YAML or JSON).
+    scenario: PathBuf,
+    /// Dialogues at once.
+    #[arg(long, short, default_value_t = 8)]
+    concurrency: usize,
+    /// Times each dialogue goes through the scenario.
+    #[arg(long, short, default_value_t = 10)]
+    repeat: usize,
+    /// Each time through the scenario in a new MCP session (for scenarios whose answers
+    /// depend on the dialogue's history); by default a dialogue goes on.
+    #[arg(long)]
+    fresh: bool,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[command(flatten)]
+    targets: Targets,
+}
+
+pub fn run(args: Args) -> u8 {
+    let scenario = match scenario::load(&args.scenario) {
+        Ok(s) => s,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("{e}");
+            }
+            return exit::FAILURE;
+        }
+    };
+    let spec = match args.targets.resolve() {
+        Ok(list) if list.len() > 1 => {
+            return fail("load runs against one server; name one");
+        }
+        Ok(mut list) if list.len() == 1 => list.remove(0),
+        Ok(_) => match &scenario.server {
+            Some(choice) => match target::scenario_server(choice) {
+                Ok(s) => s,
+                Err(e) => return fail(&e),
+            },
+            None => ServerSpec::embedded(scenario.interface),
+        },
+        Err(e) => return fail(&e),
+    };
+    // Many dialogues at once: every core.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fail(&format!("cannot start the runtime: {e}")),
+    };
+    let done = Arc::new(AtomicU64::new(0));
+    let total = (args.concurrency.max(1) * args.repeat * scenario.steps.len()) as u64;
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let report = runtime.block_on(async {
+        let watcher = {
+            let done = done.clone();
+            tokio::spawn(async move { progress(&done, total).await })
+        };
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.cancel();
+            }
+        });
+        let report = scenario::load::run(
+            Arc::new(scenario),
+            spec,
+            args.targets.connect_options(),
+            args.targets.overrides(),
+            args.concurrency,
+            args.repeat,
+            args.fresh,
+            done,
+            cancel,
+        )
+        .await;
+        watcher.abort();
+        report
+    });
+    if std::io::stderr().is_terminal() {
+        eprint!("\r\x1b[2K");
+    }
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
+        Format::Text => print_text(&report),
+    }
+    if report.turns == 0 {
+        exit::FAILURE
+    } else if report.errors + report.timeouts + report.nonconformant + report.expectations_failed
+        > 0
+        || !report.not_opened.is_empty()
+    {
+        exit::NONCONFORMANT
+    } else {
+        exit::OK
+    }
+}
+
+fn fail(message: &str) -> u8 {
+    eprintln!("bkn-explorer load: {message}");
+    exit::FAILURE
+}
+
+/// The live line: turns done, and the rate over the last second.
+async fn progress(done: &AtomicU64, total: u64) {
+    let tty = std::io::stderr().is_terminal();
+    let every = if tty {
+        Duration::from_millis(250)
+    } else {
+        Duration::from_secs(5)
+    };
+    let started = Instant::now();
+    loop {
+        tokio::time::sleep(every).await;
+        let n = done.load(Ordering::Relaxed);
+        let rate = n as f64 / started.elapsed().as_secs_f64().max(1e-9);
+        let text = format!("load: {n} of {total} turns, {rate:.0} turns/s");
+        let mut err = std::io::stderr().lock();
+        if tty {
+            let _ = write!(err, "\r\x1b[2K{text}");
+        } else {
+            let _ = writeln!(err, "{text}");
+        }
+        let _ = err.flush();
+    }
+}
+
+fn print_text(r: &scenario::load::LoadReport) {
+    println!(
+        "load: {} on {}, {} dialogue{} × {} time{} through it",
+        r.scenario,
+        r.server,
+        r.concurrency,
+        if r.concurrency == 1 { "" } else { "s" },
+        r.repeat,
+        if r.repeat == 1 { "" } else { "s" }
+    );
+    println!(
+        "  {} turns in {:.2} s: {:.0} turns/s",
+        r.turns, r.seconds, r.turns_per_s
+    );
+    println!(
+        "  {:<28} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "latency (ms)", "p50", "p90", "p99", "max", "turns"
+    );
+    println!(
+        "  {:<28} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8}",
+        "all", r.p50_ms, r.p90_ms, r.p99_ms, r.max_ms, r.turns
+    );
+    for (kind, l) in &r.per_kind {
+        println!(
+            "  {:<28} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8}",
+            kind, l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms, l.turns
+        );
+    }
+    println!(
+        "  errors {}, timeouts {}, nonconformant {}, expectations failed {}",
+        r.errors, r.timeouts, r.nonconformant, r.expectations_failed
+    );
+    for why in &r.not_opened {
+        println!("  a dialogue could not be opened: {why}");
+    }
+    let share = if r.seconds > 0.0 {
+        r.client_cpu_s / r.seconds * 100.0
+    } else {
+        0.0
+    };
+    println!(
+        "  CPU: the load client {:.2} s ({share:.0}% of one core){}",
+        r.client_cpu_s,
+        if r.servers_cpu_s > 0.0 {
+            format!(", the servers it started {:.2} s", r.servers_cpu_s)
+        } else {
+            String::new()
+        }
+    );
+}

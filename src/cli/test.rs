@@ -1,0 +1,376 @@
+//! `bkn-explorer test SCENARIO...`: dialogue tests as code (docs/tests.md). Every scenario is
+//! read and checked first (nothing is sent if one has a mistake); then each runs on each
+//! server, with a report of every failing expectation, `--junit` for CI, `--compare` to set
+//! servers side by side, and `--from-session` to make a scenario from a recording.
+//!
+//! Exit 0 when every expectation holds (and, with --compare, the servers agree); 1 when one
+//! fails or they differ; 2 when a scenario cannot be read or a server cannot be reached.
+
+use super::exit;
+use super::target::{self, Targets};
+use crate::client::spec::ServerSpec;
+use crate::client::turn::Reply;
+use crate::scenario::compare::{self, StepDifference};
+use crate::scenario::run::{self, Progress, ScenarioRun};
+use crate::scenario::{self, Scenario};
+use crate::session::Session;
+use clap::ValueEnum;
+use serde_json::{Value, json};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Scenario files (YAML, or JSON).
+    #[arg(required_unless_present = "from_session")]
+    scenarios: Vec<PathBuf>,
+    /// Make a scenario from a recorded session instead: its expectations are what the server
+    /// answered (printed, or written to --output).
+    #[arg(long, value_name = "SESSION", conflicts_with_all = ["scenarios", "compare", "junit"])]
+    from_session: Option<PathBuf>,
+    /// The dialogue of the session to make it from (default: the first).
+    #[arg(long, value_name = "N", requires = "from_session")]
+    dialogue: Option<usize>,
+    /// Where --from-session writes the scenario.
+    #[arg(long, short, value_name = "FILE", requires = "from_session")]
+    output: Option<PathBuf>,
+    /// Also compare the servers' answers step by step (two servers or more); a difference
+    /// fails the run.
+    #[arg(long)]
+    compare: bool,
+    /// Write a JUnit XML report (one test case per step).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[command(flatten)]
+    targets: Targets,
+}
+
+pub fn run(args: Args) -> u8 {
+    if let Some(session) = &args.from_session {
+        return from_session(session, args.dialogue.unwrap_or(0), args.output.as_ref());
+    }
+    // Every scenario is read before anything is sent.
+    let mut scenarios = Vec::new();
+    let mut unreadable = false;
+    for path in &args.scenarios {
+        match scenario::load(path) {
+            Ok(s) => scenarios.push(s),
+            Err(errors) => {
+                unreadable = true;
+                for e in errors {
+                    eprintln!("{e}");
+                }
+            }
+        }
+    }
+    if unreadable {
+        eprintln!("bkn-explorer test: nothing was sent");
+        return exit::FAILURE;
+    }
+    let given = match args.targets.resolve() {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    if args.compare && given.len() < 2 {
+        return fail("--compare needs two servers or more (e.g. --embedded dac --url URL)");
+    }
+    let runtime = match target::runtime() {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let options = args.targets.connect_options();
+    let overrides = args.targets.overrides();
+    let cancel = CancellationToken::new();
+    let mut runs: Vec<ScenarioRun> = Vec::new();
+    let mut differences: Vec<(String, Vec<StepDifference>)> = Vec::new();
+    let mut unreachable = false;
+    for s in &scenarios {
+        let servers = match servers_for(s, &given) {
+            Ok(list) => list,
+            Err(e) => {
+                eprintln!("bkn-explorer test: {}: {e}", s.path.display());
+                unreachable = true;
+                continue;
+            }
+        };
+        let first = runs.len();
+        for spec in &servers {
+            let mut line = ProgressLine::new(s, spec);
+            let run = runtime.block_on(run::run(s, spec, &options, &overrides, &cancel, |p| {
+                line.show(&p)
+            }));
+            line.clear();
+            unreachable |= run.error.is_some();
+            if args.format == Format::Text {
+                print_run(&run);
+            }
+            runs.push(run);
+        }
+        if args.compare {
+            let these: Vec<&ScenarioRun> = runs[first..].iter().collect();
+            let found = compare::compare(&these);
+            if args.format == Format::Text {
+                print_differences(s, &servers, &found);
+            }
+            differences.push((s.name.clone(), found));
+        }
+    }
+    if let Some(path) = &args.junit {
+        // Written whatever happened, so that CI shows it.
+        if let Err(e) =
+            crate::session::atomic::write(path, scenario::junit::report(&runs).as_bytes())
+        {
+            eprintln!("bkn-explorer test: cannot write {}: {e}", path.display());
+        }
+    }
+    let failed_steps: usize = runs.iter().map(ScenarioRun::failed_steps).sum();
+    let differing: usize = differences.iter().map(|(_, d)| d.len()).sum();
+    let passed = runs.iter().all(ScenarioRun::passed) && differing == 0;
+    match args.format {
+        Format::Json => print_json(&runs, &differences, passed),
+        Format::Text => {
+            let ok = runs.iter().filter(|r| r.passed()).count();
+            let mut line = format!(
+                "{ok} of {} run{} passed",
+                runs.len(),
+                if runs.len() == 1 { "" } else { "s" }
+            );
+            if failed_steps > 0 {
+                line.push_str(&format!(
+                    "; {failed_steps} step{} failed",
+                    plural(failed_steps)
+                ));
+            }
+            if args.compare {
+                line.push_str(&format!(
+                    "; {differing} difference{} between servers",
+                    plural(differing)
+                ));
+            }
+            println!("{line}");
+        }
+    }
+    if unreachable {
+        exit::FAILURE
+    } else if passed {
+        exit::OK
+    } else {
+        exit::NONCONFORMANT
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn fail(message: &str) -> u8 {
+    eprintln!("bkn-explorer test: {message}");
+    exit::FAILURE
+}
+
+/// The servers a scenario runs on: the command line's, else its own, else the reference
+/// server of its interface.
+fn servers_for(s: &Scenario, given: &[ServerSpec]) -> Result<Vec<ServerSpec>, String> {
+    if !given.is_empty() {
+        return Ok(given.to_vec());
+    }
+    match &s.server {
+        Some(choice) => Ok(vec![target::scenario_server(choice)?]),
+        None => Ok(vec![ServerSpec::embedded(s.interface)]),
+    }
+}
+
+/// A progress line on standard error for runs that take a while: redrawn in place on a
+/// terminal, a line every few seconds otherwise (CI logs).
+struct ProgressLine {
+    started: Instant,
+    last: Instant,
+    total: usize,
+    what: String,
+    tty: bool,
+    drawn: bool,
+}
+
+impl ProgressLine {
+    fn new(s: &Scenario, spec: &ServerSpec) -> ProgressLine {
+        ProgressLine {
+            started: Instant::now(),
+            last: Instant::now(),
+            total: s.steps.len(),
+            what: format!("{} on {}", s.name, spec.name),
+            tty: std::io::stderr().is_terminal(),
+            drawn: false,
+        }
+    }
+
+    fn show(&mut self, p: &Progress) {
+        let Progress::Step(step) = p else { return };
+        let every = if self.tty {
+            Duration::from_millis(200)
+        } else {
+            Duration::from_secs(5)
+        };
+        if self.started.elapsed() < Duration::from_secs(1) || self.last.elapsed() < every {
+            return;
+        }
+        self.last = Instant::now();
+        let text = format!("{}: step {} of {}", self.what, step.index + 1, self.total);
+        let mut err = std::io::stderr().lock();
+        if self.tty {
+            let _ = write!(err, "\r\x1b[2K{text}");
+            self.drawn = true;
+        } else {
+            let _ = writeln!(err, "{text}");
+        }
+        let _ = err.flush();
+    }
+
+    fn clear(&mut self) {
+        if self.drawn {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
+}
+
+fn print_run(run: &ScenarioRun) {
+    let passed = run.steps.iter().filter(|s| s.passed()).count();
+    let mark = if run.passed() { "✓" } else { "✗" };
+    println!(
+        "{mark} {} ({}) on {}: {passed} of {} steps passed ({:.2} s)",
+        run.scenario,
+        run.file,
+        run.server,
+        run.steps.len(),
+        run.seconds
+    );
+    if let Some(e) = &run.error {
+        println!("    the server could not be reached: {e}");
+    }
+    for step in run.steps.iter().filter(|s| !s.passed()) {
+        let latency = step
+            .turn
+            .as_ref()
+            .map(|t| format!(" ({:.1} ms)", t.latency_ms))
+            .unwrap_or_default();
+        let attempts = if step.attempts > 1 {
+            format!(", {} attempts", step.attempts)
+        } else {
+            String::new()
+        };
+        println!("  ✗ {} {}{latency}{attempts}", step.index + 1, step.name);
+        if let Some(why) = &step.not_run {
+            println!("      not run: {why}");
+        }
+        for f in &step.failures {
+            println!("      {f}");
+        }
+        if let Some(turn) = &step.turn {
+            let text = match &turn.reply {
+                Reply::Response(r) => format!("Response: {}", r.text()),
+                Reply::ToolError(t) => {
+                    format!("tool error: {}", t.lines().next().unwrap_or_default())
+                }
+                Reply::Error(e) => format!("no reply: {}", e.message),
+            };
+            let cut: String = text.chars().take(400).collect();
+            let more = if text.chars().count() > 400 {
+                "…"
+            } else {
+                ""
+            };
+            println!("      {cut}{more}");
+        }
+    }
+}
+
+fn print_differences(s: &Scenario, servers: &[ServerSpec], found: &[StepDifference]) {
+    let first = servers.first().map(|s| s.name.as_str()).unwrap_or_default();
+    if found.is_empty() {
+        println!("  the servers agree on every step of {}", s.name);
+        return;
+    }
+    for d in found {
+        println!(
+            "  ≠ {} {}: {} differs from {first}",
+            d.step + 1,
+            d.name,
+            d.server
+        );
+        for line in &d.differences {
+            println!("      {line}");
+        }
+    }
+}
+
+fn print_json(runs: &[ScenarioRun], differences: &[(String, Vec<StepDifference>)], passed: bool) {
+    let runs: Vec<Value> = runs
+        .iter()
+        .map(|r| {
+            json!({
+                "scenario": r.scenario,
+                "file": r.file,
+                "server": r.server,
+                "passed": r.passed(),
+                "error": r.error,
+                "seconds": r.seconds,
+                "steps": r.steps.iter().map(|s| json!({
+                    "index": s.index,
+                    "name": s.name,
+                    "passed": s.passed(),
+                    "attempts": s.attempts,
+                    "notRun": s.not_run,
+                    "latencyMs": s.turn.as_ref().map(|t| t.latency_ms),
+                    "failures": s.failures,
+                    "response": s.turn.as_ref().and_then(|t| t.response()),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let differences: Vec<Value> = differences
+        .iter()
+        .map(|(scenario, d)| json!({"scenario": scenario, "steps": d}))
+        .collect();
+    let out = json!({"passed": passed, "runs": runs, "differences": differences});
+    println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+}
+
+/// `--from-session`: a scenario made from a recorded dialogue.
+fn from_session(path: &PathBuf, dialogue: usize, output: Option<&PathBuf>) -> u8 {
+    let session = match Session::load(path) {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("{}: {e}", path.display())),
+    };
+    let Some(record) = session.dialogues.get(dialogue) else {
+        return fail(&format!(
+            "{} has {} dialogue{}; there is no dialogue {dialogue}",
+            path.display(),
+            session.dialogues.len(),
+            plural(session.dialogues.len())
+        ));
+    };
+    let source = format!("{} (dialogue {dialogue})", path.display());
+    let yaml = scenario::record::scenario_yaml(record, session.server_of(record), &source);
+    match output {
+        None => {
+            print!("{yaml}");
+            exit::OK
+        }
+        Some(out) => match crate::session::atomic::write(out, yaml.as_bytes()) {
+            Ok(()) => {
+                eprintln!("wrote {}", out.display());
+                exit::OK
+            }
+            Err(e) => fail(&format!("cannot write {}: {e}", out.display())),
+        },
+    }
+}

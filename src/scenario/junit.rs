@@ -1,0 +1,67 @@
+//! JUnit XML, which CI tools read: a test suite per scenario and server, a test case per
+//! step. A step whose expectations failed is a `failure` (its message the first failure, its
+//! text every failure and the Response); a step that could not run, or a server that could
+//! not be reached, is an `error`.
+
+use crate::scenario::run::ScenarioRun;
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use std::time::Duration;
+
+/// The report of every run, as XML.
+pub fn report(runs: &[ScenarioRun]) -> String {
+    let mut report = Report::new("bkn-explorer test");
+    for run in runs {
+        let mut suite = TestSuite::new(format!("{} on {}", run.scenario, run.server));
+        suite.set_time(Duration::from_secs_f64(run.seconds));
+        if let Some(error) = &run.error {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+            status.set_message(format!("the server could not be reached: {error}"));
+            status.set_type("connection");
+            let mut case = TestCase::new("open the dialogue", status);
+            case.set_classname(classname(run));
+            suite.add_test_case(case);
+        }
+        for step in &run.steps {
+            let status = if let Some(why) = &step.not_run {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                s.set_message(format!("not run: {why}"));
+                s.set_type("not run");
+                s
+            } else if step.failures.is_empty() {
+                TestCaseStatus::success()
+            } else {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_message(step.failures[0].to_string());
+                s.set_type("expectation");
+                let mut text: Vec<String> = step.failures.iter().map(|f| f.to_string()).collect();
+                if let Some(turn) = &step.turn {
+                    text.push(String::new());
+                    text.push(match &turn.reply {
+                        crate::client::turn::Reply::Response(r) => {
+                            format!("Response: {}", r.text())
+                        }
+                        crate::client::turn::Reply::ToolError(t) => format!("tool error: {t}"),
+                        crate::client::turn::Reply::Error(e) => format!("no reply: {}", e.message),
+                    });
+                }
+                s.set_description(text.join("\n"));
+                s
+            };
+            let mut case = TestCase::new(format!("{} {}", step.index + 1, step.name), status);
+            case.set_classname(classname(run));
+            if let Some(turn) = &step.turn {
+                case.set_time(Duration::from_secs_f64(turn.latency_ms / 1000.0));
+            }
+            suite.add_test_case(case);
+        }
+        report.add_test_suite(suite);
+    }
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- the report could not be written: {e} -->"))
+}
+
+/// The test case's class: the scenario's file, as CI tools group by it.
+fn classname(run: &ScenarioRun) -> String {
+    run.file.clone()
+}

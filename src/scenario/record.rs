@@ -1,0 +1,262 @@
+//! From what you did to a test: a scenario made from a recorded dialogue, whose expectations
+//! are what the server answered (the fields that always change left out), its Requests cut
+//! to what matters, and the IDs the server made up captured for the steps that use them. It
+//! passes against the server it was recorded from, and is meant to be edited.
+
+use crate::client::spec::{ServerSpec, TransportSpec};
+use crate::client::turn::{Reply, Turn};
+use crate::session::DialogueRecord;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Fields of a Request the client fills (the scenario leaves them to it).
+const FILLED: [&str; 7] = [
+    "Header",
+    "Mode",
+    "QueryID",
+    "QueryTime",
+    "DialogID",
+    "TurnIndex",
+    "DataXMData",
+];
+/// Common fields, said once in `defaults`.
+const COMMON: [&str; 3] = ["MInstance", "UEnvironment", "SessionID"];
+/// Fields of a Response that are not expectations: they change from run to run, or copy
+/// the Request.
+const VOLATILE: [&str; 11] = [
+    "Header",
+    "Mode",
+    "MInstance",
+    "UEnvironment",
+    "SessionID",
+    "QueryID",
+    "QueryTime",
+    "DialogID",
+    "TurnIndex",
+    "DataXMData",
+    "RequestID",
+];
+
+#[derive(Serialize)]
+struct Out {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<BTreeMap<&'static str, String>>,
+    interface: &'static str,
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    defaults: Map<String, Value>,
+    steps: Vec<OutStep>,
+}
+
+#[derive(Serialize)]
+struct OutStep {
+    name: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    new_session: bool,
+    request: Map<String, Value>,
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    capture: Map<String, Value>,
+    expect: Map<String, Value>,
+}
+
+/// The scenario, as YAML, of the dialogue `record` of a session whose servers are `servers`;
+/// `source` says where it came from (written at the top).
+pub fn scenario_yaml(record: &DialogueRecord, server: Option<&ServerSpec>, source: &str) -> String {
+    let first = record.turns.first().map(Turn::request_value);
+    let mut defaults = Map::new();
+    for key in COMMON {
+        if let Some(v) = first.as_ref().and_then(|r| r.get(key)) {
+            defaults.insert(key.to_owned(), v.clone());
+        }
+    }
+    let mut steps: Vec<OutStep> = Vec::new();
+    // Strings the server said (where, and at which step), and those the client said before.
+    let mut said_by_server: Vec<(String, usize, String)> = Vec::new();
+    let mut said_by_client: Vec<String> = Vec::new();
+    for (i, turn) in record.turns.iter().enumerate() {
+        let recorded = turn.request_value();
+        let mut request = Map::new();
+        if let Value::Object(fields) = &recorded {
+            for (k, v) in fields {
+                let common_same = COMMON.contains(&k.as_str()) && defaults.get(k) == Some(v);
+                if !FILLED.contains(&k.as_str()) && !common_same {
+                    request.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        // An ID the server made up earlier and the client had not said: captured where it
+        // came, and used by name here.
+        for (text, step, pointer) in &said_by_server {
+            if said_by_client.contains(text) || !mentions(&Value::Object(request.clone()), text) {
+                continue;
+            }
+            let name = format!("id{}", steps[*step].capture.len() + 1 + *step * 100);
+            steps[*step]
+                .capture
+                .insert(name.clone(), Value::String(pointer.clone()));
+            request = replace(&Value::Object(request), text, &format!("{{{{{name}}}}}"))
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+        }
+        strings(&recorded, "", &mut |_, s| said_by_client.push(s.to_owned()));
+        let expect = expectations(turn);
+        if let Some(response) = turn.response() {
+            strings(&response, "", &mut |p, s| {
+                let volatile = VOLATILE
+                    .iter()
+                    .any(|v| p == format!("/{v}") || p.starts_with(&format!("/{v}/")));
+                if !volatile && looks_like_id(s) && !said_by_client.iter().any(|c| c == s) {
+                    said_by_server.push((s.to_owned(), i, p.to_owned()));
+                }
+            });
+        }
+        let kind = recorded
+            .get("Kind")
+            .and_then(Value::as_str)
+            .unwrap_or("feedback");
+        steps.push(OutStep {
+            name: format!("turn {} ({kind})", i + 1),
+            new_session: turn.new_session,
+            request,
+            capture: Map::new(),
+            expect,
+        });
+    }
+    let out = Out {
+        name: record
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("dialogue {}", record.dialog_id)),
+        description: record.notes.clone(),
+        server: server.and_then(server_of),
+        interface: record.interface.code(),
+        defaults,
+        steps,
+    };
+    let yaml = serde_saphyr::to_string(&out).unwrap_or_default();
+    format!(
+        "# A scenario made by bkn-explorer from {source}: its expectations are what the server\n\
+         # answered then. Edit it: keep what matters, loosen what may change (docs/tests.md).\n{yaml}"
+    )
+}
+
+fn server_of(spec: &ServerSpec) -> Option<BTreeMap<&'static str, String>> {
+    let (key, value) = match &spec.transport {
+        TransportSpec::Embedded { interface, args } if args.is_empty() => {
+            ("embedded", interface.code().to_owned())
+        }
+        TransportSpec::Embedded { .. } | TransportSpec::Stdio(_) => ("stdio", spec.location()),
+        TransportSpec::Http(h) => ("url", h.url.clone()),
+    };
+    Some(BTreeMap::from([(key, value)]))
+}
+
+/// What the recorded turn says its answer was.
+fn expectations(turn: &Turn) -> Map<String, Value> {
+    let mut expect = Map::new();
+    let findings: Vec<Value> = turn
+        .findings
+        .iter()
+        .map(|f| Value::String(f.finding.check.as_str().to_owned()))
+        .collect();
+    if !findings.is_empty() {
+        expect.insert("findings".into(), Value::Array(findings));
+    }
+    match &turn.reply {
+        Reply::ToolError(_) => {
+            expect.insert("tool_error".into(), Value::Bool(true));
+        }
+        Reply::Error(_) => {}
+        Reply::Response(raw) => {
+            let response = raw.value();
+            if let Some(o) = response.get("Outcome") {
+                expect.insert("outcome".into(), o.clone());
+            }
+            let mut values = Map::new();
+            if let Value::Object(fields) = &response {
+                for (k, v) in fields {
+                    if VOLATILE.contains(&k.as_str()) || k == "Outcome" {
+                        continue;
+                    }
+                    values.insert(format!("/{k}"), as_expected(v));
+                }
+            }
+            if !values.is_empty() {
+                expect.insert("values".into(), Value::Object(values));
+            }
+        }
+    }
+    expect
+}
+
+/// A value to compare with, written so that it cannot be read as a matcher.
+fn as_expected(v: &Value) -> Value {
+    match v {
+        Value::Object(map)
+            if !map.is_empty()
+                && map.keys().all(|k| {
+                    [
+                        "equals", "one_of", "matches", "between", "min", "max", "present",
+                    ]
+                    .contains(&k.as_str())
+                }) =>
+        {
+            let mut wrapped = Map::new();
+            wrapped.insert("equals".into(), v.clone());
+            Value::Object(wrapped)
+        }
+        other => other.clone(),
+    }
+}
+
+/// An identifier a server might make up: a UUID, or a word with `#` or `:` in it.
+fn looks_like_id(s: &str) -> bool {
+    uuid::Uuid::parse_str(s).is_ok()
+        || (s.len() >= 3
+            && !s.contains(' ')
+            && (s.contains('#') || s.contains(':'))
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || "#:._-".contains(c)))
+}
+
+/// Every string of a value, with its pointer.
+fn strings(v: &Value, at: &str, each: &mut dyn FnMut(&str, &str)) {
+    match v {
+        Value::String(s) => each(at, s),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                strings(item, &format!("{at}/{i}"), each);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map {
+                let k = k.replace('~', "~0").replace('/', "~1");
+                strings(item, &format!("{at}/{k}"), each);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn mentions(v: &Value, text: &str) -> bool {
+    let mut found = false;
+    strings(v, "", &mut |_, s| found |= s == text);
+    found
+}
+
+fn replace(v: &Value, text: &str, with: &str) -> Value {
+    match v {
+        Value::String(s) if s == text => Value::String(with.to_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(|i| replace(i, text, with)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, i)| (k.clone(), replace(i, text, with)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

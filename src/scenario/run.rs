@@ -1,0 +1,252 @@
+//! Playing a scenario against a server: one dialogue, each step's Request filled as `send`
+//! fills it (captures put in first), sent, and its answer judged; a step may be sent again
+//! until its expectations hold (`retry`), or start a new MCP session (`new_session`). A lost
+//! connection fails the step with its reason and the steps after it as not run.
+
+use crate::client::connection::ConnectOptions;
+use crate::client::defaults::{Chosen, Overrides};
+use crate::client::dialogue::{Dialogue, Filling};
+use crate::client::spec::ServerSpec;
+use crate::client::turn::{ErrorKind, Reply, Turn};
+use crate::scenario::expect::{self, Failure};
+use crate::scenario::{Scenario, Step};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// One step as it ran.
+#[derive(Clone, Debug)]
+pub struct StepRun {
+    pub index: usize,
+    pub name: String,
+    /// The last turn sent for it (none: it was not run).
+    pub turn: Option<Turn>,
+    pub failures: Vec<Failure>,
+    /// How many times it was sent.
+    pub attempts: u32,
+    /// Why it did not run, when it did not.
+    pub not_run: Option<String>,
+}
+
+impl StepRun {
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty() && self.not_run.is_none() && self.turn.is_some()
+    }
+}
+
+/// A scenario as it ran on one server.
+#[derive(Clone, Debug)]
+pub struct ScenarioRun {
+    pub scenario: String,
+    pub file: String,
+    pub server: String,
+    pub steps: Vec<StepRun>,
+    /// The dialogue could not be opened: why.
+    pub error: Option<String>,
+    pub seconds: f64,
+}
+
+impl ScenarioRun {
+    pub fn passed(&self) -> bool {
+        self.error.is_none() && self.steps.iter().all(StepRun::passed)
+    }
+
+    pub fn failed_steps(&self) -> usize {
+        self.steps.iter().filter(|s| !s.passed()).count()
+    }
+}
+
+/// What the runner reports as it goes (a progress line, the explorer's panes).
+pub enum Progress<'a> {
+    Opened { dialog_id: &'a str },
+    Step(&'a StepRun),
+}
+
+/// Plays `scenario` on the server `spec`. `overrides` are the command line's (over the
+/// scenario's own defaults).
+pub async fn run(
+    scenario: &Scenario,
+    spec: &ServerSpec,
+    options: &ConnectOptions,
+    overrides: &Overrides,
+    cancel: &CancellationToken,
+    mut progress: impl FnMut(Progress),
+) -> ScenarioRun {
+    let started = std::time::Instant::now();
+    let mut out = ScenarioRun {
+        scenario: scenario.name.clone(),
+        file: scenario.path.display().to_string(),
+        server: spec.name.clone(),
+        steps: Vec::new(),
+        error: None,
+        seconds: 0.0,
+    };
+    let overrides = scenario.defaults.then(overrides);
+    let connect = || {
+        Dialogue::connect(
+            spec,
+            options,
+            scenario.interface,
+            Chosen::built_in(),
+            &overrides,
+        )
+    };
+    let mut dialogue = match connect().await {
+        Ok(d) => d,
+        Err(e) => {
+            out.error = Some(e);
+            out.seconds = started.elapsed().as_secs_f64();
+            return out;
+        }
+    };
+    progress(Progress::Opened {
+        dialog_id: dialogue.dialog_id(),
+    });
+    let mut captured: HashMap<String, Value> = HashMap::new();
+    let mut gone: Option<String> = None;
+    for (index, step) in scenario.steps.iter().enumerate() {
+        if let Some(why) = &gone {
+            let run = not_run(index, step, why.clone());
+            progress(Progress::Step(&run));
+            out.steps.push(run);
+            continue;
+        }
+        if cancel.is_cancelled() {
+            gone = Some("cancelled".into());
+            let run = not_run(index, step, "cancelled".into());
+            progress(Progress::Step(&run));
+            out.steps.push(run);
+            continue;
+        }
+        if step.new_session && index > 0 {
+            let next = dialogue.next_turn();
+            match connect().await {
+                Ok(new) => {
+                    std::mem::replace(&mut dialogue, new).close().await;
+                    dialogue.start_at(next);
+                }
+                Err(e) => {
+                    gone = Some(format!("the new session could not be opened: {e}"));
+                    let run = not_run(index, step, gone.clone().unwrap_or_default());
+                    progress(Progress::Step(&run));
+                    out.steps.push(run);
+                    continue;
+                }
+            }
+        }
+        let run = play(&mut dialogue, index, step, &captured, cancel).await;
+        if let Some(turn) = &run.turn {
+            if let Some(response) = turn.response() {
+                for (name, pointer) in &step.capture {
+                    if let Some(v) = response.pointer(pointer) {
+                        captured.insert(name.clone(), v.clone());
+                    }
+                }
+            }
+            if let Reply::Error(e) = &turn.reply
+                && matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport)
+            {
+                gone = Some(format!("the connection is gone: {}", e.message));
+            }
+        }
+        progress(Progress::Step(&run));
+        out.steps.push(run);
+    }
+    dialogue.close().await;
+    out.seconds = started.elapsed().as_secs_f64();
+    out
+}
+
+fn not_run(index: usize, step: &Step, why: String) -> StepRun {
+    StepRun {
+        index,
+        name: step.name.clone(),
+        turn: None,
+        failures: Vec::new(),
+        attempts: 0,
+        not_run: Some(why),
+    }
+}
+
+/// Sends a step (again, while it fails and its retries last) and judges the answer.
+async fn play(
+    dialogue: &mut Dialogue,
+    index: usize,
+    step: &Step,
+    captured: &HashMap<String, Value>,
+    cancel: &CancellationToken,
+) -> StepRun {
+    let fields = Value::Object(fill_captures(&step.request, captured));
+    let filling = if step.as_is {
+        Filling::AsIs
+    } else {
+        Filling::Missing
+    };
+    let tries = 1 + step.retry.map_or(0, |r| r.times);
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let request = dialogue.prepare(fields.clone(), filling);
+        let turn = dialogue.send(request, cancel).await;
+        let failures = expect::judge(&step.expect, &turn);
+        let lost = matches!(&turn.reply, Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport | ErrorKind::Cancelled));
+        if failures.is_empty() || attempts >= tries || lost {
+            return StepRun {
+                index,
+                name: step.name.clone(),
+                turn: Some(turn),
+                failures,
+                attempts,
+                not_run: None,
+            };
+        }
+        let delay = step.retry.map_or(0, |r| r.delay_ms);
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+    }
+}
+
+/// The Request with each `{{name}}` replaced: a string that is only a placeholder takes the
+/// captured value as it is (a number stays a number); in longer text it is written in.
+pub fn fill_captures(
+    request: &Map<String, Value>,
+    captured: &HashMap<String, Value>,
+) -> Map<String, Value> {
+    request
+        .iter()
+        .map(|(k, v)| (k.clone(), fill(v, captured)))
+        .collect()
+}
+
+fn fill(value: &Value, captured: &HashMap<String, Value>) -> Value {
+    match value {
+        Value::String(s) if s.contains("{{") => {
+            let trimmed = s.trim();
+            if let Some(name) = trimmed
+                .strip_prefix("{{")
+                .and_then(|r| r.strip_suffix("}}"))
+                .map(str::trim)
+                .filter(|n| !n.contains("{{"))
+                && let Some(v) = captured.get(name)
+            {
+                return v.clone();
+            }
+            let mut out = s.clone();
+            for (name, v) in captured {
+                let text = match v {
+                    Value::String(t) => t.clone(),
+                    other => other.to_string(),
+                };
+                out = out.replace(&format!("{{{{{name}}}}}"), &text);
+            }
+            Value::String(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| fill(v, captured)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), fill(v, captured)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,410 @@
+//! Dialogue tests as code, run as users run them: `bkn-explorer test` and `load` as processes
+//! against the reference servers (stdio and HTTP), a server with a changed domain, the fault
+//! server, and a third-party server in Python; the JUnit report checked against the schema CI
+//! tools read; a recording turned into a test that passes against its server.
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn shipped(name: &str) -> String {
+    root().join("scenarios").join(name).display().to_string()
+}
+
+/// Runs the program; returns the exit code, standard output and standard error.
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(common::bin())
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .output()
+        .expect("the program runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// The reference Domain Access with a poorer requester (3 MPAI-Credit instead of 12).
+fn poorer_domain(dir: &Path) -> String {
+    let mut domain: Value =
+        serde_json::from_str(bkn_explorer::server::dac::domain::DEFAULT_DOMAIN).unwrap();
+    domain["Requester"]["Wallet"]["Amount"] = 3.into();
+    let path = dir.join("poorer.json");
+    std::fs::write(&path, domain.to_string()).unwrap();
+    format!(
+        "'{}' serve dac --domain '{}'",
+        common::bin(),
+        path.display()
+    )
+}
+
+#[test]
+fn the_shipped_scenarios_pass_on_the_reference_servers() {
+    let (code, out, err) = run(&["test", &shipped("dac-kiosk.yaml"), &shipped("usr-ana.yaml")]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("2 of 2 runs passed"), "{out}");
+}
+
+#[tokio::test]
+async fn the_shipped_scenarios_pass_over_http() {
+    for (which, file) in [("dac", "dac-kiosk.yaml"), ("usr", "usr-ana.yaml")] {
+        let server = common::spawn_http(&[which.to_owned()]).await;
+        let (code, out, err) = tokio::task::spawn_blocking({
+            let url = server.url.clone();
+            move || run(&["test", &shipped(file), "--url", &url])
+        })
+        .await
+        .unwrap();
+        assert_eq!(code, 0, "{which}: {out}{err}");
+    }
+}
+
+#[test]
+fn a_changed_domain_fails_the_expectations_it_breaks_and_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let poorer = poorer_domain(dir.path());
+    let (code, out, err) = run(&[
+        "test",
+        &shipped("dac-kiosk.yaml"),
+        "--stdio",
+        &poorer,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    let steps = report["runs"][0]["steps"].as_array().unwrap();
+    let failed: Vec<&Value> = steps.iter().filter(|s| s["passed"] == false).collect();
+    assert_eq!(
+        failed.len(),
+        1,
+        "only the plan depends on the wallet: {out}"
+    );
+    assert_eq!(failed[0]["index"], 3);
+    let failure = &failed[0]["failures"][0];
+    assert_eq!(
+        failure["pointer"], "/Feasibility/Steps/0/PAStatus",
+        "{failure}"
+    );
+    assert!(
+        failure["actual"].as_str().unwrap().contains("InsValue"),
+        "{failure}"
+    );
+    assert!(
+        failed[0]["response"].is_object(),
+        "the Response is in the report"
+    );
+}
+
+#[test]
+fn servers_compared_side_by_side_differ_where_their_answers_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let poorer = poorer_domain(dir.path());
+    let (code, out, err) = run(&[
+        "test",
+        &shipped("dac-kiosk.yaml"),
+        "--embedded",
+        "dac",
+        "--stdio",
+        &poorer,
+        "--compare",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    let differing = report["differences"][0]["steps"].as_array().unwrap();
+    assert_eq!(differing.len(), 1, "{out}");
+    assert_eq!(differing[0]["step"], 3);
+    let lines: Vec<&str> = differing[0]["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("/Feasibility/Steps/0/PAStatus")),
+        "{lines:?}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("QueryID") || l.contains("DialogID")),
+        "what always differs is left out: {lines:?}"
+    );
+    // The same server twice agrees with itself.
+    let (code, out, _) = run(&[
+        "test",
+        &shipped("dac-kiosk.yaml"),
+        "--embedded",
+        "dac",
+        "--embedded",
+        "dac",
+        "--compare",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("the servers agree on every step"), "{out}");
+}
+
+/// The JUnit report validates against the schema of what CI tools read.
+fn assert_junit(path: &Path) -> String {
+    let xml = std::fs::read_to_string(path).expect("the JUnit report was written");
+    let xsd = std::fs::read_to_string(root().join("tests/fixtures/junit/junit.xsd")).unwrap();
+    let schema = xmlschema::parse_schema(&xsd).expect("the JUnit schema parses");
+    let doc = oxml::parse(&xml).expect("the report is XML");
+    let report = xmlschema::validate(&doc, &schema);
+    assert!(report.is_valid(), "{report:?}\n{xml}");
+    xml
+}
+
+#[test]
+fn a_server_that_dies_fails_its_step_with_the_reason_and_the_rest_still_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    let faulty = format!(
+        "'{}' --fault crash-on-call",
+        env!("CARGO_BIN_EXE_bkn-fault-server")
+    );
+    let (code, out, err) = run(&[
+        "test",
+        &shipped("dac-kiosk.yaml"),
+        "--stdio",
+        &faulty,
+        "--embedded",
+        "dac",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    let faulty_run = &report["runs"][0];
+    let first = &faulty_run["steps"][0];
+    assert_eq!(first["passed"], false);
+    let why = first["failures"][0]["actual"].as_str().unwrap();
+    assert!(why.contains("no reply") && why.contains("exited"), "{why}");
+    assert!(
+        faulty_run["steps"][1]["notRun"]
+            .as_str()
+            .unwrap()
+            .contains("the connection is gone"),
+        "{faulty_run}"
+    );
+    assert_eq!(
+        report["runs"][1]["passed"], true,
+        "the healthy server's run went on"
+    );
+    let xml = assert_junit(&junit);
+    assert!(xml.contains("<error") && xml.contains("not run"), "{xml}");
+    assert!(xml.contains("<failure"), "{xml}");
+    assert!(xml.contains(r#"tests="10""#), "{xml}");
+}
+
+#[test]
+fn a_passing_run_gives_a_junit_report_ci_tools_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    let (code, _, err) = run(&[
+        "test",
+        &shipped("dac-kiosk.yaml"),
+        &shipped("usr-ana.yaml"),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let xml = assert_junit(&junit);
+    assert_eq!(xml.matches("<testcase").count(), 8, "one per step: {xml}");
+    assert!(
+        !xml.contains("<failure") && !xml.contains("<error"),
+        "{xml}"
+    );
+}
+
+#[test]
+fn a_recording_becomes_a_test_that_passes_on_the_server_it_was_recorded_from() {
+    let dir = tempfile::tempdir().unwrap();
+    for session in ["dac-tour.json", "usr-refinement.json"] {
+        let scenario = dir.path().join(format!("{session}.yaml"));
+        let (code, _, err) = run(&[
+            "test",
+            "--from-session",
+            &root().join("sessions").join(session).display().to_string(),
+            "--output",
+            scenario.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(&scenario).unwrap();
+        assert!(
+            text.starts_with("# A scenario made by bkn-explorer"),
+            "{text}"
+        );
+        assert!(!text.contains("QueryID"), "volatile fields are left out");
+        let (code, out, err) = run(&["test", scenario.to_str().unwrap()]);
+        assert_eq!(code, 0, "{session}: {out}{err}");
+    }
+    // A dialogue that is not there is a clear error.
+    let (code, _, err) = run(&[
+        "test",
+        "--from-session",
+        "sessions/dac-tour.json",
+        "--dialogue",
+        "5",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("there is no dialogue 5"), "{err}");
+}
+
+#[test]
+fn mistakes_are_reported_with_their_place_before_anything_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "steps:\n  - request:\n      Kind: feasibilty\n    expect:\n      values:\n        /Answer/Txt: x\n      outcome: answerd\n  - request: {Kind: constraints, EntityIDs: [\"{{later}}\"]}\n",
+    )
+    .unwrap();
+    // A server that would leave a mark if it were started.
+    let marker = dir.path().join("started");
+    let server = format!("sh -c 'touch {}; cat'", marker.display());
+    let (code, out, err) = run(&["test", bad.to_str().unwrap(), "--stdio", &server]);
+    assert_eq!(code, 2, "{out}{err}");
+    let file = bad.display().to_string();
+    for (place, what) in [
+        (
+            "3:13",
+            "\"feasibilty\" is not a Kind (did you mean feasibility?)",
+        ),
+        ("6:9", "/Answer/Txt cannot exist"),
+        ("7:16", "\"answerd\" is not an Outcome"),
+        ("8:", "{{later}} is used before a step captures it"),
+    ] {
+        assert!(
+            err.contains(&format!("{file}:{place}")) && err.contains(what),
+            "no {what} at {place}:\n{err}"
+        );
+    }
+    assert!(err.contains("nothing was sent"), "{err}");
+    assert!(!marker.exists(), "the server was started");
+    // Not YAML at all: where it stops being readable.
+    std::fs::write(&bad, "steps: [\n  {request: }\n").unwrap();
+    let (code, _, err) = run(&["test", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains(&format!("{file}:")), "{err}");
+}
+
+#[test]
+fn a_step_is_retried_until_its_expectations_hold_or_its_retries_run_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("retry.yaml");
+    std::fs::write(
+        &path,
+        "server: {embedded: dac}\nsteps:\n  - request: {Kind: semantic_grounding, Terms: [{Text: bench}]}\n    expect:\n      values: {/Answer/ObjectClasses/0/Class: Fountain}\n    retry: {times: 2, delay_ms: 10}\n",
+    )
+    .unwrap();
+    let (code, out, _) = run(&["test", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1);
+    let report = json(&out);
+    assert_eq!(report["runs"][0]["steps"][0]["attempts"], 3, "{out}");
+}
+
+#[test]
+fn a_third_party_server_is_tested_for_the_rule_it_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lab.yaml");
+    std::fs::write(
+        &path,
+        r#"name: the lab's Domain Access says feasible with a Clash
+steps:
+  - request:
+      Kind: feasibility
+      ProcessActions:
+        - {Step: 0, Statement: "MM-Move Nil Robot#1 To MLoc:Lab.Bench"}
+        - {Step: 1, Statement: "MM-Move Nil Robot#1 To MLoc:Lab.Door"}
+    expect:
+      findings: [feasibility.overall]
+      values:
+        /Feasibility/Overall: feasible
+"#,
+    )
+    .unwrap();
+    let peer = format!(
+        "python3 {}/tests/peers/raw_dac_server.py --clash-feasible",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, out, err) = run(&["test", path.to_str().unwrap(), "--stdio", &peer]);
+    assert_eq!(code, 0, "the expected finding was found: {out}{err}");
+    // Without the fault, the finding is not there, and the test says so.
+    let honest = peer.replace(" --clash-feasible", "");
+    let (code, out, _) = run(&["test", path.to_str().unwrap(), "--stdio", &honest]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("findings feasibility.overall"), "{out}");
+}
+
+#[test]
+fn load_reports_throughput_latency_and_its_own_cpu() {
+    let (code, out, err) = run(&[
+        "load",
+        &shipped("dac-kiosk.yaml"),
+        "--concurrency",
+        "3",
+        "--repeat",
+        "4",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let report = json(&out);
+    assert_eq!(report["turns"], 3 * 4 * 5);
+    for key in [
+        "turns_per_s",
+        "p50_ms",
+        "p90_ms",
+        "p99_ms",
+        "max_ms",
+        "client_cpu_s",
+    ] {
+        assert!(
+            report[key].as_f64().is_some_and(|v| v >= 0.0),
+            "{key}: {report}"
+        );
+    }
+    assert_eq!(report["errors"], 0);
+    assert_eq!(report["nonconformant"], 0);
+    assert_eq!(report["per_kind"]["feasibility"]["turns"], 12);
+    // A scenario with a mistake is refused before the load starts.
+    let (code, _, err) = run(&["load", "Cargo.toml"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// The schema check is not vacuous: what CI tools would refuse, it refuses.
+#[test]
+fn the_junit_schema_refuses_what_ci_tools_would() {
+    let xsd = std::fs::read_to_string(root().join("tests/fixtures/junit/junit.xsd")).unwrap();
+    let schema = xmlschema::parse_schema(&xsd).unwrap();
+    for bad in [
+        r#"<testsuites><testsuite tests="1"><testcase name="a"/></testsuite></testsuites>"#,
+        r#"<testsuites><testsuite name="s" tests="x"><testcase name="a"/></testsuite></testsuites>"#,
+        r#"<testsuites><testsuite name="s" tests="1"><testcase/></testsuite></testsuites>"#,
+        r#"<testsuites><testsuite name="s" tests="1"><case name="a"/></testsuite></testsuites>"#,
+    ] {
+        let doc = oxml::parse(bad).unwrap();
+        assert!(!xmlschema::validate(&doc, &schema).is_valid(), "{bad}");
+    }
+    let good = r#"<testsuites><testsuite name="s" tests="1" time="0.5"><testcase name="a" classname="f" time="0.1"><failure message="m" type="t">text</failure></testcase></testsuite></testsuites>"#;
+    assert!(xmlschema::validate(&oxml::parse(good).unwrap(), &schema).is_valid());
+}
