@@ -71,6 +71,116 @@ fn main() {
     http_turns(&requests_2k, 2_000);
     one_shot();
     validate(dir.path());
+    test_over_dialogue(dir.path(), 2_000);
+    load_over_http(dir.path());
+}
+
+/// `test` against `dialogue` with the same Requests: what judging expectations adds.
+fn test_over_dialogue(dir: &Path, n: usize) {
+    let scenario = dir.join("steps.yaml");
+    let mut text = String::from("server: {embedded: dac}\nsteps:\n");
+    for _ in 0..n {
+        text.push_str(
+            "  - request: {Kind: constraints, EntityIDs: [Kiosk#3], Space: {SpaceID: Space:Square}}\n    expect:\n      outcome: answered\n      values: {/Answer/Constraints: {present: true}}\n",
+        );
+    }
+    std::fs::write(&scenario, text).unwrap();
+    let requests = requests(dir, n);
+    let time = |args: &[&std::ffi::OsStr]| {
+        let started = Instant::now();
+        let s = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(s.success());
+        started.elapsed().as_secs_f64()
+    };
+    // The better of three each, alternated, on a shared machine.
+    let (mut t, mut d) = (f64::MAX, f64::MAX);
+    for _ in 0..3 {
+        t = t.min(time(&["test".as_ref(), scenario.as_os_str()]));
+        d = d.min(time(&["dialogue".as_ref(), requests.as_os_str()]));
+    }
+    println!(
+        "{:<58} test {:>6.0} ms, dialogue {:>6.0} ms: +{:.1}%",
+        format!("test against dialogue, {n} steps with expectations"),
+        t * 1e3,
+        d * 1e3,
+        (t / d - 1.0) * 100.0
+    );
+}
+
+/// `load` with 8 HTTP sessions against the reference Domain Access.
+fn load_over_http(dir: &Path) {
+    let scenario = dir.join("load.yaml");
+    std::fs::write(
+        &scenario,
+        "steps:\n  - request: {Kind: constraints, EntityIDs: [Kiosk#3], Space: {SpaceID: Space:Square}}\n    expect: {outcome: answered}\n",
+    )
+    .unwrap();
+    let mut server = Command::new(BIN)
+        .args([
+            "serve",
+            "dac",
+            "--http",
+            "127.0.0.1:0",
+            "--log-level",
+            "warn",
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the HTTP server");
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+            panic!("the HTTP server did not start");
+        }
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = stderr.read_to_end(&mut sink);
+    });
+    let server_cpu0 = process_cpu(server.id());
+    let out = Command::new(BIN)
+        .arg("load")
+        .arg(&scenario)
+        .args([
+            "--concurrency",
+            "8",
+            "--repeat",
+            "1000",
+            "--url",
+            &url,
+            "--format",
+            "json",
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let server_cpu = process_cpu(server.id()) - server_cpu0;
+    let _ = server.kill();
+    let _ = server.wait();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let seconds = report["seconds"].as_f64().unwrap_or(f64::NAN);
+    let client = report["client_cpu_s"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "{:<58} {:>8.0} turns/s, p99 {:.2} ms; load client {:.0}% of the run's CPU ({:.2} s of {:.2} s with the server)",
+        "load, 8 HTTP sessions x 1,000 turns",
+        report["turns_per_s"].as_f64().unwrap_or(f64::NAN),
+        report["p99_ms"].as_f64().unwrap_or(f64::NAN),
+        client / (client + server_cpu) * 100.0,
+        client,
+        client + server_cpu,
+    );
+    let _ = seconds;
 }
 
 fn row(what: &str, wall_us: f64, cpu_us: f64) {

@@ -166,6 +166,31 @@ impl Tmux {
         }
     }
 
+    /// Waits until the screen stops changing (two captures 150 ms apart are equal), so that
+    /// the keys sent before have all been drawn.
+    fn wait_still(&self) -> String {
+        self.wait_until("the screen to settle", |_| true)
+    }
+
+    /// Waits until `holds` is true of a screen that has stopped changing; fails with the
+    /// screen if it never is.
+    fn wait_until(&self, what: &str, holds: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut last = self.screen();
+        loop {
+            std::thread::sleep(Duration::from_millis(150));
+            let screen = self.screen();
+            if screen == last && holds(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited 30 s for {what}; the screen shows:\n{screen}"
+            );
+            last = screen;
+        }
+    }
+
     /// Waits for the explorer to exit; returns its exit status.
     fn wait_exit(&self) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -575,7 +600,9 @@ fn a_click_after_keyboard_scrolling_selects_the_row_under_the_pointer() {
         t.keys(&["Down"]);
     }
     t.keys(&["Up", "Up", "Up", "Up", "Up", "Up"]);
-    let screen = t.screen();
+    // Every key drawn before the click is aimed: the screen read too early would put the
+    // pointer on a row that is about to move.
+    let screen = t.wait_still();
     // Click the affordances row wherever the frame drew it (SGR mouse: press and release).
     let (x, y) = position_of(&screen, "behavioural_expec");
     t.run(&[
@@ -585,17 +612,19 @@ fn a_click_after_keyboard_scrolling_selects_the_row_under_the_pointer() {
         "-l",
         &format!("\x1b[<0;{x};{y}M\x1b[<0;{x};{y}m"),
     ]);
-    let screen = t.wait_for(&["behavioural_expec"], "the click");
     // The selection mark is on the clicked row, and on no other transcript row.
-    let marked: Vec<usize> = screen
-        .lines()
-        .enumerate()
-        .skip(1) // the tab bar (its › says more tabs follow)
-        .filter(|(_, l)| l.contains('›'))
-        .map(|(i, _)| i + 1)
-        .collect();
+    let marked = |screen: &str| -> Vec<usize> {
+        screen
+            .lines()
+            .enumerate()
+            .skip(1) // the tab bar (its › says more tabs follow)
+            .filter(|(_, l)| l.contains('›'))
+            .map(|(i, _)| i + 1)
+            .collect()
+    };
+    let screen = t.wait_until("the click to select its row", |s| marked(s) == [y]);
     assert_eq!(
-        marked,
+        marked(&screen),
         [y],
         "the clicked row is the selected one:\n{screen}"
     );
