@@ -23,7 +23,63 @@ pub struct Settings {
     pub data_dir: Option<PathBuf>,
 }
 
+/// The configuration directory: `$BKN_EXPLORER_CONFIG_DIR`, else
+/// `$XDG_CONFIG_HOME/bkn-explorer` (`~/.config/bkn-explorer`).
+pub fn config_dir() -> Option<PathBuf> {
+    std::env::var_os("BKN_EXPLORER_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| dirs::config_dir().map(|d| d.join("bkn-explorer")))
+}
+
+/// `~/` at the start of a path is the home directory.
+pub fn expand_home(path: &Path) -> PathBuf {
+    match path.strip_prefix("~") {
+        Ok(rest) => dirs::home_dir()
+            .map(|h| h.join(rest))
+            .unwrap_or_else(|| path.to_owned()),
+        Err(_) => path.to_owned(),
+    }
+}
+
+/// Whether colours are wanted: not when `NO_COLOR` is set to anything but the empty string
+/// (<https://no-color.org>).
+pub fn colour_wanted() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 impl Settings {
+    /// The user's settings, and why the file could not be used if it could not (the defaults
+    /// are used then).
+    pub fn current() -> (Settings, Option<String>) {
+        match config_dir().map(|d| Settings::read(&d)) {
+            Some(Ok(s)) => (s, None),
+            Some(Err(e)) => (
+                Settings::default(),
+                Some(format!("{e}; the defaults are used")),
+            ),
+            None => (Settings::default(), None),
+        }
+    }
+
+    /// Seconds to wait for a server: the command line's, else the file's, else 30.
+    pub fn timeout_or(&self, given: Option<u64>) -> u64 {
+        given.or(self.timeout).unwrap_or(30).max(1)
+    }
+
+    /// The servers file named in the settings, `~` expanded.
+    pub fn servers_file(&self) -> Option<PathBuf> {
+        self.servers.as_deref().map(expand_home)
+    }
+
+    /// Where the autosave, recovery and copies go: `$BKN_EXPLORER_DATA_DIR`, else the file's
+    /// `data-dir`, else `$XDG_DATA_HOME/bkn-explorer`.
+    pub fn data_dir(&self) -> Option<PathBuf> {
+        std::env::var_os("BKN_EXPLORER_DATA_DIR")
+            .map(PathBuf::from)
+            .or_else(|| self.data_dir.as_deref().map(expand_home))
+            .or_else(|| dirs::data_dir().map(|d| d.join("bkn-explorer")))
+    }
+
     /// The settings in `dir` (none when there is no file).
     pub fn load(dir: &Path) -> Settings {
         Settings::read(dir).unwrap_or_default()

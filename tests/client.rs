@@ -419,7 +419,8 @@ async fn servers_that_fail_to_start_or_cannot_be_reached() {
         .err()
         .unwrap();
     assert!(
-        e.0.contains("exited with status 1") && e.0.contains("exiting during initialize"),
+        e.message.contains("exited with status 1")
+            && e.message.contains("exiting during initialize"),
         "{e}"
     );
 
@@ -428,7 +429,10 @@ async fn servers_that_fail_to_start_or_cannot_be_reached() {
         .await
         .err()
         .unwrap();
-    assert!(e.0.contains("cannot start /nonexistent/server"), "{e}");
+    assert!(
+        e.message.contains("cannot start /nonexistent/server"),
+        "{e}"
+    );
 
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
@@ -441,7 +445,7 @@ async fn servers_that_fail_to_start_or_cannot_be_reached() {
     .await
     .err()
     .unwrap();
-    assert!(e.0.contains("refused"), "{e}");
+    assert!(e.message.contains("refused"), "{e}");
     assert!(started.elapsed() < Duration::from_secs(6));
 
     // A server without the interface's tool cannot carry that dialogue.
@@ -675,9 +679,9 @@ async fn a_server_that_never_answers_the_handshake_is_not_left_running() {
             .err()
             .expect("no handshake");
         assert!(
-            e.0.contains("handshake") || e.0.contains("answer"),
+            e.message.contains("handshake") || e.message.contains("answer"),
             "{}",
-            e.0
+            e.message
         );
     }
     let running = || {

@@ -148,13 +148,13 @@ async fn replay_against_a_changed_domain_shows_the_expected_differences() {
     domain["Requester"]["Wallet"]["Amount"] = 3.into();
     std::fs::write(&domain_path, domain.to_string()).unwrap();
     let session = Session::load(&shipped("dac-tour.json")).unwrap();
-    let server = ServerSpec {
-        name: "poorer".into(),
-        transport: TransportSpec::Embedded {
+    let server = ServerSpec::new(
+        "poorer",
+        TransportSpec::Embedded {
             interface: bkn_explorer::protocol::Interface::Dac,
             args: vec!["--domain".into(), domain_path.display().to_string()],
         },
-    };
+    );
     let replayed = replay_dialogue(
         &session,
         0,
@@ -283,14 +283,15 @@ fn bad_session_files_give_clear_errors_and_stay_untouched() {
 #[test]
 fn secrets_are_saved_as_references() {
     let mut session = Session::default();
-    session.add_server(&ServerSpec {
-        name: "lab".into(),
-        transport: TransportSpec::Http(HttpSpec {
+    session.add_server(&ServerSpec::new(
+        "lab",
+        TransportSpec::Http(HttpSpec {
             url: "https://lab.example/mcp".into(),
             headers: BTreeMap::from([("X-Api-Key".into(), "very-secret".into())]),
             token: Some("also-secret".into()),
+            legacy_sse: false,
         }),
-    });
+    ));
     let text = session.to_text();
     assert!(
         !text.contains("very-secret") && !text.contains("also-secret"),

@@ -1,6 +1,8 @@
 //! The command line: one module per subcommand. Each returns the process exit code.
 
+mod config;
 mod dialogue;
+mod doctor;
 mod load;
 mod replay;
 mod schema;
@@ -58,6 +60,10 @@ pub enum Command {
     Test(test::Args),
     /// Run a scenario in many dialogues at once and report throughput and latency.
     Load(load::Args),
+    /// Try each step of reaching a server and say which one fails, and what to do.
+    Doctor(doctor::Args),
+    /// The user's files: `config path` says where each is.
+    Config(config::Args),
 }
 
 /// Exit codes shared by the headless commands.
@@ -83,6 +89,8 @@ pub fn main() -> ExitCode {
         Some(Command::Replay(args)) => replay::run(args),
         Some(Command::Test(args)) => test::run(args),
         Some(Command::Load(args)) => load::run(args),
+        Some(Command::Doctor(args)) => doctor::run(args),
+        Some(Command::Config(args)) => config::run(args),
         Some(Command::Tui(args)) => tui::run(args),
         None => tui::run(cli.explorer),
     };

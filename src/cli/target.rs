@@ -6,9 +6,18 @@ use crate::client::dialogue::Dialogue;
 use crate::client::event::EventSink;
 use crate::client::spec::{self, HttpSpec, ServerSpec, TransportSpec};
 use crate::protocol::Interface;
-use std::path::PathBuf;
+use crate::settings::Settings;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::runtime::Runtime;
+
+/// What `--servers` alone stands for: the files found in the usual places.
+pub const FOUND: &str = "<found>";
+
+/// Whether `--servers` was given without a file.
+pub fn is_found(path: &Path) -> bool {
+    path.as_os_str() == FOUND
+}
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ServerArgs {
@@ -25,24 +34,22 @@ pub struct ServerArgs {
     /// A bearer token for --url (or set BKN_TOKEN).
     #[arg(long, env = "BKN_TOKEN", hide_env_values = true, requires = "url")]
     pub token: Option<String>,
-    /// A server by name from --servers.
-    #[arg(
-        long,
-        value_name = "NAME",
-        requires = "servers",
-        conflicts_with = "embedded"
-    )]
+    /// A server by name from --servers FILE, else from the files found (see --servers).
+    #[arg(long, value_name = "NAME", conflicts_with = "embedded")]
     pub server: Option<String>,
-    /// A JSON file of servers in the common mcpServers shape.
-    #[arg(long, value_name = "FILE")]
+    /// A servers file (mcpServers, VS Code's servers, .mcp.json); alone, the files found:
+    /// ./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json, then the configuration's
+    /// servers.json and config.toml's servers.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = FOUND)]
     pub servers: Option<PathBuf>,
     /// This program's own reference server: dac or usr. The default when no server is named
     /// (tools then describes both; call uses the one whose tool it calls).
     #[arg(long, value_name = "dac|usr", value_parser = super::validate::parse_interface)]
     pub embedded: Option<Interface>,
-    /// Seconds to wait for the handshake and for each answer (progress extends it).
-    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
-    pub timeout: u64,
+    /// Seconds to wait for the handshake and for each answer (progress extends it)
+    /// [default: config.toml's timeout, else 30].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub max_message_mb: usize,
@@ -79,23 +86,12 @@ impl ServerArgs {
             return Ok(spec);
         }
         if let Some(name) = &self.server {
-            let path = self
-                .servers
-                .as_ref()
-                .ok_or("--server needs --servers FILE")?;
-            let servers = read_servers(path)?;
-            return servers
-                .iter()
-                .find(|s| &s.name == name)
-                .cloned()
-                .ok_or_else(|| {
-                    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-                    format!(
-                        "{} has no server named {name} (it has {})",
-                        path.display(),
-                        names.join(", ")
-                    )
-                });
+            return named_server(self.servers.as_deref(), name);
+        }
+        if let Some(path) = &self.servers
+            && is_found(path)
+        {
+            return Err("--servers without a file needs --server NAME (which of them?)".into());
         }
         match self.embedded.or(default) {
             Some(interface) => Ok(ServerSpec::embedded(interface)),
@@ -123,7 +119,7 @@ impl ServerArgs {
 
     pub fn connect_options(&self, events: EventSink) -> ConnectOptions {
         ConnectOptions {
-            timeout: Duration::from_secs(self.timeout.max(1)),
+            timeout: Duration::from_secs(Settings::current().0.timeout_or(self.timeout)),
             max_message_bytes: self.max_message_mb.max(1).saturating_mul(1024 * 1024),
             events,
             embedded_program: None,
@@ -150,10 +146,75 @@ impl ServerArgs {
     }
 }
 
-pub fn read_servers(path: &PathBuf) -> Result<Vec<ServerSpec>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    spec::parse_servers(&text).map_err(|e| format!("{}: {e}", path.display()))
+pub fn read_servers(path: &Path) -> Result<Vec<ServerSpec>, String> {
+    spec::read_servers_file(&crate::settings::expand_home(path))
+}
+
+/// The servers of the files found without being named: the project's (`.mcp.json`,
+/// `.vscode/mcp.json`, `.cursor/mcp.json`), the configuration's `servers.json`, and the file
+/// config.toml names; with the mistakes of those that cannot be read.
+pub fn discovered_servers(settings: &Settings) -> (Vec<ServerSpec>, Vec<String>) {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let config = crate::settings::config_dir();
+    let (mut servers, mut problems) = spec::discover::servers(&cwd, config.as_deref());
+    if let Some(file) = settings.servers_file() {
+        match read_servers(&file) {
+            Ok(list) => {
+                for s in list {
+                    if !servers.iter().any(|t| t.name == s.name) {
+                        servers.push(s);
+                    }
+                }
+            }
+            Err(e) => problems.push(format!("{e} (config.toml's servers)")),
+        }
+    }
+    (servers, problems)
+}
+
+/// Where servers files are looked for, for messages.
+pub fn discovery_places(settings: &Settings) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let config = crate::settings::config_dir();
+    let mut places: Vec<String> = spec::discover::candidates(&cwd, config.as_deref())
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    if let Some(f) = settings.servers_file() {
+        places.push(f.display().to_string());
+    }
+    places.join(", ")
+}
+
+/// `--server NAME`: from the file named, else from those found.
+fn named_server(file: Option<&Path>, name: &str) -> Result<ServerSpec, String> {
+    let (servers, problems, place) = match file.filter(|f| !is_found(f)) {
+        Some(path) => (read_servers(path)?, Vec::new(), path.display().to_string()),
+        None => {
+            let settings = Settings::current().0;
+            let (found, problems) = discovered_servers(&settings);
+            (found, problems, discovery_places(&settings))
+        }
+    };
+    servers
+        .iter()
+        .find(|s| s.name == name)
+        .cloned()
+        .ok_or_else(|| {
+            let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+            let mut message = if names.is_empty() {
+                format!("no server named {name}: no servers in {place}")
+            } else {
+                format!(
+                    "no server named {name} in {place} (there are: {})",
+                    names.join(", ")
+                )
+            };
+            for p in problems {
+                message.push_str(&format!("; {p}"));
+            }
+            message
+        })
 }
 
 /// A runtime for a headless command: one thread is plenty, and starts fastest.
@@ -192,18 +253,19 @@ pub struct Targets {
     /// A bearer token for the --url servers (or set BKN_TOKEN).
     #[arg(long, env = "BKN_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
-    /// A server by name from --servers (repeatable).
-    #[arg(long = "server", value_name = "NAME", requires = "servers")]
+    /// A server by name from --servers FILE, else from the files found (repeatable).
+    #[arg(long = "server", value_name = "NAME")]
     pub server: Vec<String>,
-    /// A JSON file of servers in the mcpServers shape.
-    #[arg(long, value_name = "FILE")]
+    /// A servers file (mcpServers, VS Code's servers, .mcp.json); alone, the files found.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = FOUND)]
     pub servers: Option<PathBuf>,
     /// This program's own reference server, dac or usr (repeatable).
     #[arg(long, value_name = "dac|usr", value_parser = super::validate::parse_interface)]
     pub embedded: Vec<Interface>,
-    /// Seconds to wait for the handshake and for each answer.
-    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
-    pub timeout: u64,
+    /// Seconds to wait for the handshake and for each answer [default: config.toml's
+    /// timeout, else 30].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub max_message_mb: usize,
@@ -234,27 +296,8 @@ impl Targets {
             };
             out.push(args.resolve(None)?);
         }
-        if !self.server.is_empty() {
-            let path = self
-                .servers
-                .as_ref()
-                .ok_or("--server needs --servers FILE")?;
-            let all = read_servers(path)?;
-            for name in &self.server {
-                let found = all
-                    .iter()
-                    .find(|s| &s.name == name)
-                    .cloned()
-                    .ok_or_else(|| {
-                        let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
-                        format!(
-                            "{} has no server named {name} (it has {})",
-                            path.display(),
-                            names.join(", ")
-                        )
-                    })?;
-                out.push(found);
-            }
+        for name in &self.server {
+            out.push(named_server(self.servers.as_deref(), name)?);
         }
         for i in &self.embedded {
             out.push(ServerSpec::embedded(*i));
@@ -274,7 +317,7 @@ impl Targets {
 
     pub fn connect_options(&self) -> ConnectOptions {
         ConnectOptions {
-            timeout: Duration::from_secs(self.timeout.max(1)),
+            timeout: Duration::from_secs(Settings::current().0.timeout_or(self.timeout)),
             max_message_bytes: self.max_message_mb.max(1).saturating_mul(1024 * 1024),
             events: EventSink::none(),
             embedded_program: None,

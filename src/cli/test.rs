@@ -17,7 +17,7 @@ use crate::session::Session;
 use clap::ValueEnum;
 use serde_json::{Value, json};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -345,7 +345,7 @@ fn print_json(runs: &[ScenarioRun], differences: &[(String, Vec<StepDifference>)
 }
 
 /// `--from-session`: a scenario made from a recorded dialogue.
-fn from_session(path: &PathBuf, dialogue: usize, output: Option<&PathBuf>) -> u8 {
+fn from_session(path: &Path, dialogue: usize, output: Option<&PathBuf>) -> u8 {
     let session = match Session::load(path) {
         Ok(s) => s,
         Err(e) => return fail(&format!("{}: {e}", path.display())),

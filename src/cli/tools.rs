@@ -84,7 +84,7 @@ async fn describe(spec: &ServerSpec, args: &ToolsArgs) -> Result<Option<Value>, 
         .await
         {
             Ok(c) => c,
-            Err(e) => return Err(fail("tools", &e.0)),
+            Err(e) => return Err(fail("tools", &e.message)),
         };
         let resources = connection.list_resources().await.unwrap_or_default();
         let prompts = connection.list_prompts().await.unwrap_or_default();
@@ -218,7 +218,7 @@ pub fn call(args: CallArgs) -> u8 {
             match Connection::connect(&spec, &args.server.connect_options(EventSink::none())).await
             {
                 Ok(c) => c,
-                Err(e) => return fail("call", &e.0),
+                Err(e) => return fail("call", &e.message),
             };
         let result = connection
             .call_tool(&args.tool, arguments, &CancellationToken::new())

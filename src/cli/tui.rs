@@ -2,6 +2,7 @@
 //! reference Domain Access and User State Refinement servers and connects to both.
 
 use super::exit;
+use super::target;
 use crate::client::connection::ConnectOptions;
 use crate::client::defaults::Overrides;
 use crate::client::spec::{HttpSpec, ServerSpec, TransportSpec};
@@ -21,8 +22,9 @@ pub struct Args {
     /// A bearer token for the --url servers (or set BKN_TOKEN).
     #[arg(long, env = "BKN_TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// Servers from a JSON file in the mcpServers shape.
-    #[arg(long, value_name = "FILE")]
+    /// Servers from a file (mcpServers, VS Code's servers, .mcp.json); alone, every server of
+    /// ./.mcp.json, ./.vscode/mcp.json, ./.cursor/mcp.json and the configuration's servers.json.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = target::FOUND)]
     servers: Option<PathBuf>,
     /// Open a session file (its dialogues shown as recorded).
     #[arg(long, value_name = "FILE")]
@@ -31,9 +33,10 @@ pub struct Args {
     /// last, else dark).
     #[arg(long)]
     theme: Option<String>,
-    /// Seconds to wait for each answer (progress extends it).
-    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
-    timeout: u64,
+    /// Seconds to wait for each answer (progress extends it) [default: config.toml's timeout,
+    /// else 30].
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     max_message_mb: usize,
@@ -49,6 +52,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
+    let (settings, settings_problem) = crate::settings::Settings::current();
     let mut servers: Vec<ServerSpec> = Vec::new();
     for line in &args.stdio {
         match ServerSpec::from_command_line(line) {
@@ -67,10 +71,34 @@ pub fn run(args: Args) -> u8 {
             Err(e) => return fail(&e),
         }
     }
-    if let Some(path) = &args.servers {
-        match super::target::read_servers(path) {
+    let mut problems: Vec<String> = settings_problem.into_iter().collect();
+    match &args.servers {
+        Some(path) if target::is_found(path) => {
+            let (found, mistakes) = target::discovered_servers(&settings);
+            if found.is_empty() && mistakes.is_empty() {
+                return fail(&format!(
+                    "--servers without a file found none in {}",
+                    target::discovery_places(&settings)
+                ));
+            }
+            servers.extend(found);
+            problems.extend(mistakes);
+        }
+        Some(path) => match target::read_servers(path) {
             Ok(list) => servers.extend(list),
             Err(e) => return fail(&e),
+        },
+        None => {}
+    }
+    let names_a_server = !servers.is_empty();
+    // No server named and no session: the settings' servers file, else the reference servers.
+    if !names_a_server
+        && args.session.is_none()
+        && let Some(file) = settings.servers_file()
+    {
+        match target::read_servers(&file) {
+            Ok(list) => servers.extend(list),
+            Err(e) => problems.push(format!("{e} (config.toml's servers)")),
         }
     }
     crate::client::spec::make_names_unique(&mut servers);
@@ -85,7 +113,7 @@ pub fn run(args: Args) -> u8 {
         session: args.session,
         theme: args.theme,
         connect: ConnectOptions {
-            timeout: Duration::from_secs(args.timeout.max(1)),
+            timeout: Duration::from_secs(settings.timeout_or(args.timeout)),
             max_message_bytes: args.max_message_mb.max(1).saturating_mul(1024 * 1024),
             ..ConnectOptions::default()
         },
@@ -95,8 +123,9 @@ pub fn run(args: Args) -> u8 {
             session_id: args.session_id,
             how: "on the command line".into(),
         },
-        data_dir: crate::tui::persist::data_dir(),
-        config_dir: crate::tui::run::config_dir(),
+        data_dir: settings.data_dir(),
+        config_dir: crate::settings::config_dir(),
+        problems,
         sessions_dir: PathBuf::from("sessions"),
     };
     crate::tui::run::run(launch)

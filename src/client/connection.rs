@@ -97,8 +97,22 @@ pub enum DialogIdOrigin {
 
 /// Why a connection could not be made.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConnectError(pub String);
+#[error("{message}")]
+pub struct ConnectError {
+    pub message: String,
+    /// The server's definition asks for `${input:ID}` and no value was given: the explorer
+    /// asks the user and tries again.
+    pub needs_input: Option<spec::vars::InputRequest>,
+}
+
+impl From<String> for ConnectError {
+    fn from(message: String) -> Self {
+        ConnectError {
+            message,
+            needs_input: None,
+        }
+    }
+}
 
 /// Why a call did not return a result.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -162,13 +176,17 @@ impl Connection {
 
         let (service, child, http) = match &spec.transport {
             TransportSpec::Http(h) => {
+                let expand = expander(spec);
                 let url = expand(&h.url)?;
                 let mut headers = HashMap::new();
+                // The same, as text, for the doctor when the handshake fails.
+                let mut sent: Vec<(String, String)> = Vec::new();
                 for (k, v) in &h.headers {
+                    sent.push((k.clone(), expand(v)?));
                     let name = http::HeaderName::try_from(k.as_str())
-                        .map_err(|e| ConnectError(format!("header {k}: {e}")))?;
+                        .map_err(|e| ConnectError::from(format!("header {k}: {e}")))?;
                     let value = http::HeaderValue::try_from(expand(v)?)
-                        .map_err(|e| ConnectError(format!("header {k}: {e}")))?;
+                        .map_err(|e| ConnectError::from(format!("header {k}: {e}")))?;
                     headers.insert(name, value);
                 }
                 // A session the server forgot must end the dialogue visibly: rmcp would otherwise
@@ -178,19 +196,21 @@ impl Connection {
                     .custom_headers(headers)
                     .reinit_on_expired_session(false);
                 if let Some(token) = &h.token {
-                    config = config.auth_header(expand(token)?);
+                    let token = expand(token)?;
+                    sent.push(("Authorization".into(), format!("Bearer {token}")));
+                    config = config.auth_header(token);
                 }
                 let inner = reqwest::Client::builder()
                     .connect_timeout(options.timeout)
                     .build()
-                    .map_err(|e| ConnectError(format!("cannot make an HTTP client: {e}")))?;
+                    .map_err(|e| ConnectError::from(format!("cannot make an HTTP client: {e}")))?;
                 let client =
                     LoggingHttpClient::new(inner, id, events.clone(), options.max_message_bytes);
                 let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
                 let served = tokio::time::timeout(options.timeout, handler.serve(transport))
                     .await
                     .map_err(|_| {
-                        ConnectError(format!(
+                        ConnectError::from(format!(
                             "{url} did not complete the MCP handshake within {} s",
                             options.timeout.as_secs()
                         ))
@@ -198,11 +218,16 @@ impl Connection {
                 let service = match served {
                     Ok(service) => service,
                     Err(e) => {
-                        let why = match probe(&url).await {
-                            Some(network) => network,
+                        // Which step failed, and what to do (the doctor's steps, up to the
+                        // first request of the handshake).
+                        let why = match super::doctor::http_failure(&url, &sent, h.legacy_sse).await
+                        {
+                            Some(step) => step,
                             None => initialize_error(&chain(&e)),
                         };
-                        return Err(ConnectError(format!("cannot connect to {url}: {why}")));
+                        return Err(ConnectError::from(format!(
+                            "cannot connect to {url}: {why}"
+                        )));
                     }
                 };
                 (service, None, Some(client))
@@ -221,7 +246,7 @@ impl Connection {
                     command.current_dir(cwd);
                 }
                 let mut child = command.spawn().map_err(|e| {
-                    ConnectError(format!("cannot start {}: {e}", program.display()))
+                    ConnectError::from(format!("cannot start {}: {e}", program.display()))
                 })?;
                 let stdout = child.stdout.take().expect("piped");
                 let stdin = child.stdin.take().expect("piped");
@@ -251,7 +276,7 @@ impl Connection {
                     Ok(Err(e)) => {
                         let why = exit_note(&child, &health).await;
                         end_child(&child, &closing).await;
-                        return Err(ConnectError(format!(
+                        return Err(ConnectError::from(format!(
                             "{} {}{}",
                             spec.name,
                             initialize_error(&chain(&e)),
@@ -263,7 +288,7 @@ impl Connection {
                         // A server that never answered is still running: it is ended, so
                         // that a retry does not leave one more behind.
                         end_child(&child, &closing).await;
-                        return Err(ConnectError(format!(
+                        return Err(ConnectError::from(format!(
                             "{} did not complete the MCP handshake within {} s{why}",
                             spec.name,
                             options.timeout.as_secs()
@@ -312,7 +337,9 @@ impl Connection {
             let tools = connection
                 .with_timeout(connection.service.peer().list_all_tools())
                 .await
-                .map_err(|e| ConnectError(format!("{}: tools/list failed: {e}", spec.name)))?;
+                .map_err(|e| {
+                    ConnectError::from(format!("{}: tools/list failed: {e}", spec.name))
+                })?;
             connection.summary.bkn_tools = find_bkn_tools(&tools);
             connection.summary.findings = tool_findings(&tools, &connection.summary.bkn_tools);
             connection.summary.tools = tools;
@@ -594,8 +621,20 @@ impl Connection {
     }
 }
 
-fn expand(value: &str) -> Result<String, ConnectError> {
-    spec::expand(value, &spec::from_environment).map_err(ConnectError)
+/// Reads `${…}` in a server's definition against the environment, its file and the inputs
+/// given; the error names the file, the server and the variable.
+fn expander(spec: &ServerSpec) -> impl Fn(&str) -> Result<String, ConnectError> + '_ {
+    move |value: &str| {
+        let env = |name: &str| std::env::var(name).ok();
+        let scope = spec.scope(&env);
+        scope.expand(value).map_err(|e| ConnectError {
+            message: scope.describe(&e),
+            needs_input: match e {
+                spec::vars::VarError::NeedsInput(r) => Some(r),
+                _ => None,
+            },
+        })
+    }
 }
 
 type Command = (
@@ -608,23 +647,41 @@ type Command = (
 fn command_of(spec: &ServerSpec, options: &ConnectOptions) -> Result<Command, ConnectError> {
     match &spec.transport {
         TransportSpec::Stdio(s) => {
+            let expand = expander(spec);
             let args = s
                 .args
                 .iter()
                 .map(|a| expand(a))
                 .collect::<Result<Vec<_>, _>>()?;
-            let env = s
-                .env
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), expand(v)?)))
-                .collect::<Result<BTreeMap<_, _>, ConnectError>>()?;
-            Ok((PathBuf::from(expand(&s.command)?), args, env, s.cwd.clone()))
+            let mut env = BTreeMap::new();
+            if let Some(file) = &s.env_file {
+                let path = expand(file)?;
+                let lines = dotenvy::from_path_iter(&path).map_err(|e| {
+                    ConnectError::from(format!("server \"{}\": envFile {path}: {e}", spec.name))
+                })?;
+                for line in lines {
+                    let (k, v) = line.map_err(|e| {
+                        ConnectError::from(format!("server \"{}\": envFile {path}: {e}", spec.name))
+                    })?;
+                    env.insert(k, v);
+                }
+            }
+            for (k, v) in &s.env {
+                env.insert(k.clone(), expand(v)?);
+            }
+            let cwd = s
+                .cwd
+                .as_deref()
+                .map(&expand)
+                .transpose()?
+                .map(PathBuf::from);
+            Ok((PathBuf::from(expand(&s.command)?), args, env, cwd))
         }
         TransportSpec::Embedded { interface, args } => {
             let program = match &options.embedded_program {
                 Some(p) => p.clone(),
                 None => std::env::current_exe().map_err(|e| {
-                    ConnectError(format!(
+                    ConnectError::from(format!(
                         "cannot find this program to start its reference server: {e}"
                     ))
                 })?,
@@ -711,29 +768,6 @@ async fn exit_note(
         note.push_str(&more);
     }
     note
-}
-
-/// When an HTTP handshake fails, whether the network is why: the server's TCP port is tried
-/// directly, since reqwest keeps "connection refused" to itself.
-async fn probe(url: &str) -> Option<String> {
-    let parsed = reqwest::Url::parse(url).ok()?;
-    let host = parsed.host_str()?.to_owned();
-    let port = parsed.port_or_known_default()?;
-    match tokio::time::timeout(
-        Duration::from_secs(3),
-        tokio::net::TcpStream::connect((host.as_str(), port)),
-    )
-    .await
-    {
-        Ok(Ok(_)) => None,
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Some(format!(
-            "{host}:{port} refused the connection (is the server running?)"
-        )),
-        Ok(Err(e)) => Some(format!("cannot reach {host}:{port}: {e}")),
-        Err(_) => Some(format!(
-            "{host}:{port} did not accept a connection within 3 s"
-        )),
-    }
 }
 
 /// An error with the errors that caused it: reqwest says "connection refused" only in its

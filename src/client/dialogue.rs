@@ -102,7 +102,9 @@ impl Dialogue {
         base: Chosen,
         overrides: &Overrides,
     ) -> Result<Dialogue, String> {
-        let connection = Connection::connect(spec, options).await.map_err(|e| e.0)?;
+        let connection = Connection::connect(spec, options)
+            .await
+            .map_err(|e| e.message)?;
         let defaults = base.choose(connection.summary.published.as_ref(), overrides);
         match Dialogue::open(connection, interface, defaults) {
             Ok(dialogue) => Ok(dialogue),

@@ -224,7 +224,7 @@ async fn run_dialogue(
         Err(e) => {
             let _ = events.send(EngineEvent::Failed {
                 dialogue: key,
-                error: e.0,
+                error: e.message,
                 summary: None,
             });
             return;

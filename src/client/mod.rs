@@ -5,6 +5,7 @@
 pub mod connection;
 pub mod defaults;
 pub mod dialogue;
+pub mod doctor;
 pub mod engine;
 pub mod event;
 pub mod handler;

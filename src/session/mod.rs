@@ -274,7 +274,7 @@ impl Session {
         }
         self.servers.push(ServerSpec {
             name: name.clone(),
-            transport: server.transport.clone(),
+            ..server.clone()
         });
         name
     }

@@ -9,6 +9,7 @@ pub mod dialogue;
 pub mod effect;
 pub mod event;
 pub mod hits;
+pub mod keys_file;
 pub mod layout;
 pub mod log;
 pub mod overlay;

@@ -12,12 +12,9 @@ pub const LAST_RUN: &str = "last-run.json";
 const RUNNING: &str = "running";
 const RECENT: &str = "recent.json";
 
-/// Where the explorer keeps its own files: `$BKN_EXPLORER_DATA_DIR`, else the user data
-/// directory.
+/// Where the explorer keeps its own files (`Settings::data_dir`).
 pub fn data_dir() -> Option<PathBuf> {
-    std::env::var_os("BKN_EXPLORER_DATA_DIR")
-        .map(PathBuf::from)
-        .or_else(|| dirs::data_dir().map(|d| d.join("bkn-explorer")))
+    crate::settings::Settings::current().0.data_dir()
 }
 
 /// Marks this run as running (`mark_stopped` removes the mark on a clean end). When the last

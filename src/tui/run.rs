@@ -412,6 +412,9 @@ pub struct Launch {
     pub data_dir: Option<PathBuf>,
     pub config_dir: Option<PathBuf>,
     pub sessions_dir: PathBuf,
+    /// What was wrong with the user's files before the start (settings, servers files): shown
+    /// once the explorer is up.
+    pub problems: Vec<String>,
 }
 
 impl Launch {
@@ -424,11 +427,22 @@ impl Launch {
             .as_deref()
             .map(crate::settings::Settings::load)
             .unwrap_or_default();
+        // The command line's theme over NO_COLOR over the settings (no-color.org: a choice
+        // made for this run wins over the environment).
         let name = self
             .theme
+            .or_else(|| (!crate::settings::colour_wanted()).then(|| "no-color".to_owned()))
             .or(settings.theme.clone())
             .unwrap_or_else(|| "dark".into());
         let (theme, theme_warning) = Theme::load_or_default(&name, theme_dir.as_deref());
+        let (keymap, key_problems) = match self.config_dir.as_deref() {
+            Some(dir) => crate::tui::keys_file::load(dir),
+            None => Default::default(),
+        };
+        let mut problems = self.problems;
+        problems.extend(theme_warning);
+        problems.extend(key_problems);
+        let theme_warning = (!problems.is_empty()).then(|| problems.join("; "));
         let recover = self.data_dir.as_deref().and_then(persist::mark_running);
         let cwd = std::env::current_dir().unwrap_or_default();
         let sessions_dir = if self.sessions_dir.is_relative() {
@@ -442,7 +456,7 @@ impl Launch {
             theme,
             theme_warning,
             themes: Theme::names(theme_dir.as_deref()),
-            keymap: Default::default(),
+            keymap,
             paths: crate::tui::app::Paths {
                 data_dir: self.data_dir,
                 sessions_dir_exists: sessions_dir.is_dir(),
@@ -710,11 +724,4 @@ fn matters(app: &App, event: &Event) -> bool {
         }
         _ => true,
     }
-}
-
-/// The configuration directory of the explorer: `$XDG_CONFIG_HOME/bkn-explorer`.
-pub fn config_dir() -> Option<PathBuf> {
-    std::env::var_os("BKN_EXPLORER_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| dirs::config_dir().map(|d| d.join("bkn-explorer")))
 }

@@ -95,6 +95,8 @@ pub const BUILT_IN: [(&str, &str); 3] = [
 pub struct Theme {
     pub name: String,
     pub colors: Colors,
+    /// No colours at all (`NO_COLOR`): the terminal's own, with the selection in reverse video.
+    pub monochrome: bool,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +121,16 @@ impl fmt::Display for ThemeError {
 impl std::error::Error for ThemeError {}
 
 impl Theme {
+    /// The theme of `NO_COLOR`: every colour is the terminal's own; what colour would say
+    /// (the selection, the focus) is said by reverse video and bold.
+    pub fn no_color() -> Theme {
+        Theme {
+            name: "no-color".into(),
+            colors: Colors::blank(),
+            monochrome: true,
+        }
+    }
+
     /// The default theme.
     pub fn dark() -> Theme {
         Theme::built_in("dark").expect("the dark theme is built in (tested)")
@@ -181,7 +193,11 @@ impl Theme {
                 )));
             }
         }
-        Ok(Theme { name, colors })
+        Ok(Theme {
+            name,
+            colors,
+            monochrome: false,
+        })
     }
 
     /// A theme by name: the user's directory first, then the built-in ones.
@@ -197,6 +213,9 @@ impl Theme {
                     .map_err(|e| ThemeError(format!("{}: {e}", path.display())))?;
                 return Theme::parse(&text, &path.display().to_string(), Some(dir), seen);
             }
+        }
+        if name == "no-color" {
+            return Ok(Theme::no_color());
         }
         match BUILT_IN.iter().find(|(n, _)| *n == name) {
             Some((_, text)) => Theme::parse(text, name, user_dir, seen),
@@ -225,6 +244,7 @@ impl Theme {
     /// The names of every theme: the built-in ones and the user's.
     pub fn names(user_dir: Option<&Path>) -> Vec<String> {
         let mut names: Vec<String> = BUILT_IN.iter().map(|(n, _)| n.to_string()).collect();
+        names.push("no-color".into());
         if let Some(dir) = user_dir
             && let Ok(entries) = std::fs::read_dir(dir)
         {
@@ -246,7 +266,7 @@ impl Theme {
 
     /// Where user themes live.
     pub fn user_dir() -> Option<PathBuf> {
-        dirs::config_dir().map(|d| d.join("bkn-explorer").join("themes"))
+        crate::settings::config_dir().map(|d| d.join("themes"))
     }
 
     // Styles the views use, so that every colour comes from the theme.
@@ -270,6 +290,9 @@ impl Theme {
     }
 
     pub fn selected(&self) -> Style {
+        if self.monochrome {
+            return Style::default().add_modifier(Modifier::REVERSED);
+        }
         Style::default()
             .fg(self.colors.selection_fg)
             .bg(self.colors.selection_bg)

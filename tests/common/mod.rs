@@ -310,26 +310,26 @@ pub fn fault_spec(fault: &str, extra: &[&str]) -> bkn_explorer::client::spec::Se
     use bkn_explorer::client::spec::{ServerSpec, StdioSpec, TransportSpec};
     let mut args = vec!["--fault".to_owned(), fault.to_owned()];
     args.extend(extra.iter().map(|s| s.to_string()));
-    ServerSpec {
-        name: format!("fault-{fault}"),
-        transport: TransportSpec::Stdio(StdioSpec {
+    ServerSpec::new(
+        format!("fault-{fault}"),
+        TransportSpec::Stdio(StdioSpec {
             command: env!("CARGO_BIN_EXE_bkn-fault-server").into(),
             args,
             ..StdioSpec::default()
         }),
-    }
+    )
 }
 
 /// A Streamable HTTP server by URL.
 pub fn http_spec(url: &str) -> bkn_explorer::client::spec::ServerSpec {
     use bkn_explorer::client::spec::{HttpSpec, ServerSpec, TransportSpec};
-    ServerSpec {
-        name: "http".into(),
-        transport: TransportSpec::Http(HttpSpec {
+    ServerSpec::new(
+        "http",
+        TransportSpec::Http(HttpSpec {
             url: url.into(),
             ..HttpSpec::default()
         }),
-    }
+    )
 }
 
 pub mod tui;

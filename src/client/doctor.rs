@@ -1,0 +1,701 @@
+//! The connection doctor: the steps of reaching an MCP server, tried one by one, each with what
+//! it found and, when it failed, what to do. `bkn-explorer doctor` prints them all; a failed
+//! HTTP connection uses `http_failure` to say which step failed instead of "connection error".
+
+use super::connection::{ConnectOptions, Connection, find_bkn_tools};
+use super::spec::{ServerSpec, TransportSpec};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// One step and how it went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    pub step: &'static str,
+    pub ok: bool,
+    /// What was found.
+    pub detail: String,
+    /// What to do about a failure.
+    pub advice: Option<String>,
+}
+
+impl Check {
+    fn ok(step: &'static str, detail: impl Into<String>) -> Check {
+        Check {
+            step,
+            ok: true,
+            detail: detail.into(),
+            advice: None,
+        }
+    }
+
+    fn failed(step: &'static str, detail: impl Into<String>, advice: impl Into<String>) -> Check {
+        Check {
+            step,
+            ok: false,
+            detail: detail.into(),
+            advice: Some(advice.into()),
+        }
+    }
+
+    /// "step: detail (advice)", for a one-line error.
+    pub fn sentence(&self) -> String {
+        match &self.advice {
+            Some(a) => {
+                let mut advice = a.chars();
+                let first = advice.next().map(|c| c.to_uppercase().to_string());
+                format!(
+                    "{}: {}. {}{}",
+                    self.step,
+                    self.detail.trim_end_matches('.'),
+                    first.unwrap_or_default(),
+                    advice.as_str()
+                )
+            }
+            None => format!("{}: {}", self.step, self.detail),
+        }
+    }
+}
+
+/// The protocol versions this client can speak (rmcp's).
+const VERSIONS: [&str; 4] = ["2025-03-26", "2025-06-18", "2025-11-25", "2024-11-05"];
+
+/// Runs every step for a server until one fails (the ones after it cannot tell anything).
+pub async fn examine(spec: &ServerSpec, options: &ConnectOptions) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let env = |name: &str| std::env::var(name).ok();
+    let scope = spec.scope(&env);
+    let expand = |v: &str| scope.expand(v).map_err(|e| scope.describe(&e));
+    match &spec.transport {
+        TransportSpec::Http(h) => {
+            let url = match expand(&h.url) {
+                Ok(u) => u,
+                Err(e) => {
+                    checks.push(Check::failed(
+                        "variables",
+                        e,
+                        "set the variable, or give a default",
+                    ));
+                    return checks;
+                }
+            };
+            let mut headers = Vec::new();
+            for (k, v) in &h.headers {
+                match expand(v) {
+                    Ok(v) => headers.push((k.clone(), v)),
+                    Err(e) => {
+                        checks.push(Check::failed(
+                            "variables",
+                            e,
+                            "set the variable, or give a default",
+                        ));
+                        return checks;
+                    }
+                }
+            }
+            if let Some(t) = &h.token {
+                match expand(t) {
+                    Ok(t) => headers.push(("Authorization".into(), format!("Bearer {t}"))),
+                    Err(e) => {
+                        checks.push(Check::failed(
+                            "variables",
+                            e,
+                            "set the variable, or give a default",
+                        ));
+                        return checks;
+                    }
+                }
+            }
+            let steps = http_steps(&url, &headers, h.legacy_sse, options.timeout).await;
+            let failed = steps.iter().any(|c| !c.ok);
+            checks.extend(steps);
+            if failed {
+                return checks;
+            }
+        }
+        TransportSpec::Stdio(s) => {
+            let command = match expand(&s.command) {
+                Ok(c) => c,
+                Err(e) => {
+                    checks.push(Check::failed(
+                        "variables",
+                        e,
+                        "set the variable, or give a default",
+                    ));
+                    return checks;
+                }
+            };
+            let mut args = Vec::new();
+            for a in &s.args {
+                match expand(a) {
+                    Ok(a) => args.push(a),
+                    Err(e) => {
+                        checks.push(Check::failed(
+                            "variables",
+                            e,
+                            "set the variable, or give a default",
+                        ));
+                        return checks;
+                    }
+                }
+            }
+            let steps = stdio_steps(&command, &args, options.timeout).await;
+            let failed = steps.iter().any(|c| !c.ok);
+            checks.extend(steps);
+            if failed {
+                return checks;
+            }
+        }
+        TransportSpec::Embedded { .. } => {
+            checks.push(Check::ok("command", "this program's own reference server"));
+        }
+    }
+    // Last, the whole connection as every command makes it: handshake, tools, resources.
+    match Connection::connect(spec, options).await {
+        Ok(c) => {
+            let tools = c.summary.tools.len();
+            let bkn = find_bkn_tools(&c.summary.tools);
+            let names: Vec<String> = bkn
+                .iter()
+                .map(|(i, n)| format!("{n} ({})", i.name()))
+                .collect();
+            let version = c.summary.protocol_version.clone();
+            c.close().await;
+            checks.push(Check::ok(
+                "session",
+                format!(
+                    "MCP {version}, {tools} tool{}",
+                    if tools == 1 { "" } else { "s" }
+                ),
+            ));
+            if names.is_empty() {
+                checks.push(Check::failed(
+                    "bkn tools",
+                    "no tool carries BKN-DAC or BKN-USR",
+                    "a Domain Access or User State Refinement server offers a tool whose inputSchema has \"Header\": {\"const\": \"PGM-KDA-V1.0\"} (or PGM-KUS-V1.0); `bkn-explorer tools` lists what it offers",
+                ));
+            } else {
+                checks.push(Check::ok("bkn tools", names.join(", ")));
+            }
+        }
+        Err(e) => checks.push(Check::failed(
+            "session",
+            e.message,
+            "the steps before it passed: see the server's log",
+        )),
+    }
+    checks
+}
+
+/// Why an HTTP connection failed, as the first step that fails (None when every step passes,
+/// and the failure is further on).
+pub async fn http_failure(
+    url: &str,
+    headers: &[(String, String)],
+    legacy_sse: bool,
+) -> Option<String> {
+    http_steps(url, headers, legacy_sse, Duration::from_secs(5))
+        .await
+        .into_iter()
+        .find(|c| !c.ok)
+        .map(|c| c.sentence())
+}
+
+async fn http_steps(
+    url: &str,
+    headers: &[(String, String)],
+    legacy_sse: bool,
+    timeout: Duration,
+) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let parsed = match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => u,
+        _ => {
+            checks.push(Check::failed(
+                "address",
+                format!("{url} is not an http:// or https:// URL"),
+                "write the endpoint's whole URL, e.g. http://127.0.0.1:8080/mcp",
+            ));
+            return checks;
+        }
+    };
+    let host = parsed.host_str().unwrap_or_default().to_owned();
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    let addresses = match tokio::time::timeout(
+        timeout,
+        tokio::net::lookup_host((host.trim_matches(['[', ']']), port)),
+    )
+    .await
+    {
+        Ok(Ok(a)) => a.collect::<Vec<_>>(),
+        Ok(Err(e)) => {
+            checks.push(Check::failed(
+                "name",
+                format!("cannot resolve {host}: {e}"),
+                "check the host name's spelling, the DNS, or /etc/hosts",
+            ));
+            return checks;
+        }
+        Err(_) => {
+            checks.push(Check::failed(
+                "name",
+                format!("resolving {host} took over {} s", timeout.as_secs()),
+                "check the DNS",
+            ));
+            return checks;
+        }
+    };
+    let Some(first) = addresses.first() else {
+        checks.push(Check::failed(
+            "name",
+            format!("{host} has no address"),
+            "check the host name",
+        ));
+        return checks;
+    };
+    checks.push(Check::ok(
+        "name",
+        if host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok()
+        {
+            format!("{host} (an address)")
+        } else {
+            format!("{host} is {}", first.ip())
+        },
+    ));
+    match tokio::time::timeout(
+        Duration::from_secs(3).min(timeout),
+        tokio::net::TcpStream::connect(first),
+    )
+    .await
+    {
+        Ok(Ok(_)) => checks.push(Check::ok("connect", format!("{first} accepts connections"))),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            checks.push(Check::failed(
+                "connect",
+                format!("{first} refused the connection"),
+                "is the server running, and on this port?",
+            ));
+            return checks;
+        }
+        Ok(Err(e)) => {
+            checks.push(Check::failed(
+                "connect",
+                format!("cannot reach {first}: {e}"),
+                "check the network, a VPN or a firewall",
+            ));
+            return checks;
+        }
+        Err(_) => {
+            checks.push(Check::failed(
+                "connect",
+                format!("{first} did not accept a connection within 3 s"),
+                "a firewall may drop the packets; check the port",
+            ));
+            return checks;
+        }
+    }
+    // The MCP handshake's first request, as a Streamable HTTP client sends it.
+    let client = match reqwest::Client::builder().timeout(timeout).build() {
+        Ok(c) => c,
+        Err(e) => {
+            checks.push(Check::failed(
+                "http",
+                format!("no HTTP client: {e}"),
+                "report this",
+            ));
+            return checks;
+        }
+    };
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bkn-explorer-doctor", "version": env!("CARGO_PKG_VERSION")}}
+    });
+    let mut request = client
+        .post(parsed.clone())
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(initialize.to_string());
+    for (k, v) in headers {
+        request = request.header(k, v);
+    }
+    let response = match request.send().await {
+        Ok(r) => r,
+        Err(e) => {
+            let text = chain(&e);
+            let tls = parsed.scheme() == "https"
+                && ["certificate", "tls", "TLS", "handshake", "SSL"]
+                    .iter()
+                    .any(|w| text.contains(w));
+            checks.push(if tls {
+                Check::failed(
+                    "tls",
+                    text,
+                    "the server's certificate is not trusted here, or it does not speak TLS on this port (try http://)",
+                )
+            } else {
+                Check::failed("http", text, "the server accepted the connection but not an HTTP request")
+            });
+            return checks;
+        }
+    };
+    if parsed.scheme() == "https" {
+        checks.push(Check::ok("tls", "the certificate is trusted"));
+    }
+    let status = response.status();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let allow = response
+        .headers()
+        .get("allow")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = response.text().await.unwrap_or_default();
+    // The start of the body on one line, or what it is when it is a web page.
+    let head: String =
+        if content_type.starts_with("text/html") || body.trim_start().starts_with('<') {
+            "an HTML page".into()
+        } else {
+            body.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .chars()
+                .take(160)
+                .collect()
+        };
+    let sse_note = if legacy_sse {
+        " The file says type \"sse\": the legacy HTTP+SSE transport (before MCP 2025-03-26), which this client does not speak; if the server also offers Streamable HTTP (often at /mcp), point url there."
+    } else {
+        ""
+    };
+    match status.as_u16() {
+        200..=299 => checks.push(Check::ok("http", format!("{status}, {content_type}"))),
+        401 => {
+            let asks = challenge
+                .map(|c| format!(" (WWW-Authenticate: {c})"))
+                .unwrap_or_default();
+            checks.push(Check::failed(
+                "http",
+                format!("401 Unauthorized: the server wants credentials{asks}"),
+                if headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
+                    "the token given was refused: is it still valid, and for this server?"
+                } else {
+                    "give a token: --token TOKEN (or BKN_TOKEN), --header \"Authorization: Bearer …\", or \"headers\" in the servers file"
+                },
+            ));
+            return checks;
+        }
+        403 => {
+            checks.push(Check::failed(
+                "http",
+                format!("403 Forbidden: {head}"),
+                "the credentials are known but not allowed here",
+            ));
+            return checks;
+        }
+        404 => {
+            checks.push(Check::failed(
+                "http",
+                format!("404 Not Found: nothing at {}", parsed.path()),
+                format!("check the path: Streamable HTTP endpoints are often at /mcp.{sse_note}"),
+            ));
+            return checks;
+        }
+        405 | 415 => {
+            let allowed = allow.map(|a| format!(" (Allow: {a})")).unwrap_or_default();
+            checks.push(Check::failed(
+                "http",
+                format!(
+                    "{status}{allowed}: {} is not a Streamable HTTP MCP endpoint",
+                    parsed.path()
+                ),
+                format!(
+                    "an MCP endpoint takes a POST of JSON-RPC; check the URL's path.{sse_note}"
+                ),
+            ));
+            return checks;
+        }
+        501 => {
+            checks.push(Check::failed(
+                "http",
+                format!("{status}: the server does not take a POST here ({head})"),
+                format!("this is not an MCP server, or not its MCP endpoint.{sse_note}"),
+            ));
+            return checks;
+        }
+        _ => {
+            checks.push(Check::failed(
+                "http",
+                format!("{status}: {head}"),
+                format!("the server failed the first request of the MCP handshake.{sse_note}"),
+            ));
+            return checks;
+        }
+    }
+    // The answer: a JSON-RPC result of initialize, as JSON or in an SSE event.
+    let json_text = if content_type.starts_with("text/event-stream") {
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .find(|d| d.starts_with('{'))
+            .unwrap_or("")
+            .to_owned()
+    } else {
+        body.clone()
+    };
+    let answer: Option<serde_json::Value> = serde_json::from_str(&json_text).ok();
+    let check = match answer {
+        None => Check::failed(
+            "mcp",
+            format!("the answer to initialize is not JSON-RPC ({content_type}): {head}"),
+            format!("this is not an MCP server, or not its MCP endpoint.{sse_note}"),
+        ),
+        Some(a) => match (a.get("result"), a.get("error")) {
+            (Some(result), _) => {
+                let version = result
+                    .get("protocolVersion")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("(none)");
+                let name = result
+                    .pointer("/serverInfo/name")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("(unnamed)");
+                if VERSIONS.contains(&version) {
+                    Check::ok("mcp", format!("{name} speaks MCP {version}"))
+                } else {
+                    Check::failed(
+                        "mcp",
+                        format!("{name} answers with protocol version {version}"),
+                        format!("this client speaks {}", VERSIONS.join(", ")),
+                    )
+                }
+            }
+            (None, Some(error)) => Check::failed(
+                "mcp",
+                format!("initialize was refused: {error}"),
+                "see the server's log",
+            ),
+            _ => Check::failed(
+                "mcp",
+                format!("the answer is JSON but not a JSON-RPC response: {head}"),
+                "this is not an MCP server",
+            ),
+        },
+    };
+    checks.push(check);
+    // The session the probe opened is ended, as a client should.
+    if let Some(id) = session {
+        let _ = client
+            .delete(parsed)
+            .header("Mcp-Session-Id", id)
+            .send()
+            .await;
+    }
+    checks
+}
+
+async fn stdio_steps(command: &str, args: &[String], timeout: Duration) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let found = if command.contains('/') {
+        std::path::Path::new(command)
+            .is_file()
+            .then(|| command.into())
+    } else {
+        which::which(command).ok()
+    };
+    let Some(program) = found else {
+        checks.push(Check::failed(
+            "command",
+            format!(
+                "{command} is not found{}",
+                if command.contains('/') {
+                    ""
+                } else {
+                    " on the PATH"
+                }
+            ),
+            "check the command's name, install it, or give its whole path",
+        ));
+        return checks;
+    };
+    checks.push(Check::ok("command", program.display().to_string()));
+    let mut child = match tokio::process::Command::new(&program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            checks.push(Check::failed(
+                "start",
+                format!("cannot start {}: {e}", program.display()),
+                "is it executable?",
+            ));
+            return checks;
+        }
+    };
+    let mut stdin = child.stdin.take().expect("piped");
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped")).lines();
+    let stderr = child.stderr.take().expect("piped");
+    let stderr_tail = tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        let mut tail = std::collections::VecDeque::new();
+        while let Ok(Some(l)) = lines.next_line().await {
+            tail.push_back(l);
+            if tail.len() > 5 {
+                tail.pop_front();
+            }
+        }
+        tail.into_iter().collect::<Vec<_>>()
+    });
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bkn-explorer-doctor", "version": env!("CARGO_PKG_VERSION")}}
+    });
+    let _ = stdin.write_all(format!("{initialize}\n").as_bytes()).await;
+    let _ = stdin.flush().await;
+    let mut junk: Vec<String> = Vec::new();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let answer = loop {
+        match tokio::time::timeout_at(deadline, stdout.next_line()).await {
+            Err(_) => break Err(None),
+            Ok(Ok(None)) | Ok(Err(_)) => {
+                let status = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+                break Err(Some(match status {
+                    Ok(Ok(s)) => match s.code() {
+                        Some(c) => format!("it exited with status {c}"),
+                        None => "it was killed by a signal".into(),
+                    },
+                    _ => "it closed its standard output".into(),
+                }));
+            }
+            Ok(Ok(Some(line))) => {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match serde_json::from_str::<serde_json::Value>(&line) {
+                    Ok(v) if v.get("id") == Some(&serde_json::json!(0)) => break Ok(v),
+                    Ok(_) => continue, // a notification or a log message
+                    Err(_) => junk.push(line),
+                }
+            }
+        }
+    };
+    let quoted = |junk: &[String]| -> String {
+        junk.iter()
+            .take(3)
+            .map(|l| format!("\"{}\"", l.chars().take(100).collect::<String>()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match answer {
+        Ok(v) => {
+            if !junk.is_empty() {
+                checks.push(Check::failed(
+                    "stdout",
+                    format!(
+                        "it wrote {} line{} that {} not JSON-RPC: {}",
+                        junk.len(),
+                        if junk.len() == 1 { "" } else { "s" },
+                        if junk.len() == 1 { "is" } else { "are" },
+                        quoted(&junk)
+                    ),
+                    "a stdio server writes only MCP messages to stdout; logs go to stderr",
+                ));
+            }
+            let version = v
+                .pointer("/result/protocolVersion")
+                .and_then(|x| x.as_str())
+                .unwrap_or("(none)")
+                .to_owned();
+            if let Some(error) = v.get("error") {
+                checks.push(Check::failed(
+                    "mcp",
+                    format!("initialize was refused: {error}"),
+                    "see the server's stderr",
+                ));
+            } else if VERSIONS.contains(&version.as_str()) {
+                checks.push(Check::ok("mcp", format!("it speaks MCP {version}")));
+            } else {
+                checks.push(Check::failed(
+                    "mcp",
+                    format!("it answers with protocol version {version}"),
+                    format!("this client speaks {}", VERSIONS.join(", ")),
+                ));
+            }
+        }
+        Err(ended) => {
+            drop(stdin);
+            let _ = child.start_kill();
+            let tail = tokio::time::timeout(Duration::from_secs(1), stderr_tail)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            let tail = if tail.is_empty() {
+                String::new()
+            } else {
+                format!("; its stderr ends: {}", tail.join(" | "))
+            };
+            let junk_note = if junk.is_empty() {
+                String::new()
+            } else {
+                format!("; it wrote lines that are not JSON-RPC: {}", quoted(&junk))
+            };
+            checks.push(match ended {
+                Some(how) => Check::failed(
+                    "handshake",
+                    format!("{how} before answering initialize{junk_note}{tail}"),
+                    "run the command by hand to see why it stops; check its arguments and environment",
+                ),
+                None => Check::failed(
+                    "handshake",
+                    format!("no answer to initialize within {} s{junk_note}{tail}", timeout.as_secs()),
+                    if junk.is_empty() {
+                        "is it an MCP server over stdio? some need an argument (e.g. --stdio) to speak on stdin and stdout"
+                    } else {
+                        "a stdio server writes only MCP messages to stdout; logs go to stderr"
+                    },
+                ),
+            });
+        }
+    }
+    let _ = child.start_kill();
+    checks
+}
+
+/// An error with its causes: reqwest says "connection refused" or the TLS reason only there.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
+}

@@ -1,0 +1,266 @@
+//! `keys.toml`: the user's changes to the key table. A section per place (`anywhere`, `global`,
+//! `servers`, `transcript`, `detail`, `composer`, `log`), an action's name and its keys:
+//!
+//! ```toml
+//! [anywhere]
+//! send = ["F5", "Ctrl-S"]   # replaces the keys of `send` there
+//! [global]
+//! quit = "x"
+//! ```
+//!
+//! The help overlay, the palette and the hints show the result. Mistakes (an unknown action,
+//! section or key) and keys now bound twice in one place are reported with both bindings.
+
+use super::action::{Action, Binding, Context, Key, Keymap, Pane};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+use std::path::Path;
+
+pub const FILE: &str = "keys.toml";
+
+/// The key map of `dir/keys.toml` (the defaults when there is none), and what was wrong with it.
+pub fn load(dir: &Path) -> (Keymap, Vec<String>) {
+    let path = dir.join(FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let (map, problems) = apply(&text);
+            let problems = problems
+                .into_iter()
+                .map(|p| format!("{}: {p}", path.display()))
+                .collect();
+            (map, problems)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Keymap::default(), Vec::new()),
+        Err(e) => (Keymap::default(), vec![format!("{}: {e}", path.display())]),
+    }
+}
+
+/// The default map changed by a keys.toml's text.
+pub fn apply(text: &str) -> (Keymap, Vec<String>) {
+    let mut map = Keymap::default();
+    let mut problems = Vec::new();
+    let table: toml::Table = match toml::from_str(text) {
+        Ok(t) => t,
+        Err(e) => return (map, vec![e.to_string().trim().replace('\n', " ")]),
+    };
+    let mut changed: Vec<(Context, Action)> = Vec::new();
+    for (section, entries) in &table {
+        let Some(context) = Context::ALL.into_iter().find(|c| c.name() == section) else {
+            problems.push(format!(
+                "[{section}] is not a place (use {})",
+                Context::ALL.map(|c| c.name()).join(", ")
+            ));
+            continue;
+        };
+        let Some(entries) = entries.as_table() else {
+            problems.push(format!("[{section}] should be a table of action = keys"));
+            continue;
+        };
+        for (name, keys) in entries {
+            let Some(action) = Action::from_name(name) else {
+                problems.push(format!("[{section}] {name}: no such action"));
+                continue;
+            };
+            let words: Vec<&str> = match keys {
+                toml::Value::String(s) => vec![s.as_str()],
+                toml::Value::Array(a) => a.iter().filter_map(|v| v.as_str()).collect(),
+                _ => {
+                    problems.push(format!(
+                        "[{section}] {name}: expected a key or a list of keys"
+                    ));
+                    continue;
+                }
+            };
+            let mut parsed = Vec::new();
+            for w in words {
+                match parse_key(w) {
+                    Ok(k) => parsed.push(k),
+                    Err(e) => problems.push(format!("[{section}] {name}: {e}")),
+                }
+            }
+            match map
+                .bindings
+                .iter_mut()
+                .find(|b| b.context == context && b.action == action)
+            {
+                Some(b) => b.keys = parsed,
+                // A binding in a new place goes first: the user's choice wins over a default.
+                None => map.bindings.insert(
+                    0,
+                    Binding {
+                        keys: parsed,
+                        context,
+                        action: action.clone(),
+                    },
+                ),
+            }
+            changed.push((context, action));
+        }
+    }
+    map.bindings.retain(|b| !b.keys.is_empty());
+    problems.extend(conflicts(&map, &changed));
+    (map, problems)
+}
+
+/// Keys bound to two actions in places that overlap, where one of them is the user's.
+fn conflicts(map: &Keymap, changed: &[(Context, Action)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let users = |b: &Binding| {
+        changed
+            .iter()
+            .any(|(c, a)| *c == b.context && *a == b.action)
+    };
+    for (i, a) in map.bindings.iter().enumerate() {
+        for b in &map.bindings[i + 1..] {
+            if a.action == b.action || !(users(a) || users(b)) || !overlap(a.context, b.context) {
+                continue;
+            }
+            for k in &a.keys {
+                if b.keys.contains(k) {
+                    out.push(format!(
+                        "{} is bound twice: to {} ({}) and to {} ({}); the first is used",
+                        k.label(),
+                        a.action.name().unwrap_or("?"),
+                        a.context.name(),
+                        b.action.name().unwrap_or("?"),
+                        b.context.name()
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether one key press can reach bindings of both places.
+fn overlap(a: Context, b: Context) -> bool {
+    match (a, b) {
+        (x, y) if x == y => true,
+        (Context::Anywhere, _) | (_, Context::Anywhere) => true,
+        (Context::Global, Context::Pane(p)) | (Context::Pane(p), Context::Global) => {
+            p != Pane::Composer
+        }
+        _ => false,
+    }
+}
+
+/// "Ctrl-S", "ctrl+s", "F5", "Shift-Tab", "Alt-x", "Enter", "PgDn", "q".
+pub fn parse_key(text: &str) -> Result<Key, String> {
+    let mut modifiers = KeyModifiers::NONE;
+    let mut rest = text.trim();
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        let cut = |p: &str| lower.strip_prefix(p).map(|r| rest.len() - r.len());
+        if let Some(n) = cut("ctrl-").or_else(|| cut("ctrl+")) {
+            modifiers |= KeyModifiers::CONTROL;
+            rest = &rest[n..];
+        } else if let Some(n) = cut("alt-").or_else(|| cut("alt+")) {
+            modifiers |= KeyModifiers::ALT;
+            rest = &rest[n..];
+        } else if let Some(n) = cut("shift-").or_else(|| cut("shift+")) {
+            modifiers |= KeyModifiers::SHIFT;
+            rest = &rest[n..];
+        } else {
+            break;
+        }
+    }
+    let mut chars = rest.chars();
+    let code = match (chars.next(), chars.next()) {
+        (Some(c), None) => KeyCode::Char(if modifiers.contains(KeyModifiers::CONTROL) {
+            c.to_ascii_lowercase()
+        } else {
+            c
+        }),
+        _ => match rest.to_ascii_lowercase().as_str() {
+            "enter" | "return" => KeyCode::Enter,
+            "esc" | "escape" => KeyCode::Esc,
+            "tab" if modifiers.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
+            "tab" => KeyCode::Tab,
+            "backtab" => KeyCode::BackTab,
+            "space" => KeyCode::Char(' '),
+            "up" | "↑" => KeyCode::Up,
+            "down" | "↓" => KeyCode::Down,
+            "left" | "←" => KeyCode::Left,
+            "right" | "→" => KeyCode::Right,
+            "pgup" | "pageup" => KeyCode::PageUp,
+            "pgdn" | "pagedown" => KeyCode::PageDown,
+            "home" => KeyCode::Home,
+            "end" => KeyCode::End,
+            "delete" | "del" => KeyCode::Delete,
+            "backspace" => KeyCode::Backspace,
+            f if f.len() > 1 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
+                let n: u8 = f[1..].parse().unwrap_or(0);
+                if !(1..=24).contains(&n) {
+                    return Err(format!("\"{text}\": F1 to F24"));
+                }
+                KeyCode::F(n)
+            }
+            _ => {
+                return Err(format!(
+                    "\"{text}\" is not a key (e.g. q, Ctrl-S, F5, Shift-Tab, Enter, PgDn)"
+                ));
+            }
+        },
+    };
+    Ok(Key { code, modifiers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::crossterm::event::KeyEvent;
+
+    #[test]
+    fn a_change_is_used_and_shown() {
+        let (map, problems) =
+            apply("[anywhere]\nsend = [\"F9\", \"ctrl+s\"]\n[global]\nquit = \"x\"\n");
+        assert_eq!(
+            problems,
+            [
+                "Ctrl-s is bound twice: to send (anywhere) and to save (anywhere); the first is used",
+                "x is bound twice: to quit (global) and to close-dialogue (global); the first is used"
+            ]
+        );
+        assert_eq!(map.keys_of(&Action::Send), "F9 / Ctrl-s");
+        let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+        assert_eq!(
+            map.action_for(&x, Pane::Transcript, false),
+            Some(Action::Quit)
+        );
+        let q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(map.action_for(&q, Pane::Transcript, false), None);
+        // Help shows the user's keys.
+        let global = map
+            .groups()
+            .into_iter()
+            .find(|(s, _)| *s == "Outside the composer")
+            .unwrap();
+        assert!(global.1.iter().any(|(k, w)| k == "x" && w == "Quit"));
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let (_, problems) =
+            apply("[glbal]\nquit = \"x\"\n[global]\nqiut = \"x\"\nhelp = \"Ctrl-Hyper-x\"\n");
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].contains("[glbal] is not a place"));
+        assert!(problems.iter().any(|p| p.contains("qiut: no such action")));
+        assert!(problems.iter().any(|p| p.contains("is not a key")));
+        let (_, problems) = apply("[global\n");
+        assert_eq!(problems.len(), 1);
+    }
+
+    #[test]
+    fn keys_read_as_they_are_written() {
+        for (text, label) in [
+            ("F5", "F5"),
+            ("Ctrl-S", "Ctrl-s"),
+            ("shift-tab", "Shift-Tab"),
+            ("PgDn", "PgDn"),
+            ("alt+x", "Alt-x"),
+            ("space", "Space"),
+            ("Q", "Q"),
+        ] {
+            assert_eq!(parse_key(text).unwrap().label(), label, "{text}");
+        }
+    }
+}

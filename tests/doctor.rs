@@ -1,0 +1,300 @@
+//! The connection doctor and the servers files, as users run them: `bkn-explorer doctor` and
+//! `tools` against real local endpoints that fail in each way, and servers files in each shape
+//! found in a project folder.
+
+mod common;
+
+use axum::Router;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use serde_json::Value;
+use std::process::Command;
+
+fn run(
+    args: &[&str],
+    cwd: Option<&std::path::Path>,
+    env: &[(&str, &str)],
+) -> (i32, String, String) {
+    let mut c = Command::new(common::bin());
+    c.args(args);
+    if let Some(d) = cwd {
+        c.current_dir(d);
+    }
+    // The user's own settings must not change what the tests see.
+    let config = tempfile::tempdir().unwrap();
+    c.env("BKN_EXPLORER_CONFIG_DIR", config.path());
+    c.env_remove("BKN_TOKEN");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The doctor's steps as (step, ok, detail, advice).
+fn doctor(args: &[&str]) -> (i32, Vec<(String, bool, String, String)>) {
+    let mut all = vec!["doctor", "--format", "json", "--timeout", "3"];
+    all.extend_from_slice(args);
+    let (code, out, err) = run(&all, None, &[]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    let steps = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["step"].as_str().unwrap().to_owned(),
+                s["ok"].as_bool().unwrap(),
+                s["detail"].as_str().unwrap().to_owned(),
+                s["advice"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    (code, steps)
+}
+
+/// The first failed step.
+fn failed(steps: &[(String, bool, String, String)]) -> (String, String, String) {
+    let f = steps
+        .iter()
+        .find(|s| !s.1)
+        .unwrap_or_else(|| panic!("no step failed: {steps:?}"));
+    (f.0.clone(), f.2.clone(), f.3.clone())
+}
+
+/// Serves a router on 127.0.0.1 (an ephemeral port) in a thread of its own.
+fn serve(router: Router) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                axum::serve(listener, router).await.unwrap();
+            })
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn a_refused_port() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (code, steps) = doctor(&["--url", &format!("http://127.0.0.1:{port}/mcp")]);
+    assert_eq!(code, 1);
+    let (step, detail, advice) = failed(&steps);
+    assert_eq!(step, "connect");
+    assert!(detail.contains("refused"), "{detail}");
+    assert!(advice.contains("running"), "{advice}");
+}
+
+#[test]
+fn a_name_that_does_not_resolve() {
+    let (_, steps) = doctor(&["--url", "http://no-such-host.invalid/mcp"]);
+    let (step, detail, _) = failed(&steps);
+    assert_eq!(step, "name");
+    assert!(
+        detail.contains("cannot resolve no-such-host.invalid"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_plain_web_server_is_not_an_mcp_endpoint() {
+    let url = serve(Router::new().route(
+        "/mcp",
+        get(|| async { axum::response::Html("<html>hello</html>") }),
+    ));
+    let (_, steps) = doctor(&["--url", &format!("{url}/mcp")]);
+    let (step, detail, advice) = failed(&steps);
+    assert_eq!(step, "http");
+    assert!(
+        detail.starts_with("405") && detail.contains("not a Streamable HTTP MCP endpoint"),
+        "{detail}"
+    );
+    assert!(advice.contains("POST of JSON-RPC"), "{advice}");
+    // A path with nothing at it.
+    let (_, steps) = doctor(&["--url", &format!("{url}/nothing")]);
+    let (step, detail, advice) = failed(&steps);
+    assert_eq!(step, "http");
+    assert!(
+        detail.contains("404") && detail.contains("/nothing"),
+        "{detail}"
+    );
+    assert!(advice.contains("/mcp"), "{advice}");
+    // And a page that answers a POST with HTML is not MCP either.
+    let url = serve(Router::new().route(
+        "/",
+        post(|| async { axum::response::Html("<html>a form</html>") }),
+    ));
+    let (_, steps) = doctor(&["--url", &format!("{url}/")]);
+    let (step, detail, _) = failed(&steps);
+    assert_eq!(step, "mcp");
+    assert!(
+        detail.contains("not JSON-RPC") && detail.contains("HTML"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_server_that_wants_a_token_says_what_it_asks_for() {
+    let url = serve(Router::new().route(
+        "/mcp",
+        post(|headers: HeaderMap| async move {
+            let mut h = HeaderMap::new();
+            h.insert(
+                "WWW-Authenticate",
+                "Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource\""
+                    .parse()
+                    .unwrap(),
+            );
+            let authorised = headers
+                .get("authorization")
+                .is_some_and(|v| v == "Bearer right");
+            if authorised {
+                (StatusCode::FORBIDDEN, h, "not you")
+            } else {
+                (StatusCode::UNAUTHORIZED, h, "")
+            }
+        }),
+    ));
+    let (_, steps) = doctor(&["--url", &format!("{url}/mcp")]);
+    let (step, detail, advice) = failed(&steps);
+    assert_eq!(step, "http");
+    assert!(
+        detail.contains("401") && detail.contains("resource_metadata"),
+        "{detail}"
+    );
+    assert!(advice.contains("--token"), "{advice}");
+    let (_, steps) = doctor(&["--url", &format!("{url}/mcp"), "--token", "wrong"]);
+    assert!(failed(&steps).2.contains("refused"), "{steps:?}");
+    // The same reason when any command fails to connect, not "Auth required".
+    let (code, _, err) = run(&["tools", "--url", &format!("{url}/mcp")], None, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("401 Unauthorized") && err.contains("--token"),
+        "{err}"
+    );
+}
+
+#[test]
+fn stdio_servers_that_print_junk_exit_or_hang() {
+    let (_, steps) = doctor(&[
+        "--stdio",
+        "sh -c 'echo Starting up...; echo ready; sleep 30'",
+    ]);
+    let (step, detail, advice) = failed(&steps);
+    assert_eq!(step, "handshake");
+    assert!(detail.contains("\"Starting up...\", \"ready\""), "{detail}");
+    assert!(advice.contains("stderr"), "{advice}");
+    let (_, steps) = doctor(&["--stdio", "sh -c 'echo no config >&2; exit 3'"]);
+    let (step, detail, _) = failed(&steps);
+    assert_eq!(step, "handshake");
+    assert!(
+        detail.contains("exited with status 3") && detail.contains("no config"),
+        "{detail}"
+    );
+    let (_, steps) = doctor(&["--stdio", "sleep 30"]);
+    let (step, detail, advice) = failed(&steps);
+    assert_eq!(step, "handshake");
+    assert!(
+        detail.contains("no answer to initialize within 3 s"),
+        "{detail}"
+    );
+    assert!(advice.contains("MCP server over stdio"), "{advice}");
+    let (_, steps) = doctor(&["--stdio", "no-such-server-anywhere"]);
+    assert_eq!(failed(&steps).0, "command");
+}
+
+#[test]
+fn our_servers_pass_every_step() {
+    let (code, steps) = doctor(&["--embedded", "dac"]);
+    assert_eq!(code, 0, "{steps:?}");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.0 == "bkn tools" && s.2.contains("bkn_dac"))
+    );
+    let (code, steps) = doctor(&["--stdio", &format!("{} serve usr", common::bin())]);
+    assert_eq!(code, 0, "{steps:?}");
+    let names: Vec<&str> = steps.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(names, ["command", "mcp", "session", "bkn tools"]);
+}
+
+#[test]
+fn servers_files_in_each_shape_are_found_in_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = common::bin();
+    std::fs::create_dir_all(dir.path().join(".vscode")).unwrap();
+    // VS Code's shape, with an input given headless and a workspace path.
+    std::fs::write(
+        dir.path().join(".vscode/mcp.json"),
+        serde_json::json!({
+            "inputs": [{"type": "promptString", "id": "mode", "description": "Which server"}],
+            "servers": {
+                "dac": {"type": "stdio", "command": bin, "args": ["serve", "${input:mode}"],
+                        "cwd": "${workspaceFolder}"}
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    // Claude Code's .mcp.json, with a default.
+    std::fs::write(
+        dir.path().join(".mcp.json"),
+        serde_json::json!({"mcpServers": {
+            "usr": {"type": "stdio", "command": bin, "args": ["serve", "${BKN_TEST_WHICH:-usr}"]},
+            "needs-token": {"type": "http", "url": "http://127.0.0.1:1/mcp",
+                            "headers": {"Authorization": "Bearer ${BKN_TEST_UNSET_TOKEN}"}}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (code, out, err) = run(
+        &["tools", "--servers", "--server", "usr"],
+        Some(dir.path()),
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("bkn_usr"), "{out}");
+    let (code, out, err) = run(
+        &["tools", "--server", "dac"],
+        Some(dir.path()),
+        &[("BKN_INPUT_MODE", "dac")],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("bkn_dac"), "{out}");
+    // Without the input: the file, the server and the variable, and how to give it.
+    let (code, _, err) = run(&["tools", "--server", "dac"], Some(dir.path()), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            ".vscode/mcp.json: server \"dac\": ${input:mode} (Which server) needs a value"
+        ) && err.contains("BKN_INPUT_MODE"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["tools", "--server", "needs-token"], Some(dir.path()), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(".mcp.json: server \"needs-token\": ${BKN_TEST_UNSET_TOKEN} is not set and has no default"),
+        "{err}"
+    );
+    // A name that is nowhere says where it looked and what there is.
+    let (code, _, err) = run(&["tools", "--server", "nope"], Some(dir.path()), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no server named nope") && err.contains("there are: usr, needs-token, dac"),
+        "{err}"
+    );
+}
