@@ -42,6 +42,25 @@ impl Tmux {
 
     /// Starts the explorer on a data directory the test keeps (to start it again on it).
     fn start_in(width: u16, height: u16, args: &str, env: &[&str], data_dir: &Path) -> Tmux {
+        Tmux::start_at(
+            width,
+            height,
+            args,
+            env,
+            data_dir,
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+        )
+    }
+
+    /// The same in a working directory of the test's choosing.
+    fn start_at(
+        width: u16,
+        height: u16,
+        args: &str,
+        env: &[&str],
+        data_dir: &Path,
+        cwd: &Path,
+    ) -> Tmux {
         let version = Command::new("tmux").arg("-V").output();
         assert!(
             version.as_ref().is_ok_and(|o| o.status.success()),
@@ -95,7 +114,7 @@ impl Tmux {
             "-e",
             &config_env,
             "-c",
-            env!("CARGO_MANIFEST_DIR"),
+            cwd.to_str().expect("a UTF-8 path"),
         ];
         for e in env {
             respawn.extend(["-e", e]);
@@ -668,4 +687,49 @@ fn the_explorers_flags_work_at_the_top_level() {
     t.keys(&["C-q"]);
     assert_eq!(t.wait_exit(), "0");
     drop(server);
+}
+
+#[test]
+fn a_server_found_in_the_projects_mcp_json_is_added_used_and_removed() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"lab-dac": {
+            "type": "stdio",
+            "command": env!("CARGO_BIN_EXE_bkn-explorer"),
+            "args": ["serve", "dac"]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let usr = format!("--stdio '{} serve usr'", env!("CARGO_BIN_EXE_bkn-explorer"));
+    let t = Tmux::start_at(120, 40, &usr, &[], data.path(), project.path());
+    t.wait_for(&["bkn_usr"], "the one server named");
+    // The palette offers the server the project's .mcp.json defines.
+    t.keys(&["C-p"]);
+    t.type_text("add server lab");
+    t.wait_for(&["Add server lab-dac"], "the server found, in the palette");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for(&["lab-dac", "bkn_dac", "added lab-dac"], "a dialogue on it");
+    assert!(screen.contains("semantic_grounding"), "{screen}");
+    // It works like any other: a Request and its Response.
+    t.keys(&["F5"]);
+    t.wait_for(&["answered"], "a turn on the added server");
+    // Removed from the sidebar: it has a turn, so the explorer asks first.
+    t.keys(&["Escape", "F6"]);
+    t.keys(&["C-p"]);
+    t.type_text("remove the server");
+    t.keys(&["Enter"]);
+    t.wait_for(&["Remove lab-dac", "y removes"], "the question");
+    t.keys(&["y"]);
+    let screen = t.wait_until("lab-dac to leave the sidebar", |s| {
+        s.contains("removed lab-dac") && !s.contains("bkn_dac")
+    });
+    assert!(screen.contains("bkn_usr"), "{screen}");
+    // Its turn was never saved: quitting asks, as after closing a dialogue.
+    t.keys(&["C-q"]);
+    t.wait_for(&["Quit anyway?"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
 }

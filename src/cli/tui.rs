@@ -91,6 +91,8 @@ pub fn run(args: Args) -> u8 {
         None => {}
     }
     let names_a_server = !servers.is_empty();
+    // What "add server" offers: the servers files found (their mistakes are said then).
+    let (found, _) = target::discovered_servers(&settings);
     // No server named and no session: the settings' servers file, else the reference servers.
     if !names_a_server
         && args.session.is_none()
@@ -127,6 +129,7 @@ pub fn run(args: Args) -> u8 {
         config_dir: crate::settings::config_dir(),
         problems,
         sessions_dir: PathBuf::from("sessions"),
+        found,
     };
     crate::tui::run::run(launch)
 }

@@ -42,6 +42,8 @@ pub enum EngineEvent {
         error: String,
         /// What the server is, when the connection itself worked.
         summary: Option<ServerSummary>,
+        /// The server's definition asks for `${input:ID}` and none was given.
+        needs_input: Option<crate::client::spec::vars::InputRequest>,
     },
     TurnStarted {
         dialogue: DialogueKey,
@@ -226,6 +228,7 @@ async fn run_dialogue(
                 dialogue: key,
                 error: e.message,
                 summary: None,
+                needs_input: e.needs_input,
             });
             return;
         }
@@ -240,6 +243,7 @@ async fn run_dialogue(
                 dialogue: key,
                 error: no_tool.message,
                 summary: Some(summary),
+                needs_input: None,
             });
             no_tool.connection.close().await;
             return;

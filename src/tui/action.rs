@@ -48,6 +48,8 @@ macro_rules! actions {
             GoToDialogue(usize),
             /// Use a theme (palette only).
             SetTheme(String),
+            /// Add a server found in a servers file, by name (palette only).
+            AddFoundServer(String),
         }
 
         impl Action {
@@ -61,6 +63,7 @@ macro_rules! actions {
                     Action::Focus(p) => format!("Focus the {}", p.name()),
                     Action::GoToDialogue(n) => format!("Dialogue {}", n + 1),
                     Action::SetTheme(name) => format!("Theme: {name}"),
+                    Action::AddFoundServer(name) => format!("Add server {name}"),
                 }
             }
 
@@ -98,6 +101,8 @@ actions! {
     SaveAsTest = "save-as-test", "Save the dialogue as a test (a scenario file)";
     RunScenario = "run-scenario", "Run a scenario (a test) on the server in view";
     Replay = "replay", "Replay the dialogue and compare";
+    AddServer = "add-server", "Add a server: a command line, a URL, or one found in servers files";
+    RemoveServer = "remove-server", "Remove the server in view (its dialogues are closed)";
     CopyJson = "copy", "Copy the JSON in view (Response, draft, log entry)";
     CopyRequest = "copy-request", "Copy the turn's Request";
     WriteJson = "write-json", "Write the JSON in view to a file";
@@ -298,6 +303,12 @@ pub fn default_bindings() -> Vec<Binding> {
             Action::FocusPrev,
         ),
         b(&[Key::ch('q')], Global, Action::Quit),
+        b(&[Key::ch('a')], In(Pane::Sidebar), Action::AddServer),
+        b(
+            &[Key::plain(K::Delete)],
+            In(Pane::Sidebar),
+            Action::RemoveServer,
+        ),
         b(&[Key::ch('?')], Global, Action::Help),
         b(&[Key::ch(':')], Global, Action::Palette),
         b(&[Key::ch('n')], Global, Action::NewDialogue),

@@ -42,6 +42,9 @@ pub struct ServerState {
     pub expanded: bool,
     /// Defaults the user set for this server's dialogues.
     pub overrides: Overrides,
+    /// Removed by the user: out of view, and no new dialogues (kept because dialogues name
+    /// servers by index).
+    pub removed: bool,
 }
 
 /// The detail tabs.
@@ -154,6 +157,8 @@ pub struct Options {
     pub overrides: Overrides,
     /// Inside tmux, where OSC 52 reaches the clipboard only with set-clipboard on.
     pub in_tmux: bool,
+    /// Servers found in servers files (the project's, the configuration's), to add.
+    pub found: Vec<ServerSpec>,
 }
 
 pub struct App {
@@ -186,6 +191,8 @@ pub struct App {
     next_key: DialogueKey,
     /// A signal came: leaving once the autosave is written.
     pub leaving: bool,
+    /// Servers found in servers files, that "add server" offers.
+    pub found: Vec<ServerSpec>,
 }
 
 /// How long a notice stays.
@@ -221,6 +228,7 @@ impl App {
             size: Rect::new(0, 0, 120, 40),
             next_key: 1,
             leaving: false,
+            found: options.found,
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {
@@ -275,6 +283,7 @@ impl App {
             interface,
             expanded: true,
             overrides: Overrides::default(),
+            removed: false,
         });
         self.servers.len() - 1
     }
@@ -379,6 +388,9 @@ impl App {
     pub fn sidebar_rows(&self) -> Vec<SidebarRow> {
         let mut rows = Vec::new();
         for (s, server) in self.servers.iter().enumerate() {
+            if server.removed {
+                continue;
+            }
             rows.push(SidebarRow::Server(s));
             if server.expanded {
                 for (d, dialogue) in self.dialogues.iter().enumerate() {
@@ -400,7 +412,7 @@ impl App {
         match self.sidebar_rows().get(self.sidebar_selected) {
             Some(SidebarRow::Server(s)) => Some(*s),
             Some(SidebarRow::Dialogue(d)) => self.dialogues.get(*d).map(|d| d.server),
-            None => (!self.servers.is_empty()).then_some(0),
+            None => self.servers.iter().position(|s| !s.removed),
         }
     }
 

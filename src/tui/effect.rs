@@ -87,6 +87,9 @@ pub enum Effect {
     },
     /// List the session files to offer; `PickerItems` follows.
     ListSessions,
+    /// Read the servers files found in the project and the configuration; `ServersFound`
+    /// follows.
+    FindServers,
     /// The paths that complete `typed`; `PathCompletions` follows.
     CompletePath {
         typed: String,

@@ -47,6 +47,11 @@ pub enum Event {
     },
     /// The session files the Open overlay offers.
     PickerItems(Vec<PickerItem>),
+    /// The servers of the servers files found, and the files that could not be read.
+    ServersFound {
+        servers: Vec<crate::client::spec::ServerSpec>,
+        problems: Vec<String>,
+    },
     /// The paths that complete what was typed in the Open overlay.
     PathCompletions {
         typed: String,

@@ -246,7 +246,7 @@ impl Palette {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PromptPurpose {
     SaveAs,
     FilterLog,
@@ -254,14 +254,20 @@ pub enum PromptPurpose {
     SaveTest,
     /// Run a scenario file on the server in view.
     RunScenario,
+    /// A server to add: a command line, a URL, or the name of one found.
+    AddServer,
+    /// The value of a server's `${input:ID}` (server index, input ID).
+    ServerInput(usize, String),
 }
 
 pub struct Prompt {
     pub title: String,
     pub input: Input,
     pub purpose: PromptPurpose,
-    /// A line under the input, updated as it is typed (Save-as: the full path it writes).
+    /// Lines under the input, updated as it is typed (Save-as: the full path it writes).
     pub note: String,
+    /// Shown as dots (a password or a token).
+    pub secret: bool,
 }
 
 pub struct PickerItem {
@@ -325,6 +331,8 @@ pub enum ConfirmPurpose {
     CloseDialogue(DialogueKey),
     /// Save over a file that exists.
     Overwrite(PathBuf, crate::tui::event::SaveWhat),
+    /// Remove a server whose dialogues have turns (its index).
+    RemoveServer(usize),
 }
 
 pub struct Confirm {
@@ -388,10 +396,13 @@ impl Overlay {
             },
             Overlay::Prompt(p) => match key.code {
                 KeyCode::Esc => (Consumed, Outcome::Close),
-                KeyCode::Enter => (Consumed, Outcome::Submit(p.purpose, p.input.text.clone())),
+                KeyCode::Enter => (
+                    Consumed,
+                    Outcome::Submit(p.purpose.clone(), p.input.text.clone()),
+                ),
                 _ => {
                     let changed = p.input.key(&key) == Some(true);
-                    match (changed, p.purpose) {
+                    match (changed, &p.purpose) {
                         (true, PromptPurpose::SaveAs | PromptPurpose::SaveTest) => {
                             (Consumed, Outcome::Typed(p.input.text.clone()))
                         }

@@ -243,6 +243,15 @@ impl Runner {
                     Event::PickerItems(persist::picker_items(&dir, data.as_deref()))
                 });
             }
+            Effect::FindServers => {
+                let cwd = self.app.paths.cwd.clone();
+                let config = self.config_dir.clone();
+                self.blocking(move || {
+                    let (servers, problems) =
+                        crate::client::spec::discover::servers(&cwd, config.as_deref());
+                    Event::ServersFound { servers, problems }
+                });
+            }
             Effect::CompletePath { typed } => {
                 let cwd = self.app.paths.cwd.clone();
                 self.blocking(move || Event::PathCompletions {
@@ -412,6 +421,8 @@ pub struct Launch {
     pub data_dir: Option<PathBuf>,
     pub config_dir: Option<PathBuf>,
     pub sessions_dir: PathBuf,
+    /// Servers found in servers files, for "add server".
+    pub found: Vec<crate::client::spec::ServerSpec>,
     /// What was wrong with the user's files before the start (settings, servers files): shown
     /// once the explorer is up.
     pub problems: Vec<String>,
@@ -467,6 +478,7 @@ impl Launch {
             recover,
             overrides: self.overrides,
             in_tmux: std::env::var_os("TMUX").is_some(),
+            found: self.found,
         };
         (options, self.connect, theme_dir, self.config_dir)
     }

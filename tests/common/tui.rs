@@ -47,6 +47,7 @@ pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
         recover: None,
         overrides: Default::default(),
         in_tmux: false,
+        found: Vec::new(),
     }
 }
 

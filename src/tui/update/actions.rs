@@ -137,6 +137,7 @@ impl App {
                     input: Input::new(&default),
                     purpose: PromptPurpose::SaveAs,
                     note,
+                    secret: false,
                 }));
             }
             Action::Open => {
@@ -207,6 +208,9 @@ impl App {
                 Ok(theme) => self.theme_loaded(name, Ok(theme), fx),
                 Err(_) => fx.push(Effect::LoadTheme { name }),
             },
+            Action::AddServer => self.ask_server_to_add(fx),
+            Action::AddFoundServer(name) => self.add_found_server(&name, fx),
+            Action::RemoveServer => self.ask_to_remove_server(fx),
             Action::FilterLog => {
                 self.show_log = true;
                 self.focus = Pane::Log;
@@ -315,6 +319,10 @@ impl App {
                     PromptPurpose::SaveTest => self.save_test_to(&text, fx),
                     PromptPurpose::RunScenario => self.run_scenario(&text, fx),
                     PromptPurpose::FilterLog => self.log.set_filter(text),
+                    PromptPurpose::AddServer => self.add_typed_server(&text, fx),
+                    PromptPurpose::ServerInput(server, id) => {
+                        self.input_given(server, id, text, fx)
+                    }
                 }
             }
             Outcome::Typed(text) => match &mut self.overlay {
@@ -322,7 +330,9 @@ impl App {
                 Some(Overlay::Prompt(p)) => {
                     let note = match p.purpose {
                         PromptPurpose::SaveTest => self.scenario_note(&text),
-                        _ => self.save_as_note(&text),
+                        PromptPurpose::SaveAs => self.save_as_note(&text),
+                        // The others' notes do not follow what is typed.
+                        _ => return,
                     };
                     if let Some(Overlay::Prompt(p)) = &mut self.overlay {
                         p.note = note;
@@ -356,6 +366,7 @@ impl App {
             }),
             ConfirmPurpose::CloseDialogue(key) => self.close_dialogue(key, fx),
             ConfirmPurpose::Overwrite(path, what) => self.write_target(path, what, fx),
+            ConfirmPurpose::RemoveServer(server) => self.remove_server(server, fx),
         }
     }
 
@@ -402,6 +413,18 @@ impl App {
             entries.push((
                 Action::SetTheme(name.clone()),
                 format!("Theme: {name}"),
+                String::new(),
+            ));
+        }
+        for f in self.found_not_added() {
+            let file = f
+                .origin
+                .as_ref()
+                .map(|o| o.file.display().to_string())
+                .unwrap_or_default();
+            entries.push((
+                Action::AddFoundServer(f.name.clone()),
+                format!("Add server {} ({}, from {file})", f.name, f.location()),
                 String::new(),
             ));
         }

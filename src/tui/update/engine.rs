@@ -54,11 +54,18 @@ impl App {
                 dialogue,
                 error,
                 summary,
+                needs_input,
             } => {
                 let Some(i) = self.dialogue_index(dialogue) else {
                     return;
                 };
                 let server = self.dialogues[i].server;
+                if let Some(request) = needs_input {
+                    self.dialogues[i].status = Status::Failed(error.clone());
+                    self.servers[server].status = ServerStatus::Failed(error);
+                    self.ask_input(server, request);
+                    return;
+                }
                 let interface = self.dialogues[i].interface;
                 // A server that carries the other interface gets a dialogue of that one.
                 let other = match interface {

@@ -278,6 +278,7 @@ impl App {
                 interface,
                 expanded: true,
                 overrides: Default::default(),
+                removed: false,
             });
         }
         self.defaults = session.defaults.clone();

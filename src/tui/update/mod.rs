@@ -10,6 +10,7 @@ mod files;
 mod keys;
 mod mouse;
 mod scenario;
+mod servers;
 
 use crate::tui::app::App;
 use crate::tui::effect::Effect;
@@ -66,6 +67,7 @@ impl App {
             } => self.session_read(path, purpose, result, &mut fx),
             Event::PickerItems(items) => self.picker_items(items),
             Event::PathCompletions { typed, paths } => self.path_completions(typed, paths),
+            Event::ServersFound { servers, problems } => self.servers_found(servers, problems),
             Event::ThemeLoaded { name, result } => self.theme_loaded(name, result, &mut fx),
             Event::CopyWritten { path, result } => self.copy_written(path, result),
             Event::Signal(name) => self.signal(name, &mut fx),

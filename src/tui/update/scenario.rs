@@ -81,6 +81,7 @@ impl App {
             input: Input::new(&default),
             purpose: PromptPurpose::SaveTest,
             note,
+            secret: false,
         }));
     }
 
@@ -156,6 +157,7 @@ impl App {
             input: Input::new(default),
             purpose: PromptPurpose::RunScenario,
             note: "its steps become the turns of a dialogue of their own".into(),
+            secret: false,
         }));
     }
 

@@ -39,6 +39,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         recover: None,
         overrides: Default::default(),
         in_tmux: false,
+        found: Vec::new(),
     }
 }
 
@@ -1025,4 +1026,112 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
             .iter()
             .any(|m| m.text.contains("bad.yaml:5:1"))
     );
+}
+
+/// Effects that open a dialogue, as (key, server name).
+fn opens(fx: &[Effect]) -> Vec<(u64, String)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Open { key, spec, .. } => Some((*key, spec.name.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_server_is_added_by_command_line_url_or_a_name_found() {
+    let mut t = T::reference();
+    let mut found = ServerSpec::from_command_line("found-srv --flag").unwrap();
+    found.name = "lab".into();
+    t.app.found = vec![found];
+    t.app
+        .act(crate::tui::action::Action::AddServer, &mut Vec::new());
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("the add-server prompt")
+    };
+    assert!(p.note.contains("lab · found-srv --flag"), "{}", p.note);
+    t.type_text("lab");
+    let fx = t.key(KeyCode::Enter);
+    assert_eq!(opens(&fx), [(3, "lab".to_owned())]);
+    assert_eq!(t.current().key, 3, "the new server's dialogue is in view");
+    // A URL, then a command line, named like one in use.
+    t.app
+        .act(crate::tui::action::Action::AddServer, &mut Vec::new());
+    t.type_text("http://127.0.0.1:9/mcp");
+    let fx = t.key(KeyCode::Enter);
+    assert_eq!(opens(&fx), [(4, "127.0.0.1:9".to_owned())]);
+    t.app
+        .act(crate::tui::action::Action::AddServer, &mut Vec::new());
+    t.type_text("found-srv --other");
+    let fx = t.key(KeyCode::Enter);
+    assert_eq!(opens(&fx), [(5, "found-srv".to_owned())]);
+    assert_eq!(t.app.servers.len(), 5);
+    // The palette offers what is found and not added yet: nothing now.
+    assert!(t.app.found_not_added().is_empty());
+}
+
+#[test]
+fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.app.current = Some(0);
+    let fx = {
+        let mut fx = Vec::new();
+        t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+        fx
+    };
+    assert!(closes(&fx).is_empty(), "asks first");
+    assert!(matches!(
+        &t.app.overlay,
+        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::RemoveServer(0)
+    ));
+    let fx = t.key(KeyCode::Char('y'));
+    assert_eq!(closes(&fx), [1]);
+    assert!(t.app.servers[0].removed);
+    assert_eq!(
+        t.app.session.unsaved, 1,
+        "its turn was never saved: quitting still asks (as closing a dialogue does)"
+    );
+    assert_eq!(
+        t.app.sidebar_rows().len(),
+        2,
+        "the other server and its dialogue"
+    );
+    // The one left, without turns, goes at once.
+    let mut fx = Vec::new();
+    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    assert_eq!(closes(&fx), [2]);
+    assert!(t.app.sidebar_rows().is_empty());
+}
+
+#[test]
+fn an_input_the_server_file_asks_for_is_prompted_and_the_dialogue_reopened() {
+    let (mut t, fx) = T::new(vec![ServerSpec::from_url("http://h/mcp").unwrap()]);
+    assert_eq!(opens(&fx).len(), 1);
+    let request = crate::client::spec::vars::InputRequest {
+        id: "pat".into(),
+        description: Some("GitHub token".into()),
+        password: true,
+    };
+    t.event(Event::Engine(Box::new(EngineEvent::Failed {
+        dialogue: 1,
+        error: "needs ${input:pat}".into(),
+        summary: None,
+        needs_input: Some(request),
+    })));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("the input prompt")
+    };
+    assert!(p.secret && p.title.contains("GitHub token"), "{}", p.title);
+    t.type_text("s3cret");
+    let fx = t.key(KeyCode::Enter);
+    assert_eq!(closes(&fx), [1], "the failed dialogue goes");
+    let reopened: Vec<_> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Open { spec, .. } => Some(spec.answers.get("pat").cloned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reopened, [Some("s3cret".to_owned())]);
 }

@@ -327,14 +327,29 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             frame.render_widget(Paragraph::new(lines), inner);
         }
         Overlay::Prompt(p) => {
-            let r = centered(area, 90, 6);
+            let notes: Vec<&str> = p.note.lines().collect();
+            let r = centered(area, 90, 5 + notes.len().max(1) as u16);
             let inner = open_box(frame, app, r, " Enter confirms · Esc cancels ", hits);
             let width = inner.width as usize;
-            let lines = vec![
+            let shown;
+            let input = if p.secret {
+                shown = super::super::overlay::Input {
+                    text: "•".repeat(p.input.text.chars().count()),
+                    cursor: p.input.cursor,
+                };
+                &shown
+            } else {
+                &p.input
+            };
+            let mut lines = vec![
                 Line::styled(cut(&p.title, width), t.muted()),
-                input_line(app, &p.input, ""),
-                Line::styled(cut(&p.note, width), t.fg(t.colors.info)),
+                input_line(app, input, ""),
             ];
+            lines.extend(
+                notes
+                    .iter()
+                    .map(|n| Line::styled(cut(n, width), t.fg(t.colors.info))),
+            );
             frame.render_widget(Paragraph::new(lines), inner);
         }
         Overlay::Open(o) => {

@@ -1,0 +1,232 @@
+//! Adding and removing servers while the explorer runs, and the inputs (`${input:ID}`) a
+//! server's definition asks for.
+
+use crate::client::spec::vars::InputRequest;
+use crate::client::spec::{ServerSpec, TransportSpec};
+use crate::protocol::Interface;
+use crate::tui::action::Pane;
+use crate::tui::app::{App, Severity};
+use crate::tui::dialogue::Status;
+use crate::tui::effect::Effect;
+use crate::tui::overlay::{Confirm, ConfirmPurpose, Input, Overlay, Prompt, PromptPurpose};
+
+impl App {
+    /// The servers found in servers files that are not added yet.
+    pub(super) fn found_not_added(&self) -> Vec<&ServerSpec> {
+        self.found
+            .iter()
+            .filter(|f| {
+                !self
+                    .servers
+                    .iter()
+                    .any(|s| !s.removed && s.spec.name == f.name && s.spec.transport == f.transport)
+            })
+            .collect()
+    }
+
+    /// "a command line, a URL or a name", with the names found and their files.
+    fn add_server_note(&self) -> String {
+        let found = self.found_not_added();
+        let mut note = String::from("a command line (my-server --flag), a URL (http://host/mcp)");
+        if found.is_empty() {
+            note.push_str("; no other server in .mcp.json, .vscode/mcp.json, .cursor/mcp.json or servers.json");
+            return note;
+        }
+        note.push_str(", or a name found:");
+        for f in found.iter().take(6) {
+            let file = f
+                .origin
+                .as_ref()
+                .and_then(|o| o.file.file_name().map(|_| o.file.display().to_string()))
+                .unwrap_or_default();
+            note.push_str(&format!("\n  {} · {} · {}", f.name, f.location(), file));
+        }
+        if found.len() > 6 {
+            note.push_str(&format!(
+                "\n  … and {} more (Ctrl-P lists them)",
+                found.len() - 6
+            ));
+        }
+        note
+    }
+
+    pub(super) fn ask_server_to_add(&mut self, fx: &mut Vec<Effect>) {
+        // The files may have changed since the start: read them again.
+        fx.push(Effect::FindServers);
+        self.overlay = Some(Overlay::Prompt(Prompt {
+            title: "Add a server".into(),
+            input: Input::new(""),
+            purpose: PromptPurpose::AddServer,
+            note: self.add_server_note(),
+            secret: false,
+        }));
+    }
+
+    /// The servers files were read again.
+    pub(super) fn servers_found(&mut self, found: Vec<ServerSpec>, problems: Vec<String>) {
+        self.found = found;
+        for p in problems {
+            self.notify(p, Severity::Warning);
+        }
+        let note = self.add_server_note();
+        if let Some(Overlay::Prompt(p)) = &mut self.overlay
+            && p.purpose == PromptPurpose::AddServer
+        {
+            p.note = note;
+        }
+    }
+
+    /// What was typed in "Add a server": a name found, a URL, or a command line.
+    pub(super) fn add_typed_server(&mut self, text: &str, fx: &mut Vec<Effect>) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let spec = if let Some(found) = self.found_not_added().into_iter().find(|f| f.name == text)
+        {
+            Ok(found.clone())
+        } else if text.starts_with("http://") || text.starts_with("https://") {
+            ServerSpec::from_url(text)
+        } else {
+            ServerSpec::from_command_line(text)
+        };
+        match spec {
+            Ok(spec) => self.add_and_open(spec, fx),
+            Err(e) => self.notify(e, Severity::Error),
+        }
+    }
+
+    pub(super) fn add_found_server(&mut self, name: &str, fx: &mut Vec<Effect>) {
+        match self.found.iter().find(|f| f.name == name).cloned() {
+            Some(spec) => self.add_and_open(spec, fx),
+            None => self.notify(format!("no server {name} found"), Severity::Warning),
+        }
+    }
+
+    fn add_and_open(&mut self, mut spec: ServerSpec, fx: &mut Vec<Effect>) {
+        // A name like one in use gets a number, as on the command line.
+        let base = spec.name.clone();
+        let mut n = 2;
+        while self
+            .servers
+            .iter()
+            .any(|s| !s.removed && s.spec.name == spec.name)
+        {
+            spec.name = format!("{base}-{n}");
+            n += 1;
+        }
+        let interface = match &spec.transport {
+            TransportSpec::Embedded { interface, .. } => *interface,
+            _ => Interface::Dac,
+        };
+        let name = spec.name.clone();
+        let location = spec.location();
+        let server = self.add_server(spec, interface);
+        let dialogue = self.open_dialogue(server, interface, fx);
+        self.current = Some(dialogue);
+        self.focus = Pane::Composer;
+        self.notify(format!("added {name} ({location})"), Severity::Info);
+    }
+
+    /// Remove the server in view: at once when none of its dialogues has turns, else after
+    /// asking.
+    pub(super) fn ask_to_remove_server(&mut self, fx: &mut Vec<Effect>) {
+        let Some(server) = self.server_in_view() else {
+            self.notify("no server to remove", Severity::Warning);
+            return;
+        };
+        let turns: usize = self
+            .dialogues
+            .iter()
+            .filter(|d| d.server == server)
+            .map(|d| d.turns.len())
+            .sum();
+        if turns == 0 {
+            self.remove_server(server, fx);
+            return;
+        }
+        let name = self.servers[server].name.clone();
+        self.overlay = Some(Overlay::Confirm(Confirm {
+            title: format!("Remove {name}"),
+            message: format!(
+                "Its dialogues have {turns} turn{}; once removed they are in no later save. \
+                 Remove it? y removes, n keeps it",
+                if turns == 1 { "" } else { "s" }
+            ),
+            purpose: ConfirmPurpose::RemoveServer(server),
+        }));
+    }
+
+    pub(super) fn remove_server(&mut self, server: usize, fx: &mut Vec<Effect>) {
+        let keys: Vec<_> = self
+            .dialogues
+            .iter()
+            .filter(|d| d.server == server)
+            .map(|d| d.key)
+            .collect();
+        for key in keys {
+            self.close_dialogue(key, fx);
+        }
+        let Some(s) = self.servers.get_mut(server) else {
+            return;
+        };
+        // Kept in the list (dialogues name servers by index), but gone from view.
+        s.removed = true;
+        let name = s.name.clone();
+        self.sidebar_selected = self
+            .sidebar_selected
+            .min(self.sidebar_rows().len().saturating_sub(1));
+        self.notify(format!("removed {name}"), Severity::Info);
+    }
+
+    /// A server's definition needs `${input:ID}`: ask for it.
+    pub(super) fn ask_input(&mut self, server: usize, request: InputRequest) {
+        let name = self.servers[server].name.clone();
+        self.overlay = Some(Overlay::Prompt(Prompt {
+            title: format!(
+                "{name} needs ${{input:{}}}{}",
+                request.id,
+                request
+                    .description
+                    .as_ref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
+            ),
+            input: Input::new(""),
+            purpose: PromptPurpose::ServerInput(server, request.id.clone()),
+            note: format!(
+                "kept for this run only (never saved); headless commands read {}",
+                request.variable()
+            ),
+            secret: request.password,
+        }));
+    }
+
+    /// The input was given: the failed dialogue is opened again.
+    pub(super) fn input_given(
+        &mut self,
+        server: usize,
+        id: String,
+        value: String,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(s) = self.servers.get_mut(server) else {
+            return;
+        };
+        s.spec.answers.insert(id, value);
+        let interface = s.interface;
+        let failed: Vec<_> = self
+            .dialogues
+            .iter()
+            .filter(|d| {
+                d.server == server && d.turns.is_empty() && matches!(d.status, Status::Failed(_))
+            })
+            .map(|d| d.key)
+            .collect();
+        for key in failed {
+            self.close_dialogue(key, fx);
+        }
+        let dialogue = self.open_dialogue(server, interface, fx);
+        self.current = Some(dialogue);
+    }
+}
