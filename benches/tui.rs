@@ -44,6 +44,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         recover: None,
         overrides: Default::default(),
         in_tmux: false,
+        found: Vec::new(),
     }
 }
 
@@ -97,6 +98,7 @@ fn app_with(turns: usize) -> App {
         interface: Interface::Dac,
         expanded: true,
         overrides: Default::default(),
+        removed: false,
     });
     app.dialogues.push(d);
     app.current = Some(0);

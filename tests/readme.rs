@@ -28,3 +28,49 @@ fn the_readme_scenario_is_a_scenario() {
             .unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(scenario.steps.len(), 2);
 }
+
+/// `rust-version` in Cargo.toml is true: no dependency asks for a newer Rust, and the README
+/// names the same one.
+#[test]
+fn the_rust_version_is_what_the_dependencies_need() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let ours = env!("CARGO_PKG_RUST_VERSION");
+    assert!(!ours.is_empty(), "Cargo.toml names no rust-version");
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .args(["--manifest-path", manifest])
+        .output()
+        .expect("cargo metadata");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // "1.89" is "1.89.0".
+    let version = |v: &str| -> Vec<u32> {
+        let mut parts: Vec<u32> = v.split('.').filter_map(|p| p.parse().ok()).collect();
+        parts.resize(3, 0);
+        parts
+    };
+    let newest = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"] != "bkn-explorer")
+        .filter_map(|p| Some((p["rust_version"].as_str()?, p["name"].as_str()?)))
+        .max_by_key(|(v, _)| version(v))
+        .unwrap();
+    assert!(
+        version(ours) >= version(newest.0),
+        "Cargo.toml says rust-version {ours}, but {} needs {}",
+        newest.1,
+        newest.0
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("Rust {ours}")),
+        "the README names another Rust than {ours}"
+    );
+}

@@ -40,10 +40,11 @@ pub enum EngineEvent {
     Failed {
         dialogue: DialogueKey,
         error: String,
-        /// What the server is, when the connection itself worked.
-        summary: Option<ServerSummary>,
+        /// What the server is, when the connection itself worked (boxed: large, and rare).
+        summary: Option<Box<ServerSummary>>,
         /// The server's definition asks for `${input:ID}` and none was given.
-        needs_input: Option<crate::client::spec::vars::InputRequest>,
+        /// (Boxed: rare, and larger than the other variants.)
+        needs_input: Option<Box<crate::client::spec::vars::InputRequest>>,
     },
     TurnStarted {
         dialogue: DialogueKey,
@@ -228,7 +229,7 @@ async fn run_dialogue(
                 dialogue: key,
                 error: e.message,
                 summary: None,
-                needs_input: e.needs_input,
+                needs_input: e.needs_input.map(Box::new),
             });
             return;
         }
@@ -242,7 +243,7 @@ async fn run_dialogue(
             let _ = events.send(EngineEvent::Failed {
                 dialogue: key,
                 error: no_tool.message,
-                summary: Some(summary),
+                summary: Some(Box::new(summary)),
                 needs_input: None,
             });
             no_tool.connection.close().await;

@@ -397,6 +397,17 @@ impl Theme {
 mod tests {
     use super::*;
 
+    /// NO_COLOR's theme draws no colour at all; the selection is still seen (reverse video),
+    /// and it is chosen by name like any other.
+    #[test]
+    fn no_color_has_no_colour_and_still_shows_the_selection() {
+        let t = Theme::load_or_default("no-color", None).0;
+        assert!(t.monochrome);
+        assert!(t.colors.all().iter().all(|(_, c)| *c == Color::Reset));
+        assert!(t.selected().add_modifier.contains(Modifier::REVERSED));
+        assert!(Theme::names(None).contains(&"no-color".to_owned()));
+    }
+
     /// Every colour a theme defines, on every background the views draw it on, reaches the
     /// contrast the theme promises (3:1 for borders and the gauge's empty part, which are not
     /// text). The snapshot tests check every cell of every drawn state as well.

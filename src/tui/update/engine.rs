@@ -63,7 +63,7 @@ impl App {
                 if let Some(request) = needs_input {
                     self.dialogues[i].status = Status::Failed(error.clone());
                     self.servers[server].status = ServerStatus::Failed(error);
-                    self.ask_input(server, request);
+                    self.ask_input(server, *request);
                     return;
                 }
                 let interface = self.dialogues[i].interface;
@@ -77,7 +77,7 @@ impl App {
                     && summary.bkn_tools.contains_key(&other)
                 {
                     self.servers[server].interface = other;
-                    self.servers[server].summary = Some(summary.clone());
+                    self.servers[server].summary = Some((**summary).clone());
                     let key = self.new_key();
                     let d = &mut self.dialogues[i];
                     d.interface = other;
@@ -100,7 +100,7 @@ impl App {
                 match summary {
                     Some(summary) => {
                         s.status = ServerStatus::Connected;
-                        s.summary = Some(summary);
+                        s.summary = Some(*summary);
                     }
                     None => s.status = ServerStatus::Failed(error.clone()),
                 }

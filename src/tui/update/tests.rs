@@ -1117,7 +1117,7 @@ fn an_input_the_server_file_asks_for_is_prompted_and_the_dialogue_reopened() {
         dialogue: 1,
         error: "needs ${input:pat}".into(),
         summary: None,
-        needs_input: Some(request),
+        needs_input: Some(Box::new(request)),
     })));
     let Some(Overlay::Prompt(p)) = &t.app.overlay else {
         panic!("the input prompt")
