@@ -772,7 +772,7 @@ async fn exit_note(
 
 /// An error with the errors that caused it: reqwest says "connection refused" only in its
 /// source.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

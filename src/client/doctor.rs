@@ -2,7 +2,7 @@
 //! it found and, when it failed, what to do. `bkn-explorer doctor` prints them all; a failed
 //! HTTP connection uses `http_failure` to say which step failed instead of "connection error".
 
-use super::connection::{ConnectOptions, Connection, find_bkn_tools};
+use super::connection::{ConnectOptions, Connection, chain, find_bkn_tools};
 use super::spec::{ServerSpec, TransportSpec};
 use std::process::Stdio;
 use std::time::Duration;
@@ -683,19 +683,4 @@ async fn stdio_steps(command: &str, args: &[String], timeout: Duration) -> Vec<C
     }
     let _ = child.start_kill();
     checks
-}
-
-/// An error with its causes: reqwest says "connection refused" or the TLS reason only there.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
 }
