@@ -60,95 +60,67 @@ impl Check {
 /// The protocol versions this client can speak (rmcp's).
 const VERSIONS: [&str; 4] = ["2025-03-26", "2025-06-18", "2025-11-25", "2024-11-05"];
 
-/// Runs every step for a server until one fails (the ones after it cannot tell anything).
-pub async fn examine(spec: &ServerSpec, options: &ConnectOptions) -> Vec<Check> {
-    let mut checks = Vec::new();
+/// Where a server is, with its variables read.
+enum Target {
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+        legacy_sse: bool,
+    },
+    Stdio {
+        command: String,
+        args: Vec<String>,
+    },
+    Embedded,
+}
+
+fn expanded(spec: &ServerSpec) -> Result<Target, String> {
     let env = |name: &str| std::env::var(name).ok();
     let scope = spec.scope(&env);
     let expand = |v: &str| scope.expand(v).map_err(|e| scope.describe(&e));
-    match &spec.transport {
+    Ok(match &spec.transport {
         TransportSpec::Http(h) => {
-            let url = match expand(&h.url) {
-                Ok(u) => u,
-                Err(e) => {
-                    checks.push(Check::failed(
-                        "variables",
-                        e,
-                        "set the variable, or give a default",
-                    ));
-                    return checks;
-                }
-            };
-            let mut headers = Vec::new();
-            for (k, v) in &h.headers {
-                match expand(v) {
-                    Ok(v) => headers.push((k.clone(), v)),
-                    Err(e) => {
-                        checks.push(Check::failed(
-                            "variables",
-                            e,
-                            "set the variable, or give a default",
-                        ));
-                        return checks;
-                    }
-                }
-            }
+            let mut headers = h
+                .headers
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), expand(v)?)))
+                .collect::<Result<Vec<_>, String>>()?;
             if let Some(t) = &h.token {
-                match expand(t) {
-                    Ok(t) => headers.push(("Authorization".into(), format!("Bearer {t}"))),
-                    Err(e) => {
-                        checks.push(Check::failed(
-                            "variables",
-                            e,
-                            "set the variable, or give a default",
-                        ));
-                        return checks;
-                    }
-                }
+                headers.push(("Authorization".into(), format!("Bearer {}", expand(t)?)));
             }
-            let steps = http_steps(&url, &headers, h.legacy_sse, options.timeout).await;
-            let failed = steps.iter().any(|c| !c.ok);
-            checks.extend(steps);
-            if failed {
-                return checks;
+            Target::Http {
+                url: expand(&h.url)?,
+                headers,
+                legacy_sse: h.legacy_sse,
             }
         }
-        TransportSpec::Stdio(s) => {
-            let command = match expand(&s.command) {
-                Ok(c) => c,
-                Err(e) => {
-                    checks.push(Check::failed(
-                        "variables",
-                        e,
-                        "set the variable, or give a default",
-                    ));
-                    return checks;
-                }
-            };
-            let mut args = Vec::new();
-            for a in &s.args {
-                match expand(a) {
-                    Ok(a) => args.push(a),
-                    Err(e) => {
-                        checks.push(Check::failed(
-                            "variables",
-                            e,
-                            "set the variable, or give a default",
-                        ));
-                        return checks;
-                    }
-                }
-            }
-            let steps = stdio_steps(&command, &args, options.timeout).await;
-            let failed = steps.iter().any(|c| !c.ok);
-            checks.extend(steps);
-            if failed {
-                return checks;
-            }
-        }
-        TransportSpec::Embedded { .. } => {
-            checks.push(Check::ok("command", "this program's own reference server"));
-        }
+        TransportSpec::Stdio(s) => Target::Stdio {
+            command: expand(&s.command)?,
+            args: s.args.iter().map(|a| expand(a)).collect::<Result<_, _>>()?,
+        },
+        TransportSpec::Embedded { .. } => Target::Embedded,
+    })
+}
+
+/// Runs every step for a server until one fails (the ones after it cannot tell anything).
+pub async fn examine(spec: &ServerSpec, options: &ConnectOptions) -> Vec<Check> {
+    // The transport's own steps, on the definition's values with their variables read.
+    let mut checks = match expanded(spec) {
+        Err(e) => vec![Check::failed(
+            "variables",
+            e,
+            "set the variable, or give a default",
+        )],
+        Ok(Target::Http {
+            url,
+            headers,
+            legacy_sse,
+        }) => http_steps(&url, &headers, legacy_sse, options.timeout).await,
+        Ok(Target::Stdio { command, args }) => stdio_steps(&command, &args, options.timeout).await,
+        Ok(Target::Embedded) => vec![Check::ok("command", "this program's own reference server")],
+    };
+    if checks.iter().any(|c| !c.ok) {
+        return checks;
     }
     // Last, the whole connection as every command makes it: handshake, tools, resources.
     match Connection::connect(spec, options).await {
