@@ -39,10 +39,6 @@ struct Shared {
 /// The member of the marker that stands for a result too deep for rmcp's reader.
 pub const DEEP_MARKER: &str = "$bkn-explorer-deep-result";
 
-/// Deeper than this, a message is read here rather than by rmcp (serde_json's default limit
-/// is 128 levels; the JSON-RPC envelope takes a few).
-const RMCP_DEPTH: usize = 120;
-
 impl LoggingHttpClient {
     pub fn new(
         inner: reqwest::Client,
@@ -83,9 +79,8 @@ impl LoggingHttpClient {
     /// A server message nested too deep for rmcp: its result is kept here and replaced by a
     /// marker rmcp can read.
     fn shallow(&self, data: &str) -> Option<String> {
-        if !too_deep_for_rmcp(data.as_bytes()) {
-            return None;
-        }
+        // Most messages are shallow: rmcp reads them as they are.
+        crate::protocol::json::deeper_than(data.as_bytes(), crate::protocol::json::RMCP_DEPTH)?;
         let mut message: serde_json::Value = crate::protocol::json::from_str(data).ok()?;
         let result = message.get_mut("result")?;
         let key = crate::protocol::message::new_id();
@@ -181,36 +176,6 @@ impl LoggingHttpClient {
         self.log(LogKind::Received, text);
         message
     }
-}
-
-/// Whether a text nests deeper than rmcp's reader goes (strings skipped). Cheap: most
-/// messages are a few levels deep and the scan stops at the first character past the limit.
-fn too_deep_for_rmcp(bytes: &[u8]) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > RMCP_DEPTH {
-                    return true;
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
 }
 
 fn response_id(message: &ServerJsonRpcMessage) -> Option<RequestId> {

@@ -85,9 +85,20 @@ fn deep<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SyntaxError> {
     Ok(value)
 }
 
+/// How deep rmcp's reader goes (serde_json's default limit of 128 levels), less the JSON-RPC
+/// envelope (`params.arguments` and `result.structuredContent` are two levels down): a
+/// message deeper than this is read by our own code on both sides, not by rmcp.
+pub const RMCP_DEPTH: usize = 120;
+
 /// Where the nesting of a text first goes past `MAX_DEPTH`, as a 1-based line and column.
 /// Strings are skipped, so brackets inside them do not count.
 pub fn too_deep(bytes: &[u8]) -> Option<(usize, usize)> {
+    deeper_than(bytes, MAX_DEPTH)
+}
+
+/// Where the nesting of a text first goes past `limit`, as a 1-based line and column: one
+/// pass over the text, stopping at the first bracket past the limit.
+pub fn deeper_than(bytes: &[u8], limit: usize) -> Option<(usize, usize)> {
     let (mut depth, mut line, mut line_start) = (0usize, 1usize, 0usize);
     let mut in_string = false;
     let mut i = 0;
@@ -108,7 +119,7 @@ pub fn too_deep(bytes: &[u8]) -> Option<(usize, usize)> {
                 b'"' => in_string = true,
                 b'{' | b'[' => {
                     depth += 1;
-                    if depth > MAX_DEPTH {
+                    if depth > limit {
                         return Some((line, i - line_start + 1));
                     }
                 }

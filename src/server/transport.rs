@@ -207,7 +207,7 @@ async fn jsonrpc_bodies(
             .into_response();
     };
     let mut bytes = bytes;
-    if max_depth(&bytes) > RMCP_DEPTH
+    if crate::protocol::json::deeper_than(&bytes, crate::protocol::json::RMCP_DEPTH).is_some()
         && let Some((shallow, arguments)) = stash_arguments(&bytes)
     {
         parts.extensions.insert(DeepArguments(arguments));
@@ -277,36 +277,6 @@ fn bad_tool_call(bytes: &[u8], tool: &str) -> Option<serde_json::Value> {
         crate::server::jsonrpc::INVALID_PARAMS,
         reason,
     ))
-}
-
-/// How deep rmcp's reader goes, less the envelope (`params.arguments` is two levels down).
-const RMCP_DEPTH: usize = 120;
-
-/// The deepest nesting of a JSON text (strings skipped).
-fn max_depth(bytes: &[u8]) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
 }
 
 /// A `tools/call` body with its arguments replaced by `{}`, and the arguments.
