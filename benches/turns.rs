@@ -120,34 +120,7 @@ fn load_over_http(dir: &Path) {
         "steps:\n  - request: {Kind: constraints, EntityIDs: [Kiosk#3], Space: {SpaceID: Space:Square}}\n    expect: {outcome: answered}\n",
     )
     .unwrap();
-    let mut server = Command::new(BIN)
-        .args([
-            "serve",
-            "dac",
-            "--http",
-            "127.0.0.1:0",
-            "--log-level",
-            "warn",
-        ])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("the HTTP server");
-    let mut stderr = BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    let url = loop {
-        line.clear();
-        if stderr.read_line(&mut line).unwrap_or(0) == 0 {
-            panic!("the HTTP server did not start");
-        }
-        if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || {
-        let mut sink = Vec::new();
-        let _ = stderr.read_to_end(&mut sink);
-    });
+    let (mut server, url) = http_server();
     let server_cpu0 = process_cpu(server.id());
     let out = Command::new(BIN)
         .arg("load")
@@ -181,6 +154,40 @@ fn load_over_http(dir: &Path) {
         client + server_cpu,
     );
     let _ = seconds;
+}
+
+/// The reference Domain Access over HTTP on an ephemeral port, and its URL (read from its
+/// log; the rest of the log is drained so that it never blocks).
+fn http_server() -> (std::process::Child, String) {
+    let mut server = Command::new(BIN)
+        .args([
+            "serve",
+            "dac",
+            "--http",
+            "127.0.0.1:0",
+            "--log-level",
+            "warn",
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the HTTP server");
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+            panic!("the HTTP server did not start");
+        }
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = stderr.read_to_end(&mut sink);
+    });
+    (server, url)
 }
 
 fn row(what: &str, wall_us: f64, cpu_us: f64) {
@@ -384,34 +391,7 @@ fn python_sdk(turns: usize) {
 }
 
 fn http_turns(requests: &Path, turns: usize) {
-    let mut server = Command::new(BIN)
-        .args([
-            "serve",
-            "dac",
-            "--http",
-            "127.0.0.1:0",
-            "--log-level",
-            "warn",
-        ])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("the HTTP server");
-    let mut stderr = BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    let url = loop {
-        line.clear();
-        if stderr.read_line(&mut line).unwrap_or(0) == 0 {
-            panic!("the HTTP server did not start");
-        }
-        if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || {
-        let mut sink = Vec::new();
-        let _ = stderr.read_to_end(&mut sink);
-    });
+    let (mut server, url) = http_server();
     let server_cpu0 = process_cpu(server.id());
     let cpu0 = children_cpu();
     let started = Instant::now();
