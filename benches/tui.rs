@@ -89,17 +89,8 @@ fn app_with(turns: usize) -> App {
     let last = d.turns.len() - 1;
     d.select(Some(last));
     let spec = ServerSpec::embedded(Interface::Dac);
-    app.servers.push(bkn_explorer::tui::app::ServerState {
-        name: spec.name.clone(),
-        spec,
-        status: bkn_explorer::tui::app::ServerStatus::Recorded,
-        summary: None,
-        vocabulary: Default::default(),
-        interface: Interface::Dac,
-        expanded: true,
-        overrides: Default::default(),
-        removed: false,
-    });
+    let server = app.add_server(spec, Interface::Dac);
+    app.servers[server].status = bkn_explorer::tui::app::ServerStatus::Recorded;
     app.dialogues.push(d);
     app.current = Some(0);
     app

@@ -6,6 +6,7 @@
 //! (MCP connections and dialogues), `session` (files), `scenario` (dialogue tests: files,
 //! runs, reports, load), `tui` (state, update, view), `cli` (commands).
 
+pub mod atomic;
 pub mod cli;
 pub mod client;
 pub mod protocol;

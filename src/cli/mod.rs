@@ -1,5 +1,6 @@
 //! The command line: one module per subcommand. Each returns the process exit code.
 
+mod auth;
 mod config;
 mod dialogue;
 mod doctor;
@@ -64,6 +65,8 @@ pub enum Command {
     Doctor(doctor::Args),
     /// The user's files: `config path` says where each is.
     Config(config::Args),
+    /// OAuth sign-ins to HTTP servers: login, logout, status.
+    Auth(auth::Args),
 }
 
 /// Exit codes shared by the headless commands.
@@ -91,6 +94,7 @@ pub fn main() -> ExitCode {
         Some(Command::Load(args)) => load::run(args),
         Some(Command::Doctor(args)) => doctor::run(args),
         Some(Command::Config(args)) => config::run(args),
+        Some(Command::Auth(args)) => auth::run(args),
         Some(Command::Tui(args)) => tui::run(args),
         None => tui::run(cli.explorer),
     };

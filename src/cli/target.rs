@@ -19,6 +19,57 @@ pub fn is_found(path: &Path) -> bool {
     path.as_os_str() == FOUND
 }
 
+/// How to sign in to an HTTP server that wants OAuth (MCP authorization). Sign-ins are kept
+/// in the data directory, `oauth/`, readable by the user alone.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "OAuth (for --url servers that ask for it)")]
+pub struct OAuthArgs {
+    /// A client ID registered with the authorization server (default: dynamic client
+    /// registration, or --client-metadata-url).
+    #[arg(long, value_name = "ID")]
+    pub client_id: Option<String>,
+    /// The secret of --client-id, if it has one (or set BKN_CLIENT_SECRET).
+    #[arg(
+        long,
+        env = "BKN_CLIENT_SECRET",
+        hide_env_values = true,
+        requires = "client_id"
+    )]
+    pub client_secret: Option<String>,
+    /// The HTTPS URL of this client's Client ID Metadata Document, used as the client ID by
+    /// authorization servers that accept one.
+    #[arg(long, value_name = "URL")]
+    pub client_metadata_url: Option<String>,
+    /// A scope to ask for (repeatable; default: what the server names).
+    #[arg(long = "scope", value_name = "SCOPE")]
+    pub scopes: Vec<String>,
+    /// The loopback port for the sign-in's redirect (default: any free port).
+    #[arg(long, value_name = "PORT")]
+    pub callback_port: Option<u16>,
+    /// Never ask anyone to sign in (CI): use and refresh kept sign-ins only.
+    #[arg(long)]
+    pub no_sign_in: bool,
+}
+
+impl OAuthArgs {
+    pub fn options(&self) -> crate::client::oauth::OAuthOptions {
+        use crate::client::oauth::{OAuthOptions, SignInMode};
+        OAuthOptions {
+            data_dir: Settings::current().0.data_dir(),
+            client_id: self.client_id.clone(),
+            client_secret: self.client_secret.clone(),
+            client_metadata_url: self.client_metadata_url.clone(),
+            scopes: self.scopes.clone(),
+            callback_port: self.callback_port,
+            sign_in: if self.no_sign_in {
+                SignInMode::Never
+            } else {
+                SignInMode::Interactive
+            },
+        }
+    }
+}
+
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ServerArgs {
     /// Start this command line as a stdio MCP server, e.g. --stdio "my-server --verbose".
@@ -63,6 +114,8 @@ pub struct ServerArgs {
     /// The SessionID (the A-User session) of Requests that do not give one.
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
+    #[command(flatten)]
+    pub oauth: OAuthArgs,
 }
 
 impl ServerArgs {
@@ -124,6 +177,7 @@ impl ServerArgs {
             events,
             embedded_program: None,
             subscribe_logs: false,
+            oauth: self.oauth.options(),
         }
     }
 
@@ -278,6 +332,8 @@ pub struct Targets {
     /// The SessionID of Requests.
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
+    #[command(flatten)]
+    pub oauth: OAuthArgs,
 }
 
 impl Targets {
@@ -322,6 +378,7 @@ impl Targets {
             events: EventSink::none(),
             embedded_program: None,
             subscribe_logs: false,
+            oauth: self.oauth.options(),
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct Args {
     /// The SessionID (the A-User session) of new Requests.
     #[arg(long, value_name = "ID")]
     session_id: Option<String>,
+    #[command(flatten)]
+    oauth: target::OAuthArgs,
 }
 
 pub fn run(args: Args) -> u8 {
@@ -117,6 +119,7 @@ pub fn run(args: Args) -> u8 {
         connect: ConnectOptions {
             timeout: Duration::from_secs(settings.timeout_or(args.timeout)),
             max_message_bytes: args.max_message_mb.max(1).saturating_mul(1024 * 1024),
+            oauth: args.oauth.options(),
             ..ConnectOptions::default()
         },
         overrides: Overrides {

@@ -8,6 +8,8 @@ use crate::client::event::{ConnectionId, Event, EventSink, LogKind};
 use crate::client::handler::Handler;
 use crate::client::http::LoggingHttpClient;
 use crate::client::limits;
+use crate::client::oauth::client::{Authorizer, AuthorizingClient};
+use crate::client::oauth::{OAuthOptions, SignInNotice};
 use crate::client::spec::{self, ServerSpec, TransportSpec};
 use crate::client::stdio::{Health, StdioTransport};
 use crate::protocol::conformance::{Check, Finding};
@@ -46,6 +48,9 @@ pub struct ConnectOptions {
     pub embedded_program: Option<PathBuf>,
     /// Ask the server for its log (logging/setLevel info), for a log pane to show.
     pub subscribe_logs: bool,
+    /// OAuth for HTTP servers that want it (not used with a token or an Authorization
+    /// header given).
+    pub oauth: OAuthOptions,
 }
 
 impl Default for ConnectOptions {
@@ -56,6 +61,7 @@ impl Default for ConnectOptions {
             events: EventSink::none(),
             embedded_program: None,
             subscribe_logs: false,
+            oauth: OAuthOptions::default(),
         }
     }
 }
@@ -206,17 +212,47 @@ impl Connection {
                     .map_err(|e| ConnectError::from(format!("cannot make an HTTP client: {e}")))?;
                 let client =
                     LoggingHttpClient::new(inner, id, events.clone(), options.max_message_bytes);
-                let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
-                let served = tokio::time::timeout(options.timeout, handler.serve(transport))
-                    .await
-                    .map_err(|_| {
-                        ConnectError::from(format!(
-                            "{url} did not complete the MCP handshake within {} s",
-                            options.timeout.as_secs()
-                        ))
-                    })?;
+                let given_authorization = h.token.is_some()
+                    || h.headers
+                        .keys()
+                        .any(|k| k.eq_ignore_ascii_case("authorization"));
+                let authorizer = (!given_authorization).then(|| {
+                    Authorizer::new(
+                        &url,
+                        options.oauth.clone(),
+                        sign_in_reporter(&events, id, &spec.name),
+                    )
+                });
+                let transport = StreamableHttpClientTransport::with_client(
+                    AuthorizingClient::new(client.clone(), authorizer.clone()),
+                    config,
+                );
+                let serving = handler.serve(transport);
+                tokio::pin!(serving);
+                let served = loop {
+                    match tokio::time::timeout(options.timeout, &mut serving).await {
+                        Ok(served) => break served,
+                        // The time a person takes to sign in is theirs, not the server's.
+                        Err(_)
+                            if authorizer
+                                .as_ref()
+                                .is_some_and(|a| a.is_waiting_for_a_person()) => {}
+                        Err(_) => {
+                            return Err(ConnectError::from(format!(
+                                "{url} did not complete the MCP handshake within {} s",
+                                options.timeout.as_secs()
+                            )));
+                        }
+                    }
+                };
                 let service = match served {
                     Ok(service) => service,
+                    Err(_) if authorizer.as_ref().and_then(|a| a.failure()).is_some() => {
+                        let why = authorizer.and_then(|a| a.failure()).unwrap_or_default();
+                        return Err(ConnectError::from(format!(
+                            "cannot connect to {url}: signing in failed: {why}"
+                        )));
+                    }
                     Err(e) => {
                         // Which step failed, and what to do (the doctor's steps, up to the
                         // first request of the handshake).
@@ -882,4 +918,29 @@ pub fn find_bkn_tools(tools: &[Tool]) -> BTreeMap<Interface, String> {
         }
     }
     found
+}
+
+/// Where a connection's sign-in notices go: the event channel (and its log) when someone
+/// listens, else standard error (a headless command: the person at the terminal must see
+/// the URL to open).
+fn sign_in_reporter(
+    events: &EventSink,
+    id: ConnectionId,
+    server: &str,
+) -> Arc<dyn Fn(SignInNotice) + Send + Sync> {
+    let events = events.clone();
+    let server = server.to_owned();
+    Arc::new(move |notice: SignInNotice| {
+        let line = notice.describe(&server);
+        if events.wants_logs() {
+            events.log(id, LogKind::Client, line);
+            events.emit(Event::SignIn {
+                connection: id,
+                server: server.clone(),
+                notice,
+            });
+        } else {
+            eprintln!("{line}");
+        }
+    })
 }

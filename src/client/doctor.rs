@@ -360,17 +360,30 @@ async fn http_steps(
     match status.as_u16() {
         200..=299 => checks.push(Check::ok("http", format!("{status}, {content_type}"))),
         401 => {
+            let oauth = challenge
+                .as_deref()
+                .is_some_and(|c| c.to_ascii_lowercase().starts_with("bearer"));
             let asks = challenge
                 .map(|c| format!(" (WWW-Authenticate: {c})"))
                 .unwrap_or_default();
+            let advice = if headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            {
+                "the token given was refused: is it still valid, and for this server?".to_owned()
+            } else if oauth {
+                format!(
+                    "it uses OAuth: sign in with `bkn-explorer auth login {url}` (the other commands \
+                     and the explorer sign in by themselves unless --no-sign-in), or give a token: \
+                     --token TOKEN (or BKN_TOKEN)"
+                )
+            } else {
+                "give a token: --token TOKEN (or BKN_TOKEN), --header \"Authorization: Bearer …\", or \"headers\" in the servers file".to_owned()
+            };
             checks.push(Check::failed(
                 "http",
                 format!("401 Unauthorized: the server wants credentials{asks}"),
-                if headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
-                    "the token given was refused: is it still valid, and for this server?"
-                } else {
-                    "give a token: --token TOKEN (or BKN_TOKEN), --header \"Authorization: Bearer …\", or \"headers\" in the servers file"
-                },
+                advice,
             ));
             return checks;
         }

@@ -106,6 +106,14 @@ pub enum Event {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// A server asked for OAuth and a sign-in is under way, done or failed (also logged).
+    SignIn {
+        connection: ConnectionId,
+        /// The server's name in its definition (the connection has no other name yet while it
+        /// signs in during the handshake).
+        server: String,
+        notice: crate::client::oauth::SignInNotice,
+    },
     /// A connection ended (the server exited, the session expired, the user closed it).
     Closed {
         connection: ConnectionId,

@@ -11,6 +11,7 @@ pub mod event;
 pub mod handler;
 pub mod http;
 pub mod limits;
+pub mod oauth;
 pub mod spec;
 pub mod stdio;
 pub mod turn;

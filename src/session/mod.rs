@@ -3,7 +3,7 @@
 //! default values, so a saved session diffs well in git, and saving what was loaded gives the
 //! same bytes. Secrets are written as `${VAR}` references, never in clear.
 
-pub mod atomic;
+pub use crate::atomic;
 pub mod check;
 pub mod diff;
 pub mod replay;

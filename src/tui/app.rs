@@ -45,6 +45,8 @@ pub struct ServerState {
     /// Removed by the user: out of view, and no new dialogues (kept because dialogues name
     /// servers by index).
     pub removed: bool,
+    /// Where its OAuth sign-in stands, once it has asked for one.
+    pub sign_in: Option<crate::client::oauth::SignInNotice>,
 }
 
 /// The detail tabs.
@@ -284,6 +286,7 @@ impl App {
             expanded: true,
             overrides: Overrides::default(),
             removed: false,
+            sign_in: None,
         });
         self.servers.len() - 1
     }

@@ -4,6 +4,7 @@
 use crate::client::connection::DialogIdOrigin;
 use crate::client::engine::{DialogueKey, EngineEvent};
 use crate::client::event::Event as ClientEvent;
+use crate::client::oauth::SignInNotice;
 use crate::client::turn::{Reply, TurnKind};
 use crate::protocol::Interface;
 use crate::protocol::dac::Kind;
@@ -141,6 +142,9 @@ impl App {
                     p.progress = Some((progress, total));
                 }
             }
+            EngineEvent::Client(ClientEvent::SignIn { server, notice, .. }) => {
+                self.sign_in_notice(&server, notice)
+            }
             EngineEvent::Client(ClientEvent::Closed { connection, reason }) => {
                 if let Some(d) = self
                     .dialogues
@@ -151,6 +155,38 @@ impl App {
                     d.status = Status::Closed(reason);
                 }
             }
+        }
+    }
+
+    /// A server's OAuth sign-in moved on: the servers pane shows where it stands, and the
+    /// person is told what to do (the whole URL is in the log when no browser could open it).
+    fn sign_in_notice(&mut self, server: &str, notice: SignInNotice) {
+        let Some(s) = self.servers.iter_mut().find(|s| s.spec.name == server) else {
+            return;
+        };
+        let name = s.name.clone();
+        match &notice {
+            SignInNotice::Open {
+                browser: Some(b), ..
+            } => self.notify(
+                format!("{name} asks you to sign in: opened in {b}; waiting for the browser"),
+                Severity::Info,
+            ),
+            SignInNotice::Open { url, browser: None } => self.notify(
+                format!("{name} asks you to sign in: open {url}"),
+                Severity::Warning,
+            ),
+            SignInNotice::SignedIn { .. } => {
+                self.notify(format!("signed in to {name}"), Severity::Info)
+            }
+            SignInNotice::Refreshed { .. } => {}
+            SignInNotice::Failed { reason } => self.notify(
+                format!("signing in to {name} failed: {reason}"),
+                Severity::Error,
+            ),
+        }
+        if let Some(s) = self.servers.iter_mut().find(|s| s.spec.name == server) {
+            s.sign_in = Some(notice);
         }
     }
 

@@ -6,7 +6,7 @@ use crate::client::spec::TransportSpec;
 use crate::protocol::Interface;
 use crate::protocol::message::CommonDefaults;
 use crate::session::{DialogueRecord, Session};
-use crate::tui::app::{App, Paths, ServerState, ServerStatus, Severity};
+use crate::tui::app::{App, Paths, ServerStatus, Severity};
 use crate::tui::dialogue::{DialogueState, Status};
 use crate::tui::effect::Effect;
 use crate::tui::event::{OpenPurpose, SavePurpose, SaveWhat};
@@ -269,17 +269,8 @@ impl App {
                     .map(|d| d.interface)
                     .unwrap_or(Interface::Dac),
             };
-            self.servers.push(ServerState {
-                spec: spec.clone(),
-                name: spec.name.clone(),
-                status: ServerStatus::Recorded,
-                summary: None,
-                vocabulary: Default::default(),
-                interface,
-                expanded: true,
-                overrides: Default::default(),
-                removed: false,
-            });
+            let added = self.add_server(spec.clone(), interface);
+            self.servers[added].status = ServerStatus::Recorded;
         }
         self.defaults = session.defaults.clone();
         for (i, record) in session.dialogues.into_iter().enumerate() {

@@ -1,5 +1,6 @@
 //! The servers and their dialogues, as a tree; on narrow screens, one line.
 
+use crate::client::oauth::SignInNotice;
 use crate::protocol::Interface;
 use crate::tui::action::Pane;
 use crate::tui::app::{App, ServerStatus, SidebarRow};
@@ -21,6 +22,35 @@ fn server_state<'a>(app: &App, status: &ServerStatus) -> (Span<'a>, &'static str
         ServerStatus::Failed(_) => (Span::styled("○", t.fg(t.colors.failed)), "failed"),
         ServerStatus::Recorded => (Span::styled("◆", t.fg(t.colors.recorded)), "recorded"),
     }
+}
+
+/// Where a server's OAuth sign-in stands, in one line.
+fn sign_in_line<'a>(app: &App, notice: &SignInNotice, width: usize) -> Line<'a> {
+    let t = &app.theme;
+    let (text, colour) = match notice {
+        SignInNotice::Open {
+            browser: Some(_), ..
+        } => (
+            "  🔑 signing in: finish in the browser".to_owned(),
+            t.colors.connecting,
+        ),
+        SignInNotice::Open { url, browser: None } => {
+            (format!("  🔑 sign in at {url}"), t.colors.connecting)
+        }
+        SignInNotice::SignedIn { scopes, .. } if !scopes.is_empty() => (
+            format!("  🔑 signed in · {}", scopes.join(" ")),
+            t.colors.connected,
+        ),
+        SignInNotice::SignedIn { .. } => ("  🔑 signed in".to_owned(), t.colors.connected),
+        SignInNotice::Refreshed { .. } => (
+            "  🔑 signed in · token refreshed".to_owned(),
+            t.colors.connected,
+        ),
+        SignInNotice::Failed { reason } => {
+            (format!("  🔑 sign-in failed: {reason}"), t.colors.failed)
+        }
+    };
+    Line::styled(super::text::cut(&text, width), t.fg(colour))
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
@@ -81,6 +111,9 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     _ => Line::styled("  …", t.muted()),
                 };
                 detail_lines.push(detail);
+                if let Some(notice) = &server.sign_in {
+                    detail_lines.push(sign_in_line(app, notice, width));
+                }
                 if let Some(summary) = &server.summary {
                     // The M-Instance it publishes (its dialogues fill Requests with it).
                     if let Some(p) = &summary.published {

@@ -8,6 +8,16 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_with(path, bytes, false)
+}
+
+/// The same, for a file only its owner may read or write (mode 0600 from the start, so the
+/// content is never readable by others, not even for a moment): OAuth tokens.
+pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_with(path, bytes, true)
+}
+
+fn write_with(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -27,7 +37,16 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
         uuid::Uuid::new_v4().simple()
     ));
     let result = (|| {
-        let mut file = File::create(&temporary)?;
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        if private {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        #[cfg(not(unix))]
+        let _ = private;
+        let mut file = options.open(&temporary)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&temporary, path)?;
@@ -55,5 +74,19 @@ mod tests {
         let nested = dir.path().join("a/b/s.json");
         assert!(super::write(&nested, b"x").is_err(), "no folder is made");
         assert!(!dir.path().join("a").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_private_file_is_readable_by_its_owner_alone_even_when_replacing_an_open_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token.json");
+        std::fs::write(&path, b"old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        super::write_private(&path, b"secret").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(std::fs::read(&path).unwrap(), b"secret");
     }
 }

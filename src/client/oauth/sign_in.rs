@@ -1,0 +1,152 @@
+//! One sign-in: discovery, the client's identity, the browser step and the code exchange.
+//!
+//! The client's identity follows the specification's order: a client ID configured for the
+//! server (with its secret, if it has one); else this client's Client ID Metadata Document
+//! URL, when one is configured and the authorization server accepts URL client IDs; else
+//! dynamic client registration. Registration is done here rather than inside rmcp so that
+//! the secret an authorization server may issue is kept for refreshing in a later run (rmcp
+//! keeps only the client ID). It is done anew at each sign-in, because the redirect URI it
+//! registers names this sign-in's loopback port.
+
+use super::browser::{self, Callback};
+use super::store::Store;
+use super::{OAuthOptions, SignInNotice};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadataSource, AuthorizationRequest,
+    AuthorizationSession,
+};
+use std::time::Duration;
+
+/// The name this client registers under.
+const CLIENT_NAME: &str = "bkn-explorer";
+
+/// Signs in to `resource` and returns the manager that holds the new tokens (they are also in
+/// `store`). `challenge` is the `WWW-Authenticate` of the refusal that asked for it;
+/// `scopes`, when given, are asked for instead of the ones discovery selects (a step-up).
+pub async fn sign_in(
+    resource: &str,
+    challenge: Option<&str>,
+    scopes: Option<Vec<String>>,
+    options: &OAuthOptions,
+    store: &Store,
+    timeout: Duration,
+    notify: &(dyn Fn(SignInNotice) + Send + Sync),
+) -> Result<AuthorizationManager, String> {
+    let mut manager = AuthorizationManager::new(resource)
+        .await
+        .map_err(|e| format!("cannot use OAuth with {resource}: {}", words(&e)))?;
+    manager.set_credential_store(store.clone());
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(|e| format!("discovery failed: {}", words(&e)))?;
+    let metadata = resolution.metadata;
+    let legacy = resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback;
+    manager.set_metadata(metadata.clone());
+
+    let callback = Callback::bind(options.callback_port).await?;
+    let redirect_uri = callback.redirect_uri();
+    let scopes = match scopes {
+        Some(s) => s,
+        None if !options.scopes.is_empty() => options.scopes.clone(),
+        None => manager.select_scopes(None, &[]),
+    };
+    let mut request = AuthorizationRequest::new(&redirect_uri).with_client_name(CLIENT_NAME);
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes.clone());
+    }
+    let accepts_url_ids = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    let mut secret = None;
+    if let Some(id) = &options.client_id {
+        request = request.with_preregistered_client(id);
+        if let Some(s) = &options.client_secret {
+            request = request.with_client_secret(s);
+            secret = Some(s.clone());
+        }
+    } else if let Some(url) = options
+        .client_metadata_url
+        .as_ref()
+        .filter(|_| accepts_url_ids)
+    {
+        request = request.with_client_metadata_url(url);
+    } else if metadata.registration_endpoint.is_some() {
+        let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        let registered = manager
+            .register_client(CLIENT_NAME, &redirect_uri, &refs)
+            .await
+            .map_err(|e| {
+                format!(
+                    "registering with the authorization server failed: {}",
+                    words(&e)
+                )
+            })?;
+        request = request.with_preregistered_client(&registered.client_id);
+        if let Some(s) = &registered.client_secret {
+            request = request.with_client_secret(s);
+        }
+        secret = registered.client_secret;
+    } else {
+        return Err(format!(
+            "the authorization server ({}) does not offer dynamic client registration{}; \
+             give a client ID registered with it: --client-id ID (and --client-secret)",
+            metadata
+                .issuer
+                .as_deref()
+                .unwrap_or(&metadata.authorization_endpoint),
+            if legacy {
+                " and publishes no metadata"
+            } else {
+                ""
+            }
+        ));
+    }
+    store.set_client_secret(secret);
+
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| words(&e))?;
+    let url = session.get_authorization_url().to_owned();
+    let opened = browser::open(&url);
+    notify(SignInNotice::Open {
+        url,
+        browser: opened,
+    });
+    let redirect = callback.wait(timeout).await?;
+    session
+        .handle_callback_url(&redirect)
+        .await
+        .map_err(|e| format!("the token exchange failed: {}", words(&e)))?;
+    let record = store.record();
+    notify(SignInNotice::SignedIn {
+        scopes: record
+            .as_ref()
+            .map(|r| r.scopes().to_vec())
+            .unwrap_or_default(),
+        expires_in: record.as_ref().and_then(|r| {
+            r.expires_at()?
+                .duration_since(std::time::SystemTime::now())
+                .ok()
+        }),
+    });
+    Ok(session.auth_manager)
+}
+
+/// rmcp's auth errors, in words a user can act on.
+pub fn words(error: &AuthError) -> String {
+    match error {
+        AuthError::NoAuthorizationSupport => {
+            "the server publishes no OAuth metadata (no protected resource or authorization \
+             server metadata was found)"
+                .into()
+        }
+        AuthError::PkceUnsupported => {
+            "the authorization server does not support PKCE with S256, which OAuth 2.1 requires"
+                .into()
+        }
+        other => other.to_string(),
+    }
+}
