@@ -289,7 +289,7 @@ fn secrets_are_saved_as_references() {
             url: "https://lab.example/mcp".into(),
             headers: BTreeMap::from([("X-Api-Key".into(), "very-secret".into())]),
             token: Some("also-secret".into()),
-            legacy_sse: false,
+            ..Default::default()
         }),
     ));
     let text = session.to_text();

@@ -216,13 +216,16 @@ impl Connection {
                     || h.headers
                         .keys()
                         .any(|k| k.eq_ignore_ascii_case("authorization"));
-                let authorizer = (!given_authorization).then(|| {
-                    Authorizer::new(
+                let authorizer = if given_authorization {
+                    None
+                } else {
+                    let oauth = oauth_options(&options.oauth, h.oauth.as_ref(), &expand)?;
+                    Some(Authorizer::new(
                         &url,
-                        options.oauth.clone(),
+                        oauth,
                         sign_in_reporter(&events, id, &spec.name),
-                    )
-                });
+                    ))
+                };
                 let transport = StreamableHttpClientTransport::with_client(
                     AuthorizingClient::new(client.clone(), authorizer.clone()),
                     config,
@@ -918,6 +921,32 @@ pub fn find_bkn_tools(tools: &[Tool]) -> BTreeMap<Interface, String> {
         }
     }
     found
+}
+
+/// The OAuth settings of one server: the command line's, with the servers file's own for
+/// this server where the command line gives none (`${VAR}` expanded).
+fn oauth_options(
+    given: &OAuthOptions,
+    file: Option<&spec::OAuthSpec>,
+    expand: &dyn Fn(&str) -> Result<String, ConnectError>,
+) -> Result<OAuthOptions, ConnectError> {
+    let mut options = given.clone();
+    let Some(file) = file else {
+        return Ok(options);
+    };
+    let expanded = |v: &Option<String>| v.as_deref().map(expand).transpose();
+    if options.client_id.is_none() {
+        options.client_id = expanded(&file.client_id)?;
+        options.client_secret = expanded(&file.client_secret)?;
+    }
+    if options.client_metadata_url.is_none() {
+        options.client_metadata_url = expanded(&file.client_metadata_url)?;
+    }
+    if options.scopes.is_empty() {
+        options.scopes = file.scopes.clone();
+    }
+    options.callback_port = options.callback_port.or(file.callback_port);
+    Ok(options)
 }
 
 /// Where a connection's sign-in notices go: the event channel (and its log) when someone

@@ -10,19 +10,24 @@
 
 use axum::extract::{RawQuery, State};
 use axum::response::Html;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 /// Opens `url` in a browser; says which command did, or None when there is no browser to
 /// open (the caller shows the URL either way).
-pub fn open(url: &str) -> Option<String> {
+pub async fn open(url: &str) -> Option<String> {
     let commands: Vec<String> = match std::env::var("BROWSER") {
         Ok(list) if !list.trim().is_empty() => list.split(':').map(str::to_owned).collect(),
         _ => desktop_opener().into_iter().collect(),
     };
-    commands.into_iter().find(|line| launch(line, url))
+    for line in commands {
+        if launch(&line, url).await {
+            return Some(line);
+        }
+    }
+    None
 }
 
 fn desktop_opener() -> Option<String> {
@@ -35,8 +40,11 @@ fn desktop_opener() -> Option<String> {
 }
 
 /// Starts one browser command, detached from the terminal (its output would draw over the
-/// explorer); a thread waits for it so that it does not linger as a zombie.
-fn launch(line: &str, url: &str) -> bool {
+/// explorer). One that ends at once with a failure (not installed, no display) did not open
+/// anything; one still running after a moment, or that ended well (openers hand the URL to
+/// a running browser and exit), did. A task waits for it so that it does not linger as a
+/// zombie.
+async fn launch(line: &str, url: &str) -> bool {
     let Some(mut words) = shlex::split(line.trim()) else {
         return false;
     };
@@ -50,18 +58,22 @@ fn launch(line: &str, url: &str) -> bool {
     } else {
         words.push(url.to_owned());
     }
-    let spawned = Command::new(&words[0])
+    let spawned = tokio::process::Command::new(&words[0])
         .args(&words[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn();
-    match spawned {
-        Ok(mut child) => {
-            std::thread::spawn(move || child.wait());
+    let Ok(mut child) = spawned else {
+        return false;
+    };
+    match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
+        Ok(Ok(status)) => status.success(),
+        Ok(Err(_)) => false,
+        Err(_) => {
+            tokio::spawn(async move { child.wait().await });
             true
         }
-        Err(_) => false,
     }
 }
 

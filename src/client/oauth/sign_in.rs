@@ -110,7 +110,7 @@ pub async fn sign_in(
         .await
         .map_err(|(_, e)| words(&e))?;
     let url = session.get_authorization_url().to_owned();
-    let opened = browser::open(&url);
+    let opened = browser::open(&url).await;
     notify(SignInNotice::Open {
         url,
         browser: opened,

@@ -11,7 +11,7 @@
 //! `bearerToken` and `embedded` are this program's own. Anything else is kept, so that a round
 //! trip loses nothing.
 
-use super::{HttpSpec, Input, Origin, ServerSpec, StdioSpec, TransportSpec, vars};
+use super::{HttpSpec, Input, OAuthSpec, Origin, ServerSpec, StdioSpec, TransportSpec, vars};
 use crate::protocol::Interface;
 use crate::protocol::document::SyntaxError;
 use serde::{Deserialize, Serialize};
@@ -48,9 +48,29 @@ struct Entry {
     /// bkn-explorer's own: this program's reference server of an interface.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     embedded: Option<Interface>,
+    /// How to sign in to an HTTP server that asks for OAuth (Claude Code's `oauth` object,
+    /// with `clientId` and `callbackPort`, and bkn-explorer's `clientSecret`, `scopes`,
+    /// `clientMetadataUrl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    oauth: Option<OAuthEntry>,
     /// Whatever else other tools put there, kept so that a round trip loses nothing.
     #[serde(flatten)]
     other: Map<String, Value>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OAuthEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_metadata_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    scopes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    callback_port: Option<u16>,
 }
 
 /// A mistake in a servers file: where (a JSON pointer, or the line and column of a syntax
@@ -268,6 +288,13 @@ fn spec_of(name: String, e: Entry) -> Result<ServerSpec, String> {
                     headers: e.headers,
                     token: e.bearer_token,
                     legacy_sse: kind == "sse",
+                    oauth: e.oauth.map(|o| OAuthSpec {
+                        client_id: o.client_id,
+                        client_secret: o.client_secret,
+                        client_metadata_url: o.client_metadata_url,
+                        scopes: o.scopes,
+                        callback_port: o.callback_port,
+                    }),
                 }),
             ))
         }
@@ -312,6 +339,16 @@ pub fn write_servers(servers: &[ServerSpec]) -> (Map<String, Value>, Vec<String>
                     .token
                     .as_ref()
                     .map(|t| secret(&s.name, "TOKEN", t, &mut needed));
+                e.oauth = h.oauth.as_ref().map(|o| OAuthEntry {
+                    client_id: o.client_id.clone(),
+                    client_secret: o
+                        .client_secret
+                        .as_ref()
+                        .map(|c| secret(&s.name, "CLIENT_SECRET", c, &mut needed)),
+                    client_metadata_url: o.client_metadata_url.clone(),
+                    scopes: o.scopes.clone(),
+                    callback_port: o.callback_port,
+                });
             }
             TransportSpec::Embedded { interface, args } => {
                 e.command = Some("bkn-explorer".into());
@@ -421,6 +458,30 @@ mod tests {
     }
 
     #[test]
+    fn a_servers_own_oauth_client_is_read_and_written_with_its_secret_as_a_reference() {
+        let servers = parse_servers(
+            r#"{"mcpServers": {"remote": {"type": "http", "url": "https://h/mcp",
+                "oauth": {"clientId": "abc", "clientSecret": "s3cret", "callbackPort": 8765,
+                          "scopes": ["dac", "offline_access"]}}}}"#,
+        )
+        .unwrap();
+        let TransportSpec::Http(h) = &servers[0].transport else {
+            panic!()
+        };
+        let oauth = h.oauth.as_ref().unwrap();
+        assert_eq!(oauth.client_id.as_deref(), Some("abc"));
+        assert_eq!(oauth.callback_port, Some(8765));
+        assert_eq!(oauth.scopes, ["dac", "offline_access"]);
+        let (written, needed) = write_servers(&servers);
+        assert_eq!(
+            written["remote"]["oauth"]["clientSecret"],
+            "${BKN_REMOTE_CLIENT_SECRET}"
+        );
+        assert_eq!(written["remote"]["oauth"]["clientId"], "abc");
+        assert_eq!(needed, ["BKN_REMOTE_CLIENT_SECRET"]);
+    }
+
+    #[test]
     fn vs_code_servers_and_inputs() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(".vscode").join("mcp.json");
@@ -520,7 +581,7 @@ mod tests {
                     ("X-Ref".into(), "${KEEP:-x}".into()),
                 ]),
                 token: Some("tok".into()),
-                legacy_sse: false,
+                ..Default::default()
             }),
         )];
         let (out, needed) = write_servers(&servers);

@@ -80,6 +80,19 @@ pub struct HttpSpec {
     /// The file said `type: "sse"`: the legacy HTTP+SSE transport. The connection is tried as
     /// Streamable HTTP (servers often offer both); when that fails, the reason says so.
     pub legacy_sse: bool,
+    /// How to sign in if it asks for OAuth (from the servers file; the command line's options
+    /// fill what this leaves out).
+    pub oauth: Option<OAuthSpec>,
+}
+
+/// A server's own OAuth client settings (values may use `${VAR}`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OAuthSpec {
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    pub client_metadata_url: Option<String>,
+    pub scopes: Vec<String>,
+    pub callback_port: Option<u16>,
 }
 
 impl ServerSpec {

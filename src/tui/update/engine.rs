@@ -143,7 +143,7 @@ impl App {
                 }
             }
             EngineEvent::Client(ClientEvent::SignIn { server, notice, .. }) => {
-                self.sign_in_notice(&server, notice)
+                self.sign_in_notice(&server, notice, fx)
             }
             EngineEvent::Client(ClientEvent::Closed { connection, reason }) => {
                 if let Some(d) = self
@@ -160,7 +160,7 @@ impl App {
 
     /// A server's OAuth sign-in moved on: the servers pane shows where it stands, and the
     /// person is told what to do (the whole URL is in the log when no browser could open it).
-    fn sign_in_notice(&mut self, server: &str, notice: SignInNotice) {
+    fn sign_in_notice(&mut self, server: &str, notice: SignInNotice, fx: &mut Vec<Effect>) {
         let Some(s) = self.servers.iter_mut().find(|s| s.spec.name == server) else {
             return;
         };
@@ -172,10 +172,19 @@ impl App {
                 format!("{name} asks you to sign in: opened in {b}; waiting for the browser"),
                 Severity::Info,
             ),
-            SignInNotice::Open { url, browser: None } => self.notify(
-                format!("{name} asks you to sign in: open {url}"),
-                Severity::Warning,
-            ),
+            SignInNotice::Open { url, browser: None } => {
+                // No browser here (a remote terminal): the URL goes to the clipboard, and whole
+                // into the messages, to open wherever the person's browser is.
+                let messages = self.keymap.first_key(&crate::tui::action::Action::Messages);
+                fx.push(Effect::Clipboard { text: url.clone() });
+                self.notify(
+                    format!(
+                        "{name} asks you to sign in: no browser could be opened; the URL is on \
+                         the clipboard (OSC 52) and in the messages ({messages}): {url}"
+                    ),
+                    Severity::Warning,
+                )
+            }
             SignInNotice::SignedIn { .. } => {
                 self.notify(format!("signed in to {name}"), Severity::Info)
             }

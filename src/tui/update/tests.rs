@@ -1135,3 +1135,67 @@ fn an_input_the_server_file_asks_for_is_prompted_and_the_dialogue_reopened() {
         .collect();
     assert_eq!(reopened, [Some("s3cret".to_owned())]);
 }
+
+#[test]
+fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipboard() {
+    use crate::client::event::Event as ClientEvent;
+    use crate::client::oauth::SignInNotice;
+    let spec = ServerSpec::from_url("https://mcp.example/mcp").unwrap();
+    let name = spec.name.clone();
+    let (mut t, _) = T::new(vec![spec]);
+    let sign_in = |notice| {
+        Event::Engine(Box::new(EngineEvent::Client(ClientEvent::SignIn {
+            connection: 7,
+            server: name.clone(),
+            notice,
+        })))
+    };
+    let url = "https://as.example/authorize?client_id=c&state=s".to_owned();
+
+    let fx = t.event(sign_in(SignInNotice::Open {
+        url: url.clone(),
+        browser: None,
+    }));
+    assert!(
+        matches!(&fx[..], [Effect::Clipboard { text }] if *text == url),
+        "the URL is put on the clipboard: {fx:?}"
+    );
+    let notice = &t.app.notice.as_ref().unwrap().text;
+    assert!(notice.contains(&url) && notice.contains("(M)"), "{notice}");
+    assert!(matches!(
+        t.app.servers[0].sign_in,
+        Some(SignInNotice::Open { .. })
+    ));
+
+    let fx = t.event(sign_in(SignInNotice::SignedIn {
+        scopes: vec!["dac".into()],
+        expires_in: Some(Duration::from_secs(3600)),
+    }));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(
+        matches!(&t.app.servers[0].sign_in, Some(SignInNotice::SignedIn { scopes, .. }) if scopes == &["dac"])
+    );
+
+    // A browser that opened: nothing to copy, the person is told where to look.
+    let fx = t.event(sign_in(SignInNotice::Open {
+        url,
+        browser: Some("xdg-open".into()),
+    }));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("opened in xdg-open")
+    );
+
+    // A notice for a server that is not here (removed meanwhile) changes nothing.
+    let other = Event::Engine(Box::new(EngineEvent::Client(ClientEvent::SignIn {
+        connection: 8,
+        server: "gone".into(),
+        notice: SignInNotice::Failed { reason: "x".into() },
+    })));
+    assert!(t.event(other).is_empty());
+}
