@@ -32,6 +32,8 @@ struct Counts {
     code_grants: u32,
     refresh_grants: u32,
     refused_tokens: u32,
+    /// Refused requests that carried a token (one this server did not issue, or revoked).
+    refused_with_a_token: u32,
 }
 
 struct Grant {
@@ -302,6 +304,9 @@ async fn protected(State(s): State<Shared>, headers: HeaderMap, request: Request
         let metadata = format!("{}/.well-known/oauth-protected-resource/mcp", s.base);
         if !valid {
             s.counts.refused_tokens += 1;
+            if !token.is_empty() {
+                s.counts.refused_with_a_token += 1;
+            }
             let error = if token.is_empty() {
                 ""
             } else {
@@ -452,6 +457,22 @@ async fn a_server_that_asks_for_oauth_is_signed_in_to_once_and_its_kept_token_us
     assert_eq!(status.status.code(), Some(1), "{}", text(&status));
     assert!(String::from_utf8_lossy(&status.stdout).contains("not signed in"));
 
+    // Signed out, with no browser to open ($BROWSER fails) and no terminal to show the URL
+    // on: it fails at once, rather than wait five minutes for nobody.
+    let started = Instant::now();
+    let alone = run(data.path(), false, &["tools", "--url", &server.url]).await;
+    assert_eq!(alone.status.code(), Some(2), "{}", text(&alone));
+    assert!(
+        String::from_utf8_lossy(&alone.stderr).contains("no browser could be opened"),
+        "{}",
+        text(&alone)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+
     // Signed out, and told not to ask anyone: a clear error that says what to do.
     let refused = run(
         data.path(),
@@ -534,7 +555,7 @@ async fn metadata_that_names_another_resource_is_refused_before_anyone_signs_in(
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
     assert!(
-        err.contains("signing in failed") && err.contains("resource"),
+        err.contains("signing in with oauth failed") && err.contains("resource"),
         "{err}"
     );
     let (registrations, authorizations, _, _) = server.counts();
@@ -563,10 +584,11 @@ async fn a_token_for_another_server_is_not_sent_to_this_one() {
     )
     .await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let counts = &two.state.lock().unwrap().counts;
+    assert!(counts.refused_tokens >= 1);
     assert_eq!(
-        two.state.lock().unwrap().counts.refused_tokens,
-        1,
-        "sent without a token"
+        counts.refused_with_a_token, 0,
+        "one's token never went to two"
     );
 }
 

@@ -66,6 +66,7 @@ impl OAuthArgs {
             } else {
                 SignInMode::Interactive
             },
+            someone_watches: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         }
     }
 }

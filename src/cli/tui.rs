@@ -119,7 +119,11 @@ pub fn run(args: Args) -> u8 {
         connect: ConnectOptions {
             timeout: Duration::from_secs(settings.timeout_or(args.timeout)),
             max_message_bytes: args.max_message_mb.max(1).saturating_mul(1024 * 1024),
-            oauth: args.oauth.options(),
+            // The person at the explorer sees the URL when no browser opens.
+            oauth: crate::client::oauth::OAuthOptions {
+                someone_watches: true,
+                ..args.oauth.options()
+            },
             ..ConnectOptions::default()
         },
         overrides: Overrides {

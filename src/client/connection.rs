@@ -250,13 +250,12 @@ impl Connection {
                 };
                 let service = match served {
                     Ok(service) => service,
-                    Err(_) if authorizer.as_ref().and_then(|a| a.failure()).is_some() => {
-                        let why = authorizer.and_then(|a| a.failure()).unwrap_or_default();
-                        return Err(ConnectError::from(format!(
-                            "cannot connect to {url}: signing in failed: {why}"
-                        )));
-                    }
                     Err(e) => {
+                        let signing_in = authorizer
+                            .as_ref()
+                            .and_then(|a| a.failure())
+                            .map(|why| format!("; signing in with OAuth failed: {why}"))
+                            .unwrap_or_default();
                         // Which step failed, and what to do (the doctor's steps, up to the
                         // first request of the handshake).
                         let why = match super::doctor::http_failure(&url, &sent, h.legacy_sse).await
@@ -265,7 +264,7 @@ impl Connection {
                             None => initialize_error(&chain(&e)),
                         };
                         return Err(ConnectError::from(format!(
-                            "cannot connect to {url}: {why}"
+                            "cannot connect to {url}: {why}{signing_in}"
                         )));
                     }
                 };

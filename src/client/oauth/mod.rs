@@ -36,6 +36,10 @@ pub struct OAuthOptions {
     /// authorization servers that want an exact redirect URI).
     pub callback_port: Option<u16>,
     pub sign_in: SignInMode,
+    /// Someone will see the URL if no browser can be opened (the explorer, or a terminal);
+    /// when not (a headless command in CI without `$BROWSER`), a sign-in fails at once instead
+    /// of waiting for nobody.
+    pub someone_watches: bool,
 }
 
 /// Whether a connection may ask the person to sign in.

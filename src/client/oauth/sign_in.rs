@@ -111,6 +111,12 @@ pub async fn sign_in(
         .map_err(|(_, e)| words(&e))?;
     let url = session.get_authorization_url().to_owned();
     let opened = browser::open(&url).await;
+    if opened.is_none() && !options.someone_watches {
+        return Err(format!(
+            "no browser could be opened (set BROWSER) and no one is at a terminal to open the \
+             URL; sign in where there is one: `bkn-explorer auth login {resource}`"
+        ));
+    }
     notify(SignInNotice::Open {
         url,
         browser: opened,
