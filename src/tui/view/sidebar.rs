@@ -236,7 +236,7 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
         Interface::Dac => "bkn_dac",
         Interface::Usr => "bkn_usr",
     };
-    let line = Line::from(vec![
+    let mut spans = vec![
         Span::styled(" server ", t.muted()),
         Span::styled(server.name.clone(), t.bold(t.colors.foreground)),
         Span::raw(" "),
@@ -249,6 +249,15 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
             format!("  ({} of {})", d.server + 1, app.servers.len()),
             t.muted(),
         ),
-    ]);
+    ];
+    if let Some(notice) = &server.sign_in {
+        // The sign-in's line without its indent, before the server count (the end of the
+        // line is cut at the screen's edge, and the sign-in matters more).
+        let sign_in = sign_in_line(app, notice, usize::MAX);
+        let style = sign_in.style;
+        let text: String = sign_in.spans.iter().map(|s| s.content.as_ref()).collect();
+        spans.insert(5, Span::styled(format!(" {}", text.trim_start()), style));
+    }
+    let line = Line::from(spans);
     frame.render_widget(Paragraph::new(line).style(t.base()), area);
 }
