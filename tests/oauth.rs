@@ -686,3 +686,17 @@ async fn the_explorer_passes_the_conformance_suites_authorization_scenarios() {
         failed.join("\n\n")
     );
 }
+
+#[tokio::test]
+async fn signing_in_to_a_server_without_oauth_says_there_is_nothing_to_sign_in_to() {
+    let plain = common::spawn_http(&["dac".to_owned()]).await;
+    let data = tempfile::tempdir().unwrap();
+    let out = run(data.path(), true, &["auth", "login", &plain.url]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing to sign in to"), "{err}");
+    assert!(!data.path().join("oauth").exists(), "nothing kept");
+    // And its tools are listed as before: OAuth stays out of the way of servers without it.
+    let tools = run(data.path(), false, &["tools", "--url", &plain.url]).await;
+    assert!(tools.status.success(), "{}", text(&tools));
+}

@@ -42,6 +42,12 @@ pub async fn sign_in(
         .map_err(|e| format!("discovery failed: {}", words(&e)))?;
     let metadata = resolution.metadata;
     let legacy = resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback;
+    if legacy && challenge.is_none() {
+        return Err(format!(
+            "{resource} did not ask for a sign-in and publishes no OAuth metadata (no protected \
+             resource or authorization server metadata): there is nothing to sign in to"
+        ));
+    }
     manager.set_metadata(metadata.clone());
 
     let callback = Callback::bind(options.callback_port).await?;
