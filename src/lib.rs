@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod cli;
 pub mod client;
 pub mod protocol;
+pub mod proxy;
 pub mod scenario;
 pub mod server;
 pub mod session;

@@ -5,6 +5,7 @@ mod config;
 mod dialogue;
 mod doctor;
 mod load;
+mod proxy;
 mod replay;
 mod schema;
 mod send;
@@ -67,6 +68,9 @@ pub enum Command {
     Config(config::Args),
     /// OAuth sign-ins to HTTP servers: login, logout, status.
     Auth(auth::Args),
+    /// Stand in for a stdio server between an agent and the real one: pass everything
+    /// unchanged, check each BKN exchange, record the dialogues (`proxy -- CMD ARGS`).
+    Proxy(proxy::Args),
 }
 
 /// Exit codes shared by the headless commands.
@@ -95,6 +99,7 @@ pub fn main() -> ExitCode {
         Some(Command::Doctor(args)) => doctor::run(args),
         Some(Command::Config(args)) => config::run(args),
         Some(Command::Auth(args)) => auth::run(args),
+        Some(Command::Proxy(args)) => proxy::run(args),
         Some(Command::Tui(args)) => tui::run(args),
         None => tui::run(cli.explorer),
     };

@@ -224,8 +224,11 @@ fn check_file(
             return out;
         }
     };
-    let session = match source.fill_buf() {
-        Ok(head) => stream::looks_like_session(head),
+    let (session, journal) = match source.fill_buf() {
+        Ok(head) => (
+            stream::looks_like_session(head),
+            crate::session::journal::looks_like_journal(head),
+        ),
         Err(e) => {
             out.error = Some(format!("cannot read: {e}"));
             return out;
@@ -238,8 +241,8 @@ fn check_file(
             out.findings.push(located);
         }
     };
-    if session {
-        check_session(source, interface, &mut out, &mut found);
+    if session || journal {
+        check_session(source, journal, interface, &mut out, &mut found);
     } else {
         check_messages(source, interface, &mut out, &mut found);
     }
@@ -312,7 +315,7 @@ fn check_messages(
             // A session whose keys were reordered (format not first): it is read whole.
             let text = serde_json::to_vec(&only.value).unwrap_or_default();
             out.messages = 0;
-            check_session(&text[..], interface, out, found);
+            check_session(&text[..], false, interface, out, found);
             return;
         }
         for f in check_message(&only.value, interface).findings {
@@ -324,14 +327,15 @@ fn check_messages(
 /// A session file: each dialogue's turns in order, each dialogue on its own, a new MCP
 /// session of a dialogue (a reconnect) starting its dialogue rules afresh.
 fn check_session(
-    source: impl Read,
+    source: impl std::io::BufRead,
+    journal: bool,
     interface: Option<Interface>,
     out: &mut Checked,
     found: &mut Found,
 ) {
     out.kind = Some("session");
     let mut verdicts = crate::session::check::Verdicts::new(interface);
-    let result = stream::for_each_turn(source, &mut |t| {
+    let mut each = |t: stream::StreamedTurn| {
         let reply = match &t.reply {
             StreamedReply::Response(r) => TurnReply::Response(r),
             StreamedReply::ToolError(_) => TurnReply::Rejected,
@@ -351,7 +355,17 @@ fn check_session(
                 found(out, l);
             }
         }
-    });
+    };
+    let result = if journal {
+        // A recording cut off is read up to its last whole exchange; the note says so.
+        crate::session::journal::for_each_turn(source, &mut each).map(|notes| {
+            for n in notes {
+                eprintln!("note: {n}");
+            }
+        })
+    } else {
+        stream::for_each_turn(source, &mut each)
+    };
     if let Err(e) = result {
         out.error = Some(e.to_string());
     }

@@ -156,23 +156,9 @@ impl Dialogue {
     /// Sends a Request (already prepared) and returns the turn. Never fails: whatever goes
     /// wrong is in the turn.
     pub async fn send(&mut self, request: Value, cancel: &CancellationToken) -> Turn {
-        let on = |on: Subject| move |finding: Finding| TurnFinding { on, finding };
         // The Request's checks: made while the server works on it, when it can be sent.
         let request_checks = |checker: &DialogueChecker, interface: Interface| {
-            let mut findings: Vec<TurnFinding> = Vec::new();
-            findings.extend(
-                check_message_as(&request, Some(interface), Some(Mode::Request))
-                    .findings
-                    .into_iter()
-                    .map(on(Subject::Request)),
-            );
-            findings.extend(
-                checker
-                    .check(&request)
-                    .into_iter()
-                    .map(on(Subject::Request)),
-            );
-            findings
+            request_findings(checker, interface, &request)
         };
         let sent_at = time::OffsetDateTime::now_utc();
         let Value::Object(arguments) = request.clone() else {
@@ -217,40 +203,16 @@ impl Dialogue {
             .get("TurnIndex")
             .and_then(crate::protocol::message::as_index);
         let reply = match result {
-            Ok(result) if result.is_error == Some(true) => Reply::ToolError(text_of(&result)),
             Ok(result) => {
-                let (response, binding) = response_of(result);
-                findings.extend(binding.into_iter().map(on(Subject::Response)));
-                match response {
-                    Some((response, raw)) => {
-                        findings.extend(
-                            check_message_as(&response, Some(self.interface), Some(Mode::Response))
-                                .findings
-                                .into_iter()
-                                .map(on(Subject::Response)),
-                        );
-                        findings.extend(
-                            check_exchange(&request, &response)
-                                .into_iter()
-                                .map(on(Subject::Response)),
-                        );
-                        findings.extend(
-                            self.checker
-                                .check(&response)
-                                .into_iter()
-                                .map(on(Subject::Response)),
-                        );
-                        self.checker.accept(&response);
-                        self.spent.push(response);
-                        Reply::Response(raw)
-                    }
-                    None => Reply::Error(TurnError {
-                        kind: ErrorKind::Protocol,
-                        message:
-                            "the result has neither structuredContent nor a text block with JSON"
-                                .into(),
-                    }),
-                }
+                let (reply, response) = checked_reply(
+                    &mut self.checker,
+                    self.interface,
+                    &request,
+                    result,
+                    &mut findings,
+                );
+                self.spent.extend(response);
+                reply
             }
             Err(e) => Reply::Error(TurnError::from(&e)),
         };
@@ -284,6 +246,71 @@ impl Dialogue {
     /// Ends the dialogue and its MCP session.
     pub async fn close(self) {
         self.connection.close().await;
+    }
+}
+
+/// The message and dialogue checks of a Request about to go (the dialogue's state is not
+/// changed: see `DialogueChecker::accept_undoably`).
+pub fn request_findings(
+    checker: &DialogueChecker,
+    interface: Interface,
+    request: &Value,
+) -> Vec<TurnFinding> {
+    let on = |finding: Finding| TurnFinding {
+        on: Subject::Request,
+        finding,
+    };
+    let mut findings: Vec<TurnFinding> =
+        check_message_as(request, Some(interface), Some(Mode::Request))
+            .findings
+            .into_iter()
+            .map(on)
+            .collect();
+    findings.extend(checker.check(request).into_iter().map(on));
+    findings
+}
+
+/// What a tool result says as a turn's reply, with its checks added to `findings`: the
+/// binding (structuredContent and its text block), the message, the exchange with `request`,
+/// and the dialogue (whose state takes the Response). Returns the Response too, when there
+/// is one. Every client of BKN tools uses this: the dialogue here, and the proxy.
+pub fn checked_reply(
+    checker: &mut DialogueChecker,
+    interface: Interface,
+    request: &Value,
+    result: CallToolResult,
+    findings: &mut Vec<TurnFinding>,
+) -> (Reply, Option<Value>) {
+    let on = |finding: Finding| TurnFinding {
+        on: Subject::Response,
+        finding,
+    };
+    if result.is_error == Some(true) {
+        return (Reply::ToolError(text_of(&result)), None);
+    }
+    let (response, binding) = response_of(result);
+    findings.extend(binding.into_iter().map(on));
+    match response {
+        Some((response, raw)) => {
+            findings.extend(
+                check_message_as(&response, Some(interface), Some(Mode::Response))
+                    .findings
+                    .into_iter()
+                    .map(on),
+            );
+            findings.extend(check_exchange(request, &response).into_iter().map(on));
+            findings.extend(checker.check(&response).into_iter().map(on));
+            checker.accept(&response);
+            (Reply::Response(raw), Some(response))
+        }
+        None => (
+            Reply::Error(TurnError {
+                kind: ErrorKind::Protocol,
+                message: "the result has neither structuredContent nor a text block with JSON"
+                    .into(),
+            }),
+            None,
+        ),
     }
 }
 

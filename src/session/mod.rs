@@ -6,6 +6,7 @@
 pub use crate::atomic;
 pub mod check;
 pub mod diff;
+pub mod journal;
 pub mod replay;
 mod skeleton;
 pub mod stream;
@@ -136,6 +137,9 @@ impl Session {
     /// Reads a session from its text. The messages stay text (see `RawJson`); the rest is
     /// checked against the session schema first, so that each mistake comes with its pointer.
     pub fn parse(text: &str) -> Result<Session, SessionError> {
+        if journal::looks_like_journal(text.as_bytes()) {
+            return journal::parse(text);
+        }
         let syntax = |e: serde_json::Error| {
             let e = SyntaxError::from(e);
             SessionError::Syntax {

@@ -1,0 +1,99 @@
+//! `bkn-explorer proxy [--record FILE] -- CMD ARGS…`: stand in for a stdio server between an
+//! agent and the real server, passing everything unchanged and recording the BKN dialogues.
+//! The agent's configuration names `bkn-explorer proxy -- my-server --flag` where it named
+//! `my-server --flag`.
+
+use crate::client::spec::ServerSpec;
+use crate::proxy::observer::Observer;
+use crate::session::journal::Writer;
+use crate::settings::Settings;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Where to record the dialogues (a session journal; default: the data directory's
+    /// recordings/, named with the date and time). An existing file is never written over.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Do not record (check only).
+    #[arg(long, conflicts_with = "record")]
+    no_record: bool,
+    /// The recording's name (default: the server's command).
+    #[arg(long)]
+    name: Option<String>,
+    /// Messages longer than this (MiB) pass on unchecked, and the recording says so.
+    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    max_message_mb: usize,
+    /// The real server's command line.
+    #[arg(last = true, required = true, value_name = "CMD ARGS")]
+    command: Vec<String>,
+}
+
+pub fn run(args: Args) -> u8 {
+    let line = shlex::try_join(args.command.iter().map(String::as_str))
+        .unwrap_or_else(|_| args.command.join(" "));
+    let server = match ServerSpec::from_command_line(&line) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bkn-explorer proxy: {e}");
+            return super::exit::FAILURE;
+        }
+    };
+    // Recording is a help, never a condition: without it the traffic still passes.
+    let journal = if args.no_record {
+        None
+    } else {
+        match args.record.clone().or_else(default_record) {
+            Some(path) => {
+                match Writer::create(&path, Some(args.name.as_deref().unwrap_or(&line)), &server) {
+                    Ok(w) => Some(w),
+                    Err(e) => {
+                        eprintln!("bkn-explorer proxy: {e}; the traffic passes unrecorded");
+                        None
+                    }
+                }
+            }
+            None => {
+                eprintln!(
+                    "bkn-explorer proxy: no data directory to record in (set BKN_EXPLORER_DATA_DIR \
+                     or give --record); the traffic passes unrecorded"
+                );
+                None
+            }
+        }
+    };
+    let observer = Observer::new(&server.name, journal);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("bkn-explorer proxy: {e}");
+            return super::exit::FAILURE;
+        }
+    };
+    let limit = args.max_message_mb.max(1).saturating_mul(1024 * 1024);
+    let code = runtime.block_on(crate::proxy::stdio::run(&args.command, observer, limit));
+    // Standard input may still be read by a blocking thread: do not wait for it.
+    runtime.shutdown_background();
+    code
+}
+
+/// `<data dir>/recordings/proxy-2026-12-01T02-03-04-12345.jsonl`.
+fn default_record() -> Option<PathBuf> {
+    let dir = Settings::current().0.data_dir()?.join("recordings");
+    std::fs::create_dir_all(&dir).ok()?;
+    let now = time::OffsetDateTime::now_utc();
+    let stamp = format!(
+        "{:04}-{:02}-{:02}T{:02}-{:02}-{:02}",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    );
+    Some(dir.join(format!("proxy-{stamp}-{}.jsonl", std::process::id())))
+}

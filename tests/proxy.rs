@@ -1,0 +1,251 @@
+//! `bkn-explorer proxy -- CMD`: an agent (this test, speaking raw JSON-RPC over the proxy's
+//! stdio, as an agent's MCP client does) talks through the proxy to a server. What the agent
+//! receives is every byte the server wrote and what the server receives every byte the agent
+//! wrote (both captured below the proxy with `tee`); the recording reads as a session,
+//! validates, and replays without differences; the proxy ends with the server's status.
+
+mod common;
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn request(turn: u64, dialog: &str, m_instance: &str) -> Value {
+    json!({"Header":"PGM-KDA-V1.0","Mode":"RQ","MInstance":m_instance,"UEnvironment":"UE:Lab",
+           "SessionID":"s-1","QueryID":format!("q-{turn}"),"QueryTime":"2026-12-01T00:00:00.000Z",
+           "DialogID":dialog,"TurnIndex":turn,"DataXMData":{"DataID":format!("x-{turn}"),"Source":[{"AIMID":"agent"}]},
+           "Kind":"constraints","EntityIDs":["Kiosk#3"],"Space":{"SpaceID":"Space:Square"}})
+}
+
+/// What an agent sends: the MCP lifecycle, the tool list, BKN calls, and what is not BKN
+/// (a ping, a cancellation of nothing, progress metadata, a line that is not JSON).
+fn agent_lines(m_instance: &str) -> Vec<String> {
+    let mut lines = vec![
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        json!({"jsonrpc":"2.0","id":3,"method":"ping"}),
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99,"reason":"never sent"}}),
+    ]
+    .into_iter()
+    .map(|v| v.to_string())
+    .collect::<Vec<_>>();
+    for turn in 0..3u64 {
+        lines.push(
+            json!({"jsonrpc":"2.0","id":10 + turn,"method":"tools/call",
+                   "params":{"name":"bkn_dac","arguments":request(turn, "D-agent", m_instance),
+                             "_meta":{"progressToken":turn}}})
+            .to_string(),
+        );
+    }
+    lines.push("this line is not JSON".into());
+    lines
+}
+
+/// Runs the proxy with `lines` as the agent's input, one at a time as an agent would (each
+/// waits for the answers so far), and returns what came back and the exit status.
+async fn through_proxy(
+    data: &Path,
+    record: &Path,
+    command: &[&str],
+    lines: &[String],
+) -> (Vec<u8>, Option<i32>) {
+    let mut proxy = tokio::process::Command::new(common::bin())
+        .arg("proxy")
+        .arg("--record")
+        .arg(record)
+        .arg("--")
+        .args(command)
+        .env("BKN_EXPLORER_DATA_DIR", data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the proxy starts");
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut stdout = proxy.stdout.take().unwrap();
+    let reader = tokio::spawn(async move {
+        let mut all = Vec::new();
+        stdout.read_to_end(&mut all).await.unwrap();
+        all
+    });
+    for line in lines {
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(20), proxy.wait())
+        .await
+        .expect("the proxy ends after the agent")
+        .unwrap();
+    (reader.await.unwrap(), status.code())
+}
+
+#[tokio::test]
+async fn every_byte_passes_both_ways_and_the_exchanges_are_recorded_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sent_to_server, written_by_server) =
+        (dir.path().join("in.bin"), dir.path().join("out.bin"));
+    let server = format!(
+        "tee {} | python3 {}/tests/peers/raw_dac_server.py | tee {}",
+        sent_to_server.display(),
+        env!("CARGO_MANIFEST_DIR"),
+        written_by_server.display()
+    );
+    let record = dir.path().join("agent.jsonl");
+    let lines = agent_lines("MI:Elsewhere");
+    let (received, status) =
+        through_proxy(dir.path(), &record, &["sh", "-c", &server], &lines).await;
+    assert_eq!(status, Some(0));
+
+    let agent_sent: Vec<u8> = lines
+        .iter()
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
+    assert_eq!(
+        std::fs::read(&sent_to_server).unwrap(),
+        agent_sent,
+        "the server got every byte the agent wrote"
+    );
+    assert_eq!(
+        std::fs::read(&written_by_server).unwrap(),
+        received,
+        "the agent got every byte the server wrote"
+    );
+    let answers: Vec<Value> = received
+        .split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice(l).ok())
+        .collect();
+    assert!(
+        answers.iter().any(|a| a["id"] == 12),
+        "the last call was answered: {answers:?}"
+    );
+
+    // The recording: one dialogue of three turns, checked as everywhere else.
+    let session = bkn_explorer::session::Session::load(&record).unwrap();
+    assert_eq!(session.dialogues.len(), 1);
+    let dialogue = &session.dialogues[0];
+    assert_eq!(dialogue.dialog_id, "D-agent");
+    assert_eq!(dialogue.turns.len(), 3);
+    assert!(
+        dialogue.turns.iter().all(|t| t.conforms()),
+        "{:?}",
+        dialogue.turns[0].findings
+    );
+    let validate = std::process::Command::new(common::bin())
+        .args(["validate"])
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&validate.stdout)
+    );
+}
+
+#[tokio::test]
+async fn a_recording_of_the_reference_server_replays_without_differences() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("reference.jsonl");
+    let lines = agent_lines("MI:PublicSquare");
+    let (received, status) = through_proxy(
+        dir.path(),
+        &record,
+        &[common::bin(), "serve", "dac", "--log-level", "warn"],
+        &lines,
+    )
+    .await;
+    assert_eq!(status, Some(0));
+    assert!(!received.is_empty());
+    let session = bkn_explorer::session::Session::load(&record).unwrap();
+    assert_eq!(session.dialogues[0].turns.len(), 3);
+    let replay = std::process::Command::new(common::bin())
+        .args(["replay"])
+        .arg(&record)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&replay.stdout);
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{out}\n{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+}
+
+#[tokio::test]
+async fn findings_of_a_faulty_server_are_in_the_recording_and_the_servers_status_is_the_proxys() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("faulty.jsonl");
+    let server = format!(
+        "python3 {}/tests/peers/raw_dac_server.py --clash-feasible; exit 3",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut lines = agent_lines("MI:Elsewhere");
+    lines.truncate(2);
+    lines.push(json!({"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"bkn_dac","arguments":
+        {"Header":"PGM-KDA-V1.0","Mode":"RQ","MInstance":"MI:Elsewhere","UEnvironment":"UE:Lab","SessionID":"s-1",
+         "QueryID":"q-f","QueryTime":"2026-12-01T00:00:00.000Z","DialogID":"D-f","TurnIndex":0,
+         "DataXMData":{"DataID":"x-f","Source":[{"AIMID":"agent"}]},"Kind":"feasibility",
+         "ProcessActions":[{"Step":0,"Statement":"MM-Move Nil Robot#1 To MLoc:Lab.Bench"},
+                           {"Step":1,"Statement":"MM-Move Nil Robot#1 To MLoc:Lab.Door"}]}}}).to_string());
+    let (_, status) = through_proxy(dir.path(), &record, &["sh", "-c", &server], &lines).await;
+    assert_eq!(status, Some(3), "the server's exit status");
+    let session = bkn_explorer::session::Session::load(&record).unwrap();
+    let turn = &session.dialogues[0].turns[0];
+    assert!(
+        matches!(turn.reply, bkn_explorer::client::turn::Reply::Response(_)),
+        "answered"
+    );
+    let checks: Vec<String> = turn
+        .findings
+        .iter()
+        .map(|f| f.finding.check.to_string())
+        .collect();
+    assert!(
+        checks.iter().any(|c| c.contains("feasibility.overall")),
+        "{checks:?}"
+    );
+    let validate = std::process::Command::new(common::bin())
+        .arg("validate")
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert_eq!(validate.status.code(), Some(1));
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_fails_as_it_would_without_the_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("none.jsonl");
+    let (received, status) = through_proxy(dir.path(), &record, &["/no/such/server"], &[]).await;
+    assert!(received.is_empty());
+    assert_eq!(status, Some(127), "as a shell says for a command not found");
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(text.contains("cannot start /no/such/server"), "{text}");
+}
+
+#[test]
+fn a_recording_is_never_written_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("kept.jsonl");
+    std::fs::write(&record, "mine").unwrap();
+    let out = std::process::Command::new(common::bin())
+        .args(["proxy", "--record"])
+        .arg(&record)
+        .args(["--", "sh", "-c", "exit 0"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "the traffic still passes");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("never written over"));
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), "mine");
+}
