@@ -249,3 +249,75 @@ fn a_recording_is_never_written_over() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("never written over"));
     assert_eq!(std::fs::read_to_string(&record).unwrap(), "mine");
 }
+
+/// `serve --from-session`: the dialogues of the shipped sessions (recorded with the
+/// reference servers: commitments, feasibility, refinement), sent again by another client
+/// (`replay`: a new MCP session, its own DialogID and QueryIDs) to a server made from each
+/// recording, get Responses equal to the recorded ones apart from the correlation fields; a
+/// question the recording has no answer for gets a conformant not_answered, at once.
+#[test]
+fn a_server_made_from_a_recording_answers_its_requests_again() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in ["dac-tour", "usr-refinement"] {
+        let session = root.join(format!("sessions/{name}.json"));
+        let server = format!(
+            "{} serve --from-session {} --log-level warn",
+            common::bin(),
+            session.display()
+        );
+        let replay = std::process::Command::new(common::bin())
+            .arg("replay")
+            .arg(&session)
+            .args(["--stdio", &server])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&replay.stdout);
+        assert_eq!(
+            replay.status.code(),
+            Some(0),
+            "{name}:\n{out}\n{}",
+            String::from_utf8_lossy(&replay.stderr)
+        );
+        assert!(out.contains("no differences"), "{out}");
+    }
+    let server = format!(
+        "{} serve --from-session {} --log-level warn",
+        common::bin(),
+        root.join("sessions/dac-tour.json").display()
+    );
+    let started = std::time::Instant::now();
+    let mut send = std::process::Command::new(common::bin())
+        .args(["send", "-", "--stdio", &server])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    send.stdin
+        .take()
+        .unwrap()
+        .write_all(
+            br#"{"Kind":"constraints","EntityIDs":["Stall#9"],"Space":{"SpaceID":"Space:Square"}}"#,
+        )
+        .unwrap();
+    let out = send.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a conformant Response: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let response: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(response["Outcome"], "not_answered");
+    assert!(
+        response["Answer"]["Text"]
+            .as_str()
+            .unwrap()
+            .contains("Nothing in the recording")
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "answered, not left hanging"
+    );
+}

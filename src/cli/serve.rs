@@ -6,6 +6,7 @@ use crate::server::dac::DomainAccess;
 use crate::server::dac::domain::Domain;
 use crate::server::dac::sources::FailingSources;
 use crate::server::mcp::Backend;
+use crate::server::recorded::{Exchange, Match, Recorded};
 use crate::server::transport::{self, HttpOptions};
 use crate::server::usr::UserStateRefinement;
 use crate::server::usr::users::Users;
@@ -17,9 +18,19 @@ use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Which server: Domain Access (dac) or User State Refinement (usr).
-    #[arg(value_enum)]
-    which: Which,
+    /// Which server: Domain Access (dac) or User State Refinement (usr). With
+    /// --from-session, the recording's interface (needed only when it has both).
+    #[arg(value_enum, required_unless_present = "from_session")]
+    which: Option<Which>,
+    /// Answer from a recording (a session file or a proxy's journal) instead of a model.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["domain", "users", "fail_sources"])]
+    from_session: Option<PathBuf>,
+    /// How a Request finds its recorded exchange: strict (the same Kind and content, the
+    /// fields every message has not compared: MInstance, SessionID, QueryID, QueryTime,
+    /// DialogID, TurnIndex, DataXMData …), kind (the next of the same Kind) or sequence (the
+    /// next, whatever it asked).
+    #[arg(long = "match", value_enum, default_value_t = Match::Strict, requires = "from_session")]
+    matching: Match,
     /// Serve Streamable HTTP on [ADDRESS:]PORT (path /mcp) instead of stdio. The address must be
     /// loopback (the default, 127.0.0.1); use --bind for another. Port 0 picks a free one.
     #[arg(long, value_name = "[ADDRESS:]PORT")]
@@ -100,11 +111,28 @@ pub fn run(args: Args) -> u8 {
     };
     // The checks and the tool's schemas are made on another core while the domain is read
     // and the client says hello.
-    crate::protocol::schema::warm_up_in_background(match args.which {
+    if let Some(path) = &args.from_session {
+        let result = match recorded(path, args.which, args.matching) {
+            Ok(backend) => {
+                crate::protocol::schema::warm_up_in_background(backend.interface());
+                runtime.block_on(serve(Arc::new(backend), &args))
+            }
+            Err(e) => Err(e),
+        };
+        return match result {
+            Ok(()) => exit::OK,
+            Err(e) => {
+                eprintln!("bkn-explorer serve: {e:#}");
+                exit::FAILURE
+            }
+        };
+    }
+    let which = args.which.unwrap_or(Which::Dac);
+    crate::protocol::schema::warm_up_in_background(match which {
         Which::Dac => crate::protocol::Interface::Dac,
         Which::Usr => crate::protocol::Interface::Usr,
     });
-    let result = match args.which {
+    let result = match which {
         Which::Dac => match domain_access(&args) {
             Ok(backend) => runtime.block_on(serve(Arc::new(backend), &args)),
             Err(e) => Err(e),
@@ -121,6 +149,61 @@ pub fn run(args: Args) -> u8 {
             exit::FAILURE
         }
     }
+}
+
+/// The server of a recording: its exchanges of one interface, in the order they happened.
+fn recorded(
+    path: &std::path::Path,
+    which: Option<Which>,
+    matching: Match,
+) -> anyhow::Result<Recorded> {
+    use crate::client::turn::Reply;
+    use crate::protocol::Interface;
+    let session = crate::session::Session::load(path)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if let Some(notes) = &session.notes {
+        tracing::info!("the recording's notes: {notes}");
+    }
+    let present: Vec<Interface> = [Interface::Dac, Interface::Usr]
+        .into_iter()
+        .filter(|i| session.dialogues.iter().any(|d| d.interface == *i))
+        .collect();
+    let interface = match (which, present.as_slice()) {
+        (Some(Which::Dac), _) => Interface::Dac,
+        (Some(Which::Usr), _) => Interface::Usr,
+        (None, [one]) => *one,
+        (None, []) => anyhow::bail!("{} has no dialogue to answer from", path.display()),
+        (None, _) => anyhow::bail!(
+            "{} has dialogues of both interfaces: say which to serve (serve dac|usr --from-session FILE)",
+            path.display()
+        ),
+    };
+    let exchanges: Vec<Exchange> = session
+        .dialogues
+        .iter()
+        .filter(|d| d.interface == interface)
+        .flat_map(|d| d.turns.iter())
+        .filter_map(|t| match &t.reply {
+            Reply::Response(r) => Some(Exchange {
+                request: t.request_value(),
+                response: r.value(),
+            }),
+            _ => None,
+        })
+        .collect();
+    if exchanges.is_empty() {
+        anyhow::bail!(
+            "{} has no answered {} exchange to answer from",
+            path.display(),
+            interface.name()
+        );
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    tracing::info!(exchanges = exchanges.len(), "answering from {name}");
+    Ok(Recorded::new(interface, exchanges, matching, &name))
 }
 
 fn domain_access(args: &Args) -> anyhow::Result<DomainAccess> {

@@ -1,0 +1,354 @@
+//! A server that answers from a recording (`serve --from-session FILE`): for agent developers
+//! who want to run their agent against what a real service once said, offline.
+//!
+//! A Request is matched to a recorded exchange of its interface (`Match`), and the recorded
+//! Response comes back with its correlation fields made this Request's: RequestID (the
+//! Request's QueryID), DialogID, TurnIndex, MInstance, UEnvironment and SessionID, a new
+//! QueryID, QueryTime and DataXMData DataID, so that it stays conformant. A Request that
+//! matches nothing gets a conformant `not_answered` Response saying so (and a log line),
+//! never a hang. Each MCP session matches on its own: an exchange is used once per session
+//! while unused ones match; after that the last match is used again.
+
+use crate::protocol::Interface;
+use crate::protocol::dac::{Answer, DacResponse};
+use crate::protocol::message::{Common, new_id, now_rfc3339};
+use crate::protocol::usr::{Provenance, UsrResponse};
+use crate::server::mcp::{Backend, ResourceInfo};
+use serde_json::{Value, json};
+
+/// How a Request finds its recorded exchange.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Match {
+    /// The same Kind and content; the fields every message of a dialogue has (MInstance,
+    /// SessionID, QueryID, QueryTime, DialogID, TurnIndex, DataXMData …) are not compared
+    /// (the default).
+    #[default]
+    Strict,
+    /// The next recorded exchange of the same Kind, whatever it asked.
+    Kind,
+    /// The next recorded exchange, whatever it was.
+    Sequence,
+}
+
+/// One recorded exchange.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    pub request: Value,
+    pub response: Value,
+}
+
+pub struct Recorded {
+    interface: Interface,
+    exchanges: Vec<Exchange>,
+    /// Each exchange's Request as matched (`Match::Strict`), made once.
+    keys: Vec<Value>,
+    mode: Match,
+    /// What the recording's Requests named, published so that clients fill theirs alike.
+    m_instance: Option<String>,
+    u_environment: Option<String>,
+    source: String,
+}
+
+/// One MCP session's use of the recording.
+#[derive(Default)]
+pub struct Replaying {
+    used: Vec<bool>,
+    /// The next exchange for `Match::Sequence`.
+    next: usize,
+    /// The last CommitmentStatus given (a not_answered Response repeats it: the
+    /// commitments are as they were).
+    commitments: Option<Value>,
+}
+
+/// What a Request asks, without what is the same in every message of a dialogue: the
+/// properties both modes have (the schemas' Table 1: Header, MInstance … QueryID,
+/// QueryTime, DialogID, TurnIndex, DataXMData), but its Kind. Another client's Requests, with
+/// their own session and metadata, then find the recorded question they repeat.
+fn key(interface: Interface, request: &Value) -> Value {
+    let mut key = request.clone();
+    if let Some(o) = key.as_object_mut() {
+        for p in crate::protocol::schema::properties(interface, crate::protocol::Mode::Request) {
+            if p.common && p.name != "Kind" {
+                o.remove(&p.name);
+            }
+        }
+    }
+    key
+}
+
+impl Recorded {
+    /// `source` names the recording in descriptions and logs.
+    pub fn new(
+        interface: Interface,
+        exchanges: Vec<Exchange>,
+        mode: Match,
+        source: &str,
+    ) -> Recorded {
+        let first = |field: &str| {
+            exchanges.iter().find_map(|e| {
+                e.request
+                    .get(field)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+        };
+        Recorded {
+            interface,
+            keys: exchanges
+                .iter()
+                .map(|e| key(interface, &e.request))
+                .collect(),
+            m_instance: first("MInstance"),
+            u_environment: first("UEnvironment"),
+            exchanges,
+            mode,
+            source: source.to_owned(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.exchanges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.exchanges.is_empty()
+    }
+
+    fn find(&self, state: &mut Replaying, request: &Value) -> Option<usize> {
+        state.used.resize(self.exchanges.len(), false);
+        let kind = request.get("Kind");
+        let candidates: Vec<usize> = match self.mode {
+            Match::Sequence => {
+                let i = state.next;
+                state.next += 1;
+                return (i < self.exchanges.len()).then_some(i);
+            }
+            Match::Kind => (0..self.exchanges.len())
+                .filter(|&i| self.exchanges[i].request.get("Kind") == kind)
+                .collect(),
+            Match::Strict => {
+                let wanted = key(self.interface, request);
+                (0..self.exchanges.len())
+                    .filter(|&i| self.keys[i] == wanted)
+                    .collect()
+            }
+        };
+        let chosen = candidates
+            .iter()
+            .copied()
+            .find(|&i| !state.used[i])
+            .or(candidates.last().copied())?;
+        state.used[chosen] = true;
+        Some(chosen)
+    }
+
+    /// The recorded Response made this Request's.
+    fn answer_with(&self, recorded: &Value, request: &Value) -> Value {
+        let mut response = recorded.clone();
+        if let Some(o) = response.as_object_mut() {
+            for (to, from) in [
+                ("RequestID", "QueryID"),
+                ("DialogID", "DialogID"),
+                ("TurnIndex", "TurnIndex"),
+                ("MInstance", "MInstance"),
+                ("UEnvironment", "UEnvironment"),
+                ("SessionID", "SessionID"),
+            ] {
+                if let Some(v) = request.get(from) {
+                    o.insert(to.into(), v.clone());
+                }
+            }
+            o.insert("QueryID".into(), json!(new_id()));
+            o.insert("QueryTime".into(), json!(now_rfc3339()));
+            if let Some(meta) = o.get_mut("DataXMData").and_then(Value::as_object_mut) {
+                meta.insert("DataID".into(), json!(new_id()));
+            }
+        }
+        response
+    }
+
+    fn unmatched(&self, state: &Replaying, request: &Value) -> Value {
+        let why = format!(
+            "Nothing in the recording {} answers this {} Request (matching: {:?}).",
+            self.source,
+            request.get("Kind").and_then(Value::as_str).unwrap_or("?"),
+            self.mode
+        );
+        let Ok(common) = serde_json::from_value::<Common>(request.clone()) else {
+            return Value::Null;
+        };
+        match self.interface {
+            Interface::Dac => {
+                let mut r = DacResponse::answering(
+                    &common,
+                    crate::protocol::message::Outcome::NotAnswered,
+                    self.aim_id(),
+                );
+                r.answer = Some(Answer {
+                    text: Some(why),
+                    ..Answer::default()
+                });
+                let mut value = serde_json::to_value(r).unwrap_or_default();
+                value["CommitmentStatus"] = state.commitments.clone().unwrap_or_else(|| json!([]));
+                value
+            }
+            Interface::Usr => {
+                let mut r = UsrResponse::answering(
+                    &common,
+                    crate::protocol::message::Outcome::NotAnswered,
+                    self.aim_id(),
+                );
+                r.provenance = Some(Provenance {
+                    sources: vec![],
+                    method: "recorded".into(),
+                    evidence: Some(vec![why]),
+                });
+                serde_json::to_value(r).unwrap_or_default()
+            }
+        }
+    }
+}
+
+impl Backend for Recorded {
+    type Dialogue = Replaying;
+
+    fn interface(&self) -> Interface {
+        self.interface
+    }
+
+    fn aim_id(&self) -> &str {
+        "RECORDING"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "Answers from the recording {} ({} exchanges of {}), matched {:?}; a Request it has \
+             no answer for is answered not_answered.",
+            self.source,
+            self.exchanges.len(),
+            self.interface.name(),
+            self.mode
+        )
+    }
+
+    fn answer(&self, state: &mut Replaying, request: &Value) -> Value {
+        let response = match self.find(state, request) {
+            Some(i) => self.answer_with(&self.exchanges[i].response, request),
+            None => {
+                let turn = request.get("TurnIndex").cloned().unwrap_or_default();
+                let kind = request.get("Kind").and_then(|k| k.as_str()).unwrap_or("?");
+                tracing::warn!(%turn, kind, "no recorded exchange matches: answered not_answered");
+                self.unmatched(state, request)
+            }
+        };
+        if let Some(c) = response.get("CommitmentStatus") {
+            state.commitments = Some(c.clone());
+        }
+        response
+    }
+
+    fn resources(&self) -> Vec<ResourceInfo> {
+        let (uri, name) = match self.interface {
+            Interface::Dac => (crate::protocol::resources::DAC_DOMAIN, "domain"),
+            Interface::Usr => (crate::protocol::resources::USR_USERS, "users"),
+        };
+        vec![ResourceInfo {
+            uri: uri.into(),
+            name: name.into(),
+            description: format!(
+                "The M-Instance the recording's Requests named ({})",
+                self.m_instance.as_deref().unwrap_or("none")
+            ),
+        }]
+    }
+
+    fn read(&self, uri: &str) -> Option<Value> {
+        let mut out = serde_json::Map::new();
+        if let Some(m) = &self.m_instance {
+            out.insert("MInstance".into(), json!(m));
+        }
+        if let Some(u) = &self.u_environment {
+            out.insert("UEnvironment".into(), json!(u));
+        }
+        match (self.interface, uri) {
+            (Interface::Dac, crate::protocol::resources::DAC_DOMAIN) => Some(Value::Object(out)),
+            (Interface::Usr, crate::protocol::resources::USR_USERS) => {
+                out.insert("Users".into(), json!([]));
+                Some(Value::Object(out))
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(kind: &str, what: &str, outcome: &str) -> Exchange {
+        Exchange {
+            request: json!({"Kind": kind, "Question": what, "QueryID": "old", "SessionID": "s"}),
+            response: json!({"Outcome": outcome, "QueryID": "r", "RequestID": "old", "DataXMData": {"DataID": "d"}}),
+        }
+    }
+
+    fn recorded(mode: Match) -> Recorded {
+        Recorded::new(
+            Interface::Dac,
+            vec![
+                exchange("semantic_grounding", "a", "one"),
+                exchange("semantic_grounding", "b", "two"),
+                exchange("constraints", "c", "three"),
+                exchange("semantic_grounding", "a", "four"),
+            ],
+            mode,
+            "test",
+        )
+    }
+
+    fn ask(r: &Recorded, s: &mut Replaying, kind: &str, what: &str) -> Option<usize> {
+        r.find(
+            s,
+            &json!({"Kind": kind, "Question": what, "QueryID": "new", "SessionID": "other"}),
+        )
+    }
+
+    #[test]
+    fn each_way_of_matching_finds_its_exchange() {
+        let strict = recorded(Match::Strict);
+        let mut s = Replaying::default();
+        // The same question twice: the recording's two answers in order, then the last again.
+        assert_eq!(ask(&strict, &mut s, "semantic_grounding", "a"), Some(0));
+        assert_eq!(ask(&strict, &mut s, "semantic_grounding", "a"), Some(3));
+        assert_eq!(ask(&strict, &mut s, "semantic_grounding", "a"), Some(3));
+        assert_eq!(ask(&strict, &mut s, "semantic_grounding", "z"), None);
+
+        let kind = recorded(Match::Kind);
+        let mut s = Replaying::default();
+        assert_eq!(ask(&kind, &mut s, "semantic_grounding", "z"), Some(0));
+        assert_eq!(ask(&kind, &mut s, "semantic_grounding", "z"), Some(1));
+        assert_eq!(ask(&kind, &mut s, "constraints", "z"), Some(2));
+        assert_eq!(ask(&kind, &mut s, "feasibility", "z"), None);
+
+        let sequence = recorded(Match::Sequence);
+        let mut s = Replaying::default();
+        let got: Vec<_> = (0..5)
+            .map(|_| ask(&sequence, &mut s, "constraints", "z"))
+            .collect();
+        assert_eq!(got, [Some(0), Some(1), Some(2), Some(3), None]);
+    }
+
+    #[test]
+    fn the_recorded_response_is_made_the_new_requests() {
+        let r = recorded(Match::Strict);
+        let request = json!({"QueryID": "q2", "DialogID": "D2", "TurnIndex": 5, "SessionID": "S2"});
+        let out = r.answer_with(&r.exchanges[0].response, &request);
+        assert_eq!(out["RequestID"], "q2");
+        assert_eq!(out["DialogID"], "D2");
+        assert_eq!(out["TurnIndex"], 5);
+        assert_eq!(out["SessionID"], "S2");
+        assert_ne!(out["QueryID"], "r");
+        assert_ne!(out["DataXMData"]["DataID"], "d");
+        assert_eq!(out["Outcome"], "one");
+    }
+}
