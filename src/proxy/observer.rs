@@ -11,8 +11,9 @@
 
 use crate::client::connection::find_bkn_tools;
 use crate::client::dialogue::{checked_reply, request_findings};
-use crate::client::turn::{ErrorKind, Reply, Turn, TurnError};
+use crate::client::turn::{ErrorKind, Reply, Turn, TurnError, TurnFinding};
 use crate::protocol::Interface;
+use crate::protocol::conformance::Accepted;
 use crate::protocol::conformance::DialogueChecker;
 use crate::protocol::message::rfc3339;
 use crate::protocol::raw::RawJson;
@@ -33,12 +34,20 @@ pub enum Side {
 
 enum Pending {
     ToolsList,
-    Call {
-        interface: Interface,
-        arguments: Value,
-        sent: SystemTime,
-        sent_at: Instant,
-    },
+    Call(Box<Call>),
+}
+
+/// A BKN Request on its way: its place in its dialogue is fixed when it passes, so that the
+/// recording keeps the agent's order even when answers come back in another.
+struct Call {
+    dialogue: usize,
+    seq: u64,
+    interface: Interface,
+    arguments: Value,
+    findings: Vec<TurnFinding>,
+    accepted: Accepted,
+    sent: SystemTime,
+    sent_at: Instant,
 }
 
 struct Watched {
@@ -46,6 +55,11 @@ struct Watched {
     interface: Interface,
     dialog_id: String,
     checker: DialogueChecker,
+    /// Requests seen, and the next one to write.
+    issued: u64,
+    written: u64,
+    /// Turns finished before an earlier one (written when it is).
+    waiting: BTreeMap<u64, Turn>,
 }
 
 pub struct Observer {
@@ -136,15 +150,8 @@ impl Observer {
                             .cloned()
                             .unwrap_or(Value::Null);
                         if let Some(interface) = self.interface_of(name, &arguments) {
-                            self.pending.insert(
-                                id,
-                                Pending::Call {
-                                    interface,
-                                    arguments,
-                                    sent: now,
-                                    sent_at: at,
-                                },
-                            );
+                            let call = self.call(interface, arguments, at, now);
+                            self.pending.insert(id, Pending::Call(Box::new(call)));
                         }
                     }
                     _ => {}
@@ -156,12 +163,7 @@ impl Observer {
                 };
                 match pending {
                     Pending::ToolsList => self.tools_listed(&message),
-                    Pending::Call {
-                        interface,
-                        arguments,
-                        sent,
-                        sent_at,
-                    } => {
+                    Pending::Call(call) => {
                         let reply = match (message.get("result"), message.get("error")) {
                             (Some(result), _) => serde_json::from_value::<CallToolResult>(
                                 result.clone(),
@@ -185,7 +187,7 @@ impl Observer {
                                 message: "the answer has neither result nor error".into(),
                             }),
                         };
-                        self.exchange(interface, arguments, reply, sent, sent_at, at, now);
+                        self.exchange(*call, reply, at, now);
                     }
                 }
             }
@@ -220,18 +222,12 @@ impl Observer {
     }
 
     fn cancelled(&mut self, id: &str, at: Instant, now: SystemTime) {
-        if let Some(Pending::Call {
-            interface,
-            arguments,
-            sent,
-            sent_at,
-        }) = self.pending.remove(id)
-        {
+        if let Some(Pending::Call(call)) = self.pending.remove(id) {
             let reply = Err(TurnError {
                 kind: ErrorKind::Cancelled,
                 message: "the agent cancelled the Request".into(),
             });
-            self.exchange(interface, arguments, reply, sent, sent_at, at, now);
+            self.exchange(*call, reply, at, now);
         }
     }
 
@@ -239,34 +235,26 @@ impl Observer {
     pub fn finish(&mut self, why: &str, at: Instant, now: SystemTime) {
         let ids: Vec<String> = self.pending.keys().cloned().collect();
         for id in ids {
-            if let Some(Pending::Call {
-                interface,
-                arguments,
-                sent,
-                sent_at,
-            }) = self.pending.remove(&id)
-            {
+            if let Some(Pending::Call(call)) = self.pending.remove(&id) {
                 let reply = Err(TurnError {
                     kind: ErrorKind::Gone,
                     message: format!("no answer before {why}"),
                 });
-                self.exchange(interface, arguments, reply, sent, sent_at, at, now);
+                self.exchange(*call, reply, at, now);
             }
         }
         self.note(why);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn exchange(
+    /// A BKN Request passing: its dialogue (opened by its first Request), its place there,
+    /// and its checks, made in the order the agent sent.
+    fn call(
         &mut self,
         interface: Interface,
         arguments: Value,
-        result: Result<CallToolResult, TurnError>,
-        sent: SystemTime,
-        sent_at: Instant,
         at: Instant,
         now: SystemTime,
-    ) {
+    ) -> Call {
         let dialog_id = arguments
             .get("DialogID")
             .and_then(Value::as_str)
@@ -288,13 +276,49 @@ impl Observer {
                     interface,
                     dialog_id,
                     checker: DialogueChecker::new(),
+                    issued: 0,
+                    written: 0,
+                    waiting: BTreeMap::new(),
                 });
                 self.dialogues.len() - 1
             }
         };
         let d = &mut self.dialogues[index];
-        let mut findings = request_findings(&d.checker, interface, &arguments);
+        let findings = request_findings(&d.checker, interface, &arguments);
         let accepted = d.checker.accept_undoably(&arguments);
+        let seq = d.issued;
+        d.issued += 1;
+        Call {
+            dialogue: index,
+            seq,
+            interface,
+            arguments,
+            findings,
+            accepted,
+            sent: now,
+            sent_at: at,
+        }
+    }
+
+    /// A Request's answer (or the lack of one): the turn, written in the agent's order.
+    fn exchange(
+        &mut self,
+        call: Call,
+        result: Result<CallToolResult, TurnError>,
+        at: Instant,
+        now: SystemTime,
+    ) {
+        let Call {
+            dialogue,
+            seq,
+            interface,
+            arguments,
+            mut findings,
+            accepted,
+            sent,
+            sent_at,
+        } = call;
+        let d = &mut self.dialogues[dialogue];
         let answered = result.is_ok();
         let reply = match result {
             Ok(result) => {
@@ -319,9 +343,86 @@ impl Observer {
         if !turn.findings.is_empty() {
             self.turns_with_findings += 1;
         }
-        let id = d.id;
-        if let Some(j) = &mut self.journal {
-            j.turn(id, &turn);
+        d.waiting.insert(seq, turn);
+        while let Some(turn) = d.waiting.remove(&d.written) {
+            d.written += 1;
+            if let Some(j) = &mut self.journal {
+                j.turn(d.id, &turn);
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::spec::ServerSpec;
+    use serde_json::json;
+
+    fn call(id: u64, turn: u64) -> Vec<u8> {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"bkn_dac","arguments":
+            {"Header":"PGM-KDA-V1.0","DialogID":"D","TurnIndex":turn,"QueryID":format!("q{turn}"),"Kind":"constraints"}}})
+        .to_string()
+        .into_bytes()
+    }
+
+    fn answer(id: u64) -> Vec<u8> {
+        json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":"no"}],"isError":true}})
+            .to_string()
+            .into_bytes()
+    }
+
+    #[test]
+    fn answers_that_come_back_out_of_order_are_recorded_in_the_agents_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        let server = ServerSpec::from_command_line("da").unwrap();
+        let journal = Writer::create(&path, None, &server).unwrap();
+        let mut o = Observer::new(&server.name, Some(journal));
+        let (at, now) = (Instant::now(), SystemTime::now());
+        for line in [call(1, 0), call(2, 1), call(3, 2)] {
+            o.line(Side::Agent, &line, at, now);
+        }
+        for id in [3, 1, 2] {
+            o.line(Side::Server, &answer(id), at, now);
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let session = crate::session::Session::parse(&text).unwrap();
+        let turns: Vec<Option<u64>> = session.dialogues[0]
+            .turns
+            .iter()
+            .map(|t| t.turn_index())
+            .collect();
+        assert_eq!(turns, [Some(0), Some(1), Some(2)]);
+        assert_eq!(o.turns, 3);
+    }
+
+    #[test]
+    fn requests_without_an_answer_are_recorded_when_the_proxy_ends() {
+        let server = ServerSpec::from_command_line("da").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        let mut o = Observer::new(
+            &server.name,
+            Some(Writer::create(&path, None, &server).unwrap()),
+        );
+        o.line(Side::Agent, &call(1, 0), Instant::now(), SystemTime::now());
+        o.finish(
+            "the server closed its output",
+            Instant::now(),
+            SystemTime::now(),
+        );
+        let session =
+            crate::session::Session::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let turn = &session.dialogues[0].turns[0];
+        assert!(
+            matches!(&turn.reply, Reply::Error(e) if e.kind == ErrorKind::Gone),
+            "{:?}",
+            turn.reply
+        );
+        assert_eq!(
+            session.notes.as_deref(),
+            Some("the server closed its output")
+        );
     }
 }

@@ -8,7 +8,7 @@ mod exchange;
 mod finding;
 mod message;
 
-pub use dialogue::DialogueChecker;
+pub use dialogue::{Accepted, DialogueChecker};
 pub use exchange::check_exchange;
 pub use finding::{Check, Finding, Level};
 pub use message::{MessageCheck, check_message, check_message_as, interface_of};
