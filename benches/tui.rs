@@ -45,6 +45,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         overrides: Default::default(),
         in_tmux: false,
         found: Vec::new(),
+        watch: None,
     }
 }
 

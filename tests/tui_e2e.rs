@@ -733,3 +733,89 @@ fn a_server_found_in_the_projects_mcp_json_is_added_used_and_removed() {
     t.keys(&["y"]);
     assert_eq!(t.wait_exit(), "0");
 }
+
+/// A real agent's dialogue seen live: an agent (this test, raw JSON-RPC) talks through
+/// `bkn-explorer proxy` to the reference server while the explorer watches the recording.
+/// Each turn shows as it passes (the time from the Request leaving the agent to the row on
+/// the screen is printed: the screen is polled every 5 ms); the end of the agent's run is
+/// said; `O` takes the dialogue over in one of the explorer's own.
+#[test]
+fn a_proxied_dialogue_is_watched_live_and_taken_over() {
+    use std::io::{BufRead, Write};
+    let data = tempfile::tempdir().unwrap();
+    let record = data.path().join("live.jsonl");
+    let bin = env!("CARGO_BIN_EXE_bkn-explorer");
+    let mut proxy = std::process::Command::new(bin)
+        .arg("proxy")
+        .arg("--record")
+        .arg(&record)
+        .args(["--", bin, "serve", "dac", "--log-level", "warn"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut agent = proxy.stdin.take().unwrap();
+    let mut answers = std::io::BufReader::new(proxy.stdout.take().unwrap()).lines();
+    let mut say = |line: String| {
+        agent.write_all(format!("{line}\n").as_bytes()).unwrap();
+        agent.flush().unwrap();
+    };
+    say(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}}"#.into());
+    answers.next().unwrap().unwrap();
+    say(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into());
+
+    let t = Tmux::start_in(
+        120,
+        40,
+        &format!("--watch {}", record.display()),
+        &[],
+        data.path(),
+    );
+    t.wait_for(&["watching"], "the explorer following the recording");
+    let request = |id: u64, turn: u64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"bkn_dac","arguments":{{"Header":"PGM-KDA-V1.0","Mode":"RQ","MInstance":"MI:PublicSquare","UEnvironment":"UE:Lab","SessionID":"s-1","QueryID":"q-{id}","QueryTime":"2026-12-01T00:00:00.000Z","DialogID":"D-agent","TurnIndex":{turn},"DataXMData":{{"DataID":"x-{id}","Source":[{{"AIMID":"agent"}}]}},"Kind":"constraints","EntityIDs":["Kiosk#{turn}"],"Space":{{"SpaceID":"Space:Square"}}}}}}}}"#
+        )
+    };
+    for turn in 0..3u64 {
+        let started = Instant::now();
+        say(request(10 + turn, turn));
+        let row = format!("Kiosk#{turn}, Space:Square");
+        loop {
+            if t.screen().contains(&row) {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "turn {turn} never shown:\n{}",
+                t.screen()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        eprintln!(
+            "turn {turn} on the screen {:.0} ms after the agent sent it",
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+        answers.next().unwrap().unwrap();
+    }
+    let screen = t.screen();
+    assert!(
+        screen.contains("◉ live") && screen.contains("D-agent"),
+        "{screen}"
+    );
+    // The agent ends its run: the dialogue becomes a recorded one, and the explorer says so.
+    drop(say);
+    drop(agent);
+    assert!(proxy.wait().unwrap().success());
+    t.wait_for(&["ended"], "the end of the proxied run");
+    // Taken over at its second turn, in a dialogue of the explorer's own.
+    t.keys(&["Escape", "k", "O"]);
+    t.wait_for(
+        &[
+            "taken over",
+            "took over: 2 recorded Requests sent again, 0 answered differently",
+        ],
+        "the take-over",
+    );
+}

@@ -29,6 +29,11 @@ pub struct Args {
     /// Open a session file (its dialogues shown as recorded).
     #[arg(long, value_name = "FILE")]
     session: Option<PathBuf>,
+    /// Watch a proxy's recording live (`bkn-explorer proxy --record FILE -- …`); alone, the
+    /// newest recording in the data directory's recordings/. Its dialogues appear as
+    /// read-only tabs marked live, turn by turn; `O` takes one over.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    watch: Option<PathBuf>,
     /// The colour theme: dark, light, high-contrast, or a user theme (default: the one used
     /// last, else dark).
     #[arg(long)]
@@ -106,7 +111,7 @@ pub fn run(args: Args) -> u8 {
         }
     }
     crate::client::spec::make_names_unique(&mut servers);
-    if servers.is_empty() && args.session.is_none() {
+    if servers.is_empty() && args.session.is_none() && args.watch.is_none() {
         servers = vec![
             ServerSpec::embedded(Interface::Dac),
             ServerSpec::embedded(Interface::Usr),
@@ -115,6 +120,8 @@ pub fn run(args: Args) -> u8 {
     let launch = Launch {
         servers,
         session: args.session,
+        // `--watch` alone: the newest recording.
+        watch: args.watch.map(|p| (!p.as_os_str().is_empty()).then_some(p)),
         theme: args.theme,
         connect: ConnectOptions {
             timeout: Duration::from_secs(settings.timeout_or(args.timeout)),

@@ -243,7 +243,9 @@ impl Observer {
                 self.exchange(*call, reply, at, now);
             }
         }
-        self.note(why);
+        if let Some(j) = &mut self.journal {
+            j.end(why);
+        }
     }
 
     /// A BKN Request passing: its dialogue (opened by its first Request), its place there,

@@ -67,6 +67,66 @@ enum Entry {
     Dialogue(DialogueLine),
     Turn(TurnLine),
     Note(String),
+    End(String),
+}
+
+/// One line of a journal, read on its own (the explorer follows a journal as it grows).
+#[derive(Debug)]
+pub enum Line {
+    /// The first line: the recording's name and servers.
+    Start {
+        name: Option<String>,
+        servers: Vec<ServerSpec>,
+    },
+    Dialogue {
+        id: u64,
+        server: String,
+        interface: Interface,
+        dialog_id: String,
+    },
+    Turn {
+        dialogue: u64,
+        turn: Box<Turn>,
+    },
+    Note(String),
+    /// The recording is over (the proxy ended), and why.
+    End(String),
+}
+
+/// Reads line `number` (1 is the header) of a journal.
+pub fn read_line(number: usize, bytes: &[u8]) -> Result<Line, String> {
+    if number == 1 {
+        let header: Header =
+            serde_json::from_slice(bytes).map_err(|e| format!("the journal's first line: {e}"))?;
+        if header.format != JOURNAL_FORMAT {
+            return Err(format!(
+                "/format is \"{}\"; this program reads journals of \"{JOURNAL_FORMAT}\"",
+                header.format
+            ));
+        }
+        let text = serde_json::to_string(&header.servers).unwrap_or_default();
+        let servers =
+            spec::parse_servers(&text).map_err(|e| format!("/servers{}: {}", e.at, e.message))?;
+        return Ok(Line::Start {
+            name: header.name,
+            servers,
+        });
+    }
+    let entry: Entry = serde_json::from_slice(bytes).map_err(|e| format!("line {number}: {e}"))?;
+    Ok(match entry {
+        Entry::Dialogue(d) => Line::Dialogue {
+            id: d.id,
+            server: d.server,
+            interface: d.interface,
+            dialog_id: d.dialog_id,
+        },
+        Entry::Turn(t) => Line::Turn {
+            dialogue: t.dialogue,
+            turn: Box::new(t.record),
+        },
+        Entry::Note(n) => Line::Note(n),
+        Entry::End(e) => Line::End(e),
+    })
 }
 
 /// A journal being written. A line that cannot be written is said once on stderr, and the
@@ -126,6 +186,11 @@ impl Writer {
 
     pub fn note(&mut self, text: &str) {
         self.line(&json!({ "note": text }));
+    }
+
+    /// The last line: the recording is over, and why.
+    pub fn end(&mut self, why: &str) {
+        self.line(&json!({ "end": why }));
     }
 
     /// One line, in one write.
@@ -234,7 +299,7 @@ pub fn parse(text: &str) -> Result<Session, SessionError> {
                     break;
                 }
             },
-            Entry::Note(n) => notes.push(n),
+            Entry::Note(n) | Entry::End(n) => notes.push(n),
         }
     }
     if !notes.is_empty() {
@@ -311,7 +376,7 @@ pub fn for_each_turn<R: std::io::BufRead>(
                 });
                 *count += 1;
             }
-            Entry::Note(n) => notes.push(n),
+            Entry::Note(n) | Entry::End(n) => notes.push(n),
         }
     }
     Ok(notes)

@@ -101,6 +101,8 @@ actions! {
     SaveAsTest = "save-as-test", "Save the dialogue as a test (a scenario file)";
     RunScenario = "run-scenario", "Run a scenario (a test) on the server in view";
     Replay = "replay", "Replay the dialogue and compare";
+    Watch = "watch", "Watch the newest proxy recording live";
+    TakeOver = "take-over", "Take over a watched dialogue at the selected turn, in a dialogue of your own";
     AddServer = "add-server", "Add a server: a command line, a URL, or one found in servers files";
     RemoveServer = "remove-server", "Remove the server in view (its dialogues are closed)";
     CopyJson = "copy", "Copy the JSON in view (Response, draft, log entry)";
@@ -315,6 +317,8 @@ pub fn default_bindings() -> Vec<Binding> {
         b(&[Key::ch('x')], Global, Action::CloseDialogue),
         b(&[Key::ch('R')], Global, Action::Reconnect),
         b(&[Key::ch('r')], Global, Action::Replay),
+        b(&[Key::ch('w')], Global, Action::Watch),
+        b(&[Key::ch('O')], Global, Action::TakeOver),
         b(&[Key::ch(']')], Global, Action::NextDialogue),
         b(&[Key::ch('[')], Global, Action::PrevDialogue),
         b(&[Key::ch('L')], Global, Action::ToggleLog),

@@ -143,6 +143,16 @@ pub struct Paths {
 }
 
 /// What the explorer is started with.
+/// A proxy's recording followed as it grows.
+#[derive(Clone, Debug, Default)]
+pub struct Live {
+    pub path: PathBuf,
+    /// The recording's dialogue ids and the keys of their tabs.
+    pub dialogues: Vec<(u64, DialogueKey)>,
+    /// Its servers, as indexes into `servers`.
+    pub servers: Vec<usize>,
+}
+
 pub struct Options {
     pub servers: Vec<ServerSpec>,
     pub session: Option<PathBuf>,
@@ -161,6 +171,9 @@ pub struct Options {
     pub in_tmux: bool,
     /// Servers found in servers files (the project's, the configuration's), to add.
     pub found: Vec<ServerSpec>,
+    /// Follow a proxy's recording from the start: this file, or (None) the newest in the
+    /// data directory's recordings/.
+    pub watch: Option<Option<PathBuf>>,
 }
 
 pub struct App {
@@ -195,6 +208,8 @@ pub struct App {
     pub leaving: bool,
     /// Servers found in servers files, that "add server" offers.
     pub found: Vec<ServerSpec>,
+    /// The recording being followed, and which of its dialogues is which tab.
+    pub live: Option<Live>,
 }
 
 /// How long a notice stays.
@@ -231,6 +246,7 @@ impl App {
             next_key: 1,
             leaving: false,
             found: options.found,
+            live: None,
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {
@@ -253,6 +269,9 @@ impl App {
                 path,
                 purpose: OpenPurpose::Open,
             });
+        }
+        if let Some(path) = options.watch {
+            effects.push(Effect::Watch { path });
         }
         if let Some(path) = options.recover {
             app.overlay = Some(Overlay::Confirm(Confirm {

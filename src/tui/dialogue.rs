@@ -23,6 +23,8 @@ pub enum Status {
     Closed(String),
     /// Loaded from a session file, not connected.
     Recorded,
+    /// A proxied dialogue followed as it happens (read-only; recorded once it ends).
+    Live,
 }
 
 /// What a Response said of the commitments: the status of each it listed, in its order, or
@@ -323,6 +325,21 @@ pub struct DialogueState {
     pub overrides: crate::client::defaults::Overrides,
     /// The scenario this dialogue runs, when it runs one.
     pub scenario: Option<ScenarioState>,
+    /// A watched or recorded dialogue this one takes over, while its Requests are sent again.
+    pub takeover: Option<TakeOver>,
+}
+
+/// Taking over: the recorded Requests still to send again, and what came of those sent.
+#[derive(Clone, Debug)]
+pub struct TakeOver {
+    /// The dialogue taken over (its Replay tab shows how the answers differ).
+    pub source: crate::client::engine::DialogueKey,
+    pub requests: std::collections::VecDeque<serde_json::Value>,
+    pub recorded: Vec<crate::client::turn::Turn>,
+    /// The Request the recording went on with, for the composer once the user has it.
+    pub next: Option<serde_json::Value>,
+    pub sent: usize,
+    pub differing: usize,
 }
 
 impl DialogueState {
@@ -354,6 +371,7 @@ impl DialogueState {
             composer: Composer::new(interface),
             notes: None,
             replay: None,
+            takeover: None,
             detail_scroll: 0,
             detail_tab: DetailTab::for_interface(interface, false, false)[0],
             focus: None,

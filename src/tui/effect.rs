@@ -87,6 +87,11 @@ pub enum Effect {
     },
     /// List the session files to offer; `PickerItems` follows.
     ListSessions,
+    /// Follow a proxy's recording as it grows (None: the newest in the data directory's
+    /// recordings/); `Watch` events follow.
+    Watch {
+        path: Option<PathBuf>,
+    },
     /// Read the servers files found in the project and the configuration; `ServersFound`
     /// follows.
     FindServers,

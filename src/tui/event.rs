@@ -39,6 +39,8 @@ pub enum Event {
     },
     /// What a scenario run reports.
     Scenario(ScenarioEvent),
+    /// A followed recording (a proxy's journal) grew, or cannot be followed.
+    Watch(WatchEvent),
     /// A session file was read (or could not be).
     SessionRead {
         path: PathBuf,
@@ -124,6 +126,17 @@ pub struct ScenarioInfo {
 }
 
 /// Why a session file is being read.
+/// What following a recording reports.
+#[derive(Debug)]
+pub enum WatchEvent {
+    /// Following `path` from its start.
+    Started(PathBuf),
+    /// A whole new line of it.
+    Line(Box<crate::session::journal::Line>),
+    /// It cannot be followed (any more), and why.
+    Failed(String),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpenPurpose {
     /// The user opens it (the Open overlay, `--session`): it becomes the file Ctrl-S writes.

@@ -18,3 +18,4 @@ pub mod run;
 pub mod theme;
 pub mod update;
 pub mod view;
+pub mod watch;

@@ -12,7 +12,7 @@ use crate::protocol::raw::RawJson;
 use crate::session::Session;
 use crate::tui::app::{App, Options};
 use crate::tui::effect::Effect;
-use crate::tui::event::{Event, OpenPurpose, ReplayEvent, SavePurpose};
+use crate::tui::event::{Event, OpenPurpose, ReplayEvent, SavePurpose, WatchEvent};
 use crate::tui::hits::Hits;
 use crate::tui::persist;
 use crate::tui::theme::Theme;
@@ -30,6 +30,8 @@ pub struct Runner {
     /// Where the last frame drew things.
     pub hits: Hits,
     replays: HashMap<DialogueKey, CancellationToken>,
+    /// The recording being followed.
+    watching: Option<CancellationToken>,
     scenarios: HashMap<DialogueKey, CancellationToken>,
     /// Where user themes are, and where the explorer's settings are remembered.
     theme_dir: Option<PathBuf>,
@@ -68,6 +70,7 @@ impl Runner {
             events,
             hits: Hits::default(),
             replays: HashMap::new(),
+            watching: None,
             scenarios: HashMap::new(),
             theme_dir,
             config_dir,
@@ -163,6 +166,7 @@ impl Runner {
             }
             Effect::Close { key } => self.engine.close(key),
             Effect::Replay { key, session } => self.replay(key, *session),
+            Effect::Watch { path } => self.watch(path),
             Effect::StopReplay { key } => {
                 if let Some(token) = self.replays.remove(&key) {
                     token.cancel();
@@ -368,6 +372,50 @@ impl Runner {
         });
     }
 
+    /// Follows a recording: each whole new line becomes an event, read every 50 ms (a turn
+    /// shows within 100 ms of passing the proxy). Following another stops this one.
+    fn watch(&mut self, path: Option<PathBuf>) {
+        if let Some(old) = self.watching.take() {
+            old.cancel();
+        }
+        let token = CancellationToken::new();
+        self.watching = Some(token.clone());
+        let events = self.events.clone();
+        let data = self.app.paths.data_dir.clone();
+        tokio::spawn(async move {
+            let send = |e: WatchEvent| events.send(Event::Watch(e)).is_ok();
+            let Some(path) = path.or_else(|| crate::tui::watch::newest_recording(data.as_deref()))
+            else {
+                send(WatchEvent::Failed(
+                    "no recording to watch: start `bkn-explorer proxy -- CMD ARGS` first, or name one with --watch FILE".into(),
+                ));
+                return;
+            };
+            send(WatchEvent::Started(path.clone()));
+            let mut follower = crate::tui::watch::Follower::new(path);
+            loop {
+                match follower.read_new() {
+                    Ok(lines) => {
+                        for line in lines {
+                            let end = matches!(line, crate::session::journal::Line::End(_));
+                            if !send(WatchEvent::Line(Box::new(line))) || end {
+                                return;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        send(WatchEvent::Failed(e));
+                        return;
+                    }
+                }
+                tokio::select! {
+                    _ = token.cancelled() => return,
+                    _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {}
+                }
+            }
+        });
+    }
+
     fn replay(&mut self, key: DialogueKey, session: Session) {
         let options = self.engine.options().clone();
         let events = self.events.clone();
@@ -414,6 +462,8 @@ fn not_sent(request: &serde_json::Value, _filling: Filling) -> Turn {
 pub struct Launch {
     pub servers: Vec<crate::client::spec::ServerSpec>,
     pub session: Option<PathBuf>,
+    /// Follow a proxy's recording (`--watch [FILE]`).
+    pub watch: Option<Option<PathBuf>>,
     /// The theme asked for (else the remembered one, else dark).
     pub theme: Option<String>,
     pub connect: ConnectOptions,
@@ -476,6 +526,7 @@ impl Launch {
                 cwd,
             },
             recover,
+            watch: self.watch,
             overrides: self.overrides,
             in_tmux: std::env::var_os("TMUX").is_some(),
             found: self.found,

@@ -48,6 +48,7 @@ pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
         overrides: Default::default(),
         in_tmux: false,
         found: Vec::new(),
+        watch: None,
     }
 }
 

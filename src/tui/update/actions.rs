@@ -148,6 +148,10 @@ impl App {
             Action::SaveAsTest => self.save_test_prompt(),
             Action::RunScenario => self.run_scenario_prompt(),
             Action::Replay => self.replay(fx),
+            Action::Watch => {
+                fx.push(Effect::Watch { path: None });
+            }
+            Action::TakeOver => self.take_over(fx),
             Action::CopyJson => self.copy(false, fx),
             Action::CopyRequest => self.copy(true, fx),
             Action::WriteJson => match self.json_in_view(false) {
@@ -543,6 +547,14 @@ impl App {
             Status::Recorded => {
                 self.notify(
                     "a recorded dialogue: R continues it in a new MCP session",
+                    Severity::Warning,
+                );
+                return;
+            }
+            Status::Live => {
+                let key = self.keymap.first_key(&crate::tui::action::Action::TakeOver);
+                self.notify(
+                    format!("a live dialogue, watched from a proxy: read-only; {key} takes it over in a dialogue of your own"),
                     Severity::Warning,
                 );
                 return;

@@ -50,6 +50,8 @@ impl App {
                     crate::client::event::LogKind::Client,
                     format!("dialogue {name} open: DialogID {dialog_id} ({origin_text})"),
                 ));
+                // A take-over sends its recorded Requests once its dialogue is open.
+                self.take_over_next(i, fx);
             }
             EngineEvent::Failed {
                 dialogue,
@@ -293,6 +295,10 @@ impl App {
             self.notify(text, severity);
         }
         self.autosave(fx);
+        if self.dialogues[i].takeover.is_some() {
+            let turn = self.dialogues[i].turns[last].turn.clone();
+            self.take_over_turn(i, &turn, fx);
+        }
     }
 
     pub(super) fn replay_event(&mut self, event: ReplayEvent) {

@@ -40,6 +40,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         overrides: Default::default(),
         in_tmux: false,
         found: Vec::new(),
+        watch: None,
     }
 }
 
@@ -1198,4 +1199,126 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
         notice: SignInNotice::Failed { reason: "x".into() },
     })));
     assert!(t.event(other).is_empty());
+}
+
+#[test]
+fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
+    use crate::session::journal::Line;
+    use crate::tui::dialogue::Status;
+    use crate::tui::event::WatchEvent;
+    let (mut t, _) = T::new(Vec::new());
+    let line = |l: Line| Event::Watch(WatchEvent::Line(Box::new(l)));
+    t.event(Event::Watch(WatchEvent::Started(PathBuf::from(
+        "/data/recordings/r.jsonl",
+    ))));
+    let server = ServerSpec::from_command_line("my-da --flag").unwrap();
+    t.event(line(Line::Start {
+        name: None,
+        servers: vec![server.clone()],
+    }));
+    assert_eq!(t.app.servers.len(), 1);
+    assert_eq!(
+        t.app.servers[0].status,
+        crate::tui::app::ServerStatus::Recorded
+    );
+    t.event(line(Line::Dialogue {
+        id: 1,
+        server: server.name.clone(),
+        interface: Interface::Dac,
+        dialog_id: "D".into(),
+    }));
+    assert_eq!(t.current().status, Status::Live);
+    assert_eq!(t.current().dialog_id.as_deref(), Some("D"));
+    for i in 0..2 {
+        t.event(line(Line::Turn {
+            dialogue: 1,
+            turn: Box::new(grounding(i)),
+        }));
+    }
+    assert_eq!(t.current().turns.len(), 2);
+    assert_eq!(t.current().selected, Some(1), "the newest turn is followed");
+    // Sending into a live dialogue is refused, with what to do instead.
+    let fx = t.key(KeyCode::F(5));
+    assert!(
+        fx.iter().all(|e| !matches!(e, Effect::Send { .. })),
+        "{fx:?}"
+    );
+    t.event(line(Line::End("the agent closed its side".into())));
+    assert_eq!(t.current().status, Status::Recorded);
+    assert!(t.app.notice.as_ref().unwrap().text.contains("ended"));
+}
+
+#[test]
+fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_the_composer() {
+    use crate::tui::dialogue::Status;
+    let (mut t, _) = T::new(vec![ServerSpec::embedded(Interface::Dac)]);
+    t.opened(1);
+    for i in 0..3 {
+        t.finished(1, grounding(i));
+    }
+    t.app.dialogues[0].status = Status::Recorded;
+    t.app.dialogues[0].select(Some(1));
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('O'));
+    let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
+    else {
+        panic!("a dialogue of its own is opened: {fx:?}")
+    };
+    let key = *key;
+    let fx = t.opened(key);
+    let sends: Vec<_> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send {
+                request, filling, ..
+            } => Some((request["TurnIndex"].clone(), *filling)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sends,
+        [(json!(0), crate::client::dialogue::Filling::Fresh)],
+        "the first recorded Request, made fresh"
+    );
+    let fx = t.finished(key, grounding(0));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::Send { request, .. } if request["TurnIndex"] == 1)),
+        "{fx:?}"
+    );
+    // An answer that differs from the recorded one shows in the source's Replay tab.
+    let mut other = grounding(1);
+    other.reply = Reply::ToolError("no".into());
+    let fx = t.finished(key, other);
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Send { .. })),
+        "up to the selected turn only"
+    );
+    let source = &t.app.dialogues[0];
+    assert!(
+        source.turns[0]
+            .replay
+            .as_ref()
+            .unwrap()
+            .differences
+            .is_empty()
+    );
+    assert!(
+        !source.turns[1]
+            .replay
+            .as_ref()
+            .unwrap()
+            .differences
+            .is_empty()
+    );
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("1 answered differently")
+    );
+    assert_eq!(t.app.focus, Pane::Composer);
+    assert!(t.current().takeover.is_none());
 }

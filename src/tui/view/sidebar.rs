@@ -162,6 +162,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 let branch = if is_last { "└" } else { "├" };
                 let state = match &dialogue.status {
                     Status::Recorded => Span::styled(" ◆", t.fg(t.colors.recorded)),
+                    Status::Live => Span::styled(" ◉ live", t.fg(t.colors.connected)),
                     Status::Failed(_) | Status::Closed(_) => {
                         Span::styled(" ✗", t.fg(t.colors.failed))
                     }

@@ -57,6 +57,7 @@ fn context(app: &App, detail: Detail) -> String {
                 Status::Open => "connected".into(),
                 Status::Connecting => "connecting".into(),
                 Status::Recorded => "recorded".into(),
+                Status::Live => "live (watched, read-only)".into(),
                 Status::Failed(_) => "failed".into(),
                 Status::Closed(_) => "closed".into(),
             };

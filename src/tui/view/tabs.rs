@@ -23,6 +23,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         .map(|(i, d)| {
             let mark = match d.status {
                 Status::Recorded => "◆ ".to_owned(),
+                Status::Live => "◉ ".to_owned(),
                 Status::Failed(_) | Status::Closed(_) => "✗ ".to_owned(),
                 _ if d.pending.is_some() => format!("{} ", app.spinner()),
                 _ => String::new(),

@@ -28,6 +28,7 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
         Status::Open => ("open", t.colors.connected),
         Status::Connecting => ("connecting", t.colors.connecting),
         Status::Recorded => ("recorded", t.colors.recorded),
+        Status::Live => ("◉ live", t.colors.connected),
         Status::Failed(_) => ("failed", t.colors.failed),
         Status::Closed(_) => ("closed", t.colors.failed),
     };
@@ -228,6 +229,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         let hint = match d.status {
             Status::Connecting => "connecting…".to_owned(),
             Status::Recorded => "a recorded dialogue with no turns".to_owned(),
+            Status::Live => "watching: its turns appear as they pass the proxy".to_owned(),
             _ => format!(
                 "no turns yet: compose a Request below and press {}",
                 app.keymap.first_key(&Action::Send)

@@ -1,0 +1,279 @@
+//! A proxy's recording followed live: its servers join the sidebar, each of its dialogues is
+//! a read-only tab marked live whose turns arrive as they pass the proxy, and the end of the
+//! recording makes them recorded dialogues. Take over (`O`) continues one in a dialogue of
+//! the user's own: a new MCP session on the same server, the recorded Requests up to the
+//! selected turn sent again and compared, then the composer is the user's.
+
+use crate::client::dialogue::Filling;
+use crate::session::journal::Line;
+use crate::tui::app::{App, Live, ServerStatus, Severity};
+use crate::tui::dialogue::{DialogueState, Status};
+use crate::tui::effect::Effect;
+use crate::tui::event::WatchEvent;
+
+impl App {
+    pub(super) fn watch_event(&mut self, event: WatchEvent, fx: &mut Vec<Effect>) {
+        let _ = fx;
+        match event {
+            WatchEvent::Started(path) => {
+                self.notify(
+                    format!(
+                        "watching {}: its dialogues appear as they pass the proxy",
+                        path.display()
+                    ),
+                    Severity::Info,
+                );
+                self.live = Some(Live {
+                    path,
+                    ..Live::default()
+                });
+            }
+            WatchEvent::Line(line) => self.watched_line(*line),
+            WatchEvent::Failed(why) => self.notify(why, Severity::Error),
+        }
+    }
+
+    fn watched_line(&mut self, line: Line) {
+        let Some(live) = &mut self.live else { return };
+        match line {
+            Line::Start { servers, .. } => {
+                let mut indexes = Vec::new();
+                for spec in servers {
+                    let existing = self
+                        .servers
+                        .iter()
+                        .position(|s| !s.removed && s.spec.transport == spec.transport);
+                    let index = match existing {
+                        Some(i) => i,
+                        None => {
+                            let i = self.add_server(spec, crate::protocol::Interface::Dac);
+                            self.servers[i].status = ServerStatus::Recorded;
+                            i
+                        }
+                    };
+                    indexes.push(index);
+                }
+                if let Some(live) = &mut self.live {
+                    live.servers = indexes;
+                }
+            }
+            Line::Dialogue {
+                id,
+                server,
+                interface,
+                dialog_id,
+            } => {
+                let index = live
+                    .servers
+                    .iter()
+                    .copied()
+                    .find(|&i| self.servers[i].spec.name == server)
+                    .or(live.servers.first().copied())
+                    .unwrap_or(0);
+                let key = self.new_key();
+                let name = format!(
+                    "{} live {id}",
+                    self.servers
+                        .get(index)
+                        .map(|s| s.name.as_str())
+                        .unwrap_or("proxy")
+                );
+                let mut d = DialogueState::new(key, name.clone(), index, interface);
+                d.status = Status::Live;
+                d.dialog_id = Some(dialog_id);
+                d.focus = Some(crate::tui::action::Pane::Transcript);
+                self.dialogues.push(d);
+                if let Some(live) = &mut self.live {
+                    live.dialogues.push((id, key));
+                }
+                // The first watched dialogue comes into view; later ones wait in their tabs.
+                let watched_in_view = self
+                    .current
+                    .is_some_and(|c| self.dialogues[c].status == Status::Live);
+                if !watched_in_view {
+                    self.current = Some(self.dialogues.len() - 1);
+                    self.focus = crate::tui::action::Pane::Transcript;
+                }
+                self.notify(
+                    format!("a proxied dialogue started: {name}"),
+                    Severity::Info,
+                );
+            }
+            Line::Turn { dialogue, turn } => {
+                let Some(key) = live
+                    .dialogues
+                    .iter()
+                    .find(|(id, _)| *id == dialogue)
+                    .map(|(_, k)| *k)
+                else {
+                    return;
+                };
+                let Some(i) = self.dialogue_index(key) else {
+                    return;
+                };
+                let d = &mut self.dialogues[i];
+                // Follow the newest turn unless the user is looking at an older one.
+                let following = d.selected.is_none() || d.selected == d.turns.len().checked_sub(1);
+                d.push(*turn);
+                if following {
+                    let last = d.turns.len().checked_sub(1);
+                    d.select(last);
+                }
+            }
+            Line::Note(note) => self.notify(format!("proxy: {note}"), Severity::Info),
+            Line::End(why) => {
+                let keys: Vec<_> = live.dialogues.iter().map(|(_, k)| *k).collect();
+                for key in keys {
+                    if let Some(i) = self.dialogue_index(key)
+                        && self.dialogues[i].status == Status::Live
+                    {
+                        self.dialogues[i].status = Status::Recorded;
+                    }
+                }
+                self.notify(
+                    format!("the proxied dialogues ended: {why}"),
+                    Severity::Warning,
+                );
+            }
+        }
+    }
+
+    /// Takes over the dialogue in view at its selected turn (the last when none is).
+    pub(super) fn take_over(&mut self, fx: &mut Vec<Effect>) {
+        let Some(i) = self.current else { return };
+        let d = &self.dialogues[i];
+        if !matches!(d.status, Status::Live | Status::Recorded) || d.turns.is_empty() {
+            self.notify(
+                "take over continues a watched or recorded dialogue: this one is your own already",
+                Severity::Warning,
+            );
+            return;
+        }
+        let upto = d.selected.unwrap_or(d.turns.len() - 1);
+        let requests: Vec<serde_json::Value> = d.turns[..=upto]
+            .iter()
+            .map(|t| t.turn.request_value())
+            .collect();
+        let recorded: Vec<crate::client::turn::Turn> =
+            d.turns[..=upto].iter().map(|t| t.turn.clone()).collect();
+        let next = d.turns.get(upto + 1).map(|t| t.turn.request_value());
+        let (server, interface, source, source_key) =
+            (d.server, d.interface, d.name.clone(), d.key);
+        // The source's Replay tab shows how the answers differ, turn by turn.
+        let d = &mut self.dialogues[i];
+        for t in &mut d.turns {
+            t.replay = None;
+        }
+        d.replay = Some(crate::tui::dialogue::Replay {
+            running: true,
+            ..Default::default()
+        });
+        let new = self.open_dialogue(server, interface, fx);
+        self.dialogues[new].name = format!("{source} · taken over");
+        self.dialogues[new].takeover = Some(crate::tui::dialogue::TakeOver {
+            source: source_key,
+            requests: requests.into(),
+            recorded,
+            next,
+            sent: 0,
+            differing: 0,
+        });
+        self.current = Some(new);
+        self.notify(
+            format!(
+                "taking over {source} at turn {upto}: a new MCP session, the recorded Requests sent again and compared"
+            ),
+            Severity::Info,
+        );
+    }
+
+    /// The next recorded Request of a take-over, once its dialogue is open and idle; at the
+    /// end the composer is the user's.
+    pub(super) fn take_over_next(&mut self, index: usize, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let d = &mut self.dialogues[index];
+        let Some(t) = &mut d.takeover else { return };
+        if d.status != Status::Open || d.pending.is_some() {
+            return;
+        }
+        match t.requests.pop_front() {
+            Some(request) => {
+                t.sent += 1;
+                fx.push(Effect::Send {
+                    key: d.key,
+                    request,
+                    filling: Filling::Fresh,
+                });
+                d.pending = Some(crate::tui::dialogue::Pending {
+                    started: now,
+                    request: None,
+                    cancelling: false,
+                    progress: None,
+                });
+            }
+            None => {
+                let (sent, differing, source) = (t.sent, t.differing, t.source);
+                let next = t.next.take();
+                d.takeover = None;
+                if let Some(s) = self.dialogue_index(source)
+                    && let Some(r) = &mut self.dialogues[s].replay
+                {
+                    r.running = false;
+                }
+                let d = &mut self.dialogues[index];
+                d.focus = Some(crate::tui::action::Pane::Composer);
+                self.focus = crate::tui::action::Pane::Composer;
+                // The composer holds what the recording asked next, to send or to change.
+                if let Some(request) = next {
+                    let current = self.current;
+                    self.current = Some(index);
+                    self.with_composer(|c, ctx| c.load(&request, ctx));
+                    self.current = current;
+                }
+                self.notify(
+                    format!(
+                        "took over: {sent} recorded Requests sent again, {differing} answered differently (the Replay tab shows how); the composer is yours"
+                    ),
+                    if differing == 0 { Severity::Success } else { Severity::Warning },
+                );
+            }
+        }
+    }
+
+    /// A turn of a take-over came back: compared with the recorded one, shown in the source's
+    /// Replay tab, and the next Request goes.
+    pub(super) fn take_over_turn(
+        &mut self,
+        index: usize,
+        turn: &crate::client::turn::Turn,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(t) = &mut self.dialogues[index].takeover else {
+            return;
+        };
+        let at = t.sent.saturating_sub(1);
+        let Some(recorded) = t.recorded.get(at) else {
+            return;
+        };
+        let differences = crate::session::diff::compare(recorded, turn);
+        t.differing += usize::from(!differences.is_empty());
+        let source = t.source;
+        if let Some(s) = self.dialogue_index(source) {
+            let d = &mut self.dialogues[s];
+            if let Some(r) = &mut d.replay {
+                r.done += 1;
+                r.differing += usize::from(!differences.is_empty());
+            }
+            if let Some(view) = d.turns.get_mut(at) {
+                view.replay = Some(crate::tui::dialogue::ReplayedView {
+                    turn: turn.clone(),
+                    differences,
+                });
+            }
+            if d.selected == Some(at) {
+                d.refresh_selection();
+            }
+        }
+        self.take_over_next(index, fx);
+    }
+}

@@ -1,0 +1,122 @@
+//! Following a proxy's recording as it grows: the whole lines written since the last look,
+//! read from where the last look stopped (never the file again from its start), and which
+//! recording is the newest. The runner calls it; update gets the lines as events.
+
+use crate::session::journal::{self, Line};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+pub struct Follower {
+    path: PathBuf,
+    offset: u64,
+    /// The start of a line whose end has not been written yet.
+    partial: Vec<u8>,
+    lines: usize,
+}
+
+impl Follower {
+    pub fn new(path: PathBuf) -> Follower {
+        Follower {
+            path,
+            offset: 0,
+            partial: Vec::new(),
+            lines: 0,
+        }
+    }
+
+    /// The whole lines written since the last call, read; an error ends the following (a
+    /// file that went away or shrank, or a line that is not the journal's).
+    pub fn read_new(&mut self) -> Result<Vec<Line>, String> {
+        let mut file = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            // Not there yet: the proxy has not started (the explorer may be started first).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.offset == 0 => {
+                return Ok(Vec::new());
+            }
+            Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
+        };
+        let length = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if length < self.offset {
+            return Err(format!(
+                "{} was cut shorter while being watched; watching stops",
+                self.path.display()
+            ));
+        }
+        if length == self.offset {
+            return Ok(Vec::new());
+        }
+        file.seek(SeekFrom::Start(self.offset))
+            .map_err(|e| e.to_string())?;
+        let mut fresh = Vec::with_capacity((length - self.offset) as usize);
+        file.take(length - self.offset)
+            .read_to_end(&mut fresh)
+            .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+        self.offset += fresh.len() as u64;
+        self.partial.extend_from_slice(&fresh);
+        let mut out = Vec::new();
+        let mut start = 0;
+        while let Some(end) = self.partial[start..].iter().position(|&b| b == b'\n') {
+            let line = &self.partial[start..start + end];
+            start += end + 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            self.lines += 1;
+            out.push(
+                journal::read_line(self.lines, line)
+                    .map_err(|e| format!("{}: {e}", self.path.display()))?,
+            );
+        }
+        self.partial.drain(..start);
+        Ok(out)
+    }
+}
+
+/// The newest recording of the data directory's recordings/ (the proxy's default place).
+pub fn newest_recording(data_dir: Option<&Path>) -> Option<PathBuf> {
+    let dir = data_dir?.join("recordings");
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::spec::ServerSpec;
+    use crate::protocol::Interface;
+    use std::io::Write;
+
+    #[test]
+    fn only_whole_lines_are_read_and_each_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let server = ServerSpec::from_command_line("da").unwrap();
+        let mut w = journal::Writer::create(&path, None, &server).unwrap();
+        let mut f = Follower::new(path.clone());
+        assert!(matches!(&f.read_new().unwrap()[..], [Line::Start { .. }]));
+        assert!(f.read_new().unwrap().is_empty(), "nothing new");
+        w.dialogue(1, &server.name, Interface::Dac, "D");
+        // Half a line: not yet.
+        let mut raw = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        raw.write_all(br#"{"note":"ha"#).unwrap();
+        assert!(matches!(
+            &f.read_new().unwrap()[..],
+            [Line::Dialogue { id: 1, .. }]
+        ));
+        raw.write_all(b"lf\"}\n").unwrap();
+        assert!(matches!(&f.read_new().unwrap()[..], [Line::Note(n)] if n == "half"));
+        assert_eq!(
+            newest_recording(Some(dir.path())),
+            None,
+            "not in recordings/"
+        );
+    }
+}
