@@ -10,7 +10,10 @@
 //!   package is there (`BKN_PYTHON`, else `python3`);
 //! - `dialogue --url` against `serve dac --http`: turns per second, and the CPU of each side;
 //! - `send` as a one-shot process (what scripts run), and `--version` for scale;
-//! - `validate` of 40,000 messages as JSON Lines.
+//! - `validate` of 40,000 messages as JSON Lines;
+//! - `proxy`: an agent's exchange through `bkn-explorer proxy -- serve dac` (recording and
+//!   not) against the same agent talking to `serve dac` directly, in alternating rounds:
+//!   median and p99 of each, and what the proxy adds.
 //!
 //! `cargo bench --bench turns` prints a table; docs/performance.md keeps the figures.
 
@@ -36,6 +39,11 @@ fn main() {
     }
     // `cargo bench` passes `--bench`; a filter (like criterion's) is not supported here.
     let dir = tempfile::tempdir().expect("a temporary folder");
+    // `BKN_TURNS=proxy cargo bench --bench turns`: the proxy's rows alone.
+    if std::env::var("BKN_TURNS").as_deref() == Ok("proxy") {
+        proxy_overhead(dir.path(), 2_000);
+        return;
+    }
     println!("turns: what one turn costs (CPU of client and server together)\n");
     pipe_floor();
     bare_turns(2_000);
@@ -73,6 +81,87 @@ fn main() {
     validate(dir.path());
     test_over_dialogue(dir.path(), 2_000);
     load_over_http(dir.path());
+    proxy_overhead(dir.path(), 2_000);
+}
+
+/// One agent's exchanges (raw JSON-RPC over stdio, one at a time) with `command`: the
+/// latency of each, in microseconds.
+fn agent_exchanges(command: &[&str], turns: u64) -> Vec<f64> {
+    let mut child = Command::new(command[0])
+        .args(&command[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let mut exchange = |message: &Value, input: &mut std::process::ChildStdin| {
+        writeln!(input, "{message}").unwrap();
+        input.flush().unwrap();
+        line.clear();
+        output.read_line(&mut line).unwrap();
+    };
+    exchange(
+        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}),
+        &mut input,
+    );
+    writeln!(input, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    let dialog = uuid::Uuid::new_v4().to_string();
+    let mut out = Vec::with_capacity(turns as usize);
+    for turn in 0..turns {
+        let message = json!({"jsonrpc":"2.0","id":turn + 1,"method":"tools/call",
+                             "params":{"name":"bkn_dac","arguments":request(turn, &dialog)}});
+        let started = Instant::now();
+        exchange(&message, &mut input);
+        out.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    drop(input);
+    let _ = child.wait();
+    out
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// What the proxy adds to an exchange: the same agent, alternately direct and through the
+/// proxy (without and with recording), 4 rounds of `turns` each.
+fn proxy_overhead(dir: &Path, turns: u64) {
+    let record = |round: usize| dir.join(format!("bench-{round}.jsonl"));
+    let mut direct = Vec::new();
+    let mut proxied = Vec::new();
+    let mut recorded = Vec::new();
+    for round in 0..4 {
+        direct.extend(agent_exchanges(&[BIN, "serve", "dac", "--log-level", "error"], turns));
+        proxied.extend(agent_exchanges(
+            &[BIN, "proxy", "--no-record", "--", BIN, "serve", "dac", "--log-level", "error"],
+            turns,
+        ));
+        let path = record(round);
+        recorded.extend(agent_exchanges(
+            &[BIN, "proxy", "--record", path.to_str().unwrap(), "--", BIN, "serve", "dac", "--log-level", "error"],
+            turns,
+        ));
+    }
+    let show = |what: &str, v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        let (median, p99) = (percentile(v, 0.5), percentile(v, 0.99));
+        println!("{what:<58} median {median:>7.0} µs   p99 {p99:>7.0} µs");
+        (median, p99)
+    };
+    let d = show("agent exchange, direct (stdio)", &mut direct);
+    let p = show("agent exchange through proxy, not recording", &mut proxied);
+    let r = show("agent exchange through proxy, recording", &mut recorded);
+    println!(
+        "{:<58} median +{:.0} µs, p99 +{:.0} µs (recording: +{:.0} / +{:.0} µs)",
+        "  what the proxy adds",
+        p.0 - d.0,
+        p.1 - d.1,
+        r.0 - d.0,
+        r.1 - d.1
+    );
 }
 
 /// `test` against `dialogue` with the same Requests: what judging expectations adds.

@@ -805,7 +805,6 @@ fn a_proxied_dialogue_is_watched_live_and_taken_over() {
         "{screen}"
     );
     // The agent ends its run: the dialogue becomes a recorded one, and the explorer says so.
-    drop(say);
     drop(agent);
     assert!(proxy.wait().unwrap().success());
     t.wait_for(&["ended"], "the end of the proxied run");
