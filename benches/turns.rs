@@ -42,6 +42,7 @@ fn main() {
     // `BKN_TURNS=proxy cargo bench --bench turns`: the proxy's rows alone.
     if std::env::var("BKN_TURNS").as_deref() == Ok("proxy") {
         proxy_overhead(dir.path(), 2_000);
+        http_proxy_overhead(dir.path(), 2_000);
         return;
     }
     println!("turns: what one turn costs (CPU of client and server together)\n");
@@ -82,6 +83,66 @@ fn main() {
     test_over_dialogue(dir.path(), 2_000);
     load_over_http(dir.path());
     proxy_overhead(dir.path(), 2_000);
+    http_proxy_overhead(dir.path(), 2_000);
+}
+
+/// The latency of each exchange of `dialogue --url` (what it reports), in microseconds.
+fn dialogue_latencies(requests: &Path, url: &str) -> Vec<f64> {
+    let out = Command::new(BIN)
+        .arg("dialogue")
+        .arg(requests)
+        .args(["--url", url])
+        .stderr(Stdio::null())
+        .output()
+        .expect("dialogue runs");
+    assert!(out.status.success(), "dialogue failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["latencyMs"].as_f64())
+        .map(|ms| ms * 1000.0)
+        .collect()
+}
+
+/// What the HTTP proxy adds: `dialogue --url` against `serve dac --http` directly and
+/// through `proxy --http` (recording), alternately, 4 rounds of `turns`.
+fn http_proxy_overhead(dir: &Path, turns: usize) {
+    let requests = requests(dir, turns);
+    let (mut server, upstream) = http_server();
+    let record = dir.join("bench-http.jsonl");
+    let (mut proxy, via) = listening(&[
+        "proxy",
+        "--http",
+        "127.0.0.1:0",
+        "--upstream",
+        &upstream,
+        "--record",
+        record.to_str().unwrap(),
+    ]);
+    let (mut direct, mut proxied) = (Vec::new(), Vec::new());
+    for _ in 0..4 {
+        direct.extend(dialogue_latencies(&requests, &upstream));
+        proxied.extend(dialogue_latencies(&requests, &via));
+    }
+    let _ = proxy.kill();
+    let _ = server.kill();
+    let show = |what: &str, v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        let (median, p99) = (percentile(v, 0.5), percentile(v, 0.99));
+        println!("{what:<58} median {median:>7.0} µs   p99 {p99:>7.0} µs");
+        (median, p99)
+    };
+    let d = show("dialogue --url exchange, direct (HTTP)", &mut direct);
+    let p = show(
+        "dialogue --url exchange through proxy --http, recording",
+        &mut proxied,
+    );
+    println!(
+        "{:<58} median +{:.0} µs, p99 +{:.0} µs",
+        "  what the HTTP proxy adds",
+        p.0 - d.0,
+        p.1 - d.1
+    );
 }
 
 /// One agent's exchanges (raw JSON-RPC over stdio, one at a time) with `command`: the
@@ -107,7 +168,11 @@ fn agent_exchanges(command: &[&str], turns: u64) -> Vec<f64> {
         &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}),
         &mut input,
     );
-    writeln!(input, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    writeln!(
+        input,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
     let dialog = uuid::Uuid::new_v4().to_string();
     let mut out = Vec::with_capacity(turns as usize);
     for turn in 0..turns {
@@ -134,14 +199,38 @@ fn proxy_overhead(dir: &Path, turns: u64) {
     let mut proxied = Vec::new();
     let mut recorded = Vec::new();
     for round in 0..4 {
-        direct.extend(agent_exchanges(&[BIN, "serve", "dac", "--log-level", "error"], turns));
+        direct.extend(agent_exchanges(
+            &[BIN, "serve", "dac", "--log-level", "error"],
+            turns,
+        ));
         proxied.extend(agent_exchanges(
-            &[BIN, "proxy", "--no-record", "--", BIN, "serve", "dac", "--log-level", "error"],
+            &[
+                BIN,
+                "proxy",
+                "--no-record",
+                "--",
+                BIN,
+                "serve",
+                "dac",
+                "--log-level",
+                "error",
+            ],
             turns,
         ));
         let path = record(round);
         recorded.extend(agent_exchanges(
-            &[BIN, "proxy", "--record", path.to_str().unwrap(), "--", BIN, "serve", "dac", "--log-level", "error"],
+            &[
+                BIN,
+                "proxy",
+                "--record",
+                path.to_str().unwrap(),
+                "--",
+                BIN,
+                "serve",
+                "dac",
+                "--log-level",
+                "error",
+            ],
             turns,
         ));
     }
@@ -248,15 +337,20 @@ fn load_over_http(dir: &Path) {
 /// The reference Domain Access over HTTP on an ephemeral port, and its URL (read from its
 /// log; the rest of the log is drained so that it never blocks).
 fn http_server() -> (std::process::Child, String) {
+    listening(&[
+        "serve",
+        "dac",
+        "--http",
+        "127.0.0.1:0",
+        "--log-level",
+        "warn",
+    ])
+}
+
+/// Starts this program with `args` and waits for the line that names the URL it listens on.
+fn listening(args: &[&str]) -> (std::process::Child, String) {
     let mut server = Command::new(BIN)
-        .args([
-            "serve",
-            "dac",
-            "--http",
-            "127.0.0.1:0",
-            "--log-level",
-            "warn",
-        ])
+        .args(args)
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -269,7 +363,11 @@ fn http_server() -> (std::process::Child, String) {
             panic!("the HTTP server did not start");
         }
         if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_owned();
+            break line[at..]
+                .split([',', ' ', '\n'])
+                .next()
+                .unwrap()
+                .to_owned();
         }
     };
     std::thread::spawn(move || {

@@ -321,3 +321,186 @@ fn a_server_made_from_a_recording_answers_its_requests_again() {
         "answered, not left hanging"
     );
 }
+
+/// Starts `proxy --http` in front of `upstream`; returns it and the URL it listens on.
+async fn http_proxy(
+    upstream: &str,
+    record: &Path,
+    extra: &[&str],
+) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(common::bin())
+        .args([
+            "proxy",
+            "--http",
+            "127.0.0.1:0",
+            "--upstream",
+            upstream,
+            "--record",
+        ])
+        .arg(record)
+        .args(extra)
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the proxy says where it listens");
+        if let Some(at) = line.find("http://") {
+            break line[at..].split([',', ' ']).next().unwrap().to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+/// `proxy --http`: an MCP client (the explorer's own `dialogue`, and raw HTTP) through the
+/// proxy to the reference server over Streamable HTTP: the session, its messages and their
+/// answers pass (the same answers as directly), one dialogue per MCP session is recorded,
+/// validates and replays without differences; `--token` guards the listening side.
+#[tokio::test]
+async fn an_http_proxy_passes_sessions_through_and_records_one_dialogue_each() {
+    let upstream = common::spawn_http(&["dac".to_owned()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("http.jsonl");
+    let (mut proxy, url) = http_proxy(&upstream.url, &record, &[]).await;
+    let requests = dir.path().join("requests.jsonl");
+    std::fs::write(&requests, (0..3).map(|i| format!("{}\n", json!({"Kind":"constraints","EntityIDs":[format!("Kiosk#{i}")],"Space":{"SpaceID":"Space:Square"}}))).collect::<String>()).unwrap();
+    for _ in 0..2 {
+        let out = tokio::process::Command::new(common::bin())
+            .arg("dialogue")
+            .arg(&requests)
+            .args(["--url", &url])
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Raw: the answer to tools/list in one session, through the proxy and directly.
+    let client = reqwest::Client::new();
+    let post = |to: &str, session: Option<&str>, body: Value| {
+        let mut r = client
+            .post(to)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(s) = session {
+            r = r
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        r.send()
+    };
+    let init = post(&url, None, json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}})).await.unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    init.text().await.unwrap();
+    post(
+        &url,
+        Some(&session),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    )
+    .await
+    .unwrap();
+    let message = |text: String| -> Value {
+        let data = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .find(|d| !d.is_empty())
+            .map(str::to_owned)
+            .unwrap_or(text);
+        serde_json::from_str(&data).unwrap()
+    };
+    let via_proxy = message(
+        post(
+            &url,
+            Some(&session),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        )
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap(),
+    );
+    let direct = message(
+        post(
+            &upstream.url,
+            Some(&session),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        )
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap(),
+    );
+    assert_eq!(
+        via_proxy, direct,
+        "the session reached the server through the proxy"
+    );
+    proxy.start_kill().unwrap();
+    proxy.wait().await.unwrap();
+
+    let s = bkn_explorer::session::Session::load(&record).unwrap();
+    assert_eq!(s.dialogues.len(), 2, "one dialogue per MCP session");
+    assert!(s.dialogues.iter().all(|d| d.turns.len() == 3));
+    let validate = std::process::Command::new(common::bin())
+        .arg("validate")
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&validate.stdout)
+    );
+    let replay = std::process::Command::new(common::bin())
+        .arg("replay")
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+
+    // Guarded: without the proxy's token the agent is refused; with it, it passes.
+    let (_guarded, url) = http_proxy(
+        &upstream.url,
+        &dir.path().join("guarded.jsonl"),
+        &["--token", "s3cret"],
+    )
+    .await;
+    let refused = tokio::process::Command::new(common::bin())
+        .args(["tools", "--no-sign-in", "--url", &url])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let allowed = tokio::process::Command::new(common::bin())
+        .args(["tools", "--token", "s3cret", "--url", &url])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+}

@@ -1,10 +1,11 @@
-//! `bkn-explorer proxy [--record FILE] -- CMD ARGS…`: stand in for a stdio server between an
-//! agent and the real server, passing everything unchanged and recording the BKN dialogues.
+//! `bkn-explorer proxy [--record FILE] -- CMD ARGS…` (stdio) and `proxy --http [ADDR:]PORT
+//! --upstream URL` (Streamable HTTP): stand in for the server between an agent and the real
+//! one, passing everything unchanged and recording the BKN dialogues.
 //! The agent's configuration names `bkn-explorer proxy -- my-server --flag` where it named
 //! `my-server --flag`.
 
 use crate::client::spec::ServerSpec;
-use crate::proxy::observer::Observer;
+use crate::proxy::observer::{Observer, Recording};
 use crate::session::journal::Writer;
 use crate::settings::Settings;
 use std::path::PathBuf;
@@ -24,15 +25,42 @@ pub struct Args {
     /// Messages longer than this (MiB) pass on unchecked, and the recording says so.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     max_message_mb: usize,
-    /// The real server's command line.
-    #[arg(last = true, required = true, value_name = "CMD ARGS")]
+    /// Proxy Streamable HTTP instead of stdio: listen on [ADDRESS:]PORT (loopback unless an
+    /// address is given; path /mcp) and pass everything to --upstream.
+    #[arg(
+        long,
+        value_name = "[ADDRESS:]PORT",
+        requires = "upstream",
+        conflicts_with = "command"
+    )]
+    http: Option<String>,
+    /// The real server's MCP endpoint (with --http).
+    #[arg(long, value_name = "URL", requires = "http")]
+    upstream: Option<String>,
+    /// With --http: ask the agent for this bearer token (taken off before the request goes on).
+    #[arg(
+        long,
+        env = "BKN_PROXY_TOKEN",
+        hide_env_values = true,
+        requires = "http"
+    )]
+    token: Option<String>,
+    /// The real server's command line (stdio).
+    #[arg(last = true, required_unless_present = "http", value_name = "CMD ARGS")]
     command: Vec<String>,
 }
 
 pub fn run(args: Args) -> u8 {
-    let line = shlex::try_join(args.command.iter().map(String::as_str))
-        .unwrap_or_else(|_| args.command.join(" "));
-    let server = match ServerSpec::from_command_line(&line) {
+    let line = match &args.upstream {
+        Some(url) => url.clone(),
+        None => shlex::try_join(args.command.iter().map(String::as_str))
+            .unwrap_or_else(|_| args.command.join(" ")),
+    };
+    let server = match &args.upstream {
+        Some(url) => ServerSpec::from_url(url),
+        None => ServerSpec::from_command_line(&line),
+    };
+    let server = match server {
         Ok(s) => s,
         Err(e) => {
             eprintln!("bkn-explorer proxy: {e}");
@@ -62,7 +90,7 @@ pub fn run(args: Args) -> u8 {
             }
         }
     };
-    let observer = Observer::new(&server.name, journal);
+    let recording = Recording::new(journal);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -75,6 +103,37 @@ pub fn run(args: Args) -> u8 {
         }
     };
     let limit = args.max_message_mb.max(1).saturating_mul(1024 * 1024);
+    if let (Some(listen), Some(upstream)) = (&args.http, &args.upstream) {
+        let address = match super::serve::http_address(listen, None) {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("bkn-explorer proxy: {e:#}");
+                return super::exit::FAILURE;
+            }
+        };
+        let upstream_shown = upstream.clone();
+        let result = runtime.block_on(crate::proxy::http::run(
+            address,
+            upstream.clone(),
+            args.token.clone(),
+            recording,
+            limit,
+            |bound| {
+                // The one line a script (or a test) waits for.
+                eprintln!("bkn-explorer: proxy listening on http://{bound}/mcp, passing to {upstream_shown}");
+            },
+            super::serve::shutdown_signal(),
+        ));
+        runtime.shutdown_background();
+        return match result {
+            Ok(()) => super::exit::OK,
+            Err(e) => {
+                eprintln!("bkn-explorer proxy: {e}");
+                super::exit::FAILURE
+            }
+        };
+    }
+    let observer = Observer::sharing(&server.name, recording);
     let code = runtime.block_on(crate::proxy::stdio::run(&args.command, observer, limit));
     // Standard input may still be read by a blocking thread: do not wait for it.
     runtime.shutdown_background();

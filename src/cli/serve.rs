@@ -284,7 +284,7 @@ async fn serve<B: Backend>(backend: Arc<B>, args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn shutdown_signal() {
+pub(super) async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -300,7 +300,7 @@ async fn shutdown_signal() {
 }
 
 /// `PORT` or `ADDRESS:PORT`; the address must be loopback unless --bind replaces it.
-fn http_address(spec: &str, bind: Option<IpAddr>) -> anyhow::Result<SocketAddr> {
+pub(super) fn http_address(spec: &str, bind: Option<IpAddr>) -> anyhow::Result<SocketAddr> {
     let (ip, port) = match spec.parse::<u16>() {
         Ok(port) => (IpAddr::from([127, 0, 0, 1]), port),
         Err(_) => {

@@ -6,5 +6,6 @@
 //!
 //! Layer: above `client` (its checks) and `session` (the journal); below `cli`.
 
+pub mod http;
 pub mod observer;
 pub mod stdio;

@@ -21,6 +21,7 @@ use crate::session::journal::Writer;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 /// Which way a message went.
@@ -62,9 +63,43 @@ struct Watched {
     waiting: BTreeMap<u64, Turn>,
 }
 
+/// The recording several observers write to (one per MCP session behind an HTTP proxy):
+/// the journal, and the next dialogue id, which is the recording's, not a session's.
+#[derive(Clone)]
+pub struct Recording(Arc<Mutex<(Option<Writer>, u64)>>);
+
+impl Recording {
+    pub fn new(writer: Option<Writer>) -> Recording {
+        Recording(Arc::new(Mutex::new((writer, 1))))
+    }
+
+    fn with(&self, f: impl FnOnce(&mut Writer)) {
+        let mut inner = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(w) = &mut inner.0 {
+            f(w);
+        }
+    }
+
+    fn next_dialogue(&self) -> u64 {
+        let mut inner = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let id = inner.1;
+        inner.1 += 1;
+        id
+    }
+
+    /// The recording is over, and why.
+    pub fn end(&self, why: &str) {
+        self.with(|w| w.end(why));
+    }
+
+    pub fn note(&self, text: &str) {
+        self.with(|w| w.note(text));
+    }
+}
+
 pub struct Observer {
     server: String,
-    journal: Option<Writer>,
+    journal: Recording,
     tools: BTreeMap<Interface, String>,
     pending: HashMap<String, Pending>,
     dialogues: Vec<Watched>,
@@ -75,6 +110,11 @@ pub struct Observer {
 
 impl Observer {
     pub fn new(server: &str, journal: Option<Writer>) -> Observer {
+        Observer::sharing(server, Recording::new(journal))
+    }
+
+    /// An observer of one MCP session, writing to a recording others write to as well.
+    pub fn sharing(server: &str, journal: Recording) -> Observer {
         Observer {
             server: server.to_owned(),
             journal,
@@ -119,9 +159,7 @@ impl Observer {
     }
 
     pub fn note(&mut self, text: &str) {
-        if let Some(j) = &mut self.journal {
-            j.note(text);
-        }
+        self.journal.note(text);
     }
 
     fn message(&mut self, side: Side, message: Value, at: Instant, now: SystemTime) {
@@ -243,9 +281,23 @@ impl Observer {
                 self.exchange(*call, reply, at, now);
             }
         }
-        if let Some(j) = &mut self.journal {
-            j.end(why);
+        self.journal.end(why);
+    }
+
+    /// This MCP session is over (the proxy goes on): its Requests still waiting are
+    /// recorded without a reply.
+    pub fn session_ended(&mut self, why: &str, at: Instant, now: SystemTime) {
+        let ids: Vec<String> = self.pending.keys().cloned().collect();
+        for id in ids {
+            if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                let reply = Err(TurnError {
+                    kind: ErrorKind::Gone,
+                    message: format!("no answer before {why}"),
+                });
+                self.exchange(*call, reply, at, now);
+            }
         }
+        self.note(why);
     }
 
     /// A BKN Request passing: its dialogue (opened by its first Request), its place there,
@@ -269,10 +321,10 @@ impl Observer {
         {
             Some(i) => i,
             None => {
-                let id = self.dialogues.len() as u64 + 1;
-                if let Some(j) = &mut self.journal {
-                    j.dialogue(id, &self.server, interface, &dialog_id);
-                }
+                let id = self.journal.next_dialogue();
+                let server = self.server.clone();
+                self.journal
+                    .with(|j| j.dialogue(id, &server, interface, &dialog_id));
                 self.dialogues.push(Watched {
                     id,
                     interface,
@@ -348,9 +400,8 @@ impl Observer {
         d.waiting.insert(seq, turn);
         while let Some(turn) = d.waiting.remove(&d.written) {
             d.written += 1;
-            if let Some(j) = &mut self.journal {
-                j.turn(d.id, &turn);
-            }
+            let id = d.id;
+            self.journal.with(|j| j.turn(id, &turn));
         }
     }
 }

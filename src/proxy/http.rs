@@ -1,0 +1,315 @@
+//! The Streamable HTTP proxy: it listens (loopback by default) where the agent expects its
+//! server, and passes every request to the upstream endpoint and every answer back: POST,
+//! GET (the server's SSE stream), DELETE, their bodies byte for byte (an SSE stream as it
+//! comes, event by event) and their headers (but those of the connection itself), so that
+//! `Mcp-Session-Id`, `Mcp-Protocol-Version`, `Last-Event-ID` and the agent's own credentials
+//! reach the server. With `--token`, the listening side asks for its own bearer token, which
+//! is taken off before the request goes on.
+//!
+//! Each MCP session has its observer (JSON-RPC ids are the session's), all writing to one
+//! recording; the JSON-RPC messages of request bodies, JSON answers and SSE events are shown
+//! to it. A session ends with the agent's DELETE, or when the proxy stops.
+
+use super::observer::{Observer, Recording, Side};
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+/// Headers of one connection (RFC 9110 §7.6.1) and the length, which the proxy's own body
+/// framing sets: never passed on.
+const HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "content-length",
+];
+
+#[derive(Clone)]
+struct Proxy {
+    upstream: String,
+    client: reqwest::Client,
+    token: Option<String>,
+    server: String,
+    recording: Recording,
+    sessions: Arc<Mutex<HashMap<String, Observer>>>,
+    limit: usize,
+}
+
+impl Proxy {
+    fn observe(&self, session: &str, side: Side, lines: &[u8]) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let observer = sessions
+            .entry(session.to_owned())
+            .or_insert_with(|| Observer::sharing(&self.server, self.recording.clone()));
+        if lines.len() > self.limit {
+            observer.oversized(side, lines.len());
+            return;
+        }
+        observer.line(side, lines, Instant::now(), SystemTime::now());
+    }
+
+    fn end_session(&self, session: &str, why: &str) {
+        let observer = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(session);
+        if let Some(mut o) = observer {
+            o.session_ended(why, Instant::now(), SystemTime::now());
+        }
+    }
+
+    /// Every session still open is over (the proxy stops).
+    pub fn finish(&self, why: &str) {
+        let all: Vec<(String, Observer)> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .collect();
+        for (_, mut o) in all {
+            o.session_ended(why, Instant::now(), SystemTime::now());
+        }
+        self.recording.end(why);
+    }
+}
+
+/// Serves on `listen` until `stop` resolves; returns the address it listens on through
+/// `bound` as soon as it does.
+pub async fn run(
+    listen: SocketAddr,
+    upstream: String,
+    token: Option<String>,
+    recording: Recording,
+    limit: usize,
+    bound: impl FnOnce(SocketAddr),
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let server = reqwest::Url::parse(&upstream)
+        .ok()
+        .and_then(|u| {
+            u.host_str()
+                .map(|h| format!("{h}:{}", u.port_or_known_default().unwrap_or(0)))
+        })
+        .unwrap_or_else(|| upstream.clone());
+    let proxy = Proxy {
+        upstream,
+        client,
+        token,
+        server,
+        recording,
+        sessions: Arc::new(Mutex::new(HashMap::new())),
+        limit,
+    };
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::any(forward))
+        .with_state(proxy.clone());
+    bound(address);
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let result = axum::serve(listener, app)
+        .with_graceful_shutdown(stop)
+        .await
+        .map_err(|e| e.to_string());
+    proxy.finish("the proxy stopped");
+    result
+}
+
+async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Some(token) = &proxy.token {
+        let given = parts
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if given != Some(token.as_str()) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [("www-authenticate", "Bearer")],
+                "this proxy wants its token (Authorization: Bearer …)",
+            )
+                .into_response();
+        }
+    }
+    let Ok(body) = axum::body::to_bytes(body, proxy.limit.saturating_mul(4)).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request is over the proxy's limit",
+        )
+            .into_response();
+    };
+    let session = header(&parts.headers, "mcp-session-id");
+    let mut outgoing = proxy
+        .client
+        .request(parts.method.clone(), &proxy.upstream)
+        .body(body.clone());
+    for (name, value) in &parts.headers {
+        let n = name.as_str();
+        if HOP.contains(&n) || n == "host" || (proxy.token.is_some() && n == "authorization") {
+            continue;
+        }
+        outgoing = outgoing.header(name, value);
+    }
+    let answer = match outgoing.send().await {
+        Ok(a) => a,
+        Err(e) => {
+            proxy.recording.note(&format!(
+                "the upstream {} could not be reached: {e}",
+                proxy.upstream
+            ));
+            return (
+                StatusCode::BAD_GATEWAY,
+                format!("the upstream could not be reached: {e}"),
+            )
+                .into_response();
+        }
+    };
+    // The session: the agent's, or the one the server gives at initialize.
+    let session = session
+        .or_else(|| header(answer.headers(), "mcp-session-id"))
+        .unwrap_or_else(|| "(no session)".into());
+    if parts.method == axum::http::Method::POST && !body.is_empty() {
+        proxy.observe(&session, Side::Agent, &body);
+    }
+    if parts.method == axum::http::Method::DELETE {
+        proxy.end_session(&session, "the agent ended its MCP session (DELETE)");
+    }
+    let status = answer.status();
+    let mut response = Response::builder().status(status.as_u16());
+    let mut event_stream = false;
+    for (name, value) in answer.headers() {
+        if HOP.contains(&name.as_str()) {
+            continue;
+        }
+        if name == "content-type" && value.as_bytes().starts_with(b"text/event-stream") {
+            event_stream = true;
+        }
+        response = response.header(name.as_str(), value.as_bytes());
+    }
+    let tap = Tap {
+        proxy: proxy.clone(),
+        session,
+        event_stream,
+        pending: Vec::new(),
+        data: Vec::new(),
+    };
+    let stream = Tapped {
+        inner: answer.bytes_stream().boxed(),
+        tap: Some(tap),
+    };
+    response
+        .body(Body::from_stream(stream))
+        .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+}
+
+/// The upstream's body as it comes, shown to the tap on its way.
+struct Tapped {
+    inner: futures::stream::BoxStream<'static, Result<Bytes, reqwest::Error>>,
+    tap: Option<Tap>,
+}
+
+impl futures::Stream for Tapped {
+    type Item = Result<Bytes, reqwest::Error>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        let polled = self.inner.poll_next_unpin(cx);
+        match &polled {
+            std::task::Poll::Ready(Some(Ok(bytes))) => {
+                if let Some(tap) = &mut self.tap {
+                    tap.feed(bytes);
+                }
+            }
+            std::task::Poll::Ready(_) => {
+                if let Some(mut tap) = self.tap.take() {
+                    tap.finish();
+                }
+            }
+            std::task::Poll::Pending => {}
+        }
+        polled
+    }
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(HeaderName::from_bytes(name.as_bytes()).ok()?)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// What the server sends, shown to the observer as it passes: a JSON answer when it is
+/// whole, an SSE stream event by event (the `data` lines of an event make its message).
+struct Tap {
+    proxy: Proxy,
+    session: String,
+    event_stream: bool,
+    /// The start of a line not ended yet (SSE), or the JSON answer so far.
+    pending: Vec<u8>,
+    /// The current SSE event's data.
+    data: Vec<u8>,
+}
+
+impl Tap {
+    fn feed(&mut self, bytes: &[u8]) {
+        if !self.event_stream {
+            // A JSON answer is shown whole, at its end (only up to the limit is kept).
+            if self.pending.len() <= self.proxy.limit {
+                self.pending.extend_from_slice(bytes);
+            }
+            return;
+        }
+        self.pending.extend_from_slice(bytes);
+        let mut start = 0;
+        while let Some(end) = self.pending[start..].iter().position(|&b| b == b'\n') {
+            let line = &self.pending[start..start + end];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            start += end + 1;
+            if line.is_empty() {
+                if !self.data.is_empty() {
+                    let data = std::mem::take(&mut self.data);
+                    self.proxy.observe(&self.session, Side::Server, &data);
+                }
+            } else if let Some(value) = line.strip_prefix(b"data:") {
+                if !self.data.is_empty() {
+                    self.data.push(b'\n');
+                }
+                let value = value.strip_prefix(b" ").unwrap_or(value);
+                if self.data.len() <= self.proxy.limit {
+                    self.data.extend_from_slice(value);
+                }
+            }
+        }
+        self.pending.drain(..start);
+    }
+
+    /// The body ended (or broke off): a JSON answer is shown now.
+    fn finish(&mut self) {
+        if !self.event_stream && !self.pending.is_empty() {
+            let body = std::mem::take(&mut self.pending);
+            self.proxy.observe(&self.session, Side::Server, &body);
+        }
+    }
+}
