@@ -451,6 +451,32 @@ async fn an_http_proxy_passes_sessions_through_and_records_one_dialogue_each() {
         via_proxy, direct,
         "the session reached the server through the proxy"
     );
+    // The recording, from its address (what `--watch http://…` follows), from any byte on.
+    let base = url.trim_end_matches("/mcp");
+    let whole = client
+        .get(format!("{base}/recording"))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(&whole[..], &std::fs::read(&record).unwrap()[..]);
+    let rest = client
+        .get(format!("{base}/recording?from=100"))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(&rest[..], &whole[100..]);
+    let text = String::from_utf8_lossy(&whole);
+    assert_eq!(
+        text.matches("\"closed\"").count(),
+        2,
+        "each session's end is recorded: {text}"
+    );
     proxy.start_kill().unwrap();
     proxy.wait().await.unwrap();
 

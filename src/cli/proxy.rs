@@ -90,6 +90,7 @@ pub fn run(args: Args) -> u8 {
             }
         }
     };
+    let record_path = journal.as_ref().map(|w| w.path().to_owned());
     let recording = Recording::new(journal);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -112,12 +113,16 @@ pub fn run(args: Args) -> u8 {
             }
         };
         let upstream_shown = upstream.clone();
-        let result = runtime.block_on(crate::proxy::http::run(
-            address,
-            upstream.clone(),
-            args.token.clone(),
+        let settings = crate::proxy::http::Settings {
+            listen: address,
+            upstream: upstream.clone(),
+            token: args.token.clone(),
             recording,
+            record: record_path,
             limit,
+        };
+        let result = runtime.block_on(crate::proxy::http::run(
+            settings,
             |bound| {
                 // The one line a script (or a test) waits for.
                 eprintln!("bkn-explorer: proxy listening on http://{bound}/mcp, passing to {upstream_shown}");

@@ -29,10 +29,11 @@ pub struct Args {
     /// Open a session file (its dialogues shown as recorded).
     #[arg(long, value_name = "FILE")]
     session: Option<PathBuf>,
-    /// Watch a proxy's recording live (`bkn-explorer proxy --record FILE -- …`); alone, the
-    /// newest recording in the data directory's recordings/. Its dialogues appear as
-    /// read-only tabs marked live, turn by turn; `O` takes one over.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    /// Watch a proxy's recording live: its file, or an HTTP proxy's address
+    /// (http://127.0.0.1:PORT); alone, the newest recording in the data directory's
+    /// recordings/. Its dialogues appear as read-only tabs marked live, turn by turn; `O`
+    /// takes one over.
+    #[arg(long, value_name = "FILE|URL", num_args = 0..=1, default_missing_value = "")]
     watch: Option<PathBuf>,
     /// The colour theme: dark, light, high-contrast, or a user theme (default: the one used
     /// last, else dark).

@@ -6,6 +6,9 @@
 //! reach the server. With `--token`, the listening side asks for its own bearer token, which
 //! is taken off before the request goes on.
 //!
+//! `GET /recording?from=OFFSET` gives the recording from that byte on (the explorer's
+//! `--watch http://ADDRESS` follows a proxy this way, from another machine too).
+//!
 //! Each MCP session has its observer (JSON-RPC ids are the session's), all writing to one
 //! recording; the JSON-RPC messages of request bodies, JSON answers and SSE events are shown
 //! to it. A session ends with the agent's DELETE, or when the proxy stops.
@@ -43,6 +46,8 @@ struct Proxy {
     recording: Recording,
     sessions: Arc<Mutex<HashMap<String, Observer>>>,
     limit: usize,
+    /// The recording's file, for `GET /recording`.
+    record: Option<std::path::PathBuf>,
 }
 
 impl Proxy {
@@ -84,17 +89,35 @@ impl Proxy {
     }
 }
 
-/// Serves on `listen` until `stop` resolves; returns the address it listens on through
-/// `bound` as soon as it does.
+/// What an HTTP proxy is given.
+pub struct Settings {
+    pub listen: SocketAddr,
+    /// The real server's MCP endpoint.
+    pub upstream: String,
+    /// The bearer token the listening side asks for, if any.
+    pub token: Option<String>,
+    pub recording: Recording,
+    /// The recording's file, for `GET /recording`.
+    pub record: Option<std::path::PathBuf>,
+    /// Messages longer than this pass unchecked.
+    pub limit: usize,
+}
+
+/// Serves until `stop` resolves; says the address it listens on through `bound` as soon as
+/// it does.
 pub async fn run(
-    listen: SocketAddr,
-    upstream: String,
-    token: Option<String>,
-    recording: Recording,
-    limit: usize,
+    settings: Settings,
     bound: impl FnOnce(SocketAddr),
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
+    let Settings {
+        listen,
+        upstream,
+        token,
+        recording,
+        record,
+        limit,
+    } = settings;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
@@ -117,9 +140,11 @@ pub async fn run(
         recording,
         sessions: Arc::new(Mutex::new(HashMap::new())),
         limit,
+        record,
     };
     let app = axum::Router::new()
         .route("/mcp", axum::routing::any(forward))
+        .route("/recording", axum::routing::get(recording_from))
         .with_state(proxy.clone());
     bound(address);
     use axum::serve::ListenerExt;
@@ -134,22 +159,64 @@ pub async fn run(
     result
 }
 
+/// The refusal of a request without the proxy's token, when it has one.
+fn refused(proxy: &Proxy, headers: &HeaderMap) -> Option<Response> {
+    let token = proxy.token.as_ref()?;
+    let given = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    (given != Some(token.as_str())).then(|| {
+        (
+            StatusCode::UNAUTHORIZED,
+            [("www-authenticate", "Bearer")],
+            "this proxy wants its token (Authorization: Bearer …)",
+        )
+            .into_response()
+    })
+}
+
+/// The recording from byte `from` on (all of it without).
+async fn recording_from(
+    State(proxy): State<Proxy>,
+    axum::extract::Query(query): axum::extract::Query<HashMap<String, u64>>,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(refusal) = refused(&proxy, &headers) {
+        return refusal;
+    }
+    let Some(path) = proxy.record.clone() else {
+        return (
+            StatusCode::NOT_FOUND,
+            "this proxy does not record (--no-record)",
+        )
+            .into_response();
+    };
+    let from = query.get("from").copied().unwrap_or(0);
+    let read = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = std::fs::File::open(&path)?;
+        file.seek(SeekFrom::Start(from))?;
+        let mut out = Vec::new();
+        file.read_to_end(&mut out)?;
+        Ok(out)
+    })
+    .await;
+    match read {
+        Ok(Ok(bytes)) => ([("content-type", "application/x-ndjson")], bytes).into_response(),
+        Ok(Err(e)) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot read the recording: {e}"),
+        )
+            .into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
 async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    if let Some(token) = &proxy.token {
-        let given = parts
-            .headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if given != Some(token.as_str()) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [("www-authenticate", "Bearer")],
-                "this proxy wants its token (Authorization: Bearer …)",
-            )
-                .into_response();
-        }
+    if let Some(refusal) = refused(&proxy, &parts.headers) {
+        return refusal;
     }
     let Ok(body) = axum::body::to_bytes(body, proxy.limit.saturating_mul(4)).await else {
         return (

@@ -297,6 +297,10 @@ impl Observer {
                 self.exchange(*call, reply, at, now);
             }
         }
+        for d in &self.dialogues {
+            let id = d.id;
+            self.journal.with(|j| j.closed(id, why));
+        }
         self.note(why);
     }
 

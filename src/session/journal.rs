@@ -68,6 +68,13 @@ enum Entry {
     Turn(TurnLine),
     Note(String),
     End(String),
+    Closed(ClosedLine),
+}
+
+#[derive(Serialize, Deserialize)]
+struct ClosedLine {
+    dialogue: u64,
+    reason: String,
 }
 
 /// One line of a journal, read on its own (the explorer follows a journal as it grows).
@@ -89,6 +96,11 @@ pub enum Line {
         turn: Box<Turn>,
     },
     Note(String),
+    /// One dialogue is over (its MCP session ended), and why.
+    Closed {
+        dialogue: u64,
+        reason: String,
+    },
     /// The recording is over (the proxy ended), and why.
     End(String),
 }
@@ -126,6 +138,10 @@ pub fn read_line(number: usize, bytes: &[u8]) -> Result<Line, String> {
         },
         Entry::Note(n) => Line::Note(n),
         Entry::End(e) => Line::End(e),
+        Entry::Closed(c) => Line::Closed {
+            dialogue: c.dialogue,
+            reason: c.reason,
+        },
     })
 }
 
@@ -186,6 +202,11 @@ impl Writer {
 
     pub fn note(&mut self, text: &str) {
         self.line(&json!({ "note": text }));
+    }
+
+    /// A dialogue is over (its MCP session ended), and why.
+    pub fn closed(&mut self, dialogue: u64, why: &str) {
+        self.line(&json!({"closed": ClosedLine { dialogue, reason: why.to_owned() }}));
     }
 
     /// The last line: the recording is over, and why.
@@ -300,6 +321,7 @@ pub fn parse(text: &str) -> Result<Session, SessionError> {
                 }
             },
             Entry::Note(n) | Entry::End(n) => notes.push(n),
+            Entry::Closed(_) => {}
         }
     }
     if !notes.is_empty() {
@@ -377,6 +399,7 @@ pub fn for_each_turn<R: std::io::BufRead>(
                 *count += 1;
             }
             Entry::Note(n) | Entry::End(n) => notes.push(n),
+            Entry::Closed(_) => {}
         }
     }
     Ok(notes)

@@ -394,7 +394,7 @@ impl Runner {
             send(WatchEvent::Started(path.clone()));
             let mut follower = crate::tui::watch::Follower::new(path);
             loop {
-                match follower.read_new() {
+                match follower.read_new().await {
                     Ok(lines) => {
                         for line in lines {
                             let end = matches!(line, crate::session::journal::Line::End(_));

@@ -1,5 +1,6 @@
 //! Following a proxy's recording as it grows: the whole lines written since the last look,
-//! read from where the last look stopped (never the file again from its start), and which
+//! read from where the last look stopped (never the recording again from its start), from
+//! its file or from the HTTP proxy's address (`GET /recording?from=OFFSET`), and which
 //! recording is the newest. The runner calls it; update gets the lines as events.
 
 use crate::session::journal::{self, Line};
@@ -8,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 pub struct Follower {
     path: PathBuf,
+    /// The HTTP proxy's recording endpoint, when what is followed is an address.
+    url: Option<String>,
     offset: u64,
     /// The start of a line whose end has not been written yet.
     partial: Vec<u8>,
@@ -15,9 +18,18 @@ pub struct Follower {
 }
 
 impl Follower {
+    /// Follows a file, or (a path that is an `http://` or `https://` URL) the recording of
+    /// the HTTP proxy listening there.
     pub fn new(path: PathBuf) -> Follower {
+        let text = path.to_string_lossy();
+        let url = (text.starts_with("http://") || text.starts_with("https://")).then(|| {
+            let base = text.trim_end_matches('/');
+            let base = base.strip_suffix("/mcp").unwrap_or(base);
+            format!("{base}/recording")
+        });
         Follower {
             path,
+            url,
             offset: 0,
             partial: Vec::new(),
             lines: 0,
@@ -25,8 +37,32 @@ impl Follower {
     }
 
     /// The whole lines written since the last call, read; an error ends the following (a
-    /// file that went away or shrank, or a line that is not the journal's).
-    pub fn read_new(&mut self) -> Result<Vec<Line>, String> {
+    /// file that went away or shrank, a proxy gone, or a line that is not the journal's).
+    pub async fn read_new(&mut self) -> Result<Vec<Line>, String> {
+        let Some(url) = &self.url else {
+            return self.read_file();
+        };
+        let answer = reqwest::Client::new()
+            .get(format!("{url}?from={}", self.offset))
+            .send()
+            .await
+            .map_err(|e| {
+                format!(
+                    "the proxy at {} cannot be reached: {e}",
+                    self.path.display()
+                )
+            })?;
+        if !answer.status().is_success() {
+            let status = answer.status();
+            let text = answer.text().await.unwrap_or_default();
+            return Err(format!("{url}: {status} {}", text.trim()));
+        }
+        let fresh = answer.bytes().await.map_err(|e| e.to_string())?;
+        self.offset += fresh.len() as u64;
+        self.take_lines(&fresh)
+    }
+
+    fn read_file(&mut self) -> Result<Vec<Line>, String> {
         let mut file = match std::fs::File::open(&self.path) {
             Ok(f) => f,
             // Not there yet: the proxy has not started (the explorer may be started first).
@@ -52,7 +88,11 @@ impl Follower {
             .read_to_end(&mut fresh)
             .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
         self.offset += fresh.len() as u64;
-        self.partial.extend_from_slice(&fresh);
+        self.take_lines(&fresh)
+    }
+
+    fn take_lines(&mut self, fresh: &[u8]) -> Result<Vec<Line>, String> {
+        self.partial.extend_from_slice(fresh);
         let mut out = Vec::new();
         let mut start = 0;
         while let Some(end) = self.partial[start..].iter().position(|&b| b == b'\n') {
@@ -98,8 +138,8 @@ mod tests {
         let server = ServerSpec::from_command_line("da").unwrap();
         let mut w = journal::Writer::create(&path, None, &server).unwrap();
         let mut f = Follower::new(path.clone());
-        assert!(matches!(&f.read_new().unwrap()[..], [Line::Start { .. }]));
-        assert!(f.read_new().unwrap().is_empty(), "nothing new");
+        assert!(matches!(&f.read_file().unwrap()[..], [Line::Start { .. }]));
+        assert!(f.read_file().unwrap().is_empty(), "nothing new");
         w.dialogue(1, &server.name, Interface::Dac, "D");
         // Half a line: not yet.
         let mut raw = std::fs::OpenOptions::new()
@@ -108,11 +148,11 @@ mod tests {
             .unwrap();
         raw.write_all(br#"{"note":"ha"#).unwrap();
         assert!(matches!(
-            &f.read_new().unwrap()[..],
+            &f.read_file().unwrap()[..],
             [Line::Dialogue { id: 1, .. }]
         ));
         raw.write_all(b"lf\"}\n").unwrap();
-        assert!(matches!(&f.read_new().unwrap()[..], [Line::Note(n)] if n == "half"));
+        assert!(matches!(&f.read_file().unwrap()[..], [Line::Note(n)] if n == "half"));
         assert_eq!(
             newest_recording(Some(dir.path())),
             None,

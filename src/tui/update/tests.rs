@@ -1237,6 +1237,23 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     }
     assert_eq!(t.current().turns.len(), 2);
     assert_eq!(t.current().selected, Some(1), "the newest turn is followed");
+    // A second session's dialogue, and its end (its MCP session closed), while the first goes on.
+    t.event(line(Line::Dialogue {
+        id: 2,
+        server: server.name.clone(),
+        interface: Interface::Dac,
+        dialog_id: "E".into(),
+    }));
+    t.event(line(Line::Closed {
+        dialogue: 2,
+        reason: "the agent ended its MCP session".into(),
+    }));
+    assert_eq!(t.app.dialogues[1].status, Status::Recorded);
+    assert_eq!(
+        t.current().status,
+        Status::Live,
+        "the first is still in view, and live"
+    );
     // Sending into a live dialogue is refused, with what to do instead.
     let fx = t.key(KeyCode::F(5));
     assert!(

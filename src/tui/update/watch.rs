@@ -121,6 +121,26 @@ impl App {
                 }
             }
             Line::Note(note) => self.notify(format!("proxy: {note}"), Severity::Info),
+            Line::Closed { dialogue, reason } => {
+                let Some(key) = live
+                    .dialogues
+                    .iter()
+                    .find(|(id, _)| *id == dialogue)
+                    .map(|(_, k)| *k)
+                else {
+                    return;
+                };
+                if let Some(i) = self.dialogue_index(key)
+                    && self.dialogues[i].status == Status::Live
+                {
+                    self.dialogues[i].status = Status::Recorded;
+                    let name = self.dialogues[i].name.clone();
+                    self.notify(
+                        format!("the proxied dialogue {name} ended: {reason}"),
+                        Severity::Info,
+                    );
+                }
+            }
             Line::End(why) => {
                 let keys: Vec<_> = live.dialogues.iter().map(|(_, k)| *k).collect();
                 for key in keys {
