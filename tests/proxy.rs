@@ -26,6 +26,7 @@ fn agent_lines(m_instance: &str) -> Vec<String> {
         json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}}),
         json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
         json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        json!({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"dac://domain"}}),
         json!({"jsonrpc":"2.0","id":3,"method":"ping"}),
         json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99,"reason":"never sent"}}),
     ]
@@ -149,6 +150,48 @@ async fn every_byte_passes_both_ways_and_the_exchanges_are_recorded_and_checked(
         "{}",
         String::from_utf8_lossy(&validate.stdout)
     );
+
+    // A server made from the recording offers what the recorded one did (its tool and the
+    // resource the agent read), so that a client fills its Requests alike and is answered.
+    let mock = format!(
+        "{} serve --from-session {} --log-level warn",
+        common::bin(),
+        record.display()
+    );
+    let tools = std::process::Command::new(common::bin())
+        .args(["tools", "--format", "json", "--stdio", &mock])
+        .output()
+        .unwrap();
+    let described: Value = serde_json::from_slice(&tools.stdout).unwrap();
+    assert_eq!(
+        described["resources"].as_array().map(Vec::len),
+        Some(1),
+        "{described}"
+    );
+    assert_eq!(described["resources"][0]["uri"], "dac://domain");
+    assert_eq!(described["published"]["MInstance"], "MI:Elsewhere");
+    let mut send = std::process::Command::new(common::bin())
+        .args(["send", "-", "--stdio", &mock])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    send.stdin
+        .take()
+        .unwrap()
+        .write_all(
+            br#"{"Kind":"constraints","EntityIDs":["Kiosk#3"],"Space":{"SpaceID":"Space:Square"}}"#,
+        )
+        .unwrap();
+    let out = send.wait_with_output().unwrap();
+    let response: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        response["MInstance"], "MI:Elsewhere",
+        "filled from the recorded dac://domain"
+    );
+    assert_ne!(response["Outcome"], "not_answered", "{response}");
 }
 
 #[tokio::test]

@@ -159,8 +159,11 @@ fn recorded(
 ) -> anyhow::Result<Recorded> {
     use crate::client::turn::Reply;
     use crate::protocol::Interface;
-    let session = crate::session::Session::load(path)
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let session = crate::session::Session::parse(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let offered = crate::session::journal::offered(&text);
     if let Some(notes) = &session.notes {
         tracing::info!("the recording's notes: {notes}");
     }
@@ -203,7 +206,14 @@ fn recorded(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     tracing::info!(exchanges = exchanges.len(), "answering from {name}");
-    Ok(Recorded::new(interface, exchanges, matching, &name))
+    // A proxy's journal says what the server offered: its tool's name and its resources.
+    let tools: Vec<rmcp::model::Tool> = offered
+        .tools
+        .iter()
+        .filter_map(|t| serde_json::from_value(t.clone()).ok())
+        .collect();
+    let tool = crate::client::connection::find_bkn_tools(&tools).remove(&interface);
+    Ok(Recorded::new(interface, exchanges, matching, &name).offering(tool, offered.resources))
 }
 
 fn domain_access(args: &Args) -> anyhow::Result<DomainAccess> {

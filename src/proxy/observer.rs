@@ -35,6 +35,7 @@ pub enum Side {
 
 enum Pending {
     ToolsList,
+    ResourceRead(String),
     Call(Box<Call>),
 }
 
@@ -181,6 +182,12 @@ impl Observer {
                     "tools/list" => {
                         self.pending.insert(id, Pending::ToolsList);
                     }
+                    "resources/read" => {
+                        if let Some(uri) = message.pointer("/params/uri").and_then(Value::as_str) {
+                            self.pending
+                                .insert(id, Pending::ResourceRead(uri.to_owned()));
+                        }
+                    }
                     "tools/call" => {
                         let name = message.pointer("/params/name").and_then(Value::as_str);
                         let arguments = message
@@ -201,6 +208,17 @@ impl Observer {
                 };
                 match pending {
                     Pending::ToolsList => self.tools_listed(&message),
+                    Pending::ResourceRead(uri) => {
+                        // A resource of JSON text is kept (what a server made from the
+                        // recording gives back).
+                        let json = message
+                            .pointer("/result/contents/0/text")
+                            .and_then(Value::as_str)
+                            .and_then(|t| serde_json::from_str::<Value>(t).ok());
+                        if let Some(json) = json {
+                            self.journal.with(|j| j.resource(&uri, &json));
+                        }
+                    }
                     Pending::Call(call) => {
                         let reply = match (message.get("result"), message.get("error")) {
                             (Some(result), _) => serde_json::from_value::<CallToolResult>(
@@ -248,6 +266,9 @@ impl Observer {
     }
 
     fn tools_listed(&mut self, message: &Value) {
+        if let Some(list) = message.pointer("/result/tools") {
+            self.journal.with(|j| j.tools(list));
+        }
         let tools: Vec<Tool> = message
             .pointer("/result/tools")
             .and_then(|t| serde_json::from_value(t.clone()).ok())

@@ -40,6 +40,11 @@ pub trait Backend: Send + Sync + 'static {
 
     fn interface(&self) -> Interface;
 
+    /// The name of its tool (the interface's own, unless a recording named another).
+    fn tool_name(&self) -> String {
+        self.interface().tool_name().to_owned()
+    }
+
     /// The AIM ID the Responses name as their source in DataXMData.
     fn aim_id(&self) -> &str;
 
@@ -149,7 +154,7 @@ impl<B: Backend> BknServer<B> {
             }
         };
         Tool::new(
-            interface.tool_name(),
+            self.backend.tool_name(),
             format!(
                 "{} ({}): takes a whole {} Request (Mode RQ) as its arguments and returns the \
                  {} Response as structuredContent. {}",
@@ -273,7 +278,7 @@ impl<B: Backend> ServerHandler for BknServer<B> {
             interface.server_role(),
             interface.name(),
             interface.header(),
-            interface.tool_name(),
+            self.backend.tool_name(),
             self.backend.describe()
         ))
     }
@@ -291,8 +296,8 @@ impl<B: Backend> ServerHandler for BknServer<B> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let tool = self.backend.interface().tool_name();
-        if request.name != tool {
+        let tool = self.backend.tool_name();
+        if request.name != tool.as_str() {
             return Err(McpError::invalid_params(
                 format!("unknown tool {}: this server has {tool}", request.name),
                 None,

@@ -47,6 +47,10 @@ pub struct Recorded {
     m_instance: Option<String>,
     u_environment: Option<String>,
     source: String,
+    /// The name the recorded server gave its tool, when the recording says.
+    tool: Option<String>,
+    /// The resources the recorded server gave (URI and JSON), when the recording has them.
+    resources: Vec<(String, Value)>,
 }
 
 /// One MCP session's use of the recording.
@@ -103,7 +107,17 @@ impl Recorded {
             exchanges,
             mode,
             source: source.to_owned(),
+            tool: None,
+            resources: Vec::new(),
         }
+    }
+
+    /// What the recording says the server offered: its tool's name and its resources (a
+    /// proxy's journal has them), served as they were.
+    pub fn offering(mut self, tool: Option<String>, resources: Vec<(String, Value)>) -> Recorded {
+        self.tool = tool;
+        self.resources = resources;
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -216,6 +230,12 @@ impl Backend for Recorded {
         self.interface
     }
 
+    fn tool_name(&self) -> String {
+        self.tool
+            .clone()
+            .unwrap_or_else(|| self.interface.tool_name().to_owned())
+    }
+
     fn aim_id(&self) -> &str {
         "RECORDING"
     }
@@ -248,6 +268,17 @@ impl Backend for Recorded {
     }
 
     fn resources(&self) -> Vec<ResourceInfo> {
+        if !self.resources.is_empty() {
+            return self
+                .resources
+                .iter()
+                .map(|(uri, _)| ResourceInfo {
+                    uri: uri.clone(),
+                    name: uri.rsplit('/').next().unwrap_or(uri).to_owned(),
+                    description: format!("as the recorded server gave it ({})", self.source),
+                })
+                .collect();
+        }
         let (uri, name) = match self.interface {
             Interface::Dac => (crate::protocol::resources::DAC_DOMAIN, "domain"),
             Interface::Usr => (crate::protocol::resources::USR_USERS, "users"),
@@ -263,6 +294,13 @@ impl Backend for Recorded {
     }
 
     fn read(&self, uri: &str) -> Option<Value> {
+        if !self.resources.is_empty() {
+            return self
+                .resources
+                .iter()
+                .find(|(u, _)| u == uri)
+                .map(|(_, v)| v.clone());
+        }
         let mut out = serde_json::Map::new();
         if let Some(m) = &self.m_instance {
             out.insert("MInstance".into(), json!(m));

@@ -115,7 +115,7 @@ pub async fn serve_http<B: Backend>(
         .collect();
 
     let server_name = format!("bkn-explorer-{}", backend.interface().code());
-    let tool_name = backend.interface().tool_name();
+    let tool_name: Arc<str> = backend.tool_name().into();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.session_idle);
     let config = StreamableHttpServerConfig::default()
@@ -134,7 +134,9 @@ pub async fn serve_http<B: Backend>(
     let mcp = axum::Router::new()
         .fallback_service(service)
         .layer(axum::middleware::from_fn(
-            move |request: Request, next: Next| jsonrpc_bodies(request, next, max_body, tool),
+            move |request: Request, next: Next| {
+                jsonrpc_bodies(request, next, max_body, tool.clone())
+            },
         ));
     let app =
         axum::Router::new()
@@ -189,12 +191,7 @@ pub struct DeepArguments(pub serde_json::Map<String, serde_json::Value>);
 /// Around rmcp's POST handling: a body that is not a JSON-RPC message gets a JSON-RPC error
 /// (rmcp answers a plain-text 415), and a body nested too deep for rmcp's reader has its
 /// arguments read here.
-async fn jsonrpc_bodies(
-    request: Request,
-    next: Next,
-    max_body: usize,
-    tool: &'static str,
-) -> Response {
+async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize, tool: Arc<str>) -> Response {
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
     }
@@ -213,7 +210,7 @@ async fn jsonrpc_bodies(
         parts.extensions.insert(DeepArguments(arguments));
         bytes = shallow.into();
     }
-    if let Some(error) = bad_tool_call(&bytes, tool) {
+    if let Some(error) = bad_tool_call(&bytes, &tool) {
         return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
     }
     let json_body = parts

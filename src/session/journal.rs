@@ -69,6 +69,44 @@ enum Entry {
     Note(String),
     End(String),
     Closed(ClosedLine),
+    /// The server's tools, as its `tools/list` gave them.
+    Tools(Vec<Value>),
+    /// A resource the server gave (`resources/read`), its JSON.
+    Resource(ResourceLine),
+}
+
+#[derive(Serialize, Deserialize)]
+struct ResourceLine {
+    uri: String,
+    contents: Value,
+}
+
+/// What a journal recorded of the server besides its dialogues: its last tools list and the
+/// resources read from it (the last reading of each URI).
+#[derive(Clone, Debug, Default)]
+pub struct Offered {
+    pub tools: Vec<Value>,
+    pub resources: Vec<(String, Value)>,
+}
+
+/// The tools and resources a journal recorded (nothing for a session file).
+pub fn offered(text: &str) -> Offered {
+    let mut out = Offered::default();
+    if !looks_like_journal(text.as_bytes()) {
+        return out;
+    }
+    for line in text.lines().skip(1) {
+        match serde_json::from_str::<Entry>(line) {
+            Ok(Entry::Tools(t)) => out.tools = t,
+            Ok(Entry::Resource(r)) => {
+                out.resources.retain(|(uri, _)| *uri != r.uri);
+                out.resources.push((r.uri, r.contents));
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    out
 }
 
 #[derive(Serialize, Deserialize)]
@@ -103,6 +141,8 @@ pub enum Line {
     },
     /// The recording is over (the proxy ended), and why.
     End(String),
+    /// What the server offers (its tools, a resource read): kept for `serve --from-session`.
+    Offered,
 }
 
 /// Reads line `number` (1 is the header) of a journal.
@@ -142,6 +182,7 @@ pub fn read_line(number: usize, bytes: &[u8]) -> Result<Line, String> {
             dialogue: c.dialogue,
             reason: c.reason,
         },
+        Entry::Tools(_) | Entry::Resource(_) => Line::Offered,
     })
 }
 
@@ -202,6 +243,18 @@ impl Writer {
 
     pub fn note(&mut self, text: &str) {
         self.line(&json!({ "note": text }));
+    }
+
+    /// The server's tools (from its `tools/list`).
+    pub fn tools(&mut self, tools: &Value) {
+        self.line(&json!({ "tools": tools }));
+    }
+
+    /// A resource the server gave.
+    pub fn resource(&mut self, uri: &str, contents: &Value) {
+        self.line(
+            &json!({"resource": ResourceLine { uri: uri.to_owned(), contents: contents.clone() }}),
+        );
     }
 
     /// A dialogue is over (its MCP session ended), and why.
@@ -321,7 +374,7 @@ pub fn parse(text: &str) -> Result<Session, SessionError> {
                 }
             },
             Entry::Note(n) | Entry::End(n) => notes.push(n),
-            Entry::Closed(_) => {}
+            Entry::Closed(_) | Entry::Tools(_) | Entry::Resource(_) => {}
         }
     }
     if !notes.is_empty() {
@@ -399,7 +452,7 @@ pub fn for_each_turn<R: std::io::BufRead>(
                 *count += 1;
             }
             Entry::Note(n) | Entry::End(n) => notes.push(n),
-            Entry::Closed(_) => {}
+            Entry::Closed(_) | Entry::Tools(_) | Entry::Resource(_) => {}
         }
     }
     Ok(notes)

@@ -121,6 +121,7 @@ impl App {
                 }
             }
             Line::Note(note) => self.notify(format!("proxy: {note}"), Severity::Info),
+            Line::Offered => {}
             Line::Closed { dialogue, reason } => {
                 let Some(key) = live
                     .dialogues
