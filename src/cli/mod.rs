@@ -68,8 +68,9 @@ pub enum Command {
     Config(config::Args),
     /// OAuth sign-ins to HTTP servers: login, logout, status.
     Auth(auth::Args),
-    /// Stand in for a stdio server between an agent and the real one: pass everything
-    /// unchanged, check each BKN exchange, record the dialogues (`proxy -- CMD ARGS`).
+    /// Stand in for a server between an agent and the real one (`proxy -- CMD ARGS` for
+    /// stdio, `proxy --http PORT --upstream URL`): pass everything unchanged, check each BKN
+    /// exchange, record the dialogues.
     Proxy(proxy::Args),
 }
 
