@@ -126,12 +126,6 @@ fn http_proxy_overhead(dir: &Path, turns: usize) {
     }
     let _ = proxy.kill();
     let _ = server.kill();
-    let show = |what: &str, v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.total_cmp(b));
-        let (median, p99) = (percentile(v, 0.5), percentile(v, 0.99));
-        println!("{what:<58} median {median:>7.0} µs   p99 {p99:>7.0} µs");
-        (median, p99)
-    };
     let d = show("dialogue --url exchange, direct (HTTP)", &mut direct);
     let p = show(
         "dialogue --url exchange through proxy --http, recording",
@@ -187,6 +181,14 @@ fn agent_exchanges(command: &[&str], turns: u64) -> Vec<f64> {
     out
 }
 
+/// Prints the median and p99 of `v` (sorted here) and returns them.
+fn show(what: &str, v: &mut [f64]) -> (f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let (median, p99) = (percentile(v, 0.5), percentile(v, 0.99));
+    println!("{what:<58} median {median:>7.0} µs   p99 {p99:>7.0} µs");
+    (median, p99)
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
@@ -234,12 +236,6 @@ fn proxy_overhead(dir: &Path, turns: u64) {
             turns,
         ));
     }
-    let show = |what: &str, v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.total_cmp(b));
-        let (median, p99) = (percentile(v, 0.5), percentile(v, 0.99));
-        println!("{what:<58} median {median:>7.0} µs   p99 {p99:>7.0} µs");
-        (median, p99)
-    };
     let d = show("agent exchange, direct (stdio)", &mut direct);
     let p = show("agent exchange through proxy, not recording", &mut proxied);
     let r = show("agent exchange through proxy, recording", &mut recorded);

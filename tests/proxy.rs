@@ -12,6 +12,24 @@ use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// `send` of one Request (as a file on its standard input) to the stdio server `server`.
+fn send(server: &str, request: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut send = std::process::Command::new(common::bin())
+        .args(["send", "-", "--stdio", server])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    send.stdin
+        .take()
+        .unwrap()
+        .write_all(request.as_bytes())
+        .unwrap();
+    send.wait_with_output().unwrap()
+}
+
 fn request(turn: u64, dialog: &str, m_instance: &str) -> Value {
     json!({"Header":"PGM-KDA-V1.0","Mode":"RQ","MInstance":m_instance,"UEnvironment":"UE:Lab",
            "SessionID":"s-1","QueryID":format!("q-{turn}"),"QueryTime":"2026-12-01T00:00:00.000Z",
@@ -170,22 +188,10 @@ async fn every_byte_passes_both_ways_and_the_exchanges_are_recorded_and_checked(
     );
     assert_eq!(described["resources"][0]["uri"], "dac://domain");
     assert_eq!(described["published"]["MInstance"], "MI:Elsewhere");
-    let mut send = std::process::Command::new(common::bin())
-        .args(["send", "-", "--stdio", &mock])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    send.stdin
-        .take()
-        .unwrap()
-        .write_all(
-            br#"{"Kind":"constraints","EntityIDs":["Kiosk#3"],"Space":{"SpaceID":"Space:Square"}}"#,
-        )
-        .unwrap();
-    let out = send.wait_with_output().unwrap();
+    let out = send(
+        &mock,
+        r#"{"Kind":"constraints","EntityIDs":["Kiosk#3"],"Space":{"SpaceID":"Space:Square"}}"#,
+    );
     let response: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         response["MInstance"], "MI:Elsewhere",
@@ -329,22 +335,10 @@ fn a_server_made_from_a_recording_answers_its_requests_again() {
         root.join("sessions/dac-tour.json").display()
     );
     let started = std::time::Instant::now();
-    let mut send = std::process::Command::new(common::bin())
-        .args(["send", "-", "--stdio", &server])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    send.stdin
-        .take()
-        .unwrap()
-        .write_all(
-            br#"{"Kind":"constraints","EntityIDs":["Stall#9"],"Space":{"SpaceID":"Space:Square"}}"#,
-        )
-        .unwrap();
-    let out = send.wait_with_output().unwrap();
+    let out = send(
+        &server,
+        r#"{"Kind":"constraints","EntityIDs":["Stall#9"],"Space":{"SpaceID":"Space:Square"}}"#,
+    );
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -292,37 +292,32 @@ impl Observer {
 
     /// Requests still waiting when the proxy ends: recorded without a reply.
     pub fn finish(&mut self, why: &str, at: Instant, now: SystemTime) {
-        let ids: Vec<String> = self.pending.keys().cloned().collect();
-        for id in ids {
-            if let Some(Pending::Call(call)) = self.pending.remove(&id) {
-                let reply = Err(TurnError {
-                    kind: ErrorKind::Gone,
-                    message: format!("no answer before {why}"),
-                });
-                self.exchange(*call, reply, at, now);
-            }
-        }
+        self.unanswered(why, at, now);
         self.journal.end(why);
     }
 
     /// This MCP session is over (the proxy goes on): its Requests still waiting are
-    /// recorded without a reply.
+    /// recorded without a reply, and its dialogues are closed.
     pub fn session_ended(&mut self, why: &str, at: Instant, now: SystemTime) {
-        let ids: Vec<String> = self.pending.keys().cloned().collect();
-        for id in ids {
-            if let Some(Pending::Call(call)) = self.pending.remove(&id) {
-                let reply = Err(TurnError {
-                    kind: ErrorKind::Gone,
-                    message: format!("no answer before {why}"),
-                });
-                self.exchange(*call, reply, at, now);
-            }
-        }
+        self.unanswered(why, at, now);
         for d in &self.dialogues {
             let id = d.id;
             self.journal.with(|j| j.closed(id, why));
         }
         self.note(why);
+    }
+
+    fn unanswered(&mut self, why: &str, at: Instant, now: SystemTime) {
+        let ids: Vec<String> = self.pending.keys().cloned().collect();
+        for id in ids {
+            if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                let reply = Err(TurnError {
+                    kind: ErrorKind::Gone,
+                    message: format!("no answer before {why}"),
+                });
+                self.exchange(*call, reply, at, now);
+            }
+        }
     }
 
     /// A BKN Request passing: its dialogue (opened by its first Request), its place there,

@@ -370,15 +370,15 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for AuthorizingClient<
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.call(auth_header, |token| {
-            self.inner.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
+        // The inner client applies its own ceiling whatever is asked here.
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            usize::MAX,
+        )
         .await
     }
 

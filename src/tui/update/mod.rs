@@ -39,7 +39,7 @@ impl App {
             Event::Input(Input::Mouse(mouse)) => self.mouse(mouse, hits, &mut fx),
             Event::Input(Input::Paste(text)) => self.paste(&text, &mut fx),
             Event::Input(Input::Resize(w, h)) => self.size = Rect::new(0, 0, w, h),
-            Event::Watch(e) => self.watch_event(e, &mut fx),
+            Event::Watch(e) => self.watch_event(e),
             Event::Input(_) => {}
             Event::Tick => {
                 self.ticks += 1;

@@ -12,8 +12,7 @@ use crate::tui::effect::Effect;
 use crate::tui::event::WatchEvent;
 
 impl App {
-    pub(super) fn watch_event(&mut self, event: WatchEvent, fx: &mut Vec<Effect>) {
-        let _ = fx;
+    pub(super) fn watch_event(&mut self, event: WatchEvent) {
         match event {
             WatchEvent::Started(path) => {
                 self.notify(
