@@ -801,7 +801,9 @@ fn a_proxied_dialogue_is_watched_live_and_taken_over() {
     }
     let screen = t.screen();
     assert!(
-        screen.contains("◉ live") && screen.contains("D-agent"),
+        screen.contains("◉ live")
+            && screen.contains("D-agent")
+            && screen.contains("O takes it over"),
         "{screen}"
     );
     // The agent ends its run: the dialogue becomes a recorded one, and the explorer says so.

@@ -88,11 +88,19 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
         Interface::Dac => format!("{} · {}", d.interface.name(), c.kind.as_str()),
         Interface::Usr => format!("{} · feedback", d.interface.name()),
     };
-    let right = format!(
-        " next turn {} · {} send ",
-        d.next_turn,
-        app.keymap.first_key(&Action::Send)
-    );
+    // A watched dialogue is the agent's: what to do is take it over, not send.
+    let right = if d.status == crate::tui::dialogue::Status::Live {
+        format!(
+            " live, read-only · {} takes it over ",
+            app.keymap.first_key(&Action::TakeOver)
+        )
+    } else {
+        format!(
+            " next turn {} · {} send ",
+            d.next_turn,
+            app.keymap.first_key(&Action::Send)
+        )
+    };
     let block = super::pane_block(app, format!(" Compose · {what} "), focused)
         .title_top(Line::styled(right, t.fg(t.colors.key_hint)).right_aligned());
     let inner = block.inner(area);
@@ -102,11 +110,18 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
             [
                 check_line(app, c, inner.width as usize / 2).spans,
                 vec![Span::styled(
-                    format!(
-                        "   {} edits · {} sends",
-                        app.keymap.first_key(&Action::Focus(Pane::Composer)),
-                        app.keymap.first_key(&Action::Send)
-                    ),
+                    if d.status == crate::tui::dialogue::Status::Live {
+                        format!(
+                            "   the agent's dialogue: {} takes it over",
+                            app.keymap.first_key(&Action::TakeOver)
+                        )
+                    } else {
+                        format!(
+                            "   {} edits · {} sends",
+                            app.keymap.first_key(&Action::Focus(Pane::Composer)),
+                            app.keymap.first_key(&Action::Send)
+                        )
+                    },
                     t.muted(),
                 )],
             ]
