@@ -86,16 +86,54 @@ async fn through_proxy(
         .expect("the proxy starts");
     let mut stdin = proxy.stdin.take().unwrap();
     let mut stdout = proxy.stdout.take().unwrap();
+    // Everything that comes back, kept whole; the ids answered so far, for the agent to wait on.
+    let (answered_tx, mut answered) = tokio::sync::mpsc::unbounded_channel::<Value>();
     let reader = tokio::spawn(async move {
         let mut all = Vec::new();
-        stdout.read_to_end(&mut all).await.unwrap();
+        let mut buffer = [0u8; 65536];
+        let mut line = Vec::new();
+        loop {
+            let n = stdout.read(&mut buffer).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buffer[..n]);
+            for &b in &buffer[..n] {
+                if b == b'\n' {
+                    if let Ok(v) = serde_json::from_slice::<Value>(&line) {
+                        let _ = answered_tx.send(v["id"].clone());
+                    }
+                    line.clear();
+                } else {
+                    line.push(b);
+                }
+            }
+        }
         all
     });
+    // A sequential agent: each Request waits for its answer before the next goes (answers
+    // that came back out of order would make the server's own turn order differ between
+    // the recorded run and its replay).
+    let mut seen: Vec<Value> = Vec::new();
     for line in lines {
         stdin.write_all(line.as_bytes()).await.unwrap();
         stdin.write_all(b"\n").await.unwrap();
         stdin.flush().await.unwrap();
-        tokio::time::sleep(Duration::from_millis(30)).await;
+        let id = serde_json::from_str::<Value>(line)
+            .ok()
+            .filter(|m| m.get("method").is_some())
+            .and_then(|m| m.get("id").cloned());
+        match id {
+            Some(id) => {
+                while !seen.contains(&id) {
+                    match tokio::time::timeout(Duration::from_secs(20), answered.recv()).await {
+                        Ok(Some(v)) => seen.push(v),
+                        _ => panic!("no answer to {line}"),
+                    }
+                }
+            }
+            None => tokio::time::sleep(Duration::from_millis(30)).await,
+        }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     drop(stdin);

@@ -94,9 +94,12 @@ async fn pump(
         if n == 0 {
             break;
         }
+        // Shown before it is passed on: a Request is then always in the observer's queue
+        // before its answer can be (the answer is read only after the write), whichever
+        // pump runs first. Showing is a non-blocking send, not a wait.
+        lines.feed(&buffer[..n], &tx);
         to.write_all(&buffer[..n]).await?;
         to.flush().await?;
-        lines.feed(&buffer[..n], &tx);
     }
     if lines.dropped > 0 {
         let _ = tx.send(Seen::Dropped(lines.dropped)).await;
