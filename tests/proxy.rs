@@ -12,6 +12,15 @@ use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// `bkn-explorer COMMAND FILE` (validate, replay), waited for.
+fn on_file(command: &str, file: &Path) -> std::process::Output {
+    std::process::Command::new(common::bin())
+        .arg(command)
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
 /// `send` of one Request (as a file on its standard input) to the stdio server `server`.
 fn send(server: &str, request: &str) -> std::process::Output {
     use std::io::Write;
@@ -195,11 +204,7 @@ async fn every_byte_passes_both_ways_and_the_exchanges_are_recorded_and_checked(
         "{:?}",
         dialogue.turns[0].findings
     );
-    let validate = std::process::Command::new(common::bin())
-        .args(["validate"])
-        .arg(&record)
-        .output()
-        .unwrap();
+    let validate = on_file("validate", &record);
     assert_eq!(
         validate.status.code(),
         Some(0),
@@ -254,11 +259,7 @@ async fn a_recording_of_the_reference_server_replays_without_differences() {
     assert!(!received.is_empty());
     let session = bkn_explorer::session::Session::load(&record).unwrap();
     assert_eq!(session.dialogues[0].turns.len(), 3);
-    let replay = std::process::Command::new(common::bin())
-        .args(["replay"])
-        .arg(&record)
-        .output()
-        .unwrap();
+    let replay = on_file("replay", &record);
     let out = String::from_utf8_lossy(&replay.stdout);
     assert_eq!(
         replay.status.code(),
@@ -301,11 +302,7 @@ async fn findings_of_a_faulty_server_are_in_the_recording_and_the_servers_status
         checks.iter().any(|c| c.contains("feasibility.overall")),
         "{checks:?}"
     );
-    let validate = std::process::Command::new(common::bin())
-        .arg("validate")
-        .arg(&record)
-        .output()
-        .unwrap();
+    let validate = on_file("validate", &record);
     assert_eq!(validate.status.code(), Some(1));
 }
 
@@ -558,22 +555,14 @@ async fn an_http_proxy_passes_sessions_through_and_records_one_dialogue_each() {
     let s = bkn_explorer::session::Session::load(&record).unwrap();
     assert_eq!(s.dialogues.len(), 2, "one dialogue per MCP session");
     assert!(s.dialogues.iter().all(|d| d.turns.len() == 3));
-    let validate = std::process::Command::new(common::bin())
-        .arg("validate")
-        .arg(&record)
-        .output()
-        .unwrap();
+    let validate = on_file("validate", &record);
     assert_eq!(
         validate.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&validate.stdout)
     );
-    let replay = std::process::Command::new(common::bin())
-        .arg("replay")
-        .arg(&record)
-        .output()
-        .unwrap();
+    let replay = on_file("replay", &record);
     assert_eq!(
         replay.status.code(),
         Some(0),
