@@ -57,8 +57,54 @@ fn write_with(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     })();
     if result.is_err() {
         let _ = fs::remove_file(&temporary);
+    } else {
+        remove_abandoned_temporaries(&dir, &name);
     }
     result
+}
+
+/// A process killed in the middle of a write leaves its temporary behind (nothing can remove
+/// it then). The next write of the same file removes those of processes that no longer run;
+/// the process ID in the name says whose a temporary is, so a save in progress elsewhere is
+/// never touched. Best effort: a temporary that cannot be removed is left alone.
+fn remove_abandoned_temporaries(dir: &Path, name: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|n| n.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let Some(Ok(pid)) = rest.split_once('.').map(|(pid, _)| pid.parse::<u32>()) else {
+            continue;
+        };
+        if pid != std::process::id() && !process_runs(pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(unix)]
+fn process_runs(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // Signal 0 checks that the process exists without signalling it. EPERM means it exists
+    // but belongs to someone else.
+    // SAFETY: kill with signal 0 has no effect on the target.
+    let status = unsafe { libc::kill(pid, 0) };
+    status == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn process_runs(_pid: u32) -> bool {
+    true
 }
 
 #[cfg(test)]
@@ -88,5 +134,28 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(std::fs::read(&path).unwrap(), b"secret");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_write_removes_temporaries_of_dead_processes_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        // A process that has ended: its ID is free (until reused, which only keeps its file).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let abandoned = dir.path().join(format!(".s.json.{dead}.abc.tmp"));
+        let ours = dir
+            .path()
+            .join(format!(".s.json.{}.def.tmp", std::process::id()));
+        let other_file = dir.path().join(format!(".t.json.{dead}.abc.tmp"));
+        for p in [&abandoned, &ours, &other_file] {
+            std::fs::write(p, b"part").unwrap();
+        }
+        super::write(&path, b"whole").unwrap();
+        assert!(!abandoned.exists(), "a dead process's temporary is removed");
+        assert!(ours.exists(), "a running process's temporary is kept");
+        assert!(other_file.exists(), "another file's temporary is kept");
     }
 }
