@@ -299,6 +299,28 @@ async fn progress_extends_the_timeout_and_cancel_stops_a_turn() {
     );
     assert!(t.latency_ms > 2000.0);
 
+    // The same over HTTP: the progress comes on the answer's event stream, before the answer,
+    // so the stream goes back to rmcp whole (the answer alone takes the hot path).
+    let mut child = tokio::process::Command::new(fault_server())
+        .args(["--fault", "slow", "--delay", "2.5", "--http", "0"])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = read_url(&mut child).await;
+    let mut d = open(&common::http_spec(&url), &options(1), Interface::Dac).await;
+    let t = turn(&mut d, constraints()).await;
+    assert!(
+        t.response().is_some(),
+        "over HTTP too, progress kept a 1 s timeout from firing: {:?}",
+        t.reply
+    );
+    assert!(t.latency_ms > 2000.0);
+    assert!(
+        turn(&mut d, constraints()).await.response().is_some(),
+        "the next turn on the same session"
+    );
+
     let (tx, mut rx) = mpsc::unbounded_channel();
     let options = ConnectOptions {
         events: EventSink::new(tx),
@@ -540,6 +562,21 @@ fn send_exit_codes() {
     let (code, out, _) = run(&["send", request]);
     assert_eq!(code, 0);
     assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["Mode"], "RS");
+    // The reference servers run inside send's process: both answer there, with every check.
+    let usr = dir.path().join("usr.json");
+    std::fs::write(
+        &usr,
+        r#"{"Header": "PGM-KUS-V1.0", "UserID": "User#Ana",
+            "Feedback": {"Hypothesis": "wants to attend the concert"}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = run(&["send", usr.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let refined: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (refined["Header"].as_str(), refined["Mode"].as_str()),
+        (Some("PGM-KUS-V1.0"), Some("RS"))
+    );
 
     let wrong = format!("{} --fault wrong-request-id", fault_server());
     let (code, out, err) = run(&["send", request, "--stdio", &wrong]);

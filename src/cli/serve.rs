@@ -351,3 +351,37 @@ fn init_logging(args: &Args) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The reference servers run inside the client's process (`ConnectOptions::in_process`), over
+/// an in-process pipe: what `send` uses, so that a one-shot command starts one program and
+/// compiles the schemas once.
+pub(super) fn in_process() -> crate::client::connection::InProcess {
+    crate::client::connection::InProcess(Arc::new(|interface| {
+        // Room for the largest reference Response several times over: neither side waits on
+        // the other while writing one message.
+        let (client_end, server_end) = tokio::io::duplex(1024 * 1024);
+        let (reads, writes) = tokio::io::split(server_end);
+        let serving = match interface {
+            crate::protocol::Interface::Dac => {
+                let backend = DomainAccess::new(Domain::default_domain(), FailingSources::new());
+                tokio::spawn(transport::serve_lines(Arc::new(backend), reads, writes))
+            }
+            crate::protocol::Interface::Usr => {
+                let backend = UserStateRefinement::new(Users::default_users());
+                tokio::spawn(transport::serve_lines(Arc::new(backend), reads, writes))
+            }
+        };
+        // The session ends when the client closes its end; a failure is the client's to
+        // see (the pipe closes), and is logged for whoever reads the log.
+        tokio::spawn(async move {
+            if let Ok(Err(e)) = serving.await {
+                tracing::warn!("the in-process reference server ended: {e:#}");
+            }
+        });
+        let (client_reads, client_writes) = tokio::io::split(client_end);
+        Ok((
+            Box::new(client_reads) as crate::client::stdio::ServerOutput,
+            Box::new(client_writes) as crate::client::stdio::ServerInput,
+        ))
+    }))
+}

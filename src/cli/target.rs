@@ -179,17 +179,33 @@ impl ServerArgs {
             embedded_program: None,
             subscribe_logs: false,
             oauth: self.oauth.options(),
+            in_process: None,
         }
     }
 
     /// The runtime of a headless command that holds one dialogue, and that dialogue with the
     /// server these options name.
     pub fn open_dialogue(&self, interface: Interface) -> Result<(Runtime, Dialogue), String> {
+        self.open(interface, None)
+    }
+
+    /// The same for a one-shot command (`send`): the reference server, when it is the one
+    /// meant, runs inside this process (one start, one compilation of the schemas).
+    pub fn open_one_shot(&self, interface: Interface) -> Result<(Runtime, Dialogue), String> {
+        self.open(interface, Some(super::serve::in_process()))
+    }
+
+    fn open(
+        &self,
+        interface: Interface,
+        in_process: Option<crate::client::connection::InProcess>,
+    ) -> Result<(Runtime, Dialogue), String> {
         let spec = self.resolve(Some(interface))?;
         // While the server starts, the checks it will need are compiled.
         crate::protocol::schema::warm_up_in_background(interface);
         let runtime = runtime()?;
-        let options = self.connect_options(EventSink::none());
+        let mut options = self.connect_options(EventSink::none());
+        options.in_process = in_process;
         let dialogue = runtime.block_on(Dialogue::connect(
             &spec,
             &options,
@@ -380,6 +396,7 @@ impl Targets {
             embedded_program: None,
             subscribe_logs: false,
             oauth: self.oauth.options(),
+            in_process: None,
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::client::limits;
 use crate::client::oauth::client::{Authorizer, AuthorizingClient};
 use crate::client::oauth::{OAuthOptions, SignInNotice};
 use crate::client::spec::{self, ServerSpec, TransportSpec};
-use crate::client::stdio::{Health, StdioTransport};
+use crate::client::stdio::{Health, ServerInput, ServerOutput, StdioTransport};
 use crate::protocol::conformance::{Check, Finding};
 use crate::protocol::message::new_id;
 use crate::protocol::resources::{self, Published};
@@ -51,6 +51,24 @@ pub struct ConnectOptions {
     /// OAuth for HTTP servers that want it (not used with a token or an Authorization
     /// header given).
     pub oauth: OAuthOptions,
+    /// Runs an embedded reference server (one without extra arguments) inside this process
+    /// instead of as a child: one program start and one compilation of the schemas instead
+    /// of two, for one-shot commands (`send`). Made by the layer that knows the servers.
+    pub in_process: Option<InProcess>,
+}
+
+/// Starts the reference server of an interface on the current runtime and gives the
+/// client's ends of the pipe between them (what the server writes, what it reads).
+#[derive(Clone)]
+pub struct InProcess(pub Arc<StartInProcess>);
+
+pub type StartInProcess =
+    dyn Fn(Interface) -> Result<(ServerOutput, ServerInput), String> + Send + Sync;
+
+impl std::fmt::Debug for InProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InProcess")
+    }
 }
 
 impl Default for ConnectOptions {
@@ -62,6 +80,7 @@ impl Default for ConnectOptions {
             embedded_program: None,
             subscribe_logs: false,
             oauth: OAuthOptions::default(),
+            in_process: None,
         }
     }
 }
@@ -270,6 +289,39 @@ impl Connection {
                 };
                 (service, None, Some(client))
             }
+            TransportSpec::Embedded { interface, args }
+                if args.is_empty() && options.in_process.is_some() =>
+            {
+                let start = options.in_process.as_ref().expect("checked");
+                let (output, input) = (start.0)(*interface).map_err(ConnectError::from)?;
+                let transport = StdioTransport::new(
+                    output,
+                    input,
+                    options.max_message_bytes,
+                    id,
+                    events.clone(),
+                    health.clone(),
+                );
+                let service =
+                    match tokio::time::timeout(options.timeout, handler.serve(transport)).await {
+                        Ok(Ok(service)) => service,
+                        Ok(Err(e)) => {
+                            return Err(ConnectError::from(format!(
+                                "{} {}",
+                                spec.name,
+                                initialize_error(&chain(&e))
+                            )));
+                        }
+                        Err(_) => {
+                            return Err(ConnectError::from(format!(
+                                "{} did not complete the MCP handshake within {} s",
+                                spec.name,
+                                options.timeout.as_secs()
+                            )));
+                        }
+                    };
+                (service, None, None)
+            }
             TransportSpec::Stdio(_) | TransportSpec::Embedded { .. } => {
                 let (program, args, env, cwd) = command_of(spec, options)?;
                 let mut command = tokio::process::Command::new(&program);
@@ -301,8 +353,8 @@ impl Connection {
                     },
                 );
                 let transport = StdioTransport::new(
-                    stdout,
-                    stdin,
+                    Box::new(stdout),
+                    Box::new(stdin),
                     options.max_message_bytes,
                     id,
                     events.clone(),

@@ -178,6 +178,61 @@ impl LoggingHttpClient {
     }
 }
 
+/// A `tools/call` answered on an event stream (as servers answer when they may report
+/// progress): the stream is read up to its first message. When that is the answer, it is
+/// decoded on the hot path (`client::decode`) and handed to rmcp as a plain reply; otherwise
+/// (progress first, an error, the stream broken or ended) the events read are put back in
+/// front of the rest and rmcp reads them all, as it would have.
+async fn answer_in_stream(
+    mut stream: BoxStream<'static, Result<Sse, SseError>>,
+    id: RequestId,
+    session: Option<String>,
+) -> StreamableHttpPostResponse {
+    let mut read = Vec::new();
+    while let Some(event) = stream.next().await {
+        let data = match &event {
+            Ok(sse) => sse.data.as_deref().filter(|d| !d.is_empty()),
+            Err(_) => None,
+        };
+        if let Some(data) = data {
+            if let Some(answer) =
+                crate::client::decode::tool_result(data.as_bytes(), |got| *got == id)
+            {
+                finish_reading(stream);
+                return StreamableHttpPostResponse::Json(answer, session);
+            }
+            read.push(event);
+            break;
+        }
+        let broken = event.is_err();
+        // A priming event (an id, no data): kept for rmcp, which resumes from it.
+        read.push(event);
+        if broken {
+            break;
+        }
+    }
+    StreamableHttpPostResponse::Sse(futures::stream::iter(read).chain(stream).boxed(), session)
+}
+
+/// Reads an answered stream to its end, so that its connection goes back to the pool for
+/// the next turn (a stream dropped part-read closes its connection, and the next turn would
+/// open a new one). The end has usually arrived with the answer; if not, a task waits for it,
+/// for a while: a server that keeps the stream open gets it closed.
+fn finish_reading(mut stream: BoxStream<'static, Result<Sse, SseError>>) {
+    use futures::FutureExt;
+    loop {
+        match stream.next().now_or_never() {
+            Some(Some(_)) => continue,
+            Some(None) => return,
+            None => break,
+        }
+    }
+    tokio::spawn(async move {
+        let rest = async { while stream.next().await.is_some() {} };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), rest).await;
+    });
+}
+
 fn response_id(message: &ServerJsonRpcMessage) -> Option<RequestId> {
     match message {
         ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
@@ -248,6 +303,7 @@ impl StreamableHttpClient for LoggingHttpClient {
             self.remember(&Some(id.to_string()));
         }
         let id = request_id(&message);
+        let tool_call = crate::client::decode::is_tool_call(&message);
         if self.shared.events.wants_logs() {
             self.log(
                 LogKind::Sent,
@@ -277,10 +333,11 @@ impl StreamableHttpClient for LoggingHttpClient {
             }
             Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
                 self.remember(&session);
-                Ok(StreamableHttpPostResponse::Sse(
-                    self.watch(stream, id),
-                    session,
-                ))
+                let stream = self.watch(stream, id.clone());
+                Ok(match id.filter(|_| tool_call) {
+                    Some(id) => answer_in_stream(stream, id, session).await,
+                    None => StreamableHttpPostResponse::Sse(stream, session),
+                })
             }
             Ok(accepted) => Ok(accepted),
             Err(StreamableHttpError::ResponseBodyTooLarge { max_size }) if id.is_some() => {

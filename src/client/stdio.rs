@@ -16,7 +16,6 @@ use std::collections::{HashSet, VecDeque};
 use std::io;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, ChildStdout};
 
 /// How many bytes of each end of an oversized message are kept to find its `id`.
 const KEEP: usize = 4096;
@@ -53,9 +52,14 @@ impl Health {
     }
 }
 
+/// What the server writes (a child's stdout, or the client's end of an in-process pipe).
+pub type ServerOutput = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+/// What the server reads (a child's stdin, or the client's end of an in-process pipe).
+pub type ServerInput = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
 pub struct StdioTransport {
-    reader: BufReader<ChildStdout>,
-    writer: Arc<tokio::sync::Mutex<ChildStdin>>,
+    reader: BufReader<ServerOutput>,
+    writer: Arc<tokio::sync::Mutex<ServerInput>>,
     limit: usize,
     connection: ConnectionId,
     events: EventSink,
@@ -72,8 +76,8 @@ pub struct StdioTransport {
 
 impl StdioTransport {
     pub fn new(
-        stdout: ChildStdout,
-        stdin: ChildStdin,
+        stdout: ServerOutput,
+        stdin: ServerInput,
         limit: usize,
         connection: ConnectionId,
         events: EventSink,
@@ -160,36 +164,16 @@ fn id_at_end(tail: &[u8]) -> Option<RequestId> {
         .and_then(|v| serde_json::from_value(v).ok())
 }
 
-fn is_tool_call(message: &ClientJsonRpcMessage) -> bool {
-    matches!(
-        message,
-        ClientJsonRpcMessage::Request(r)
-            if matches!(r.request, rmcp::model::ClientRequest::CallToolRequest(_))
-    )
-}
-
 impl StdioTransport {
     /// The result of a `tools/call` this client sent (a turn's Response), decoded straight
     /// into `CallToolResult`; anything else is left to rmcp's general decoder.
     fn tool_result(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
-        use rmcp::model::{CallToolResult, JsonRpcResponse, JsonRpcVersion2_0, ServerResult};
-        let probe = crate::protocol::rpc::Probe::read(line)?;
-        let (id, result) = probe.response()?;
-        let id: RequestId = serde_json::from_str(id.get()).ok()?;
-        if !self
-            .calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id)
-        {
-            return None;
-        }
-        let result: CallToolResult = serde_json::from_str(result.get()).ok()?;
-        Some(ServerJsonRpcMessage::Response(JsonRpcResponse {
-            jsonrpc: JsonRpcVersion2_0,
-            id,
-            result: ServerResult::CallToolResult(result),
-        }))
+        crate::client::decode::tool_result(line, |id| {
+            self.calls
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(id)
+        })
     }
 }
 
@@ -220,7 +204,7 @@ impl Transport<RoleClient> for StdioTransport {
             s
         });
         if let Some(id) = request_id(&item) {
-            if is_tool_call(&item) {
+            if crate::client::decode::is_tool_call(&item) {
                 self.calls
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())

@@ -23,8 +23,19 @@ use tokio_util::sync::CancellationToken;
 /// rather than tokio's blocking-thread stdin, which halves the time of a turn.
 pub async fn serve_stdio<B: Backend>(backend: Arc<B>) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    serve_lines(backend, stdin, stdout).await
+}
+
+/// Serves one session of newline-delimited JSON-RPC read from `input` and written to
+/// `output` (stdio, or one end of an in-process pipe) until `input` ends.
+pub async fn serve_lines<B, R, W>(backend: Arc<B>, input: R, output: W) -> anyhow::Result<()>
+where
+    B: Backend,
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let running = BknServer::new(backend)
-        .serve(crate::server::stdio::ServerStdio::new(stdin, stdout))
+        .serve(crate::server::stdio::ServerStdio::new(input, output))
         .await
         .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
     running.waiting().await?;
