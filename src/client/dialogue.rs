@@ -45,9 +45,12 @@ pub struct Dialogue {
     pub defaults: Chosen,
     next_turn: u64,
     checker: DialogueChecker,
-    /// The last turn's parsed Request and Response, freed during the next turn's wait rather
-    /// than at the end of their own turn: nobody needs to wait for that.
+    /// The last turn's parsed Request, freed during the next turn's wait rather than at the
+    /// end of its own turn: nobody needs to wait for that.
     spent: Vec<Value>,
+    /// The last turn's Response as parsed for its checks, for callers that read it too (a
+    /// scenario's expectations and captures) instead of parsing it again; freed like `spent`.
+    last_response: Option<Value>,
 }
 
 impl Dialogue {
@@ -89,6 +92,7 @@ impl Dialogue {
             next_turn: 0,
             checker: DialogueChecker::new(),
             spent: Vec::new(),
+            last_response: None,
         })
     }
 
@@ -193,6 +197,7 @@ impl Dialogue {
         let request_raw = RawJson::from_value(&request);
         let sent = rfc3339(sent_at);
         self.spent.clear();
+        self.last_response = None;
         let result = match early {
             std::task::Poll::Ready(result) => result,
             std::task::Poll::Pending => call.await,
@@ -211,7 +216,7 @@ impl Dialogue {
                     result,
                     &mut findings,
                 );
-                self.spent.extend(response);
+                self.last_response = response;
                 reply
             }
             Err(e) => Reply::Error(TurnError::from(&e)),
@@ -241,6 +246,11 @@ impl Dialogue {
             latency_ms: (latency_ms * 1000.0).round() / 1000.0,
             new_session: false,
         }
+    }
+
+    /// The last turn's Response as a value (parsed once, for its checks), if it had one.
+    pub fn last_response(&self) -> Option<&Value> {
+        self.last_response.as_ref()
     }
 
     /// Ends the dialogue and its MCP session.

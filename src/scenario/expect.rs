@@ -406,12 +406,11 @@ impl Expectation {
 
 /// Every expectation of a step judged against its turn. Without a Response, the
 /// expectations that read one fail together, once.
-pub fn judge(expectations: &[Expectation], turn: &Turn) -> Vec<Failure> {
-    let response = turn.response();
+pub fn judge(expectations: &[Expectation], turn: &Turn, response: Option<&Value>) -> Vec<Failure> {
     let mut out: Vec<Failure> = Vec::new();
     let mut missing_response = false;
     for e in expectations {
-        let Some(f) = e.judge(turn, response.as_ref()) else {
+        let Some(f) = e.judge(turn, response) else {
             continue;
         };
         let needs_response = f.expected == "a Response";

@@ -246,16 +246,10 @@ async fn one_dialogue(
             if wants_conformance && !turn.findings.is_empty() {
                 tally.nonconformant += 1;
             }
-            if !expect::judge(&step.expect, &turn).is_empty() {
+            if !expect::judge(&step.expect, &turn, dialogue.last_response()).is_empty() {
                 tally.expectations_failed += 1;
             }
-            if let Some(response) = turn.response() {
-                for (name, pointer) in &step.capture {
-                    if let Some(v) = response.pointer(pointer) {
-                        captured.insert(name.clone(), v.clone());
-                    }
-                }
-            }
+            super::run::capture(&step.capture, dialogue.last_response(), &mut captured);
             if matches!(&turn.reply, Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport))
             {
                 break 'repeats;

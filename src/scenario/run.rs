@@ -137,13 +137,7 @@ pub async fn run(
         }
         let run = play(&mut dialogue, index, step, &captured, cancel).await;
         if let Some(turn) = &run.turn {
-            if let Some(response) = turn.response() {
-                for (name, pointer) in &step.capture {
-                    if let Some(v) = response.pointer(pointer) {
-                        captured.insert(name.clone(), v.clone());
-                    }
-                }
-            }
+            capture(&step.capture, dialogue.last_response(), &mut captured);
             if let Reply::Error(e) = &turn.reply
                 && matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport)
             {
@@ -189,7 +183,7 @@ async fn play(
         attempts += 1;
         let request = dialogue.prepare(fields.clone(), filling);
         let turn = dialogue.send(request, cancel).await;
-        let failures = expect::judge(&step.expect, &turn);
+        let failures = expect::judge(&step.expect, &turn, dialogue.last_response());
         let lost = matches!(&turn.reply, Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport | ErrorKind::Cancelled));
         if failures.is_empty() || attempts >= tries || lost {
             return StepRun {
@@ -203,6 +197,22 @@ async fn play(
         }
         let delay = step.retry.map_or(0, |r| r.delay_ms);
         tokio::time::sleep(Duration::from_millis(delay)).await;
+    }
+}
+
+/// Takes a step's captures from its Response (the one parsed for the turn's checks).
+pub fn capture(
+    captures: &[(String, String)],
+    response: Option<&Value>,
+    captured: &mut HashMap<String, Value>,
+) {
+    let Some(response) = response else {
+        return;
+    };
+    for (name, pointer) in captures {
+        if let Some(v) = response.pointer(pointer) {
+            captured.insert(name.clone(), v.clone());
+        }
     }
 }
 
