@@ -643,7 +643,7 @@ fn one_shot() {
     });
     println!(
         "{:<58} wall {send:>8.1} ms (median of 30)",
-        "bkn-explorer send, one Request, its own server"
+        "bkn-explorer send, one Request, the reference server in-process"
     );
     println!(
         "{:<58} wall {version:>8.1} ms",
