@@ -285,22 +285,25 @@ async fn garbage_and_hangs_end_at_the_timeout() {
 
 #[tokio::test]
 async fn progress_extends_the_timeout_and_cancel_stops_a_turn() {
-    let mut d = open(
+    // A 2.5 s answer with progress every 200 ms, against a 1 s timeout.
+    async fn outlasts_the_timeout(spec: &ServerSpec, how: &str) -> Dialogue {
+        let mut d = open(spec, &options(1), Interface::Dac).await;
+        let t = turn(&mut d, constraints()).await;
+        assert!(
+            t.response().is_some(),
+            "{how}: progress kept a 1 s timeout from firing: {:?}",
+            t.reply
+        );
+        assert!(t.latency_ms > 2000.0, "{how}");
+        d
+    }
+    outlasts_the_timeout(
         &common::fault_spec("slow", &["--delay", "2.5"]),
-        &options(1),
-        Interface::Dac,
+        "over stdio",
     )
     .await;
-    let t = turn(&mut d, constraints()).await;
-    assert!(
-        t.response().is_some(),
-        "progress every 200 ms kept a 1 s timeout from firing: {:?}",
-        t.reply
-    );
-    assert!(t.latency_ms > 2000.0);
-
-    // The same over HTTP: the progress comes on the answer's event stream, before the answer,
-    // so the stream goes back to rmcp whole (the answer alone takes the hot path).
+    // Over HTTP the progress comes on the answer's event stream, before the answer, so the
+    // stream goes back to rmcp whole (the answer alone takes the hot path).
     let mut child = tokio::process::Command::new(fault_server())
         .args(["--fault", "slow", "--delay", "2.5", "--http", "0"])
         .stderr(std::process::Stdio::piped())
@@ -308,14 +311,7 @@ async fn progress_extends_the_timeout_and_cancel_stops_a_turn() {
         .spawn()
         .unwrap();
     let url = read_url(&mut child).await;
-    let mut d = open(&common::http_spec(&url), &options(1), Interface::Dac).await;
-    let t = turn(&mut d, constraints()).await;
-    assert!(
-        t.response().is_some(),
-        "over HTTP too, progress kept a 1 s timeout from firing: {:?}",
-        t.reply
-    );
-    assert!(t.latency_ms > 2000.0);
+    let mut d = outlasts_the_timeout(&common::http_spec(&url), "over HTTP").await;
     assert!(
         turn(&mut d, constraints()).await.response().is_some(),
         "the next turn on the same session"
