@@ -1,5 +1,6 @@
 //! The official MCP conformance suite (server-initialize, ping, tools-list,
-//! dns-rebinding-protection) against each reference server over HTTP. Needs npm (the suite and
+//! dns-rebinding-protection) against each reference server over HTTP, and its client scenarios
+//! (initialize, tools_call, sse-retry) against the explorer as the client. Needs npm (the suite and
 //! Node 22 are installed from the npm registry the first time; `.ci/run` makes sure npm exists).
 
 mod common;
@@ -40,4 +41,53 @@ async fn domain_access_passes_the_mcp_conformance_suite() {
 #[tokio::test]
 async fn user_state_refinement_passes_the_mcp_conformance_suite() {
     passes(&["usr"]).await;
+}
+
+/// The suite's client scenarios that are not about authorization (`tests/oauth.rs` runs
+/// those), with the explorer as the client: the handshake, a tool call (its answer comes on an
+/// event stream, the hot path), and an event stream that closes before the answer, after which
+/// a client must resume with GET and Last-Event-ID.
+#[test]
+fn the_explorer_passes_the_suites_client_scenarios() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let install = std::process::Command::new(root.join(".ci/mcp-conformance"))
+        .arg("--install")
+        .output()
+        .expect("the conformance installer runs (it needs npm; `.ci/run` makes sure of it)");
+    assert!(install.status.success(), "{install:?}");
+    let paths = String::from_utf8_lossy(&install.stdout).to_string();
+    let mut lines = paths.lines();
+    let (node, suite) = (lines.next().unwrap(), lines.next().unwrap());
+    let bin = common::bin();
+    // The suite appends the URL to the command, and reads the command as a shell would.
+    let call = format!(r#"{bin} call add_numbers '{{"a":1,"b":2}}' --url"#);
+    for (scenario, command) in [
+        ("initialize", format!("{bin} tools --url")),
+        ("tools_call", call.clone()),
+        ("sse-retry", call),
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(node)
+            .args([
+                suite,
+                "client",
+                "--command",
+                &command,
+                "--scenario",
+                scenario,
+            ])
+            .current_dir(work.path())
+            .env("BKN_EXPLORER_DATA_DIR", work.path())
+            .output()
+            .expect("the suite runs");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && all.contains("OVERALL: PASSED"),
+            "{scenario}:\n{all}"
+        );
+    }
 }
