@@ -49,45 +49,15 @@ async fn user_state_refinement_passes_the_mcp_conformance_suite() {
 /// a client must resume with GET and Last-Event-ID.
 #[test]
 fn the_explorer_passes_the_suites_client_scenarios() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let install = std::process::Command::new(root.join(".ci/mcp-conformance"))
-        .arg("--install")
-        .output()
-        .expect("the conformance installer runs (it needs npm; `.ci/run` makes sure of it)");
-    assert!(install.status.success(), "{install:?}");
-    let paths = String::from_utf8_lossy(&install.stdout).to_string();
-    let mut lines = paths.lines();
-    let (node, suite) = (lines.next().unwrap(), lines.next().unwrap());
+    let suite = common::conformance_suite();
     let bin = common::bin();
-    // The suite appends the URL to the command, and reads the command as a shell would.
     let call = format!(r#"{bin} call add_numbers '{{"a":1,"b":2}}' --url"#);
     for (scenario, command) in [
         ("initialize", format!("{bin} tools --url")),
         ("tools_call", call.clone()),
         ("sse-retry", call),
     ] {
-        let work = tempfile::tempdir().unwrap();
-        let out = std::process::Command::new(node)
-            .args([
-                suite,
-                "client",
-                "--command",
-                &command,
-                "--scenario",
-                scenario,
-            ])
-            .current_dir(work.path())
-            .env("BKN_EXPLORER_DATA_DIR", work.path())
-            .output()
-            .expect("the suite runs");
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            out.status.success() && all.contains("OVERALL: PASSED"),
-            "{scenario}:\n{all}"
-        );
+        let (passed, log) = common::client_scenario(&suite, scenario, &command, &[]);
+        assert!(passed, "{scenario}:\n{log}");
     }
 }

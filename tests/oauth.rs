@@ -598,17 +598,7 @@ async fn a_token_for_another_server_is_not_sent_to_this_one() {
 #[tokio::test]
 async fn the_explorer_passes_the_conformance_suites_authorization_scenarios() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let install = std::process::Command::new(root.join(".ci/mcp-conformance"))
-        .arg("--install")
-        .output()
-        .expect("the conformance installer runs (it needs npm; `.ci/run` makes sure of it)");
-    assert!(install.status.success(), "{}", text(&install));
-    let paths = String::from_utf8_lossy(&install.stdout).to_string();
-    let mut lines = paths.lines();
-    let (node, suite) = (
-        lines.next().unwrap().to_owned(),
-        lines.next().unwrap().to_owned(),
-    );
+    let suite = common::conformance_suite();
     let bin = common::bin();
     let context = root.join("tests/peers/conformance_context.py");
     let scenarios: Vec<(&str, String)> = [
@@ -642,33 +632,11 @@ async fn the_explorer_passes_the_conformance_suites_authorization_scenarios() {
     let runs: Vec<_> = scenarios
         .into_iter()
         .map(|(scenario, command)| {
-            let (node, suite) = (node.clone(), suite.clone());
+            let suite = suite.clone();
             std::thread::spawn(move || {
-                let data = tempfile::tempdir().unwrap();
-                let out = std::process::Command::new(&node)
-                    .args([
-                        &suite,
-                        "client",
-                        "--command",
-                        &command,
-                        "--scenario",
-                        scenario,
-                    ])
-                    .current_dir(data.path())
-                    .env("BKN_EXPLORER_DATA_DIR", data.path())
-                    .env("BROWSER", browser())
-                    .output()
-                    .expect("the suite runs");
-                let all = format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                (
-                    scenario,
-                    out.status.success() && all.contains("OVERALL: PASSED"),
-                    all,
-                )
+                let (passed, log) =
+                    common::client_scenario(&suite, scenario, &command, &[("BROWSER", browser())]);
+                (scenario, passed, log)
             })
         })
         .collect();

@@ -333,3 +333,52 @@ pub fn http_spec(url: &str) -> bkn_explorer::client::spec::ServerSpec {
 }
 
 pub mod tui;
+
+/// The official MCP conformance suite, installed once (`.ci/mcp-conformance --install`): the
+/// paths of its Node and of the suite.
+pub fn conformance_suite() -> (String, String) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let install = std::process::Command::new(root.join(".ci/mcp-conformance"))
+        .arg("--install")
+        .output()
+        .expect("the conformance installer runs (it needs npm; `.ci/run` makes sure of it)");
+    assert!(install.status.success(), "{install:?}");
+    let paths = String::from_utf8_lossy(&install.stdout).to_string();
+    let mut lines = paths.lines();
+    (
+        lines.next().unwrap().to_owned(),
+        lines.next().unwrap().to_owned(),
+    )
+}
+
+/// Runs one of the suite's client scenarios with `command` as the client (the suite appends
+/// the URL, and reads the command as a shell would), in a data folder of its own; whether it
+/// passed, and everything it printed.
+pub fn client_scenario(
+    (node, suite): &(String, String),
+    scenario: &str,
+    command: &str,
+    env: &[(&str, String)],
+) -> (bool, String) {
+    let data = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(node)
+        .args([
+            suite,
+            "client",
+            "--command",
+            command,
+            "--scenario",
+            scenario,
+        ])
+        .current_dir(data.path())
+        .env("BKN_EXPLORER_DATA_DIR", data.path())
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .expect("the suite runs");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success() && all.contains("OVERALL: PASSED"), all)
+}
