@@ -302,24 +302,10 @@ impl Connection {
                     events.clone(),
                     health.clone(),
                 );
-                let service =
-                    match tokio::time::timeout(options.timeout, handler.serve(transport)).await {
-                        Ok(Ok(service)) => service,
-                        Ok(Err(e)) => {
-                            return Err(ConnectError::from(format!(
-                                "{} {}",
-                                spec.name,
-                                initialize_error(&chain(&e))
-                            )));
-                        }
-                        Err(_) => {
-                            return Err(ConnectError::from(format!(
-                                "{} did not complete the MCP handshake within {} s",
-                                spec.name,
-                                options.timeout.as_secs()
-                            )));
-                        }
-                    };
+                let service = match handshake(handler, transport, options.timeout).await {
+                    Ok(service) => service,
+                    Err(failed) => return Err(failed.error(&spec.name, options.timeout, "")),
+                };
                 (service, None, None)
             }
             TransportSpec::Stdio(_) | TransportSpec::Embedded { .. } => {
@@ -360,29 +346,14 @@ impl Connection {
                     events.clone(),
                     health.clone(),
                 );
-                let served = tokio::time::timeout(options.timeout, handler.serve(transport)).await;
-                let service = match served {
-                    Ok(Ok(service)) => service,
-                    Ok(Err(e)) => {
+                let service = match handshake(handler, transport, options.timeout).await {
+                    Ok(service) => service,
+                    Err(failed) => {
                         let why = exit_note(&child, &health).await;
+                        // A server that failed or never answered may still be running: it is
+                        // ended, so that a retry does not leave one more behind.
                         end_child(&child, &closing).await;
-                        return Err(ConnectError::from(format!(
-                            "{} {}{}",
-                            spec.name,
-                            initialize_error(&chain(&e)),
-                            why
-                        )));
-                    }
-                    Err(_) => {
-                        let why = exit_note(&child, &health).await;
-                        // A server that never answered is still running: it is ended, so
-                        // that a retry does not leave one more behind.
-                        end_child(&child, &closing).await;
-                        return Err(ConnectError::from(format!(
-                            "{} did not complete the MCP handshake within {} s{why}",
-                            spec.name,
-                            options.timeout.as_secs()
-                        )));
+                        return Err(failed.error(&spec.name, options.timeout, &why));
                     }
                 };
                 (service, Some(child), None)
@@ -708,6 +679,37 @@ impl Connection {
     /// Whether the transport is still up.
     pub fn is_open(&self) -> bool {
         !self.service.is_transport_closed()
+    }
+}
+
+/// How the MCP handshake over a stdio transport (a child's pipes or an in-process one) failed.
+enum HandshakeFailure {
+    Refused(String),
+    TimedOut,
+}
+
+impl HandshakeFailure {
+    /// The error, with `why` (what is known of the server's end) after it.
+    fn error(self, name: &str, timeout: Duration, why: &str) -> ConnectError {
+        ConnectError::from(match self {
+            HandshakeFailure::Refused(e) => format!("{name} {}{why}", initialize_error(&e)),
+            HandshakeFailure::TimedOut => format!(
+                "{name} did not complete the MCP handshake within {} s{why}",
+                timeout.as_secs()
+            ),
+        })
+    }
+}
+
+async fn handshake(
+    handler: Handler,
+    transport: StdioTransport,
+    timeout: Duration,
+) -> Result<RunningService<RoleClient, Handler>, HandshakeFailure> {
+    match tokio::time::timeout(timeout, handler.serve(transport)).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(e)) => Err(HandshakeFailure::Refused(chain(&e))),
+        Err(_) => Err(HandshakeFailure::TimedOut),
     }
 }
 
