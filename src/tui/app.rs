@@ -153,6 +153,16 @@ pub struct Live {
     pub servers: Vec<usize>,
 }
 
+impl Live {
+    /// The tab of a recorded dialogue, once it has one.
+    pub fn key_of(&self, dialogue: u64) -> Option<DialogueKey> {
+        self.dialogues
+            .iter()
+            .find(|(id, _)| *id == dialogue)
+            .map(|(_, k)| *k)
+    }
+}
+
 pub struct Options {
     pub servers: Vec<ServerSpec>,
     pub session: Option<PathBuf>,

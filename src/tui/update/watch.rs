@@ -99,12 +99,7 @@ impl App {
                 );
             }
             Line::Turn { dialogue, turn } => {
-                let Some(key) = live
-                    .dialogues
-                    .iter()
-                    .find(|(id, _)| *id == dialogue)
-                    .map(|(_, k)| *k)
-                else {
+                let Some(key) = live.key_of(dialogue) else {
                     return;
                 };
                 let Some(i) = self.dialogue_index(key) else {
@@ -122,12 +117,7 @@ impl App {
             Line::Note(note) => self.notify(format!("proxy: {note}"), Severity::Info),
             Line::Offered => {}
             Line::Closed { dialogue, reason } => {
-                let Some(key) = live
-                    .dialogues
-                    .iter()
-                    .find(|(id, _)| *id == dialogue)
-                    .map(|(_, k)| *k)
-                else {
+                let Some(key) = live.key_of(dialogue) else {
                     return;
                 };
                 if let Some(i) = self.dialogue_index(key)
