@@ -493,3 +493,78 @@ fn validate_reads_deep_messages_and_refuses_deeper_than_1000_levels_clearly() {
         assert!(out.contains(says), "{levels}: {out}");
     }
 }
+
+/// A turn over stdio, as a raw client that waits for each answer sees it: a `tools/call` after
+/// `logging/setLevel` gets its log message first, then its answer (written without rmcp on
+/// the server's hot path, in the shape rmcp writes for this protocol version: no
+/// `resultType`), and a non-conformant Request gets a tool error.
+#[test]
+fn turns_over_stdio_are_answered_in_order_with_their_log_messages() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(common::bin())
+        .args(["serve", "dac", "--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    // Writes a line; with an id, reads the lines up to the answer to it.
+    let mut ask = |line: &str, id: Option<i64>| -> Vec<Value> {
+        writeln!(stdin, "{line}").unwrap();
+        let mut got = Vec::new();
+        while let Some(id) = id {
+            let mut text = String::new();
+            assert!(stdout.read_line(&mut text).unwrap() > 0, "the server left");
+            let message: Value = serde_json::from_str(&text).unwrap();
+            let done = message["id"] == id;
+            got.push(message);
+            if done {
+                break;
+            }
+        }
+        got
+    };
+    ask(INITIALIZE, Some(0));
+    ask(INITIALIZED, None);
+    ask(
+        r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#,
+        Some(1),
+    );
+    let request = |turn: u64| {
+        json!({"Header": "PGM-KDA-V1.0", "Mode": "RQ", "MInstance": "MI:PublicSquare",
+               "UEnvironment": "UE:Square", "SessionID": "AUS:1", "QueryID": format!("q-{turn}"),
+               "QueryTime": "2026-11-30T00:00:00.000Z", "DialogID": "d-1", "TurnIndex": turn,
+               "DataXMData": {"DataID": format!("x-{turn}"), "Source": [{"AIMID": "PGM-BKN"}]},
+               "Kind": "constraints", "EntityIDs": ["Kiosk#3"], "Space": {"SpaceID": "Space:Square"}})
+    };
+    for turn in 0..3u64 {
+        let call = json!({"jsonrpc": "2.0", "id": 10 + turn, "method": "tools/call",
+                          "params": {"_meta": {"progressToken": turn}, "name": "bkn_dac",
+                                     "arguments": request(turn)}});
+        let got = ask(&call.to_string(), Some(10 + turn as i64));
+        assert_eq!(got.len(), 2, "a log message, then the answer: {got:#?}");
+        assert_eq!(got[0]["method"], "notifications/message");
+        let result = &got[1]["result"];
+        assert_eq!(result["isError"], false);
+        assert!(result.get("resultType").is_none(), "{result}");
+        assert_eq!(result["structuredContent"]["TurnIndex"], turn);
+        let text: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, result["structuredContent"]);
+    }
+    let wrong = json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call",
+                       "params": {"name": "bkn_dac", "arguments": {"Kind": "nope"}}});
+    let got = ask(&wrong.to_string(), Some(20));
+    let result = &got.last().unwrap()["result"];
+    assert_eq!(result["isError"], true);
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("/Header")
+    );
+    drop(stdin);
+    child.wait().unwrap();
+}

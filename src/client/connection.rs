@@ -11,14 +11,15 @@ use crate::client::limits;
 use crate::client::oauth::client::{Authorizer, AuthorizingClient};
 use crate::client::oauth::{OAuthOptions, SignInNotice};
 use crate::client::spec::{self, ServerSpec, TransportSpec};
-use crate::client::stdio::{Health, ServerInput, ServerOutput, StdioTransport};
+use crate::client::stdio::{Direct, Health, ServerInput, ServerOutput, StdioTransport};
 use crate::protocol::conformance::{Check, Finding};
 use crate::protocol::message::new_id;
 use crate::protocol::resources::{self, Published};
 use crate::protocol::{Interface, Requirement};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ErrorData, JsonObject, Prompt,
-    ReadResourceRequestParams, Resource, ResourceContents, Tool,
+    ReadResourceRequestParams, Resource, ResourceContents, ServerJsonRpcMessage, ServerResult,
+    Tool,
 };
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -173,6 +174,8 @@ pub struct Connection {
     service: RunningService<RoleClient, Handler>,
     /// The HTTP client, for results too deep for rmcp's reader.
     http: Option<LoggingHttpClient>,
+    /// The hot path for turns over stdio (`client::stdio`).
+    direct: Option<Arc<Direct>>,
     progress: watch::Receiver<u64>,
     child: Option<Arc<tokio::sync::Mutex<tokio::process::Child>>>,
     health: Arc<Mutex<Health>>,
@@ -199,7 +202,7 @@ impl Connection {
             format!("connecting to {} ({})", spec.name, spec.location()),
         );
 
-        let (service, child, http) = match &spec.transport {
+        let (service, child, http, direct) = match &spec.transport {
             TransportSpec::Http(h) => {
                 let expand = expander(spec);
                 let url = expand(&h.url)?;
@@ -287,7 +290,7 @@ impl Connection {
                         )));
                     }
                 };
-                (service, None, Some(client))
+                (service, None, Some(client), None)
             }
             TransportSpec::Embedded { interface, args }
                 if args.is_empty() && options.in_process.is_some() =>
@@ -302,11 +305,12 @@ impl Connection {
                     events.clone(),
                     health.clone(),
                 );
+                let direct = transport.direct();
                 let service = match handshake(handler, transport, options.timeout).await {
                     Ok(service) => service,
                     Err(failed) => return Err(failed.error(&spec.name, options.timeout, "")),
                 };
-                (service, None, None)
+                (service, None, None, Some(direct))
             }
             TransportSpec::Stdio(_) | TransportSpec::Embedded { .. } => {
                 let (program, args, env, cwd) = command_of(spec, options)?;
@@ -346,6 +350,7 @@ impl Connection {
                     events.clone(),
                     health.clone(),
                 );
+                let direct = transport.direct();
                 let service = match handshake(handler, transport, options.timeout).await {
                     Ok(service) => service,
                     Err(failed) => {
@@ -356,7 +361,7 @@ impl Connection {
                         return Err(failed.error(&spec.name, options.timeout, &why));
                     }
                 };
-                (service, Some(child), None)
+                (service, Some(child), None, Some(direct))
             }
         };
 
@@ -383,6 +388,7 @@ impl Connection {
             dialog_id_origin: DialogIdOrigin::Client,
             service,
             http: http.clone(),
+            direct,
             progress,
             child,
             health,
@@ -502,6 +508,45 @@ impl Connection {
         arguments: JsonObject,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
+        if let Some(direct) = &self.direct {
+            let arguments = serde_json::value::to_raw_value(&arguments).map_err(|e| {
+                CallError::Protocol(format!("the arguments cannot be written: {e}"))
+            })?;
+            return self.call_directly(direct, name, &arguments, cancel).await;
+        }
+        self.call_through_rmcp(name, arguments, cancel).await
+    }
+
+    /// Calls a tool with `request` as its arguments, given also as its compact text (which
+    /// the stdio hot path writes as it is).
+    pub async fn call_turn(
+        &self,
+        name: &str,
+        request: &Value,
+        text: &serde_json::value::RawValue,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallError> {
+        match &self.direct {
+            Some(direct) => self.call_directly(direct, name, text, cancel).await,
+            None => {
+                let arguments = request.as_object().cloned().unwrap_or_default();
+                self.call_through_rmcp(name, arguments, cancel).await
+            }
+        }
+    }
+
+    /// Whether a call's first poll writes its Request (the stdio hot path); through rmcp
+    /// the service loop's task writes it.
+    pub fn writes_on_first_poll(&self) -> bool {
+        self.direct.is_some()
+    }
+
+    async fn call_through_rmcp(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallError> {
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         let peer = self.service.peer().clone();
         let call = peer.call_tool(params);
@@ -527,6 +572,79 @@ impl Connection {
                 }
                 () = cancel.cancelled() => {
                     self.events.log(self.id, LogKind::Client, format!("{name}: cancelled by the user"));
+                    return Err(CallError::Cancelled);
+                }
+            }
+        }
+    }
+
+    /// `call_tool` on the stdio hot path: the same waiting, progress, timeout and cancel, and
+    /// the same errors, as through rmcp.
+    async fn call_directly(
+        &self,
+        direct: &Direct,
+        name: &str,
+        arguments: &serde_json::value::RawValue,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallError> {
+        let mut progress = self.progress.clone();
+        progress.mark_unchanged();
+        let call = match direct.call(name, arguments).await {
+            Ok(call) => call,
+            Err(e) if e.kind() == std::io::ErrorKind::NotConnected => {
+                return Err(self.call_error(ServiceError::TransportClosed).await);
+            }
+            Err(e) => {
+                return Err(self
+                    .call_error(ServiceError::TransportSend(
+                        rmcp::transport::DynamicTransportError::new::<StdioTransport, RoleClient>(
+                            e,
+                        ),
+                    ))
+                    .await);
+            }
+        };
+        let mut answer = call.answer;
+        let mut deadline = tokio::time::Instant::now() + self.timeout;
+        let stop = |why: String| {
+            direct.forget(&call.id);
+            self.events.log(self.id, LogKind::Client, why);
+            let peer = self.service.peer().clone();
+            let id = call.id.clone();
+            // As rmcp does when a call is dropped; the server may have gone, so no waiting.
+            tokio::spawn(async move {
+                let _ = peer
+                    .notify_cancelled(rmcp::model::CancelledNotificationParam::new(Some(id), None))
+                    .await;
+            });
+        };
+        loop {
+            tokio::select! {
+                answered = &mut answer => return match answered {
+                    Ok(ServerJsonRpcMessage::Response(r)) => match r.result {
+                        ServerResult::CallToolResult(result) => Ok(result),
+                        other => Err(CallError::Protocol(format!(
+                            "the answer to tools/call is not a tool result: {}",
+                            serde_json::to_string(&other).unwrap_or_default()
+                        ))),
+                    },
+                    Ok(ServerJsonRpcMessage::Error(e)) => {
+                        Err(self.call_error(ServiceError::McpError(e.error)).await)
+                    }
+                    Ok(_) => Err(CallError::Protocol("the answer to tools/call is not a Response".into())),
+                    Err(_) => Err(self.call_error(ServiceError::TransportClosed).await),
+                },
+                () = tokio::time::sleep_until(deadline) => {
+                    stop(format!("{name}: no answer within {} s; cancelled", self.timeout.as_secs()));
+                    return Err(CallError::Timeout { after: self.timeout, note: self.health_note() });
+                }
+                changed = progress.changed() => {
+                    if changed.is_ok() {
+                        deadline = tokio::time::Instant::now() + self.timeout;
+                    }
+                }
+                () = cancel.cancelled() => {
+                    stop(format!("{name}: cancelled by the user"));
                     return Err(CallError::Cancelled);
                 }
             }

@@ -7,6 +7,8 @@ use rmcp::model::{
     CallToolResult, ClientJsonRpcMessage, ClientRequest, JsonRpcResponse, JsonRpcVersion2_0,
     RequestId, ServerJsonRpcMessage, ServerResult,
 };
+use serde::de::IgnoredAny;
+use std::borrow::Cow;
 
 /// Whether a message is a `tools/call` Request (whose answer takes the hot path).
 pub fn is_tool_call(message: &ClientJsonRpcMessage) -> bool {
@@ -18,20 +20,31 @@ pub fn is_tool_call(message: &ClientJsonRpcMessage) -> bool {
 
 /// The message in `bytes` as rmcp's type, if it is a successful Response whose id `awaited`
 /// accepts (the id of a `tools/call` this client sent) and whose result is a tool's result.
+/// Read in one pass: a message of another shape fails here and goes to the general decoder.
 pub fn tool_result(
     bytes: &[u8],
     awaited: impl FnOnce(&RequestId) -> bool,
 ) -> Option<ServerJsonRpcMessage> {
-    let probe = crate::protocol::rpc::Probe::read(bytes)?;
-    let (id, result) = probe.response()?;
-    let id: RequestId = serde_json::from_str(id.get()).ok()?;
-    if !awaited(&id) {
+    #[derive(serde::Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        jsonrpc: Cow<'a, str>,
+        id: RequestId,
+        result: CallToolResult,
+        // What a Response cannot have: with either, the message is the general decoder's.
+        #[serde(default)]
+        method: Option<IgnoredAny>,
+        #[serde(default)]
+        error: Option<IgnoredAny>,
+    }
+    let answer: Answer = serde_json::from_slice(bytes).ok()?;
+    let ok = answer.jsonrpc == "2.0" && answer.method.is_none() && answer.error.is_none();
+    if !ok || !awaited(&answer.id) {
         return None;
     }
-    let result: CallToolResult = serde_json::from_str(result.get()).ok()?;
     Some(ServerJsonRpcMessage::Response(JsonRpcResponse {
         jsonrpc: JsonRpcVersion2_0,
-        id,
-        result: ServerResult::CallToolResult(result),
+        id: answer.id,
+        result: ServerResult::CallToolResult(answer.result),
     }))
 }

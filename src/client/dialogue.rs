@@ -165,9 +165,10 @@ impl Dialogue {
             request_findings(checker, interface, &request)
         };
         let sent_at = time::OffsetDateTime::now_utc();
-        let Value::Object(arguments) = request.clone() else {
+        let request_raw = RawJson::from_value(&request);
+        if !request.is_object() {
             return Turn {
-                request: RawJson::from_value(&request),
+                request: request_raw,
                 reply: Reply::Error(TurnError {
                     kind: ErrorKind::NotSent,
                     message: "a Request is a JSON object; this one was not sent".into(),
@@ -178,30 +179,40 @@ impl Dialogue {
                 latency_ms: 0.0,
                 new_session: false,
             };
-        };
-        let started = Instant::now();
-        let mut call = std::pin::pin!(self.connection.call_tool(&self.tool, arguments, cancel));
-        // Poll the call once and let the transport task write it, so that the Request is on
-        // its way before its checks and its record take their time: they overlap with the
-        // server's work instead of adding to the turn.
-        let mut early =
-            std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
-        if early.is_pending() {
-            tokio::task::yield_now().await;
-            early = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
         }
-        let mut findings = request_checks(&self.checker, self.interface);
-        // Recorded now, while the server works, and taken back below if the server did not
-        // take the Request.
-        let accepted = self.checker.accept_undoably(&request);
-        let request_raw = RawJson::from_value(&request);
-        let sent = rfc3339(sent_at);
-        self.spent.clear();
-        self.last_response = None;
-        let result = match early {
-            std::task::Poll::Ready(result) => result,
-            std::task::Poll::Pending => call.await,
+        let started = Instant::now();
+        let writes_at_once = self.connection.writes_on_first_poll();
+        let (result, findings, accepted, sent) = {
+            let mut call = std::pin::pin!(self.connection.call_turn(
+                &self.tool,
+                &request,
+                request_raw.raw(),
+                cancel
+            ));
+            // Poll the call once (and, through rmcp, let its task write it), so that the Request
+            // is on its way before its checks and its record take their time: they overlap with
+            // the server's work instead of adding to the turn.
+            let mut early =
+                std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+            if early.is_pending() && !writes_at_once {
+                tokio::task::yield_now().await;
+                early =
+                    std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+            }
+            let findings = request_checks(&self.checker, self.interface);
+            // Recorded now, while the server works, and taken back below if the server did not
+            // take the Request.
+            let accepted = self.checker.accept_undoably(&request);
+            let sent = rfc3339(sent_at);
+            self.spent.clear();
+            self.last_response = None;
+            let result = match early {
+                std::task::Poll::Ready(result) => result,
+                std::task::Poll::Pending => call.await,
+            };
+            (result, findings, accepted, sent)
         };
+        let mut findings = findings;
         let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
         let received = Some(now_rfc3339());
         let requested_turn = request

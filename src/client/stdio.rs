@@ -5,17 +5,25 @@
 //! - report lines that are not JSON-RPC instead of passing over them in silence;
 //! - log every message from its raw text, without serialising it again;
 //! - keep the server's stderr (shown in the log, and in the error when the server dies) off the
-//!   terminal.
+//!   terminal;
+//! - carry turns on a hot path (`Direct`): the engine writes a `tools/call` itself and the
+//!   transport hands its answer straight back. Through rmcp a turn passes its service loop
+//!   twice (a channel in, a task spawned to write, a channel out), which cost about a quarter
+//!   of the client's CPU per turn. Everything else (the handshake, lists, resources, the
+//!   server's own requests and notifications) goes through rmcp.
 
 use crate::client::event::{ConnectionId, EventSink, LogKind};
 use crate::client::limits;
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
-use std::collections::{HashSet, VecDeque};
+use serde_json::value::RawValue;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::oneshot;
 
 /// How many bytes of each end of an oversized message are kept to find its `id`.
 const KEEP: usize = 4096;
@@ -72,6 +80,136 @@ pub struct StdioTransport {
     /// Messages made up by the transport, delivered before reading more.
     queued: VecDeque<ServerJsonRpcMessage>,
     health: Arc<Mutex<Health>>,
+    direct: Arc<Direct>,
+}
+
+/// Turns sent on the hot path: written by the caller, answered through a oneshot channel by
+/// the transport's reader, never seen by rmcp's service loop.
+pub struct Direct {
+    /// The server's input, as long as the transport holds it: closing the transport must
+    /// close the pipe (the server's cue to leave), whoever else holds the `Direct`.
+    writer: std::sync::Weak<tokio::sync::Mutex<ServerInput>>,
+    /// The ids of the turns in flight and where their answers go. Dropping the transport
+    /// drops the senders: the callers then learn that the server has gone.
+    waiting: Mutex<HashMap<RequestId, oneshot::Sender<ServerJsonRpcMessage>>>,
+    next: AtomicU64,
+    /// Set when the transport stops reading: nothing more will be answered.
+    ended: std::sync::atomic::AtomicBool,
+    connection: ConnectionId,
+    events: EventSink,
+}
+
+/// A turn in flight on the hot path.
+pub struct DirectCall {
+    pub id: RequestId,
+    pub answer: oneshot::Receiver<ServerJsonRpcMessage>,
+}
+
+impl Direct {
+    /// Writes a `tools/call` of `name` with `arguments` (a JSON object, as text). Its id is a
+    /// string (`call-N`) so that it can never be one of the numbers rmcp gives its own
+    /// requests on the same session; the progress token is the id, as rmcp makes it for its
+    /// requests.
+    pub async fn call(&self, name: &str, arguments: &RawValue) -> io::Result<DirectCall> {
+        #[derive(serde::Serialize)]
+        struct Line<'a> {
+            jsonrpc: &'static str,
+            id: &'a str,
+            method: &'static str,
+            params: Params<'a>,
+        }
+        #[derive(serde::Serialize)]
+        struct Params<'a> {
+            #[serde(rename = "_meta")]
+            meta: Meta<'a>,
+            name: &'a str,
+            arguments: &'a RawValue,
+        }
+        #[derive(serde::Serialize)]
+        struct Meta<'a> {
+            #[serde(rename = "progressToken")]
+            progress_token: &'a str,
+        }
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let id_text = format!("call-{n}");
+        let mut line = Vec::with_capacity(arguments.get().len() + 160);
+        serde_json::to_writer(
+            &mut line,
+            &Line {
+                jsonrpc: "2.0",
+                id: &id_text,
+                method: "tools/call",
+                params: Params {
+                    meta: Meta {
+                        progress_token: &id_text,
+                    },
+                    name,
+                    arguments,
+                },
+            },
+        )
+        .map_err(io::Error::other)?;
+        line.push(b'\n');
+        let id = RequestId::String(id_text.into());
+        let (tx, answer) = oneshot::channel();
+        self.lock().insert(id.clone(), tx);
+        if self.ended.load(Ordering::Acquire) {
+            self.forget(&id);
+            return Err(io::ErrorKind::NotConnected.into());
+        }
+        let written = async {
+            let writer = self.writer.upgrade().ok_or(io::ErrorKind::NotConnected)?;
+            let mut w = writer.lock().await;
+            w.write_all(&line).await?;
+            w.flush().await
+        }
+        .await;
+        if let Err(e) = written {
+            self.forget(&id);
+            return Err(e);
+        }
+        if self.events.wants_logs() {
+            line.pop();
+            let text = String::from_utf8(line).unwrap_or_default();
+            self.events.log(self.connection, LogKind::Sent, text);
+        }
+        Ok(DirectCall { id, answer })
+    }
+
+    /// Stops waiting for `id` (a timeout or a cancel): a late answer is then passed to rmcp,
+    /// which drops it as an answer to nothing.
+    pub fn forget(&self, id: &RequestId) {
+        self.lock().remove(id);
+    }
+
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<RequestId, oneshot::Sender<ServerJsonRpcMessage>>> {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The transport stopped reading: the turns in flight learn that the server has gone.
+    fn end(&self) {
+        self.ended.store(true, Ordering::Release);
+        self.lock().clear();
+    }
+
+    fn awaits(&self, id: &RequestId) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    /// Hands `message` to the turn that waits for it; gives it back when none does.
+    fn deliver(&self, message: ServerJsonRpcMessage) -> Option<ServerJsonRpcMessage> {
+        let Some(id) = response_id(&message) else {
+            return Some(message);
+        };
+        let Some(waiting) = self.lock().remove(id) else {
+            return Some(message);
+        };
+        // A caller that stopped waiting meanwhile has nothing to be told.
+        let _ = waiting.send(message);
+        None
+    }
 }
 
 impl StdioTransport {
@@ -83,10 +221,19 @@ impl StdioTransport {
         events: EventSink,
         health: Arc<Mutex<Health>>,
     ) -> StdioTransport {
+        let writer = Arc::new(tokio::sync::Mutex::new(stdin));
+        let direct = Arc::new(Direct {
+            writer: Arc::downgrade(&writer),
+            waiting: Mutex::default(),
+            next: AtomicU64::new(1),
+            ended: Default::default(),
+            connection,
+            events: events.clone(),
+        });
         StdioTransport {
             // A large buffer: a big message costs fewer reads.
             reader: BufReader::with_capacity(256 * 1024, stdout),
-            writer: Arc::new(tokio::sync::Mutex::new(stdin)),
+            writer,
             limit,
             connection,
             events,
@@ -94,7 +241,19 @@ impl StdioTransport {
             calls: Arc::default(),
             queued: VecDeque::new(),
             health,
+            direct,
         }
+    }
+
+    /// The hot path for turns on this transport.
+    pub fn direct(&self) -> Arc<Direct> {
+        self.direct.clone()
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        self.direct.end();
     }
 }
 
@@ -169,10 +328,12 @@ impl StdioTransport {
     /// into `CallToolResult`; anything else is left to rmcp's general decoder.
     fn tool_result(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
         crate::client::decode::tool_result(line, |id| {
-            self.calls
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(id)
+            self.direct.awaits(id)
+                || self
+                    .calls
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(id)
         })
     }
 }
@@ -237,7 +398,10 @@ impl Transport<RoleClient> for StdioTransport {
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
             if let Some(made_up) = self.queued.pop_front() {
-                return Some(made_up);
+                match self.direct.deliver(made_up) {
+                    Some(message) => return Some(message),
+                    None => continue,
+                }
             }
             let line = match read_line(&mut self.reader, self.limit).await {
                 Ok(line) => line,
@@ -247,11 +411,15 @@ impl Transport<RoleClient> for StdioTransport {
                         LogKind::Client,
                         format!("reading the server's stdout failed: {e}"),
                     );
+                    self.direct.end();
                     return None;
                 }
             };
             match line {
-                Line::Eof => return None,
+                Line::Eof => {
+                    self.direct.end();
+                    return None;
+                }
                 Line::Text(bytes) => {
                     if bytes.iter().all(u8::is_ascii_whitespace) {
                         continue;
@@ -280,7 +448,10 @@ impl Transport<RoleClient> for StdioTransport {
                                     .unwrap_or_else(|p| p.into_inner())
                                     .remove(id);
                             }
-                            return Some(message);
+                            match self.direct.deliver(message) {
+                                Some(message) => return Some(message),
+                                None => continue,
+                            }
                         }
                         Err(e) => {
                             let text = String::from_utf8_lossy(&bytes);

@@ -177,15 +177,32 @@ impl<B: Backend> BknServer<B> {
         )
     }
 
+    /// Answers a `tools/call` of this session's tool without rmcp's request handling: the
+    /// stdio transport's hot path (`server::stdio`). `None` for another tool's name, which
+    /// takes rmcp's path and its error.
+    pub fn call_directly(&self, name: &str, arguments: Value) -> Option<DirectAnswer> {
+        if name != self.backend.tool_name() {
+            return None;
+        }
+        let (outcome, log) = self.turn(arguments, None);
+        Some(DirectAnswer {
+            outcome,
+            log: log.map(|(level, line)| {
+                LoggingMessageNotificationParam::new(level, Value::String(line))
+                    .with_logger(name.to_owned())
+            }),
+        })
+    }
+
     /// Handles one `tools/call` of the interface's tool: the whole of MCP-BINDING section 2.
     /// `mcp_session` is the `Mcp-Session-Id` of an HTTP session: the dialogue's DialogID from
-    /// its first Request on (section 3). Returns the result and, when the client wants logs,
+    /// its first Request on (section 3). Returns the outcome and, when the client wants logs,
     /// a line to log.
     fn turn(
         &self,
         arguments: Value,
         mcp_session: Option<&str>,
-    ) -> (CallToolResult, Option<(LoggingLevel, String)>) {
+    ) -> (TurnOutcome, Option<(LoggingLevel, String)>) {
         let interface = self.backend.interface();
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(id) = mcp_session {
@@ -217,7 +234,7 @@ impl<B: Backend> BknServer<B> {
                     ),
                 )
             });
-            return (CallToolResult::error(vec![ContentBlock::text(text)]), log);
+            return (TurnOutcome::Rejected(text), log);
         }
         session.checker.accept(&arguments);
         let response = self.backend.answer(&mut session.dialogue, &arguments);
@@ -236,8 +253,32 @@ impl<B: Backend> BknServer<B> {
                 self.backend.summarize(&arguments, &response),
             )
         });
-        (CallToolResult::structured(response), log)
+        (TurnOutcome::Answered(response), log)
     }
+}
+
+/// How a turn ended (MCP-BINDING section 2).
+pub enum TurnOutcome {
+    /// The Response, for `structuredContent` and its text block.
+    Answered(Value),
+    /// A non-conformant Request: a tool error whose text lists each violation.
+    Rejected(String),
+}
+
+impl TurnOutcome {
+    pub fn into_result(self) -> CallToolResult {
+        match self {
+            TurnOutcome::Answered(response) => CallToolResult::structured(response),
+            TurnOutcome::Rejected(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
+        }
+    }
+}
+
+/// A turn answered on the stdio transport's hot path, and the log message to send before it
+/// when the client asked for logs.
+pub struct DirectAnswer {
+    pub outcome: TurnOutcome,
+    pub log: Option<LoggingMessageNotificationParam>,
 }
 
 fn level_rank(level: LoggingLevel) -> u8 {
@@ -315,14 +356,14 @@ impl<B: Backend> ServerHandler for BknServer<B> {
         let mcp_session = parts
             .and_then(|p| p.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok());
-        let (result, log) = self.turn(arguments, mcp_session);
+        let (outcome, log) = self.turn(arguments, mcp_session);
         if let Some((level, line)) = log {
             let param =
                 LoggingMessageNotificationParam::new(level, Value::String(line)).with_logger(tool);
             // A client that went away cannot be told; the answer still stands.
             let _ = context.peer.notify_logging_message(param).await;
         }
-        Ok(result.into())
+        Ok(outcome.into_result().into())
     }
 
     async fn list_resources(

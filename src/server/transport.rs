@@ -34,8 +34,13 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let running = BknServer::new(backend)
-        .serve(crate::server::stdio::ServerStdio::new(input, output))
+    let server = BknServer::new(backend);
+    let turns = server.clone();
+    let transport = crate::server::stdio::ServerStdio::new(input, output).answering(Box::new(
+        move |name, arguments| turns.call_directly(name, arguments),
+    ));
+    let running = server
+        .serve(transport)
         .await
         .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
     running.waiting().await?;
