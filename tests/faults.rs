@@ -386,3 +386,41 @@ fn stdio_faults_through_the_headless_dialogue_command() {
         }
     }
 }
+
+/// `dialogue` gathers its lines when turns are fast, but a line never waits behind a slow
+/// turn: the first exchange's line is out while the second is still with the server.
+#[test]
+fn a_dialogue_line_is_written_while_the_next_turn_is_slow() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("requests.jsonl");
+    std::fs::write(&requests, format!("{}\n{}\n", constraints(), constraints())).unwrap();
+    let mut child = std::process::Command::new(common::bin())
+        .args(["dialogue"])
+        .arg(&requests)
+        .args([
+            "--stdio",
+            &format!(
+                "{} --fault slow --delay 3",
+                env!("CARGO_BIN_EXE_bkn-fault-server")
+            ),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let first_at = Instant::now();
+    assert_eq!(first["exchange"], 0);
+    let second: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(second["exchange"], 1);
+    child.wait().unwrap();
+    // The second turn takes three seconds; a first line held back to the end would come
+    // moments before the process ends.
+    assert!(
+        first_at.elapsed() >= Duration::from_secs(2),
+        "the first line came only {:?} before the end",
+        first_at.elapsed()
+    );
+}

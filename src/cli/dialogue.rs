@@ -94,8 +94,7 @@ pub fn run(args: Args) -> u8 {
         let mut turns: Vec<Turn> = Vec::new();
         let mut code = server_findings;
         let cancel = CancellationToken::new();
-        let mut out = std::io::stdout().lock();
-        let mut buffer = Vec::with_capacity(4096);
+        let mut out = Output::new(args.requests.as_os_str() == "-");
         for (i, message) in requests.enumerate() {
             let fields = match message {
                 Ok(m) => m.value,
@@ -106,11 +105,12 @@ pub fn run(args: Args) -> u8 {
                 }
             };
             let request = dialogue.prepare(fields, filling);
-            let turn = dialogue.send(request, &cancel).await;
-            buffer.clear();
-            write_line(&mut buffer, i, &turn);
-            // One write per exchange: a reader of the pipe sees each as it happens.
-            if out.write_all(&buffer).and_then(|()| out.flush()).is_err() {
+            let turn = {
+                let send = std::pin::pin!(dialogue.send(request, &cancel));
+                out.while_waiting(send).await
+            };
+            write_line(&mut out.buffer, i, &turn);
+            if out.written().is_err() {
                 break;
             }
             code = code.max(verdict(&turn));
@@ -123,6 +123,7 @@ pub fn run(args: Args) -> u8 {
                 break;
             }
         }
+        let _ = out.flush();
         dialogue.close().await;
         if let Some(path) = &args.save
             && let Err(e) = super::save_dialogue(path, args.name.as_deref(), &spec, interface, &dialog_id, &defaults, turns)
@@ -132,6 +133,71 @@ pub fn run(args: Args) -> u8 {
         }
         code
     })
+}
+
+/// Standard output, one JSON line per exchange. Lines read from standard input (an agent or
+/// a person feeding Requests) are written one by one, as they happen. From a file they are
+/// gathered for up to `Output::AT_MOST` and written together: a reader of the pipe
+/// (`| jq`, a CI log) woken for every line cost the client more than a tenth of a fast turn's
+/// CPU. A line never waits longer than that, even behind a slow turn.
+struct Output {
+    out: std::io::StdoutLock<'static>,
+    buffer: Vec<u8>,
+    each_line: bool,
+    /// When the oldest line not written yet was made.
+    since: Option<std::time::Instant>,
+}
+
+impl Output {
+    const AT_MOST: std::time::Duration = std::time::Duration::from_millis(20);
+    const FULL: usize = 64 * 1024;
+
+    fn new(each_line: bool) -> Output {
+        Output {
+            out: std::io::stdout().lock(),
+            buffer: Vec::with_capacity(Self::FULL),
+            each_line,
+            since: None,
+        }
+    }
+
+    /// Waits for `turn`, writing what is gathered if the turn outlasts `AT_MOST`.
+    async fn while_waiting<T>(
+        &mut self,
+        mut turn: std::pin::Pin<&mut impl Future<Output = T>>,
+    ) -> T {
+        let Some(since) = self.since else {
+            return turn.await;
+        };
+        tokio::select! {
+            biased;
+            done = &mut turn => done,
+            () = tokio::time::sleep_until((since + Self::AT_MOST).into()) => {
+                // A failed write shows again at the next line, where it stops the run.
+                let _ = self.flush();
+                turn.await
+            }
+        }
+    }
+
+    /// A line was added to the buffer: written now, or gathered.
+    fn written(&mut self) -> std::io::Result<()> {
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        if self.each_line || self.buffer.len() >= Self::FULL || since.elapsed() >= Self::AT_MOST {
+            return self.flush();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.since = None;
+        let written = self
+            .out
+            .write_all(&self.buffer)
+            .and_then(|()| self.out.flush());
+        self.buffer.clear();
+        written
+    }
 }
 
 fn fail(message: &str) -> u8 {
