@@ -473,13 +473,17 @@ impl Transport<RoleClient> for StdioTransport {
                     let id = limits::find_id(&head).or_else(|| id_at_end(&tail));
                     let ids: Vec<RequestId> = match id {
                         Some(id) => vec![id],
-                        None => self
-                            .pending
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .iter()
-                            .cloned()
-                            .collect(),
+                        None => {
+                            let mut ids: Vec<RequestId> = self
+                                .pending
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .iter()
+                                .cloned()
+                                .collect();
+                            ids.extend(self.direct.lock().keys().cloned());
+                            ids
+                        }
                     };
                     self.events.log(
                         self.connection,
