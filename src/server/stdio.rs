@@ -144,14 +144,19 @@ where
                         ClientJsonRpcMessage::Request(r) => {
                             self.with_rmcp.insert(r.id.clone());
                         }
-                        ClientJsonRpcMessage::Notification(n)
-                            if matches!(
-                                n.notification,
-                                ClientNotification::InitializedNotification(_)
-                            ) =>
-                        {
-                            self.initialized = true;
-                        }
+                        ClientJsonRpcMessage::Notification(n) => match &n.notification {
+                            ClientNotification::InitializedNotification(_) => {
+                                self.initialized = true;
+                            }
+                            // A cancelled request may never be answered: it no longer holds
+                            // turns back.
+                            ClientNotification::CancelledNotification(c) => {
+                                if let Some(id) = &c.params.request_id {
+                                    self.with_rmcp.remove(id);
+                                }
+                            }
+                            _ => {}
+                        },
                         _ => {}
                     }
                     return Some(message);
