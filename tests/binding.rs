@@ -168,15 +168,20 @@ async fn messages_nested_200_levels_deep_are_read_and_answered() {
     }
 }
 
-/// One line to a stdio server and the line it answers.
-fn stdio_exchange(lines: &[&str]) -> Vec<Value> {
-    let mut child = Command::new(common::bin())
+/// The reference Domain Access over stdio, spoken to as raw JSON-RPC lines.
+fn stdio_server() -> std::process::Child {
+    Command::new(common::bin())
         .args(["serve", "dac", "--log-level", "error"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// One line to a stdio server and the line it answers.
+fn stdio_exchange(lines: &[&str]) -> Vec<Value> {
+    let mut child = stdio_server();
     let mut stdin = child.stdin.take().unwrap();
     for line in lines {
         writeln!(stdin, "{line}").unwrap();
@@ -501,13 +506,7 @@ fn validate_reads_deep_messages_and_refuses_deeper_than_1000_levels_clearly() {
 #[test]
 fn turns_over_stdio_are_answered_in_order_with_their_log_messages() {
     use std::io::{BufRead, BufReader};
-    let mut child = Command::new(common::bin())
-        .args(["serve", "dac", "--log-level", "error"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = stdio_server();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     // Writes a line; with an id, reads the lines up to the answer to it.

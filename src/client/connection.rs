@@ -549,32 +549,14 @@ impl Connection {
     ) -> Result<CallToolResult, CallError> {
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         let peer = self.service.peer().clone();
-        let call = peer.call_tool(params);
-        tokio::pin!(call);
-        let mut progress = self.progress.clone();
-        progress.mark_unchanged();
-        let mut deadline = tokio::time::Instant::now() + self.timeout;
-        loop {
-            tokio::select! {
-                result = &mut call => return match result {
-                    Ok(result) => Ok(self.undeep(result)),
-                    Err(e) => Err(self.call_error(e).await),
-                },
-                () = tokio::time::sleep_until(deadline) => {
-                    // Dropping the call sends notifications/cancelled.
-                    self.events.log(self.id, LogKind::Client, format!("{name}: no answer within {} s; cancelled", self.timeout.as_secs()));
-                    return Err(CallError::Timeout { after: self.timeout, note: self.health_note() });
-                }
-                changed = progress.changed() => {
-                    if changed.is_ok() {
-                        deadline = tokio::time::Instant::now() + self.timeout;
-                    }
-                }
-                () = cancel.cancelled() => {
-                    self.events.log(self.id, LogKind::Client, format!("{name}: cancelled by the user"));
-                    return Err(CallError::Cancelled);
-                }
-            }
+        let progress = self.progress_from_now();
+        // Dropping the call (a timeout, a cancel) sends notifications/cancelled.
+        match self
+            .wait(name, peer.call_tool(params), progress, cancel)
+            .await?
+        {
+            Ok(result) => Ok(self.undeep(result)),
+            Err(e) => Err(self.call_error(e).await),
         }
     }
 
@@ -587,8 +569,7 @@ impl Connection {
         arguments: &serde_json::value::RawValue,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
-        let mut progress = self.progress.clone();
-        progress.mark_unchanged();
+        let progress = self.progress_from_now();
         let call = match direct.call(name, arguments).await {
             Ok(call) => call,
             Err(e) if e.kind() == std::io::ErrorKind::NotConnected => {
@@ -604,38 +585,64 @@ impl Connection {
                     .await);
             }
         };
-        let mut answer = call.answer;
-        let mut deadline = tokio::time::Instant::now() + self.timeout;
-        let stop = |why: String| {
-            direct.forget(&call.id);
-            self.events.log(self.id, LogKind::Client, why);
-            let peer = self.service.peer().clone();
-            let id = call.id.clone();
-            // As rmcp does when a call is dropped; the server may have gone, so no waiting.
-            tokio::spawn(async move {
-                let _ = peer
-                    .notify_cancelled(rmcp::model::CancelledNotificationParam::new(Some(id), None))
-                    .await;
-            });
+        let answered = match self.wait(name, call.answer, progress, cancel).await {
+            Ok(answered) => answered,
+            Err(stopped) => {
+                // As rmcp does when a call is dropped; the server may have gone, so no
+                // waiting for the notification to be written.
+                direct.forget(&call.id);
+                let peer = self.service.peer().clone();
+                let id = call.id;
+                tokio::spawn(async move {
+                    let cancelled = rmcp::model::CancelledNotificationParam::new(Some(id), None);
+                    let _ = peer.notify_cancelled(cancelled).await;
+                });
+                return Err(stopped);
+            }
         };
+        match answered {
+            Ok(ServerJsonRpcMessage::Response(r)) => match r.result {
+                ServerResult::CallToolResult(result) => Ok(result),
+                other => Err(CallError::Protocol(format!(
+                    "the answer to tools/call is not a tool result: {}",
+                    serde_json::to_string(&other).unwrap_or_default()
+                ))),
+            },
+            Ok(ServerJsonRpcMessage::Error(e)) => {
+                Err(self.call_error(ServiceError::McpError(e.error)).await)
+            }
+            Ok(_) => Err(CallError::Protocol(
+                "the answer to tools/call is not a Response".into(),
+            )),
+            // The transport stopped reading: the server has gone.
+            Err(_) => Err(self.call_error(ServiceError::TransportClosed).await),
+        }
+    }
+
+    /// Progress notifications from now on (taken before a request is sent, so that none
+    /// that answers it is missed).
+    fn progress_from_now(&self) -> watch::Receiver<u64> {
+        let mut progress = self.progress.clone();
+        progress.mark_unchanged();
+        progress
+    }
+
+    /// Waits for `answer`. The timeout starts again with every progress notification; a
+    /// cancel stops waiting. Either stop is logged and returned as the call's error.
+    async fn wait<T>(
+        &self,
+        name: &str,
+        answer: impl Future<Output = T>,
+        mut progress: watch::Receiver<u64>,
+        cancel: &CancellationToken,
+    ) -> Result<T, CallError> {
+        tokio::pin!(answer);
+        let mut deadline = tokio::time::Instant::now() + self.timeout;
         loop {
             tokio::select! {
-                answered = &mut answer => return match answered {
-                    Ok(ServerJsonRpcMessage::Response(r)) => match r.result {
-                        ServerResult::CallToolResult(result) => Ok(result),
-                        other => Err(CallError::Protocol(format!(
-                            "the answer to tools/call is not a tool result: {}",
-                            serde_json::to_string(&other).unwrap_or_default()
-                        ))),
-                    },
-                    Ok(ServerJsonRpcMessage::Error(e)) => {
-                        Err(self.call_error(ServiceError::McpError(e.error)).await)
-                    }
-                    Ok(_) => Err(CallError::Protocol("the answer to tools/call is not a Response".into())),
-                    Err(_) => Err(self.call_error(ServiceError::TransportClosed).await),
-                },
+                answered = &mut answer => return Ok(answered),
                 () = tokio::time::sleep_until(deadline) => {
-                    stop(format!("{name}: no answer within {} s; cancelled", self.timeout.as_secs()));
+                    self.events.log(self.id, LogKind::Client, format!("{name}: no answer within {} s; cancelled", self.timeout.as_secs()));
                     return Err(CallError::Timeout { after: self.timeout, note: self.health_note() });
                 }
                 changed = progress.changed() => {
@@ -644,7 +651,7 @@ impl Connection {
                     }
                 }
                 () = cancel.cancelled() => {
-                    stop(format!("{name}: cancelled by the user"));
+                    self.events.log(self.id, LogKind::Client, format!("{name}: cancelled by the user"));
                     return Err(CallError::Cancelled);
                 }
             }
