@@ -142,7 +142,9 @@ impl LoggingHttpClient {
                                 sse.data = serde_json::to_string(&error).ok();
                             }
                         } else if !data.is_empty() {
-                            this.log(LogKind::Received, data.clone());
+                            if this.shared.events.wants_logs() {
+                                this.log(LogKind::Received, data.clone());
+                            }
                             if let Some(shallow) = this.shallow(data) {
                                 sse.data = Some(shallow);
                             }
