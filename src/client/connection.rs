@@ -296,20 +296,12 @@ impl Connection {
                 if args.is_empty() && options.in_process.is_some() =>
             {
                 let start = options.in_process.as_ref().expect("checked");
-                let (output, input) = (start.0)(*interface).map_err(ConnectError::from)?;
-                let transport = StdioTransport::new(
-                    output,
-                    input,
-                    options.max_message_bytes,
-                    id,
-                    events.clone(),
-                    health.clone(),
-                );
-                let direct = transport.direct();
-                let service = match handshake(handler, transport, options.timeout).await {
-                    Ok(service) => service,
-                    Err(failed) => return Err(failed.error(&spec.name, options.timeout, "")),
-                };
+                let pipes = (start.0)(*interface).map_err(ConnectError::from)?;
+                let (service, direct) =
+                    match handshake(handler, pipes, options, id, &events, &health).await {
+                        Ok(started) => started,
+                        Err(failed) => return Err(failed.error(&spec.name, options.timeout, "")),
+                    };
                 (service, None, None, Some(direct))
             }
             TransportSpec::Stdio(_) | TransportSpec::Embedded { .. } => {
@@ -342,25 +334,18 @@ impl Connection {
                         closing: closing.clone(),
                     },
                 );
-                let transport = StdioTransport::new(
-                    Box::new(stdout),
-                    Box::new(stdin),
-                    options.max_message_bytes,
-                    id,
-                    events.clone(),
-                    health.clone(),
-                );
-                let direct = transport.direct();
-                let service = match handshake(handler, transport, options.timeout).await {
-                    Ok(service) => service,
-                    Err(failed) => {
-                        let why = exit_note(&child, &health).await;
-                        // A server that failed or never answered may still be running: it is
-                        // ended, so that a retry does not leave one more behind.
-                        end_child(&child, &closing).await;
-                        return Err(failed.error(&spec.name, options.timeout, &why));
-                    }
-                };
+                let pipes: (ServerOutput, ServerInput) = (Box::new(stdout), Box::new(stdin));
+                let (service, direct) =
+                    match handshake(handler, pipes, options, id, &events, &health).await {
+                        Ok(started) => started,
+                        Err(failed) => {
+                            let why = exit_note(&child, &health).await;
+                            // A server that failed or never answered may still be running: it is
+                            // ended, so that a retry does not leave one more behind.
+                            end_child(&child, &closing).await;
+                            return Err(failed.error(&spec.name, options.timeout, &why));
+                        }
+                    };
                 (service, Some(child), None, Some(direct))
             }
         };
@@ -826,13 +811,27 @@ impl HandshakeFailure {
     }
 }
 
+/// Puts the stdio transport on a server's pipes (a child's, or an in-process pipe's) and makes
+/// the MCP handshake over it. The session comes back with the transport's hot path for turns.
 async fn handshake(
     handler: Handler,
-    transport: StdioTransport,
-    timeout: Duration,
-) -> Result<RunningService<RoleClient, Handler>, HandshakeFailure> {
-    match tokio::time::timeout(timeout, handler.serve(transport)).await {
-        Ok(Ok(service)) => Ok(service),
+    (output, input): (ServerOutput, ServerInput),
+    options: &ConnectOptions,
+    id: ConnectionId,
+    events: &EventSink,
+    health: &Arc<Mutex<Health>>,
+) -> Result<(RunningService<RoleClient, Handler>, Arc<Direct>), HandshakeFailure> {
+    let transport = StdioTransport::new(
+        output,
+        input,
+        options.max_message_bytes,
+        id,
+        events.clone(),
+        health.clone(),
+    );
+    let direct = transport.direct();
+    match tokio::time::timeout(options.timeout, handler.serve(transport)).await {
+        Ok(Ok(service)) => Ok((service, direct)),
         Ok(Err(e)) => Err(HandshakeFailure::Refused(chain(&e))),
         Err(_) => Err(HandshakeFailure::TimedOut),
     }

@@ -89,8 +89,9 @@ pub struct Direct {
     /// The server's input, as long as the transport holds it: closing the transport must
     /// close the pipe (the server's cue to leave), whoever else holds the `Direct`.
     writer: std::sync::Weak<tokio::sync::Mutex<ServerInput>>,
-    /// The ids of the turns in flight and where their answers go. Dropping the transport
-    /// drops the senders: the callers then learn that the server has gone.
+    /// The ids of the turns in flight and where their answers go. When the transport stops
+    /// reading (the server's end, or the transport dropped) the senders are dropped: the
+    /// callers then learn that the server has gone.
     waiting: Mutex<HashMap<RequestId, oneshot::Sender<ServerJsonRpcMessage>>>,
     next: AtomicU64,
     /// Set when the transport stops reading: nothing more will be answered.
