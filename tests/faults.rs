@@ -424,3 +424,55 @@ fn a_dialogue_line_is_written_while_the_next_turn_is_slow() {
         first_at.elapsed()
     );
 }
+
+/// SIGTERM (or Ctrl-C) stops `dialogue` like the end of its Requests: the turn in flight is
+/// cancelled and recorded, every line gathered so far is written, and --save still saves.
+#[test]
+fn a_signal_stops_a_dialogue_without_losing_its_lines_or_its_session() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("requests.jsonl");
+    let saved = dir.path().join("s.json");
+    std::fs::write(&requests, format!("{}\n", constraints()).repeat(3)).unwrap();
+    let mut child = std::process::Command::new(common::bin())
+        .args(["dialogue"])
+        .arg(&requests)
+        .args([
+            "--stdio",
+            &format!(
+                "{} --fault slow --delay 2",
+                env!("CARGO_BIN_EXE_bkn-fault-server")
+            ),
+            "--save",
+        ])
+        .arg(&saved)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["outcome"], "answered");
+    // The second turn is with the server now.
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let rest: Vec<Value> = lines
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("stopped by a signal"), "{stderr}");
+    assert_eq!(
+        rest.len(),
+        1,
+        "the cancelled turn's line, and no third: {rest:?}"
+    );
+    assert_eq!(rest[0]["exchange"], 1);
+    assert!(rest[0].get("error").is_some(), "{}", rest[0]);
+    let session = Session::load(&saved).unwrap();
+    assert_eq!(session.dialogues[0].turns.len(), 2);
+}

@@ -94,8 +94,23 @@ pub fn run(args: Args) -> u8 {
         let mut turns: Vec<Turn> = Vec::new();
         let mut code = server_findings;
         let cancel = CancellationToken::new();
-        let mut out = Output::new(args.requests.as_os_str() == "-");
+        let from_stdin = args.requests.as_os_str() == "-";
+        // Ctrl-C or SIGTERM stops the run like the end of its Requests: the turn in flight is
+        // cancelled and recorded, the gathered lines are written and --save still saves. Not
+        // when the Requests come from standard input, whose reads block this task (a signal
+        // would wait for the next line); each line is written at once there anyway.
+        if !from_stdin {
+            let stop = cancel.clone();
+            tokio::spawn(async move {
+                super::serve::shutdown_signal().await;
+                stop.cancel();
+            });
+        }
+        let mut out = Output::new(from_stdin);
         for (i, message) in requests.enumerate() {
+            if cancel.is_cancelled() {
+                break;
+            }
             let fields = match message {
                 Ok(m) => m.value,
                 Err(e) => {
@@ -122,6 +137,10 @@ pub fn run(args: Args) -> u8 {
                 eprintln!("bkn-explorer dialogue: the connection is gone; the remaining Requests were not sent");
                 break;
             }
+        }
+        if cancel.is_cancelled() {
+            eprintln!("bkn-explorer dialogue: stopped by a signal; the remaining Requests were not sent");
+            code = exit::FAILURE;
         }
         let _ = out.flush();
         dialogue.close().await;
