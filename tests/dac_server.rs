@@ -694,3 +694,114 @@ fn a_domain_file_with_mistakes_is_refused_with_every_path() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such source"));
 }
+
+/// Over HTTP each connection is served on one of a single-threaded runtime per core
+/// (`server::per_core`), and the session a connection starts lives there. A session begun on
+/// one connection must go on over others (dealt to other runtimes), sessions must run side by
+/// side, and SIGTERM must stop the server though a client keeps a stream open.
+#[tokio::test]
+async fn http_sessions_go_on_across_connections_and_sigterm_stops_the_server() {
+    use bkn_explorer::protocol::message::{CommonDefaults, Fill, fill_request};
+    let mut server = common::spawn_http(&["dac".into()]).await;
+    let url = server.url.clone();
+    // A client per request: each request on a new TCP connection.
+    let post = |session: Option<String>, body: Value| {
+        let url = url.clone();
+        async move {
+            let mut request = reqwest::Client::new()
+                .post(&url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .header("MCP-Protocol-Version", "2025-11-25");
+            if let Some(id) = &session {
+                request = request.header("Mcp-Session-Id", id);
+            }
+            let response = request.json(&body).send().await.unwrap();
+            let status = response.status();
+            let id = response
+                .headers()
+                .get("mcp-session-id")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let text = response.text().await.unwrap();
+            // The JSON-RPC message: the body, or the data of the stream's event that has one.
+            let message = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .find(|d| !d.is_empty())
+                .or(Some(text.as_str()).filter(|t| t.starts_with('{')))
+                .map(|d| serde_json::from_str::<Value>(d).unwrap());
+            (status, id, message)
+        }
+    };
+    let open = || async {
+        let (status, id, _) = post(
+            None,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "per-core-test", "version": "0"}}}),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let session = id.expect("a session id");
+        let (status, _, _) = post(
+            Some(session.clone()),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        assert_eq!(status, 202);
+        session
+    };
+    let turns = |session: String| async move {
+        for turn in 0..6u64 {
+            let mut request = json!({"Kind": "constraints", "EntityIDs": ["Kiosk#3"],
+                "Space": {"SpaceID": "Space:Square"}})
+            .as_object()
+            .unwrap()
+            .clone();
+            fill_request(
+                &mut request,
+                Interface::Dac,
+                &session,
+                turn,
+                &CommonDefaults::default(),
+                Fill::Missing,
+            );
+            let (status, _, message) = post(
+                Some(session.clone()),
+                json!({"jsonrpc": "2.0", "id": turn + 1, "method": "tools/call", "params": {
+                    "name": Interface::Dac.tool_name(), "arguments": request}}),
+            )
+            .await;
+            assert_eq!(status, 200);
+            let message = message.expect("an answer");
+            let result = &message["result"];
+            assert_ne!(result["isError"], true, "turn {turn}: {message}");
+            let response = &result["structuredContent"];
+            assert_eq!(response["TurnIndex"], turn, "{message}");
+            assert_eq!(response["DialogID"], session.as_str(), "{message}");
+        }
+    };
+    // Side by side: four sessions, each over many connections.
+    let sessions = futures::future::join_all((0..4).map(|_| open())).await;
+    futures::future::join_all(sessions.iter().cloned().map(turns)).await;
+
+    // A stream kept open (the session's GET stream), then SIGTERM.
+    let stream = reqwest::Client::new()
+        .get(&url)
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &sessions[0])
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let pid = server.child.id().expect("running") as i32;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), server.child.wait())
+        .await
+        .expect("the server stops within 10 s of SIGTERM")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    drop(stream);
+}

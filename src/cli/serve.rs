@@ -94,15 +94,14 @@ pub fn run(args: Args) -> u8 {
         eprintln!("bkn-explorer serve: {e}");
         return exit::FAILURE;
     }
-    // Over stdio one session is served: one thread, so that reading a Request, answering it
+    // One thread: over stdio one session is served, so that reading a Request, answering it
     // and writing the Response never hand over between threads (each hand-over is a wake-up
-    // through the kernel). HTTP serves many sessions at once, on every core.
-    let mut builder = if args.http.is_none() {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-    };
-    let runtime = match builder.enable_all().build() {
+    // through the kernel). Over HTTP this thread only accepts connections; they are served
+    // on a single-threaded runtime per core (`server::per_core`).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("bkn-explorer serve: cannot start the runtime: {e}");

@@ -5,6 +5,7 @@ pub mod dac;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod model_file;
+pub mod per_core;
 pub mod recorded;
 pub mod stdio;
 pub mod transport;

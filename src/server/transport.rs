@@ -179,18 +179,8 @@ pub async fn serve_http<B: Backend>(
                     }
                 },
             ));
-    let stop = shutdown.clone();
-    // Small writes go out at once: without TCP_NODELAY a Response written in two parts waits
-    // for the client's delayed acknowledgement (about 40 ms a turn).
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
-    });
+    let task = crate::server::per_core::serve(listener, app, shutdown.clone())
+        .map_err(|e| anyhow::anyhow!("cannot start serving HTTP: {e}"))?;
     Ok(HttpServer {
         addr,
         shutdown,
