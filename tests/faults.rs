@@ -387,28 +387,41 @@ fn stdio_faults_through_the_headless_dialogue_command() {
     }
 }
 
+/// `dialogue` of `turns` constraints Requests against the fault server answering each after
+/// `delay` seconds, with its standard output piped (and its standard error, for the tests
+/// that read it); `extra` is added to its arguments.
+fn slow_dialogue(
+    dir: &std::path::Path,
+    turns: usize,
+    delay: u64,
+    extra: &[&std::ffi::OsStr],
+) -> std::process::Child {
+    let requests = dir.join("requests.jsonl");
+    std::fs::write(&requests, format!("{}\n", constraints()).repeat(turns)).unwrap();
+    std::process::Command::new(common::bin())
+        .args(["dialogue"])
+        .arg(&requests)
+        .args([
+            "--stdio",
+            &format!(
+                "{} --fault slow --delay {delay}",
+                env!("CARGO_BIN_EXE_bkn-fault-server")
+            ),
+        ])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// `dialogue` gathers its lines when turns are fast, but a line never waits behind a slow
 /// turn: the first exchange's line is out while the second is still with the server.
 #[test]
 fn a_dialogue_line_is_written_while_the_next_turn_is_slow() {
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
-    let requests = dir.path().join("requests.jsonl");
-    std::fs::write(&requests, format!("{}\n{}\n", constraints(), constraints())).unwrap();
-    let mut child = std::process::Command::new(common::bin())
-        .args(["dialogue"])
-        .arg(&requests)
-        .args([
-            "--stdio",
-            &format!(
-                "{} --fault slow --delay 3",
-                env!("CARGO_BIN_EXE_bkn-fault-server")
-            ),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = slow_dialogue(dir.path(), 2, 3, &[]);
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
     let first_at = Instant::now();
@@ -431,25 +444,8 @@ fn a_dialogue_line_is_written_while_the_next_turn_is_slow() {
 fn a_signal_stops_a_dialogue_without_losing_its_lines_or_its_session() {
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
-    let requests = dir.path().join("requests.jsonl");
     let saved = dir.path().join("s.json");
-    std::fs::write(&requests, format!("{}\n", constraints()).repeat(3)).unwrap();
-    let mut child = std::process::Command::new(common::bin())
-        .args(["dialogue"])
-        .arg(&requests)
-        .args([
-            "--stdio",
-            &format!(
-                "{} --fault slow --delay 2",
-                env!("CARGO_BIN_EXE_bkn-fault-server")
-            ),
-            "--save",
-        ])
-        .arg(&saved)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = slow_dialogue(dir.path(), 3, 2, &["--save".as_ref(), saved.as_os_str()]);
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
     assert_eq!(first["outcome"], "answered");
