@@ -172,7 +172,7 @@ pub fn serve(
 }
 
 /// A served connection, counted among its runtime's open ones until it closes.
-pub struct Counted {
+struct Counted {
     stream: TcpStream,
     open: Arc<AtomicUsize>,
 }
