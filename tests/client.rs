@@ -737,3 +737,70 @@ async fn a_server_that_never_answers_the_handshake_is_not_left_running() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The CPUs a thread or a process's main thread may run on (`Cpus_allowed_list`).
+#[cfg(target_os = "linux")]
+fn cpus_allowed(status: &str) -> String {
+    std::fs::read_to_string(status)
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+/// The process whose parent is `parent` (the server a `dialogue` started).
+#[cfg(target_os = "linux")]
+fn child_of(parent: u32) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // After the ")" that ends the command's name: state, then the parent's id.
+        let ppid: u32 = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+        (ppid == parent).then_some(pid)
+    })
+}
+
+/// `dialogue` places itself and the reference server it starts on one CPU (a turn's hand-over
+/// then costs no wake-up across CPUs); a server the user names is left where the scheduler
+/// puts it, and so is the client once that dialogue is over.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn dialogue_shares_one_cpu_with_its_reference_server_only() {
+    use std::io::{BufRead, BufReader, Write};
+    let all = cpus_allowed("/proc/self/status");
+    if !all.contains([',', '-']) {
+        eprintln!("one CPU only ({all}): nothing to place");
+        return;
+    }
+    let named = format!("{} serve dac", common::bin());
+    for (server, shared) in [(vec![], true), (vec!["--stdio", named.as_str()], false)] {
+        let mut dialogue = std::process::Command::new(common::bin())
+            .args(["dialogue", "-"])
+            .args(&server)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut input = dialogue.stdin.take().unwrap();
+        let mut output = BufReader::new(dialogue.stdout.take().unwrap());
+        writeln!(input, "{}", constraints()).unwrap();
+        let mut line = String::new();
+        output.read_line(&mut line).unwrap();
+        assert!(line.contains("\"conforms\":true"), "a turn was made: {line}");
+        let pid = dialogue.id();
+        let server_pid = child_of(pid).expect("the server process");
+        let client = cpus_allowed(&format!("/proc/{pid}/task/{pid}/status"));
+        let server = cpus_allowed(&format!("/proc/{server_pid}/status"));
+        if shared {
+            assert!(client.parse::<usize>().is_ok(), "one CPU: {client}");
+            assert_eq!(server, client, "the server on the client's CPU");
+        } else {
+            assert_eq!((client.as_str(), server.as_str()), (all.as_str(), all.as_str()));
+        }
+        drop(input);
+        assert!(dialogue.wait().unwrap().success());
+    }
+}

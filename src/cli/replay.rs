@@ -58,7 +58,9 @@ pub fn run(args: Args) -> u8 {
             return exit::FAILURE;
         }
     };
-    let options = args.server.connect_options(EventSink::none());
+    let mut options = args.server.connect_options(EventSink::none());
+    // One dialogue at a time, one turn at a time, on this current-thread runtime.
+    options.share_cpu = true;
     let which: Vec<usize> = match args.dialogue {
         Some(n) if n < session.dialogues.len() => vec![n],
         Some(n) => {
@@ -70,6 +72,15 @@ pub fn run(args: Args) -> u8 {
         }
         None => (0..session.dialogues.len()).collect(),
     };
+    // While the server starts, the checks the turns need are compiled.
+    let mut interfaces = Vec::new();
+    for &i in &which {
+        let interface = session.dialogues[i].interface;
+        if !interfaces.contains(&interface) {
+            interfaces.push(interface);
+            crate::protocol::schema::warm_up_in_background(interface);
+        }
+    }
     let (mut differing, mut turns, mut code) = (0usize, 0usize, exit::OK);
     for i in which {
         let record = session.dialogues[i].clone();

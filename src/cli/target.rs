@@ -180,6 +180,7 @@ impl ServerArgs {
             subscribe_logs: false,
             oauth: self.oauth.options(),
             in_process: None,
+            share_cpu: false,
         }
     }
 
@@ -206,6 +207,8 @@ impl ServerArgs {
         let runtime = runtime()?;
         let mut options = self.connect_options(EventSink::none());
         options.in_process = in_process;
+        // One dialogue, one turn at a time, on this current-thread runtime.
+        options.share_cpu = true;
         let dialogue = runtime.block_on(Dialogue::connect(
             &spec,
             &options,
@@ -397,6 +400,7 @@ impl Targets {
             subscribe_logs: false,
             oauth: self.oauth.options(),
             in_process: None,
+            share_cpu: false,
         }
     }
 }

@@ -77,6 +77,14 @@ pub fn run(args: Args) -> u8 {
         eprintln!("bkn-explorer test: nothing was sent");
         return exit::FAILURE;
     }
+    // While the first server starts, the checks its turns need are compiled.
+    let mut interfaces = Vec::new();
+    for s in &scenarios {
+        if !interfaces.contains(&s.interface) {
+            interfaces.push(s.interface);
+            crate::protocol::schema::warm_up_in_background(s.interface);
+        }
+    }
     let given = match args.targets.resolve() {
         Ok(s) => s,
         Err(e) => return fail(&e),
@@ -88,7 +96,9 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let options = args.targets.connect_options();
+    let mut options = args.targets.connect_options();
+    // One dialogue at a time, one turn at a time, on this current-thread runtime.
+    options.share_cpu = true;
     let overrides = args.targets.overrides();
     let cancel = CancellationToken::new();
     let mut runs: Vec<ScenarioRun> = Vec::new();

@@ -4,6 +4,7 @@
 //! what happened in words (with the server's exit status and last stderr line where there is
 //! one), never as a panic.
 
+use crate::client::affinity::SharedCpu;
 use crate::client::event::{ConnectionId, Event, EventSink, LogKind};
 use crate::client::handler::Handler;
 use crate::client::http::LoggingHttpClient;
@@ -56,6 +57,12 @@ pub struct ConnectOptions {
     /// instead of as a child: one program start and one compilation of the schemas instead
     /// of two, for one-shot commands (`send`). Made by the layer that knows the servers.
     pub in_process: Option<InProcess>,
+    /// Keeps this thread and an embedded reference server started as a child on one CPU
+    /// (`affinity`): for commands that hold one sequential dialogue on a current-thread
+    /// runtime (`dialogue`, `test`, `replay`), where a turn's hand-over across CPUs costs more
+    /// than the turn's work. Never for servers the user names: their threads are not ours to
+    /// place.
+    pub share_cpu: bool,
 }
 
 /// Starts the reference server of an interface on the current runtime and gives the
@@ -82,6 +89,7 @@ impl Default for ConnectOptions {
             subscribe_logs: false,
             oauth: OAuthOptions::default(),
             in_process: None,
+            share_cpu: false,
         }
     }
 }
@@ -183,6 +191,8 @@ pub struct Connection {
     closing: Arc<AtomicBool>,
     timeout: Duration,
     events: EventSink,
+    /// This thread and the server on one CPU (`ConnectOptions::share_cpu`), until the end.
+    _shared_cpu: Option<SharedCpu>,
 }
 
 impl Connection {
@@ -202,6 +212,7 @@ impl Connection {
             format!("connecting to {} ({})", spec.name, spec.location()),
         );
 
+        let mut shared_cpu = None;
         let (service, child, http, direct) = match &spec.transport {
             TransportSpec::Http(h) => {
                 let expand = expander(spec);
@@ -320,6 +331,7 @@ impl Connection {
                 let mut child = command.spawn().map_err(|e| {
                     ConnectError::from(format!("cannot start {}: {e}", program.display()))
                 })?;
+                let pid = child.id();
                 let stdout = child.stdout.take().expect("piped");
                 let stdin = child.stdin.take().expect("piped");
                 let stderr = child.stderr.take().expect("piped");
@@ -346,6 +358,14 @@ impl Connection {
                             return Err(failed.error(&spec.name, options.timeout, &why));
                         }
                     };
+                // After the handshake: the start-up work on both sides is done by then.
+                if options.share_cpu
+                    && matches!(spec.transport, TransportSpec::Embedded { .. })
+                    && let Some(pid) = pid
+                {
+                    // A failure only costs speed: the dialogue goes on where it is.
+                    shared_cpu = SharedCpu::with(pid).ok();
+                }
                 (service, Some(child), None, Some(direct))
             }
         };
@@ -380,6 +400,7 @@ impl Connection {
             closing,
             timeout: options.timeout,
             events: events.clone(),
+            _shared_cpu: shared_cpu,
         };
         if let Some(session) = http.as_ref().and_then(LoggingHttpClient::session_id) {
             connection.dialog_id = session;

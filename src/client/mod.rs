@@ -2,6 +2,7 @@
 //! dialogues with their turn bookkeeping, and every exchange checked against the specification
 //! as it happens. Everything it notices is reported as events on a channel.
 
+pub mod affinity;
 pub mod connection;
 pub mod decode;
 pub mod defaults;
