@@ -46,7 +46,8 @@ fn main() {
         return;
     }
     println!("turns: what one turn costs (CPU of client and server together)\n");
-    pipe_floor();
+    pipe_floor(false);
+    pipe_floor(true);
     bare_turns(2_000);
     let requests_1 = requests(dir.path(), 1);
     let requests_2k = requests(dir.path(), 2_000);
@@ -76,10 +77,21 @@ fn main() {
         "  CPU of a turn at 20,000 turns over at 2,000",
         per_turn[1] / per_turn[0]
     );
+    // The same server named on the command line: not placed on the client's CPU.
+    let named = format!("{BIN} serve dac");
+    let server = ["--stdio", named.as_str()];
+    let (fixed_wall, fixed_cpu) = explorer_run_with(&requests_1, 1, &server);
+    let (wall, cpu) = explorer_run_with(&requests_2k, 2_000, &server);
+    row(
+        "  the same, 2,000 turns, server named (--stdio), each",
+        (wall - fixed_wall) / 1_999.0 * 1e6,
+        (cpu - fixed_cpu) / 1_999.0 * 1e6,
+    );
     python_sdk(2_000);
     http_turns(&requests_2k, 2_000);
     one_shot();
     validate(dir.path());
+    test_over_dialogue(dir.path(), 20);
     test_over_dialogue(dir.path(), 2_000);
     load_over_http(dir.path());
     proxy_overhead(dir.path(), 2_000);
@@ -251,14 +263,18 @@ fn proxy_overhead(dir: &Path, turns: u64) {
 
 /// `test` against `dialogue` with the same Requests: what judging expectations adds.
 fn test_over_dialogue(dir: &Path, n: usize) {
-    let scenario = dir.join("steps.yaml");
+    let scenario = dir.join(format!("steps-{n}.yaml"));
     let mut text = String::from("server: {embedded: dac}\nsteps:\n");
     for _ in 0..n {
         text.push_str(
             "  - request: {Kind: constraints, EntityIDs: [Kiosk#3], Space: {SpaceID: Space:Square}}\n    expect:\n      outcome: answered\n      values: {/Answer/Constraints: {present: true}}\n",
         );
     }
-    std::fs::write(&scenario, text).unwrap();
+    std::fs::write(&scenario, &text).unwrap();
+    // The same scenario as JSON (read by serde_json rather than the YAML parser).
+    let as_json = dir.join(format!("steps-{n}.json"));
+    let value: Value = serde_saphyr::from_str(&text).unwrap();
+    std::fs::write(&as_json, serde_json::to_string_pretty(&value).unwrap()).unwrap();
     let requests = requests(dir, n);
     let time = |args: &[&std::ffi::OsStr]| {
         let started = Instant::now();
@@ -271,18 +287,21 @@ fn test_over_dialogue(dir: &Path, n: usize) {
         assert!(s.success());
         started.elapsed().as_secs_f64()
     };
-    // The better of three each, alternated, on a shared machine.
-    let (mut t, mut d) = (f64::MAX, f64::MAX);
-    for _ in 0..3 {
+    // The better of five each, alternated, on a shared machine.
+    let (mut t, mut j, mut d) = (f64::MAX, f64::MAX, f64::MAX);
+    for _ in 0..5 {
         t = t.min(time(&["test".as_ref(), scenario.as_os_str()]));
+        j = j.min(time(&["test".as_ref(), as_json.as_os_str()]));
         d = d.min(time(&["dialogue".as_ref(), requests.as_os_str()]));
     }
     println!(
-        "{:<58} test {:>6.0} ms, dialogue {:>6.0} ms: +{:.1}%",
+        "{:<58} dialogue {:>6.1} ms; test: YAML {:>6.1} ms (+{:.1}%), JSON {:>6.1} ms (+{:.1}%)",
         format!("test against dialogue, {n} steps with expectations"),
-        t * 1e3,
         d * 1e3,
-        (t / d - 1.0) * 100.0
+        t * 1e3,
+        (t / d - 1.0) * 100.0,
+        j * 1e3,
+        (j / d - 1.0) * 100.0
     );
 }
 
@@ -409,7 +428,9 @@ fn process_cpu(pid: u32) -> f64 {
     (tick(11) + tick(12)) / 100.0
 }
 
-fn pipe_floor() {
+/// The pipe floor with both processes where the scheduler puts them, or both on the CPU this
+/// thread is on (as `dialogue` places itself and the reference server it starts).
+fn pipe_floor(one_cpu: bool) {
     const ROUNDS: usize = 20_000;
     let me = std::env::current_exe().expect("this bench's path");
     let cpu0 = children_cpu();
@@ -419,6 +440,9 @@ fn pipe_floor() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("the echo helper");
+    let shared = one_cpu
+        .then(|| bkn_explorer::client::affinity::SharedCpu::with(child.id()).ok())
+        .flatten();
     let mut to = child.stdin.take().unwrap();
     let mut from = BufReader::new(child.stdout.take().unwrap());
     let line = format!("{}\n", "x".repeat(2047));
@@ -436,11 +460,13 @@ fn pipe_floor() {
     drop(to);
     child.wait().unwrap();
     let cpu = own + children_cpu() - cpu0;
-    row(
-        "pipe floor: a 2 KB line there and back (two processes)",
-        wall / ROUNDS as f64 * 1e6,
-        cpu / ROUNDS as f64 * 1e6,
-    );
+    let what = match (one_cpu, &shared) {
+        (false, _) => "pipe floor: a 2 KB line there and back (two processes)",
+        (true, Some(_)) => "the same, both processes on one CPU",
+        (true, None) => "the same, both on one CPU (could not be placed: as above)",
+    };
+    drop(shared);
+    row(what, wall / ROUNDS as f64 * 1e6, cpu / ROUNDS as f64 * 1e6);
 }
 
 fn request(turn: u64, dialog: &str) -> Value {
@@ -515,11 +541,18 @@ fn requests(dir: &Path, n: usize) -> PathBuf {
 
 /// `bkn-explorer dialogue` as a process: its wall and CPU seconds (its server's included).
 fn explorer_run(requests: &Path, turns: usize) -> (f64, f64) {
+    explorer_run_with(requests, turns, &[])
+}
+
+/// The same with server options (`--stdio "… serve dac"`: the same server, named, so that
+/// the two processes are not placed on one CPU).
+fn explorer_run_with(requests: &Path, turns: usize, server: &[&str]) -> (f64, f64) {
     let cpu0 = children_cpu();
     let started = Instant::now();
     let out = Command::new(BIN)
         .arg("dialogue")
         .arg(requests)
+        .args(server)
         .stderr(Stdio::null())
         .output()
         .expect("dialogue runs");

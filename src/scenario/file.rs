@@ -1,5 +1,7 @@
 //! A scenario file as written (YAML, or JSON, which YAML reads too), with the line and column
 //! of everything a check may need to point at. `super::load` turns it into a `Scenario`.
+//! The same types read JSON through serde_json (`super::parse`'s fast path): `Spanned` then
+//! holds its value with an unknown place.
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -47,7 +49,7 @@ pub struct DefaultsFile {
 #[serde(deny_unknown_fields)]
 pub struct StepFile {
     pub name: Option<String>,
-    pub request: Spanned<Fields>,
+    pub request: Fields,
     /// Send the Request as written (no common field filled).
     #[serde(default)]
     pub as_is: bool,
@@ -113,8 +115,16 @@ impl<'de> Deserialize<'de> for Fields {
                 f.write_str("a mapping")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-                let mut fields = Vec::new();
+                let mut fields: Vec<(Spanned<String>, Spanned<Value>)> = Vec::new();
                 while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    // The YAML parser refuses a key written twice; JSON's does not (the fast
+                    // path for JSON files must refuse what the YAML path refuses).
+                    if fields.iter().any(|(k, _)| k.value == key.value) {
+                        return Err(serde::de::Error::custom(format!(
+                            "duplicate key {:?}",
+                            key.value
+                        )));
+                    }
                     let value = map.next_value::<Spanned<Value>>()?;
                     fields.push((key, value));
                 }

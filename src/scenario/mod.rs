@@ -98,8 +98,6 @@ pub struct Scenario {
 #[derive(Clone, Debug)]
 pub struct Step {
     pub name: String,
-    /// Where the step's Request starts in the file.
-    pub place: Place,
     /// The Request's fields, with `{{name}}` where a capture goes.
     pub request: Map<String, Value>,
     pub as_is: bool,
@@ -131,6 +129,9 @@ pub fn load(path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
 
 /// Checks a scenario given as text (`path` names it in errors and places relative files).
 pub fn parse(text: &str, path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
+    if let Some(scenario) = parse_json(text, path) {
+        return Ok(scenario);
+    }
     let raw: file::File = serde_saphyr::from_str(text).map_err(|e| {
         let place = e.location().map(|l| Place {
             line: l.line() as usize,
@@ -154,6 +155,19 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
         }]
     })?;
     Checker::new(path).scenario(raw)
+}
+
+/// A JSON scenario (one a program wrote) read by serde_json, when it has no mistake: about
+/// ten times as fast as the YAML parser (a 2,000-step file: 4 against 45 ms, most of what
+/// `test` added to a dialogue). serde_json keeps no places, so a file with any mistake in it
+/// gives `None`, and `parse` reads it again with the YAML parser, which gives every mistake
+/// its line and column.
+fn parse_json(text: &str, path: &Path) -> Option<Scenario> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let raw = serde_json::from_str::<file::File>(text).ok()?;
+    Checker::new(path).scenario(raw).ok()
 }
 
 /// Gathers every mistake of a file, so that one run shows them all.
@@ -288,7 +302,6 @@ impl Checker {
             .first()
             .and_then(|s| {
                 s.request
-                    .value
                     .0
                     .iter()
                     .find(|(k, _)| k.value == "Header")
@@ -305,7 +318,6 @@ impl Checker {
         interface: Interface,
         captured: &mut Vec<String>,
     ) -> Option<Step> {
-        let place = Place::of(&step.request);
         let mut request = Map::new();
         let mut kind = None;
         // A Request the server is expected to reject may break the rules on purpose.
@@ -314,7 +326,7 @@ impl Checker {
                 .as_ref()
                 .is_some_and(|t| t.value != Value::Bool(false))
         });
-        for (key, value) in &step.request.value.0 {
+        for (key, value) in &step.request.0 {
             if key.value == "Kind" && interface == Interface::Dac && !rejected_on_purpose {
                 match value.value.as_str() {
                     Some(k) if Kind::parse(k).is_some() => kind = Kind::parse(k),
@@ -390,7 +402,6 @@ impl Checker {
         });
         Some(Step {
             name,
-            place,
             request,
             as_is: step.as_is,
             new_session: step.new_session,

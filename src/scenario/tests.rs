@@ -176,3 +176,45 @@ steps:
         assert!(parse(unknown, Path::new("u")).is_err(), "{unknown}");
     }
 }
+
+/// The shipped scenarios and the examples above, written as JSON: serde_json's fast path
+/// reads them to the same scenario as the YAML parser, and refuses what the YAML parser
+/// refuses (so that `parse` reads those again, with places).
+#[test]
+fn json_scenarios_read_fast_to_what_the_yaml_parser_reads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut read = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let yaml = std::fs::read_to_string(&path).unwrap();
+        let value: Value = serde_saphyr::from_str(&yaml).unwrap();
+        let json = serde_json::to_string_pretty(&value).unwrap();
+        let slow = parse(&yaml, &path).unwrap();
+        let fast = parse_json(&json, &path).expect("read by the fast path");
+        assert_eq!(
+            format!("{fast:?}"),
+            format!("{slow:?}"),
+            "{}",
+            path.display()
+        );
+        read += 1;
+    }
+    assert!(read >= 2, "the shipped scenarios were read");
+    for mistaken in [
+        // A key written twice, an unknown key, a Kind with a typo, a capture used first.
+        r#"{"steps": [{"request": {"Kind": "constraints", "Kind": "affordances"}}]}"#,
+        r#"{"steps": [{"request": {"Kind": "constraints"}, "expct": {}}]}"#,
+        r#"{"steps": [{"request": {"Kind": "constrains"}}]}"#,
+        r#"{"steps": [{"request": {"Kind": "affordances", "EntityIDs": ["{{later}}"]}}]}"#,
+    ] {
+        assert!(
+            parse_json(mistaken, Path::new("t.json")).is_none(),
+            "{mistaken}"
+        );
+        let errors = errors(mistaken);
+        assert!(
+            errors.iter().all(|e| e.starts_with("t.yaml:1:")),
+            "each mistake with its place: {errors:?}"
+        );
+    }
+}
