@@ -154,9 +154,13 @@ pub struct Users {
 }
 
 impl Users {
+    /// The built-in users, read without the checks a users file gets: they pass them all
+    /// (`the_built_in_users_pass_every_check` runs them), and compiling the file's schema to
+    /// check them again slowed every server's start.
     pub fn default_users() -> Users {
-        Users::parse(DEFAULT_USERS, "the built-in users")
-            .expect("the built-in users file is valid (tested)")
+        let file: UsersFile =
+            serde_json::from_str(DEFAULT_USERS).expect("the built-in users file is valid (tested)");
+        Users::index(file)
     }
 
     pub fn parse(text: &str, origin: &str) -> Result<Users, FileError> {
@@ -164,21 +168,25 @@ impl Users {
         let file: UsersFile = model_file::load(text, origin, KIND, &SCHEMA_VALIDATOR)?;
         let problems = cross_check(&file);
         if problems.is_empty() {
-            let mut phrases: Vec<(String, usize)> = file
-                .cues
-                .iter()
-                .enumerate()
-                .flat_map(|(i, c)| {
-                    std::iter::once(&c.cue)
-                        .chain(&c.aliases)
-                        .map(move |p| (p.to_lowercase(), i))
-                })
-                .collect();
-            phrases.sort_by_key(|(phrase, _)| std::cmp::Reverse(phrase.len()));
-            Ok(Users { file, phrases })
+            Ok(Users::index(file))
         } else {
             Err(FileError::new(origin, KIND, problems))
         }
+    }
+
+    fn index(file: UsersFile) -> Users {
+        let mut phrases: Vec<(String, usize)> = file
+            .cues
+            .iter()
+            .enumerate()
+            .flat_map(|(i, c)| {
+                std::iter::once(&c.cue)
+                    .chain(&c.aliases)
+                    .map(move |p| (p.to_lowercase(), i))
+            })
+            .collect();
+        phrases.sort_by_key(|(phrase, _)| std::cmp::Reverse(phrase.len()));
+        Users { file, phrases }
     }
 
     pub fn user(&self, id: &str) -> Option<&User> {
@@ -231,6 +239,17 @@ fn cross_check(file: &UsersFile) -> Vec<Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_built_in_users_pass_every_check() {
+        let checked = Users::parse(DEFAULT_USERS, "the built-in users").unwrap();
+        let unchecked = Users::default_users();
+        // The same file read (the indexes are made from it alike).
+        assert_eq!(
+            serde_json::to_value(&checked.file).unwrap(),
+            serde_json::to_value(&unchecked.file).unwrap()
+        );
+    }
 
     #[test]
     fn the_default_users_load() {
