@@ -757,7 +757,13 @@ fn child_of(parent: u32) -> Option<u32> {
         let pid: u32 = e.file_name().to_str()?.parse().ok()?;
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // After the ")" that ends the command's name: state, then the parent's id.
-        let ppid: u32 = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+        let ppid: u32 = stat
+            .rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
         (ppid == parent).then_some(pid)
     })
 }
@@ -789,7 +795,10 @@ fn dialogue_shares_one_cpu_with_its_reference_server_only() {
         writeln!(input, "{}", constraints()).unwrap();
         let mut line = String::new();
         output.read_line(&mut line).unwrap();
-        assert!(line.contains("\"conforms\":true"), "a turn was made: {line}");
+        assert!(
+            line.contains("\"conforms\":true"),
+            "a turn was made: {line}"
+        );
         let pid = dialogue.id();
         let server_pid = child_of(pid).expect("the server process");
         let client = cpus_allowed(&format!("/proc/{pid}/task/{pid}/status"));
@@ -798,7 +807,10 @@ fn dialogue_shares_one_cpu_with_its_reference_server_only() {
             assert!(client.parse::<usize>().is_ok(), "one CPU: {client}");
             assert_eq!(server, client, "the server on the client's CPU");
         } else {
-            assert_eq!((client.as_str(), server.as_str()), (all.as_str(), all.as_str()));
+            assert_eq!(
+                (client.as_str(), server.as_str()),
+                (all.as_str(), all.as_str())
+            );
         }
         drop(input);
         assert!(dialogue.wait().unwrap().success());
