@@ -15,7 +15,7 @@ pub mod run;
 
 use crate::client::defaults::Overrides;
 use crate::protocol::Interface;
-use crate::protocol::conformance::Check;
+use crate::protocol::conformance::{Check, interface_of};
 use crate::protocol::dac::{CommitmentState, Kind, Overall, PaStatus};
 use crate::protocol::interface::Mode;
 use crate::protocol::message::Outcome;
@@ -280,8 +280,9 @@ impl Checker {
         }
     }
 
-    /// The interface: said in the file, else the server's, else the first Request's Header,
-    /// else BKN-DAC.
+    /// The interface: said in the file, else the server's, else what the first Request says
+    /// (its Header, else the properties only one interface has, as `send` and `dialogue`
+    /// tell), else BKN-DAC.
     fn interface(&mut self, raw: &file::File, server: Option<&ServerChoice>) -> Interface {
         if let Some(i) = &raw.interface {
             return match Interface::from_code(&i.value) {
@@ -301,12 +302,13 @@ impl Checker {
         raw.steps
             .first()
             .and_then(|s| {
-                s.request
+                let fields: Map<String, Value> = s
+                    .request
                     .0
                     .iter()
-                    .find(|(k, _)| k.value == "Header")
-                    .and_then(|(_, v)| v.value.as_str())
-                    .and_then(Interface::from_header)
+                    .map(|(k, v)| (k.value.clone(), v.value.clone()))
+                    .collect();
+                interface_of(&Value::Object(fields))
             })
             .unwrap_or(Interface::Dac)
     }

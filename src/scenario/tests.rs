@@ -218,3 +218,21 @@ fn json_scenarios_read_fast_to_what_the_yaml_parser_reads() {
         );
     }
 }
+
+/// A scenario that names neither its interface nor its server is of the interface its first
+/// Request's own properties belong to, as `send` and `dialogue` tell.
+#[test]
+fn the_interface_is_told_from_the_first_requests_properties() {
+    let usr = parse(
+        "steps:\n  - request: {UserID: User#Ana, Feedback: {Hypothesis: wants to dance}}\n",
+        Path::new("usr.yaml"),
+    )
+    .unwrap();
+    assert_eq!(usr.interface, Interface::Usr);
+    let dac = parse(
+        "steps:\n  - request: {Kind: constraints, EntityIDs: [Kiosk#3]}\n",
+        Path::new("dac.yaml"),
+    )
+    .unwrap();
+    assert_eq!(dac.interface, Interface::Dac);
+}
