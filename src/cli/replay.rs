@@ -73,14 +73,9 @@ pub fn run(args: Args) -> u8 {
         None => (0..session.dialogues.len()).collect(),
     };
     // While the server starts, the checks the turns need are compiled.
-    let mut interfaces = Vec::new();
-    for &i in &which {
-        let interface = session.dialogues[i].interface;
-        if !interfaces.contains(&interface) {
-            interfaces.push(interface);
-            crate::protocol::schema::warm_up_in_background(interface);
-        }
-    }
+    crate::protocol::schema::warm_up_each_in_background(
+        which.iter().map(|&i| session.dialogues[i].interface),
+    );
     let (mut differing, mut turns, mut code) = (0usize, 0usize, exit::OK);
     for i in which {
         let record = session.dialogues[i].clone();

@@ -78,13 +78,7 @@ pub fn run(args: Args) -> u8 {
         return exit::FAILURE;
     }
     // While the first server starts, the checks its turns need are compiled.
-    let mut interfaces = Vec::new();
-    for s in &scenarios {
-        if !interfaces.contains(&s.interface) {
-            interfaces.push(s.interface);
-            crate::protocol::schema::warm_up_in_background(s.interface);
-        }
-    }
+    crate::protocol::schema::warm_up_each_in_background(scenarios.iter().map(|s| s.interface));
     let given = match args.targets.resolve() {
         Ok(s) => s,
         Err(e) => return fail(&e),

@@ -236,6 +236,18 @@ pub fn warm_up_in_background(interface: Interface) {
         .spawn(move || warm_up_interface(interface));
 }
 
+/// The same for each interface named (once each, whatever the repeats): a command that
+/// holds dialogues of several (`test`, `replay`) starts them all before its first server.
+pub fn warm_up_each_in_background(interfaces: impl IntoIterator<Item = Interface>) {
+    let mut started = Vec::new();
+    for interface in interfaces {
+        if !started.contains(&interface) {
+            started.push(interface);
+            warm_up_in_background(interface);
+        }
+    }
+}
+
 /// The message schema as written in its file (with `$ref`s to `common.json` and `dem.json`).
 pub fn document(interface: Interface, mode: Mode) -> &'static Value {
     MADE.documents[slot(interface, mode)].get_or_init(|| parse(message_file(interface, mode)))
