@@ -295,7 +295,7 @@ fn test_over_dialogue(dir: &Path, n: usize) {
         d = d.min(time(&["dialogue".as_ref(), requests.as_os_str()]));
     }
     println!(
-        "{:<58} dialogue {:>6.1} ms; test: YAML {:>6.1} ms (+{:.1}%), JSON {:>6.1} ms (+{:.1}%)",
+        "{:<58} dialogue {:>6.1} ms; test: YAML {:>6.1} ms ({:+.1}%), JSON {:>6.1} ms ({:+.1}%)",
         format!("test against dialogue, {n} steps with expectations"),
         d * 1e3,
         t * 1e3,

@@ -3,8 +3,8 @@
 //! A turn over stdio is a strict ping-pong: the client writes a Request and waits, the server
 //! answers and waits. When the two processes sit on different CPUs, every hand-over is a
 //! wake-up across CPUs; on a virtual machine that is an inter-processor interrupt through the
-//! hypervisor, and it was most of a turn's cost (a 2 KB ping-pong over pipes: 53–90 µs of CPU
-//! across two vCPUs, 3–4 µs on one). Nothing runs in parallel in such a dialogue, so nothing
+//! hypervisor, and it was most of a turn's cost (a 2 KB ping-pong over pipes: 44–79 µs of CPU
+//! across two vCPUs, 5 µs on one, in `benches/turns`). Nothing runs in parallel in such a dialogue, so nothing
 //! is lost by keeping both on the CPU the client is on.
 //!
 //! Only the two threads that take turns are placed: the client's runtime thread (a
