@@ -57,6 +57,9 @@ struct AuthState {
     /// audience test).
     published_resource: Option<String>,
     lifetime: u64,
+    /// Only turns (`tools/call`) need a token: the handshake and discovery go through
+    /// without one.
+    turns_only: bool,
     clients: HashMap<String, Vec<String>>,
     codes: HashMap<String, Grant>,
     access: HashMap<String, Access>,
@@ -109,6 +112,7 @@ impl AuthServer {
             upstream: upstream.url.clone(),
             published_resource: None,
             lifetime,
+            turns_only: false,
             clients: HashMap::new(),
             codes: HashMap::new(),
             access: HashMap::new(),
@@ -289,6 +293,12 @@ async fn token(State(s): State<Shared>, Form(f): Form<HashMap<String, String>>) 
 /// The reference server behind a bearer check: a token must be known, live, not revoked and
 /// issued for this resource (its audience).
 async fn protected(State(s): State<Shared>, headers: HeaderMap, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, 1 << 24)
+        .await
+        .unwrap_or_default();
+    let turn = body.windows(12).any(|w| w == b"\"tools/call\"");
+    let request = Request::from_parts(parts, axum::body::Body::from(body));
     let (upstream, resource_metadata) = {
         let mut s = s.lock().unwrap();
         let token = headers
@@ -302,7 +312,7 @@ async fn protected(State(s): State<Shared>, headers: HeaderMap, request: Request
             .get(token)
             .is_some_and(|a| !a.revoked && a.expires > Instant::now() && a.resource == resource);
         let metadata = format!("{}/.well-known/oauth-protected-resource/mcp", s.base);
-        if !valid {
+        if !valid && (turn || !s.turns_only) {
             s.counts.refused_tokens += 1;
             if !token.is_empty() {
                 s.counts.refused_with_a_token += 1;
@@ -544,6 +554,37 @@ async fn a_revoked_token_is_refreshed_and_a_revoked_grant_means_signing_in_again
     assert!(signed_in.status.success(), "{}", text(&signed_in));
     let (_, authorizations, code_grants, _) = server.counts();
     assert_eq!((authorizations, code_grants), (2, 2));
+}
+
+/// The handshake needs no token, a turn does: the turn's first try (on the HTTP hot path, past
+/// rmcp) is refused with 401 and nothing is answered; it is sent again through rmcp's client,
+/// which signs in, and answered once.
+#[tokio::test]
+async fn a_server_that_asks_for_a_token_only_at_the_first_turn_gets_one_and_its_answer() {
+    let server = AuthServer::start(3600).await;
+    server.state.lock().unwrap().turns_only = true;
+    let data = tempfile::tempdir().unwrap();
+    let request = data.path().join("request.json");
+    std::fs::write(
+        &request,
+        r#"{"Kind": "constraints", "EntityIDs": ["Fountain#1"]}"#,
+    )
+    .unwrap();
+    let out = run(
+        data.path(),
+        true,
+        &["send", request.to_str().unwrap(), "--url", &server.url],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out));
+    let response: Value = serde_json::from_slice(&out.stdout).expect("the Response");
+    assert_eq!(response["Outcome"], "answered", "{}", text(&out));
+    assert_eq!(response["TurnIndex"], 0, "the refused try used up nothing");
+    let (registrations, authorizations, code_grants, _) = server.counts();
+    assert_eq!((registrations, authorizations, code_grants), (1, 1, 1));
+    // The hot path's try, then rmcp's client's first (it too sends what it holds: nothing),
+    // then the signed-in one.
+    assert_eq!(server.state.lock().unwrap().counts.refused_tokens, 2);
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use crate::client::affinity::SharedCpu;
 use crate::client::event::{ConnectionId, Event, EventSink, LogKind};
 use crate::client::handler::Handler;
 use crate::client::http::LoggingHttpClient;
+use crate::client::http_turn::{HttpTurns, SessionHeaders, TurnFailure};
 use crate::client::limits;
 use crate::client::oauth::client::{Authorizer, AuthorizingClient};
 use crate::client::oauth::{OAuthOptions, SignInNotice};
@@ -171,6 +172,9 @@ pub enum CallError {
     Transport(String),
 }
 
+/// A call's error when the server has forgotten the HTTP session.
+const SESSION_GONE: &str = "the server no longer knows this HTTP session (404): it expired or the server restarted, and the dialogue's state there (its commitments) is gone; reconnect to start a new dialogue";
+
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
 pub struct Connection {
@@ -184,6 +188,8 @@ pub struct Connection {
     http: Option<LoggingHttpClient>,
     /// The hot path for turns over stdio (`client::stdio`).
     direct: Option<Arc<Direct>>,
+    /// The hot path for turns over HTTP (`client::http_turn`), where it sends what rmcp would.
+    http_turns: Option<Arc<HttpTurns>>,
     progress: watch::Receiver<u64>,
     child: Option<Arc<tokio::sync::Mutex<tokio::process::Child>>>,
     health: Arc<Mutex<Health>>,
@@ -213,6 +219,7 @@ impl Connection {
         );
 
         let mut shared_cpu = None;
+        let mut http_turns = None;
         let (service, child, http, direct) = match &spec.transport {
             TransportSpec::Http(h) => {
                 let expand = expander(spec);
@@ -232,12 +239,14 @@ impl Connection {
                 // start a new one behind our back (reinit defaults to on), and the server's
                 // dialogue state (commitments) would be gone without a word.
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone())
-                    .custom_headers(headers)
+                    .custom_headers(headers.clone())
                     .reinit_on_expired_session(false);
-                if let Some(token) = &h.token {
-                    let token = expand(token)?;
-                    sent.push(("Authorization".into(), format!("Bearer {token}")));
-                    config = config.auth_header(token);
+                let mut token = None;
+                if let Some(given) = &h.token {
+                    let expanded = expand(given)?;
+                    sent.push(("Authorization".into(), format!("Bearer {expanded}")));
+                    config = config.auth_header(expanded.clone());
+                    token = Some(expanded);
                 }
                 let inner = reqwest::Client::builder()
                     .connect_timeout(options.timeout)
@@ -301,6 +310,25 @@ impl Connection {
                         )));
                     }
                 };
+                // Turns past rmcp, unless a sign-in gave a token (rmcp's client refreshes it).
+                if !authorizer.as_ref().is_some_and(|a| a.holds_token())
+                    && let (Some(session_id), Some(info)) =
+                        (client.session_id(), service.peer().peer_info())
+                {
+                    http_turns = HttpTurns::for_session(
+                        SessionHeaders {
+                            url: &url,
+                            session_id: &session_id,
+                            protocol_version: info.protocol_version.as_str(),
+                            custom: &headers,
+                            token: token.as_deref(),
+                        },
+                        options.max_message_bytes,
+                        options.timeout,
+                        id,
+                        events.clone(),
+                    );
+                }
                 (service, None, Some(client), None)
             }
             TransportSpec::Embedded { interface, args }
@@ -394,6 +422,7 @@ impl Connection {
             service,
             http: http.clone(),
             direct,
+            http_turns,
             progress,
             child,
             health,
@@ -520,6 +549,14 @@ impl Connection {
             })?;
             return self.call_directly(direct, name, &arguments, cancel).await;
         }
+        if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on()) {
+            let text = serde_json::value::to_raw_value(&arguments).map_err(|e| {
+                CallError::Protocol(format!("the arguments cannot be written: {e}"))
+            })?;
+            if let Some(answered) = self.call_over_http(turns, name, &text, cancel).await {
+                return answered;
+            }
+        }
         self.call_through_rmcp(name, arguments, cancel).await
     }
 
@@ -532,13 +569,16 @@ impl Connection {
         text: &serde_json::value::RawValue,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
-        match &self.direct {
-            Some(direct) => self.call_directly(direct, name, text, cancel).await,
-            None => {
-                let arguments = request.as_object().cloned().unwrap_or_default();
-                self.call_through_rmcp(name, arguments, cancel).await
-            }
+        if let Some(direct) = &self.direct {
+            return self.call_directly(direct, name, text, cancel).await;
         }
+        if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on())
+            && let Some(answered) = self.call_over_http(turns, name, text, cancel).await
+        {
+            return answered;
+        }
+        let arguments = request.as_object().cloned().unwrap_or_default();
+        self.call_through_rmcp(name, arguments, cancel).await
     }
 
     /// Whether a call's first poll writes its Request (the stdio hot path); through rmcp
@@ -607,22 +647,80 @@ impl Connection {
             }
         };
         match answered {
-            Ok(ServerJsonRpcMessage::Response(r)) => match r.result {
+            Ok(message) => self.tool_result_of(message).await,
+            // The transport stopped reading: the server has gone.
+            Err(_) => Err(self.call_error(ServiceError::TransportClosed).await),
+        }
+    }
+
+    /// `call_tool` on the HTTP hot path: the same waiting, progress, timeout and cancel, and
+    /// the same errors, as through rmcp. None when the server asked for authorization: it did
+    /// not take the Request, and rmcp's client (which signs in) is to send it.
+    async fn call_over_http(
+        &self,
+        turns: &Arc<HttpTurns>,
+        name: &str,
+        arguments: &serde_json::value::RawValue,
+        cancel: &CancellationToken,
+    ) -> Option<Result<CallToolResult, CallError>> {
+        let progress = self.progress_from_now();
+        let handler = self.service.service();
+        let (id, answer) = turns.call(name, arguments, |n| handler.notified(n));
+        let answered = match self.wait(name, answer, progress, cancel).await {
+            Ok(answered) => answered,
+            Err(stopped) => {
+                // As rmcp does when a call is dropped (the request's connection is closed).
+                let peer = self.service.peer().clone();
+                tokio::spawn(async move {
+                    let cancelled = rmcp::model::CancelledNotificationParam::new(Some(id), None);
+                    let _ = peer.notify_cancelled(cancelled).await;
+                });
+                return Some(Err(stopped));
+            }
+        };
+        Some(match answered {
+            Ok(message) => self.tool_result_of(message).await,
+            Err(TurnFailure::Unauthorized) => return None,
+            Err(TurnFailure::SessionGone) => Err(self.gone(SESSION_GONE.to_owned())),
+            Err(TurnFailure::Unreachable(why)) => {
+                Err(self.gone(format!("the server cannot be reached any more ({why})")))
+            }
+            Err(TurnFailure::Broken(why)) => {
+                self.events.log(self.id, LogKind::Client, why.clone());
+                Err(CallError::Transport(why))
+            }
+        })
+    }
+
+    /// The answer to a `tools/call` taken past rmcp, as rmcp would give it.
+    async fn tool_result_of(
+        &self,
+        message: ServerJsonRpcMessage,
+    ) -> Result<CallToolResult, CallError> {
+        match message {
+            ServerJsonRpcMessage::Response(r) => match r.result {
                 ServerResult::CallToolResult(result) => Ok(result),
                 other => Err(CallError::Protocol(format!(
                     "the answer to tools/call is not a tool result: {}",
                     serde_json::to_string(&other).unwrap_or_default()
                 ))),
             },
-            Ok(ServerJsonRpcMessage::Error(e)) => {
+            ServerJsonRpcMessage::Error(e) => {
                 Err(self.call_error(ServiceError::McpError(e.error)).await)
             }
-            Ok(_) => Err(CallError::Protocol(
+            _ => Err(CallError::Protocol(
                 "the answer to tools/call is not a Response".into(),
             )),
-            // The transport stopped reading: the server has gone.
-            Err(_) => Err(self.call_error(ServiceError::TransportClosed).await),
         }
+    }
+
+    /// The connection has ended, for `why`: said once as an event, and as the call's error.
+    fn gone(&self, why: String) -> CallError {
+        self.events.emit(Event::Closed {
+            connection: self.id,
+            reason: why.clone(),
+        });
+        CallError::Gone(why)
     }
 
     /// Progress notifications from now on (taken before a request is sent, so that none
@@ -718,24 +816,12 @@ impl Connection {
             ServiceError::Cancelled { .. } => CallError::Cancelled,
             ServiceError::TransportSend(e) => {
                 let text = plain(&chain(&e));
-                let gone = if text.contains("404")
-                    || text.to_lowercase().contains("session expired")
-                {
-                    Some("the server no longer knows this HTTP session (404): it expired or the server restarted, and the dialogue's state there (its commitments) is gone; reconnect to start a new dialogue".to_owned())
+                if text.contains("404") || text.to_lowercase().contains("session expired") {
+                    self.gone(SESSION_GONE.to_owned())
                 } else if text.contains("error sending request") {
-                    Some(format!("the server cannot be reached any more ({text})"))
+                    self.gone(format!("the server cannot be reached any more ({text})"))
                 } else {
-                    None
-                };
-                match gone {
-                    Some(why) => {
-                        self.events.emit(Event::Closed {
-                            connection: self.id,
-                            reason: why.clone(),
-                        });
-                        CallError::Gone(why)
-                    }
-                    None => CallError::Transport(format!("cannot reach the server: {text}")),
+                    CallError::Transport(format!("cannot reach the server: {text}"))
                 }
             }
             other => CallError::Transport(other.to_string()),

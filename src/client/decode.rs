@@ -14,6 +14,7 @@ use rmcp::model::{
     RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use std::borrow::Cow;
 
 /// Whether a message is a `tools/call` Request (whose answer takes the hot path).
@@ -22,6 +23,48 @@ pub fn is_tool_call(message: &ClientJsonRpcMessage) -> bool {
         message,
         ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_))
     )
+}
+
+/// A `tools/call` of `name` with `arguments` (a JSON object, as text), written as both hot
+/// paths send it. Its id is a string (`call-N`) so that it can never be one of the numbers rmcp
+/// gives its own requests on the same session; the progress token is the id, as rmcp makes it
+/// for its requests.
+pub fn tool_call_text(id: &str, name: &str, arguments: &RawValue) -> std::io::Result<Vec<u8>> {
+    #[derive(serde::Serialize)]
+    struct Call<'a> {
+        jsonrpc: &'static str,
+        id: &'a str,
+        method: &'static str,
+        params: Params<'a>,
+    }
+    #[derive(serde::Serialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta")]
+        meta: Meta<'a>,
+        name: &'a str,
+        arguments: &'a RawValue,
+    }
+    #[derive(serde::Serialize)]
+    struct Meta<'a> {
+        #[serde(rename = "progressToken")]
+        progress_token: &'a str,
+    }
+    let mut text = Vec::with_capacity(arguments.get().len() + 160);
+    serde_json::to_writer(
+        &mut text,
+        &Call {
+            jsonrpc: "2.0",
+            id,
+            method: "tools/call",
+            params: Params {
+                meta: Meta { progress_token: id },
+                name,
+                arguments,
+            },
+        },
+    )
+    .map_err(std::io::Error::other)?;
+    Ok(text)
 }
 
 /// The message in `bytes` as rmcp's type, if it is a successful Response whose id `awaited`

@@ -8,7 +8,7 @@ use rmcp::ClientHandler;
 use rmcp::RoleClient;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion,
+    ProgressNotificationParam, ProtocolVersion, ServerNotification,
 };
 use rmcp::service::NotificationContext;
 use tokio::sync::watch;
@@ -22,6 +22,54 @@ pub struct Handler {
 }
 
 impl Handler {
+    /// A notification that came outside rmcp (on a turn's response on the HTTP hot path):
+    /// handled as rmcp would hand it over.
+    pub fn notified(&self, notification: ServerNotification) {
+        match notification {
+            ServerNotification::LoggingMessageNotification(n) => self.logged(n.params),
+            ServerNotification::ProgressNotification(n) => self.progressed(n.params),
+            _ => {}
+        }
+    }
+
+    fn logged(&self, p: LoggingMessageNotificationParam) {
+        let data = match &p.data {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let logger = p.logger.map(|l| format!("{l}: ")).unwrap_or_default();
+        let level = serde_json::to_value(p.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        self.events.log(
+            self.connection,
+            LogKind::ServerLog,
+            format!("[{level}] {logger}{data}"),
+        );
+    }
+
+    fn progressed(&self, p: ProgressNotificationParam) {
+        self.progress.send_modify(|n| *n += 1);
+        let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+        let message = p
+            .message
+            .clone()
+            .map(|m| format!(" {m}"))
+            .unwrap_or_default();
+        self.events.log(
+            self.connection,
+            LogKind::Progress,
+            format!("{}{total}{message}", p.progress),
+        );
+        self.events.emit(Event::Progress {
+            connection: self.connection,
+            progress: p.progress,
+            total: p.total,
+            message: p.message,
+        });
+    }
+
     pub fn new(connection: ConnectionId, events: EventSink) -> (Handler, watch::Receiver<u64>) {
         let (progress, watcher) = watch::channel(0);
         (
@@ -50,20 +98,7 @@ impl ClientHandler for Handler {
         p: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let data = match &p.data {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let logger = p.logger.map(|l| format!("{l}: ")).unwrap_or_default();
-        let level = serde_json::to_value(p.level)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
-        self.events.log(
-            self.connection,
-            LogKind::ServerLog,
-            format!("[{level}] {logger}{data}"),
-        );
+        self.logged(p);
     }
 
     async fn on_progress(
@@ -71,23 +106,6 @@ impl ClientHandler for Handler {
         p: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.progress.send_modify(|n| *n += 1);
-        let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-        let message = p
-            .message
-            .clone()
-            .map(|m| format!(" {m}"))
-            .unwrap_or_default();
-        self.events.log(
-            self.connection,
-            LogKind::Progress,
-            format!("{}{total}{message}", p.progress),
-        );
-        self.events.emit(Event::Progress {
-            connection: self.connection,
-            progress: p.progress,
-            total: p.total,
-            message: p.message,
-        });
+        self.progressed(p);
     }
 }

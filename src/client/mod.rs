@@ -12,6 +12,7 @@ pub mod engine;
 pub mod event;
 pub mod handler;
 pub mod http;
+pub mod http_turn;
 pub mod limits;
 pub mod oauth;
 pub mod spec;

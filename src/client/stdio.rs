@@ -107,49 +107,12 @@ pub struct DirectCall {
 }
 
 impl Direct {
-    /// Writes a `tools/call` of `name` with `arguments` (a JSON object, as text). Its id is a
-    /// string (`call-N`) so that it can never be one of the numbers rmcp gives its own
-    /// requests on the same session; the progress token is the id, as rmcp makes it for its
-    /// requests.
+    /// Writes a `tools/call` of `name` with `arguments` (a JSON object, as text; written by
+    /// `decode::tool_call_text`).
     pub async fn call(&self, name: &str, arguments: &RawValue) -> io::Result<DirectCall> {
-        #[derive(serde::Serialize)]
-        struct Line<'a> {
-            jsonrpc: &'static str,
-            id: &'a str,
-            method: &'static str,
-            params: Params<'a>,
-        }
-        #[derive(serde::Serialize)]
-        struct Params<'a> {
-            #[serde(rename = "_meta")]
-            meta: Meta<'a>,
-            name: &'a str,
-            arguments: &'a RawValue,
-        }
-        #[derive(serde::Serialize)]
-        struct Meta<'a> {
-            #[serde(rename = "progressToken")]
-            progress_token: &'a str,
-        }
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let id_text = format!("call-{n}");
-        let mut line = Vec::with_capacity(arguments.get().len() + 160);
-        serde_json::to_writer(
-            &mut line,
-            &Line {
-                jsonrpc: "2.0",
-                id: &id_text,
-                method: "tools/call",
-                params: Params {
-                    meta: Meta {
-                        progress_token: &id_text,
-                    },
-                    name,
-                    arguments,
-                },
-            },
-        )
-        .map_err(io::Error::other)?;
+        let mut line = crate::client::decode::tool_call_text(&id_text, name, arguments)?;
         line.push(b'\n');
         let id = RequestId::String(id_text.into());
         let (tx, answer) = oneshot::channel();

@@ -64,6 +64,11 @@ impl Authorizer {
         })
     }
 
+    /// Whether a token is kept for this server (requests then carry it, refreshed as needed).
+    pub fn holds_token(&self) -> bool {
+        self.store.record().and_then(|r| r.access_token()).is_some()
+    }
+
     pub fn is_waiting_for_a_person(&self) -> bool {
         self.waiting.load(Ordering::Relaxed)
     }
