@@ -252,8 +252,12 @@ impl Connection {
                     .connect_timeout(options.timeout)
                     .build()
                     .map_err(|e| ConnectError::from(format!("cannot make an HTTP client: {e}")))?;
-                let client =
-                    LoggingHttpClient::new(inner, id, events.clone(), options.max_message_bytes);
+                let client = LoggingHttpClient::new(
+                    inner.clone(),
+                    id,
+                    events.clone(),
+                    options.max_message_bytes,
+                );
                 let given_authorization = h.token.is_some()
                     || h.headers
                         .keys()
@@ -316,6 +320,7 @@ impl Connection {
                         (client.session_id(), service.peer().peer_info())
                 {
                     http_turns = HttpTurns::for_session(
+                        inner.clone(),
                         SessionHeaders {
                             url: &url,
                             session_id: &session_id,
@@ -324,7 +329,6 @@ impl Connection {
                             token: token.as_deref(),
                         },
                         options.max_message_bytes,
-                        options.timeout,
                         id,
                         events.clone(),
                     );

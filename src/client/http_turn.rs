@@ -1,36 +1,36 @@
 //! The hot path for turns over Streamable HTTP, as `stdio::Direct` is over stdio: a
-//! `tools/call` is posted on an HTTP/1.1 connection of this module's own (hyper's client
-//! connection, kept alive between turns) and its answer is read from the response as it comes,
-//! past rmcp's service loop and its reqwest client. rmcp still does the handshake, discovery,
-//! the end of the session, and every message that is not a turn.
+//! `tools/call` is posted with the session's own reqwest client (the one under rmcp's
+//! transport, so the same pool of connections) and its answer is read from the response as it
+//! comes, past rmcp's service loop and worker. rmcp still does the handshake, discovery, the
+//! end of the session, and every message that is not a turn.
 //!
 //! Why: in `load` (8 sessions against the reference server) a turn through rmcp cost the
-//! client about 95 µs of CPU, as much as the server's; a POST through reqwest alone costs about
-//! 37 µs, on hyper's connection about 22 µs (the rest is the kernel's TCP).
+//! client about 95 µs of CPU, as much as the server's. A connection of the hot path's own
+//! (hyper's, 22 µs a POST against reqwest's 37 in a bare client) was tried: the reference
+//! server deals connections to its per-core runtimes, and a session's turns then came on
+//! another runtime than its session worker's, which cost the server more than the client
+//! saved (`docs/performance.md`).
 //!
-//! It is used only where it sends what rmcp would send (`HttpTurns::for_session`): plain
-//! `http://` (no TLS), no proxy named in the environment (reqwest would use it), a protocol
-//! version before 2026 (whose requests carry more headers), and no OAuth token (rmcp's client
-//! refreshes it). A server that answers a turn with 401 turns the path off for the connection:
-//! it did not take the Request, which then goes through rmcp, which signs in.
+//! It is used only where it sends what rmcp would send (`HttpTurns::for_session`): a protocol
+//! version before 2026 (whose requests carry more headers), and no OAuth token held (rmcp's
+//! client refreshes it). A server that answers a turn with 401 turns the path off for the
+//! connection: it did not take the Request, which then goes through rmcp, which signs in.
 
 use crate::client::decode;
 use crate::client::event::{ConnectionId, EventSink, LogKind};
 use crate::client::limits;
-use bytes::Bytes;
-use futures::{FutureExt, StreamExt};
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};
-use http::{StatusCode, Uri};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::client::conn::http1::SendRequest;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use http::StatusCode;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
     ErrorCode, ErrorData, JsonRpcResponse, RequestId, ServerJsonRpcMessage, ServerNotification,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long a turn waits for the end of the response stream after the answer (it usually
@@ -45,21 +45,41 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
 /// A response body read as server-sent events.
 type Events = sse_stream::SseStream<
-    http_body_util::combinators::MapErr<
-        Limited<hyper::body::Incoming>,
-        fn(BoxError) -> std::io::Error,
+    sse_stream::ByteStreamBody<
+        BoxStream<'static, Result<bytes::Bytes, std::io::Error>>,
+        bytes::Bytes,
     >,
 >;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// The SSE reader wants an error type of its own: the size limit is found again in it
-/// (`is_too_long`).
-fn event_stream(body: Limited<hyper::body::Incoming>) -> Events {
-    sse_stream::SseStream::new(
-        body.map_err(std::io::Error::other as fn(BoxError) -> std::io::Error),
-    )
+/// A response's body as server-sent events, cut off past `ceiling` bytes (`is_too_long`
+/// finds that again in the SSE reader's error).
+fn event_stream(response: reqwest::Response, ceiling: usize) -> Events {
+    let mut read = 0usize;
+    let bytes = response
+        .bytes_stream()
+        .map(move |chunk| {
+            let chunk = chunk.map_err(std::io::Error::other)?;
+            read = read.saturating_add(chunk.len());
+            if read > ceiling {
+                return Err(std::io::Error::other(TooLong));
+            }
+            Ok(chunk)
+        })
+        .boxed();
+    sse_stream::SseStream::from_bytes_stream(bytes)
 }
+
+/// A response longer than the size limit allows.
+#[derive(Debug)]
+struct TooLong;
+
+impl std::fmt::Display for TooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the response is longer than the size limit allows")
+    }
+}
+
+impl std::error::Error for TooLong {}
 
 /// What the hot path needs to send what rmcp would send on the session.
 pub struct SessionHeaders<'a> {
@@ -74,17 +94,12 @@ pub struct SessionHeaders<'a> {
 
 /// Turns of one MCP session over Streamable HTTP.
 pub struct HttpTurns {
-    /// The request target (path and query); the host goes in `headers`.
-    target: Uri,
-    /// Where to connect (`host:port`).
-    address: String,
+    /// The session's client: its pool holds the connections rmcp's requests use.
+    client: reqwest::Client,
+    url: reqwest::Url,
     headers: HeaderMap,
-    /// Connections not in use. A turn takes one (or opens one) and gives it back once its
-    /// response has been read to the end; a connection whose turn was dropped is closed.
-    idle: Arc<Mutex<Vec<SendRequest<Full<Bytes>>>>>,
     next: AtomicU64,
     limit: usize,
-    connect_timeout: Duration,
     connection: ConnectionId,
     events: EventSink,
     /// Off after a server asked for authorization: rmcp's client signs in.
@@ -119,27 +134,17 @@ impl HttpTurns {
     /// The hot path for a session, when it sends what rmcp would; None otherwise (the turns
     /// then go through rmcp).
     pub fn for_session(
+        client: reqwest::Client,
         session: SessionHeaders<'_>,
         limit: usize,
-        connect_timeout: Duration,
         connection: ConnectionId,
         events: EventSink,
     ) -> Option<Arc<HttpTurns>> {
-        if session.protocol_version.starts_with("2026") || proxy_in_environment() {
+        if session.protocol_version.starts_with("2026") {
             return None;
         }
-        let url: Uri = session.url.parse().ok()?;
-        if url.scheme_str() != Some("http") {
-            return None;
-        }
-        let authority = url.authority()?.clone();
-        let address = format!("{}:{}", authority.host(), url.port_u16().unwrap_or(80));
-        let target = Uri::builder()
-            .path_and_query(url.path_and_query()?.clone())
-            .build()
-            .ok()?;
+        let url = reqwest::Url::parse(session.url).ok()?;
         let mut headers = HeaderMap::new();
-        headers.insert(HOST, HeaderValue::from_str(authority.as_str()).ok()?);
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(
             ACCEPT,
@@ -163,13 +168,11 @@ impl HttpTurns {
             headers.insert(name.clone(), value.clone());
         }
         Some(Arc::new(HttpTurns {
-            target,
-            address,
+            client,
+            url,
             headers,
-            idle: Arc::default(),
             next: AtomicU64::new(1),
             limit,
-            connect_timeout,
             connection,
             events,
             on: AtomicBool::new(true),
@@ -211,16 +214,18 @@ impl HttpTurns {
         id: &RequestId,
         notified: &impl Fn(ServerNotification),
     ) -> Result<ServerJsonRpcMessage, TurnFailure> {
-        let mut sender = self.sender().await?;
-        let logged = self.events.wants_logs().then(|| body.clone());
-        let response = sender
-            .send_request(self.post(body))
-            .await
-            .map_err(|e| TurnFailure::Broken(format!("the HTTP request failed: {e}")))?;
-        if let Some(body) = logged {
-            let text = String::from_utf8(body).unwrap_or_default();
+        if self.events.wants_logs() {
+            let text = String::from_utf8_lossy(&body).into_owned();
             self.events.log(self.connection, LogKind::Sent, text);
         }
+        let response = self.post(body).send().await.map_err(|e| {
+            let why = crate::client::connection::chain(&e);
+            if e.is_connect() {
+                TurnFailure::Unreachable(why)
+            } else {
+                TurnFailure::Broken(format!("the HTTP request failed: {why}"))
+            }
+        })?;
         let status = response.status();
         match status {
             StatusCode::UNAUTHORIZED => {
@@ -234,13 +239,7 @@ impl HttpTurns {
             }
             StatusCode::NOT_FOUND => return Err(TurnFailure::SessionGone),
             s if !s.is_success() => {
-                let text = response
-                    .into_body()
-                    .collect()
-                    .now_or_never()
-                    .and_then(Result::ok)
-                    .map(|b| String::from_utf8_lossy(&b.to_bytes()).into_owned())
-                    .unwrap_or_default();
+                let text = response.text().await.unwrap_or_default();
                 let text: String = text.chars().take(300).collect();
                 return Err(TurnFailure::Broken(format!(
                     "the server answered HTTP {s}{}",
@@ -258,22 +257,22 @@ impl HttpTurns {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        let body = Limited::new(response.into_body(), self.ceiling());
         if !stream {
-            let bytes = match body.collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-                    return Ok(self.too_large(id, self.ceiling(), false));
-                }
-                Err(e) => {
-                    return Err(TurnFailure::Broken(format!(
-                        "the server's response broke off: {e}"
-                    )));
-                }
-            };
-            self.give_back(sender);
+            if response
+                .content_length()
+                .is_some_and(|n| n > self.ceiling() as u64)
+            {
+                return Ok(self.too_large(id, self.ceiling(), false));
+            }
+            let bytes = response.bytes().await.map_err(|e| {
+                TurnFailure::Broken(format!("the server's response broke off: {e}"))
+            })?;
             if bytes.len() > self.limit {
                 return Ok(self.too_large(id, bytes.len(), true));
+            }
+            if self.events.wants_logs() {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                self.events.log(self.connection, LogKind::Received, text);
             }
             return match self.read(&bytes, id) {
                 Read::Answer(answer) => Ok(answer),
@@ -282,7 +281,7 @@ impl HttpTurns {
                 )),
             };
         }
-        let mut events = event_stream(body);
+        let mut events = event_stream(response, self.ceiling());
         // Where to resume when the stream ends before the answer (the server names its events
         // and may say how long to wait: SSE resumability).
         let mut last_event_id: Option<String> = None;
@@ -290,8 +289,6 @@ impl HttpTurns {
         let mut resumed = 0;
         loop {
             let Some(event) = events.next().await else {
-                // Ended before the answer: read to the end, so the connection can carry the
-                // GET that resumes it.
                 let Some(from) = last_event_id.clone().filter(|_| resumed < MAX_RESUMES) else {
                     return Err(TurnFailure::Broken(
                         "the server's event stream ended before the answer".into(),
@@ -299,8 +296,7 @@ impl HttpTurns {
                 };
                 resumed += 1;
                 tokio::time::sleep(retry.unwrap_or(DEFAULT_RETRY)).await;
-                sender = self.sender_after(sender).await?;
-                events = self.resume(&mut sender, &from).await?;
+                events = self.resume(&from).await?;
                 continue;
             };
             let event = match event {
@@ -330,7 +326,7 @@ impl HttpTurns {
             }
             match read {
                 Read::Answer(answer) => {
-                    self.finish(sender, events).await;
+                    finish(events).await;
                     return Ok(answer);
                 }
                 Read::Notification(notification) => notified(notification),
@@ -340,141 +336,50 @@ impl HttpTurns {
         }
     }
 
-    /// A connection for the next request on the session after a response read to its end:
-    /// the same one when it can carry it, else another.
-    async fn sender_after(
-        &self,
-        mut sender: SendRequest<Full<Bytes>>,
-    ) -> Result<SendRequest<Full<Bytes>>, TurnFailure> {
-        if !sender.is_closed() && sender.ready().await.is_ok() {
-            return Ok(sender);
-        }
-        self.sender().await
+    /// A POST of `body` on the session, with the headers rmcp sends.
+    fn post(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
+        self.client
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .body(body)
     }
 
     /// Resumes the session's event stream after the event `from` (GET with `Last-Event-ID`),
     /// as the MCP transport says a client does when a stream ends before its answer.
-    async fn resume(
-        &self,
-        sender: &mut SendRequest<Full<Bytes>>,
-        from: &str,
-    ) -> Result<Events, TurnFailure> {
+    async fn resume(&self, from: &str) -> Result<Events, TurnFailure> {
         self.events.log(
             self.connection,
             LogKind::Client,
             format!("the event stream ended before the answer: resuming after event {from}"),
         );
-        let mut request = http::Request::new(Full::new(Bytes::new()));
-        *request.uri_mut() = self.target.clone();
-        *request.headers_mut() = self.headers.clone();
-        request.headers_mut().remove(CONTENT_TYPE);
-        request
-            .headers_mut()
-            .insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        request.headers_mut().insert(
-            HeaderName::from_static("last-event-id"),
-            HeaderValue::from_str(from)
-                .map_err(|e| TurnFailure::Broken(format!("event id {from:?}: {e}")))?,
-        );
-        let response = sender
-            .send_request(request)
+        let mut headers = self.headers.clone();
+        headers.remove(CONTENT_TYPE);
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let response = self
+            .client
+            .get(self.url.clone())
+            .headers(headers)
+            .header("last-event-id", from)
+            .send()
             .await
-            .map_err(|e| TurnFailure::Broken(format!("resuming the event stream failed: {e}")))?;
+            .map_err(|e| {
+                TurnFailure::Broken(format!(
+                    "resuming the event stream failed: {}",
+                    crate::client::connection::chain(&e)
+                ))
+            })?;
         match response.status() {
             StatusCode::NOT_FOUND => Err(TurnFailure::SessionGone),
             s if !s.is_success() => Err(TurnFailure::Broken(format!(
                 "the event stream ended before the answer, and resuming it was refused (HTTP {s})"
             ))),
-            _ => Ok(event_stream(Limited::new(
-                response.into_body(),
-                self.ceiling(),
-            ))),
+            _ => Ok(event_stream(response, self.ceiling())),
         }
-    }
-
-    fn post(&self, body: Vec<u8>) -> http::Request<Full<Bytes>> {
-        let mut request = http::Request::new(Full::new(Bytes::from(body)));
-        *request.method_mut() = http::Method::POST;
-        *request.uri_mut() = self.target.clone();
-        *request.headers_mut() = self.headers.clone();
-        request
-    }
-
-    /// An idle connection, or a new one.
-    async fn sender(&self) -> Result<SendRequest<Full<Bytes>>, TurnFailure> {
-        loop {
-            let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
-            let Some(mut sender) = idle else { break };
-            if !sender.is_closed() && sender.ready().await.is_ok() {
-                return Ok(sender);
-            }
-        }
-        let unreachable =
-            |e: &dyn std::fmt::Display| TurnFailure::Unreachable(format!("{}: {e}", self.address));
-        let stream = tokio::time::timeout(
-            self.connect_timeout,
-            tokio::net::TcpStream::connect(&self.address),
-        )
-        .await
-        .map_err(|_| {
-            unreachable(&format!(
-                "no connection within {} s",
-                self.connect_timeout.as_secs()
-            ))
-        })?
-        .map_err(|e| unreachable(&e))?;
-        // A turn is one small write each way: Nagle's delay would only hold it back.
-        let _ = stream.set_nodelay(true);
-        let (sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .map_err(|e| unreachable(&e))?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        Ok(sender)
-    }
-
-    fn give_back(&self, sender: SendRequest<Full<Bytes>>) {
-        self.idle
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(sender);
-    }
-
-    /// After the answer: the rest of the stream is read to its end before the connection is
-    /// used again (a response dropped part-read closes its connection). A server ends the
-    /// stream right after the answer, so it is waited for here, briefly: the next turn then
-    /// finds the connection free (otherwise every turn would take the other of two
-    /// connections, and leave a task behind to read this one's end). A server that keeps the
-    /// stream open gets a task that waits for its end, for a while, and then the connection
-    /// closed.
-    async fn finish<S>(&self, sender: SendRequest<Full<Bytes>>, mut rest: S)
-    where
-        S: futures::Stream + Unpin + Send + 'static,
-    {
-        let ended = async { while rest.next().await.is_some() {} };
-        if tokio::time::timeout(END_AFTER_THE_ANSWER, ended)
-            .await
-            .is_ok()
-        {
-            return self.give_back(sender);
-        }
-        let idle = self.idle.clone();
-        tokio::spawn(async move {
-            let ended = async { while rest.next().await.is_some() {} };
-            if tokio::time::timeout(Duration::from_secs(5), ended)
-                .await
-                .is_ok()
-            {
-                idle.lock().unwrap_or_else(|p| p.into_inner()).push(sender);
-            }
-        });
     }
 
     /// A request of the server's own during a turn: `ping` is answered, anything else is
     /// refused as a method this client does not have (it declares no capabilities), as rmcp's
-    /// client would. The answer goes on a connection of its own.
+    /// client would.
     fn refuse(self: &Arc<Self>, id: RequestId, method: String) {
         let answer = if method == "ping" {
             serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}})
@@ -486,16 +391,10 @@ impl HttpTurns {
             );
             serde_json::json!({"jsonrpc": "2.0", "id": id, "error": ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("{method} is not supported"), None)})
         };
-        let this = self.clone();
+        let request = self.post(serde_json::to_vec(&answer).unwrap_or_default());
         tokio::spawn(async move {
-            let Ok(mut sender) = this.sender().await else {
-                return;
-            };
-            let body = serde_json::to_vec(&answer).unwrap_or_default();
-            if let Ok(response) = sender.send_request(this.post(body)).await
-                && response.into_body().collect().await.is_ok()
-            {
-                this.give_back(sender);
+            if let Ok(response) = request.send().await {
+                let _ = response.bytes().await;
             }
         });
     }
@@ -565,21 +464,32 @@ impl HttpTurns {
     }
 }
 
-/// Whether an SSE error is the body's size limit (`Limited`'s error, in the `io::Error` the
-/// SSE reader was given).
+/// Whether an SSE error is the size limit's (`event_stream`).
 fn is_too_long(e: &sse_stream::Error) -> bool {
     match e {
         sse_stream::Error::Body(inner) => inner
             .downcast_ref::<std::io::Error>()
             .and_then(std::io::Error::get_ref)
-            .is_some_and(|e| e.is::<http_body_util::LengthLimitError>()),
+            .is_some_and(|e| e.is::<TooLong>()),
         _ => false,
     }
 }
 
-/// Whether reqwest would send through a proxy (it reads these variables).
-fn proxy_in_environment() -> bool {
-    ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
-        .iter()
-        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
+/// After the answer: the rest of the stream is read to its end, so that its connection goes
+/// back to the pool (a response dropped part-read closes its connection, and the next turn
+/// would open a new one). The end has usually come with the answer, or comes right after it;
+/// it is waited for here, briefly, so the next turn finds the connection free. A server that
+/// keeps the stream open gets a task that waits for its end, for a while.
+async fn finish(mut rest: Events) {
+    let ended = async { while rest.next().await.is_some() {} };
+    if tokio::time::timeout(END_AFTER_THE_ANSWER, ended)
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    tokio::spawn(async move {
+        let ended = async { while rest.next().await.is_some() {} };
+        let _ = tokio::time::timeout(Duration::from_secs(5), ended).await;
+    });
 }
