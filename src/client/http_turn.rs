@@ -5,11 +5,10 @@
 //! end of the session, and every message that is not a turn.
 //!
 //! Why: in `load` (8 sessions against the reference server) a turn through rmcp cost the
-//! client about 95 µs of CPU, as much as the server's. A connection of the hot path's own
-//! (hyper's, 22 µs a POST against reqwest's 37 in a bare client) was tried: the reference
-//! server deals connections to its per-core runtimes, and a session's turns then came on
-//! another runtime than its session worker's, which cost the server more than the client
-//! saved (`docs/performance.md`).
+//! client 100–130 µs of CPU, about as much as the server's; on this path 80–98 µs. A
+//! connection of the path's own (hyper's HTTP/1.1 client: 22 µs a POST against reqwest's 37
+//! in a bare client) was tried and dropped: it needs its own TLS, proxy and keep-alive
+//! handling, which the session's reqwest client already has (`docs/performance.md`).
 //!
 //! It is used only where it sends what rmcp would send (`HttpTurns::for_session`): a protocol
 //! version before 2026 (whose requests carry more headers), and no OAuth token held (rmcp's
