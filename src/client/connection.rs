@@ -189,7 +189,7 @@ pub struct Connection {
     /// The hot path for turns over stdio (`client::stdio`).
     direct: Option<Arc<Direct>>,
     /// The hot path for turns over HTTP (`client::http_turn`), where it sends what rmcp would.
-    http_turns: Option<Arc<HttpTurns>>,
+    http_turns: Option<HttpTurns>,
     progress: watch::Receiver<u64>,
     child: Option<Arc<tokio::sync::Mutex<tokio::process::Child>>>,
     health: Arc<Mutex<Health>>,
@@ -662,7 +662,7 @@ impl Connection {
     /// not take the Request, and rmcp's client (which signs in) is to send it.
     async fn call_over_http(
         &self,
-        turns: &Arc<HttpTurns>,
+        turns: &HttpTurns,
         name: &str,
         arguments: &serde_json::value::RawValue,
         cancel: &CancellationToken,

@@ -28,7 +28,6 @@ use rmcp::model::{
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -125,7 +124,8 @@ enum Read {
     Notification(ServerNotification),
     /// A request of the server's own (the id, the method).
     Request(RequestId, String),
-    /// Anything else (an answer to another request): logged and passed over.
+    /// Anything else (an answer to another request, a message that is not JSON-RPC, which
+    /// `read` logs): passed over.
     Other,
 }
 
@@ -138,7 +138,7 @@ impl HttpTurns {
         limit: usize,
         connection: ConnectionId,
         events: EventSink,
-    ) -> Option<Arc<HttpTurns>> {
+    ) -> Option<HttpTurns> {
         if session.protocol_version.starts_with("2026") {
             return None;
         }
@@ -166,7 +166,7 @@ impl HttpTurns {
         for (name, value) in session.custom {
             headers.insert(name.clone(), value.clone());
         }
-        Some(Arc::new(HttpTurns {
+        Some(HttpTurns {
             client,
             url,
             headers,
@@ -175,7 +175,7 @@ impl HttpTurns {
             connection,
             events,
             on: AtomicBool::new(true),
-        }))
+        })
     }
 
     /// Whether turns take this path (not after a server asked for authorization).
@@ -187,7 +187,7 @@ impl HttpTurns {
     /// (for `notifications/cancelled` when the caller stops waiting) and the answer to wait
     /// for; the server's notifications before the answer go to `notified`.
     pub fn call<'a>(
-        self: &'a Arc<Self>,
+        &'a self,
         name: &str,
         arguments: &RawValue,
         notified: impl Fn(ServerNotification) + 'a,
@@ -201,14 +201,15 @@ impl HttpTurns {
         let id = RequestId::String(id_text.into());
         let awaited = id.clone();
         let answer = async move {
-            let body = body.map_err(|e| TurnFailure::Unreachable(e.to_string()))?;
+            let body = body
+                .map_err(|e| TurnFailure::Broken(format!("the Request cannot be written: {e}")))?;
             self.exchange(body, &awaited, &notified).await
         };
         (id, answer)
     }
 
     async fn exchange(
-        self: &Arc<Self>,
+        &self,
         body: Vec<u8>,
         id: &RequestId,
         notified: &impl Fn(ServerNotification),
@@ -329,7 +330,7 @@ impl HttpTurns {
                     return Ok(answer);
                 }
                 Read::Notification(notification) => notified(notification),
-                Read::Request(request, method) => self.refuse(request, method),
+                Read::Request(request, method) => self.answer_request(request, method),
                 Read::Other => {}
             }
         }
@@ -379,7 +380,7 @@ impl HttpTurns {
     /// A request of the server's own during a turn: `ping` is answered, anything else is
     /// refused as a method this client does not have (it declares no capabilities), as rmcp's
     /// client would.
-    fn refuse(self: &Arc<Self>, id: RequestId, method: String) {
+    fn answer_request(&self, id: RequestId, method: String) {
         let answer = if method == "ping" {
             serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}})
         } else {
