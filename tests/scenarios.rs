@@ -108,6 +108,94 @@ fn a_changed_domain_fails_the_expectations_it_breaks_and_names_them() {
     );
 }
 
+/// The text report and JUnit keep only failing steps' turns (`Keep::Failing`): the failing
+/// step still shows its Response, and every step its time.
+#[test]
+fn the_text_report_shows_the_failing_steps_response_and_every_steps_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let poorer = poorer_domain(dir.path());
+    let junit = dir.path().join("junit.xml");
+    let (code, out, err) = run(&[
+        "test",
+        &shipped("dac-kiosk.yaml"),
+        "--stdio",
+        &poorer,
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("4 of 5 steps passed"), "{out}");
+    let failing = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("✗ 4 "))
+        .unwrap_or_else(|| panic!("the failing step is named: {out}"));
+    assert!(failing.contains(" ms)"), "with its time: {failing}");
+    assert!(out.contains("Response: {"), "and its Response: {out}");
+    let xml = assert_junit(&junit);
+    let times: Vec<f64> = xml
+        .match_indices("time=\"")
+        .skip(1) // the suite's
+        .map(|(at, m)| {
+            let rest = &xml[at + m.len()..];
+            rest[..rest.find('"').unwrap()].parse().unwrap()
+        })
+        .collect();
+    assert_eq!(times.len(), 5, "one per step: {xml}");
+    assert!(
+        times.iter().all(|t| *t > 0.0),
+        "passing steps keep their time: {xml}"
+    );
+}
+
+/// `Keep::Failing`: a passing step's turn is dropped once reported (its time kept); a failing
+/// step's stays, for the report. The progress callback sees every turn.
+#[tokio::test]
+async fn a_run_told_to_keep_failing_turns_drops_the_passing_ones() {
+    use bkn_explorer::client::connection::ConnectOptions;
+    use bkn_explorer::client::defaults::Overrides;
+    use bkn_explorer::client::spec::ServerSpec;
+    use bkn_explorer::protocol::interface::Interface;
+    use bkn_explorer::scenario::run::{Keep, Progress, run};
+    let s = bkn_explorer::scenario::parse(
+        r#"
+steps:
+  - request: {Kind: constraints, EntityIDs: [Kiosk#3], Space: {SpaceID: Space:Square}}
+    expect: {outcome: answered}
+  - request: {Kind: constraints, EntityIDs: [Kiosk#3], Space: {SpaceID: Space:Square}}
+    expect: {outcome: not_answered}
+"#,
+        Path::new("t.yaml"),
+    )
+    .unwrap();
+    let mut seen = 0;
+    let out = run(
+        &s,
+        &ServerSpec::embedded(Interface::Dac),
+        &ConnectOptions {
+            embedded_program: Some(PathBuf::from(common::bin())),
+            ..ConnectOptions::default()
+        },
+        &Overrides::default(),
+        &tokio_util::sync::CancellationToken::new(),
+        Keep::Failing,
+        |p| {
+            if let Progress::Step(step) = p {
+                assert!(step.turn.is_some(), "reported with its turn");
+                seen += 1;
+            }
+        },
+    )
+    .await;
+    assert!(out.error.is_none(), "{:?}", out.error);
+    assert_eq!(seen, 2);
+    let [passing, failing] = &out.steps[..] else {
+        panic!("two steps")
+    };
+    assert!(passing.passed() && passing.turn.is_none());
+    assert!(passing.latency_ms > 0.0, "its time is kept");
+    assert!(!failing.passed() && failing.turn.is_some());
+}
+
 #[test]
 fn servers_compared_side_by_side_differ_where_their_answers_do() {
     let dir = tempfile::tempdir().unwrap();

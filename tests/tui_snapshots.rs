@@ -390,6 +390,7 @@ fn play_scenario_run(h: &mut Harness) {
                 step: Box::new(StepRun {
                     index: i,
                     name: name.into(),
+                    latency_ms: turns[turn].latency_ms,
                     turn: Some(turns[turn].clone()),
                     failures,
                     attempts: 1,
@@ -415,6 +416,7 @@ fn play_scenario_run(h: &mut Harness) {
                 index: 4,
                 name: "a misspelt Kind is refused".into(),
                 turn: None,
+                latency_ms: 0.0,
                 failures: Vec::new(),
                 attempts: 0,
                 not_run: Some("the connection is gone: the server exited with status 101".into()),

@@ -95,6 +95,12 @@ pub fn run(args: Args) -> u8 {
     options.share_cpu = true;
     let overrides = args.targets.overrides();
     let cancel = CancellationToken::new();
+    // The JSON report shows every step's Response, and a comparison needs them all.
+    let keep = if args.format == Format::Json || args.compare {
+        run::Keep::Every
+    } else {
+        run::Keep::Failing
+    };
     let mut runs: Vec<ScenarioRun> = Vec::new();
     let mut differences: Vec<(String, Vec<StepDifference>)> = Vec::new();
     let mut unreachable = false;
@@ -110,9 +116,15 @@ pub fn run(args: Args) -> u8 {
         let first = runs.len();
         for spec in &servers {
             let mut line = ProgressLine::new(s, spec);
-            let run = runtime.block_on(run::run(s, spec, &options, &overrides, &cancel, |p| {
-                line.show(&p)
-            }));
+            let run = runtime.block_on(run::run(
+                s,
+                spec,
+                &options,
+                &overrides,
+                &cancel,
+                keep,
+                |p| line.show(&p),
+            ));
             line.clear();
             unreachable |= run.error.is_some();
             if args.format == Format::Text {
@@ -264,7 +276,7 @@ fn print_run(run: &ScenarioRun) {
         let latency = step
             .turn
             .as_ref()
-            .map(|t| format!(" ({:.1} ms)", t.latency_ms))
+            .map(|_| format!(" ({:.1} ms)", step.latency_ms))
             .unwrap_or_default();
         let attempts = if step.attempts > 1 {
             format!(", {} attempts", step.attempts)
@@ -333,7 +345,7 @@ fn print_json(runs: &[ScenarioRun], differences: &[(String, Vec<StepDifference>)
                     "passed": s.passed(),
                     "attempts": s.attempts,
                     "notRun": s.not_run,
-                    "latencyMs": s.turn.as_ref().map(|t| t.latency_ms),
+                    "latencyMs": s.turn.as_ref().map(|_| s.latency_ms),
                     "failures": s.failures,
                     "response": s.turn.as_ref().and_then(|t| t.response()),
                 })).collect::<Vec<_>>(),

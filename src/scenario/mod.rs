@@ -23,6 +23,7 @@ use crate::protocol::{schema, spelling};
 use expect::{Expectation, Matcher};
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -174,6 +175,9 @@ fn parse_json(text: &str, path: &Path) -> Option<Scenario> {
 struct Checker {
     path: PathBuf,
     errors: Vec<ScenarioError>,
+    /// What `possible` said of each pointer already looked up: a scenario names the same few
+    /// pointers again and again, and each look-up walks the Response schema.
+    pointers: HashMap<(Interface, String), Result<(), String>>,
 }
 
 impl Checker {
@@ -181,6 +185,7 @@ impl Checker {
         Checker {
             path: path.to_owned(),
             errors: Vec::new(),
+            pointers: HashMap::new(),
         }
     }
 
@@ -328,7 +333,7 @@ impl Checker {
                 .as_ref()
                 .is_some_and(|t| t.value != Value::Bool(false))
         });
-        for (key, value) in &step.request.0 {
+        for (key, value) in step.request.0 {
             if key.value == "Kind" && interface == Interface::Dac && !rejected_on_purpose {
                 match value.value.as_str() {
                     Some(k) if Kind::parse(k).is_some() => kind = Kind::parse(k),
@@ -342,7 +347,7 @@ impl Checker {
                             .map(|c| format!(" (did you mean {c}?)"))
                             .unwrap_or_default();
                         self.error(
-                            Some(Place::of(value)),
+                            Some(Place::of(&value)),
                             format!(
                                 "{shown:?} is not a Kind{hint}; the Kinds are {}",
                                 names.join(", ")
@@ -355,7 +360,7 @@ impl Checker {
             for name in placeholders(&value.value) {
                 if !captured.contains(&name) {
                     self.error(
-                        Some(Place::of(value)),
+                        Some(Place::of(&value)),
                         format!(
                             "{{{{{name}}}}} is used before a step captures it{}",
                             if captured.is_empty() {
@@ -367,7 +372,7 @@ impl Checker {
                     );
                 }
             }
-            request.insert(key.value.clone(), value.value.clone());
+            request.insert(key.value, value.value);
         }
         let name = step.name.unwrap_or_else(|| {
             let what = match interface {
@@ -607,7 +612,16 @@ impl Checker {
             return false;
         }
         let full = format!("{under}{pointer}");
-        match possible(schema::self_contained(interface, Mode::Response), &full) {
+        let verdict = match self.pointers.get(&(interface, full.clone())) {
+            Some(known) => known.clone(),
+            None => {
+                let verdict = possible(schema::self_contained(interface, Mode::Response), &full);
+                self.pointers
+                    .insert((interface, full.clone()), verdict.clone());
+                verdict
+            }
+        };
+        match verdict {
             Ok(()) => true,
             Err(why) => {
                 self.error(

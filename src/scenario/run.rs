@@ -20,8 +20,11 @@ use tokio_util::sync::CancellationToken;
 pub struct StepRun {
     pub index: usize,
     pub name: String,
-    /// The last turn sent for it (none: it was not run).
+    /// The last turn sent for it: none when it was not run, or when it passed and the run
+    /// was told to keep only the turns of failing steps (`Keep::Failing`).
     pub turn: Option<Turn>,
+    /// How long the last try took, in milliseconds (zero when it was not run).
+    pub latency_ms: f64,
     pub failures: Vec<Failure>,
     /// How many times it was sent.
     pub attempts: u32,
@@ -31,7 +34,7 @@ pub struct StepRun {
 
 impl StepRun {
     pub fn passed(&self) -> bool {
-        self.failures.is_empty() && self.not_run.is_none() && self.turn.is_some()
+        self.failures.is_empty() && self.not_run.is_none()
     }
 }
 
@@ -57,6 +60,16 @@ impl ScenarioRun {
     }
 }
 
+/// Which turns a run keeps in its `ScenarioRun` once each step has been reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Every step's (for a report that shows every Response, or a comparison of servers).
+    Every,
+    /// Only failing steps' (what a report of failures shows): a long scenario's memory does
+    /// not grow with its passing turns.
+    Failing,
+}
+
 /// What the runner reports as it goes (a progress line, the explorer's panes).
 pub enum Progress<'a> {
     Opened { dialog_id: &'a str },
@@ -71,6 +84,7 @@ pub async fn run(
     options: &ConnectOptions,
     overrides: &Overrides,
     cancel: &CancellationToken,
+    keep: Keep,
     mut progress: impl FnMut(Progress),
 ) -> ScenarioRun {
     let started = std::time::Instant::now();
@@ -135,7 +149,7 @@ pub async fn run(
                 }
             }
         }
-        let run = play(&mut dialogue, index, step, &captured, cancel).await;
+        let mut run = play(&mut dialogue, index, step, &captured, cancel).await;
         if let Some(turn) = &run.turn {
             capture(&step.capture, dialogue.last_response(), &mut captured);
             if let Reply::Error(e) = &turn.reply
@@ -145,6 +159,9 @@ pub async fn run(
             }
         }
         progress(Progress::Step(&run));
+        if keep == Keep::Failing && run.passed() {
+            run.turn = None;
+        }
         out.steps.push(run);
     }
     dialogue.close().await;
@@ -157,6 +174,7 @@ fn not_run(index: usize, step: &Step, why: String) -> StepRun {
         index,
         name: step.name.clone(),
         turn: None,
+        latency_ms: 0.0,
         failures: Vec::new(),
         attempts: 0,
         not_run: Some(why),
@@ -171,7 +189,7 @@ async fn play(
     captured: &HashMap<String, Value>,
     cancel: &CancellationToken,
 ) -> StepRun {
-    let fields = Value::Object(fill_captures(&step.request, captured));
+    let mut fields = fill_captures(&step.request, captured);
     let filling = if step.as_is {
         Filling::AsIs
     } else {
@@ -181,7 +199,13 @@ async fn play(
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let request = dialogue.prepare(fields.clone(), filling);
+        // Copied only for a try that may be followed by another.
+        let this_try = if attempts >= tries {
+            std::mem::take(&mut fields)
+        } else {
+            fields.clone()
+        };
+        let request = dialogue.prepare(Value::Object(this_try), filling);
         let turn = dialogue.send(request, cancel).await;
         let failures = expect::judge(&step.expect, &turn, dialogue.last_response());
         let lost = matches!(&turn.reply, Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport | ErrorKind::Cancelled));
@@ -189,6 +213,7 @@ async fn play(
             return StepRun {
                 index,
                 name: step.name.clone(),
+                latency_ms: turn.latency_ms,
                 turn: Some(turn),
                 failures,
                 attempts,
@@ -222,6 +247,9 @@ pub fn fill_captures(
     request: &Map<String, Value>,
     captured: &HashMap<String, Value>,
 ) -> Map<String, Value> {
+    if captured.is_empty() {
+        return request.clone();
+    }
     request
         .iter()
         .map(|(k, v)| (k.clone(), fill(v, captured)))

@@ -308,7 +308,7 @@ impl Runner {
         path: PathBuf,
         spec: crate::client::spec::ServerSpec,
     ) {
-        use crate::scenario::run::Progress;
+        use crate::scenario::run::{Keep, Progress};
         use crate::tui::event::{ScenarioEvent, ScenarioInfo};
         let options = self.engine.options().clone();
         let overrides = self.app.overrides.clone();
@@ -345,26 +345,36 @@ impl Runner {
                 }),
             }));
             let tx = events.clone();
-            let run =
-                crate::scenario::run::run(&scenario, &spec, &options, &overrides, &stop, |p| {
-                    let event = match p {
-                        Progress::Opened { dialog_id } => ScenarioEvent::Opened {
-                            dialogue: key,
-                            dialog_id: dialog_id.to_owned(),
-                        },
-                        Progress::Step(step) => ScenarioEvent::Step {
-                            dialogue: key,
-                            expectations: scenario.steps[step.index]
-                                .expect
-                                .iter()
-                                .map(|e| e.describe())
-                                .collect(),
-                            step: Box::new(step.clone()),
-                        },
-                    };
-                    let _ = tx.send(Event::Scenario(event));
-                })
-                .await;
+            let report = |p: Progress| {
+                let event = match p {
+                    Progress::Opened { dialog_id } => ScenarioEvent::Opened {
+                        dialogue: key,
+                        dialog_id: dialog_id.to_owned(),
+                    },
+                    Progress::Step(step) => ScenarioEvent::Step {
+                        dialogue: key,
+                        expectations: scenario.steps[step.index]
+                            .expect
+                            .iter()
+                            .map(|e| e.describe())
+                            .collect(),
+                        step: Box::new(step.clone()),
+                    },
+                };
+                let _ = tx.send(Event::Scenario(event));
+            };
+            // Each step goes out with its event as it comes: the run need keep none of the
+            // passing steps' turns.
+            let run = crate::scenario::run::run(
+                &scenario,
+                &spec,
+                &options,
+                &overrides,
+                &stop,
+                Keep::Failing,
+                report,
+            )
+            .await;
             let _ = events.send(Event::Scenario(ScenarioEvent::Done {
                 dialogue: key,
                 error: run.error,

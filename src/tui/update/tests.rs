@@ -960,6 +960,7 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         index,
         name: format!("step {index}"),
         turn: Some(grounding(index as u64)),
+        latency_ms: 1.0,
         failures,
         attempts: 1,
         not_run: None,
