@@ -45,6 +45,11 @@ fn main() {
         http_proxy_overhead(dir.path(), 2_000);
         return;
     }
+    // `BKN_TURNS=load cargo bench --bench turns`: the load rows alone.
+    if std::env::var("BKN_TURNS").as_deref() == Ok("load") {
+        load_over_http(dir.path());
+        return;
+    }
     println!("turns: what one turn costs (CPU of client and server together)\n");
     pipe_floor(false);
     pipe_floor(true);
@@ -305,7 +310,9 @@ fn test_over_dialogue(dir: &Path, n: usize) {
     );
 }
 
-/// `load` with 8 HTTP sessions against the reference Domain Access.
+/// `load` with 8 HTTP sessions against the reference Domain Access, alternated with the
+/// floor of any load client on this machine: the same turns from a bare client
+/// (`bare_http_load`). Both against the same server, twice each.
 fn load_over_http(dir: &Path) {
     let scenario = dir.join("load.yaml");
     std::fs::write(
@@ -314,39 +321,172 @@ fn load_over_http(dir: &Path) {
     )
     .unwrap();
     let (mut server, url) = http_server();
-    let server_cpu0 = process_cpu(server.id());
-    let out = Command::new(BIN)
-        .arg("load")
-        .arg(&scenario)
-        .args([
-            "--concurrency",
-            "8",
-            "--repeat",
-            "1000",
-            "--url",
-            &url,
-            "--format",
-            "json",
-        ])
-        .stderr(Stdio::null())
-        .output()
-        .unwrap();
-    let server_cpu = process_cpu(server.id()) - server_cpu0;
+    for _ in 0..2 {
+        let server_cpu0 = process_cpu(server.id());
+        let out = Command::new(BIN)
+            .arg("load")
+            .arg(&scenario)
+            .args([
+                "--concurrency",
+                "8",
+                "--repeat",
+                "1000",
+                "--url",
+                &url,
+                "--format",
+                "json",
+            ])
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        let server_cpu = process_cpu(server.id()) - server_cpu0;
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let client = report["client_cpu_s"].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "{:<58} {:>8.0} turns/s, p99 {:.2} ms; load client {:.0}% of the run's CPU ({:.2} s of {:.2} s with the server)",
+            "load, 8 HTTP sessions x 1,000 turns",
+            report["turns_per_s"].as_f64().unwrap_or(f64::NAN),
+            report["p99_ms"].as_f64().unwrap_or(f64::NAN),
+            client / (client + server_cpu) * 100.0,
+            client,
+            client + server_cpu,
+        );
+        let server_cpu0 = process_cpu(server.id());
+        let (turns_per_s, client) = bare_http_load(&url, 8, 1_000);
+        let server_cpu = process_cpu(server.id()) - server_cpu0;
+        println!(
+            "{:<58} {:>8.0} turns/s; bare client {:.0}% of the run's CPU ({:.2} s of {:.2} s with the server)",
+            "  the floor: a bare HTTP/1.1 client, the same turns",
+            turns_per_s,
+            client / (client + server_cpu) * 100.0,
+            client,
+            client + server_cpu,
+        );
+    }
     let _ = server.kill();
     let _ = server.wait();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    let seconds = report["seconds"].as_f64().unwrap_or(f64::NAN);
-    let client = report["client_cpu_s"].as_f64().unwrap_or(f64::NAN);
-    println!(
-        "{:<58} {:>8.0} turns/s, p99 {:.2} ms; load client {:.0}% of the run's CPU ({:.2} s of {:.2} s with the server)",
-        "load, 8 HTTP sessions x 1,000 turns",
-        report["turns_per_s"].as_f64().unwrap_or(f64::NAN),
-        report["p99_ms"].as_f64().unwrap_or(f64::NAN),
-        client / (client + server_cpu) * 100.0,
-        client,
-        client + server_cpu,
+}
+
+/// The least any load client can do per turn: `sessions` threads, each with one kept-alive
+/// connection on blocking sockets (no runtime, no HTTP library), writing each Request as it
+/// goes, reading the answer to the end of its stream and parsing it once; no checks, no
+/// records. Its turns/s and the CPU seconds this process spent.
+fn bare_http_load(url: &str, sessions: usize, turns: u64) -> (f64, f64) {
+    let cpu0 = process_cpu(std::process::id());
+    let started = Instant::now();
+    let threads: Vec<_> = (0..sessions)
+        .map(|_| {
+            let url = url.to_owned();
+            std::thread::spawn(move || bare_http_session(&url, turns))
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("a bare session");
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let cpu = process_cpu(std::process::id()) - cpu0;
+    ((sessions as u64 * turns) as f64 / seconds, cpu)
+}
+
+fn bare_http_session(url: &str, turns: u64) {
+    let authority = url
+        .strip_prefix("http://")
+        .and_then(|r| r.split('/').next())
+        .expect("an http:// URL");
+    let path = &url[url.find(authority).unwrap() + authority.len()..];
+    let mut stream = std::net::TcpStream::connect(authority).expect("the server");
+    stream.set_nodelay(true).unwrap();
+    let mut buffer = vec![0u8; 1 << 20];
+    let (session, _) = bare_post(
+        &mut stream,
+        &mut buffer,
+        authority,
+        path,
+        None,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bare","version":"0"}}}"#,
     );
-    let _ = seconds;
+    bare_post(
+        &mut stream,
+        &mut buffer,
+        authority,
+        path,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    for turn in 0..turns {
+        let call = json!({"jsonrpc": "2.0", "id": turn + 1, "method": "tools/call",
+            "params": {"name": "bkn_dac", "arguments": request(turn, &session)}});
+        let (_, body) = bare_post(
+            &mut stream,
+            &mut buffer,
+            authority,
+            path,
+            Some(&session),
+            &call.to_string(),
+        );
+        let data = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .find(|d| !d.trim().is_empty())
+            .expect("an answer");
+        let answer: Value = serde_json::from_str(data).expect("JSON");
+        assert!(answer.get("result").is_some(), "{data}");
+    }
+}
+
+/// One POST and its whole answer (Content-Length or chunked, ended by the last chunk): the
+/// answer's Mcp-Session-Id and body.
+fn bare_post(
+    stream: &mut std::net::TcpStream,
+    buffer: &mut [u8],
+    authority: &str,
+    path: &str,
+    session: Option<&str>,
+    body: &str,
+) -> (String, String) {
+    let mut text = format!(
+        "POST {path} HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    if let Some(session) = session {
+        text.push_str(&format!(
+            "mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n"
+        ));
+    }
+    text.push_str("\r\n");
+    text.push_str(body);
+    stream.write_all(text.as_bytes()).expect("written");
+    let mut got = 0;
+    loop {
+        let n = stream.read(&mut buffer[got..]).expect("read");
+        assert!(n > 0, "the server closed the connection");
+        got += n;
+        let Some(end) = buffer[..got].windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let lowered = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
+        let rest = &buffer[end + 4..got];
+        let whole = if lowered.contains("transfer-encoding: chunked") {
+            rest.ends_with(b"0\r\n\r\n")
+        } else {
+            let length = lowered
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |l| l.trim().parse().unwrap_or(0));
+            rest.len() >= length
+        };
+        if whole {
+            // The header's name in any case, its value as sent.
+            let head = String::from_utf8_lossy(&buffer[..end]);
+            let session = head
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(name, _)| name.eq_ignore_ascii_case("mcp-session-id"))
+                .map(|(_, value)| value.trim().to_owned())
+                .unwrap_or_default();
+            return (session, String::from_utf8_lossy(rest).into_owned());
+        }
+    }
 }
 
 /// The reference Domain Access over HTTP on an ephemeral port, and its URL (read from its
