@@ -1,32 +1,45 @@
-//! Serving HTTP connections on one single-threaded runtime per core.
+//! Serving HTTP connections on single-threaded runtimes, one per two cores.
 //!
 //! A turn over HTTP hands over between several tasks: hyper's connection, rmcp's session
 //! worker and its service loop, then back to the connection with the answer. On tokio's
 //! multi-threaded scheduler each hand-over may wake another worker thread to look for work (a
 //! futex wake and a context switch, for nothing when one client talks at a time). So each
-//! accepted connection is dealt to one of several single-threaded runtimes, one per core: a
-//! connection's tasks, and the session it starts, live on one thread.
+//! accepted connection is dealt to one of several single-threaded runtimes: a connection's
+//! tasks, and the session it starts, live on one thread.
 //!
 //! A client's session is spread over several connections (rmcp's client keeps a GET stream
 //! open beside its POSTs, and opens another connection when one is still busy), and a turn
 //! that arrives on another runtime than its session's hands over between threads again. So a
 //! runtime is filled up to a few connections before the next is used (`FILL`): one client's
-//! connections share a thread, and more clients' are spread over every core.
+//! connections share a thread, and more clients' are spread over the runtimes.
 //!
-//! Measured on 2 cores (docs/performance.md), alternated with the multi-threaded runtime: one
-//! `dialogue --url` went from 2,510–3,060 to 2,720–3,580 turns/s (the server's CPU a turn from
-//! 195–240 to 140–195 µs). The price is paid by many sessions of one client: `load` with 8
-//! sessions made 6,180–7,450 turns/s against 8,500–10,840, since their turns arrive on either
-//! runtime's connections, and each such hand-over wakes a thread that the multi-threaded
-//! scheduler, busy on both cores, would often not have had to wake.
+//! A new connection that belongs to a session already made goes to the runtime that holds the
+//! session: the acceptor peeks at its first request's `Mcp-Session-Id` (without taking it) and
+//! looks the session up (`Sessions`, learnt when a session's `initialize` is answered). A
+//! client whose turns come on another connection than its `initialize` (rmcp's client does:
+//! its `initialize` connection is closed, its GET stream takes another) would otherwise hand
+//! each turn over between threads: 8 such sessions cost the server 1.0–1.1 s for 8,000 turns
+//! against 0.83 s for the same turns on one connection each; with the look-up, the same.
+//!
+//! There are half as many runtimes as cores (`serve`): the reference server's clients run on
+//! the same machine in most runs, and a serving thread that shares a core with them is
+//! preempted and woken at each turn. On 2 vCPUs, `load` with 8 sessions made 10,900–12,200
+//! turns/s on one runtime against 5,700–6,600 on two, with half the server's CPU; one
+//! `dialogue --url` is the same either way (about 3,100–3,900 turns/s), as `FILL` kept a
+//! single client on one runtime already. Measured against tokio's multi-threaded runtime
+//! before (docs/performance.md): one `dialogue --url` went from 2,510–3,060 to 2,720–3,580
+//! turns/s (the server's CPU a turn from 195–240 to 140–195 µs).
 
 use axum::serve::Listener;
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
@@ -37,6 +50,125 @@ type Connection = (std::net::TcpStream, SocketAddr);
 /// How many open connections a runtime takes before the next runtime is used: a client's
 /// dialogue holds two or three at once (its POSTs, its GET stream).
 const FILL: usize = 4;
+
+/// How long the acceptor waits for a new connection's first request head to see its session:
+/// a client that connects and writes later is dealt without it.
+const PEEK_WAIT: Duration = Duration::from_millis(10);
+
+/// The most sessions remembered: past that the map starts again (a session it forgot is
+/// dealt as a new client's; sessions also end unseen, when they expire).
+const MAX_SESSIONS: usize = 65_536;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+thread_local! {
+    /// The runtime this thread runs (`None` outside the serving threads).
+    static CORE: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Which runtime holds each MCP session.
+#[derive(Default)]
+struct Sessions {
+    by_id: Mutex<HashMap<String, usize>>,
+}
+
+impl Sessions {
+    fn learn(&self, id: &str, core: usize) {
+        let mut by_id = self.by_id.lock().unwrap_or_else(|e| e.into_inner());
+        if by_id.len() >= MAX_SESSIONS {
+            by_id.clear();
+        }
+        by_id.insert(id.to_owned(), core);
+    }
+
+    fn forget(&self, id: &str) {
+        self.by_id
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
+    fn core_of(&self, id: &str) -> Option<usize> {
+        self.by_id
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .copied()
+    }
+}
+
+/// Around every request: a session made here (a request without `Mcp-Session-Id` answered
+/// with one) is learnt as this runtime's; a session deleted is forgotten.
+async fn learn_sessions(
+    sessions: Arc<Sessions>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let asked = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let deleting = request.method() == http::Method::DELETE;
+    let response = next.run(request).await;
+    match asked {
+        None => {
+            if let (Some(id), Some(core)) = (
+                response
+                    .headers()
+                    .get(SESSION_HEADER)
+                    .and_then(|v| v.to_str().ok()),
+                CORE.get(),
+            ) {
+                sessions.learn(id, core);
+            }
+        }
+        Some(id) if deleting && response.status().is_success() => sessions.forget(&id),
+        Some(_) => {}
+    }
+    response
+}
+
+/// The `Mcp-Session-Id` of the first request head in `bytes`, if it has come whole: `Err`
+/// while it is still coming.
+fn session_of_head(bytes: &[u8]) -> Result<Option<String>, ()> {
+    let mut headers = [httparse::EMPTY_HEADER; 48];
+    let mut request = httparse::Request::new(&mut headers);
+    match request.parse(bytes) {
+        Ok(httparse::Status::Complete(_)) => Ok(request
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(SESSION_HEADER))
+            .and_then(|h| std::str::from_utf8(h.value).ok())
+            .map(|v| v.trim().to_owned())),
+        Ok(httparse::Status::Partial) => Err(()),
+        // Not HTTP/1 as httparse reads it (too many headers, HTTP/2's preface): no session.
+        Err(_) => Ok(None),
+    }
+}
+
+/// The session of a new connection's first request, read with `peek` (hyper reads it again on
+/// the runtime the connection goes to); `None` when it does not name one, is not HTTP/1, or
+/// has not come whole within `PEEK_WAIT`.
+async fn first_session(stream: &TcpStream) -> Option<String> {
+    let mut buffer = [0u8; 8192];
+    let look = async {
+        loop {
+            let n = stream.peek(&mut buffer).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            match session_of_head(&buffer[..n]) {
+                Ok(session) => return session,
+                Err(()) if n == buffer.len() => return None,
+                // Part of the head: `peek` would return the same bytes at once, so wait a
+                // little for the rest (a head is nearly always written whole).
+                Err(()) => tokio::time::sleep(Duration::from_millis(1)).await,
+            }
+        }
+    };
+    tokio::time::timeout(PEEK_WAIT, look).await.ok().flatten()
+}
 
 /// One runtime, as the acceptor sees it.
 struct Core {
@@ -104,8 +236,27 @@ pub fn serve(
     app: axum::Router,
     stop: CancellationToken,
 ) -> io::Result<tokio::task::JoinHandle<io::Result<()>>> {
+    // Half the cores, as `load` takes half for its dialogues: the clients of the reference
+    // server run on the same machine in most runs (tests, benches, someone trying it), and
+    // a serving thread that shares a core with them is preempted and woken by turns. On 2
+    // vCPUs, `load`'s 8 sessions made 11,600 turns/s on one runtime against 7,400 on two.
+    let cores = std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1));
+    serve_on(listener, app, stop, cores)
+}
+
+/// `serve` on `cores` runtimes.
+fn serve_on(
+    listener: TcpListener,
+    app: axum::Router,
+    stop: CancellationToken,
+    cores: usize,
+) -> io::Result<tokio::task::JoinHandle<io::Result<()>>> {
     let local = listener.local_addr()?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let sessions = Arc::new(Sessions::default());
+    let app = app.layer(axum::middleware::from_fn({
+        let sessions = sessions.clone();
+        move |request, next| learn_sessions(sessions.clone(), request, next)
+    }));
     let mut dealt = Vec::with_capacity(cores);
     let mut finished = Vec::with_capacity(cores);
     for core in 0..cores {
@@ -121,6 +272,7 @@ pub fn serve(
         std::thread::Builder::new()
             .name(format!("http-{core}"))
             .spawn(move || {
+                CORE.set(Some(core));
                 let listener = Dealt {
                     connections,
                     open: counted,
@@ -136,6 +288,7 @@ pub fn serve(
         dealt.push(Core { dealer, open });
         finished.push(finish);
     }
+    let dealt = Arc::new(dealt);
     Ok(tokio::spawn(async move {
         let mut listener = listener;
         loop {
@@ -147,16 +300,27 @@ pub fn serve(
             // Small writes go out at once: without TCP_NODELAY a Response written in two parts
             // waits for the client's delayed acknowledgement (about 40 ms a turn).
             let _ = stream.set_nodelay(true);
-            match stream.into_std() {
-                Ok(stream) => {
-                    let core = &dealt[choose(&dealt)];
-                    core.open.fetch_add(1, Ordering::Relaxed);
-                    // A runtime that has stopped (it cannot before `stop`) drops it: closed.
-                    let _ = core.dealer.send((stream, peer));
+            // Dealt from a task of its own: the look at its first request may wait.
+            let (dealt, sessions) = (dealt.clone(), sessions.clone());
+            tokio::spawn(async move {
+                let session = first_session(&stream).await;
+                let index = session
+                    .and_then(|id| sessions.core_of(&id))
+                    .filter(|&i| i < dealt.len())
+                    .unwrap_or_else(|| choose(&dealt));
+                match stream.into_std() {
+                    Ok(stream) => {
+                        let core = &dealt[index];
+                        core.open.fetch_add(1, Ordering::Relaxed);
+                        // A runtime that has stopped (it cannot before `stop`) drops it: closed.
+                        let _ = core.dealer.send((stream, peer));
+                    }
+                    Err(e) => tracing::warn!("a connection from {peer} could not be served: {e}"),
                 }
-                Err(e) => tracing::warn!("a connection from {peer} could not be served: {e}"),
-            }
+            });
         }
+        // The runtimes stop taking connections once every dealer is gone: this one now, those
+        // of connections being looked at within `PEEK_WAIT`.
         drop(dealt);
         let mut result = Ok(());
         for finish in finished {
@@ -234,6 +398,94 @@ mod tests {
                 open: Arc::new(AtomicUsize::new(n)),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_request_heads_session_is_read_when_the_head_is_whole() {
+        let head = b"POST /mcp HTTP/1.1\r\nHost: x\r\nMcp-Session-Id: abc \r\n\r\n{";
+        assert_eq!(session_of_head(head), Ok(Some("abc".into())));
+        assert_eq!(session_of_head(&head[..30]), Err(()), "still coming");
+        assert_eq!(
+            session_of_head(b"POST /mcp HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Ok(None)
+        );
+        assert_eq!(
+            session_of_head(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+            Ok(None)
+        );
+    }
+
+    /// One HTTP/1.1 request on a new connection (closed after it): the answer's `x-core`, and
+    /// its `mcp-session-id` if it made a session.
+    async fn core_serving(addr: SocketAddr, session: Option<&str>) -> (String, Option<String>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let session = session
+            .map(|s| format!("mcp-session-id: {s}\r\n"))
+            .unwrap_or_default();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: x\r\nconnection: close\r\n{session}content-length: 0\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        let header = |name: &str| {
+            answer
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_owned())
+        };
+        let core = header("x-core: ").unwrap_or_else(|| panic!("{answer}"));
+        (core, header("mcp-session-id: "))
+    }
+
+    /// A connection naming a session goes to the runtime that made the session, not to the
+    /// one `choose` would give it.
+    #[tokio::test]
+    async fn a_sessions_new_connection_goes_to_the_runtime_that_holds_it() {
+        use axum::http::HeaderValue;
+        // Answers with the runtime serving it; a request without a session makes one.
+        static MADE: AtomicUsize = AtomicUsize::new(0);
+        let app = axum::Router::new().fallback(|request: axum::extract::Request| async move {
+            let mut response = axum::response::Response::new(axum::body::Body::empty());
+            let core = CORE.get().map(|c| c.to_string()).unwrap_or_default();
+            response
+                .headers_mut()
+                .insert("x-core", HeaderValue::from_str(&core).unwrap());
+            if !request.headers().contains_key(SESSION_HEADER) {
+                let id = format!("s{}", MADE.fetch_add(1, Ordering::Relaxed));
+                response
+                    .headers_mut()
+                    .insert(SESSION_HEADER, HeaderValue::from_str(&id).unwrap());
+            }
+            response
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = CancellationToken::new();
+        let served = serve_on(listener, app, stop.clone(), 2).unwrap();
+        // Four idle connections fill the first runtime; the session is made on the second.
+        let mut idle = Vec::new();
+        for _ in 0..FILL {
+            idle.push(TcpStream::connect(addr).await.unwrap());
+        }
+        tokio::time::sleep(PEEK_WAIT * 5).await;
+        let (core, session) = core_serving(addr, None).await;
+        assert_eq!(core, "1");
+        let session = session.expect("a session made");
+        // The first runtime has room again: a new client goes there, the session's
+        // connection to its own runtime.
+        drop(idle);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(core_serving(addr, None).await.0, "0");
+        assert_eq!(core_serving(addr, Some(&session)).await.0, "1");
+        assert_eq!(
+            core_serving(addr, Some("unknown")).await.0,
+            "0",
+            "a session not made here is dealt as a new client"
+        );
+        stop.cancel();
+        served.await.unwrap().unwrap();
     }
 
     #[test]
