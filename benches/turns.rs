@@ -45,10 +45,15 @@ fn main() {
         http_proxy_overhead(dir.path(), 2_000);
         return;
     }
-    // `BKN_TURNS=load cargo bench --bench turns`: the load rows alone.
-    if std::env::var("BKN_TURNS").as_deref() == Ok("load") {
-        load_over_http(dir.path());
-        return;
+    // `BKN_TURNS=load cargo bench --bench turns`: the load rows alone; `BKN_TURNS=test`, the
+    // rows of `test` against `dialogue`.
+    match std::env::var("BKN_TURNS").as_deref() {
+        Ok("load") => return load_over_http(dir.path()),
+        Ok("test") => {
+            test_over_dialogue(dir.path(), 20);
+            return test_over_dialogue(dir.path(), 2_000);
+        }
+        _ => {}
     }
     println!("turns: what one turn costs (CPU of client and server together)\n");
     pipe_floor(false);
