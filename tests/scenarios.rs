@@ -443,6 +443,46 @@ steps:
     assert!(out.contains("findings feasibility.overall"), "{out}");
 }
 
+/// `load --fresh` over HTTP: a new session for each time through the scenario (the sessions
+/// share one HTTP client), every one answered as the scenario expects and closed after.
+#[tokio::test]
+async fn load_over_http_with_a_session_each_time_passes_and_closes_them() {
+    let server = common::spawn_http(&["dac".to_owned()]).await;
+    let url = server.url.clone();
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        run(&[
+            "load",
+            &shipped("dac-kiosk.yaml"),
+            "--concurrency",
+            "3",
+            "--repeat",
+            "3",
+            "--fresh",
+            "--url",
+            &url,
+            "--format",
+            "json",
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{out}{err}");
+    let report = json(&out);
+    assert_eq!(report["turns"], 3 * 3 * 5, "{report}");
+    for key in ["errors", "timeouts", "nonconformant", "expectations_failed"] {
+        assert_eq!(report[key], 0, "{key}: {report}");
+    }
+    let health = server.url.replace("/mcp", "/health");
+    let sessions = reqwest::get(&health)
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()["sessions"]
+        .clone();
+    assert_eq!(sessions, 0, "every session was closed");
+}
+
 #[test]
 fn load_reports_throughput_latency_and_its_own_cpu() {
     let (code, out, err) = run(&[

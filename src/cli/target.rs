@@ -181,6 +181,7 @@ impl ServerArgs {
             oauth: self.oauth.options(),
             in_process: None,
             share_cpu: false,
+            http_client: None,
         }
     }
 
@@ -401,6 +402,7 @@ impl Targets {
             oauth: self.oauth.options(),
             in_process: None,
             share_cpu: false,
+            http_client: None,
         }
     }
 }

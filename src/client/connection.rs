@@ -64,6 +64,20 @@ pub struct ConnectOptions {
     /// than the turn's work. Never for servers the user names: their threads are not ours to
     /// place.
     pub share_cpu: bool,
+    /// One HTTP client for every connection made with these options, instead of one each.
+    /// Making one reads the system's root certificates (a few milliseconds): `load --fresh`,
+    /// which opens a session for each time through a scenario, spent half its CPU on it. The
+    /// client's pooled connections live on the runtime they were made on, so it is shared
+    /// only by connections on one runtime.
+    pub http_client: Option<reqwest::Client>,
+}
+
+/// The HTTP client a connection uses unless one is given (`ConnectOptions::http_client`).
+pub fn http_client(timeout: Duration) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .connect_timeout(timeout)
+        .build()
+        .map_err(|e| format!("cannot make an HTTP client: {e}"))
 }
 
 /// Starts the reference server of an interface on the current runtime and gives the
@@ -91,6 +105,7 @@ impl Default for ConnectOptions {
             oauth: OAuthOptions::default(),
             in_process: None,
             share_cpu: false,
+            http_client: None,
         }
     }
 }
@@ -248,10 +263,10 @@ impl Connection {
                     config = config.auth_header(expanded.clone());
                     token = Some(expanded);
                 }
-                let inner = reqwest::Client::builder()
-                    .connect_timeout(options.timeout)
-                    .build()
-                    .map_err(|e| ConnectError::from(format!("cannot make an HTTP client: {e}")))?;
+                let inner = match &options.http_client {
+                    Some(shared) => shared.clone(),
+                    None => http_client(options.timeout).map_err(ConnectError::from)?,
+                };
                 let client = LoggingHttpClient::new(
                     inner.clone(),
                     id,

@@ -7,7 +7,7 @@
 use crate::client::connection::ConnectOptions;
 use crate::client::defaults::{Chosen, Overrides};
 use crate::client::dialogue::{Dialogue, Filling};
-use crate::client::spec::ServerSpec;
+use crate::client::spec::{ServerSpec, TransportSpec};
 use crate::client::turn::{ErrorKind, Reply};
 use crate::scenario::Scenario;
 use crate::scenario::expect::{self, Expectation};
@@ -88,6 +88,13 @@ pub async fn run(
     let cpu0 = cpu_seconds();
     let started = Instant::now();
     let overrides = scenario.defaults.then(&overrides);
+    // The sessions share one HTTP client (they run on this one runtime): a client made for
+    // each session read the system's root certificates each time, and with `fresh` that
+    // was half of the load client's CPU.
+    let mut options = options;
+    if matches!(spec.transport, TransportSpec::Http(_)) && options.http_client.is_none() {
+        options.http_client = crate::client::connection::http_client(options.timeout).ok();
+    }
     let mut tasks = Vec::new();
     for _ in 0..concurrency.max(1) {
         let (scenario, spec, options, overrides, done, cancel) = (
