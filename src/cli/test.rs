@@ -273,11 +273,11 @@ fn print_run(run: &ScenarioRun) {
         println!("    the server could not be reached: {e}");
     }
     for step in run.steps.iter().filter(|s| !s.passed()) {
-        let latency = step
-            .turn
-            .as_ref()
-            .map(|_| format!(" ({:.1} ms)", step.latency_ms))
-            .unwrap_or_default();
+        let latency = if step.not_run.is_none() {
+            format!(" ({:.1} ms)", step.latency_ms)
+        } else {
+            String::new()
+        };
         let attempts = if step.attempts > 1 {
             format!(", {} attempts", step.attempts)
         } else {
@@ -345,7 +345,7 @@ fn print_json(runs: &[ScenarioRun], differences: &[(String, Vec<StepDifference>)
                     "passed": s.passed(),
                     "attempts": s.attempts,
                     "notRun": s.not_run,
-                    "latencyMs": s.turn.as_ref().map(|_| s.latency_ms),
+                    "latencyMs": s.not_run.is_none().then_some(s.latency_ms),
                     "failures": s.failures,
                     "response": s.turn.as_ref().and_then(|t| t.response()),
                 })).collect::<Vec<_>>(),
