@@ -444,6 +444,7 @@ mod tests {
     #[tokio::test]
     async fn a_sessions_new_connection_goes_to_the_runtime_that_holds_it() {
         use axum::http::HeaderValue;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         // Answers with the runtime serving it; a request without a session makes one.
         static MADE: AtomicUsize = AtomicUsize::new(0);
         let app = axum::Router::new().fallback(|request: axum::extract::Request| async move {
@@ -464,20 +465,38 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let stop = CancellationToken::new();
         let served = serve_on(listener, app, stop.clone(), 2).unwrap();
-        // Four idle connections fill the first runtime; the session is made on the second.
-        let mut idle = Vec::new();
+        // Four kept-alive connections, each answered (so dealt), fill the first runtime; the
+        // session is then made on the second.
+        let mut kept = Vec::new();
         for _ in 0..FILL {
-            idle.push(TcpStream::connect(addr).await.unwrap());
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream
+                .write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n")
+                .await
+                .unwrap();
+            let mut head = Vec::new();
+            while !head.ends_with(b"\r\n\r\n") {
+                let mut byte = [0u8; 1];
+                stream.read_exact(&mut byte).await.unwrap();
+                head.push(byte[0]);
+            }
+            assert!(String::from_utf8_lossy(&head).contains("x-core: 0"));
+            kept.push(stream);
         }
-        tokio::time::sleep(PEEK_WAIT * 5).await;
         let (core, session) = core_serving(addr, None).await;
         assert_eq!(core, "1");
         let session = session.expect("a session made");
-        // The first runtime has room again: a new client goes there, the session's
-        // connection to its own runtime.
-        drop(idle);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(core_serving(addr, None).await.0, "0");
+        // Once the first runtime has room again (its connections' ends seen), a new client
+        // goes there, and the session's connection to its own runtime.
+        drop(kept);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while core_serving(addr, None).await.0 != "0" {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the first runtime never had room again"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         assert_eq!(core_serving(addr, Some(&session)).await.0, "1");
         assert_eq!(
             core_serving(addr, Some("unknown")).await.0,
