@@ -8,7 +8,7 @@ mod common;
 
 use bkn_explorer::protocol::Interface;
 use bkn_explorer::protocol::resources::Shape;
-use common::{Server, Transport, commitment_states, plan, statuses};
+use common::{Generation, Server, Transport, commitment_states, plan, statuses};
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -123,23 +123,36 @@ async fn turn_indexes_beyond_the_i_json_range_are_refused_and_the_rule_stays_on(
 }
 
 #[tokio::test]
-async fn over_http_the_first_request_is_bound_to_the_mcp_session() {
-    let server = Server::start(Transport::Http, &["dac"]).await;
-    let mut d = server.dialogue(Interface::Dac).await;
-    let session = d.dialog_id.clone();
-    d.dialog_id = "not-the-session".into();
-    let error = d
-        .send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
-        .await
-        .tool_error();
-    assert!(
-        error.contains("/DialogID") && error.contains(&session),
-        "{error}"
-    );
-    d.dialog_id = session;
-    d.send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
-        .await
-        .response();
+async fn the_first_accepted_request_binds_the_dialog_id_in_both_generations() {
+    // MCP-BINDING section 3: whatever DialogID the first accepted Request carries (so that a
+    // generic client, which cannot know an Mcp-Session-Id in advance, works); a rejected
+    // Request binds nothing; within an MCP session another DialogID later is non-conformant.
+    for generation in Generation::BOTH {
+        let server = Server::start_in(Transport::Http, generation, &["dac"]).await;
+        let mut d = server.dialogue(Interface::Dac).await;
+        d.dialog_id = "chosen-by-the-client".into();
+        // Rejected (an unknown property): binds nothing.
+        let error = d
+            .send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"], "Bogus": 1}))
+            .await
+            .tool_error();
+        assert!(error.contains("/Bogus"), "{generation:?}: {error}");
+        d.dialog_id = "the-dialogue".into();
+        d.send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
+            .await
+            .response();
+        if generation == Generation::Session {
+            d.dialog_id = "another".into();
+            let error = d
+                .send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
+                .await
+                .tool_error();
+            assert!(
+                error.contains("/DialogID") && error.contains("the-dialogue"),
+                "{error}"
+            );
+        }
+    }
 }
 
 /// A nested object of `levels` levels.
@@ -566,4 +579,74 @@ fn turns_over_stdio_are_answered_in_order_with_their_log_messages() {
     );
     drop(stdin);
     child.wait().unwrap();
+}
+
+/// MCP-BINDING section 3 over 2026-07-28 (no session): the server keeps each dialogue by its
+/// DialogID, refuses a later turn of a dialogue it does not hold instead of answering it from
+/// empty state, refuses a repeated TurnIndex, and holds a bounded number of dialogues (the
+/// ones it holds going on past the bound).
+#[tokio::test]
+async fn over_2026_dialogues_are_kept_by_dialog_id_and_bounded() {
+    for transport in BOTH {
+        let server = Server::start_in(
+            transport,
+            Generation::Stateless,
+            &["dac", "--max-dialogues", "2"],
+        )
+        .await;
+        let client = server.session().await;
+        let mut a = common::Dialogue::new(client, Interface::Dac);
+        a.send(json!({"Kind": "commitment", "Commitments": [
+            {"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}))
+            .await
+            .response();
+        // The same dialogue, on a request of its own: the commitment holds.
+        let r = a
+            .send(plan(&["MM-Move Nil Avatar#7 To MLoc:Square.Stage"]))
+            .await
+            .response();
+        assert_eq!(statuses(&r), ["Clash"], "{transport:?}");
+        // A repeated TurnIndex is refused, and changes nothing.
+        a.next_turn = 1;
+        let error = a
+            .send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
+            .await
+            .tool_error();
+        assert!(error.contains("/TurnIndex"), "{error}");
+        a.next_turn = 2;
+
+        // A later turn of a dialogue the server never held: refused, and said why.
+        let mut stray = common::Dialogue::new(server.session().await, Interface::Dac);
+        stray.next_turn = 5;
+        let error = stray
+            .send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
+            .await
+            .tool_error();
+        assert!(
+            error.contains("/DialogID") && error.contains("holds no dialogue"),
+            "{error}"
+        );
+
+        // The bound (over HTTP, where every client reaches the one server; over stdio each
+        // client here starts its own): a second dialogue fits, a third is refused, the first
+        // goes on.
+        if transport == Transport::Stdio {
+            continue;
+        }
+        let mut b = common::Dialogue::new(server.session().await, Interface::Dac);
+        b.send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
+            .await
+            .response();
+        let mut c = common::Dialogue::new(server.session().await, Interface::Dac);
+        let error = c
+            .send(json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}))
+            .await
+            .tool_error();
+        assert!(error.contains("maximum of 2 dialogues"), "{error}");
+        let r = a
+            .send(plan(&["MM-Move Nil Avatar#7 To MLoc:Square.Stage"]))
+            .await
+            .response();
+        assert_eq!(statuses(&r), ["Clash"], "the held dialogue goes on");
+    }
 }

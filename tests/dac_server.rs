@@ -5,7 +5,7 @@
 mod common;
 
 use bkn_explorer::protocol::Interface;
-use common::{Dialogue, Server, Transport, commitment_states, plan, statuses};
+use common::{Dialogue, Generation, Server, Transport, commitment_states, plan, statuses};
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 
@@ -23,8 +23,8 @@ fn names(list: &Value, field: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-async fn every_kind(transport: Transport) {
-    let server = Server::start(transport, &["dac"]).await;
+async fn every_kind(transport: Transport, generation: Generation) {
+    let server = Server::start_in(transport, generation, &["dac"]).await;
     let mut d = dialogue(&server).await;
 
     let r = d
@@ -165,18 +165,22 @@ async fn every_kind(transport: Transport) {
 
 #[tokio::test]
 async fn every_kind_over_stdio() {
-    every_kind(Transport::Stdio).await;
+    for generation in Generation::BOTH {
+        every_kind(Transport::Stdio, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn every_kind_over_http() {
-    every_kind(Transport::Http).await;
+    for generation in Generation::BOTH {
+        every_kind(Transport::Http, generation).await;
+    }
 }
 
 /// One plan that reaches all ten PA Statuses, each with a Reason; later steps see what the
 /// earlier ones did (the wallet, the placement).
-async fn every_pa_status(transport: Transport) {
-    let server = Server::start(transport, &["dac"]).await;
+async fn every_pa_status(transport: Transport, generation: Generation) {
+    let server = Server::start_in(transport, generation, &["dac"]).await;
     let mut d = dialogue(&server).await;
     let r = d
         .send(plan(&[
@@ -250,12 +254,16 @@ async fn every_pa_status(transport: Transport) {
 
 #[tokio::test]
 async fn every_pa_status_over_stdio() {
-    every_pa_status(Transport::Stdio).await;
+    for generation in Generation::BOTH {
+        every_pa_status(Transport::Stdio, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn every_pa_status_over_http() {
-    every_pa_status(Transport::Http).await;
+    for generation in Generation::BOTH {
+        every_pa_status(Transport::Http, generation).await;
+    }
 }
 
 #[tokio::test]
@@ -294,8 +302,8 @@ async fn later_steps_see_earlier_ones() {
     assert_eq!(statuses(&again), ["Ack"]);
 }
 
-async fn commitments(transport: Transport) {
-    let server = Server::start(transport, &["dac"]).await;
+async fn commitments(transport: Transport, generation: Generation) {
+    let server = Server::start_in(transport, generation, &["dac"]).await;
     let mut d = dialogue(&server).await;
     let r = d
         .send(json!({"Kind": "commitment", "Commitments": [
@@ -388,16 +396,20 @@ async fn commitments(transport: Transport) {
 
 #[tokio::test]
 async fn commitments_over_stdio() {
-    commitments(Transport::Stdio).await;
+    for generation in Generation::BOTH {
+        commitments(Transport::Stdio, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn commitments_over_http() {
-    commitments(Transport::Http).await;
+    for generation in Generation::BOTH {
+        commitments(Transport::Http, generation).await;
+    }
 }
 
-async fn sessions_are_isolated(transport: Transport) {
-    let server = Server::start(transport, &["dac"]).await;
+async fn sessions_are_isolated(transport: Transport, generation: Generation) {
+    let server = Server::start_in(transport, generation, &["dac"]).await;
     let mut a = dialogue(&server).await;
     let mut b = dialogue(&server).await;
     a.send(json!({"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}))
@@ -433,16 +445,20 @@ async fn sessions_are_isolated(transport: Transport) {
 
 #[tokio::test]
 async fn sessions_are_isolated_over_stdio() {
-    sessions_are_isolated(Transport::Stdio).await;
+    for generation in Generation::BOTH {
+        sessions_are_isolated(Transport::Stdio, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn sessions_are_isolated_over_http() {
-    sessions_are_isolated(Transport::Http).await;
+    for generation in Generation::BOTH {
+        sessions_are_isolated(Transport::Http, generation).await;
+    }
 }
 
-async fn bad_requests(transport: Transport) {
-    let server = Server::start(transport, &["dac"]).await;
+async fn bad_requests(transport: Transport, generation: Generation) {
+    let server = Server::start_in(transport, generation, &["dac"]).await;
     let mut d = dialogue(&server).await;
     let error = d.send(json!({"Kind": "guess"})).await.tool_error();
     assert!(error.contains("/Kind: Kind must be one of"), "{error}");
@@ -499,12 +515,16 @@ async fn bad_requests(transport: Transport) {
 
 #[tokio::test]
 async fn bad_requests_over_stdio() {
-    bad_requests(Transport::Stdio).await;
+    for generation in Generation::BOTH {
+        bad_requests(Transport::Stdio, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn bad_requests_over_http() {
-    bad_requests(Transport::Http).await;
+    for generation in Generation::BOTH {
+        bad_requests(Transport::Http, generation).await;
+    }
 }
 
 #[tokio::test]
@@ -520,7 +540,7 @@ async fn unknown_tool_is_a_protocol_error() {
     assert!(result.is_err(), "{result:?}");
 }
 
-async fn source_failures(transport: Transport) {
+async fn source_failures(transport: Transport, generation: Generation) {
     let server = Server::start(
         transport,
         &["dac", "--fail-source", "rights-registry=transient"],
@@ -569,7 +589,8 @@ async fn source_failures(transport: Transport) {
             "PostRef",
         ),
     ] {
-        let server = Server::start(transport, &["dac", "--fail-source", source]).await;
+        let server =
+            Server::start_in(transport, generation, &["dac", "--fail-source", source]).await;
         let mut d = dialogue(&server).await;
         let r = d.send(plan(&[statement])).await.response();
         assert_eq!(statuses(&r), [status], "{source}");
@@ -582,7 +603,12 @@ async fn source_failures(transport: Transport) {
         );
     }
 
-    let server = Server::start(transport, &["dac", "--fail-source", "ontology=permanent"]).await;
+    let server = Server::start_in(
+        transport,
+        generation,
+        &["dac", "--fail-source", "ontology=permanent"],
+    )
+    .await;
     let mut d = dialogue(&server).await;
     let r = d
         .send(json!({"Kind": "semantic_grounding", "Terms": [{"Text": "fountain"}]}))
@@ -597,18 +623,25 @@ async fn source_failures(transport: Transport) {
 
 #[tokio::test]
 async fn source_failures_over_stdio() {
-    source_failures(Transport::Stdio).await;
+    for generation in Generation::BOTH {
+        source_failures(Transport::Stdio, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn source_failures_over_http() {
-    source_failures(Transport::Http).await;
+    for generation in Generation::BOTH {
+        source_failures(Transport::Http, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn resources_offer_the_ids() {
-    for transport in [Transport::Stdio, Transport::Http] {
-        let server = Server::start(transport, &["dac"]).await;
+    for (transport, generation) in [Transport::Stdio, Transport::Http]
+        .into_iter()
+        .flat_map(|t| Generation::BOTH.map(|g| (t, g)))
+    {
+        let server = Server::start_in(transport, generation, &["dac"]).await;
         let client = server.session().await;
         let resources = client.list_all_resources().await.unwrap();
         let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();

@@ -4,7 +4,7 @@
 mod common;
 
 use bkn_explorer::protocol::Interface;
-use common::{Dialogue, Server, Transport};
+use common::{Dialogue, Generation, Server, Transport};
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 
@@ -45,8 +45,8 @@ fn hypothesis(r: &Value, statement: &str) -> (f64, String) {
 }
 
 /// A dialogue in which the refined state visibly evolves, turn by turn.
-async fn state_evolves(transport: Transport) {
-    let server = Server::start(transport, &["usr"]).await;
+async fn state_evolves(transport: Transport, generation: Generation) {
+    let server = Server::start_in(transport, generation, &["usr"]).await;
     let mut d = dialogue(&server).await;
 
     // Turn 0: a hypothesis the baseline supports.
@@ -147,16 +147,20 @@ async fn state_evolves(transport: Transport) {
 
 #[tokio::test]
 async fn state_evolves_over_stdio() {
-    state_evolves(Transport::Stdio).await;
+    for generation in Generation::BOTH {
+        state_evolves(Transport::Stdio, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn state_evolves_over_http() {
-    state_evolves(Transport::Http).await;
+    for generation in Generation::BOTH {
+        state_evolves(Transport::Http, generation).await;
+    }
 }
 
-async fn supporting_versus_conflicting(transport: Transport) {
-    let server = Server::start(transport, &["usr"]).await;
+async fn supporting_versus_conflicting(transport: Transport, generation: Generation) {
+    let server = Server::start_in(transport, generation, &["usr"]).await;
     let mut supported = dialogue(&server).await;
     let mut conflicted = dialogue(&server).await;
     let s = supported
@@ -192,16 +196,20 @@ async fn supporting_versus_conflicting(transport: Transport) {
 
 #[tokio::test]
 async fn supporting_versus_conflicting_over_stdio() {
-    supporting_versus_conflicting(Transport::Stdio).await;
+    for generation in Generation::BOTH {
+        supporting_versus_conflicting(Transport::Stdio, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn supporting_versus_conflicting_over_http() {
-    supporting_versus_conflicting(Transport::Http).await;
+    for generation in Generation::BOTH {
+        supporting_versus_conflicting(Transport::Http, generation).await;
+    }
 }
 
-async fn outcomes_and_bad_requests(transport: Transport) {
-    let server = Server::start(transport, &["usr"]).await;
+async fn outcomes_and_bad_requests(transport: Transport, generation: Generation) {
+    let server = Server::start_in(transport, generation, &["usr"]).await;
     let mut d = dialogue(&server).await;
     let r = d
         .send(feedback("User#Anna", Some("Emotion is curious"), &[], None))
@@ -264,18 +272,25 @@ async fn outcomes_and_bad_requests(transport: Transport) {
 
 #[tokio::test]
 async fn outcomes_and_bad_requests_over_stdio() {
-    outcomes_and_bad_requests(Transport::Stdio).await;
+    for generation in Generation::BOTH {
+        outcomes_and_bad_requests(Transport::Stdio, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn outcomes_and_bad_requests_over_http() {
-    outcomes_and_bad_requests(Transport::Http).await;
+    for generation in Generation::BOTH {
+        outcomes_and_bad_requests(Transport::Http, generation).await;
+    }
 }
 
 #[tokio::test]
 async fn users_are_resources() {
-    for transport in [Transport::Stdio, Transport::Http] {
-        let server = Server::start(transport, &["usr"]).await;
+    for (transport, generation) in [Transport::Stdio, Transport::Http]
+        .into_iter()
+        .flat_map(|t| Generation::BOTH.map(|g| (t, g)))
+    {
+        let server = Server::start_in(transport, generation, &["usr"]).await;
         let client = server.session().await;
         let uris: Vec<String> = client
             .list_all_resources()

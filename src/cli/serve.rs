@@ -52,9 +52,20 @@ pub struct Args {
     /// Largest HTTP request body accepted, in MiB.
     #[arg(long, default_value_t = 4, value_name = "MIB")]
     max_body_mb: usize,
-    /// End an HTTP session (and forget its dialogue) after this many idle seconds.
-    #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
-    session_idle: u64,
+    /// Forget a dialogue after this many idle seconds: an HTTP session (2025-11-25) ends, a
+    /// dialogue kept by DialogID (2026-07-28) is dropped, and a later turn of it is refused
+    /// with a tool error that says so.
+    #[arg(
+        long,
+        alias = "session-idle",
+        default_value_t = 1800,
+        value_name = "SECONDS"
+    )]
+    dialogue_idle: u64,
+    /// Hold at most this many dialogues kept by DialogID, and as many HTTP sessions; past
+    /// it a new one is refused with an error that says so (the ones held go on).
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    max_dialogues: usize,
     /// Write logs to this file instead of standard error (never to standard output).
     #[arg(long, value_name = "FILE")]
     log_file: Option<PathBuf>,
@@ -266,14 +277,14 @@ fn user_state_refinement(args: &Args) -> anyhow::Result<UserStateRefinement> {
 async fn serve<B: Backend>(backend: Arc<B>, args: &Args) -> anyhow::Result<()> {
     let Some(http) = &args.http else {
         tracing::info!(interface = %backend.interface(), "serving MCP on stdio");
-        return transport::serve_stdio(backend).await;
+        return transport::serve_stdio(backend, dialogue_limits(args)).await;
     };
     let options = HttpOptions {
         addr: http_address(http, args.bind)?,
         allowed_hosts: args.allowed_hosts.clone(),
         token: args.token.clone(),
         max_body_bytes: args.max_body_mb.max(1) * 1024 * 1024,
-        session_idle: Duration::from_secs(args.session_idle.max(1)),
+        dialogues: dialogue_limits(args),
     };
     let interface = backend.interface();
     let server = transport::serve_http(backend, options).await?;
@@ -291,6 +302,13 @@ async fn serve<B: Backend>(backend: Arc<B>, args: &Args) -> anyhow::Result<()> {
     });
     server.wait().await?;
     Ok(())
+}
+
+fn dialogue_limits(args: &Args) -> crate::server::dialogues::DialogueLimits {
+    crate::server::dialogues::DialogueLimits {
+        idle: Duration::from_secs(args.dialogue_idle.max(1)),
+        max: args.max_dialogues.max(1),
+    }
 }
 
 pub(super) async fn shutdown_signal() {
@@ -363,11 +381,21 @@ pub(super) fn in_process() -> crate::client::connection::InProcess {
         let serving = match interface {
             crate::protocol::Interface::Dac => {
                 let backend = DomainAccess::new(Domain::default_domain(), FailingSources::new());
-                tokio::spawn(transport::serve_lines(Arc::new(backend), reads, writes))
+                tokio::spawn(transport::serve_lines(
+                    Arc::new(backend),
+                    reads,
+                    writes,
+                    Default::default(),
+                ))
             }
             crate::protocol::Interface::Usr => {
                 let backend = UserStateRefinement::new(Users::default_users());
-                tokio::spawn(transport::serve_lines(Arc::new(backend), reads, writes))
+                tokio::spawn(transport::serve_lines(
+                    Arc::new(backend),
+                    reads,
+                    writes,
+                    Default::default(),
+                ))
             }
         };
         // The session ends when the client closes its end; a failure is the client's to

@@ -12,7 +12,9 @@
 use crate::protocol::conformance::{DialogueChecker, Finding, check_exchange, check_message_as};
 use crate::protocol::schema;
 use crate::protocol::{Interface, Mode};
+use crate::server::dialogues::{DialogueLimits, Dialogues, Principal};
 use rmcp::ErrorData as McpError;
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListResourcesResult, ListToolsResult, LoggingLevel,
@@ -70,10 +72,15 @@ pub trait Backend: Send + Sync + 'static {
     }
 }
 
-/// One MCP session of a reference server.
+/// One handler of a reference server: over 2025-11-25 one MCP session (over stdio the
+/// process has one, over HTTP the session manager makes one per session, so a session's
+/// dialogue is isolated and dropped with it by construction); over 2026-07-28, where rmcp
+/// makes a handler per HTTP request, the dialogues are the server's, kept by DialogID in
+/// `keyed` (shared by every handler of the server).
 pub struct BknServer<B: Backend> {
     backend: Arc<B>,
     session: Arc<Mutex<Session<B::Dialogue>>>,
+    keyed: Arc<Dialogues<DialogueState<B::Dialogue>>>,
 }
 
 impl<B: Backend> Clone for BknServer<B> {
@@ -81,19 +88,41 @@ impl<B: Backend> Clone for BknServer<B> {
         BknServer {
             backend: self.backend.clone(),
             session: self.session.clone(),
+            keyed: self.keyed.clone(),
         }
     }
 }
 
-struct Session<D> {
+/// What a server remembers of one dialogue, wherever it lives.
+#[derive(Default)]
+pub struct DialogueState<D> {
     checker: DialogueChecker,
     dialogue: D,
-    /// The level the client asked for with logging/setLevel; no log is sent before it asks.
-    log_level: Option<LoggingLevel>,
-    _live: LiveSession,
 }
 
-/// How many sessions' dialogue state this process holds now (see `live_sessions`).
+struct Session<D> {
+    state: DialogueState<D>,
+    /// The level the client asked for with logging/setLevel; no log is sent before it asks.
+    log_level: Option<LoggingLevel>,
+    /// Counted once the session holds a dialogue (its first turn): a handler rmcp makes for
+    /// one stateless request, or a session that never took a turn, holds none.
+    live: Option<LiveSession>,
+}
+
+/// Where a turn's dialogue lives (MCP-BINDING section 3).
+#[derive(Clone, Copy, Debug)]
+pub enum Place {
+    /// In this handler's MCP session (2025-11-25, or any session made by `initialize`).
+    Session,
+    /// Kept by DialogID for `principal` (2026-07-28: no session); the log level, if any,
+    /// came with the request.
+    Keyed {
+        principal: Principal,
+        log_level: Option<LoggingLevel>,
+    },
+}
+
+/// How many MCP sessions' dialogue state this process holds now (see `live_sessions`).
 static LIVE_SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Counts a session's state while it exists, so that state left behind after a session
@@ -109,20 +138,7 @@ impl LiveSession {
 
 impl Drop for LiveSession {
     fn drop(&mut self) {
-        let left = LIVE_SESSIONS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed) - 1;
-        if left == 0 {
-            give_memory_back();
-        }
-    }
-}
-
-/// When the last session ends, glibc's allocator is asked to return the memory it keeps
-/// for reuse, so that a server left idle goes back to its idle size.
-fn give_memory_back() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of the allocator; it touches no object.
-    unsafe {
-        libc::malloc_trim(0);
+        LIVE_SESSIONS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -132,17 +148,22 @@ pub fn live_sessions() -> usize {
 }
 
 impl<B: Backend> BknServer<B> {
-    /// A new session with empty dialogue state.
-    pub fn new(backend: Arc<B>) -> Self {
+    /// A new handler with an empty session, beside the server's dialogues kept by DialogID.
+    pub fn new(backend: Arc<B>, keyed: Arc<Dialogues<DialogueState<B::Dialogue>>>) -> Self {
         BknServer {
             backend,
             session: Arc::new(Mutex::new(Session {
-                checker: DialogueChecker::new(),
-                dialogue: B::Dialogue::default(),
+                state: DialogueState::default(),
                 log_level: None,
-                _live: LiveSession::new(),
+                live: None,
             })),
+            keyed,
         }
+    }
+
+    /// The dialogues kept by DialogID for a server's handlers, within `limits`.
+    pub fn keyed_dialogues(limits: DialogueLimits) -> Arc<Dialogues<DialogueState<B::Dialogue>>> {
+        Arc::new(Dialogues::new(limits))
     }
 
     fn tool(&self) -> Tool {
@@ -184,7 +205,7 @@ impl<B: Backend> BknServer<B> {
         if name != self.backend.tool_name() {
             return None;
         }
-        let (outcome, log) = self.turn(arguments, None);
+        let (outcome, log) = self.turn(arguments, Place::Session);
         Some(DirectAnswer {
             outcome,
             log: log.map(|(level, line)| {
@@ -194,26 +215,82 @@ impl<B: Backend> BknServer<B> {
         })
     }
 
-    /// Handles one `tools/call` of the interface's tool: the whole of MCP-BINDING section 2.
-    /// `mcp_session` is the `Mcp-Session-Id` of an HTTP session: the dialogue's DialogID from
-    /// its first Request on (section 3). Returns the outcome and, when the client wants logs,
-    /// a line to log.
+    /// Handles one `tools/call` of the interface's tool: the whole of MCP-BINDING section 2,
+    /// on the dialogue `place` says (section 3). Returns the outcome and, when the client
+    /// wants logs, a line to log.
     fn turn(
         &self,
         arguments: Value,
-        mcp_session: Option<&str>,
+        place: Place,
     ) -> (TurnOutcome, Option<(LoggingLevel, String)>) {
-        let interface = self.backend.interface();
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(id) = mcp_session {
-            session.checker.bind_dialog(id);
+        match place {
+            Place::Session => {
+                let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+                let wants_log = wants_info(session.log_level);
+                let (outcome, accepted) = self.answer_in(&mut session.state, arguments);
+                if accepted && session.live.is_none() {
+                    session.live = Some(LiveSession::new());
+                }
+                let log = wants_log.then(|| outcome_summary(&*self.backend, &outcome));
+                (outcome, log)
+            }
+            Place::Keyed {
+                principal,
+                log_level,
+            } => {
+                let wants_log = wants_info(log_level);
+                let outcome = self.keyed_turn(arguments, principal);
+                let log = wants_log.then(|| outcome_summary(&*self.backend, &outcome));
+                (outcome, log)
+            }
         }
+    }
+
+    /// A turn of a dialogue kept by DialogID: its state found (or made for a first turn), or
+    /// a tool error that says why there is none (never an answer from empty state).
+    fn keyed_turn(&self, arguments: Value, principal: Principal) -> TurnOutcome {
+        let Some(dialog_id) = arguments.get("DialogID").and_then(Value::as_str) else {
+            // Not conformant: its own checks say why, on state that is thrown away.
+            return self.answer_in(&mut DialogueState::default(), arguments).0;
+        };
+        let turn = arguments.get("TurnIndex").and_then(turn_index);
+        match self.keyed.lease(principal, dialog_id, turn) {
+            Err(refusal) => {
+                let interface = self.backend.interface();
+                let mut lines = vec![refusal.sentence()];
+                lines.extend(
+                    check_message_as(&arguments, Some(interface), Some(Mode::Request))
+                        .findings
+                        .iter()
+                        .map(Finding::to_string),
+                );
+                tracing::info!(dialog = dialog_id, "refused a turn: {}", lines[0]);
+                TurnOutcome::Rejected(lines.join("\n"))
+            }
+            Ok(mut lease) => {
+                let state = lease.state.clone();
+                let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+                let (outcome, accepted) = self.answer_in(&mut state, arguments);
+                drop(state);
+                if accepted {
+                    lease.opened();
+                }
+                outcome
+            }
+        }
+    }
+
+    /// Checks a Request against the dialogue `state` holds and answers it when it conforms.
+    /// Also says whether it was accepted (a rejected Request changes nothing).
+    fn answer_in(
+        &self,
+        state: &mut DialogueState<B::Dialogue>,
+        arguments: Value,
+    ) -> (TurnOutcome, bool) {
+        let interface = self.backend.interface();
         let mut findings =
             check_message_as(&arguments, Some(interface), Some(Mode::Request)).findings;
-        findings.extend(session.checker.check(&arguments));
-        let wants_log = session
-            .log_level
-            .is_some_and(|l| level_rank(l) <= level_rank(LoggingLevel::Info));
+        findings.extend(state.checker.check(&arguments));
         if !findings.is_empty() {
             // Section 2.1: a tool error listing each violation; no dialogue state changes.
             let text = findings
@@ -225,42 +302,63 @@ impl<B: Backend> BknServer<B> {
                 violations = findings.len(),
                 "rejected a non-conformant Request"
             );
-            let log = wants_log.then(|| {
-                (
-                    LoggingLevel::Warning,
-                    format!(
-                        "rejected a non-conformant Request: {} violation(s)",
-                        findings.len()
-                    ),
-                )
-            });
-            return (TurnOutcome::Rejected(text), log);
+            return (TurnOutcome::Rejected(text), false);
         }
-        session.checker.accept(&arguments);
-        let response = self.backend.answer(&mut session.dialogue, &arguments);
+        state.checker.accept(&arguments);
+        let response = self.backend.answer(&mut state.dialogue, &arguments);
         // The reference server is the reference: it checks its own Responses and says loudly
         // when one is wrong (tests fail on it too).
         let mut own = check_message_as(&response, Some(interface), Some(Mode::Response)).findings;
         own.extend(check_exchange(&arguments, &response));
-        own.extend(session.checker.check(&response));
+        own.extend(state.checker.check(&response));
         for f in &own {
             tracing::error!(finding = %f, "the reference server produced a non-conformant Response");
         }
-        session.checker.accept(&response);
-        let log = wants_log.then(|| {
-            (
-                LoggingLevel::Info,
-                self.backend.summarize(&arguments, &response),
-            )
-        });
-        (TurnOutcome::Answered(response), log)
+        state.checker.accept(&response);
+        (
+            TurnOutcome::Answered {
+                request: arguments,
+                response,
+            },
+            true,
+        )
+    }
+}
+
+/// A TurnIndex as a number, `2.0` as `2` (MCP-BINDING section 6); None when it is not one.
+fn turn_index(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+            .map(|f| f as u64)
+    })
+}
+
+fn wants_info(level: Option<LoggingLevel>) -> bool {
+    level.is_some_and(|l| level_rank(l) <= level_rank(LoggingLevel::Info))
+}
+
+/// The log line of a turn, and its level.
+fn outcome_summary<B: Backend>(backend: &B, outcome: &TurnOutcome) -> (LoggingLevel, String) {
+    match outcome {
+        TurnOutcome::Answered { request, response } => {
+            (LoggingLevel::Info, backend.summarize(request, response))
+        }
+        TurnOutcome::Rejected(text) => (
+            LoggingLevel::Warning,
+            format!(
+                "rejected a non-conformant Request: {} violation(s)",
+                text.lines().count()
+            ),
+        ),
     }
 }
 
 /// How a turn ended (MCP-BINDING section 2).
 pub enum TurnOutcome {
-    /// The Response, for `structuredContent` and its text block.
-    Answered(Value),
+    /// The Response, for `structuredContent` and its text block, and the Request it answers.
+    Answered { request: Value, response: Value },
     /// A non-conformant Request: a tool error whose text lists each violation.
     Rejected(String),
 }
@@ -268,7 +366,7 @@ pub enum TurnOutcome {
 impl TurnOutcome {
     pub fn into_result(self) -> CallToolResult {
         match self {
-            TurnOutcome::Answered(response) => CallToolResult::structured(response),
+            TurnOutcome::Answered { response, .. } => CallToolResult::structured(response),
             TurnOutcome::Rejected(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
         }
     }
@@ -353,10 +451,8 @@ impl<B: Backend> ServerHandler for BknServer<B> {
             })
             .map(|d| d.0.clone());
         let arguments = Value::Object(deep.or(request.arguments).unwrap_or_default());
-        let mcp_session = parts
-            .and_then(|p| p.headers.get("mcp-session-id"))
-            .and_then(|v| v.to_str().ok());
-        let (outcome, log) = self.turn(arguments, mcp_session);
+        let place = place_of(&context, parts);
+        let (outcome, log) = self.turn(arguments, place);
         if let Some((level, line)) = log {
             let param =
                 LoggingMessageNotificationParam::new(level, Value::String(line)).with_logger(tool);
@@ -436,5 +532,25 @@ impl<B: Backend> ServerHandler for BknServer<B> {
             .unwrap_or_else(|p| p.into_inner())
             .log_level = Some(request.level);
         Ok(())
+    }
+}
+
+/// Where the dialogue of a request lives: a 2026-07-28 request (its version in `_meta`, no
+/// session) has it kept by DialogID for the credentials it came with; any other, in the
+/// handler's session.
+fn place_of(context: &RequestContext<RoleServer>, parts: Option<&http::request::Parts>) -> Place {
+    let stateless = context
+        .meta
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    if !stateless {
+        return Place::Session;
+    }
+    let credentials = parts
+        .and_then(|p| p.headers.get(http::header::AUTHORIZATION))
+        .and_then(|v| v.to_str().ok());
+    Place::Keyed {
+        principal: Principal::of(credentials),
+        log_level: context.meta.log_level(),
     }
 }

@@ -2,6 +2,7 @@
 //! implementing MCP-BINDING.md over stdio and Streamable HTTP.
 
 pub mod dac;
+pub mod dialogues;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod model_file;

@@ -231,7 +231,7 @@ fn write_result(out: &mut Vec<u8>, id: &RawValue, outcome: &TurnOutcome) -> serd
     out.extend_from_slice(id.get().as_bytes());
     out.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
     match outcome {
-        TurnOutcome::Answered(response) => {
+        TurnOutcome::Answered { response, .. } => {
             let text = serde_json::to_string(response)?;
             serde_json::to_writer(&mut *out, &text)?;
             out.extend_from_slice(br#"}],"structuredContent":"#);
@@ -297,7 +297,10 @@ mod tests {
         ] {
             let raw = RawValue::from_string(id_text.to_owned()).unwrap();
             for outcome in [
-                TurnOutcome::Answered(response.clone()),
+                TurnOutcome::Answered {
+                    request: json!({}),
+                    response: response.clone(),
+                },
                 TurnOutcome::Rejected("/Mode: Mode must be RQ\n/Kind: unknown".into()),
             ] {
                 let mut line = Vec::new();

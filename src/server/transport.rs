@@ -4,6 +4,7 @@
 //! otherwise, checks the Host and Origin headers (DNS rebinding), requires a bearer token when
 //! one is set, and limits the size of a request body.
 
+use crate::server::dialogues::DialogueLimits;
 use crate::server::mcp::{Backend, BknServer};
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -15,26 +16,35 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Serves one session over this process's stdin and stdout until the client closes them.
 /// When they are pipes (as when a client spawns the server) they are read through epoll
 /// rather than tokio's blocking-thread stdin, which halves the time of a turn.
-pub async fn serve_stdio<B: Backend>(backend: Arc<B>) -> anyhow::Result<()> {
+pub async fn serve_stdio<B: Backend>(
+    backend: Arc<B>,
+    limits: DialogueLimits,
+) -> anyhow::Result<()> {
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    serve_lines(backend, stdin, stdout).await
+    serve_lines(backend, stdin, stdout, limits).await
 }
 
 /// Serves one session of newline-delimited JSON-RPC read from `input` and written to
-/// `output` (stdio, or one end of an in-process pipe) until `input` ends.
-pub async fn serve_lines<B, R, W>(backend: Arc<B>, input: R, output: W) -> anyhow::Result<()>
+/// `output` (stdio, or one end of an in-process pipe) until `input` ends. A 2025-11-25
+/// client's dialogue is the session; 2026-07-28 requests (no session) may carry several
+/// dialogues, kept by DialogID within `limits`.
+pub async fn serve_lines<B, R, W>(
+    backend: Arc<B>,
+    input: R,
+    output: W,
+    limits: DialogueLimits,
+) -> anyhow::Result<()>
 where
     B: Backend,
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let server = BknServer::new(backend);
+    let server = BknServer::new(backend, BknServer::<B>::keyed_dialogues(limits));
     let turns = server.clone();
     let transport = crate::server::stdio::ServerStdio::new(input, output).answering(Box::new(
         move |name, arguments| turns.call_directly(name, arguments),
@@ -55,8 +65,9 @@ pub struct HttpOptions {
     /// When set, every request needs `Authorization: Bearer <token>`.
     pub token: Option<String>,
     pub max_body_bytes: usize,
-    /// A session with no traffic for this long ends, with its dialogue state.
-    pub session_idle: Duration,
+    /// A session or a dialogue kept by DialogID with no traffic for `idle` ends, with its
+    /// dialogue state; at most `max` of each are held.
+    pub dialogues: DialogueLimits,
 }
 
 impl HttpOptions {
@@ -66,7 +77,7 @@ impl HttpOptions {
             allowed_hosts: Vec::new(),
             token: None,
             max_body_bytes: 4 * 1024 * 1024,
-            session_idle: Duration::from_secs(30 * 60),
+            dialogues: DialogueLimits::default(),
         }
     }
 }
@@ -133,14 +144,18 @@ pub async fn serve_http<B: Backend>(
     let server_name = format!("bkn-explorer-{}", backend.interface().code());
     let tool_name: Arc<str> = backend.tool_name().into();
     let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(options.session_idle);
+    sessions.session_config.keep_alive = Some(options.dialogues.idle);
+    let keyed = BknServer::<B>::keyed_dialogues(options.dialogues);
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_cancellation_token(shutdown.child_token());
     let service = StreamableHttpService::new(
-        move || Ok(BknServer::new(backend.clone())),
+        {
+            let keyed = keyed.clone();
+            move || Ok(BknServer::new(backend.clone(), keyed.clone()))
+        },
         Arc::new(sessions),
         config,
     );
@@ -162,11 +177,19 @@ pub async fn serve_http<B: Backend>(
                 "/health",
                 axum::routing::get(move || {
                     let server_name = server_name.clone();
+                    let keyed = keyed.clone();
                     async move {
+                        let sessions = crate::server::mcp::live_sessions();
+                        let keyed = keyed.len();
                         axum::Json(serde_json::json!({
                             "status": "ok",
                             "server": server_name,
-                            "sessions": crate::server::mcp::live_sessions(),
+                            // Dialogues held, by where they live (MCP-BINDING section 3).
+                            "dialogues": {
+                                "2025-11-25": sessions,
+                                "2026-07-28": keyed,
+                            },
+                            "sessions": sessions,
                         }))
                     }
                 }),

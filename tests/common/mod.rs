@@ -8,10 +8,10 @@ use bkn_explorer::client::dialogue::text_of;
 use bkn_explorer::protocol::conformance::{DialogueChecker, check_exchange, check_message_as};
 use bkn_explorer::protocol::message::{CommonDefaults, Fill, fill_request, new_id};
 use bkn_explorer::protocol::{Interface, Mode};
+use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -29,10 +29,34 @@ pub enum Transport {
     Http,
 }
 
+/// Which MCP generation a test's client speaks (MCP-BINDING section 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generation {
+    /// 2025-11-25: `initialize`, and over HTTP an `Mcp-Session-Id`; the session is the dialogue.
+    Session,
+    /// 2026-07-28: `server/discover`, no session; the server keeps the dialogue by DialogID.
+    Stateless,
+}
+
+impl Generation {
+    pub const BOTH: [Generation; 2] = [Generation::Session, Generation::Stateless];
+
+    /// How an rmcp client starts in this generation.
+    pub fn lifecycle(self) -> rmcp::service::ClientLifecycleMode {
+        match self {
+            Generation::Session => rmcp::service::ClientLifecycleMode::Initialize,
+            Generation::Stateless => rmcp::service::ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            },
+        }
+    }
+}
+
 /// A reference server started for a test, and a way to open sessions on it.
 pub struct Server {
     pub args: Vec<String>,
     pub transport: Transport,
+    pub generation: Generation,
     http: Option<HttpChild>,
 }
 
@@ -44,6 +68,11 @@ pub struct HttpChild {
 impl Server {
     /// Starts `bkn-explorer serve <args>`; over stdio each session is its own process.
     pub async fn start(transport: Transport, args: &[&str]) -> Server {
+        Server::start_in(transport, Generation::Session, args).await
+    }
+
+    /// Starts `bkn-explorer serve <args>`, whose clients speak `generation`.
+    pub async fn start_in(transport: Transport, generation: Generation, args: &[&str]) -> Server {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let http = match transport {
             Transport::Stdio => None,
@@ -52,6 +81,7 @@ impl Server {
         Server {
             args,
             transport,
+            generation,
             http,
         }
     }
@@ -90,12 +120,15 @@ impl Server {
                     .stderr(Stdio::null())
                     .spawn()
                     .expect("the server starts");
+                use rmcp::service::ClientServiceExt;
                 (
-                    ().serve(transport).await.expect("initialize over stdio"),
+                    ().serve_with_lifecycle(transport, self.generation.lifecycle())
+                        .await
+                        .expect("the MCP lifecycle starts over stdio"),
                     None,
                 )
             }
-            Some(h) => http_session(&h.url).await,
+            Some(h) => http_session_in(&h.url, self.generation).await,
         }
     }
 }
@@ -103,6 +136,12 @@ impl Server {
 /// A session with an HTTP server, and its `Mcp-Session-Id` (through bkn-explorer's HTTP
 /// client: rmcp's, wrapped to capture the id).
 pub async fn http_session(url: &str) -> (Client, Option<String>) {
+    http_session_in(url, Generation::Session).await
+}
+
+/// A client of an HTTP server in `generation`, and the `Mcp-Session-Id` if there is one.
+pub async fn http_session_in(url: &str, generation: Generation) -> (Client, Option<String>) {
+    use rmcp::service::ClientServiceExt;
     let http = bkn_explorer::client::http::LoggingHttpClient::new(
         reqwest::Client::new(),
         0,
@@ -114,7 +153,10 @@ pub async fn http_session(url: &str) -> (Client, Option<String>) {
             url.to_owned(),
         );
     let transport = StreamableHttpClientTransport::with_client(http.clone(), config);
-    let client = ().serve(transport).await.expect("initialize over HTTP");
+    let client =
+        ().serve_with_lifecycle(transport, generation.lifecycle())
+            .await
+            .expect("the MCP lifecycle starts over HTTP");
     (client, http.session_id())
 }
 
