@@ -21,6 +21,9 @@ pub struct Settings {
     pub timeout: Option<u64>,
     pub servers: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
+    /// The MCP generation to speak when neither the command line nor a server's entry names
+    /// one: auto, 2026-07-28 or 2025-11-25.
+    pub protocol: Option<crate::client::generation::ProtocolChoice>,
 }
 
 /// The configuration directory: `$BKN_EXPLORER_CONFIG_DIR`, else
@@ -64,6 +67,11 @@ impl Settings {
     /// Seconds to wait for a server: the command line's, else the file's, else 30.
     pub fn timeout_or(&self, given: Option<u64>) -> u64 {
         given.or(self.timeout).unwrap_or(30).max(1)
+    }
+
+    /// The MCP generation when nothing else names one: the file's, else auto.
+    pub fn protocol(&self) -> crate::client::generation::ProtocolChoice {
+        self.protocol.unwrap_or_default()
     }
 
     /// The servers file named in the settings, `~` expanded.

@@ -8,6 +8,7 @@ use bkn_explorer::client::connection::{ConnectOptions, Connection, DialogIdOrigi
 use bkn_explorer::client::defaults::Chosen;
 use bkn_explorer::client::dialogue::{Dialogue, Filling};
 use bkn_explorer::client::event::{Event, EventSink, LogKind};
+use bkn_explorer::client::generation::ProtocolChoice;
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::{ErrorKind, Reply, Turn};
 use bkn_explorer::protocol::Interface;
@@ -89,10 +90,31 @@ async fn dialogues_with_both_reference_servers_over_both_transports() {
             DialogIdOrigin::McpSession,
         ),
     ];
-    for (spec, interface, origin) in cases {
-        let mut d = open(&spec, &options(10), interface).await;
-        assert_eq!(d.connection.dialog_id_origin, origin);
-        assert_eq!(d.connection.summary.protocol_version, "2025-11-25");
+    // Each in both generations: 2025-11-25 pinned (the dialogue is the MCP session), and
+    // auto, which gets 2026-07-28 from the reference servers (kept by DialogID).
+    let cases = cases.into_iter().flat_map(|(spec, interface, origin)| {
+        [
+            (spec.clone(), interface, origin, ProtocolChoice::Session),
+            (
+                spec,
+                interface,
+                DialogIdOrigin::Client,
+                ProtocolChoice::Auto,
+            ),
+        ]
+    });
+    for (spec, interface, origin, protocol) in cases {
+        let options = ConnectOptions {
+            protocol: Some(protocol),
+            ..options(10)
+        };
+        let mut d = open(&spec, &options, interface).await;
+        assert_eq!(d.connection.dialog_id_origin, origin, "{protocol}");
+        let expected = match protocol {
+            ProtocolChoice::Session => "2025-11-25",
+            _ => "2026-07-28",
+        };
+        assert_eq!(d.connection.summary.protocol_version, expected);
         assert_eq!(d.tool, interface.tool_name());
         let body = match interface {
             Interface::Dac => constraints(),
@@ -167,7 +189,7 @@ async fn the_protocol_log_has_every_message() {
         }
         let has = |needle: &str| texts.iter().any(|t| t.contains(needle));
         assert!(
-            has("\"method\":\"initialize\"")
+            has("\"method\":\"server/discover\"")
                 && has("\"method\":\"tools/call\"")
                 && has("\"structuredContent\""),
             "{} {texts:#?}",
@@ -450,8 +472,7 @@ async fn servers_that_fail_to_start_or_cannot_be_reached() {
         .err()
         .unwrap();
     assert!(
-        e.message.contains("exited with status 1")
-            && e.message.contains("exiting during initialize"),
+        e.message.contains("exited with status 1") && e.message.contains("exiting during"),
         "{e}"
     );
 
@@ -498,7 +519,11 @@ async fn an_expired_or_restarted_http_session_ends_the_dialogue_clearly() {
     // The session ends on the server (here: deleted from outside, as an idle expiry does)
     // while the dialogue goes on: the next turn gets 404 and says so.
     let server = common::spawn_http(&["dac".into()]).await;
-    let mut d = open(&common::http_spec(&server.url), &options(5), Interface::Dac).await;
+    let sessions = ConnectOptions {
+        protocol: Some(ProtocolChoice::Session),
+        ..options(5)
+    };
+    let mut d = open(&common::http_spec(&server.url), &sessions, Interface::Dac).await;
     assert!(turn(&mut d, constraints()).await.response().is_some());
     let deleted = reqwest::Client::new()
         .delete(&server.url)
@@ -531,9 +556,15 @@ async fn an_expired_or_restarted_http_session_ends_the_dialogue_clearly() {
         .next()
         .unwrap()
         .to_owned();
-    let mut d = open(&common::http_spec(&first.url), &options(5), Interface::Dac).await;
-    let t = turn(&mut d, json!({"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]})).await;
+    let mut d = open(&common::http_spec(&first.url), &sessions, Interface::Dac).await;
+    let commit = json!({"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]});
+    let t = turn(&mut d, commit.clone()).await;
     assert!(t.response().is_some());
+    // The same over 2026-07-28, where no session holds the dialogue: the server keeps it by
+    // DialogID, and a restarted one says it holds no such dialogue.
+    let mut stateless = open(&common::http_spec(&first.url), &options(5), Interface::Dac).await;
+    assert_eq!(stateless.connection.summary.protocol_version, "2026-07-28");
+    assert!(turn(&mut stateless, commit).await.response().is_some());
     first.child.kill().await.unwrap();
     let second =
         common::spawn_http(&["dac".into(), "--http".into(), format!("127.0.0.1:{port}")]).await;
@@ -543,8 +574,16 @@ async fn an_expired_or_restarted_http_session_ends_the_dialogue_clearly() {
         matches!(kind, ErrorKind::Gone | ErrorKind::Transport),
         "{kind:?}: {message}"
     );
+    let t = turn(&mut stateless, constraints()).await;
+    let Reply::ToolError(text) = &t.reply else {
+        panic!("a later turn of a dialogue the server lost: {:?}", t.reply)
+    };
+    assert!(
+        text.contains("holds no dialogue") && text.contains(stateless.dialog_id()),
+        "{text}"
+    );
     // Reconnecting starts a new dialogue, without the old commitments.
-    let mut again = open(&common::http_spec(&second.url), &options(5), Interface::Dac).await;
+    let mut again = open(&common::http_spec(&second.url), &sessions, Interface::Dac).await;
     let t = turn(&mut again, constraints()).await;
     assert_eq!(t.response().unwrap()["CommitmentStatus"], json!([]));
 }
@@ -675,7 +714,7 @@ fn dialogue_tools_and_call_commands() {
     assert_eq!(code, 0);
     let tools: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(tools["tools"][0]["interface"], "BKN-DAC");
-    assert_eq!(tools["server"]["protocolVersion"], "2025-11-25");
+    assert_eq!(tools["server"]["protocolVersion"], "2026-07-28");
     assert_eq!(tools["resources"].as_array().unwrap().len(), 4);
 
     let (code, out, _) = run(&["call", "bkn_dac", "{}", "--embedded", "dac"]);

@@ -209,7 +209,7 @@ fn stdio_servers_that_print_junk_exit_or_hang() {
     let (step, detail, advice) = failed(&steps);
     assert_eq!(step, "handshake");
     assert!(
-        detail.contains("no answer to initialize within 3 s"),
+        detail.contains("no answer to server/discover at MCP 2026-07-28 within 3 s"),
         "{detail}"
     );
     assert!(advice.contains("MCP server over stdio"), "{advice}");

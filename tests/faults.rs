@@ -59,10 +59,22 @@ struct Explorer {
 }
 
 impl Explorer {
+    /// Over 2025-11-25 sessions: what the HTTP cases (a deleted or restarted session) are about.
+    fn over_sessions(max_mb: usize) -> Explorer {
+        Explorer::with(ConnectOptions {
+            protocol: Some(bkn_explorer::client::generation::ProtocolChoice::Session),
+            ..options(max_mb)
+        })
+    }
+
     fn new(max_mb: usize) -> Explorer {
+        Explorer::with(options(max_mb))
+    }
+
+    fn with(options: ConnectOptions) -> Explorer {
         let (tx, events) = mpsc::unbounded_channel();
         Explorer {
-            engine: Engine::new(tx, options(max_mb)),
+            engine: Engine::new(tx, options),
             events,
             next_key: 1,
         }
@@ -259,7 +271,7 @@ async fn stdio_faults_through_the_explorers_engine() {
 /// server that restarts between turns.
 #[tokio::test]
 async fn http_faults_through_the_explorers_engine() {
-    let mut explorer = Explorer::new(64);
+    let mut explorer = Explorer::over_sessions(64);
     // Refused: nothing listens.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();

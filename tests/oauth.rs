@@ -350,6 +350,8 @@ async fn forward(upstream: &str, request: Request) -> Response {
         "accept",
         "mcp-session-id",
         "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
         "last-event-id",
     ] {
         if let Some(v) = parts.headers.get(name) {

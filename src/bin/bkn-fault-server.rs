@@ -2,7 +2,7 @@
 //! use it; so can anyone testing a Basic Knowledge). It answers like the reference Domain
 //! Access server, except for one fault:
 //!
-//!   exit-on-initialize   exits when the client says initialize
+//!   exit-on-initialize   exits when the client opens (initialize, or server/discover)
 //!   crash-on-call        exits (status 101) when a tool is called
 //!   garbage              writes lines that are not JSON-RPC instead of answering
 //!   hang                 never answers a tool call
@@ -96,6 +96,20 @@ impl ServerHandler for Faulty {
         }
         context.peer.set_peer_info(request.clone());
         Ok(self.get_info())
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, McpError> {
+        if self.options.fault == Fault::ExitOnInitialize {
+            eprintln!("fault: exiting during server/discover");
+            std::process::exit(1);
+        }
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
     }
 
     async fn list_tools(

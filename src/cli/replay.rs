@@ -22,6 +22,11 @@ pub struct Args {
     /// Rewrite the session with the new replies (and DialogIDs).
     #[arg(long)]
     update: bool,
+    /// Start the commands the session's servers name (a stdio server's command line): a
+    /// session file from someone else can name any command, so without this (or a server
+    /// named here) replay refuses to start one.
+    #[arg(long)]
+    trust_servers: bool,
     /// Replay on this server instead of each dialogue's own (--stdio, --url, --server,
     /// --embedded).
     #[command(flatten)]
@@ -51,13 +56,6 @@ pub fn run(args: Args) -> u8 {
     } else {
         None
     };
-    let runtime = match target::runtime() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("bkn-explorer replay: {e}");
-            return exit::FAILURE;
-        }
-    };
     let mut options = args.server.connect_options(EventSink::none());
     // One dialogue at a time, one turn at a time, on this current-thread runtime.
     options.share_cpu = true;
@@ -71,6 +69,36 @@ pub fn run(args: Args) -> u8 {
             return exit::FAILURE;
         }
         None => (0..session.dialogues.len()).collect(),
+    };
+    if server.is_none() && !args.trust_servers {
+        let commands = session.commands_of(&which);
+        if !commands.is_empty() {
+            eprintln!(
+                "bkn-explorer replay: {} names {} to start on this machine:",
+                args.session.display(),
+                if commands.len() == 1 {
+                    "a command"
+                } else {
+                    "commands"
+                }
+            );
+            for (name, command) in &commands {
+                eprintln!("  {name}: {command}");
+            }
+            eprintln!(
+                "A session file never starts a command without consent: if you trust it, say \
+                 --trust-servers; or name the server to replay on (--stdio, --url, --server, \
+                 --embedded)."
+            );
+            return exit::FAILURE;
+        }
+    }
+    let runtime = match target::runtime() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("bkn-explorer replay: {e}");
+            return exit::FAILURE;
+        }
     };
     // While the server starts, the checks the turns need are compiled.
     crate::protocol::schema::warm_up_each_in_background(

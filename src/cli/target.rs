@@ -105,6 +105,11 @@ pub struct ServerArgs {
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub max_message_mb: usize,
+    /// The MCP generation to speak: auto (the newest both sides speak: server/discover, else
+    /// initialize), 2026-07-28 (stateless) or 2025-11-25 (sessions) [default: the server's
+    /// "protocol" in its servers file, else config.toml's protocol, else auto].
+    #[arg(long, value_name = "auto|2026-07-28|2025-11-25")]
+    pub protocol: Option<crate::client::generation::ProtocolChoice>,
     /// The MInstance of Requests that do not give one (default: what the server publishes in
     /// dac://domain or usr://users, else the reference domain's).
     #[arg(long, value_name = "ID")]
@@ -182,6 +187,8 @@ impl ServerArgs {
             in_process: None,
             share_cpu: false,
             http_client: None,
+            protocol: self.protocol,
+            protocol_default: Settings::current().0.protocol(),
         }
     }
 
@@ -344,6 +351,9 @@ pub struct Targets {
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub max_message_mb: usize,
+    /// The MCP generation to speak: auto, 2026-07-28 or 2025-11-25 (see `send --help`).
+    #[arg(long, value_name = "auto|2026-07-28|2025-11-25")]
+    pub protocol: Option<crate::client::generation::ProtocolChoice>,
     /// The MInstance of Requests (over the scenario's and what the server publishes).
     #[arg(long, value_name = "ID")]
     pub m_instance: Option<String>,
@@ -403,6 +413,8 @@ impl Targets {
             in_process: None,
             share_cpu: false,
             http_client: None,
+            protocol: self.protocol,
+            protocol_default: Settings::current().0.protocol(),
         }
     }
 }

@@ -46,6 +46,11 @@ pub struct Args {
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     max_message_mb: usize,
+    /// The MCP generation to speak: auto (the newest both sides speak), 2026-07-28 or
+    /// 2025-11-25 [default: a server's "protocol" in its servers file, else config.toml's,
+    /// else auto].
+    #[arg(long, value_name = "auto|2026-07-28|2025-11-25")]
+    protocol: Option<crate::client::generation::ProtocolChoice>,
     /// The MInstance of new Requests (default: what each server publishes).
     #[arg(long, value_name = "ID")]
     m_instance: Option<String>,
@@ -132,6 +137,8 @@ pub fn run(args: Args) -> u8 {
                 someone_watches: true,
                 ..args.oauth.options()
             },
+            protocol: args.protocol,
+            protocol_default: settings.protocol(),
             ..ConnectOptions::default()
         },
         overrides: Overrides {

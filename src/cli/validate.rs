@@ -50,6 +50,10 @@ struct FileReport {
     messages: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// For a session: the commands replaying or continuing it would start (each run only
+    /// with the user's consent), "server: command line".
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    commands: Vec<String>,
     findings: Vec<Located>,
 }
 
@@ -139,6 +143,15 @@ pub fn run(args: Args) -> u8 {
         if text && let Some(error) = &report.error {
             let _ = writeln!(stdout, "{name}: {error}");
         }
+        if text && !report.commands.is_empty() {
+            let _ = writeln!(
+                stdout,
+                "{name}: replaying or continuing it would start (only with your consent):"
+            );
+            for c in &report.commands {
+                let _ = writeln!(stdout, "  {c}");
+            }
+        }
         reports.push(report);
     }
     let summary = Summary {
@@ -213,6 +226,7 @@ fn check_file(
             kind: None,
             messages: 0,
             error: None,
+            commands: Vec::new(),
             findings: Vec::new(),
         },
         findings_seen: 0,
@@ -364,7 +378,15 @@ fn check_session(
             }
         })
     } else {
-        stream::for_each_turn(source, &mut each)
+        stream::for_each_turn(source, &mut each).map(|servers| {
+            // What replaying or continuing it would start: a session file never starts a
+            // command without consent, and the user reading it should know what it names.
+            for spec in servers {
+                if let Some(command) = spec.command_it_runs() {
+                    out.commands.push(format!("{}: {command}", spec.name));
+                }
+            }
+        })
     };
     if let Err(e) = result {
         out.error = Some(e.to_string());

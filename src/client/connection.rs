@@ -6,9 +6,10 @@
 
 use crate::client::affinity::SharedCpu;
 use crate::client::event::{ConnectionId, Event, EventSink, LogKind};
+use crate::client::generation::{self, ProtocolChoice, StateHome};
 use crate::client::handler::Handler;
 use crate::client::http::LoggingHttpClient;
-use crate::client::http_turn::{HttpTurns, SessionHeaders, TurnFailure};
+use crate::client::http_turn::{HttpTurns, SessionHeaders, TurnFailure, TurnPlace};
 use crate::client::limits;
 use crate::client::oauth::client::{Authorizer, AuthorizingClient};
 use crate::client::oauth::{OAuthOptions, SignInNotice};
@@ -18,15 +19,16 @@ use crate::protocol::conformance::{Check, Finding};
 use crate::protocol::message::new_id;
 use crate::protocol::resources::{self, Published};
 use crate::protocol::{Interface, Requirement};
+use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ErrorData, JsonObject, Prompt,
     ReadResourceRequestParams, Resource, ResourceContents, ServerJsonRpcMessage, ServerResult,
     Tool,
 };
+use rmcp::service::ClientServiceExt;
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -70,6 +72,12 @@ pub struct ConnectOptions {
     /// client's pooled connections live on the runtime they were made on, so it is shared
     /// only by connections on one runtime.
     pub http_client: Option<reqwest::Client>,
+    /// The MCP generation named on the command line, if any: it wins over a server's own
+    /// `protocol` in its servers file.
+    pub protocol: Option<ProtocolChoice>,
+    /// The generation when neither the command line nor the server's entry names one
+    /// (config.toml's `protocol`, else auto).
+    pub protocol_default: ProtocolChoice,
 }
 
 /// The HTTP client a connection uses unless one is given (`ConnectOptions::http_client`).
@@ -106,14 +114,29 @@ impl Default for ConnectOptions {
             in_process: None,
             share_cpu: false,
             http_client: None,
+            protocol: None,
+            protocol_default: ProtocolChoice::Auto,
         }
+    }
+}
+
+impl ConnectOptions {
+    /// The generation to speak with `spec`: the command line's, else the server's entry's,
+    /// else the default.
+    pub fn protocol_for(&self, spec: &ServerSpec) -> ProtocolChoice {
+        self.protocol
+            .or(spec.protocol)
+            .unwrap_or(self.protocol_default)
     }
 }
 
 /// What the server said about itself, and what was found on it.
 #[derive(Clone, Debug, Default)]
 pub struct ServerSummary {
+    /// The version negotiated (2026-07-28 or later: stateless, `generation::StateHome`).
     pub protocol_version: String,
+    /// What the client offered: auto, or one pinned generation.
+    pub protocol_asked: ProtocolChoice,
     pub name: String,
     pub version: String,
     pub title: Option<String>,
@@ -235,6 +258,14 @@ impl Connection {
 
         let mut shared_cpu = None;
         let mut http_turns = None;
+        let protocol = options.protocol_for(spec);
+        if protocol != ProtocolChoice::Auto {
+            events.log(
+                id,
+                LogKind::Client,
+                format!("MCP {protocol} only (--protocol)"),
+            );
+        }
         let (service, child, http, direct) = match &spec.transport {
             TransportSpec::Http(h) => {
                 let expand = expander(spec);
@@ -291,7 +322,18 @@ impl Connection {
                     AuthorizingClient::new(client.clone(), authorizer.clone()),
                     config,
                 );
-                let serving = handler.serve(transport);
+                // Auto over HTTP asks server/discover first, itself: rmcp's auto mode takes a
+                // legacy server's answer that is not a discover result (some answer any
+                // unknown method with `{}`) for a failure instead of falling back.
+                let lifecycle = match protocol {
+                    ProtocolChoice::Auto if authorizer.is_none() || token.is_some() => {
+                        probe_generation(&inner, &url, &headers, token.as_deref(), options)
+                            .await
+                            .lifecycle()
+                    }
+                    other => other.lifecycle(),
+                };
+                let serving = handler.serve_with_lifecycle(transport, lifecycle);
                 tokio::pin!(serving);
                 let served = loop {
                     match tokio::time::timeout(options.timeout, &mut serving).await {
@@ -319,26 +361,37 @@ impl Connection {
                             .unwrap_or_default();
                         // Which step failed, and what to do (the doctor's steps, up to the
                         // first request of the handshake).
-                        let why = match super::doctor::http_failure(&url, &sent, h.legacy_sse).await
-                        {
-                            Some(step) => step,
-                            None => initialize_error(&chain(&e)),
-                        };
+                        let why =
+                            match super::doctor::http_failure(&url, &sent, h.legacy_sse, protocol)
+                                .await
+                            {
+                                Some(step) => step,
+                                None => initialize_error(&e, protocol),
+                            };
                         return Err(ConnectError::from(format!(
                             "cannot connect to {url}: {why}{signing_in}"
                         )));
                     }
                 };
-                // Turns past rmcp, unless a sign-in gave a token (rmcp's client refreshes it).
+                // Turns past rmcp, unless a sign-in gave a token (rmcp's client refreshes it):
+                // on the MCP session (2025-11-25), or with the request's own envelope
+                // (2026-07-28, no session).
                 if !authorizer.as_ref().is_some_and(|a| a.holds_token())
-                    && let (Some(session_id), Some(info)) =
-                        (client.session_id(), service.peer().peer_info())
+                    && let Some(info) = service.peer().peer_info()
+                    && let Some(place) = match (
+                        generation::is_stateless(info.protocol_version.as_str()),
+                        client.session_id(),
+                    ) {
+                        (true, _) => Some(TurnPlace::Stateless(envelope(&service))),
+                        (false, Some(session_id)) => Some(TurnPlace::Session(session_id)),
+                        (false, None) => None,
+                    }
                 {
                     http_turns = HttpTurns::for_session(
                         inner.clone(),
                         SessionHeaders {
                             url: &url,
-                            session_id: &session_id,
+                            place,
                             protocol_version: info.protocol_version.as_str(),
                             custom: &headers,
                             token: token.as_deref(),
@@ -355,11 +408,16 @@ impl Connection {
             {
                 let start = options.in_process.as_ref().expect("checked");
                 let pipes = (start.0)(*interface).map_err(ConnectError::from)?;
-                let (service, direct) =
-                    match handshake(handler, pipes, options, id, &events, &health).await {
-                        Ok(started) => started,
-                        Err(failed) => return Err(failed.error(&spec.name, options.timeout, "")),
-                    };
+                let (service, direct) = match handshake(
+                    handler, pipes, options, protocol, id, &events, &health,
+                )
+                .await
+                {
+                    Ok(started) => started,
+                    Err(failed) => {
+                        return Err(failed.error(&spec.name, options.timeout, "", protocol));
+                    }
+                };
                 (service, None, None, Some(direct))
             }
             TransportSpec::Stdio(_) | TransportSpec::Embedded { .. } => {
@@ -394,17 +452,20 @@ impl Connection {
                     },
                 );
                 let pipes: (ServerOutput, ServerInput) = (Box::new(stdout), Box::new(stdin));
-                let (service, direct) =
-                    match handshake(handler, pipes, options, id, &events, &health).await {
-                        Ok(started) => started,
-                        Err(failed) => {
-                            let why = exit_note(&child, &health).await;
-                            // A server that failed or never answered may still be running: it is
-                            // ended, so that a retry does not leave one more behind.
-                            end_child(&child, &closing).await;
-                            return Err(failed.error(&spec.name, options.timeout, &why));
-                        }
-                    };
+                let (service, direct) = match handshake(
+                    handler, pipes, options, protocol, id, &events, &health,
+                )
+                .await
+                {
+                    Ok(started) => started,
+                    Err(failed) => {
+                        let why = exit_note(&child, &health).await;
+                        // A server that failed or never answered may still be running: it is
+                        // ended, so that a retry does not leave one more behind.
+                        end_child(&child, &closing).await;
+                        return Err(failed.error(&spec.name, options.timeout, &why, protocol));
+                    }
+                };
                 // After the handshake: the start-up work on both sides is done by then.
                 if options.share_cpu
                     && matches!(spec.transport, TransportSpec::Embedded { .. })
@@ -418,7 +479,10 @@ impl Connection {
         };
 
         let peer = service.peer().peer_info();
-        let mut summary = ServerSummary::default();
+        let mut summary = ServerSummary {
+            protocol_asked: protocol,
+            ..ServerSummary::default()
+        };
         if let Some(info) = peer {
             summary.protocol_version = info.protocol_version.to_string();
             if let Some(server) = &info.server_info {
@@ -450,9 +514,18 @@ impl Connection {
             events: events.clone(),
             _shared_cpu: shared_cpu,
         };
-        if let Some(session) = http.as_ref().and_then(LoggingHttpClient::session_id) {
+        // The DialogID is the MCP session's over a 2025-11-25 HTTP session; otherwise the
+        // client's own (a 2026-07-28 server that still sends a session id is not heard).
+        if connection.state_home() == StateHome::McpSession
+            && let Some(session) = http.as_ref().and_then(LoggingHttpClient::session_id)
+        {
             connection.dialog_id = session;
             connection.dialog_id_origin = DialogIdOrigin::McpSession;
+        }
+        if connection.state_home() == StateHome::DialogId
+            && let Some(direct) = &connection.direct
+        {
+            direct.set_envelope(envelope(&connection.service));
         }
         if connection.summary.has_tools {
             let tools = connection
@@ -478,10 +551,10 @@ impl Connection {
             id,
             LogKind::Client,
             format!(
-                "connected: {} {} (MCP {}), DialogID {} ({})",
+                "connected: {} {} over {}, DialogID {} ({})",
                 connection.summary.name,
                 connection.summary.version,
-                connection.summary.protocol_version,
+                generation::describe(&connection.summary.protocol_version),
                 connection.dialog_id,
                 match connection.dialog_id_origin {
                     DialogIdOrigin::McpSession => "the MCP session id",
@@ -490,6 +563,11 @@ impl Connection {
             ),
         );
         Ok(connection)
+    }
+
+    /// Where the server keeps this connection's dialogue (MCP-BINDING section 3).
+    pub fn state_home(&self) -> StateHome {
+        StateHome::of(&self.summary.protocol_version)
     }
 
     /// Reads what the server publishes about itself (MCP-BINDING section 1): the list of its
@@ -699,7 +777,7 @@ impl Connection {
         };
         Some(match answered {
             Ok(message) => self.tool_result_of(message).await,
-            Err(TurnFailure::Unauthorized) => return None,
+            Err(TurnFailure::Unauthorized | TurnFailure::NotTaken) => return None,
             Err(TurnFailure::SessionGone) => Err(self.gone(SESSION_GONE.to_owned())),
             Err(TurnFailure::Unreachable(why)) => {
                 Err(self.gone(format!("the server cannot be reached any more ({why})")))
@@ -920,15 +998,23 @@ impl Connection {
 
 /// How the MCP handshake over a stdio transport (a child's pipes or an in-process one) failed.
 enum HandshakeFailure {
-    Refused(String),
+    Refused(rmcp::service::ClientInitializeError),
     TimedOut,
 }
 
 impl HandshakeFailure {
     /// The error, with `why` (what is known of the server's end) after it.
-    fn error(self, name: &str, timeout: Duration, why: &str) -> ConnectError {
+    fn error(
+        self,
+        name: &str,
+        timeout: Duration,
+        why: &str,
+        asked: ProtocolChoice,
+    ) -> ConnectError {
         ConnectError::from(match self {
-            HandshakeFailure::Refused(e) => format!("{name} {}{why}", initialize_error(&e)),
+            HandshakeFailure::Refused(e) => {
+                format!("{name} {}{why}", initialize_error(&e, asked))
+            }
             HandshakeFailure::TimedOut => format!(
                 "{name} did not complete the MCP handshake within {} s{why}",
                 timeout.as_secs()
@@ -943,6 +1029,7 @@ async fn handshake(
     handler: Handler,
     (output, input): (ServerOutput, ServerInput),
     options: &ConnectOptions,
+    protocol: ProtocolChoice,
     id: ConnectionId,
     events: &EventSink,
     health: &Arc<Mutex<Health>>,
@@ -956,11 +1043,80 @@ async fn handshake(
         health.clone(),
     );
     let direct = transport.direct();
-    match tokio::time::timeout(options.timeout, handler.serve(transport)).await {
+    let serving = handler.serve_with_lifecycle(transport, protocol.lifecycle());
+    match tokio::time::timeout(options.timeout, serving).await {
         Ok(Ok(service)) => Ok((service, direct)),
-        Ok(Err(e)) => Err(HandshakeFailure::Refused(chain(&e))),
+        Ok(Err(e)) => Err(HandshakeFailure::Refused(e)),
         Err(_) => Err(HandshakeFailure::TimedOut),
     }
+}
+
+/// Which generation an HTTP server speaks, from its answer to `server/discover`: 2026-07-28
+/// when the answer lists it, 2025-11-25 when the server answers with an error or with a
+/// result that is not a discover result, and auto (rmcp's) when the answer says neither (a
+/// 401 for a sign-in, a server that cannot be reached: the handshake then says why). The
+/// answer is read within the message limit.
+async fn probe_generation(
+    client: &reqwest::Client,
+    url: &str,
+    custom: &HashMap<http::HeaderName, http::HeaderValue>,
+    token: Option<&str>,
+    options: &ConnectOptions,
+) -> ProtocolChoice {
+    let opening = &super::opening::Opening::sequence(ProtocolChoice::Stateless)[0];
+    let mut request = client
+        .post(url)
+        .timeout(options.timeout)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(opening.with_id(0).to_string());
+    for (k, v) in opening.headers() {
+        request = request.header(k, v);
+    }
+    for (k, v) in custom {
+        request = request.header(k.clone(), v.clone());
+    }
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let Ok(response) = request.send().await else {
+        return ProtocolChoice::Auto;
+    };
+    if matches!(response.status().as_u16(), 401 | 403) {
+        return ProtocolChoice::Auto;
+    }
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let body = super::doctor::read_bounded(response, options.max_message_bytes).await;
+    match super::doctor::jsonrpc_answer(&content_type, &body) {
+        Some(answer) => match opening.judge(&answer) {
+            super::opening::Answered::Speaks { .. } => ProtocolChoice::Stateless,
+            super::opening::Answered::Refused(_) => ProtocolChoice::Session,
+        },
+        None => ProtocolChoice::Auto,
+    }
+}
+
+/// What every request of a 2026-07-28 connection carries in `_meta` (SEP-2575): the
+/// negotiated version, and the client's capabilities and identity, as rmcp sends them.
+fn envelope(service: &RunningService<RoleClient, Handler>) -> serde_json::Map<String, Value> {
+    use rmcp::ClientHandler;
+    let info = service.service().get_info();
+    let version = service
+        .peer()
+        .peer_info()
+        .map(|p| p.protocol_version.clone())
+        .unwrap_or(rmcp::model::ProtocolVersion::V_2026_07_28);
+    let meta = rmcp::model::RequestMetaObject::with_client_context(
+        version,
+        info.client_info,
+        info.capabilities,
+    );
+    meta.0.0
 }
 
 /// Reads `${…}` in a server's definition against the environment, its file and the inputs
@@ -1139,7 +1295,11 @@ fn plain(text: &str) -> String {
 }
 
 /// rmcp's handshake errors, in words.
-fn initialize_error(error: &str) -> String {
+fn initialize_error(e: &rmcp::service::ClientInitializeError, asked: ProtocolChoice) -> String {
+    if let Some(refused) = super::opening::handshake_refusal(e, asked) {
+        return refused;
+    }
+    let error = &chain(e);
     if error.contains("Connection refused")
         || error.contains("connection refused")
         || error.contains("tcp connect")

@@ -28,8 +28,14 @@ pub fn is_tool_call(message: &ClientJsonRpcMessage) -> bool {
 /// A `tools/call` of `name` with `arguments` (a JSON object, as text), written as both hot
 /// paths send it. Its id is a string (`call-N`) so that it can never be one of the numbers rmcp
 /// gives its own requests on the same session; the progress token is the id, as rmcp makes it
-/// for its requests.
-pub fn tool_call_text(id: &str, name: &str, arguments: &RawValue) -> std::io::Result<Vec<u8>> {
+/// for its requests. `envelope` is what a 2026-07-28 request carries in `_meta` besides
+/// (its protocol version, the client's capabilities and identity); none over 2025-11-25.
+pub fn tool_call_text(
+    id: &str,
+    name: &str,
+    arguments: &RawValue,
+    envelope: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> std::io::Result<Vec<u8>> {
     #[derive(serde::Serialize)]
     struct Call<'a> {
         jsonrpc: &'static str,
@@ -48,6 +54,8 @@ pub fn tool_call_text(id: &str, name: &str, arguments: &RawValue) -> std::io::Re
     struct Meta<'a> {
         #[serde(rename = "progressToken")]
         progress_token: &'a str,
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        envelope: Option<&'a serde_json::Map<String, serde_json::Value>>,
     }
     let mut text = Vec::with_capacity(arguments.get().len() + 160);
     serde_json::to_writer(
@@ -57,7 +65,10 @@ pub fn tool_call_text(id: &str, name: &str, arguments: &RawValue) -> std::io::Re
             id,
             method: "tools/call",
             params: Params {
-                meta: Meta { progress_token: id },
+                meta: Meta {
+                    progress_token: id,
+                    envelope,
+                },
                 name,
                 arguments,
             },

@@ -3,6 +3,8 @@
 //! HTTP connection uses `http_failure` to say which step failed instead of "connection error".
 
 use super::connection::{ConnectOptions, Connection, chain, find_bkn_tools};
+use super::generation::ProtocolChoice;
+use super::opening::{Answered, Opening};
 use super::spec::{ServerSpec, TransportSpec};
 use std::process::Stdio;
 use std::time::Duration;
@@ -57,9 +59,6 @@ impl Check {
     }
 }
 
-/// The protocol versions this client can speak (rmcp's).
-const VERSIONS: [&str; 4] = ["2025-03-26", "2025-06-18", "2025-11-25", "2024-11-05"];
-
 /// Where a server is, with its variables read.
 enum Target {
     Http {
@@ -104,6 +103,7 @@ fn expanded(spec: &ServerSpec) -> Result<Target, String> {
 
 /// Runs every step for a server until one fails (the ones after it cannot tell anything).
 pub async fn examine(spec: &ServerSpec, options: &ConnectOptions) -> Vec<Check> {
+    let asked = options.protocol_for(spec);
     // The transport's own steps, on the definition's values with their variables read.
     let mut checks = match expanded(spec) {
         Err(e) => vec![Check::failed(
@@ -115,8 +115,10 @@ pub async fn examine(spec: &ServerSpec, options: &ConnectOptions) -> Vec<Check> 
             url,
             headers,
             legacy_sse,
-        }) => http_steps(&url, &headers, legacy_sse, options.timeout).await,
-        Ok(Target::Stdio { command, args }) => stdio_steps(&command, &args, options.timeout).await,
+        }) => http_steps(&url, &headers, legacy_sse, options.timeout, asked).await,
+        Ok(Target::Stdio { command, args }) => {
+            stdio_steps(&command, &args, options.timeout, asked).await
+        }
         Ok(Target::Embedded) => vec![Check::ok("command", "this program's own reference server")],
     };
     if checks.iter().any(|c| !c.ok) {
@@ -132,11 +134,16 @@ pub async fn examine(spec: &ServerSpec, options: &ConnectOptions) -> Vec<Check> 
                 .map(|(i, n)| format!("{n} ({})", i.name()))
                 .collect();
             let version = c.summary.protocol_version.clone();
+            let dialog = match c.dialog_id_origin {
+                super::connection::DialogIdOrigin::McpSession => "the MCP session id",
+                super::connection::DialogIdOrigin::Client => "chosen by the client",
+            };
             c.close().await;
             checks.push(Check::ok(
                 "session",
                 format!(
-                    "MCP {version}, {tools} tool{}",
+                    "{} (asked: {asked}), DialogID {dialog}, {tools} tool{}",
+                    super::generation::describe(&version),
                     if tools == 1 { "" } else { "s" }
                 ),
             ));
@@ -165,8 +172,9 @@ pub async fn http_failure(
     url: &str,
     headers: &[(String, String)],
     legacy_sse: bool,
+    asked: ProtocolChoice,
 ) -> Option<String> {
-    http_steps(url, headers, legacy_sse, Duration::from_secs(5))
+    http_steps(url, headers, legacy_sse, Duration::from_secs(5), asked)
         .await
         .into_iter()
         .find(|c| !c.ok)
@@ -178,6 +186,7 @@ async fn http_steps(
     headers: &[(String, String)],
     legacy_sse: bool,
     timeout: Duration,
+    asked: ProtocolChoice,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
     let parsed = match reqwest::Url::parse(url) {
@@ -269,7 +278,8 @@ async fn http_steps(
             return checks;
         }
     }
-    // The MCP handshake's first request, as a Streamable HTTP client sends it.
+    // The MCP handshake's first request, as this client sends it in the generation asked for.
+    let openings = Opening::sequence(asked);
     let client = match reqwest::Client::builder().timeout(timeout).build() {
         Ok(c) => c,
         Err(e) => {
@@ -281,20 +291,21 @@ async fn http_steps(
             return checks;
         }
     };
-    let initialize = serde_json::json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "bkn-explorer-doctor", "version": env!("CARGO_PKG_VERSION")}}
-    });
-    let mut request = client
-        .post(parsed.clone())
-        .header("Accept", "application/json, text/event-stream")
-        .header("Content-Type", "application/json")
-        .body(initialize.to_string());
-    for (k, v) in headers {
-        request = request.header(k, v);
-    }
-    let response = match request.send().await {
+    let post = |opening: &Opening, id: u64| {
+        let mut request = client
+            .post(parsed.clone())
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .body(opening.with_id(id).to_string());
+        for (k, v) in opening.headers() {
+            request = request.header(k, v);
+        }
+        for (k, v) in headers {
+            request = request.header(k, v);
+        }
+        request
+    };
+    let response = match post(&openings[0], 0).send().await {
         Ok(r) => r,
         Err(e) => {
             let text = chain(&e);
@@ -339,19 +350,17 @@ async fn http_steps(
         .get("allow")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let body = response.text().await.unwrap_or_default();
-    // The start of the body on one line, or what it is when it is a web page.
+    let body = read_bounded(response, PROBE_LIMIT).await;
+    // The body on one line (whole: a refusal's reason is often at its end), or what it is
+    // when it is a web page.
     let head: String =
         if content_type.starts_with("text/html") || body.trim_start().starts_with('<') {
             "an HTML page".into()
         } else {
-            body.split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-                .chars()
-                .take(160)
-                .collect()
+            body.split_whitespace().collect::<Vec<_>>().join(" ")
         };
+    // A JSON-RPC answer, whatever the status: a refusal of the opening comes with a 4xx.
+    let answer = jsonrpc_answer(&content_type, &body);
     let sse_note = if legacy_sse {
         " The file says type \"sse\": the legacy HTTP+SSE transport (before MCP 2025-03-26), which this client does not speak; if the server also offers Streamable HTTP (often at /mcp), point url there."
     } else {
@@ -359,6 +368,12 @@ async fn http_steps(
     };
     match status.as_u16() {
         200..=299 => checks.push(Check::ok("http", format!("{status}, {content_type}"))),
+        400..=499 if answer.as_ref().is_some_and(|a| a.get("error").is_some()) => {
+            checks.push(Check::ok(
+                "http",
+                format!("{status} with a JSON-RPC error (read below)"),
+            ));
+        }
         401 => {
             let oauth = challenge
                 .as_deref()
@@ -434,55 +449,72 @@ async fn http_steps(
             return checks;
         }
     }
-    // The answer: a JSON-RPC result of initialize, as JSON or in an SSE event.
-    let json_text = if content_type.starts_with("text/event-stream") {
-        body.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(str::trim)
-            .find(|d| d.starts_with('{'))
-            .unwrap_or("")
-            .to_owned()
-    } else {
-        body.clone()
-    };
-    let answer: Option<serde_json::Value> = serde_json::from_str(&json_text).ok();
-    let check = match answer {
-        None => Check::failed(
-            "mcp",
-            format!("the answer to initialize is not JSON-RPC ({content_type}): {head}"),
-            format!("this is not an MCP server, or not its MCP endpoint.{sse_note}"),
-        ),
-        Some(a) => match (a.get("result"), a.get("error")) {
-            (Some(result), _) => {
-                let version = result
-                    .get("protocolVersion")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("(none)");
-                let name = result
-                    .pointer("/serverInfo/name")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("(unnamed)");
-                if VERSIONS.contains(&version) {
-                    Check::ok("mcp", format!("{name} speaks MCP {version}"))
+    // The answer, judged; a refused opening is followed by the next the client would try.
+    let mut refusals = Vec::new();
+    let mut answer = answer;
+    let mut at = 0;
+    let check = loop {
+        let opening = &openings[at];
+        let Some(a) = answer.take() else {
+            break Check::failed(
+                "mcp",
+                format!(
+                    "the answer to {} is not JSON-RPC ({content_type}): {head}",
+                    opening.describe()
+                ),
+                format!("this is not an MCP server, or not its MCP endpoint.{sse_note}"),
+            );
+        };
+        match opening.judge(&a) {
+            Answered::Speaks {
+                name,
+                version,
+                also,
+            } => {
+                let others = if also.len() > 1 {
+                    format!(" (it lists {})", also.join(", "))
                 } else {
-                    Check::failed(
-                        "mcp",
-                        format!("{name} answers with protocol version {version}"),
-                        format!("this client speaks {}", VERSIONS.join(", ")),
-                    )
-                }
+                    String::new()
+                };
+                let before = if refusals.is_empty() {
+                    String::new()
+                } else {
+                    format!(" after {} refused", openings[0].describe())
+                };
+                break Check::ok(
+                    "mcp",
+                    format!(
+                        "{name} speaks {}: {} answered{before}{others}",
+                        super::generation::describe(&version),
+                        opening.describe()
+                    ),
+                );
             }
-            (None, Some(error)) => Check::failed(
-                "mcp",
-                format!("initialize was refused: {error}"),
-                "see the server's log",
-            ),
-            _ => Check::failed(
-                "mcp",
-                format!("the answer is JSON but not a JSON-RPC response: {head}"),
-                "this is not an MCP server",
-            ),
-        },
+            Answered::Refused(why) => {
+                refusals.push(why);
+                at += 1;
+                if at == openings.len() {
+                    break Check::failed(
+                        "mcp",
+                        refusals.join("; then "),
+                        Opening::advice(asked, &refusals),
+                    );
+                }
+                answer = match post(&openings[at], at as u64).send().await {
+                    Ok(r) => {
+                        let ct = r
+                            .headers()
+                            .get("content-type")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("")
+                            .to_owned();
+                        let text = read_bounded(r, PROBE_LIMIT).await;
+                        jsonrpc_answer(&ct, &text)
+                    }
+                    Err(_) => None,
+                };
+            }
+        }
     };
     checks.push(check);
     // The session the probe opened is ended, as a client should.
@@ -496,7 +528,56 @@ async fn http_steps(
     checks
 }
 
-async fn stdio_steps(command: &str, args: &[String], timeout: Duration) -> Vec<Check> {
+/// The most of a probe's answer that is read: an opening's answer is a few KiB, and a server
+/// that answers with an endless stream (or gigabytes) must not take the client's memory.
+pub const PROBE_LIMIT: usize = 1024 * 1024;
+
+/// A response's body as text, at most `limit` bytes of it (an event stream is read only up to
+/// its first JSON-RPC message).
+pub async fn read_bounded(mut response: reqwest::Response, limit: usize) -> String {
+    let stream = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let mut body: Vec<u8> = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = limit.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= limit {
+            break;
+        }
+        // An event stream stays open: its first message is what was asked for.
+        if stream
+            && body.windows(2).any(|w| w == b"\n\n")
+            && jsonrpc_answer("text/event-stream", &String::from_utf8_lossy(&body)).is_some()
+        {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// A JSON-RPC message in a response's body: JSON, or the first event of an event stream.
+pub fn jsonrpc_answer(content_type: &str, body: &str) -> Option<serde_json::Value> {
+    let text = if content_type.starts_with("text/event-stream") {
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .find(|d| d.starts_with('{'))
+            .unwrap_or("")
+    } else {
+        body
+    };
+    serde_json::from_str(text).ok()
+}
+
+async fn stdio_steps(
+    command: &str,
+    args: &[String],
+    timeout: Duration,
+    asked: ProtocolChoice,
+) -> Vec<Check> {
     let mut checks = Vec::new();
     let found = if command.contains('/') {
         std::path::Path::new(command)
@@ -553,39 +634,60 @@ async fn stdio_steps(command: &str, args: &[String], timeout: Duration) -> Vec<C
         }
         tail.into_iter().collect::<Vec<_>>()
     });
-    let initialize = serde_json::json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "bkn-explorer-doctor", "version": env!("CARGO_PKG_VERSION")}}
-    });
-    let _ = stdin.write_all(format!("{initialize}\n").as_bytes()).await;
-    let _ = stdin.flush().await;
+    let openings = Opening::sequence(asked);
     let mut junk: Vec<String> = Vec::new();
     let deadline = tokio::time::Instant::now() + timeout;
-    let answer = loop {
-        match tokio::time::timeout_at(deadline, stdout.next_line()).await {
-            Err(_) => break Err(None),
-            Ok(Ok(None)) | Ok(Err(_)) => {
-                let status = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-                break Err(Some(match status {
-                    Ok(Ok(s)) => match s.code() {
-                        Some(c) => format!("it exited with status {c}"),
-                        None => "it was killed by a signal".into(),
-                    },
-                    _ => "it closed its standard output".into(),
-                }));
+    // Each opening in turn until one is answered with a result (or all are refused).
+    let mut refusals: Vec<String> = Vec::new();
+    let mut spoken: Option<Answered> = None;
+    let mut ended: Option<Option<String>> = None;
+    for (at, opening) in openings.iter().enumerate() {
+        let line = format!("{}\n", opening.with_id(at as u64));
+        let _ = stdin.write_all(line.as_bytes()).await;
+        let _ = stdin.flush().await;
+        let answer = loop {
+            match tokio::time::timeout_at(deadline, stdout.next_line()).await {
+                Err(_) => break Err(None),
+                Ok(Ok(None)) | Ok(Err(_)) => {
+                    let status = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+                    break Err(Some(match status {
+                        Ok(Ok(s)) => match s.code() {
+                            Some(c) => format!("it exited with status {c}"),
+                            None => "it was killed by a signal".into(),
+                        },
+                        _ => "it closed its standard output".into(),
+                    }));
+                }
+                Ok(Ok(Some(line))) => {
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    match serde_json::from_str::<serde_json::Value>(&line) {
+                        Ok(v) if v.get("id") == Some(&serde_json::json!(at)) => break Ok(v),
+                        Ok(_) => continue, // a notification or a log message
+                        Err(_) => junk.push(line),
+                    }
+                }
             }
-            Ok(Ok(Some(line))) => {
-                if line.trim().is_empty() {
-                    continue;
+        };
+        match answer {
+            Ok(v) => match opening.judge(&v) {
+                Answered::Refused(why) => refusals.push(why),
+                speaks => {
+                    spoken = Some(speaks);
+                    break;
                 }
-                match serde_json::from_str::<serde_json::Value>(&line) {
-                    Ok(v) if v.get("id") == Some(&serde_json::json!(0)) => break Ok(v),
-                    Ok(_) => continue, // a notification or a log message
-                    Err(_) => junk.push(line),
-                }
+            },
+            Err(how) => {
+                ended = Some(how);
+                break;
             }
         }
+    }
+    let answer = match (spoken, ended) {
+        (Some(s), _) => Ok(s),
+        (None, Some(how)) => Err(how),
+        (None, None) => Ok(Answered::Refused(String::new())),
     };
     let quoted = |junk: &[String]| -> String {
         junk.iter()
@@ -609,25 +711,16 @@ async fn stdio_steps(command: &str, args: &[String], timeout: Duration) -> Vec<C
                     "a stdio server writes only MCP messages to stdout; logs go to stderr",
                 ));
             }
-            let version = v
-                .pointer("/result/protocolVersion")
-                .and_then(|x| x.as_str())
-                .unwrap_or("(none)")
-                .to_owned();
-            if let Some(error) = v.get("error") {
-                checks.push(Check::failed(
+            match v {
+                Answered::Speaks { name, version, .. } => checks.push(Check::ok(
                     "mcp",
-                    format!("initialize was refused: {error}"),
-                    "see the server's stderr",
-                ));
-            } else if VERSIONS.contains(&version.as_str()) {
-                checks.push(Check::ok("mcp", format!("it speaks MCP {version}")));
-            } else {
-                checks.push(Check::failed(
+                    format!("{name} speaks {}", super::generation::describe(&version)),
+                )),
+                Answered::Refused(_) => checks.push(Check::failed(
                     "mcp",
-                    format!("it answers with protocol version {version}"),
-                    format!("this client speaks {}", VERSIONS.join(", ")),
-                ));
+                    refusals.join("; then "),
+                    Opening::advice(asked, &refusals),
+                )),
             }
         }
         Err(ended) => {
@@ -651,12 +744,12 @@ async fn stdio_steps(command: &str, args: &[String], timeout: Duration) -> Vec<C
             checks.push(match ended {
                 Some(how) => Check::failed(
                     "handshake",
-                    format!("{how} before answering initialize{junk_note}{tail}"),
+                    format!("{how} before answering {}{junk_note}{tail}", openings[refusals.len()].describe()),
                     "run the command by hand to see why it stops; check its arguments and environment",
                 ),
                 None => Check::failed(
                     "handshake",
-                    format!("no answer to initialize within {} s{junk_note}{tail}", timeout.as_secs()),
+                    format!("no answer to {} within {} s{junk_note}{tail}", openings[refusals.len()].describe(), timeout.as_secs()),
                     if junk.is_empty() {
                         "is it an MCP server over stdio? some need an argument (e.g. --stdio) to speak on stdin and stdout"
                     } else {

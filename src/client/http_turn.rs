@@ -79,10 +79,19 @@ impl std::fmt::Display for TooLong {
 
 impl std::error::Error for TooLong {}
 
+/// Where a turn's dialogue lives, as the hot path sends it.
+pub enum TurnPlace {
+    /// On this MCP session (2025-11-25): its `Mcp-Session-Id` on every POST.
+    Session(String),
+    /// No session (2026-07-28): each request carries this in its `_meta`, and each POST
+    /// names its method and tool (`Mcp-Method`, `Mcp-Name`).
+    Stateless(serde_json::Map<String, Value>),
+}
+
 /// What the hot path needs to send what rmcp would send on the session.
 pub struct SessionHeaders<'a> {
     pub url: &'a str,
-    pub session_id: &'a str,
+    pub place: TurnPlace,
     pub protocol_version: &'a str,
     /// `--header` and the server file's headers, expanded.
     pub custom: &'a HashMap<HeaderName, HeaderValue>,
@@ -102,6 +111,8 @@ pub struct HttpTurns {
     events: EventSink,
     /// Off after a server asked for authorization: rmcp's client signs in.
     on: AtomicBool,
+    /// The `_meta` envelope of a 2026-07-28 request; None on a 2025-11-25 session.
+    envelope: Option<serde_json::Map<String, Value>>,
 }
 
 /// Why a turn on the hot path got no answer.
@@ -112,6 +123,8 @@ pub enum TurnFailure {
     /// The server asks for authorization (401): it did not take the Request, which may be
     /// sent again through rmcp.
     Unauthorized,
+    /// This path cannot send the turn as rmcp would (nothing was sent): rmcp is to.
+    NotTaken,
     /// The server cannot be reached: nothing was sent.
     Unreachable(String),
     /// The Request was sent and no answer could be read.
@@ -139,9 +152,6 @@ impl HttpTurns {
         connection: ConnectionId,
         events: EventSink,
     ) -> Option<HttpTurns> {
-        if session.protocol_version.starts_with("2026") {
-            return None;
-        }
         let url = reqwest::Url::parse(session.url).ok()?;
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -149,10 +159,22 @@ impl HttpTurns {
             ACCEPT,
             HeaderValue::from_static("text/event-stream, application/json"),
         );
-        headers.insert(
-            HeaderName::from_static("mcp-session-id"),
-            HeaderValue::from_str(session.session_id).ok()?,
-        );
+        let envelope = match session.place {
+            TurnPlace::Session(id) => {
+                headers.insert(
+                    HeaderName::from_static("mcp-session-id"),
+                    HeaderValue::from_str(&id).ok()?,
+                );
+                None
+            }
+            TurnPlace::Stateless(envelope) => {
+                headers.insert(
+                    HeaderName::from_static("mcp-method"),
+                    HeaderValue::from_static("tools/call"),
+                );
+                Some(envelope)
+            }
+        };
         headers.insert(
             HeaderName::from_static("mcp-protocol-version"),
             HeaderValue::from_str(session.protocol_version).ok()?,
@@ -175,6 +197,7 @@ impl HttpTurns {
             connection,
             events,
             on: AtomicBool::new(true),
+            envelope,
         })
     }
 
@@ -197,13 +220,16 @@ impl HttpTurns {
     ) {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let id_text = format!("call-{n}");
-        let body = decode::tool_call_text(&id_text, name, arguments);
+        let body = decode::tool_call_text(&id_text, name, arguments, self.envelope.as_ref());
         let id = RequestId::String(id_text.into());
         let awaited = id.clone();
+        // 2026-07-28 names the tool in a header too (a name a header cannot carry as it is
+        // would need rmcp's encoding: such a turn goes through rmcp instead).
+        let tool_header = HeaderValue::from_str(name).ok();
         let answer = async move {
             let body = body
                 .map_err(|e| TurnFailure::Broken(format!("the Request cannot be written: {e}")))?;
-            self.exchange(body, &awaited, &notified).await
+            self.exchange(body, tool_header, &awaited, &notified).await
         };
         (id, answer)
     }
@@ -211,6 +237,7 @@ impl HttpTurns {
     async fn exchange(
         &self,
         body: Vec<u8>,
+        tool_header: Option<HeaderValue>,
         id: &RequestId,
         notified: &impl Fn(ServerNotification),
     ) -> Result<ServerJsonRpcMessage, TurnFailure> {
@@ -218,7 +245,14 @@ impl HttpTurns {
             let text = String::from_utf8_lossy(&body).into_owned();
             self.events.log(self.connection, LogKind::Sent, text);
         }
-        let response = self.post(body).send().await.map_err(|e| {
+        let mut post = self.post(body);
+        if self.envelope.is_some() {
+            match tool_header {
+                Some(name) => post = post.header("mcp-name", name),
+                None => return Err(TurnFailure::NotTaken),
+            }
+        }
+        let response = post.send().await.map_err(|e| {
             let why = crate::client::connection::chain(&e);
             if e.is_connect() {
                 TurnFailure::Unreachable(why)
@@ -237,10 +271,16 @@ impl HttpTurns {
                 );
                 return Err(TurnFailure::Unauthorized);
             }
-            StatusCode::NOT_FOUND => return Err(TurnFailure::SessionGone),
+            // Without a session, a 404 is the server's word on the method, read below.
+            StatusCode::NOT_FOUND if self.envelope.is_none() => {
+                return Err(TurnFailure::SessionGone);
+            }
             s if !s.is_success() => {
-                let text = response.text().await.unwrap_or_default();
-                let text: String = text.chars().take(300).collect();
+                // Enough to say why; never the whole of an endless body.
+                let text = match crate::client::limits::body_within(response, 64 * 1024).await {
+                    Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+                    _ => "(a body of more than 64 KiB)".to_owned(),
+                };
                 return Err(TurnFailure::Broken(format!(
                     "the server answered HTTP {s}{}",
                     if text.is_empty() {
@@ -264,12 +304,15 @@ impl HttpTurns {
             {
                 return Ok(self.too_large(id, self.ceiling(), false));
             }
-            let bytes = response.bytes().await.map_err(|e| {
-                TurnFailure::Broken(format!("the server's response broke off: {e}"))
-            })?;
-            if bytes.len() > self.limit {
-                return Ok(self.too_large(id, bytes.len(), true));
-            }
+            let bytes = match crate::client::limits::body_within(response, self.limit).await {
+                Ok(Ok(bytes)) => bytes,
+                Ok(Err(past)) => return Ok(self.too_large(id, past, false)),
+                Err(e) => {
+                    return Err(TurnFailure::Broken(format!(
+                        "the server's response broke off: {e}"
+                    )));
+                }
+            };
             if self.events.wants_logs() {
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 self.events.log(self.connection, LogKind::Received, text);

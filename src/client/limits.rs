@@ -8,6 +8,23 @@ use rmcp::model::{ErrorData, RequestId, ServerJsonRpcMessage};
 /// large. In the implementation-defined server error range, so no server sends it by chance.
 pub const TOO_LARGE_CODE: i32 = -32090;
 
+/// A response's body, read only while it stays within `limit` bytes: `Err(read)` as soon as
+/// it goes past (what was read so far, over the limit), so that a server answering with
+/// gigabytes, or an endless body without a length, never takes the client's memory.
+pub async fn body_within(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Result<Vec<u8>, usize>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            return Ok(Err(body.len() + chunk.len()));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Ok(body))
+}
+
 /// `8.0 MiB`, `512 KiB`, `120 B`.
 pub fn human_size(bytes: usize) -> String {
     const KIB: f64 = 1024.0;

@@ -96,6 +96,8 @@ pub struct Direct {
     next: AtomicU64,
     /// Set when the transport stops reading: nothing more will be answered.
     ended: std::sync::atomic::AtomicBool,
+    /// What every 2026-07-28 request carries in `_meta` (none over 2025-11-25).
+    envelope: std::sync::OnceLock<serde_json::Map<String, serde_json::Value>>,
     connection: ConnectionId,
     events: EventSink,
 }
@@ -107,12 +109,18 @@ pub struct DirectCall {
 }
 
 impl Direct {
+    /// From now on each turn carries `envelope` in its `_meta` (MCP 2026-07-28, no session).
+    pub fn set_envelope(&self, envelope: serde_json::Map<String, serde_json::Value>) {
+        let _ = self.envelope.set(envelope);
+    }
+
     /// Writes a `tools/call` of `name` with `arguments` (a JSON object, as text; written by
     /// `decode::tool_call_text`).
     pub async fn call(&self, name: &str, arguments: &RawValue) -> io::Result<DirectCall> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let id_text = format!("call-{n}");
-        let mut line = crate::client::decode::tool_call_text(&id_text, name, arguments)?;
+        let mut line =
+            crate::client::decode::tool_call_text(&id_text, name, arguments, self.envelope.get())?;
         line.push(b'\n');
         let id = RequestId::String(id_text.into());
         let (tx, answer) = oneshot::channel();
@@ -191,6 +199,7 @@ impl StdioTransport {
             waiting: Mutex::default(),
             next: AtomicU64::new(1),
             ended: Default::default(),
+            envelope: Default::default(),
             connection,
             events: events.clone(),
         });

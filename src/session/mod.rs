@@ -255,6 +255,22 @@ impl Session {
         atomic::write(path, self.to_text().as_bytes())
     }
 
+    /// The commands that replaying or continuing these dialogues would start on this machine,
+    /// with their servers' names (see `ServerSpec::command_it_runs`): a session file never
+    /// starts one without the user's consent.
+    pub fn commands_of(&self, dialogues: &[usize]) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for d in dialogues.iter().filter_map(|&i| self.dialogues.get(i)) {
+            if let Some(spec) = self.server_of(d)
+                && let Some(command) = spec.command_it_runs()
+                && !out.iter().any(|(name, _)| *name == spec.name)
+            {
+                out.push((spec.name.clone(), command));
+            }
+        }
+        out
+    }
+
     /// The server a dialogue was recorded with.
     pub fn server_of(&self, dialogue: &DialogueRecord) -> Option<&ServerSpec> {
         self.servers.iter().find(|s| s.name == dialogue.server)

@@ -66,22 +66,31 @@ pub fn looks_like_session(head: &[u8]) -> bool {
         .is_some_and(|r| r.trim_start().starts_with(&format!("\"{FORMAT_PREFIX}")))
 }
 
-/// Calls `each` for every turn of every dialogue of the session in `source`.
+/// Calls `each` for every turn of every dialogue of the session in `source`. Returns the
+/// session's servers as its file defines them (what `validate` tells of the commands a file
+/// would start; a definition this program cannot read is left out).
 pub fn for_each_turn<R: Read>(
     source: R,
     each: &mut dyn FnMut(StreamedTurn),
-) -> Result<(), StreamError> {
+) -> Result<Vec<crate::client::spec::ServerSpec>, StreamError> {
     let mut de = serde_json::Deserializer::from_reader(source);
     let mut format: Option<String> = None;
+    let mut servers: Option<serde_json::Map<String, serde_json::Value>> = None;
     let seed = FileSeed {
         each,
         format: &mut format,
+        servers: &mut servers,
     };
     seed.deserialize(&mut de)
         .and_then(|()| de.end())
         .map_err(|e| StreamError::Syntax(e.into()))?;
+    let servers = servers
+        .and_then(|s| {
+            crate::client::spec::parse_servers(&serde_json::Value::Object(s).to_string()).ok()
+        })
+        .unwrap_or_default();
     match format.as_deref() {
-        Some(FORMAT) => Ok(()),
+        Some(FORMAT) => Ok(servers),
         Some(other) => Err(StreamError::NotSession(format!(
             "/format is \"{other}\"; this program reads \"{FORMAT}\""
         ))),
@@ -94,6 +103,7 @@ pub fn for_each_turn<R: Read>(
 struct FileSeed<'a, 'f> {
     each: &'a mut dyn FnMut(StreamedTurn),
     format: &'f mut Option<String>,
+    servers: &'f mut Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl<'de> DeserializeSeed<'de> for FileSeed<'_, '_> {
@@ -112,6 +122,8 @@ impl<'de> Visitor<'de> for FileSeed<'_, '_> {
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "format" => *self.format = Some(map.next_value()?),
+                // Small beside the dialogues, and what the user is to be told of.
+                "servers" => *self.servers = Some(map.next_value()?),
                 "dialogues" => map.next_value_seed(DialoguesSeed { each: self.each })?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;

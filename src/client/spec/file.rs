@@ -53,6 +53,9 @@ struct Entry {
     /// `clientMetadataUrl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     oauth: Option<OAuthEntry>,
+    /// bkn-explorer's own: the MCP generation to speak with it (auto, 2026-07-28, 2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    protocol: Option<crate::client::generation::ProtocolChoice>,
     /// Whatever else other tools put there, kept so that a round trip loses nothing.
     #[serde(flatten)]
     other: Map<String, Value>,
@@ -238,6 +241,13 @@ fn escape_pointer(key: &str) -> String {
 }
 
 fn spec_of(name: String, e: Entry) -> Result<ServerSpec, String> {
+    let protocol = e.protocol;
+    let mut spec = transport_of(name, e)?;
+    spec.protocol = protocol;
+    Ok(spec)
+}
+
+fn transport_of(name: String, e: Entry) -> Result<ServerSpec, String> {
     if let Some(interface) = e.embedded {
         // The command and args are there for other tools; the interface and the arguments
         // after `serve <interface>` are what this program runs.
@@ -314,7 +324,10 @@ pub fn write_servers(servers: &[ServerSpec]) -> (Map<String, Value>, Vec<String>
     let mut needed = Vec::new();
     for s in servers {
         let place = |v: &str| vars::fix_places(v, s.origin.as_deref());
-        let mut e = Entry::default();
+        let mut e = Entry {
+            protocol: s.protocol,
+            ..Entry::default()
+        };
         match &s.transport {
             TransportSpec::Stdio(st) => {
                 e.command = Some(place(&st.command));
@@ -329,7 +342,7 @@ pub fn write_servers(servers: &[ServerSpec]) -> (Map<String, Value>, Vec<String>
             }
             TransportSpec::Http(h) => {
                 e.kind = Some(if h.legacy_sse { "sse" } else { "http" }.into());
-                e.url = Some(place(&h.url));
+                e.url = Some(url_without_password(&s.name, &place(&h.url), &mut needed));
                 e.headers = h
                     .headers
                     .iter()
@@ -363,6 +376,34 @@ pub fn write_servers(servers: &[ServerSpec]) -> (Map<String, Value>, Vec<String>
         out.insert(s.name.clone(), serde_json::to_value(e).unwrap_or_default());
     }
     (out, needed)
+}
+
+/// A URL with its password (`http://user:PW@host/…`) made a `${VAR}` reference, as every
+/// other secret is; the variable joins `needed`.
+fn url_without_password(server: &str, url: &str, needed: &mut Vec<String>) -> String {
+    let userinfo = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split('/').next())
+        .and_then(|authority| authority.rsplit_once('@'))
+        .map(|(userinfo, _)| userinfo);
+    if userinfo.is_none_or(is_reference) {
+        return url.to_owned();
+    }
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let variable = secret_variable(server, "URL_PASSWORD");
+            // `${` is not allowed by the URL parser in a password: the reference is put in
+            // place of a marker.
+            if parsed.set_password(Some("BKNPASSWORDMARKER")).is_err() {
+                return url.to_owned();
+            }
+            needed.push(variable.clone());
+            parsed
+                .to_string()
+                .replacen("BKNPASSWORDMARKER", &format!("${{{variable}}}"), 1)
+        }
+        _ => url.to_owned(),
+    }
 }
 
 /// The environment variable a secret is saved as: `BKN_<SERVER>_<KEY>` in upper case.
@@ -402,6 +443,36 @@ fn is_reference(value: &str) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_password_in_a_url_is_never_written_in_clear() {
+        let mut spec = ServerSpec::from_url("http://ana:s3cret@h:1/mcp").unwrap();
+        spec.name = "lab".into();
+        let (out, needed) = write_servers(&[spec]);
+        let url = out["lab"]["url"].as_str().unwrap();
+        assert!(!url.contains("s3cret"), "{url}");
+        assert_eq!(url, "http://ana:${BKN_LAB_URL_PASSWORD}@h:1/mcp");
+        assert_eq!(needed, ["BKN_LAB_URL_PASSWORD"]);
+        // Read back, the reference stays a reference.
+        let again = one(&serde_json::json!({"mcpServers": out}).to_string());
+        let (out, needed) = write_servers(&[again]);
+        assert_eq!(out["lab"]["url"], url);
+        assert!(needed.is_empty());
+    }
+
+    #[test]
+    fn a_server_keeps_its_protocol() {
+        let s = one(r#"{"mcpServers": {"a": {"url": "http://h/mcp", "protocol": "2026-07-28"}}}"#);
+        assert_eq!(
+            s.protocol,
+            Some(crate::client::generation::ProtocolChoice::Stateless)
+        );
+        let (out, _) = write_servers(&[s]);
+        assert_eq!(out["a"]["protocol"], "2026-07-28");
+        let bad =
+            parse_servers(r#"{"mcpServers": {"a": {"url": "http://h/mcp", "protocol": "1999"}}}"#);
+        assert!(format!("{:?}", bad.unwrap_err()).contains("auto, 2026-07-28 or 2025-11-25"));
+    }
 
     fn one(text: &str) -> ServerSpec {
         let mut all = parse_servers(text).unwrap();

@@ -24,6 +24,8 @@ pub struct ServerSpec {
     pub origin: Option<Arc<Origin>>,
     /// Values the user gave for `${input:ID}`, by ID (never written to a file).
     pub answers: BTreeMap<String, String>,
+    /// The MCP generation its entry asks for (`"protocol"`), if it names one.
+    pub protocol: Option<crate::client::generation::ProtocolChoice>,
 }
 
 /// A servers file, as its servers' variables need it.
@@ -103,6 +105,7 @@ impl ServerSpec {
             transport,
             origin: None,
             answers: BTreeMap::new(),
+            protocol: None,
         }
     }
 
@@ -202,6 +205,33 @@ impl ServerSpec {
             TransportSpec::Stdio(_) => "stdio",
             TransportSpec::Http(_) => "http",
             TransportSpec::Embedded { .. } => "stdio",
+        }
+    }
+
+    /// The command line this server's definition would run on this machine, with the
+    /// environment and folder it sets, when it runs one: a stdio command, or this program's
+    /// own server with arguments (they may name files to read or write). None for an HTTP
+    /// server and for a reference server without arguments, which run nothing from the
+    /// definition. What a file names is run only with the user's consent.
+    pub fn command_it_runs(&self) -> Option<String> {
+        match &self.transport {
+            TransportSpec::Http(_) => None,
+            TransportSpec::Embedded { args, .. } if args.is_empty() => None,
+            TransportSpec::Embedded { .. } => Some(self.location()),
+            TransportSpec::Stdio(s) => {
+                let mut line = String::new();
+                if let Some(cwd) = &s.cwd {
+                    line.push_str(&format!("(in {cwd}) "));
+                }
+                for (k, v) in &s.env {
+                    line.push_str(&format!("{k}={} ", shlex::try_quote(v).unwrap_or_default()));
+                }
+                if let Some(file) = &s.env_file {
+                    line.push_str(&format!("(env file {file}) "));
+                }
+                line.push_str(&self.location());
+                Some(line)
+            }
         }
     }
 
