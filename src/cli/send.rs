@@ -65,6 +65,15 @@ pub fn run(args: Args) -> u8 {
 /// Says on standard error where the defaults came from (when not built in) and how the
 /// server's tool breaks the binding; the exit code those findings give.
 pub(super) fn server_notes(dialogue: &crate::client::dialogue::Dialogue) -> u8 {
+    // The generation, always: where the dialogue's state lives is what a reader of a
+    // surprising answer needs first (MCP-BINDING section 3).
+    let summary = &dialogue.connection.summary;
+    eprintln!(
+        "note: {} (asked: {}), DialogID {}",
+        crate::client::generation::describe(&summary.protocol_version),
+        summary.protocol_asked,
+        dialogue.dialog_id()
+    );
     // Only when a value is not the built-in one: against the reference servers, silence.
     let d = &dialogue.defaults;
     if d.values != crate::protocol::message::CommonDefaults::default() {

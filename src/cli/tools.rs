@@ -100,6 +100,10 @@ async fn describe(spec: &ServerSpec, args: &ToolsArgs) -> Result<Option<Value>, 
             Format::Json => {
                 json_out = Some(json!({
                     "server": {"name": s.name, "version": s.version, "title": s.title, "protocolVersion": s.protocol_version,
+                               "protocolAsked": s.protocol_asked, "dialogueState": match connection.state_home() {
+                                   crate::client::generation::StateHome::McpSession => "mcp-session",
+                                   crate::client::generation::StateHome::DialogId => "dialog-id",
+                               },
                                "instructions": s.instructions, "dialogId": connection.dialog_id},
                     "tools": s.tools.iter().map(|t| json!({"name": t.name, "title": t.title, "description": t.description,
                         "interface": bkn(&t.name), "inputSchema": t.input_schema, "outputSchema": t.output_schema})).collect::<Vec<_>>(),
@@ -110,7 +114,13 @@ async fn describe(spec: &ServerSpec, args: &ToolsArgs) -> Result<Option<Value>, 
                 }));
             }
             Format::Text => {
-                println!("{} {} (MCP {})", s.name, s.version, s.protocol_version);
+                println!(
+                    "{} {} ({}; asked: {})",
+                    s.name,
+                    s.version,
+                    crate::client::generation::describe(&s.protocol_version),
+                    s.protocol_asked
+                );
                 if let Some(title) = &s.title {
                     println!("  {title}");
                 }

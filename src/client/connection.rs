@@ -326,7 +326,7 @@ impl Connection {
                 // legacy server's answer that is not a discover result (some answer any
                 // unknown method with `{}`) for a failure instead of falling back.
                 let lifecycle = match protocol {
-                    ProtocolChoice::Auto if authorizer.is_none() || token.is_some() => {
+                    ProtocolChoice::Auto => {
                         probe_generation(&inner, &url, &headers, token.as_deref(), options)
                             .await
                             .lifecycle()
@@ -1093,6 +1093,21 @@ async fn probe_generation(
         .to_owned();
     let body = super::doctor::read_bounded(response, options.max_message_bytes).await;
     match super::doctor::jsonrpc_answer(&content_type, &body) {
+        // "Not that version, but these": a 2026-07-28 server that wants the request again
+        // (rmcp's discover lifecycle retries with a version it lists).
+        Some(answer)
+            if answer.pointer("/error/code").and_then(Value::as_i64) == Some(-32022)
+                && answer
+                    .pointer("/error/data/supported")
+                    .and_then(Value::as_array)
+                    .is_some_and(|v| {
+                        v.iter()
+                            .filter_map(Value::as_str)
+                            .any(generation::is_stateless)
+                    }) =>
+        {
+            ProtocolChoice::Stateless
+        }
         Some(answer) => match opening.judge(&answer) {
             super::opening::Answered::Speaks { .. } => ProtocolChoice::Stateless,
             super::opening::Answered::Refused(_) => ProtocolChoice::Session,

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 pub const INVALID_PARAMS: i64 = -32602;
+pub const METHOD_NOT_FOUND: i64 = -32601;
 
 /// The error reply for a message that could not be read as a JSON-RPC message, or `None`
 /// when there is no one to answer (a malformed notification or response: JSON-RPC sends no
@@ -37,6 +38,19 @@ pub fn reply_to_unreadable(bytes: &[u8]) -> Option<Value> {
             format!("Invalid Request: the message is {what}"),
         ));
     };
+    // An id that is there but neither a string nor a number (an object, an array, a
+    // boolean, null) makes the message an invalid request: -32600 with id null, never a
+    // notification passed over in silence.
+    if message
+        .get("id")
+        .is_some_and(|id| !(id.is_string() || id.is_number()))
+    {
+        return Some(error(
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: \"id\" must be a string or a number".into(),
+        ));
+    }
     let id = message
         .get("id")
         .filter(|id| id.is_string() || id.is_number())
@@ -70,6 +84,83 @@ pub fn reply_to_unreadable(bytes: &[u8]) -> Option<Value> {
             "Invalid Request: a request has a \"method\"".into(),
         )),
     }
+}
+
+/// The reply to a message whose `id` is there but is neither a string nor a number, which
+/// the MCP library would take or pass over: -32600 with id null (JSON-RPC 2.0).
+pub fn reply_to_bad_id(bytes: &[u8]) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let head: Head = serde_json::from_slice(bytes).ok()?;
+    let id = head.id?.get().trim_start();
+    let fine =
+        id.starts_with('"') || id.starts_with('-') || id.starts_with(|c: char| c.is_ascii_digit());
+    if fine {
+        return None;
+    }
+    Some(error(
+        Value::Null,
+        INVALID_REQUEST,
+        "Invalid Request: \"id\" must be a string or a number".into(),
+    ))
+}
+
+/// The methods MCP 2026-07-28 removed: a request of that generation naming one is answered
+/// -32601 (over HTTP with status 404), as an unknown method is.
+pub const REMOVED_IN_2026: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// The -32601 reply to a 2026-07-28 request of a method that generation removed, or None.
+/// `header_version` is the `MCP-Protocol-Version` header, over HTTP.
+pub fn reply_to_removed(bytes: &[u8], header_version: Option<&str>) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        id: Option<Value>,
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<Meta<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+        version: Option<std::borrow::Cow<'a, str>>,
+    }
+    let head: Head = serde_json::from_slice(bytes).ok()?;
+    let method = head.method?;
+    if !REMOVED_IN_2026.contains(&method.as_ref()) {
+        return None;
+    }
+    let meta_version = head
+        .params
+        .and_then(|p| p.meta)
+        .and_then(|m| m.version)
+        .map(|v| v.into_owned());
+    let version = header_version.map(str::to_owned).or(meta_version)?;
+    if version.as_str() < "2026-07-28" {
+        return None;
+    }
+    let id = head.id.filter(|i| i.is_string() || i.is_number())?;
+    Some(error(
+        id,
+        METHOD_NOT_FOUND,
+        format!(
+            "Method not found: {method} is not a method of MCP {version} (removed in 2026-07-28)"
+        ),
+    ))
 }
 
 /// The request methods of MCP (2025-11-25) that a client sends a server. A request that names

@@ -408,12 +408,15 @@ impl<B: Backend> ServerHandler for BknServer<B> {
                 .enable_tools()
                 .enable_resources()
                 .enable_logging()
+                // None to offer, but a client that asks gets an empty list, not -32601.
+                .enable_prompts()
                 .build(),
         )
         .with_server_info(info)
         .with_instructions(format!(
-            "Reference {} server for {} ({}). Call the {} tool with a whole Request; one MCP \
-             session is one dialogue. {}",
+            "Reference {} server for {} ({}). Call the {} tool with a whole Request. Over MCP \
+             2025-11-25 one MCP session is one dialogue; over 2026-07-28 (no session) a \
+             dialogue is kept by its DialogID. {}",
             interface.server_role(),
             interface.name(),
             interface.header(),
@@ -462,6 +465,14 @@ impl<B: Backend> ServerHandler for BknServer<B> {
         Ok(outcome.into_result().into())
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, McpError> {
+        Ok(rmcp::model::ListPromptsResult::with_all_items(Vec::new()))
+    }
+
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -494,7 +505,7 @@ impl<B: Backend> ServerHandler for BknServer<B> {
             }
             None => Err(McpError::resource_not_found(
                 format!("no resource {}", request.uri),
-                None,
+                Some(serde_json::json!({"uri": request.uri})),
             )),
         }
     }

@@ -134,6 +134,17 @@ where
                 }
                 continue;
             }
+            // What the MCP library would take wrongly, or pass over: a 2026-07-28 request of a
+            // method that generation removed, an id of the wrong type.
+            if let Some(reply) =
+                jsonrpc::reply_to_removed(text, None).or_else(|| jsonrpc::reply_to_bad_id(text))
+            {
+                let bytes = serde_json::to_vec(&reply).unwrap_or_default();
+                if write_line(&self.writer, bytes).await.is_err() {
+                    return None;
+                }
+                continue;
+            }
             let decoded = match tool_call(text) {
                 Some(call) => Ok(call),
                 None => json::from_slice::<ClientJsonRpcMessage>(text),

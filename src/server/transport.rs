@@ -242,6 +242,16 @@ async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize, tool: Arc
     if let Some(error) = bad_tool_call(&bytes, &tool) {
         return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
     }
+    let header_version = parts
+        .headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok());
+    if let Some(error) = crate::server::jsonrpc::reply_to_removed(&bytes, header_version) {
+        return (StatusCode::NOT_FOUND, axum::Json(error)).into_response();
+    }
+    if let Some(error) = crate::server::jsonrpc::reply_to_bad_id(&bytes) {
+        return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+    }
     let json_body = parts
         .headers
         .get(header::CONTENT_TYPE)
