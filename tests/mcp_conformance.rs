@@ -5,6 +5,7 @@
 
 mod common;
 
+use serde_json::Value;
 use std::path::Path;
 
 async fn passes(server_args: &[&str]) {
@@ -127,5 +128,219 @@ fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
     ] {
         let (passed, log) = next_suite(&["client", command, "--requirements", revision, scenario]);
         assert!(passed, "{scenario} at {revision}:\n{log}");
+    }
+}
+
+/// The peers written with the official SDKs (tests/peers): the Python SDK `mcp` 2.x and the
+/// TypeScript SDK v2 packages, installed by tests/peers/install.sh from the package
+/// registries (once; later runs find them). Their Python and Node.
+fn sdk_peers() -> (String, String) {
+    static PEERS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    PEERS
+        .get_or_init(|| {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/install.sh");
+            let out = std::process::Command::new(script)
+                .output()
+                .expect("tests/peers/install.sh runs");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "installing the SDK peers failed (the interop tests need the PyPI and npm \
+                 registries):\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let lines: Vec<&str> = stdout.lines().collect();
+            let [.., python, node] = lines[..] else {
+                panic!("install.sh printed no paths: {stdout}")
+            };
+            (python.to_owned(), node.to_owned())
+        })
+        .clone()
+}
+
+fn peer(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+/// A peer's HTTP server: started, its URL read from its first line.
+struct PeerServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl PeerServer {
+    fn start(program: &str, script: &str, strict: bool) -> PeerServer {
+        use std::io::BufRead;
+        let mut command = std::process::Command::new(program);
+        command
+            .arg(peer(script))
+            .args(["--transport", "http", "--port", "0"]);
+        if strict {
+            command.arg("--strict-2026");
+        }
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the peer server starts");
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = lines
+            .next()
+            .expect("the peer server prints its address")
+            .unwrap();
+        let url = line
+            .strip_prefix("LISTENING ")
+            .unwrap_or_else(|| panic!("not an address: {line}"))
+            .to_owned();
+        PeerServer { child, url }
+    }
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Each SDK's client, over stdio and HTTP, in each generation it can ask for, against the
+/// reference Domain Access: the commitment of turn 0 makes turn 1 Clash (the dialogue's
+/// state was kept, whether in the MCP session or by DialogID), turn 2 repeats TurnIndex 1
+/// and is refused.
+#[tokio::test]
+async fn sdk_clients_keep_their_dialogue_with_the_reference_server_in_both_generations() {
+    let (python, node) = sdk_peers();
+    let http = common::spawn_http(&["dac".to_owned()]).await;
+    let url = http.url.clone();
+    tokio::task::spawn_blocking(move || {
+        let bin = common::bin();
+        for (program, script) in [(&python, "py_dac_client.py"), (&node, "ts/dac_client.mjs")] {
+            for protocol in ["auto", "2026-07-28", "2025-11-25"] {
+                for over_http in [false, true] {
+                    let mut command = std::process::Command::new(program);
+                    command.arg(peer(script)).args(["--protocol", protocol]);
+                    if over_http {
+                        command.args(["--url", &url]);
+                    } else {
+                        command.args(["--", bin, "serve", "dac", "--log-level", "warn"]);
+                    }
+                    let out = command.output().expect("the peer client runs");
+                    let case = format!("{script} --protocol {protocol} http={over_http}");
+                    let stdout = String::from_utf8_lossy(&out.stdout);
+                    assert!(
+                        out.status.success(),
+                        "{case}: {stdout}\n{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+                    let expected = if protocol == "2025-11-25" {
+                        "2025-11-25"
+                    } else {
+                        "2026-07-28"
+                    };
+                    assert_eq!(report["protocol"], expected, "{case}");
+                    let turns = &report["turns"];
+                    assert_eq!(turns[0]["isError"], false, "{case}: {report}");
+                    assert_eq!(
+                        turns[1]["structuredContent"]["Feasibility"]["Steps"][0]["PAStatus"],
+                        "Clash",
+                        "{case}: the commitment of turn 0 holds at turn 1: {report}"
+                    );
+                    assert_eq!(turns[2]["isError"], true, "{case}: {report}");
+                    assert!(
+                        turns[2]["text"]
+                            .as_str()
+                            .unwrap_or("")
+                            .contains("/TurnIndex"),
+                        "{case}: {report}"
+                    );
+                }
+            }
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// The explorer's `dialogue` against each SDK's server, dual (both generations) and strict
+/// 2026-07-28, over stdio and HTTP: auto gets 2026-07-28 and says so, the commitment holds
+/// (Clash), a repeated TurnIndex is refused; pinning 2025-11-25 against a strict server
+/// names the mismatch and its fix.
+#[test]
+fn the_explorer_keeps_its_dialogue_with_sdk_servers_of_either_generation() {
+    let (python, node) = sdk_peers();
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("dialogue.jsonl");
+    std::fs::write(
+        &requests,
+        concat!(
+            r#"{"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 not locatedAt MLoc:Square.Stage"}]}"#,
+            "\n",
+            r#"{"Kind": "feasibility", "ProcessActions": [{"Step": 0, "Statement": "MM-Move Nil Avatar#7 From MLoc:Square.Gate To MLoc:Square.Stage"}]}"#,
+            "\n",
+            r#"{"Kind": "constraints", "EntityIDs": ["Avatar#7"], "TurnIndex": 1}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let requests = requests.to_str().unwrap();
+    let run = |server: &[&str], protocol: &str| {
+        let out = std::process::Command::new(common::bin())
+            .arg("dialogue")
+            .arg(requests)
+            .args(server)
+            .args(["--protocol", protocol])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (program, script) in [(&python, "py_dac_server.py"), (&node, "ts/dac_server.mjs")] {
+        for strict in [false, true] {
+            let stdio = format!(
+                "{program} {}{}",
+                peer(script),
+                if strict { " --strict-2026" } else { "" }
+            );
+            let http = PeerServer::start(program, script, strict);
+            for server in [["--stdio", stdio.as_str()], ["--url", http.url.as_str()]] {
+                let case = format!("{script} strict={strict} {}", server[0]);
+                let (code, out, err) = run(&server, "auto");
+                let lines: Vec<Value> = out
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+                assert_eq!(lines.len(), 3, "{case}: {out}\n{err}");
+                assert!(err.contains("MCP 2026-07-28 (stateless"), "{case}: {err}");
+                assert_eq!(lines[0]["outcome"], "answered", "{case}");
+                assert_eq!(
+                    lines[1]["response"]["Feasibility"]["Steps"][0]["PAStatus"], "Clash",
+                    "{case}: {out}"
+                );
+                assert!(
+                    lines[2]["findings"]
+                        .to_string()
+                        .contains("dialogue.turn-order"),
+                    "{case}: {out}"
+                );
+                assert_eq!(code, Some(1), "{case}: a refused turn is a finding");
+                if strict {
+                    let (code, _, err) = run(&server, "2025-11-25");
+                    assert_eq!(code, Some(2), "{case}");
+                    assert!(
+                        err.contains("speaks only MCP 2026-07-28")
+                            && err.contains("--protocol auto"),
+                        "{case}: {err}"
+                    );
+                }
+            }
+        }
     }
 }
