@@ -382,7 +382,10 @@ impl Connection {
                         generation::is_stateless(info.protocol_version.as_str()),
                         client.session_id(),
                     ) {
-                        (true, _) => Some(TurnPlace::Stateless(envelope(&service))),
+                        (true, _) => Some(TurnPlace::Stateless(envelope(
+                            &service,
+                            options.subscribe_logs,
+                        ))),
                         (false, Some(session_id)) => Some(TurnPlace::Session(session_id)),
                         (false, None) => None,
                     }
@@ -525,7 +528,7 @@ impl Connection {
         if connection.state_home() == StateHome::DialogId
             && let Some(direct) = &connection.direct
         {
-            direct.set_envelope(envelope(&connection.service));
+            direct.set_envelope(envelope(&connection.service, options.subscribe_logs));
         }
         if connection.summary.has_tools {
             let tools = connection
@@ -539,7 +542,11 @@ impl Connection {
             connection.summary.tools = tools;
         }
         connection.discover().await;
-        if options.subscribe_logs && connection.summary.has_logging {
+        // 2026-07-28 has no logging/setLevel: the level travels in each turn's `_meta`.
+        if options.subscribe_logs
+            && connection.summary.has_logging
+            && connection.state_home() == StateHome::McpSession
+        {
             #[allow(deprecated)]
             let level = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info);
             #[allow(deprecated)]
@@ -1117,8 +1124,12 @@ async fn probe_generation(
 }
 
 /// What every request of a 2026-07-28 connection carries in `_meta` (SEP-2575): the
-/// negotiated version, and the client's capabilities and identity, as rmcp sends them.
-fn envelope(service: &RunningService<RoleClient, Handler>) -> serde_json::Map<String, Value> {
+/// negotiated version, and the client's capabilities and identity, as rmcp sends them; with
+/// `logs`, the level of the server's log wanted (info), which replaced logging/setLevel.
+fn envelope(
+    service: &RunningService<RoleClient, Handler>,
+    logs: bool,
+) -> serde_json::Map<String, Value> {
     use rmcp::ClientHandler;
     let info = service.service().get_info();
     let version = service
@@ -1126,11 +1137,15 @@ fn envelope(service: &RunningService<RoleClient, Handler>) -> serde_json::Map<St
         .peer_info()
         .map(|p| p.protocol_version.clone())
         .unwrap_or(rmcp::model::ProtocolVersion::V_2026_07_28);
-    let meta = rmcp::model::RequestMetaObject::with_client_context(
+    let mut meta = rmcp::model::RequestMetaObject::with_client_context(
         version,
         info.client_info,
         info.capabilities,
     );
+    if logs {
+        #[allow(deprecated)]
+        meta.set_log_level(rmcp::model::LoggingLevel::Info);
+    }
     meta.0.0
 }
 
