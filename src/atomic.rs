@@ -18,6 +18,35 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 fn write_with(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
+    // A symlink is written through (its target is replaced, the link stays); anything but a
+    // regular file (a FIFO, a device, a folder) is never replaced by one.
+    let resolved;
+    let path = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            resolved = fs::canonicalize(path).or_else(|_| {
+                // A dangling link: its target, as it names it.
+                fs::read_link(path).map(|t| match path.parent() {
+                    Some(dir) if t.is_relative() => dir.join(t),
+                    _ => t,
+                })
+            })?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
+    let existing = match fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is not a regular file: it is not replaced",
+                    path.display()
+                ),
+            ));
+        }
+        Ok(m) => Some(m.permissions()),
+        Err(_) => None,
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -47,6 +76,12 @@ fn write_with(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
         #[cfg(not(unix))]
         let _ = private;
         let mut file = options.open(&temporary)?;
+        // The file replaced keeps its mode (a session made 0600 stays 0600).
+        if let Some(permissions) = &existing
+            && !private
+        {
+            file.set_permissions(permissions.clone())?;
+        }
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&temporary, path)?;

@@ -259,7 +259,13 @@ async fn a_recording_of_the_reference_server_replays_without_differences() {
     assert!(!received.is_empty());
     let session = bkn_explorer::session::Session::load(&record).unwrap();
     assert_eq!(session.dialogues[0].turns.len(), 3);
-    let replay = on_file("replay", &record);
+    // The recording names the command this test started: trusted, as the user would say.
+    let replay = std::process::Command::new(common::bin())
+        .arg("replay")
+        .arg(&record)
+        .arg("--trust-servers")
+        .output()
+        .unwrap();
     let out = String::from_utf8_lossy(&replay.stdout);
     assert_eq!(
         replay.status.code(),
@@ -447,7 +453,9 @@ async fn an_http_proxy_passes_sessions_through_and_records_one_dialogue_each() {
         let out = tokio::process::Command::new(common::bin())
             .arg("dialogue")
             .arg(&requests)
-            .args(["--url", &url])
+            // One dialogue per MCP session is what this test reads back: over 2026-07-28
+            // (no session) the proxy records every dialogue under one observer still.
+            .args(["--url", &url, "--protocol", "2025-11-25"])
             .output()
             .await
             .unwrap();
@@ -592,5 +600,62 @@ async fn an_http_proxy_passes_sessions_through_and_records_one_dialogue_each() {
         allowed.status.success(),
         "{}",
         String::from_utf8_lossy(&allowed.stderr)
+    );
+}
+
+/// A page on another site must not read what the proxy recorded (live session ids among
+/// it), nor reach the upstream through it: Host and Origin are the proxy's own, or refused
+/// with a JSON-RPC body. A declared body over the limit is refused before it is read.
+#[tokio::test]
+async fn the_http_proxy_checks_host_and_origin_and_bounds_bodies() {
+    let server = common::spawn_http(&["dac".into()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_proxy, url) = http_proxy(
+        &server.url,
+        &dir.path().join("r.jsonl"),
+        &["--max-message-mb", "1"],
+    )
+    .await;
+    let recording = url.replace("/mcp", "/recording");
+    let client = reqwest::Client::new();
+    let fine = client.get(&recording).send().await.unwrap();
+    assert_eq!(fine.status(), 200);
+    for (name, value) in [("host", "evil.example"), ("origin", "http://evil.example")] {
+        let refused = client
+            .get(&recording)
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 403, "{name}: {value}");
+        let body: serde_json::Value = refused.json().await.unwrap();
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("evil.example")
+        );
+    }
+    // A declared length over the limit: answered at once, though only 10 bytes come.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut raw = tokio::net::TcpStream::connect(&address).await.unwrap();
+    raw.write_all(
+        format!("POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n0123456789").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut answer = vec![0u8; 512];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), raw.read(&mut answer))
+        .await
+        .expect("answered at once")
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&answer[..n]).starts_with("HTTP/1.1 413"),
+        "{}",
+        String::from_utf8_lossy(&answer[..n])
     );
 }

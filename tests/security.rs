@@ -175,3 +175,110 @@ async fn health_counts_the_sessions_held() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// Bounds whoever connects cannot push past (issue 27): a declared body over the limit is
+/// refused before any of it is read; past --max-connections a new connection is told 503
+/// and closed while the held ones are served; past --max-dialogues a new MCP session is
+/// refused; two Host headers are refused; a DELETE of a session the server does not hold is
+/// 404; the bearer scheme is read whatever its case. Every refusal has a JSON-RPC body.
+#[tokio::test]
+async fn connections_sessions_and_bodies_are_bounded() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = spawn_http(&[
+        "dac".into(),
+        "--max-connections".into(),
+        "3".into(),
+        "--max-dialogues".into(),
+        "2".into(),
+        "--token".into(),
+        "s3cret".into(),
+    ])
+    .await;
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let raw = |text: String| {
+        let address = address.clone();
+        async move {
+            let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+            stream.write_all(text.as_bytes()).await.unwrap();
+            let mut answer = vec![0u8; 2048];
+            let n =
+                tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut answer))
+                    .await
+                    .expect("an answer at once")
+                    .unwrap_or(0);
+            String::from_utf8_lossy(&answer[..n]).into_owned()
+        }
+    };
+    let answer = raw(format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer s3cret\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n0123456789"
+    ))
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 413") && answer.contains("\"jsonrpc\""),
+        "{answer}"
+    );
+    let answer = raw(format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nHost: evil.example\r\nAuthorization: Bearer s3cret\r\nContent-Length: 2\r\n\r\n{{}}"
+    ))
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+
+    let authorized = |r: reqwest::RequestBuilder| r.header("Authorization", "bearer s3cret");
+    let unknown = authorized(reqwest::Client::new().delete(&server.url))
+        .header("Mcp-Session-Id", "no-such-session")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        unknown.status(),
+        StatusCode::NOT_FOUND,
+        "lower-case bearer read"
+    );
+    // Two sessions fit, a third is refused.
+    for _ in 0..2 {
+        let opened = authorized(post(&server.url))
+            .json(&initialize())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(opened.status(), StatusCode::OK);
+    }
+    let refused = authorized(post(&server.url))
+        .json(&initialize())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = refused.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("maximum of 2")
+    );
+
+    // Three connections that never finish their headers hold the bound: the next is told 503.
+    let mut slow = Vec::new();
+    for _ in 0..3 {
+        let mut s = tokio::net::TcpStream::connect(&address).await.unwrap();
+        s.write_all(b"POST /mcp HTTP/1.1\r\nHost: ").await.unwrap();
+        slow.push(s);
+    }
+    let mut answer = String::new();
+    for _ in 0..50 {
+        answer = raw(format!("GET /health HTTP/1.1\r\nHost: {address}\r\n\r\n")).await;
+        if answer.starts_with("HTTP/1.1 503") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        answer.starts_with("HTTP/1.1 503") && answer.contains("maximum of 3 connections"),
+        "{answer}"
+    );
+    drop(slow);
+}

@@ -389,7 +389,13 @@ async fn a_reconnect_is_replayed_as_a_new_session_without_false_differences() {
 
     let spec = ServerSpec::embedded(Interface::Dac);
     let cancel = CancellationToken::new();
-    let (connect, overrides) = (options(), Overrides::default());
+    // A reconnect is a new MCP session: 2025-11-25's (over 2026-07-28 the dialogue is kept
+    // by DialogID, and a new connection is no new dialogue).
+    let connect = ConnectOptions {
+        protocol: Some(bkn_explorer::client::generation::ProtocolChoice::Session),
+        ..options()
+    };
+    let overrides = Overrides::default();
     let open = || {
         Dialogue::connect(
             &spec,
@@ -441,18 +447,124 @@ async fn a_reconnect_is_replayed_as_a_new_session_without_false_differences() {
             .contains("\"newSession\": true")
     );
     session = Session::load(&path).unwrap();
-    let replayed = replay_dialogue(&session, 0, None, &options(), &cancel, |_| {})
+    let replayed = replay_dialogue(&session, 0, None, &connect, &cancel, |_| {})
         .await
         .unwrap();
     assert!(!replayed.differs(), "{:#?}", replayed.turns[1].differences);
     assert!(replayed.turns[1].replayed.new_session);
     // The control: the same recording without the mark differs (c1 would be retained).
     session.dialogues[0].turns[1].new_session = false;
-    let replayed = replay_dialogue(&session, 0, None, &options(), &cancel, |_| {})
+    let replayed = replay_dialogue(&session, 0, None, &connect, &cancel, |_| {})
         .await
         .unwrap();
     assert!(
         replayed.differs(),
         "without the mark the replay cannot know"
+    );
+}
+
+/// A session file never starts a command without consent: replay refuses the stdio command a
+/// session names (it could be anything), saying which, unless --trust-servers; validate says
+/// which commands a file would start.
+#[test]
+fn a_session_file_never_starts_a_command_without_consent() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let session = dir.path().join("sent-to-me.json");
+    let text = serde_json::json!({
+        "format": "bkn-explorer-session/1",
+        "servers": {"helpful": {"command": "sh", "args": ["-c", format!("touch {}", marker.display())]}},
+        "dialogues": [{"server": "helpful", "interface": "dac", "dialogId": "d", "turns": [
+            {"request": {"Header": "PGM-KDA-V1.0", "Mode": "RQ", "Kind": "constraints"},
+             "toolError": "refused", "sent": "2026-12-01T00:00:00Z", "latencyMs": 1.0}
+        ]}]
+    });
+    std::fs::write(&session, text.to_string()).unwrap();
+    let out = std::process::Command::new(common::bin())
+        .args(["replay"])
+        .arg(&session)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("touch") && err.contains("--trust-servers"),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the command ran");
+    let out = std::process::Command::new(common::bin())
+        .args(["validate"])
+        .arg(&session)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("would start") && text.contains("helpful: sh -c"),
+        "{text}"
+    );
+    assert!(!marker.exists());
+}
+
+/// `dialogue --save` never replaces a file that is there (text, a session, anything) without
+/// --force; with it, a symlink is written through, the mode is kept, a FIFO is never replaced.
+#[cfg(unix)]
+#[test]
+fn dialogue_save_does_not_overwrite_what_is_there() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("rq.jsonl");
+    std::fs::write(
+        &requests,
+        r#"{"Kind": "constraints", "EntityIDs": ["Avatar#7"]}"#,
+    )
+    .unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "my notes\n").unwrap();
+    let save = |target: &std::path::Path, force: bool| {
+        let mut c = std::process::Command::new(common::bin());
+        c.arg("dialogue").arg(&requests).arg("--save").arg(target);
+        if force {
+            c.arg("--force");
+        }
+        c.output().unwrap()
+    };
+    let out = save(&notes, false);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes\n");
+    // Through a symlink, with --force: the target is replaced, the link and the mode stay.
+    let target = dir.path().join("target.json");
+    std::fs::write(&target, "{}").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert!(save(&link, true).status.success());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::metadata(&target).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert!(bkn_explorer::session::Session::load(&target).is_ok());
+    // A FIFO is never replaced by a regular file.
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = save(&fifo, true);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
     );
 }

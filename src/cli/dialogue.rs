@@ -37,6 +37,10 @@ pub struct Args {
     /// A name for the saved session and its dialogue.
     #[arg(long, requires = "save")]
     name: Option<String>,
+    /// Let --save replace a file that is there already (without it, an existing file is
+    /// never overwritten: it may be someone's work).
+    #[arg(long, requires = "save")]
+    force: bool,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -62,6 +66,17 @@ fn requests(path: &std::path::Path) -> Result<document::Reader<Box<dyn Read>>, S
 }
 
 pub fn run(args: Args) -> u8 {
+    // Before anything is sent: a file --save would replace is named, and left alone.
+    if let Some(path) = &args.save
+        && !args.force
+        && let Some(what) = existing_file(path)
+    {
+        return fail(&format!(
+            "--save {}: {what} is there already, and it is not replaced: choose another \
+             file, or say --force",
+            path.display()
+        ));
+    }
     let mut requests = match requests(&args.requests) {
         Ok(r) => r.peekable(),
         Err(e) => return fail(&e),
@@ -151,6 +166,26 @@ pub fn run(args: Args) -> u8 {
             return exit::FAILURE;
         }
         code
+    })
+}
+
+/// What is at `path`, when something is: "a session of N dialogues", "a file that is not a
+/// session of this program's", "a FIFO" …
+fn existing_file(path: &std::path::Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return Some("something that is not a regular file".into());
+    }
+    Some(match crate::session::Session::load(path) {
+        Ok(s) => format!(
+            "a session of {} dialogue{}",
+            s.dialogues.len(),
+            if s.dialogues.len() == 1 { "" } else { "s" }
+        ),
+        Err(e) => format!(
+            "a file that is not a session this program reads ({})",
+            e.to_string().lines().next().unwrap_or_default()
+        ),
     })
 }
 

@@ -66,6 +66,11 @@ pub struct Args {
     /// it a new one is refused with an error that says so (the ones held go on).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     max_dialogues: usize,
+    /// HTTP: hold at most this many connections; past it a new one is answered 503 and
+    /// closed. A connection must send its request head within 10 s, and is closed after 2
+    /// minutes without traffic.
+    #[arg(long, default_value_t = 1024, value_name = "N", requires = "http")]
+    max_connections: usize,
     /// Write logs to this file instead of standard error (never to standard output).
     #[arg(long, value_name = "FILE")]
     log_file: Option<PathBuf>,
@@ -285,6 +290,10 @@ async fn serve<B: Backend>(backend: Arc<B>, args: &Args) -> anyhow::Result<()> {
         token: args.token.clone(),
         max_body_bytes: args.max_body_mb.max(1) * 1024 * 1024,
         dialogues: dialogue_limits(args),
+        bounds: crate::server::per_core::Bounds {
+            max_connections: args.max_connections.max(1),
+            ..Default::default()
+        },
     };
     let interface = backend.interface();
     let server = transport::serve_http(backend, options).await?;

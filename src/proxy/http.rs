@@ -142,21 +142,90 @@ pub async fn run(
         limit,
         record,
     };
+    let hosts = Arc::new(allowed_hosts(address));
     let app = axum::Router::new()
         .route("/mcp", axum::routing::any(forward))
         .route("/recording", axum::routing::get(recording_from))
-        .with_state(proxy.clone());
+        .with_state(proxy.clone())
+        // DNS rebinding: a page on another site must not reach the proxy (nor, through it,
+        // the upstream, whose own Host check sees the proxy's request) or read its recording.
+        .layer(axum::middleware::from_fn(
+            move |request: Request, next: axum::middleware::Next| {
+                let hosts = hosts.clone();
+                async move {
+                    match foreign(&hosts, request.headers()) {
+                        Some(refusal) => refusal,
+                        None => next.run(request).await,
+                    }
+                }
+            },
+        ));
     bound(address);
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
+    // The same bounds on connections, slow heads and idle ones as the reference servers.
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let stopping = cancel.clone();
+    tokio::spawn(async move {
+        stop.await;
+        stopping.cancel();
     });
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(stop)
+    let served = crate::server::per_core::serve(listener, app, cancel, Default::default())
+        .map_err(|e| e.to_string())?;
+    let result = served
         .await
-        .map_err(|e| e.to_string());
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()));
     proxy.finish("the proxy stopped");
     result
+}
+
+/// The Host names the proxy answers to: loopback's, and the address it listens on.
+fn allowed_hosts(listen: SocketAddr) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
+    if !listen.ip().is_unspecified() {
+        hosts.push(listen.ip().to_string());
+    }
+    hosts
+}
+
+/// The refusal of a request whose Host (or Origin, when it has one) is not the proxy's own,
+/// or that names two Hosts; a JSON-RPC error body, as every refusal of the transport.
+fn foreign(hosts: &[String], headers: &HeaderMap) -> Option<Response> {
+    let named = |value: &str| -> bool {
+        // host[:port], [v6][:port], or a URL's authority for Origin.
+        let authority = value
+            .split_once("://")
+            .map_or(value, |(_, rest)| rest)
+            .trim_end_matches('/');
+        let host = if let Some(v6) = authority.strip_prefix('[') {
+            v6.split(']').next().unwrap_or("")
+        } else {
+            authority.rsplit_once(':').map_or(authority, |(h, _)| h)
+        };
+        hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
+    };
+    let refuse = |why: String| {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32000, "message": why}});
+        Some((StatusCode::FORBIDDEN, axum::Json(body)).into_response())
+    };
+    let all: Vec<&str> = headers
+        .get_all("host")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    match all.as_slice() {
+        [host] if named(host) => {}
+        [host] => return refuse(format!("Host {host} is not this proxy's")),
+        [] => return refuse("the request names no Host".into()),
+        _ => return refuse("the request has more than one Host header".into()),
+    }
+    if let Some(origin) = headers.get("origin").and_then(|v| v.to_str().ok())
+        && origin != "null"
+        && !named(origin)
+    {
+        return refuse(format!("Origin {origin} is not this proxy's"));
+    }
+    None
 }
 
 /// The refusal of a request without the proxy's token, when it has one.
@@ -165,8 +234,11 @@ fn refused(proxy: &Proxy, headers: &HeaderMap) -> Option<Response> {
     let given = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    (given != Some(token.as_str())).then(|| {
+        .and_then(crate::server::transport::bearer_credentials);
+    let matches = given.is_some_and(|g| {
+        crate::server::transport::constant_time_eq(g.as_bytes(), token.as_bytes())
+    });
+    (!matches).then(|| {
         (
             StatusCode::UNAUTHORIZED,
             [("www-authenticate", "Bearer")],
@@ -193,23 +265,24 @@ async fn recording_from(
             .into_response();
     };
     let from = query.get("from").copied().unwrap_or(0);
-    let read = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut file = std::fs::File::open(&path)?;
-        file.seek(SeekFrom::Start(from))?;
-        let mut out = Vec::new();
-        file.read_to_end(&mut out)?;
-        Ok(out)
-    })
-    .await;
-    match read {
-        Ok(Ok(bytes)) => ([("content-type", "application/x-ndjson")], bytes).into_response(),
-        Ok(Err(e)) => (
+    // Streamed as it is read: a long journal is never held whole, however many read it.
+    let opened = async {
+        use tokio::io::AsyncSeekExt;
+        let mut file = tokio::fs::File::open(&path).await?;
+        file.seek(std::io::SeekFrom::Start(from)).await?;
+        std::io::Result::Ok(file)
+    };
+    match opened.await {
+        Ok(file) => (
+            [("content-type", "application/x-ndjson")],
+            Body::from_stream(tokio_util::io::ReaderStream::with_capacity(file, 64 * 1024)),
+        )
+            .into_response(),
+        Err(e) => (
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot read the recording: {e}"),
         )
             .into_response(),
-        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
 }
 
@@ -218,12 +291,35 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     if let Some(refusal) = refused(&proxy, &parts.headers) {
         return refusal;
     }
-    let Ok(body) = axum::body::to_bytes(body, proxy.limit.saturating_mul(4)).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "the request is over the proxy's limit",
-        )
-            .into_response();
+    // A body over the message limit is refused before it is read (the upstream would refuse
+    // it too); one that does not come within the deadline is not waited for.
+    let too_large = || {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
+            "message": format!("the request is over the proxy's limit of {} bytes (--max-message-mb)", proxy.limit)}});
+        (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response()
+    };
+    if parts
+        .headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > proxy.limit as u64)
+    {
+        return too_large();
+    }
+    let body = match tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        axum::body::to_bytes(body, proxy.limit),
+    )
+    .await
+    {
+        Ok(Ok(body)) => body,
+        Ok(Err(_)) => return too_large(),
+        Err(_) => {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
+                "message": "the request body did not come whole within 30 s"}});
+            return (StatusCode::REQUEST_TIMEOUT, axum::Json(body)).into_response();
+        }
     };
     let session = header(&parts.headers, "mcp-session-id");
     let mut outgoing = proxy

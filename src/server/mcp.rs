@@ -104,9 +104,6 @@ struct Session<D> {
     state: DialogueState<D>,
     /// The level the client asked for with logging/setLevel; no log is sent before it asks.
     log_level: Option<LoggingLevel>,
-    /// Counted once the session holds a dialogue (its first turn): a handler rmcp makes for
-    /// one stateless request, or a session that never took a turn, holds none.
-    live: Option<LiveSession>,
 }
 
 /// Where a turn's dialogue lives (MCP-BINDING section 3).
@@ -122,31 +119,6 @@ pub enum Place {
     },
 }
 
-/// How many MCP sessions' dialogue state this process holds now (see `live_sessions`).
-static LIVE_SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Counts a session's state while it exists, so that state left behind after a session
-/// ends shows (the HTTP server's /health reports the count).
-struct LiveSession;
-
-impl LiveSession {
-    fn new() -> LiveSession {
-        LIVE_SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        LiveSession
-    }
-}
-
-impl Drop for LiveSession {
-    fn drop(&mut self) {
-        LIVE_SESSIONS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// The number of MCP sessions whose dialogue state is held now.
-pub fn live_sessions() -> usize {
-    LIVE_SESSIONS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
 impl<B: Backend> BknServer<B> {
     /// A new handler with an empty session, beside the server's dialogues kept by DialogID.
     pub fn new(backend: Arc<B>, keyed: Arc<Dialogues<DialogueState<B::Dialogue>>>) -> Self {
@@ -155,7 +127,6 @@ impl<B: Backend> BknServer<B> {
             session: Arc::new(Mutex::new(Session {
                 state: DialogueState::default(),
                 log_level: None,
-                live: None,
             })),
             keyed,
         }
@@ -227,10 +198,7 @@ impl<B: Backend> BknServer<B> {
             Place::Session => {
                 let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
                 let wants_log = wants_info(session.log_level);
-                let (outcome, accepted) = self.answer_in(&mut session.state, arguments);
-                if accepted && session.live.is_none() {
-                    session.live = Some(LiveSession::new());
-                }
+                let (outcome, _) = self.answer_in(&mut session.state, arguments);
                 let log = wants_log.then(|| outcome_summary(&*self.backend, &outcome));
                 (outcome, log)
             }

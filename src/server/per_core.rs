@@ -47,13 +47,44 @@ use tokio_util::sync::CancellationToken;
 
 type Connection = (std::net::TcpStream, SocketAddr);
 
+/// What every HTTP listener of this program bounds, whoever connects: how many connections
+/// it holds, how long a new connection has to send its first request head, and how long a
+/// connection may go without a byte either way (an event stream's keep-alive counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    pub max_connections: usize,
+    pub head_deadline: Duration,
+    pub idle: Duration,
+}
+
+impl Default for Bounds {
+    /// 1,024 connections (a client holds two or three), 10 s for a request head, 2 minutes
+    /// idle (event streams send a keep-alive every 15 s).
+    fn default() -> Self {
+        Bounds {
+            max_connections: 1024,
+            head_deadline: Duration::from_secs(10),
+            idle: Duration::from_secs(120),
+        }
+    }
+}
+
+/// What a connection past the bound is told before it is closed: a JSON-RPC error body, as
+/// every refusal of the transport (MCP-BINDING section 2).
+fn over_the_bound(max: usize) -> Vec<u8> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
+        "message": format!("this server holds its maximum of {max} connections; try again later")}})
+    .to_string();
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
 /// How many open connections a runtime takes before the next runtime is used: a client's
 /// dialogue holds two or three at once (its POSTs, its GET stream).
 const FILL: usize = 4;
-
-/// How long the acceptor waits for a new connection's first request head to see its session:
-/// a client that connects and writes later is dealt without it.
-const PEEK_WAIT: Duration = Duration::from_millis(10);
 
 /// The most sessions remembered: past that the map starts again (a session it forgot is
 /// dealt as a new client's; sessions also end unseen, when they expire).
@@ -148,26 +179,33 @@ fn session_of_head(bytes: &[u8]) -> Result<Option<String>, ()> {
 }
 
 /// The session of a new connection's first request, read with `peek` (hyper reads it again on
-/// the runtime the connection goes to); `None` when it does not name one, is not HTTP/1, or
-/// has not come whole within `PEEK_WAIT`.
-async fn first_session(stream: &TcpStream) -> Option<String> {
-    let mut buffer = [0u8; 8192];
+/// the runtime the connection goes to): `Ok(None)` when it does not name one or is not
+/// HTTP/1; `Err` when no whole head came within `deadline` (a client that sends its headers
+/// slowly, or nothing): such a connection is closed, so that slow clients cannot hold the
+/// descriptors normal ones need.
+async fn first_session(stream: &TcpStream, deadline: Duration) -> Result<Option<String>, ()> {
+    let mut buffer = vec![0u8; 16 * 1024];
     let look = async {
+        let mut wait = Duration::from_millis(1);
         loop {
-            let n = stream.peek(&mut buffer).await.ok()?;
+            let n = stream.peek(&mut buffer).await.map_err(|_| ())?;
             if n == 0 {
-                return None;
+                return Err(());
             }
             match session_of_head(&buffer[..n]) {
-                Ok(session) => return session,
-                Err(()) if n == buffer.len() => return None,
-                // Part of the head: `peek` would return the same bytes at once, so wait a
-                // little for the rest (a head is nearly always written whole).
-                Err(()) => tokio::time::sleep(Duration::from_millis(1)).await,
+                Ok(session) => return Ok(session),
+                // A head larger than this: hyper refuses what it cannot take.
+                Err(()) if n == buffer.len() => return Ok(None),
+                // Part of the head: `peek` would return the same bytes at once, so wait for
+                // the rest (a head is nearly always written whole), longer each time.
+                Err(()) => {
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_millis(100));
+                }
             }
         }
     };
-    tokio::time::timeout(PEEK_WAIT, look).await.ok().flatten()
+    tokio::time::timeout(deadline, look).await.map_err(|_| ())?
 }
 
 /// One runtime, as the acceptor sees it.
@@ -195,6 +233,7 @@ struct Dealt {
     connections: mpsc::UnboundedReceiver<Connection>,
     open: Arc<AtomicUsize>,
     local: SocketAddr,
+    idle: Duration,
 }
 
 impl Listener for Dealt {
@@ -212,7 +251,16 @@ impl Listener for Dealt {
             match TcpStream::from_std(stream) {
                 Ok(stream) => {
                     let open = self.open.clone();
-                    return (Counted { stream, open }, peer);
+                    let deadline = Box::pin(tokio::time::sleep(self.idle));
+                    return (
+                        Counted {
+                            stream,
+                            open,
+                            idle: self.idle,
+                            deadline,
+                        },
+                        peer,
+                    );
                 }
                 Err(e) => {
                     self.open.fetch_sub(1, Ordering::Relaxed);
@@ -235,13 +283,14 @@ pub fn serve(
     listener: TcpListener,
     app: axum::Router,
     stop: CancellationToken,
+    bounds: Bounds,
 ) -> io::Result<tokio::task::JoinHandle<io::Result<()>>> {
     // Half the cores, as `load` takes half for its dialogues: the clients of the reference
     // server run on the same machine in most runs (tests, benches, someone trying it), and
     // a serving thread that shares a core with them is preempted and woken by turns. On 2
     // vCPUs, `load`'s 8 sessions made 11,600 turns/s on one runtime against 7,400 on two.
     let cores = std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1));
-    serve_on(listener, app, stop, cores)
+    serve_on(listener, app, stop, cores, bounds)
 }
 
 /// `serve` on `cores` runtimes.
@@ -250,6 +299,7 @@ fn serve_on(
     app: axum::Router,
     stop: CancellationToken,
     cores: usize,
+    bounds: Bounds,
 ) -> io::Result<tokio::task::JoinHandle<io::Result<()>>> {
     let local = listener.local_addr()?;
     let sessions = Arc::new(Sessions::default());
@@ -277,6 +327,7 @@ fn serve_on(
                     connections,
                     open: counted,
                     local,
+                    idle: bounds.idle,
                 };
                 let served = runtime.block_on(async move {
                     axum::serve(listener, app)
@@ -289,6 +340,8 @@ fn serve_on(
         finished.push(finish);
     }
     let dealt = Arc::new(dealt);
+    // Connections accepted and not yet dealt (their first head awaited).
+    let looking = Arc::new(AtomicUsize::new(0));
     Ok(tokio::spawn(async move {
         let mut listener = listener;
         loop {
@@ -300,10 +353,36 @@ fn serve_on(
             // Small writes go out at once: without TCP_NODELAY a Response written in two parts
             // waits for the client's delayed acknowledgement (about 40 ms a turn).
             let _ = stream.set_nodelay(true);
+            // Past the bound (those being looked at count too): told so, and closed.
+            let open = dealt
+                .iter()
+                .map(|c| c.open.load(Ordering::Relaxed))
+                .sum::<usize>()
+                + looking.load(Ordering::Relaxed);
+            if open >= bounds.max_connections {
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    let mut stream = stream;
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(1),
+                        stream.write_all(&over_the_bound(bounds.max_connections)),
+                    )
+                    .await;
+                });
+                continue;
+            }
             // Dealt from a task of its own: the look at its first request may wait.
             let (dealt, sessions) = (dealt.clone(), sessions.clone());
+            let looking = Looking::new(looking.clone());
             tokio::spawn(async move {
-                let session = first_session(&stream).await;
+                let Ok(session) = first_session(&stream, bounds.head_deadline).await else {
+                    tracing::info!(
+                        "closed a connection from {peer}: no request head within {} s",
+                        bounds.head_deadline.as_secs()
+                    );
+                    return;
+                };
+                drop(looking);
                 let index = session
                     .and_then(|id| sessions.core_of(&id))
                     .filter(|&i| i < dealt.len())
@@ -320,7 +399,7 @@ fn serve_on(
             });
         }
         // The runtimes stop taking connections once every dealer is gone: this one now, those
-        // of connections being looked at within `PEEK_WAIT`.
+        // of connections whose first request head is awaited (`Bounds::head_deadline`).
         drop(dealt);
         let mut result = Ok(());
         for finish in finished {
@@ -335,10 +414,49 @@ fn serve_on(
     }))
 }
 
-/// A served connection, counted among its runtime's open ones until it closes.
+/// A connection being looked at by the acceptor, counted against the bound until dealt.
+struct Looking(Arc<AtomicUsize>);
+
+impl Looking {
+    fn new(count: Arc<AtomicUsize>) -> Looking {
+        count.fetch_add(1, Ordering::Relaxed);
+        Looking(count)
+    }
+}
+
+impl Drop for Looking {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A served connection, counted among its runtime's open ones until it closes; one with no
+/// byte read or written for `idle` fails its next read or write (hyper then closes it).
 struct Counted {
     stream: TcpStream,
     open: Arc<AtomicUsize>,
+    idle: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Counted {
+    /// After a read or a write: the idle time starts again.
+    fn active(&mut self) {
+        let next = tokio::time::Instant::now() + self.idle;
+        self.deadline.as_mut().reset(next);
+    }
+
+    /// Pending I/O: an error once the connection has been idle for too long.
+    fn expired(&mut self, cx: &mut Context<'_>) -> bool {
+        self.deadline.as_mut().poll(cx).is_ready()
+    }
+}
+
+fn idle_error() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        "the connection was idle for too long",
+    )
 }
 
 impl Drop for Counted {
@@ -353,7 +471,15 @@ impl AsyncRead for Counted {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
+        let this = self.get_mut();
+        match Pin::new(&mut this.stream).poll_read(cx, buf) {
+            Poll::Ready(r) => {
+                this.active();
+                Poll::Ready(r)
+            }
+            Poll::Pending if this.expired(cx) => Poll::Ready(Err(idle_error())),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
@@ -363,7 +489,15 @@ impl AsyncWrite for Counted {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+        let this = self.get_mut();
+        match Pin::new(&mut this.stream).poll_write(cx, buf) {
+            Poll::Ready(r) => {
+                this.active();
+                Poll::Ready(r)
+            }
+            Poll::Pending if this.expired(cx) => Poll::Ready(Err(idle_error())),
+            Poll::Pending => Poll::Pending,
+        }
     }
 
     fn poll_write_vectored(
@@ -371,7 +505,15 @@ impl AsyncWrite for Counted {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        match Pin::new(&mut this.stream).poll_write_vectored(cx, bufs) {
+            Poll::Ready(r) => {
+                this.active();
+                Poll::Ready(r)
+            }
+            Poll::Pending if this.expired(cx) => Poll::Ready(Err(idle_error())),
+            Poll::Pending => Poll::Pending,
+        }
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -464,7 +606,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let stop = CancellationToken::new();
-        let served = serve_on(listener, app, stop.clone(), 2).unwrap();
+        let served = serve_on(listener, app, stop.clone(), 2, Bounds::default()).unwrap();
         // Four kept-alive connections, each answered (so dealt), fill the first runtime; the
         // session is then made on the second.
         let mut kept = Vec::new();

@@ -68,6 +68,8 @@ pub struct HttpOptions {
     /// A session or a dialogue kept by DialogID with no traffic for `idle` ends, with its
     /// dialogue state; at most `max` of each are held.
     pub dialogues: DialogueLimits,
+    /// Connections held, and how long a slow or idle one is waited for.
+    pub bounds: crate::server::per_core::Bounds,
 }
 
 impl HttpOptions {
@@ -78,6 +80,7 @@ impl HttpOptions {
             token: None,
             max_body_bytes: 4 * 1024 * 1024,
             dialogues: DialogueLimits::default(),
+            bounds: Default::default(),
         }
     }
 }
@@ -145,6 +148,9 @@ pub async fn serve_http<B: Backend>(
     let tool_name: Arc<str> = backend.tool_name().into();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.dialogues.idle);
+    let sessions = Arc::new(sessions);
+    let held = sessions.clone();
+    let max_sessions = options.dialogues.max;
     let keyed = BknServer::<B>::keyed_dialogues(options.dialogues);
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
@@ -156,7 +162,7 @@ pub async fn serve_http<B: Backend>(
             let keyed = keyed.clone();
             move || Ok(BknServer::new(backend.clone(), keyed.clone()))
         },
-        Arc::new(sessions),
+        sessions.clone(),
         config,
     );
     let token = options.token.clone().map(Arc::new);
@@ -168,6 +174,11 @@ pub async fn serve_http<B: Backend>(
             move |request: Request, next: Next| {
                 jsonrpc_bodies(request, next, max_body, tool.clone())
             },
+        ))
+        .layer(axum::middleware::from_fn(
+            move |request: Request, next: Next| {
+                guard_sessions(request, next, sessions.clone(), max_sessions)
+            },
         ));
     let app =
         axum::Router::new()
@@ -178,8 +189,10 @@ pub async fn serve_http<B: Backend>(
                 axum::routing::get(move || {
                     let server_name = server_name.clone();
                     let keyed = keyed.clone();
+                    let held = held.clone();
                     async move {
-                        let sessions = crate::server::mcp::live_sessions();
+                        // The MCP sessions the session manager holds (each with its state).
+                        let sessions = held.sessions.read().await.len();
                         let keyed = keyed.len();
                         axum::Json(serde_json::json!({
                             "status": "ok",
@@ -202,7 +215,7 @@ pub async fn serve_http<B: Backend>(
                     }
                 },
             ));
-    let task = crate::server::per_core::serve(listener, app, shutdown.clone())
+    let task = crate::server::per_core::serve(listener, app, shutdown.clone(), options.bounds)
         .map_err(|e| anyhow::anyhow!("cannot start serving HTTP: {e}"))?;
     Ok(HttpServer {
         addr,
@@ -225,13 +238,36 @@ async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize, tool: Arc
         return next.run(request).await;
     }
     let (mut parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
-        return (
+    let too_large = || {
+        refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the request body exceeds {max_body} bytes (see --max-body-mb)\n"),
+            format!("the request body exceeds {max_body} bytes (see --max-body-mb)"),
         )
-            .into_response();
     };
+    // A declared length over the limit is answered at once, before any of it is read.
+    if parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > max_body as u64)
+    {
+        return too_large();
+    }
+    let bytes =
+        match tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, max_body)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(_)) => return too_large(),
+            Err(_) => {
+                return refusal(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body did not come whole within {} s",
+                        BODY_DEADLINE.as_secs()
+                    ),
+                );
+            }
+        };
     let mut bytes = bytes;
     if crate::protocol::json::deeper_than(&bytes, crate::protocol::json::RMCP_DEPTH).is_some()
         && let Some((shallow, arguments)) = stash_arguments(&bytes)
@@ -270,6 +306,89 @@ async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize, tool: Arc
         return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
     }
     response
+}
+
+/// How long a request body may take to arrive once its head has.
+const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A refusal of the transport: its status, and a JSON-RPC error object as its body
+/// (MCP-BINDING section 2), never plain text.
+fn refusal(status: StatusCode, message: String) -> Response {
+    let body = crate::server::jsonrpc::error(serde_json::Value::Null, -32000, message);
+    (status, axum::Json(body)).into_response()
+}
+
+/// Before anything else: a request that names two Hosts is refused (which one the Host check
+/// would see is not defined); a DELETE of a session the server does not hold is 404 (rmcp
+/// answers 202); an `initialize` past the bound on sessions is refused with 503.
+async fn guard_sessions(
+    request: Request,
+    next: Next,
+    sessions: Arc<LocalSessionManager>,
+    max: usize,
+) -> Response {
+    if request.headers().get_all(header::HOST).iter().count() > 1 {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "the request has more than one Host header".into(),
+        );
+    }
+    let session = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let held = |id: &str| {
+        sessions
+            .sessions
+            .try_read()
+            .map(|m| m.keys().any(|k| k.as_ref() == id))
+            .unwrap_or(true)
+    };
+    match (request.method(), session) {
+        (&axum::http::Method::DELETE, Some(id)) if !held(&id) => {
+            return refusal(
+                StatusCode::NOT_FOUND,
+                format!("this server holds no MCP session {id}"),
+            );
+        }
+        (&axum::http::Method::POST, None) => {
+            let count = sessions.sessions.try_read().map(|m| m.len()).unwrap_or(0);
+            if count >= max
+                && request
+                    .headers()
+                    .get("mcp-protocol-version")
+                    .is_none_or(|v| v.as_bytes() < b"2026-07-28".as_slice())
+            {
+                // Only a new session's `initialize` is refused here; everything else a
+                // session-less client sends is answered (or refused) by what it asks.
+                let (parts, body) = request.into_parts();
+                let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+                    return refusal(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        format!("this server holds its maximum of {max} sessions"),
+                    );
+                };
+                if crate::protocol::rpc::Probe::read(&bytes)
+                    .and_then(|p| p.request("initialize"))
+                    .is_some()
+                {
+                    return refusal(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        format!(
+                            "this server holds its maximum of {max} MCP sessions; a new one \
+                             cannot be opened now (the ones it holds go on)"
+                        ),
+                    );
+                }
+                return next
+                    .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                    .await;
+            }
+        }
+        _ => {}
+    }
+    next.run(request).await
 }
 
 /// A `tools/call` of a tool this server does not have, or whose arguments are not an object:
@@ -337,22 +456,37 @@ async fn require_token(token: Option<&str>, request: Request, next: Next) -> Res
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(bearer_credentials);
     if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
         return next.run(request).await;
     }
-    let mut response = (
+    let mut response = refusal(
         StatusCode::UNAUTHORIZED,
-        "this bkn-explorer server needs Authorization: Bearer <token> (see --token)\n",
-    )
-        .into_response();
+        "this bkn-explorer server needs Authorization: Bearer <token> (see --token)".into(),
+    );
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     response
 }
 
-/// Compares without leaking where the first difference is.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The credentials of `Bearer <token>`: the scheme's name is case-insensitive (RFC 9110).
+pub fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| rest.trim_start())
+}
+
+/// Compares without leaking where the first difference is, nor (beyond whether they differ)
+/// how the lengths compare: every byte of the longer is looked at.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len().max(b.len());
+    let mut differ = (a.len() != b.len()) as u8;
+    for i in 0..n {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        differ |= x ^ y;
+    }
+    differ == 0
 }
