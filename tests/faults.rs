@@ -178,7 +178,7 @@ async fn stdio_faults_through_the_explorers_engine() {
             "exit-on-initialize",
             &[],
             64,
-            Outcome::NoDialogue(&["exited with status 1", "exiting during initialize"]),
+            Outcome::NoDialogue(&["exited with status 1", "exiting during server/discover"]),
         ),
         (
             "crash-on-call",

@@ -634,7 +634,9 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
 #[tokio::test]
 async fn sessions_opened_by_reconnects_are_ended_on_quit() {
     let server = common::spawn_http(&["dac".to_owned()]).await;
-    let spec = ServerSpec::from_url(&server.url).expect("a URL");
+    // Over 2025-11-25, where a reconnect is a new MCP session (the server's own).
+    let mut spec = ServerSpec::from_url(&server.url).expect("a URL");
+    spec.protocol = Some(bkn_explorer::client::generation::ProtocolChoice::Session);
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
         app.dialogues

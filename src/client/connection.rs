@@ -1005,7 +1005,7 @@ impl Connection {
 
 /// How the MCP handshake over a stdio transport (a child's pipes or an in-process one) failed.
 enum HandshakeFailure {
-    Refused(rmcp::service::ClientInitializeError),
+    Refused(Box<rmcp::service::ClientInitializeError>),
     TimedOut,
 }
 
@@ -1053,7 +1053,7 @@ async fn handshake(
     let serving = handler.serve_with_lifecycle(transport, protocol.lifecycle());
     match tokio::time::timeout(options.timeout, serving).await {
         Ok(Ok(service)) => Ok((service, direct)),
-        Ok(Err(e)) => Err(HandshakeFailure::Refused(e)),
+        Ok(Err(e)) => Err(HandshakeFailure::Refused(Box::new(e))),
         Err(_) => Err(HandshakeFailure::TimedOut),
     }
 }

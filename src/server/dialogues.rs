@@ -12,7 +12,7 @@
 //! dialogue it does not hold is refused too, never answered from empty state.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -48,9 +48,7 @@ impl Principal {
             None => Principal(0),
             Some(c) => {
                 // A keyed hash: the same for one process's lifetime, unguessable outside it.
-                let mut h = KEY.build_hasher();
-                c.hash(&mut h);
-                Principal(h.finish() | 1)
+                Principal(KEY.hash_one(c) | 1)
             }
         }
     }
@@ -115,7 +113,7 @@ impl Refusal {
 
 fn human(d: Duration) -> String {
     let s = d.as_secs();
-    if s >= 60 && s % 60 == 0 {
+    if s >= 60 && s.is_multiple_of(60) {
         format!("{} min", s / 60)
     } else {
         format!("{s} s")

@@ -182,7 +182,10 @@ pub async fn serve_http<B: Backend>(
         ));
     let app =
         axum::Router::new()
-            .nest_service("/mcp", mcp)
+            .nest_service(
+                "/mcp",
+                mcp.layer(axum::middleware::from_fn(jsonrpc_refusals)),
+            )
             // For monitoring and the load test: how many sessions' state is held.
             .route(
                 "/health",
@@ -306,6 +309,39 @@ async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize, tool: Arc
         return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
     }
     response
+}
+
+/// Every refusal of the transport with a JSON-RPC error body (MCP-BINDING section 2): rmcp
+/// answers some in plain text (a wrong Content-Type or Accept, an unknown session); their
+/// status stays, their text becomes the error's message.
+async fn jsonrpc_refusals(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("refused").to_owned()
+    } else {
+        text
+    };
+    let mut out = refusal(status, message);
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    out
 }
 
 /// How long a request body may take to arrive once its head has.
