@@ -46,14 +46,18 @@ fn context(app: &App, detail: Detail) -> String {
                 left.push_str(&format!(" · {} ({from})", ch.values.m_instance));
             }
             let state = match &d.status {
-                Status::Open if detail == Detail::Full => format!(
-                    "connected {}",
-                    server
-                        .summary
-                        .as_ref()
-                        .map(|s| s.protocol_version.as_str())
-                        .unwrap_or("")
-                ),
+                // The generation and where the dialogue's state lives (MCP-BINDING section 3).
+                Status::Open if detail == Detail::Full => match server.summary.as_ref() {
+                    Some(s) => format!(
+                        "connected {} ({})",
+                        s.protocol_version,
+                        match crate::client::generation::StateHome::of(&s.protocol_version) {
+                            crate::client::generation::StateHome::McpSession => "in its session",
+                            crate::client::generation::StateHome::DialogId => "by DialogID",
+                        }
+                    ),
+                    None => "connected".into(),
+                },
                 Status::Open => "connected".into(),
                 Status::Connecting => "connecting".into(),
                 Status::Recorded => "recorded".into(),
