@@ -1092,14 +1092,7 @@ async fn probe_generation(
     if matches!(response.status().as_u16(), 401 | 403) {
         return ProtocolChoice::Auto;
     }
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let body = super::doctor::read_bounded(response, options.max_message_bytes).await;
-    match super::doctor::jsonrpc_answer(&content_type, &body) {
+    match super::doctor::answer_of(response, options.max_message_bytes).await {
         // "Not that version, but these": a 2026-07-28 server that wants the request again
         // (rmcp's discover lifecycle retries with a version it lists).
         Some(answer)

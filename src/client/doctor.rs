@@ -501,16 +501,7 @@ async fn http_steps(
                     );
                 }
                 answer = match post(&openings[at], at as u64).send().await {
-                    Ok(r) => {
-                        let ct = r
-                            .headers()
-                            .get("content-type")
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or("")
-                            .to_owned();
-                        let text = read_bounded(r, PROBE_LIMIT).await;
-                        jsonrpc_answer(&ct, &text)
-                    }
+                    Ok(r) => answer_of(r, PROBE_LIMIT).await,
                     Err(_) => None,
                 };
             }
@@ -534,7 +525,7 @@ pub const PROBE_LIMIT: usize = 1024 * 1024;
 
 /// A response's body as text, at most `limit` bytes of it (an event stream is read only up to
 /// its first JSON-RPC message).
-pub async fn read_bounded(mut response: reqwest::Response, limit: usize) -> String {
+async fn read_bounded(mut response: reqwest::Response, limit: usize) -> String {
     let stream = response
         .headers()
         .get("content-type")
@@ -558,8 +549,20 @@ pub async fn read_bounded(mut response: reqwest::Response, limit: usize) -> Stri
     String::from_utf8_lossy(&body).into_owned()
 }
 
+/// The JSON-RPC message a response carries (read within `limit`), if it carries one.
+pub async fn answer_of(response: reqwest::Response, limit: usize) -> Option<serde_json::Value> {
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let body = read_bounded(response, limit).await;
+    jsonrpc_answer(&content_type, &body)
+}
+
 /// A JSON-RPC message in a response's body: JSON, or the first event of an event stream.
-pub fn jsonrpc_answer(content_type: &str, body: &str) -> Option<serde_json::Value> {
+fn jsonrpc_answer(content_type: &str, body: &str) -> Option<serde_json::Value> {
     let text = if content_type.starts_with("text/event-stream") {
         body.lines()
             .filter_map(|l| l.strip_prefix("data:"))

@@ -81,7 +81,7 @@ impl Opening {
         let whole = answer.to_string();
         if let Some(result) = answer.get("result") {
             let (version, also) = if self.method == "server/discover" {
-                let listed = strings(result.get("supportedVersions"));
+                let listed = crate::protocol::json::strings(result.get("supportedVersions"));
                 if !listed.iter().any(|v| v == self.version) {
                     return Answered::Refused(format!(
                         "it answered {} listing versions [{}], without {}: {whole}",
@@ -118,7 +118,7 @@ impl Opening {
             ));
         };
         let code = error.get("code").and_then(Value::as_i64);
-        let supported = strings(error.pointer("/data/supported"));
+        let supported = crate::protocol::json::strings(error.pointer("/data/supported"));
         Answered::Refused(match (self.method, code) {
             ("initialize", Some(-32022)) if !supported.is_empty() => format!(
                 "it refused {} (-32022, unsupported protocol version): it speaks [{}]. \
@@ -160,19 +160,6 @@ impl Opening {
                 .into(),
         }
     }
-}
-
-/// The strings of a JSON array (none when it is not one).
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn client_info() -> Value {

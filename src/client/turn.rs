@@ -237,18 +237,7 @@ pub struct TurnHead {
 
 /// A few words of what a turn is about, for a transcript row.
 fn about(kind: &TurnKind, request: &Value, response: Option<&Value>) -> String {
-    let strings = |pointer: &str| -> Vec<String> {
-        request
-            .pointer(pointer)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let strings = |pointer: &str| crate::protocol::json::strings(request.pointer(pointer));
     let text = |v: &Value, pointer: &str| {
         v.pointer(pointer)
             .and_then(Value::as_str)

@@ -136,6 +136,19 @@ pub fn deeper_than(bytes: &[u8], limit: usize) -> Option<(usize, usize)> {
     None
 }
 
+/// The strings of a JSON array (its other items passed over); none when it is not an array.
+pub fn strings(value: Option<&serde_json::Value>) -> Vec<String> {
+    value
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -204,9 +204,10 @@ fn foreign(hosts: &[String], headers: &HeaderMap) -> Option<Response> {
         hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
     };
     let refuse = |why: String| {
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": null,
-            "error": {"code": -32000, "message": why}});
-        Some((StatusCode::FORBIDDEN, axum::Json(body)).into_response())
+        Some(crate::server::transport::refusal(
+            StatusCode::FORBIDDEN,
+            why,
+        ))
     };
     let all: Vec<&str> = headers
         .get_all("host")
@@ -293,33 +294,16 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     }
     // A body over the message limit is refused before it is read (the upstream would refuse
     // it too); one that does not come within the deadline is not waited for.
-    let too_large = || {
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
-            "message": format!("the request is over the proxy's limit of {} bytes (--max-message-mb)", proxy.limit)}});
-        (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response()
-    };
-    if parts
-        .headers
-        .get("content-length")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .is_some_and(|n| n > proxy.limit as u64)
-    {
-        return too_large();
-    }
-    let body = match tokio::time::timeout(
-        std::time::Duration::from_secs(30),
-        axum::body::to_bytes(body, proxy.limit),
+    let body = match crate::server::transport::read_body(
+        &parts.headers,
+        body,
+        proxy.limit,
+        "(the proxy's --max-message-mb)",
     )
     .await
     {
-        Ok(Ok(body)) => body,
-        Ok(Err(_)) => return too_large(),
-        Err(_) => {
-            let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
-                "message": "the request body did not come whole within 30 s"}});
-            return (StatusCode::REQUEST_TIMEOUT, axum::Json(body)).into_response();
-        }
+        Ok(body) => body,
+        Err(refused) => return refused,
     };
     let session = header(&parts.headers, "mcp-session-id");
     let mut outgoing = proxy

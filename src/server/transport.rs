@@ -241,36 +241,10 @@ async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize, tool: Arc
         return next.run(request).await;
     }
     let (mut parts, body) = request.into_parts();
-    let too_large = || {
-        refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the request body exceeds {max_body} bytes (see --max-body-mb)"),
-        )
+    let bytes = match read_body(&parts.headers, body, max_body, "(see --max-body-mb)").await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
     };
-    // A declared length over the limit is answered at once, before any of it is read.
-    if parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .is_some_and(|n| n > max_body as u64)
-    {
-        return too_large();
-    }
-    let bytes =
-        match tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, max_body)).await {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(_)) => return too_large(),
-            Err(_) => {
-                return refusal(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "the request body did not come whole within {} s",
-                        BODY_DEADLINE.as_secs()
-                    ),
-                );
-            }
-        };
     let mut bytes = bytes;
     if crate::protocol::json::deeper_than(&bytes, crate::protocol::json::RMCP_DEPTH).is_some()
         && let Some((shallow, arguments)) = stash_arguments(&bytes)
@@ -347,9 +321,46 @@ async fn jsonrpc_refusals(request: Request, next: Next) -> Response {
 /// How long a request body may take to arrive once its head has.
 const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// A request's body, within `limit` bytes and `BODY_DEADLINE`: a declared length over the
+/// limit is refused (413) before any of it is read, a body that does not come whole in time
+/// 408 (a client that declares a gigabyte and sends ten bytes is not waited for). `hint` ends
+/// the 413's sentence (the option that sets the limit). Servers and the proxy use it.
+pub async fn read_body(
+    headers: &axum::http::HeaderMap,
+    body: axum::body::Body,
+    limit: usize,
+    hint: &str,
+) -> Result<axum::body::Bytes, Response> {
+    let too_large = || {
+        refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body exceeds {limit} bytes {hint}"),
+        )
+    };
+    if headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > limit as u64)
+    {
+        return Err(too_large());
+    }
+    match tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(too_large()),
+        Err(_) => Err(refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not come whole within {} s",
+                BODY_DEADLINE.as_secs()
+            ),
+        )),
+    }
+}
+
 /// A refusal of the transport: its status, and a JSON-RPC error object as its body
 /// (MCP-BINDING section 2), never plain text.
-fn refusal(status: StatusCode, message: String) -> Response {
+pub fn refusal(status: StatusCode, message: String) -> Response {
     let body = crate::server::jsonrpc::error(serde_json::Value::Null, -32000, message);
     (status, axum::Json(body)).into_response()
 }

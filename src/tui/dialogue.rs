@@ -119,16 +119,7 @@ impl TurnView {
                     .collect()
             })
             .unwrap_or_default();
-        let released = request
-            .get("ReleasedCommitmentIDs")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let released = crate::protocol::json::strings(request.get("ReleasedCommitmentIDs"));
         let conflicts = response
             .as_ref()
             .and_then(|r| r.pointer("/Answer/Text"))

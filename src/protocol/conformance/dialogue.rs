@@ -154,15 +154,6 @@ impl DialogueChecker {
         self.dialog_id.as_deref()
     }
 
-    /// Binds the dialogue to a DialogID before its first message (a server over Streamable
-    /// HTTP: the DialogID is the `Mcp-Session-Id`, MCP-BINDING section 3). Does nothing once
-    /// the dialogue is bound.
-    pub fn bind_dialog(&mut self, dialog_id: &str) {
-        if self.dialog_id.is_none() {
-            self.dialog_id = Some(dialog_id.to_owned());
-        }
-    }
-
     /// The TurnIndex of the last accepted Request of an interface.
     pub fn last_turn(&self, interface: Interface) -> Option<u64> {
         self.last_turn.get(&interface).copied()
