@@ -452,6 +452,21 @@ async fn a_reconnect_is_replayed_as_a_new_session_without_false_differences() {
         .unwrap();
     assert!(!replayed.differs(), "{:#?}", replayed.turns[1].differences);
     assert!(replayed.turns[1].replayed.new_session);
+    // Replayed over 2026-07-28 (no sessions): the reconnect is a fresh dialogue, renumbered
+    // from TurnIndex 0, and again nothing differs.
+    let stateless = replay_dialogue(&session, 0, None, &options(), &cancel, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        stateless.turns[1].replayed.request_value()["TurnIndex"],
+        0,
+        "a new 2026 dialogue starts at 0"
+    );
+    assert!(
+        !stateless.differs(),
+        "{:#?}",
+        stateless.turns[1].differences
+    );
     // The control: the same recording without the mark differs (c1 would be retained).
     session.dialogues[0].turns[1].new_session = false;
     let replayed = replay_dialogue(&session, 0, None, &connect, &cancel, |_| {})

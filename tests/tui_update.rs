@@ -398,10 +398,11 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
         app.dialogues[0].status == Status::Open
     })
     .await;
-    // A new MCP session is a new DialogID (MCP-BINDING section 3); the transcript and its
-    // TurnIndex carry on.
+    // A new server process holds nothing: a new dialogue, under a new DialogID (MCP-BINDING
+    // section 3). Over 2026-07-28 (what auto gets here) a new dialogue starts at TurnIndex 0;
+    // the transcript carries on.
     assert_ne!(h.runner.app.dialogues[0].dialog_id, first_id);
-    assert_eq!(h.runner.app.dialogues[0].next_turn, 1);
+    assert_eq!(h.runner.app.dialogues[0].next_turn, 0);
     assert_eq!(h.runner.app.dialogues[0].turns.len(), 1);
 }
 
@@ -738,4 +739,65 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
     assert!(screen.contains("test: a kiosk on the stage"), "{screen}");
     assert!(screen.contains("✓"), "{screen}");
     assert!(screen.contains("all 5 steps passed"), "{screen}");
+}
+
+/// `R` over MCP 2026-07-28 (the server keeps the dialogue by its DialogID): the new connection
+/// goes on with the same dialogue, its commitment still holds (Clash), it is not marked a new
+/// session, and the user is told so; the dialogue's own checks find nothing to say about the
+/// commitment they learnt before the reconnect.
+#[tokio::test]
+async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
+    let server = common::spawn_http(&["dac".to_owned()]).await;
+    let spec = ServerSpec::from_url(&server.url).expect("a URL");
+    let mut h = Harness::new(options(vec![spec], "dark"));
+    h.until(WAIT, "the dialogue to open", |app| {
+        app.dialogues
+            .first()
+            .is_some_and(|d| d.status == Status::Open)
+    })
+    .await;
+    let dialog_id = h.runner.app.dialogues[0].dialog_id.clone();
+    choose_kind(&mut h, Kind::Commitment);
+    fill(
+        &mut h,
+        "Commit",
+        "c1: Kiosk#3 not locatedAt MLoc:Square.Stage",
+    );
+    let first = send(&mut h).await;
+    assert_eq!(
+        response(&h, first)["CommitmentStatus"][0]["Status"],
+        "retained"
+    );
+    h.key(KeyCode::F(6));
+    h.key(KeyCode::Char('R'));
+    h.until(WAIT, "the reconnect", |app| {
+        app.dialogues[0].status == Status::Open
+    })
+    .await;
+    assert_eq!(
+        h.runner.app.dialogues[0].dialog_id, dialog_id,
+        "the same dialogue"
+    );
+    let said: Vec<&str> = h
+        .runner
+        .app
+        .messages
+        .iter()
+        .map(|m| m.text.as_str())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|m| m.contains("keeps this dialogue by its DialogID")),
+        "{said:?}"
+    );
+    h.key(KeyCode::Char('c'));
+    choose_kind(&mut h, Kind::Feasibility);
+    fill(&mut h, "Space", "Space:Square");
+    fill(&mut h, "Steps", "MM-Add Nil Kiosk#3 At MLoc:Square.Stage");
+    let second = send(&mut h).await;
+    let r = response(&h, second);
+    assert_eq!(r["Feasibility"]["Steps"][0]["PAStatus"], "Clash", "{r:#}");
+    let view = &h.runner.app.dialogues[0].turns[second];
+    assert!(!view.turn.new_session, "not a new session");
+    assert!(view.turn.findings.is_empty(), "{:?}", view.turn.findings);
 }

@@ -572,6 +572,13 @@ impl Connection {
         Ok(connection)
     }
 
+    /// Whether the server lives on when this connection ends (a server reached by URL), so
+    /// that a later connection finds what it kept; a stdio server is started for its
+    /// connection and ends with it.
+    pub fn outlives_its_connections(&self) -> bool {
+        matches!(self.spec.transport, TransportSpec::Http(_))
+    }
+
     /// Where the server keeps this connection's dialogue (MCP-BINDING section 3).
     pub fn state_home(&self) -> StateHome {
         StateHome::of(&self.summary.protocol_version)

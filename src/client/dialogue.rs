@@ -36,6 +36,31 @@ pub struct NoTool {
     pub message: String,
 }
 
+/// Where a dialogue opened on a new connection starts (`Dialogue::continue_from`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Continuation {
+    /// The TurnIndex of its first Request.
+    pub first_turn: u64,
+    /// The dialogue it goes on with, when there was one.
+    pub goes_on: Option<GoesOn>,
+}
+
+impl From<u64> for Continuation {
+    fn from(first_turn: u64) -> Self {
+        Continuation {
+            first_turn,
+            goes_on: None,
+        }
+    }
+}
+
+/// A dialogue to go on with: its DialogID, and the messages of its turns so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GoesOn {
+    pub dialog_id: String,
+    pub history: Vec<Value>,
+}
+
 pub struct Dialogue {
     pub connection: Connection,
     pub interface: Interface,
@@ -121,6 +146,36 @@ impl Dialogue {
 
     pub fn dialog_id(&self) -> &str {
         &self.connection.dialog_id
+    }
+
+    /// Opens this connection's dialogue where another connection left one off (a reconnect),
+    /// and says whether the server's state of it goes on.
+    ///
+    /// - Over 2026-07-28 to a server that outlives its connections (HTTP), the server keeps
+    ///   the dialogue by its DialogID: it goes on under the old one, its rules knowing what
+    ///   its turns so far said (`history`: each taken turn's Request, then its Response).
+    /// - Over 2026-07-28 to a server started for the connection (stdio: a new process holds
+    ///   nothing), it is a new dialogue, which the server takes only from TurnIndex 0.
+    /// - Over 2025-11-25 the dialogue was the MCP session: the new session is a new dialogue
+    ///   on the server, its TurnIndex going on from `first_turn` (the binding allows gaps).
+    pub fn continue_from(&mut self, continuation: &Continuation) -> bool {
+        use crate::client::generation::StateHome;
+        let stateless = self.connection.state_home() == StateHome::DialogId;
+        match &continuation.goes_on {
+            Some(goes_on) if stateless && self.connection.outlives_its_connections() => {
+                self.start_at(continuation.first_turn);
+                self.connection.dialog_id = goes_on.dialog_id.clone();
+                for message in &goes_on.history {
+                    self.checker.accept(message);
+                }
+                true
+            }
+            _ if stateless => false,
+            _ => {
+                self.start_at(continuation.first_turn);
+                false
+            }
+        }
     }
 
     /// Numbers this dialogue's turns from `turn` on (a dialogue continued on a new session

@@ -5,7 +5,7 @@
 
 use crate::client::connection::{ConnectOptions, Connection, DialogIdOrigin, ServerSummary};
 use crate::client::defaults::{Chosen, Overrides};
-use crate::client::dialogue::{Dialogue, Filling};
+use crate::client::dialogue::{Continuation, Dialogue, Filling};
 use crate::client::event::{Event, EventSink};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::Turn;
@@ -35,6 +35,11 @@ pub enum EngineEvent {
         vocabulary: Box<Vocabulary>,
         /// The common fields its Requests are filled with, and where each came from.
         defaults: Box<Chosen>,
+        /// It went on with the dialogue of an earlier connection, whose state the server
+        /// kept (a reconnect over 2026-07-28, where the dialogue is kept by DialogID).
+        continued: bool,
+        /// The TurnIndex its next Request gets.
+        next_turn: u64,
     },
     /// A dialogue could not start: no connection, or no tool for its interface.
     Failed {
@@ -123,8 +128,9 @@ impl Engine {
         interface: Interface,
         base: Chosen,
         overrides: Overrides,
-        first_turn: u64,
+        from: impl Into<Continuation>,
     ) {
+        let from = from.into();
         let (commands, rx) = mpsc::unbounded_channel();
         self.dialogues.insert(
             key,
@@ -136,7 +142,7 @@ impl Engine {
         let events = self.events.clone();
         let options = self.options.clone();
         tokio::spawn(run_dialogue(
-            key, spec, interface, base, overrides, first_turn, options, rx, events,
+            key, spec, interface, base, overrides, from, options, rx, events,
         ));
     }
 
@@ -217,7 +223,7 @@ async fn run_dialogue(
     interface: Interface,
     base: Chosen,
     overrides: Overrides,
-    first_turn: u64,
+    from: Continuation,
     options: ConnectOptions,
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<EngineEvent>,
@@ -250,8 +256,10 @@ async fn run_dialogue(
             return;
         }
     };
-    dialogue.start_at(first_turn);
+    let continued = dialogue.continue_from(&from);
     let _ = events.send(EngineEvent::Opened {
+        continued,
+        next_turn: dialogue.next_turn(),
         dialogue: key,
         connection: dialogue.connection.id,
         dialog_id: dialogue.dialog_id().to_owned(),

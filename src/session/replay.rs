@@ -46,6 +46,13 @@ impl ReplayedDialogue {
 
 /// Replays one dialogue of a session on `server` (the recorded one when `None`), calling
 /// `each` as every turn comes back.
+/// A TurnIndex that differs by exactly the renumbering of a replayed reconnect.
+fn is_renumbering(d: &diff::Difference, by: u64) -> bool {
+    let number = |v: &Option<serde_json::Value>| v.as_ref().and_then(serde_json::Value::as_u64);
+    d.pointer == "/TurnIndex"
+        && matches!((number(&d.recorded), number(&d.replayed)), (Some(r), Some(n)) if r == n + by)
+}
+
 pub async fn replay_dialogue(
     session: &Session,
     index: usize,
@@ -80,6 +87,11 @@ pub async fn replay_dialogue(
         turns: Vec::new(),
         stopped: None,
     };
+    // Over 2026-07-28 a new dialogue starts at TurnIndex 0 (a server refuses a later turn of
+    // a DialogID it does not hold): the turns after a recorded reconnect are sent renumbered
+    // from 0 in a fresh dialogue, which is what the recorded reconnect did to the server's
+    // state, and compared with their recorded TurnIndex.
+    let mut renumbered_by: u64 = 0;
     for (i, recorded) in record.turns.iter().enumerate() {
         if cancel.is_cancelled() {
             replayed.stopped = Some("cancelled".into());
@@ -101,14 +113,30 @@ pub async fn replay_dialogue(
                 },
             );
             old.close().await;
+            let stateless =
+                dialogue.connection.state_home() == crate::client::generation::StateHome::DialogId;
+            renumbered_by = 0;
             if let Some(t) = request.get("TurnIndex").and_then(serde_json::Value::as_u64) {
-                dialogue.start_at(t);
+                if stateless {
+                    renumbered_by = t;
+                } else {
+                    dialogue.start_at(t);
+                }
             }
+        }
+        let mut request = request;
+        if renumbered_by > 0
+            && let Some(t) = request.get("TurnIndex").and_then(serde_json::Value::as_u64)
+        {
+            request["TurnIndex"] = t.saturating_sub(renumbered_by).into();
         }
         let request = dialogue.prepare(request, Filling::Fresh);
         let mut turn = dialogue.send(request, cancel).await;
         turn.new_session = recorded.new_session && i > 0;
-        let differences = diff::compare(recorded, &turn);
+        let mut differences = diff::compare(recorded, &turn);
+        if renumbered_by > 0 {
+            differences.retain(|d| !is_renumbering(d, renumbered_by));
+        }
         let lost = match &turn.reply {
             Reply::Error(e)
                 if matches!(

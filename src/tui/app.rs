@@ -368,6 +368,7 @@ impl App {
             base,
             overrides,
             first_turn: 0,
+            goes_on: None,
         });
         self.dialogues.push(d);
         let index = self.dialogues.len() - 1;

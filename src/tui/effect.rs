@@ -25,6 +25,8 @@ pub enum Effect {
         base: Chosen,
         overrides: Overrides,
         first_turn: u64,
+        /// A reconnect's dialogue, to go on with where the server keeps it (2026-07-28).
+        goes_on: Option<crate::client::dialogue::GoesOn>,
     },
     /// Send a Request on a dialogue; `TurnStarted` then `TurnFinished` follow.
     Send {

@@ -142,9 +142,18 @@ impl Runner {
                 base,
                 overrides,
                 first_turn,
-            } => self
-                .engine
-                .open(key, spec, interface, base, overrides, first_turn),
+                goes_on,
+            } => self.engine.open(
+                key,
+                spec,
+                interface,
+                base,
+                overrides,
+                crate::client::dialogue::Continuation {
+                    first_turn,
+                    goes_on,
+                },
+            ),
             Effect::Send {
                 key,
                 request,

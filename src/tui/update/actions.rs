@@ -643,6 +643,21 @@ impl App {
         d.pending = None;
         d.new_session = !d.turns.is_empty();
         let (server, interface, first) = (d.server, d.interface, d.next_turn);
+        // Over 2026-07-28 the server keeps the dialogue by its DialogID: the new connection
+        // goes on with it (the engine tells which it was once the dialogue is open).
+        let goes_on = d
+            .dialog_id
+            .clone()
+            .map(|dialog_id| crate::client::dialogue::GoesOn {
+                dialog_id,
+                history: d
+                    .turns
+                    .iter()
+                    // The turns the server took (a refused Request changed nothing there).
+                    .filter_map(|t| t.turn.response().map(|r| [t.turn.request_value(), r]))
+                    .flatten()
+                    .collect(),
+            });
         if let Some(s) = self.servers.get_mut(server)
             && s.status != crate::tui::app::ServerStatus::Connected
         {
@@ -656,12 +671,10 @@ impl App {
             base,
             overrides,
             first_turn: first,
+            goes_on,
         });
         if had_session {
-            self.notify(
-                "reconnecting: a new MCP session; the server's dialogue state (commitments) is gone",
-                Severity::Warning,
-            );
+            self.notify("reconnecting…", Severity::Info);
         }
     }
 

@@ -26,16 +26,36 @@ impl App {
                 summary,
                 vocabulary,
                 defaults,
+                continued,
+                next_turn,
             } => {
                 let Some(i) = self.dialogue_index(dialogue) else {
                     return;
                 };
+                // A reconnect: the dialogue went on under its DialogID (2026-07-28), or the
+                // new MCP session is a new dialogue on the server (2025-11-25).
+                if self.dialogues[i].new_session {
+                    if continued {
+                        self.dialogues[i].new_session = false;
+                        self.notify(
+                            "reconnected: the server keeps this dialogue by its DialogID (MCP 2026-07-28), so its state (commitments) goes on",
+                            Severity::Success,
+                        );
+                    } else {
+                        self.notify(
+                            "reconnected: a new dialogue on the server (a new MCP session, or a new server process); its state there (commitments) is gone",
+                            Severity::Warning,
+                        );
+                    }
+                }
                 let origin_text = match origin {
                     DialogIdOrigin::McpSession => "the MCP session id",
                     DialogIdOrigin::Client => "made by the explorer",
                 };
                 let d = &mut self.dialogues[i];
                 d.status = Status::Open;
+                // A new 2026-07-28 dialogue starts at 0 whatever the transcript says.
+                d.next_turn = next_turn;
                 d.connection = Some(connection);
                 d.dialog_id = Some(dialog_id.clone());
                 d.origin = Some(origin);
@@ -95,6 +115,7 @@ impl App {
                         base,
                         overrides,
                         first_turn: 0,
+                        goes_on: None,
                     });
                     return;
                 }

@@ -99,6 +99,8 @@ impl T {
             summary: Box::new(summary),
             vocabulary: Box::default(),
             defaults: Box::new(Chosen::built_in()),
+            continued: false,
+            next_turn: self.app.dialogues[i].next_turn,
         })))
     }
 
