@@ -433,6 +433,7 @@ async fn a_reconnect_is_replayed_as_a_new_session_without_false_differences() {
             dialog_id,
             notes: None,
             defaults: None,
+            protocol_version: Some("2025-11-25".into()),
             turns: vec![t0, t1],
         }],
         ..Default::default()

@@ -104,6 +104,7 @@ pub fn run(args: Args) -> u8 {
         };
         let dialog_id = dialogue.dialog_id().to_owned();
         let spec = dialogue.connection.spec.clone();
+        let protocol_version = dialogue.connection.summary.protocol_version.clone();
         let defaults = dialogue.defaults.values.clone();
         // Kept only to be saved: without --save, memory does not grow with the dialogue.
         let mut turns: Vec<Turn> = Vec::new();
@@ -160,7 +161,22 @@ pub fn run(args: Args) -> u8 {
         let _ = out.flush();
         dialogue.close().await;
         if let Some(path) = &args.save
-            && let Err(e) = super::save_dialogue(path, args.name.as_deref(), &spec, interface, &dialog_id, &defaults, turns)
+            && let Err(e) = super::save_dialogue(
+                path,
+                args.name.as_deref(),
+                &spec,
+                crate::session::DialogueRecord {
+                    name: None,
+                    server: String::new(),
+                    interface,
+                    dialog_id,
+                    notes: None,
+                    defaults: (defaults != crate::protocol::message::CommonDefaults::default())
+                        .then_some(defaults),
+                    protocol_version: Some(protocol_version),
+                    turns,
+                },
+            )
         {
             eprintln!("bkn-explorer dialogue: {e}");
             return exit::FAILURE;

@@ -112,10 +112,7 @@ fn save_dialogue(
     path: &std::path::Path,
     name: Option<&str>,
     spec: &crate::client::spec::ServerSpec,
-    interface: crate::protocol::Interface,
-    dialog_id: &str,
-    defaults: &crate::protocol::message::CommonDefaults,
-    turns: Vec<crate::client::turn::Turn>,
+    dialogue: crate::session::DialogueRecord,
 ) -> Result<(), String> {
     let mut session = crate::session::Session {
         name: name.map(str::to_owned),
@@ -125,12 +122,7 @@ fn save_dialogue(
     session.dialogues.push(crate::session::DialogueRecord {
         name: name.map(str::to_owned),
         server,
-        interface,
-        dialog_id: dialog_id.to_owned(),
-        notes: None,
-        defaults: (*defaults != crate::protocol::message::CommonDefaults::default())
-            .then(|| defaults.clone()),
-        turns,
+        ..dialogue
     });
     session
         .save(path)

@@ -359,6 +359,7 @@ pub fn parse(text: &str) -> Result<Session, SessionError> {
                     dialog_id: d.dialog_id,
                     notes: None,
                     defaults: None,
+                    protocol_version: None,
                     turns: Vec::new(),
                 });
             }

@@ -61,6 +61,10 @@ pub struct DialogueRecord {
     /// session's (learnt from the server, or set by the user).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<CommonDefaults>,
+    /// The MCP version its connection negotiated (2026-07-28 or later: the server kept the
+    /// dialogue by DialogID; before, in the MCP session), when it is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
     pub turns: Vec<Turn>,
 }
 

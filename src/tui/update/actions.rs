@@ -698,6 +698,7 @@ impl App {
             dialog_id: d.dialog_id.clone().unwrap_or_default(),
             notes: None,
             defaults: d.defaults.as_ref().map(|c| c.values.clone()),
+            protocol_version: server.summary.as_ref().map(|s| s.protocol_version.clone()),
             turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
         };
         let session = crate::session::Session {

@@ -63,6 +63,7 @@ impl App {
                 dialog_id: d.dialog_id.clone().unwrap_or_default(),
                 notes: d.notes.clone(),
                 defaults,
+                protocol_version: server.summary.as_ref().map(|s| s.protocol_version.clone()),
                 turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
             });
         }

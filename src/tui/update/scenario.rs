@@ -114,6 +114,7 @@ impl App {
             dialog_id: d.dialog_id.clone().unwrap_or_default(),
             notes: d.notes.clone(),
             defaults: None,
+            protocol_version: None,
             turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
         };
         let source = format!("the explorer's dialogue {}", d.name);
