@@ -37,6 +37,9 @@ const HOP: [&str; 8] = [
     "content-length",
 ];
 
+/// The most dialogues (MCP sessions, or 2026-07-28 DialogIDs) the proxy follows at once.
+const MAX_FOLLOWED: usize = 10_000;
+
 #[derive(Clone)]
 struct Proxy {
     upstream: String,
@@ -53,6 +56,14 @@ struct Proxy {
 impl Proxy {
     fn observe(&self, session: &str, side: Side, lines: &[u8]) {
         let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        // What a client can make the proxy hold is bounded: past so many dialogues followed
+        // at once, a new one still passes through, unrecorded, and the recording says so.
+        if sessions.len() >= MAX_FOLLOWED && !sessions.contains_key(session) {
+            self.recording.note(&format!(
+                "the proxy follows at most {MAX_FOLLOWED} dialogues at once: {session} passes through unrecorded"
+            ));
+            return;
+        }
         let observer = sessions
             .entry(session.to_owned())
             .or_insert_with(|| Observer::sharing(&self.server, self.recording.clone()));
@@ -331,10 +342,18 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
                 .into_response();
         }
     };
-    // The session: the agent's, or the one the server gives at initialize.
-    let session = session
-        .or_else(|| header(answer.headers(), "mcp-session-id"))
-        .unwrap_or_else(|| "(no session)".into());
+    // The session: the agent's, or the one the server gives at initialize. Over 2026-07-28
+    // there is none (a server may still send one: not heard), and a turn's dialogue is named
+    // by the DialogID it carries: one recorded dialogue each, as a session is over 2025-11-25.
+    let stateless = header(&parts.headers, "mcp-protocol-version")
+        .is_some_and(|v| crate::client::generation::is_stateless(&v));
+    let session = match session {
+        Some(s) if !stateless => s,
+        _ if stateless => dialogue_of(&body)
+            .map(|d| format!("(no session) DialogID {d}"))
+            .unwrap_or_else(|| "(no session)".into()),
+        _ => header(answer.headers(), "mcp-session-id").unwrap_or_else(|| "(no session)".into()),
+    };
     if parts.method == axum::http::Method::POST && !body.is_empty() {
         proxy.observe(&session, Side::Agent, &body);
     }
@@ -367,6 +386,30 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     response
         .body(Body::from_stream(stream))
         .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+}
+
+/// The DialogID a `tools/call`'s arguments carry, read without parsing the rest.
+fn dialogue_of(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        params: Option<Params>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        arguments: Option<Arguments>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Arguments {
+        #[serde(rename = "DialogID")]
+        dialog_id: Option<String>,
+    }
+    let call: Call = serde_json::from_slice(body).ok()?;
+    if call.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    call.params?.arguments?.dialog_id
 }
 
 /// The upstream's body as it comes, shown to the tap on its way.
