@@ -172,11 +172,16 @@ impl<B: Backend> BknServer<B> {
     /// Answers a `tools/call` of this session's tool without rmcp's request handling: the
     /// stdio transport's hot path (`server::stdio`). `None` for another tool's name, which
     /// takes rmcp's path and its error.
-    pub fn call_directly(&self, name: &str, arguments: Value) -> Option<DirectAnswer> {
+    pub fn call_directly(
+        &self,
+        name: &str,
+        arguments: Value,
+        place: Place,
+    ) -> Option<DirectAnswer> {
         if name != self.backend.tool_name() {
             return None;
         }
-        let (outcome, log) = self.turn(arguments, Place::Session);
+        let (outcome, log) = self.turn(arguments, place);
         Some(DirectAnswer {
             outcome,
             log: log.map(|(level, line)| {

@@ -15,7 +15,7 @@
 use crate::protocol::json;
 use crate::protocol::rpc::Probe;
 use crate::server::jsonrpc;
-use crate::server::mcp::{DirectAnswer, TurnOutcome};
+use crate::server::mcp::{DirectAnswer, Place, TurnOutcome};
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, RequestId, ServerJsonRpcMessage, ServerNotification,
@@ -29,9 +29,9 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-/// What answers a turn on the hot path: the tool's name and arguments in, `None` when the
-/// name is not the server's tool.
-pub type Turns = Box<dyn Fn(&str, Value) -> Option<DirectAnswer> + Send>;
+/// What answers a turn on the hot path: the tool's name, its arguments and where its dialogue
+/// lives in, `None` when the name is not the server's tool.
+pub type Turns = Box<dyn Fn(&str, Value, Place) -> Option<DirectAnswer> + Send>;
 
 pub struct ServerStdio<R, W> {
     reader: BufReader<R>,
@@ -41,9 +41,12 @@ pub struct ServerStdio<R, W> {
     /// Whether the client has sent `notifications/initialized`: turns before it go to rmcp.
     initialized: bool,
     /// Whether the session negotiated a protocol version before 2026-07-28 in its
-    /// `initialize`: the results written here have that version's shape (no `resultType`),
-    /// and later versions (no handshake, a version in every request) are rmcp's.
+    /// `initialize`: the results written here have that version's shape (no `resultType`).
     legacy: bool,
+    /// Whether rmcp has taken a request of 2026-07-28 (no handshake: its version in `_meta`),
+    /// which starts its lifecycle: from then on a 2026-07-28 turn with the whole envelope is
+    /// answered here too, its dialogue kept by DialogID.
+    stateless: bool,
     /// The requests handed to rmcp and not answered yet. While there are any, turns go to
     /// rmcp too: it handles requests in the order they came, and a turn answered here must
     /// not overtake them (a `logging/setLevel`, or an earlier turn, changes what it gets).
@@ -59,6 +62,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> ServerStdio<R, W> {
             turns: None,
             initialized: false,
             legacy: false,
+            stateless: false,
             with_rmcp: HashSet::new(),
         }
     }
@@ -122,12 +126,11 @@ where
             if text.is_empty() {
                 continue;
             }
-            if let (true, true, true, Some(turns)) = (
-                self.initialized,
-                self.legacy,
-                self.with_rmcp.is_empty(),
-                &self.turns,
-            ) && let Some(lines) = answer_directly(text, turns)
+            let session = self.initialized && self.legacy;
+            if (session || self.stateless)
+                && self.with_rmcp.is_empty()
+                && let Some(turns) = &self.turns
+                && let Some(lines) = answer_directly(text, turns, session)
             {
                 if write_line(&self.writer, lines).await.is_err() {
                     return None;
@@ -154,6 +157,12 @@ where
                     match &message {
                         ClientJsonRpcMessage::Request(r) => {
                             self.with_rmcp.insert(r.id.clone());
+                            use rmcp::model::GetMeta;
+                            if r.request.get_meta().protocol_version().is_some_and(|v| {
+                                crate::client::generation::is_stateless(v.as_str())
+                            }) {
+                                self.stateless = true;
+                            }
                         }
                         ClientJsonRpcMessage::Notification(n) => match &n.notification {
                             ClientNotification::InitializedNotification(_) => {
@@ -192,8 +201,9 @@ where
 
 /// The lines that answer a turn (a log message, if the client asked for logs, then the
 /// Response), or `None` when `line` is not a `tools/call` of the server's tool that reads
-/// cleanly: rmcp then takes it, and gives the same answer or its own error.
-fn answer_directly(line: &[u8], turns: &Turns) -> Option<Vec<u8>> {
+/// cleanly: rmcp then takes it, and gives the same answer or its own error. `session`: the
+/// turn is of the 2025-11-25 session; otherwise it must be a whole 2026-07-28 request.
+fn answer_directly(line: &[u8], turns: &Turns, session: bool) -> Option<Vec<u8>> {
     #[derive(serde::Deserialize)]
     struct Params<'a> {
         #[serde(borrow)]
@@ -201,18 +211,23 @@ fn answer_directly(line: &[u8], turns: &Turns) -> Option<Vec<u8>> {
         #[serde(borrow, default)]
         arguments: Option<&'a RawValue>,
         #[serde(rename = "_meta", borrow, default)]
-        meta: Option<std::collections::HashMap<std::borrow::Cow<'a, str>, serde::de::IgnoredAny>>,
+        meta: Option<std::collections::HashMap<std::borrow::Cow<'a, str>, &'a RawValue>>,
     }
     let probe = Probe::read(line)?;
     let (id, params) = probe.request("tools/call")?;
     let params: Params = serde_json::from_str(params.get()).ok()?;
-    // A progress token is all this path knows of `_meta` (it answers at once, so it never
-    // reports progress); anything else there, such as a protocol version to check, is rmcp's.
-    if let Some(meta) = &params.meta
-        && meta.keys().any(|k| k != "progressToken")
-    {
-        return None;
-    }
+    let meta = params.meta.unwrap_or_default();
+    // A progress token is all this path knows of a session's `_meta` (it answers at once, so
+    // it never reports progress); a 2026-07-28 request's envelope is read here too. Anything
+    // else there (a version to refuse, a key this path does not know) is rmcp's.
+    let place = if session {
+        if meta.keys().any(|k| k != "progressToken") {
+            return None;
+        }
+        Place::Session
+    } else {
+        stateless_place(&meta)?
+    };
     // As rmcp does: absent arguments are an empty object; anything but an object is rmcp's
     // to refuse (Invalid params).
     let arguments = match params.arguments {
@@ -222,7 +237,7 @@ fn answer_directly(line: &[u8], turns: &Turns) -> Option<Vec<u8>> {
     if !arguments.is_object() {
         return None;
     }
-    let answer = turns(&params.name, arguments)?;
+    let answer = turns(&params.name, arguments, place)?;
     let mut out = Vec::with_capacity(4096);
     if let Some(log) = answer.log {
         let note = ServerJsonRpcMessage::notification(
@@ -231,16 +246,64 @@ fn answer_directly(line: &[u8], turns: &Turns) -> Option<Vec<u8>> {
         serde_json::to_writer(&mut out, &note).ok()?;
         out.push(b'\n');
     }
-    write_result(&mut out, id, &answer.outcome).ok()?;
+    write_result(&mut out, id, &answer.outcome, !session).ok()?;
     Some(out)
 }
 
+/// Where a 2026-07-28 turn's dialogue lives, from its `_meta`: only for the whole envelope
+/// (this version, the client's capabilities, nothing this path does not know); None leaves
+/// the request to rmcp, which answers or refuses it as the version says.
+fn stateless_place(
+    meta: &std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue>,
+) -> Option<Place> {
+    const KNOWN: [&str; 5] = [
+        "progressToken",
+        "io.modelcontextprotocol/protocolVersion",
+        "io.modelcontextprotocol/clientCapabilities",
+        "io.modelcontextprotocol/clientInfo",
+        "io.modelcontextprotocol/logLevel",
+    ];
+    if meta.keys().any(|k| !KNOWN.contains(&k.as_ref())) {
+        return None;
+    }
+    let version = meta.get("io.modelcontextprotocol/protocolVersion")?;
+    if version.get() != "\"2026-07-28\"" {
+        return None;
+    }
+    if !meta
+        .get("io.modelcontextprotocol/clientCapabilities")?
+        .get()
+        .trim_start()
+        .starts_with('{')
+    {
+        return None;
+    }
+    let log_level = match meta.get("io.modelcontextprotocol/logLevel") {
+        None => None,
+        Some(level) => Some(serde_json::from_str(level.get()).ok()?),
+    };
+    Some(Place::Keyed {
+        principal: crate::server::dialogues::Principal::of(None),
+        log_level,
+    })
+}
+
 /// A turn's JSON-RPC Response, as rmcp writes a `CallToolResult`: the Response's text is
-/// written once, escaped in the text block and as it is in `structuredContent`.
-fn write_result(out: &mut Vec<u8>, id: &RawValue, outcome: &TurnOutcome) -> serde_json::Result<()> {
+/// written once, escaped in the text block and as it is in `structuredContent`. A
+/// 2026-07-28 result says it is complete (`resultType`), as rmcp writes it for that version.
+fn write_result(
+    out: &mut Vec<u8>,
+    id: &RawValue,
+    outcome: &TurnOutcome,
+    stateless: bool,
+) -> serde_json::Result<()> {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(id.get().as_bytes());
-    out.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
+    out.extend_from_slice(br#","result":{"#);
+    if stateless {
+        out.extend_from_slice(br#""resultType":"complete","#);
+    }
+    out.extend_from_slice(br#""content":[{"type":"text","text":"#);
     match outcome {
         TurnOutcome::Answered { response, .. } => {
             let text = serde_json::to_string(response)?;
@@ -286,10 +349,12 @@ mod tests {
     use serde_json::json;
 
     /// What rmcp would write for the same turn, to a client of a protocol version before
-    /// 2026-07-28.
-    fn through_rmcp(id: RequestId, outcome: TurnOutcome) -> Value {
+    /// 2026-07-28 (`stateless` false: `resultType` taken off), or of 2026-07-28.
+    fn through_rmcp(id: RequestId, outcome: TurnOutcome, stateless: bool) -> Value {
         let mut result = ServerResult::CallToolResult(outcome.into_result());
-        result.strip_result_type_for_legacy_peer();
+        if !stateless {
+            result.strip_result_type_for_legacy_peer();
+        }
         let message = ServerJsonRpcMessage::Response(JsonRpcResponse {
             jsonrpc: JsonRpcVersion2_0,
             id,
@@ -307,17 +372,19 @@ mod tests {
             (r#""call-3""#, RequestId::String("call-3".into())),
         ] {
             let raw = RawValue::from_string(id_text.to_owned()).unwrap();
-            for outcome in [
-                TurnOutcome::Answered {
-                    request: json!({}),
-                    response: response.clone(),
-                },
-                TurnOutcome::Rejected("/Mode: Mode must be RQ\n/Kind: unknown".into()),
-            ] {
-                let mut line = Vec::new();
-                write_result(&mut line, &raw, &outcome).unwrap();
-                let ours: Value = serde_json::from_slice(&line).unwrap();
-                assert_eq!(ours, through_rmcp(id.clone(), outcome));
+            for stateless in [false, true] {
+                for outcome in [
+                    TurnOutcome::Answered {
+                        request: json!({}),
+                        response: response.clone(),
+                    },
+                    TurnOutcome::Rejected("/Mode: Mode must be RQ\n/Kind: unknown".into()),
+                ] {
+                    let mut line = Vec::new();
+                    write_result(&mut line, &raw, &outcome, stateless).unwrap();
+                    let ours: Value = serde_json::from_slice(&line).unwrap();
+                    assert_eq!(ours, through_rmcp(id.clone(), outcome, stateless));
+                }
             }
         }
     }

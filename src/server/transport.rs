@@ -47,7 +47,7 @@ where
     let server = BknServer::new(backend, BknServer::<B>::keyed_dialogues(limits));
     let turns = server.clone();
     let transport = crate::server::stdio::ServerStdio::new(input, output).answering(Box::new(
-        move |name, arguments| turns.call_directly(name, arguments),
+        move |name, arguments, place| turns.call_directly(name, arguments, place),
     ));
     let running = server
         .serve(transport)
