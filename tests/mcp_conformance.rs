@@ -117,6 +117,22 @@ fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
     let tools = format!("{bin} tools --url");
     let headers =
         format!(r#"sh -c '{bin} tools --url "$0" && {bin} call test_headers {{}} --url "$0"'"#);
+    // What a server asks of the client, answered from a file: an elicitation accepted with
+    // the schema's defaults (2025-11-25), and 2026-07-28's input_required rounds, each sent
+    // again with its answers and the exact requestState, nothing leaking into other calls.
+    let dir = tempfile::tempdir().unwrap();
+    let accept = dir.path().join("accept.json");
+    std::fs::write(&accept, r#"{"elicitation/create": {"action": "accept"}}"#).unwrap();
+    let decline = dir.path().join("decline.json");
+    std::fs::write(&decline, r#"{"elicitation/create": {"action": "decline"}}"#).unwrap();
+    let elicitation = format!(
+        "{bin} call test_client_elicitation_defaults {{}} --answers {} --url",
+        accept.display()
+    );
+    let rounds = format!(
+        r#"sh -c 'for t in test_mrtr_echo_state test_mrtr_unrelated test_mrtr_no_state test_mrtr_no_result_type; do {bin} call $t {{}} --answers {} --url "$0" || exit 1; done'"#,
+        decline.display()
+    );
     for (revision, scenario, command) in [
         ("2025-11-25", "initialize", &tools),
         ("2025-11-25", "tools_call", &call),
@@ -125,6 +141,12 @@ fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
         ("2026-07-28", "request-metadata", &tools),
         ("2026-07-28", "json-schema-ref-no-deref", &tools),
         ("2026-07-28", "http-standard-headers", &headers),
+        (
+            "2025-11-25",
+            "elicitation-sep1034-client-defaults",
+            &elicitation,
+        ),
+        ("2026-07-28", "sep-2322-client-request-state", &rounds),
     ] {
         let (passed, log) = next_suite(&["client", command, "--requirements", revision, scenario]);
         assert!(passed, "{scenario} at {revision}:\n{log}");

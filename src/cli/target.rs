@@ -110,6 +110,12 @@ pub struct ServerArgs {
     /// "protocol" in its servers file, else config.toml's protocol, else auto].
     #[arg(long, value_name = "auto|2026-07-28|2025-11-25")]
     pub protocol: Option<crate::client::generation::ProtocolChoice>,
+    /// Answers for what a server may ask (an elicitation, a sampling; over 2026-07-28 an
+    /// input_required result): a JSON object keyed by the input request's name or the method
+    /// (elicitation/create, sampling/createMessage), each value the result to give. Without,
+    /// such a request is refused with an error that names what was asked.
+    #[arg(long, value_name = "FILE", value_parser = crate::client::answers::Answers::from_arg)]
+    pub answers: Option<std::sync::Arc<crate::client::answers::Answers>>,
     /// The MInstance of Requests that do not give one (default: what the server publishes in
     /// dac://domain or usr://users, else the reference domain's).
     #[arg(long, value_name = "ID")]
@@ -189,6 +195,7 @@ impl ServerArgs {
             http_client: None,
             protocol: self.protocol,
             protocol_default: Settings::current().0.protocol(),
+            answers: self.answers.clone(),
         }
     }
 
@@ -354,6 +361,12 @@ pub struct Targets {
     /// The MCP generation to speak: auto, 2026-07-28 or 2025-11-25 (see `send --help`).
     #[arg(long, value_name = "auto|2026-07-28|2025-11-25")]
     pub protocol: Option<crate::client::generation::ProtocolChoice>,
+    /// Answers for what a server may ask (an elicitation, a sampling; over 2026-07-28 an
+    /// input_required result): a JSON object keyed by the input request's name or the method
+    /// (elicitation/create, sampling/createMessage), each value the result to give. Without,
+    /// such a request is refused with an error that names what was asked.
+    #[arg(long, value_name = "FILE", value_parser = crate::client::answers::Answers::from_arg)]
+    pub answers: Option<std::sync::Arc<crate::client::answers::Answers>>,
     /// The MInstance of Requests (over the scenario's and what the server publishes).
     #[arg(long, value_name = "ID")]
     pub m_instance: Option<String>,
@@ -415,6 +428,7 @@ impl Targets {
             http_client: None,
             protocol: self.protocol,
             protocol_default: Settings::current().0.protocol(),
+            answers: self.answers.clone(),
         }
     }
 }

@@ -78,6 +78,8 @@ pub struct ConnectOptions {
     /// The generation when neither the command line nor the server's entry names one
     /// (config.toml's `protocol`, else auto).
     pub protocol_default: ProtocolChoice,
+    /// What to answer when a server asks for an elicitation or a sampling (`--answers`).
+    pub answers: Option<Arc<crate::client::answers::Answers>>,
 }
 
 /// The HTTP client a connection uses unless one is given (`ConnectOptions::http_client`).
@@ -116,6 +118,7 @@ impl Default for ConnectOptions {
             http_client: None,
             protocol: None,
             protocol_default: ProtocolChoice::Auto,
+            answers: None,
         }
     }
 }
@@ -206,6 +209,10 @@ pub enum CallError {
     /// The server answered with a JSON-RPC error.
     #[error("the server answered with an error: {0}")]
     Protocol(String),
+    /// The server asked for input (an elicitation, a sampling) that this client could not
+    /// give; the message names what it asked.
+    #[error("{0}")]
+    Unanswered(String),
     #[error("{0}")]
     Transport(String),
 }
@@ -247,7 +254,7 @@ impl Connection {
     ) -> Result<Connection, ConnectError> {
         let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
         let events = options.events.clone();
-        let (handler, progress) = Handler::new(id, events.clone());
+        let (handler, progress) = Handler::new(id, events.clone(), options.answers.clone());
         let health = Arc::new(Mutex::new(Health::default()));
         let closing = Arc::new(AtomicBool::new(false));
         events.log(
@@ -655,10 +662,13 @@ impl Connection {
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
         if let Some(direct) = &self.direct {
-            let arguments = serde_json::value::to_raw_value(&arguments).map_err(|e| {
+            let text = serde_json::value::to_raw_value(&arguments).map_err(|e| {
                 CallError::Protocol(format!("the arguments cannot be written: {e}"))
             })?;
-            return self.call_directly(direct, name, &arguments, cancel).await;
+            if let Some(answered) = self.call_directly(direct, name, &text, cancel).await {
+                return answered;
+            }
+            return self.call_through_rmcp(name, arguments, cancel).await;
         }
         if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on()) {
             let text = serde_json::value::to_raw_value(&arguments).map_err(|e| {
@@ -680,8 +690,10 @@ impl Connection {
         text: &serde_json::value::RawValue,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
-        if let Some(direct) = &self.direct {
-            return self.call_directly(direct, name, text, cancel).await;
+        if let Some(direct) = &self.direct
+            && let Some(answered) = self.call_directly(direct, name, text, cancel).await
+        {
+            return answered;
         }
         if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on())
             && let Some(answered) = self.call_over_http(turns, name, text, cancel).await
@@ -705,11 +717,12 @@ impl Connection {
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
-        let peer = self.service.peer().clone();
         let progress = self.progress_from_now();
-        // Dropping the call (a timeout, a cancel) sends notifications/cancelled.
+        // Dropping the call (a timeout, a cancel) sends notifications/cancelled. rmcp's
+        // running service drives a 2026-07-28 `input_required` result's rounds through the
+        // handler (what the server asks, answered from --answers).
         match self
-            .wait(name, peer.call_tool(params), progress, cancel)
+            .wait(name, self.service.call_tool(params), progress, cancel)
             .await?
         {
             Ok(result) => Ok(self.undeep(result)),
@@ -718,28 +731,29 @@ impl Connection {
     }
 
     /// `call_tool` on the stdio hot path: the same waiting, progress, timeout and cancel, and
-    /// the same errors, as through rmcp.
+    /// the same errors, as through rmcp. None when the server asked for input (2026-07-28
+    /// `input_required`): rmcp's client, which answers it, is to send the call.
     async fn call_directly(
         &self,
         direct: &Direct,
         name: &str,
         arguments: &serde_json::value::RawValue,
         cancel: &CancellationToken,
-    ) -> Result<CallToolResult, CallError> {
+    ) -> Option<Result<CallToolResult, CallError>> {
         let progress = self.progress_from_now();
         let call = match direct.call(name, arguments).await {
             Ok(call) => call,
             Err(e) if e.kind() == std::io::ErrorKind::NotConnected => {
-                return Err(self.call_error(ServiceError::TransportClosed).await);
+                return Some(Err(self.call_error(ServiceError::TransportClosed).await));
             }
             Err(e) => {
-                return Err(self
+                return Some(Err(self
                     .call_error(ServiceError::TransportSend(
                         rmcp::transport::DynamicTransportError::new::<StdioTransport, RoleClient>(
                             e,
                         ),
                     ))
-                    .await);
+                    .await));
             }
         };
         let answered = match self.wait(name, call.answer, progress, cancel).await {
@@ -754,13 +768,13 @@ impl Connection {
                     let cancelled = rmcp::model::CancelledNotificationParam::new(Some(id), None);
                     let _ = peer.notify_cancelled(cancelled).await;
                 });
-                return Err(stopped);
+                return Some(Err(stopped));
             }
         };
         match answered {
-            Ok(message) => self.tool_result_of(message).await,
+            Ok(message) => self.tool_result_of(message).await.transpose(),
             // The transport stopped reading: the server has gone.
-            Err(_) => Err(self.call_error(ServiceError::TransportClosed).await),
+            Err(_) => Some(Err(self.call_error(ServiceError::TransportClosed).await)),
         }
     }
 
@@ -790,7 +804,7 @@ impl Connection {
             }
         };
         Some(match answered {
-            Ok(message) => self.tool_result_of(message).await,
+            Ok(message) => return self.tool_result_of(message).await.transpose(),
             Err(TurnFailure::Unauthorized | TurnFailure::NotTaken) => return None,
             Err(TurnFailure::SessionGone) => Err(self.gone(SESSION_GONE.to_owned())),
             Err(TurnFailure::Unreachable(why)) => {
@@ -803,14 +817,16 @@ impl Connection {
         })
     }
 
-    /// The answer to a `tools/call` taken past rmcp, as rmcp would give it.
+    /// The answer to a `tools/call` taken past rmcp, as rmcp would give it; `Ok(None)` when
+    /// the server asked for input (2026-07-28 `input_required`), which rmcp's client answers.
     async fn tool_result_of(
         &self,
         message: ServerJsonRpcMessage,
-    ) -> Result<CallToolResult, CallError> {
+    ) -> Result<Option<CallToolResult>, CallError> {
         match message {
             ServerJsonRpcMessage::Response(r) => match r.result {
-                ServerResult::CallToolResult(result) => Ok(result),
+                ServerResult::CallToolResult(result) => Ok(Some(result)),
+                ServerResult::InputRequiredResult(_) => Ok(None),
                 other => Err(CallError::Protocol(format!(
                     "the answer to tools/call is not a tool result: {}",
                     serde_json::to_string(&other).unwrap_or_default()
@@ -900,6 +916,11 @@ impl Connection {
                 if code.0 == limits::TOO_LARGE_CODE =>
             {
                 CallError::TooLarge(message.into_owned())
+            }
+            ServiceError::McpError(error)
+                if error.code.0 == crate::client::answers::UNANSWERED_CODE =>
+            {
+                CallError::Unanswered(error.message.into_owned())
             }
             ServiceError::McpError(error) => {
                 CallError::Protocol(format!("{} ({})", error.message, error.code.0))

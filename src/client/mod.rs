@@ -3,6 +3,7 @@
 //! as it happens. Everything it notices is reported as events on a channel.
 
 pub mod affinity;
+pub mod answers;
 pub mod connection;
 pub mod decode;
 pub mod defaults;

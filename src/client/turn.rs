@@ -139,7 +139,7 @@ impl From<&CallError> for TurnError {
             CallError::Cancelled => ErrorKind::Cancelled,
             CallError::TooLarge(_) => ErrorKind::TooLarge,
             CallError::Gone(_) => ErrorKind::Gone,
-            CallError::Protocol(_) => ErrorKind::Protocol,
+            CallError::Protocol(_) | CallError::Unanswered(_) => ErrorKind::Protocol,
             CallError::Transport(_) => ErrorKind::Transport,
         };
         TurnError {
