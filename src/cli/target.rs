@@ -196,6 +196,7 @@ impl ServerArgs {
             protocol: self.protocol,
             protocol_default: Settings::current().0.protocol(),
             answers: self.answers.clone(),
+            ask: None,
         }
     }
 
@@ -429,6 +430,7 @@ impl Targets {
             protocol: self.protocol,
             protocol_default: Settings::current().0.protocol(),
             answers: self.answers.clone(),
+            ask: None,
         }
     }
 }

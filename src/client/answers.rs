@@ -68,6 +68,30 @@ impl Answers {
     }
 }
 
+/// A question a server asked, put to the person at the explorer: `prefill` is where their
+/// answer starts (an elicitation's defaults as JSON; nothing for a sampling), `reply` takes
+/// what they typed, or None when they declined.
+pub struct Ask {
+    pub connection: crate::client::event::ConnectionId,
+    pub method: &'static str,
+    /// The input request's name (2026-07-28).
+    pub name: Option<String>,
+    /// What the server says it wants.
+    pub message: String,
+    pub prefill: String,
+    pub reply: tokio::sync::oneshot::Sender<Option<String>>,
+}
+
+/// Where questions for a person go (the explorer's runner shows them).
+#[derive(Clone)]
+pub struct AskSink(pub tokio::sync::mpsc::UnboundedSender<Ask>);
+
+impl std::fmt::Debug for AskSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AskSink")
+    }
+}
+
 /// The error a request without an answer gets: it names what the server asked, and how to
 /// answer it.
 pub fn unanswered(method: &str, name: Option<&str>, asked: &str) -> String {

@@ -80,6 +80,9 @@ pub struct ConnectOptions {
     pub protocol_default: ProtocolChoice,
     /// What to answer when a server asks for an elicitation or a sampling (`--answers`).
     pub answers: Option<Arc<crate::client::answers::Answers>>,
+    /// Where to put what a server asks when `answers` has nothing for it: a person (the
+    /// explorer).
+    pub ask: Option<crate::client::answers::AskSink>,
 }
 
 /// The HTTP client a connection uses unless one is given (`ConnectOptions::http_client`).
@@ -119,6 +122,7 @@ impl Default for ConnectOptions {
             protocol: None,
             protocol_default: ProtocolChoice::Auto,
             answers: None,
+            ask: None,
         }
     }
 }
@@ -254,7 +258,12 @@ impl Connection {
     ) -> Result<Connection, ConnectError> {
         let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
         let events = options.events.clone();
-        let (handler, progress) = Handler::new(id, events.clone(), options.answers.clone());
+        let (handler, progress) = Handler::new(
+            id,
+            events.clone(),
+            options.answers.clone(),
+            options.ask.clone(),
+        );
         let health = Arc::new(Mutex::new(Health::default()));
         let closing = Arc::new(AtomicBool::new(false));
         events.log(

@@ -220,6 +220,9 @@ pub struct App {
     pub found: Vec<ServerSpec>,
     /// The recording being followed, and which of its dialogues is which tab.
     pub live: Option<Live>,
+    /// What servers asked that waits for the person (shown one at a time, when no other
+    /// overlay is open).
+    pub asked: std::collections::VecDeque<crate::tui::event::AskView>,
 }
 
 /// How long a notice stays.
@@ -257,6 +260,7 @@ impl App {
             leaving: false,
             found: options.found,
             live: None,
+            asked: Default::default(),
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {

@@ -123,4 +123,10 @@ pub enum Effect {
     Quit {
         clean: bool,
     },
+    /// What the person answered a server's question (`Event::Asked`): the text typed, or
+    /// None when they declined.
+    Answer {
+        id: u64,
+        text: Option<String>,
+    },
 }

@@ -12,6 +12,8 @@ use crate::tui::theme::Theme;
 use std::path::PathBuf;
 
 pub enum Event {
+    /// A server asked for something only the person can give (an elicitation, a sampling).
+    Asked(AskView),
     /// A key, the mouse, a paste, a resize.
     Input(ratatui::crossterm::event::Event),
     /// Time passes (spinners, elapsed times, notices that fade).
@@ -156,4 +158,19 @@ pub enum ReplayEvent {
         dialogue: DialogueKey,
         result: Result<ReplayedDialogue, String>,
     },
+}
+
+/// A question a server asked, as the explorer shows it (the runner keeps where its answer
+/// goes, under `id`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AskView {
+    pub id: u64,
+    pub connection: u64,
+    /// `elicitation/create` or `sampling/createMessage`.
+    pub method: &'static str,
+    /// The input request's name (2026-07-28).
+    pub name: Option<String>,
+    pub message: String,
+    /// Where the answer starts: a form's defaults as JSON, or nothing.
+    pub prefill: String,
 }

@@ -258,6 +258,8 @@ pub enum PromptPurpose {
     AddServer,
     /// The value of a server's `${input:ID}` (server index, input ID).
     ServerInput(usize, String),
+    /// The answer to what a server asked (`Event::Asked`).
+    Answer(crate::tui::event::AskView),
 }
 
 pub struct Prompt {

@@ -42,18 +42,52 @@ pub struct Runner {
     pub quit: Option<bool>,
     /// The signal that asked the run to end, if one did.
     pub signal: Option<&'static str>,
+    /// Where the answers to what servers asked go, by question.
+    asks: Asks,
 }
+
+/// The answers awaited for what servers asked, by the question's id.
+type Asks =
+    std::sync::Arc<std::sync::Mutex<HashMap<u64, tokio::sync::oneshot::Sender<Option<String>>>>>;
 
 impl Runner {
     /// A runner whose results come back on `events`; the first effects (opening the
     /// dialogues) are carried out at once. Must run inside a Tokio runtime.
     pub fn new(
         options: Options,
-        connect: ConnectOptions,
+        mut connect: ConnectOptions,
         theme_dir: Option<PathBuf>,
         config_dir: Option<PathBuf>,
         events: mpsc::UnboundedSender<Event>,
     ) -> Runner {
+        // What servers ask of the person: shown by the app, each answer sent back by id.
+        let asks: Asks = Default::default();
+        let (ask_tx, mut ask_rx) = mpsc::unbounded_channel::<crate::client::answers::Ask>();
+        connect.ask = Some(crate::client::answers::AskSink(ask_tx));
+        {
+            let (asks, forward) = (asks.clone(), events.clone());
+            tokio::spawn(async move {
+                let mut next = 1u64;
+                while let Some(ask) = ask_rx.recv().await {
+                    let id = next;
+                    next += 1;
+                    let view = crate::tui::event::AskView {
+                        id,
+                        connection: ask.connection,
+                        method: ask.method,
+                        name: ask.name,
+                        message: ask.message,
+                        prefill: ask.prefill,
+                    };
+                    asks.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(id, ask.reply);
+                    if forward.send(Event::Asked(view)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
         let (engine_tx, mut engine_rx) = mpsc::unbounded_channel();
         let forward = events.clone();
         tokio::spawn(async move {
@@ -77,6 +111,7 @@ impl Runner {
             clipboard: None,
             quit: None,
             signal: None,
+            asks,
         };
         for effect in effects {
             runner.execute(effect);
@@ -307,6 +342,17 @@ impl Runner {
                 });
             }
             Effect::Quit { clean } => self.quit = Some(clean),
+            Effect::Answer { id, text } => {
+                let reply = self
+                    .asks
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&id);
+                // A server that stopped waiting (the connection ended) takes no answer.
+                if let Some(reply) = reply {
+                    let _ = reply.send(text);
+                }
+            }
         }
     }
 

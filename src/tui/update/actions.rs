@@ -294,9 +294,24 @@ impl App {
 
     /// What an overlay's key came to.
     pub(super) fn overlay_outcome(&mut self, outcome: Outcome, fx: &mut Vec<Effect>) {
+        self.overlay_came_to(outcome, fx);
+        // A question a server asked waits for no overlay to be open.
+        self.show_next_ask();
+    }
+
+    fn overlay_came_to(&mut self, outcome: Outcome, fx: &mut Vec<Effect>) {
         match outcome {
             Outcome::Stay => {}
-            Outcome::Close => self.overlay = None,
+            Outcome::Close => {
+                // Closing a server's question declines it: the server is not left waiting.
+                if let Some(Overlay::Prompt(Prompt {
+                    purpose: PromptPurpose::Answer(ask),
+                    ..
+                })) = self.overlay.take()
+                {
+                    self.declined(&ask, fx);
+                }
+            }
             Outcome::Run(action) => {
                 self.overlay = None;
                 self.act(action, fx);
@@ -327,6 +342,7 @@ impl App {
                     PromptPurpose::ServerInput(server, id) => {
                         self.input_given(server, id, text, fx)
                     }
+                    PromptPurpose::Answer(ask) => self.answered(ask, text, fx),
                 }
             }
             Outcome::Typed(text) => match &mut self.overlay {

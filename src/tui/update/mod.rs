@@ -4,6 +4,7 @@
 //! last frame (`Hits`).
 
 mod actions;
+mod asks;
 mod defaults;
 mod engine;
 mod files;
@@ -68,6 +69,7 @@ impl App {
                 result,
             } => self.session_read(path, purpose, result, &mut fx),
             Event::PickerItems(items) => self.picker_items(items),
+            Event::Asked(ask) => self.ask_arrived(ask),
             Event::PathCompletions { typed, paths } => self.path_completions(typed, paths),
             Event::ServersFound { servers, problems } => self.servers_found(servers, problems),
             Event::ThemeLoaded { name, result } => self.theme_loaded(name, result, &mut fx),

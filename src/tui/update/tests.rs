@@ -1342,3 +1342,68 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     assert_eq!(t.app.focus, Pane::Composer);
     assert!(t.current().takeover.is_none());
 }
+
+fn ask(id: u64, method: &'static str, prefill: &str) -> crate::tui::event::AskView {
+    crate::tui::event::AskView {
+        id,
+        connection: 1,
+        method,
+        name: Some("confirm".into()),
+        message: "Please confirm to continue".into(),
+        prefill: prefill.into(),
+    }
+}
+
+fn answers(fx: &[Effect]) -> Vec<(u64, Option<String>)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Answer { id, text } => Some((*id, text.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn what_a_server_asks_is_put_to_the_person_one_question_at_a_time() {
+    use crate::client::answers::{ELICITATION, SAMPLING};
+    let mut t = T::reference();
+    t.event(Event::Asked(ask(1, ELICITATION, r#"{"confirmed":true}"#)));
+    t.event(Event::Asked(ask(2, SAMPLING, "")));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("the question is shown")
+    };
+    assert!(p.title.contains("elicitation/create") && p.title.contains("confirm"));
+    assert!(p.note.contains("Please confirm to continue"));
+    assert_eq!(p.input.text, r#"{"confirmed":true}"#, "the form's defaults");
+    // Enter sends the defaults; the second question follows.
+    let fx = t.key(KeyCode::Enter);
+    assert_eq!(answers(&fx), [(1, Some(r#"{"confirmed":true}"#.into()))]);
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("the next question is shown")
+    };
+    assert!(p.title.contains("sampling/createMessage"));
+    // Esc declines: the server is not left waiting.
+    let fx = t.key(KeyCode::Esc);
+    assert_eq!(answers(&fx), [(2, None)]);
+    assert!(t.app.overlay.is_none());
+}
+
+#[test]
+fn a_form_answer_that_is_not_its_fields_is_shown_again_not_sent() {
+    let mut t = T::reference();
+    t.event(Event::Asked(ask(
+        7,
+        crate::client::answers::ELICITATION,
+        "",
+    )));
+    for c in "yes please".chars() {
+        t.key(KeyCode::Char(c));
+    }
+    let fx = t.key(KeyCode::Enter);
+    assert!(answers(&fx).is_empty(), "{fx:?}");
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("still asked")
+    };
+    assert!(p.note.contains("JSON object"), "{}", p.note);
+    assert_eq!(p.input.text, "yes please", "what was typed is kept");
+}
