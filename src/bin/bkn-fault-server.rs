@@ -11,6 +11,8 @@
 //!   wrong-request-id     answers with a RequestID that is not the Request's QueryID
 //!   missing-outcome      answers without Outcome
 //!   no-structured        answers with the JSON in a text block only
+//!   tools-change         says its tools changed (notifications/tools/list_changed) after
+//!                        each answer: not a fault, a server whose offer moves
 //!   none                 no fault at all
 //!
 //! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--http PORT]
@@ -46,6 +48,7 @@ enum Fault {
     WrongRequestId,
     MissingOutcome,
     NoStructured,
+    ToolsChange,
 }
 
 impl Fault {
@@ -61,6 +64,7 @@ impl Fault {
             "wrong-request-id" => Fault::WrongRequestId,
             "missing-outcome" => Fault::MissingOutcome,
             "no-structured" => Fault::NoStructured,
+            "tools-change" => Fault::ToolsChange,
             _ => return None,
         })
     }
@@ -82,7 +86,12 @@ struct Faulty {
 
 impl ServerHandler for Faulty {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
     }
 
     async fn initialize(
@@ -199,6 +208,12 @@ impl ServerHandler for Faulty {
                 return Ok(
                     CallToolResult::success(vec![ContentBlock::text(response.to_string())]).into(),
                 );
+            }
+            Fault::ToolsChange => {
+                let peer = context.peer.clone();
+                tokio::spawn(async move {
+                    let _ = peer.notify_tool_list_changed().await;
+                });
             }
             _ => {}
         }

@@ -546,17 +546,10 @@ impl Connection {
         {
             direct.set_envelope(envelope(&connection.service, options.subscribe_logs));
         }
-        if connection.summary.has_tools {
-            let tools = connection
-                .with_timeout(connection.service.peer().list_all_tools())
-                .await
-                .map_err(|e| {
-                    ConnectError::from(format!("{}: tools/list failed: {e}", spec.name))
-                })?;
-            connection.summary.bkn_tools = find_bkn_tools(&tools);
-            connection.summary.findings = tool_findings(&tools, &connection.summary.bkn_tools);
-            connection.summary.tools = tools;
-        }
+        connection
+            .learn_tools()
+            .await
+            .map_err(|e| ConnectError::from(format!("{}: tools/list failed: {e}", spec.name)))?;
         connection.discover().await;
         // 2026-07-28 has no logging/setLevel: the level travels in each turn's `_meta`.
         if options.subscribe_logs
@@ -593,6 +586,31 @@ impl Connection {
     /// connection and ends with it.
     pub fn outlives_its_connections(&self) -> bool {
         matches!(self.spec.transport, TransportSpec::Http(_))
+    }
+
+    /// Lists the server's tools, and finds the BKN ones among them (MCP-BINDING section 1).
+    async fn learn_tools(&mut self) -> Result<(), CallError> {
+        if !self.summary.has_tools {
+            return Ok(());
+        }
+        let tools = self
+            .with_timeout(self.service.peer().list_all_tools())
+            .await?;
+        self.summary.bkn_tools = find_bkn_tools(&tools);
+        self.summary.findings = tool_findings(&tools, &self.summary.bkn_tools);
+        self.summary.tools = tools;
+        Ok(())
+    }
+
+    /// Reads again what the server offers (its tools, its resources and what they publish),
+    /// after it said they changed. What cannot be read is said in the summary, as at connect.
+    pub async fn refresh(&mut self) {
+        if let Err(e) = self.learn_tools().await {
+            self.summary.resource_problem = Some(format!("tools/list failed: {e}"));
+        }
+        self.summary.published = None;
+        self.summary.resource_problem = None;
+        self.discover().await;
     }
 
     /// Where the server keeps this connection's dialogue (MCP-BINDING section 3).

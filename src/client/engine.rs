@@ -23,6 +23,12 @@ pub use crate::protocol::resources::Vocabulary;
 #[derive(Clone, Debug)]
 pub enum EngineEvent {
     /// A dialogue's connection is up (this also tells what the server is).
+    /// What the server of a dialogue offers, read again (`Engine::refresh`).
+    Refreshed {
+        dialogue: DialogueKey,
+        summary: Box<ServerSummary>,
+        vocabulary: Box<Vocabulary>,
+    },
     Opened {
         dialogue: DialogueKey,
         /// The connection it runs on (client events name connections, not dialogues).
@@ -76,6 +82,8 @@ enum Command {
     Close,
     /// Fill the Requests that follow with these common fields.
     Defaults(Box<Chosen>),
+    /// Read again what the server offers (it said its tools or resources changed).
+    Refresh,
 }
 
 struct Handle {
@@ -172,6 +180,13 @@ impl Engine {
                 .send(Command::Defaults(Box::new(defaults)))
                 .is_ok()
         })
+    }
+
+    /// Reads again what the server of a dialogue offers; `Refreshed` follows.
+    pub fn refresh(&mut self, key: DialogueKey) -> bool {
+        self.dialogues
+            .get(&key)
+            .is_some_and(|h| h.commands.send(Command::Refresh).is_ok())
     }
 
     /// Cancels the turn in flight on a dialogue, if any.
@@ -296,6 +311,15 @@ async fn run_dialogue(
                 });
             }
             Command::Defaults(chosen) => dialogue.defaults = *chosen,
+            Command::Refresh => {
+                dialogue.connection.refresh().await;
+                let learnt = self::vocabulary(&dialogue.connection).await;
+                let _ = events.send(EngineEvent::Refreshed {
+                    dialogue: key,
+                    summary: Box::new(dialogue.connection.summary.clone()),
+                    vocabulary: Box::new(learnt),
+                });
+            }
             Command::Close => break,
         }
     }

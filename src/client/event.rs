@@ -114,6 +114,13 @@ pub enum Event {
         server: String,
         notice: crate::client::oauth::SignInNotice,
     },
+    /// The server said its list of tools or resources changed (`notifications/*/list_changed`):
+    /// what was learnt from them (the BKN tools, the completion data) is to be read again.
+    ListChanged {
+        connection: ConnectionId,
+        /// "tools" or "resources".
+        what: &'static str,
+    },
     /// A connection ended (the server exited, the session expired, the user closed it).
     Closed {
         connection: ConnectionId,

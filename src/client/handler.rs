@@ -124,6 +124,20 @@ impl Handler {
         )
     }
 
+    /// The server's list of `what` changed: logged, and told to whoever reads again what it
+    /// learnt from it.
+    fn list_changed(&self, what: &'static str) {
+        self.events.log(
+            self.connection,
+            LogKind::Client,
+            format!("the server says its {what} changed: reading them again"),
+        );
+        self.events.emit(Event::ListChanged {
+            connection: self.connection,
+            what,
+        });
+    }
+
     /// The refusal of a request nobody answers (said in the log too).
     fn unanswered(&self, method: &str, name: Option<&str>, asked: &str) -> McpError {
         let why = answers::unanswered(method, name, asked);
@@ -307,6 +321,14 @@ impl ClientHandler for Handler {
                 }
             }
         }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed("tools");
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed("resources");
     }
 
     async fn on_logging_message(

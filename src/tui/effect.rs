@@ -123,6 +123,10 @@ pub enum Effect {
     Quit {
         clean: bool,
     },
+    /// Read again what a dialogue's server offers (it said its tools or resources changed).
+    Refresh {
+        key: DialogueKey,
+    },
     /// What the person answered a server's question (`Event::Asked`): the text typed, or
     /// None when they declined.
     Answer {

@@ -342,6 +342,9 @@ impl Runner {
                 });
             }
             Effect::Quit { clean } => self.quit = Some(clean),
+            Effect::Refresh { key } => {
+                self.engine.refresh(key);
+            }
             Effect::Answer { id, text } => {
                 let reply = self
                     .asks

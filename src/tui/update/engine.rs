@@ -150,6 +150,31 @@ impl App {
                 }
             }
             EngineEvent::Client(ClientEvent::Log(entry)) => self.log.push(entry),
+            EngineEvent::Client(ClientEvent::ListChanged { connection, .. }) => {
+                if let Some(d) = self
+                    .dialogues
+                    .iter()
+                    .find(|d| d.connection == Some(connection) && d.status == Status::Open)
+                {
+                    fx.push(Effect::Refresh { key: d.key });
+                }
+            }
+            EngineEvent::Refreshed {
+                dialogue,
+                summary,
+                vocabulary,
+            } => {
+                let Some(i) = self.dialogue_index(dialogue) else {
+                    return;
+                };
+                let server = self.dialogues[i].server;
+                self.server_connected(server, *summary, *vocabulary);
+                self.with_composer(|c, ctx| c.recheck(ctx));
+                self.notify(
+                    "the server's tools or resources changed: read again (completion follows them)",
+                    Severity::Info,
+                );
+            }
             EngineEvent::Client(ClientEvent::Progress {
                 connection,
                 progress,
