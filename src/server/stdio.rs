@@ -31,7 +31,7 @@ use tokio::sync::Mutex;
 
 /// What answers a turn on the hot path: the tool's name, its arguments and where its dialogue
 /// lives in, `None` when the name is not the server's tool.
-pub type Turns = Box<dyn Fn(&str, Value, Place) -> Option<DirectAnswer> + Send>;
+pub type Turns = Box<dyn Fn(&str, Value, Place) -> Option<DirectAnswer> + Send + Sync>;
 
 pub struct ServerStdio<R, W> {
     reader: BufReader<R>,
@@ -130,7 +130,12 @@ where
             if (session || self.stateless)
                 && self.with_rmcp.is_empty()
                 && let Some(turns) = &self.turns
-                && let Some(lines) = answer_directly(text, turns, session)
+                && let Some(lines) = answer_directly(
+                    text,
+                    turns,
+                    session,
+                    crate::server::dialogues::Principal::of(None),
+                )
             {
                 if write_line(&self.writer, lines).await.is_err() {
                     return None;
@@ -203,7 +208,12 @@ where
 /// Response), or `None` when `line` is not a `tools/call` of the server's tool that reads
 /// cleanly: rmcp then takes it, and gives the same answer or its own error. `session`: the
 /// turn is of the 2025-11-25 session; otherwise it must be a whole 2026-07-28 request.
-fn answer_directly(line: &[u8], turns: &Turns, session: bool) -> Option<Vec<u8>> {
+pub(crate) fn answer_directly(
+    line: &[u8],
+    turns: &Turns,
+    session: bool,
+    principal: crate::server::dialogues::Principal,
+) -> Option<Vec<u8>> {
     #[derive(serde::Deserialize)]
     struct Params<'a> {
         #[serde(borrow)]
@@ -226,7 +236,7 @@ fn answer_directly(line: &[u8], turns: &Turns, session: bool) -> Option<Vec<u8>>
         }
         Place::Session
     } else {
-        stateless_place(&meta)?
+        stateless_place(&meta, principal)?
     };
     // As rmcp does: absent arguments are an empty object; anything but an object is rmcp's
     // to refuse (Invalid params).
@@ -255,6 +265,7 @@ fn answer_directly(line: &[u8], turns: &Turns, session: bool) -> Option<Vec<u8>>
 /// the request to rmcp, which answers or refuses it as the version says.
 fn stateless_place(
     meta: &std::collections::HashMap<std::borrow::Cow<'_, str>, &RawValue>,
+    principal: crate::server::dialogues::Principal,
 ) -> Option<Place> {
     const KNOWN: [&str; 5] = [
         "progressToken",
@@ -283,7 +294,7 @@ fn stateless_place(
         Some(level) => Some(serde_json::from_str(level.get()).ok()?),
     };
     Some(Place::Keyed {
-        principal: crate::server::dialogues::Principal::of(None),
+        principal,
         log_level,
     })
 }

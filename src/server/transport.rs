@@ -6,6 +6,7 @@
 
 use crate::server::dialogues::DialogueLimits;
 use crate::server::mcp::{Backend, BknServer};
+use crate::server::stdio::Turns;
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -152,6 +153,7 @@ pub async fn serve_http<B: Backend>(
     let held = sessions.clone();
     let max_sessions = options.dialogues.max;
     let keyed = BknServer::<B>::keyed_dialogues(options.dialogues);
+    let backend_for_turns = backend.clone();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
@@ -168,11 +170,19 @@ pub async fn serve_http<B: Backend>(
     let token = options.token.clone().map(Arc::new);
     let max_body = options.max_body_bytes;
     let tool = tool_name;
+    // 2026-07-28 turns answered before rmcp (which would build a service for each request):
+    // one handler, beside the dialogues kept by DialogID that every handler shares.
+    let turns: Arc<Turns> = {
+        let server = BknServer::new(backend_for_turns, keyed.clone());
+        Arc::new(Box::new(move |name, arguments, place| {
+            server.call_directly(name, arguments, place)
+        }))
+    };
     let mcp = axum::Router::new()
         .fallback_service(service)
         .layer(axum::middleware::from_fn(
             move |request: Request, next: Next| {
-                jsonrpc_bodies(request, next, max_body, tool.clone())
+                jsonrpc_bodies(request, next, max_body, tool.clone(), turns.clone())
             },
         ))
         .layer(axum::middleware::from_fn(
@@ -236,7 +246,13 @@ pub struct DeepArguments(pub serde_json::Map<String, serde_json::Value>);
 /// Around rmcp's POST handling: a body that is not a JSON-RPC message gets a JSON-RPC error
 /// (rmcp answers a plain-text 415), and a body nested too deep for rmcp's reader has its
 /// arguments read here.
-async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize, tool: Arc<str>) -> Response {
+async fn jsonrpc_bodies(
+    request: Request,
+    next: Next,
+    max_body: usize,
+    tool: Arc<str>,
+    turns: Arc<Turns>,
+) -> Response {
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
     }
@@ -265,6 +281,17 @@ async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize, tool: Arc
     if let Some(error) = crate::server::jsonrpc::reply_to_bad_id(&bytes) {
         return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
     }
+    let deep = parts.extensions.get::<DeepArguments>().is_some();
+    if !deep && let Some(answer) = stateless_turn(&parts.headers, &bytes, &tool, &turns) {
+        return (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            answer,
+        )
+            .into_response();
+    }
     let json_body = parts
         .headers
         .get(header::CONTENT_TYPE)
@@ -284,6 +311,52 @@ async fn jsonrpc_bodies(request: Request, next: Next, max_body: usize, tool: Arc
     }
     response
 }
+
+/// A 2026-07-28 turn (a `tools/call` of the server's tool, no session) answered here, as a
+/// JSON response, when everything about it is as that version says (its headers, the whole
+/// `_meta` envelope, no log asked for): rmcp's stateless path builds and runs a service for
+/// each request, a quarter more of the server's CPU a turn than a 2025-11-25 session's.
+/// Anything else (a header missing or disagreeing, a log level, a deep message) is rmcp's,
+/// which answers or refuses it as the version says.
+fn stateless_turn(
+    headers: &axum::http::HeaderMap,
+    bytes: &[u8],
+    tool: &str,
+    turns: &Turns,
+) -> Option<Vec<u8>> {
+    let is =
+        |name: &str, value: &str| headers.get(name).and_then(|v| v.to_str().ok()) == Some(value);
+    let accepts_json = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/json"));
+    if !(is("mcp-protocol-version", "2026-07-28")
+        && is("mcp-method", "tools/call")
+        && is("mcp-name", tool)
+        && accepts_json
+        && headers.get("mcp-session-id").is_none())
+    {
+        return None;
+    }
+    // A log asked for travels as a notification on an event stream: rmcp's to send.
+    if bytes
+        .windows(LOG_LEVEL_KEY.len())
+        .any(|w| w == LOG_LEVEL_KEY.as_bytes())
+    {
+        return None;
+    }
+    let credentials = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    crate::server::stdio::answer_directly(
+        bytes,
+        turns,
+        false,
+        crate::server::dialogues::Principal::of(credentials),
+    )
+}
+
+const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
 /// Every refusal of the transport with a JSON-RPC error body (MCP-BINDING section 2): rmcp
 /// answers some in plain text (a wrong Content-Type or Accept, an unknown session); their
