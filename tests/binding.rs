@@ -76,6 +76,51 @@ async fn targets_of_the_wrong_kind_and_repeated_complements_are_faulty() {
 }
 
 #[tokio::test]
+async fn with_repeats_only_with_different_parameters() {
+    for transport in BOTH {
+        let server = Server::start(transport, &["dac"]).await;
+        let mut d = server.dialogue(Interface::Dac).await;
+        let r = d
+            .send(plan(&[
+                "MM-Move Nil Avatar#7 To MLoc:Square.Stage With SpatialAttitude=upright With SpatialAttitude=upright",
+                "MM-Move Nil Avatar#7 To MLoc:Square.Stage With SpatialAttitude=upright With Speed=slow",
+            ]))
+            .await
+            .response();
+        let got = statuses(&r);
+        assert_eq!(got[0], "FaultyReq", "{transport:?}: {r:#}");
+        let reason = r["Feasibility"]["Steps"][0]["Reason"].as_str().unwrap();
+        assert!(
+            reason.contains("With SpatialAttitude=upright is given twice"),
+            "{reason}"
+        );
+        assert_ne!(
+            got[1], "FaultyReq",
+            "different parameters may repeat: {r:#}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_upper_case_not_is_opaque_text_and_never_conflicts() {
+    for transport in BOTH {
+        let server = Server::start(transport, &["dac"]).await;
+        let mut d = server.dialogue(Interface::Dac).await;
+        // The domain has Fountain#1 at MLoc:Square.Fountain: a lower-case negation of it
+        // conflicts, the upper-case one is not a triple at all.
+        let r = d
+            .send(json!({"Kind": "commitment", "Commitments": [
+                {"CommitmentID": "c1", "Statement": "Fountain#1 NOT locatedAt MLoc:Square.Fountain"},
+                {"CommitmentID": "c2", "Statement": "Fountain#1 not locatedAt MLoc:Square.Fountain"}]}))
+            .await
+            .response();
+        let states = commitment_states(&r);
+        assert_eq!(states["c1"], "retained", "{transport:?}: {r:#}");
+        assert_eq!(states["c2"], "conflicting", "{transport:?}: {r:#}");
+    }
+}
+
+#[tokio::test]
 async fn a_post_the_rights_cannot_be_checked_for_is_never_ack() {
     for transport in BOTH {
         let server = Server::start(

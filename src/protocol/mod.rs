@@ -17,4 +17,5 @@ pub mod raw;
 pub mod resources;
 pub mod rpc;
 pub mod spelling;
+pub mod triple;
 pub mod usr;
