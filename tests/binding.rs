@@ -210,19 +210,83 @@ fn nested(levels: usize) -> Value {
 }
 
 #[tokio::test]
-async fn messages_nested_200_levels_deep_are_read_and_answered() {
+async fn messages_nested_200_and_999_levels_deep_are_read_and_answered() {
     for transport in BOTH {
         for interface in Interface::ALL {
             let server = Server::start(transport, &[interface.code()]).await;
             let mut d = server.dialogue(interface).await;
-            let mut fields = match interface {
-                Interface::Dac => json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}),
-                Interface::Usr => json!({"UserID": "User#Ana"}),
-            };
-            fields["DataXMData"] = json!({"Source": [{"AIMID": "PGM-BKN"}], "Deep": nested(200)});
-            let r = d.send(fields).await.response();
-            assert_eq!(r["Outcome"], "answered", "{transport:?} {interface}");
+            // 999 levels in all: the message, its DataXMData, and the rest in Deep.
+            for levels in [200, 999] {
+                let mut fields = match interface {
+                    Interface::Dac => json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}),
+                    Interface::Usr => json!({"UserID": "User#Ana"}),
+                };
+                fields["DataXMData"] =
+                    json!({"Source": [{"AIMID": "PGM-BKN"}], "Deep": nested(levels - 2)});
+                let r = d.send(fields).await.response();
+                assert_eq!(
+                    r["Outcome"], "answered",
+                    "{transport:?} {interface} {levels}"
+                );
+            }
         }
+    }
+}
+
+/// A BKN-DAC Request nested `levels` deep in all (its DataXMData carries the depth).
+fn deep_request(levels: usize) -> Value {
+    json!({"Header": "PGM-KDA-V1.0", "Mode": "RQ", "Kind": "constraints",
+           "EntityIDs": ["Avatar#7"],
+           "DataXMData": {"DataID": "d", "Source": [{"AIMID": "PGM-BKN"}],
+                          "Deep": nested(levels - 2)}})
+}
+
+/// MCP-BINDING section 6: no command refuses a message for its depth below 1,000 levels.
+/// `send` used to refuse 128 levels ("recursion limit exceeded") and `dialogue --save`
+/// wrote a one-byte file for them, exiting 0.
+#[test]
+fn send_and_dialogue_save_keep_requests_nested_200_and_999_levels() {
+    use bkn_explorer::client::turn::Reply;
+    use bkn_explorer::session::Session;
+    let dir = tempfile::tempdir().unwrap();
+    for levels in [200, 999] {
+        let request = dir.path().join(format!("deep-{levels}.json"));
+        // Written by our own serialiser: serde_json writes any depth.
+        std::fs::write(&request, serde_json::to_vec(&deep_request(levels)).unwrap()).unwrap();
+
+        let sent = Command::new(common::bin())
+            .arg("send")
+            .arg(&request)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&sent.stderr);
+        assert!(sent.status.success(), "send, {levels} levels: {stderr}");
+        let response: Value =
+            bkn_explorer::protocol::json::from_slice(&sent.stdout).expect("send prints JSON");
+        assert_eq!(response["Outcome"], "answered", "{levels} levels: {stderr}");
+
+        let saved = dir.path().join(format!("session-{levels}.json"));
+        let run = Command::new(common::bin())
+            .arg("dialogue")
+            .arg(&request)
+            .arg("--save")
+            .arg(&saved)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            run.status.success(),
+            "dialogue --save, {levels} levels: {stderr}"
+        );
+        let session = Session::load(&saved).expect("the saved session loads");
+        let turn = &session.dialogues[0].turns[0];
+        let deepest = format!("/DataXMData/Deep{}", "/n".repeat(levels - 2));
+        assert_eq!(
+            turn.request.value().pointer(&deepest),
+            Some(&json!("bottom")),
+            "{levels} levels: the saved Request keeps its whole depth"
+        );
+        assert!(matches!(turn.reply, Reply::Response(_)), "{levels} levels");
     }
 }
 
