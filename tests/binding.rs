@@ -290,6 +290,52 @@ fn send_and_dialogue_save_keep_requests_nested_200_and_999_levels() {
     }
 }
 
+/// MCP-BINDING section 6: messages are I-JSON. A member name given twice and a number beyond
+/// a double are findings at their pointers, not a silent last-wins nor "unreadable".
+#[test]
+fn validate_reports_a_member_given_twice_and_a_number_beyond_a_double() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("irregular.json");
+    std::fs::write(
+        &file,
+        r#"{"Header": "PGM-KDA-V1.0", "Mode": "RQ", "MInstance": "m", "UEnvironment": "u",
+            "SessionID": "s", "QueryID": "q", "QueryTime": "2026-01-01T00:00:00Z",
+            "DialogID": "d", "TurnIndex": 1e400, "Kind": "constraints",
+            "DataXMData": {"DataID": "x", "Source": [{"AIMID": "a"}], "DataID": "y"},
+            "Kind": "feasibility"}"#,
+    )
+    .unwrap();
+    let out = Command::new(common::bin())
+        .args(["validate", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "non-conformant, not unreadable");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["summary"]["unreadable"], 0, "{report:#}");
+    let found: Vec<(String, String)> = report["files"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap().to_owned(),
+                f["pointer"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for expected in [
+        ("ijson.number-range", "/TurnIndex"),
+        ("ijson.duplicate-member", "/DataXMData/DataID"),
+        ("ijson.duplicate-member", "/Kind"),
+    ] {
+        assert!(
+            found.contains(&(expected.0.to_owned(), expected.1.to_owned())),
+            "{expected:?} in {found:?}"
+        );
+    }
+}
+
 /// The reference Domain Access over stdio, spoken to as raw JSON-RPC lines.
 fn stdio_server() -> std::process::Child {
     Command::new(common::bin())

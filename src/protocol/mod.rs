@@ -10,6 +10,7 @@ pub use requirement::Requirement;
 pub mod conformance;
 pub mod dac;
 pub mod document;
+pub mod ijson;
 pub mod json;
 pub mod message;
 pub mod process_action;

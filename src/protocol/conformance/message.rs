@@ -174,6 +174,53 @@ fn check_feasibility(object: &Map<String, Value>, findings: &mut Vec<Finding>) {
     }
 }
 
+/// The findings of what a message, as it was read, does that I-JSON forbids (RFC 7493,
+/// MCP-BINDING section 6): a member name given twice, a number beyond a double. The text is
+/// needed for these (a parsed value keeps neither), so the reader hands them over.
+pub fn ijson_findings(
+    value: &Value,
+    irregular: &[crate::protocol::ijson::Irregularity],
+    expected: Option<Interface>,
+) -> Vec<Finding> {
+    use crate::protocol::ijson::IrregularKind;
+    if irregular.is_empty() {
+        return Vec::new();
+    }
+    let interface = expected
+        .or_else(|| interface_of(value))
+        .unwrap_or(Interface::Dac);
+    let mode = match value.get("Mode").and_then(Value::as_str) {
+        Some("RS") => Mode::Response,
+        _ => Mode::Request,
+    };
+    irregular
+        .iter()
+        .map(|i| {
+            let requirement = requirement_of(interface, mode, &i.pointer);
+            match &i.kind {
+                IrregularKind::DuplicateMember(name) => Finding::new(
+                    i.pointer.clone(),
+                    requirement,
+                    Check::DuplicateMember,
+                    format!(
+                        "the member \"{name}\" is given twice in one object; I-JSON gives each \
+                         name once (readers disagree on which value counts)"
+                    ),
+                ),
+                IrregularKind::NumberOutOfRange(text) => Finding::new(
+                    i.pointer.clone(),
+                    requirement,
+                    Check::NumberRange,
+                    format!(
+                        "{text} is beyond the range of an IEEE double; I-JSON numbers are \
+                         doubles (read here as the largest one)"
+                    ),
+                ),
+            }
+        })
+        .collect()
+}
+
 /// MCP-BINDING section 4, on a Response alone: CommitmentStatus lists each commitment once.
 fn check_commitment_list(object: &Map<String, Value>, findings: &mut Vec<Finding>) {
     let Some(listed) = object.get("CommitmentStatus").and_then(Value::as_array) else {
