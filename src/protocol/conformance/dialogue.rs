@@ -47,6 +47,9 @@ pub struct DialogueChecker {
     commitments: HashMap<String, Known>,
 }
 
+/// What a triple states, whatever its polarity: subject, predicate, object.
+type Fact<'a> = (&'a str, &'a str, &'a str);
+
 /// A commitment the dialogue has seen.
 #[derive(Clone, Debug, PartialEq)]
 struct Known {
@@ -397,8 +400,9 @@ impl DialogueChecker {
                 None => self.commitments.get(id).map(|k| &k.claim),
             }
         };
-        // The retained triples so far, by fact: the first entry of each polarity.
-        let mut retained: HashMap<(&str, &str, &str), [Option<(usize, &str)>; 2]> = HashMap::new();
+        // The retained triples so far, by fact (subject, predicate, object): the first
+        // commitment of each polarity, `[affirmed, negated]`.
+        let mut retained: HashMap<Fact, [Option<&str>; 2]> = HashMap::new();
         for &(i, id, status) in entries {
             let status = status.and_then(CommitmentState::parse);
             match (claim_of(id), status) {
@@ -417,7 +421,7 @@ impl DialogueChecker {
                     let fact = (t.subject.as_str(), t.predicate.as_str(), t.object.as_str());
                     let sides = retained.entry(fact).or_default();
                     let (own, other) = (usize::from(t.negated), usize::from(!t.negated));
-                    if let Some((_, other_id)) = sides[other] {
+                    if let Some(other_id) = sides[other] {
                         out.push(Finding::new(
                             format!("/CommitmentStatus/{i}/Status"),
                             Requirement::Response,
@@ -428,7 +432,7 @@ impl DialogueChecker {
                             ),
                         ));
                     }
-                    sides[own].get_or_insert((i, id));
+                    sides[own].get_or_insert(id);
                 }
                 _ => {}
             }
