@@ -76,6 +76,51 @@ async fn targets_of_the_wrong_kind_and_repeated_complements_are_faulty() {
 }
 
 #[tokio::test]
+async fn with_repeats_only_with_different_parameters() {
+    for transport in BOTH {
+        let server = Server::start(transport, &["dac"]).await;
+        let mut d = server.dialogue(Interface::Dac).await;
+        let r = d
+            .send(plan(&[
+                "MM-Move Nil Avatar#7 To MLoc:Square.Stage With SpatialAttitude=upright With SpatialAttitude=upright",
+                "MM-Move Nil Avatar#7 To MLoc:Square.Stage With SpatialAttitude=upright With Speed=slow",
+            ]))
+            .await
+            .response();
+        let got = statuses(&r);
+        assert_eq!(got[0], "FaultyReq", "{transport:?}: {r:#}");
+        let reason = r["Feasibility"]["Steps"][0]["Reason"].as_str().unwrap();
+        assert!(
+            reason.contains("With SpatialAttitude=upright is given twice"),
+            "{reason}"
+        );
+        assert_ne!(
+            got[1], "FaultyReq",
+            "different parameters may repeat: {r:#}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_upper_case_not_is_opaque_text_and_never_conflicts() {
+    for transport in BOTH {
+        let server = Server::start(transport, &["dac"]).await;
+        let mut d = server.dialogue(Interface::Dac).await;
+        // The domain has Fountain#1 at MLoc:Square.Fountain: a lower-case negation of it
+        // conflicts, the upper-case one is not a triple at all.
+        let r = d
+            .send(json!({"Kind": "commitment", "Commitments": [
+                {"CommitmentID": "c1", "Statement": "Fountain#1 NOT locatedAt MLoc:Square.Fountain"},
+                {"CommitmentID": "c2", "Statement": "Fountain#1 not locatedAt MLoc:Square.Fountain"}]}))
+            .await
+            .response();
+        let states = commitment_states(&r);
+        assert_eq!(states["c1"], "retained", "{transport:?}: {r:#}");
+        assert_eq!(states["c2"], "conflicting", "{transport:?}: {r:#}");
+    }
+}
+
+#[tokio::test]
 async fn a_post_the_rights_cannot_be_checked_for_is_never_ack() {
     for transport in BOTH {
         let server = Server::start(
@@ -165,19 +210,129 @@ fn nested(levels: usize) -> Value {
 }
 
 #[tokio::test]
-async fn messages_nested_200_levels_deep_are_read_and_answered() {
+async fn messages_nested_200_and_999_levels_deep_are_read_and_answered() {
     for transport in BOTH {
         for interface in Interface::ALL {
             let server = Server::start(transport, &[interface.code()]).await;
             let mut d = server.dialogue(interface).await;
-            let mut fields = match interface {
-                Interface::Dac => json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}),
-                Interface::Usr => json!({"UserID": "User#Ana"}),
-            };
-            fields["DataXMData"] = json!({"Source": [{"AIMID": "PGM-BKN"}], "Deep": nested(200)});
-            let r = d.send(fields).await.response();
-            assert_eq!(r["Outcome"], "answered", "{transport:?} {interface}");
+            // 999 levels in all: the message, its DataXMData, and the rest in Deep.
+            for levels in [200, 999] {
+                let mut fields = match interface {
+                    Interface::Dac => json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]}),
+                    Interface::Usr => json!({"UserID": "User#Ana"}),
+                };
+                fields["DataXMData"] =
+                    json!({"Source": [{"AIMID": "PGM-BKN"}], "Deep": nested(levels - 2)});
+                let r = d.send(fields).await.response();
+                assert_eq!(
+                    r["Outcome"], "answered",
+                    "{transport:?} {interface} {levels}"
+                );
+            }
         }
+    }
+}
+
+/// A BKN-DAC Request nested `levels` deep in all (its DataXMData carries the depth).
+fn deep_request(levels: usize) -> Value {
+    json!({"Header": "PGM-KDA-V1.0", "Mode": "RQ", "Kind": "constraints",
+           "EntityIDs": ["Avatar#7"],
+           "DataXMData": {"DataID": "d", "Source": [{"AIMID": "PGM-BKN"}],
+                          "Deep": nested(levels - 2)}})
+}
+
+/// MCP-BINDING section 6: no command refuses a message for its depth below 1,000 levels.
+/// `send` used to refuse 128 levels ("recursion limit exceeded") and `dialogue --save`
+/// wrote a one-byte file for them, exiting 0.
+#[test]
+fn send_and_dialogue_save_keep_requests_nested_200_and_999_levels() {
+    use bkn_explorer::client::turn::Reply;
+    use bkn_explorer::session::Session;
+    let dir = tempfile::tempdir().unwrap();
+    for levels in [200, 999] {
+        let request = dir.path().join(format!("deep-{levels}.json"));
+        // Written by our own serialiser: serde_json writes any depth.
+        std::fs::write(&request, serde_json::to_vec(&deep_request(levels)).unwrap()).unwrap();
+
+        let sent = Command::new(common::bin())
+            .arg("send")
+            .arg(&request)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&sent.stderr);
+        assert!(sent.status.success(), "send, {levels} levels: {stderr}");
+        let response: Value =
+            bkn_explorer::protocol::json::from_slice(&sent.stdout).expect("send prints JSON");
+        assert_eq!(response["Outcome"], "answered", "{levels} levels: {stderr}");
+
+        let saved = dir.path().join(format!("session-{levels}.json"));
+        let run = Command::new(common::bin())
+            .arg("dialogue")
+            .arg(&request)
+            .arg("--save")
+            .arg(&saved)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            run.status.success(),
+            "dialogue --save, {levels} levels: {stderr}"
+        );
+        let session = Session::load(&saved).expect("the saved session loads");
+        let turn = &session.dialogues[0].turns[0];
+        let deepest = format!("/DataXMData/Deep{}", "/n".repeat(levels - 2));
+        assert_eq!(
+            turn.request.value().pointer(&deepest),
+            Some(&json!("bottom")),
+            "{levels} levels: the saved Request keeps its whole depth"
+        );
+        assert!(matches!(turn.reply, Reply::Response(_)), "{levels} levels");
+    }
+}
+
+/// MCP-BINDING section 6: messages are I-JSON. A member name given twice and a number beyond
+/// a double are findings at their pointers, not a silent last-wins nor "unreadable".
+#[test]
+fn validate_reports_a_member_given_twice_and_a_number_beyond_a_double() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("irregular.json");
+    std::fs::write(
+        &file,
+        r#"{"Header": "PGM-KDA-V1.0", "Mode": "RQ", "MInstance": "m", "UEnvironment": "u",
+            "SessionID": "s", "QueryID": "q", "QueryTime": "2026-01-01T00:00:00Z",
+            "DialogID": "d", "TurnIndex": 1e400, "Kind": "constraints",
+            "DataXMData": {"DataID": "x", "Source": [{"AIMID": "a"}], "DataID": "y"},
+            "Kind": "feasibility"}"#,
+    )
+    .unwrap();
+    let out = Command::new(common::bin())
+        .args(["validate", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "non-conformant, not unreadable");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["summary"]["unreadable"], 0, "{report:#}");
+    let found: Vec<(String, String)> = report["files"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap().to_owned(),
+                f["pointer"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for expected in [
+        ("ijson.number-range", "/TurnIndex"),
+        ("ijson.duplicate-member", "/DataXMData/DataID"),
+        ("ijson.duplicate-member", "/Kind"),
+    ] {
+        assert!(
+            found.contains(&(expected.0.to_owned(), expected.1.to_owned())),
+            "{expected:?} in {found:?}"
+        );
     }
 }
 

@@ -94,6 +94,7 @@ pub fn run(args: Args) -> u8 {
     let recording = Recording::new(journal);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_stack_size(crate::protocol::json::DEEP_STACK)
         .enable_all()
         .build()
     {

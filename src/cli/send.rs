@@ -31,12 +31,10 @@ pub fn run(args: Args) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(&e),
     };
-    let request: serde_json::Value = match serde_json::from_str(&text) {
+    // At any depth below 1,000 levels (MCP-BINDING section 6), as every command reads.
+    let request: serde_json::Value = match crate::protocol::json::from_str(&text) {
         Ok(v) => v,
-        Err(e) => {
-            let e = crate::protocol::document::SyntaxError::from(e);
-            return fail(&format!("{}: not JSON: {e}", args.request.display()));
-        }
+        Err(e) => return fail(&format!("{}: not JSON: {e}", args.request.display())),
     };
     let Some(interface) = args.interface.or_else(|| interface_of(&request)) else {
         return fail("cannot tell the interface from the Request: give --interface dac|usr");

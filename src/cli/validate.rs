@@ -279,7 +279,7 @@ fn check_messages(
     let mut index = 0usize;
     let mut layout = None;
     let mut check = |message: &Message, index: usize, layout: Layout, out: &mut Checked| {
-        for f in sequence.message(&message.value) {
+        for f in sequence.message_read(&message.value, &message.irregular) {
             let mut l = Located::new(f);
             l.index = Some(index);
             l.line = (layout == Layout::Lines).then_some(message.line);
@@ -332,7 +332,12 @@ fn check_messages(
             check_session(&text[..], false, interface, out, found);
             return;
         }
-        for f in check_message(&only.value, interface).findings {
+        let ijson =
+            crate::protocol::conformance::ijson_findings(&only.value, &only.irregular, interface);
+        for f in ijson
+            .into_iter()
+            .chain(check_message(&only.value, interface).findings)
+        {
             found(out, Located::new(f));
         }
     }

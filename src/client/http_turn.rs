@@ -448,25 +448,26 @@ impl HttpTurns {
         if let Some(answer) = decode::tool_result(data, |got| got == id) {
             return Read::Answer(answer);
         }
-        let message: ServerJsonRpcMessage = match crate::protocol::json::from_slice::<Value>(data)
-            .ok()
-            .and_then(|v| {
-                use serde::Deserialize;
-                ServerJsonRpcMessage::deserialize(serde_stacker::Deserializer::new(v)).ok()
-            }) {
-            Some(message) => message,
-            None => {
-                self.events.log(
-                    self.connection,
-                    LogKind::Client,
-                    format!(
-                        "the server sent a message that is not JSON-RPC: {}",
-                        String::from_utf8_lossy(&data[..data.len().min(300)])
-                    ),
-                );
-                return Read::Other;
-            }
-        };
+        let message: ServerJsonRpcMessage =
+            match crate::protocol::json::frame_from_slice::<Value>(data)
+                .ok()
+                .and_then(|v| {
+                    use serde::Deserialize;
+                    ServerJsonRpcMessage::deserialize(serde_stacker::Deserializer::new(v)).ok()
+                }) {
+                Some(message) => message,
+                None => {
+                    self.events.log(
+                        self.connection,
+                        LogKind::Client,
+                        format!(
+                            "the server sent a message that is not JSON-RPC: {}",
+                            String::from_utf8_lossy(&data[..data.len().min(300)])
+                        ),
+                    );
+                    return Read::Other;
+                }
+            };
         match message {
             ServerJsonRpcMessage::Response(JsonRpcResponse { id: got, .. }) if got != *id => {
                 Read::Other

@@ -399,7 +399,9 @@ impl Transport<RoleClient> for StdioTransport {
                     }
                     let decoded = match self.tool_result(&bytes) {
                         Some(message) => Ok(message),
-                        None => crate::protocol::json::from_slice::<ServerJsonRpcMessage>(&bytes),
+                        None => {
+                            crate::protocol::json::frame_from_slice::<ServerJsonRpcMessage>(&bytes)
+                        }
                     };
                     match decoded {
                         Ok(message) => {

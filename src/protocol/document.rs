@@ -6,7 +6,8 @@
 //! each top-level value ends with a byte scan, and counts lines as it goes, so reading a
 //! million messages costs a million times one message, in time and in memory alike.
 
-use crate::protocol::json::{self, MAX_DEPTH};
+use crate::protocol::ijson::{self, Irregularity};
+use crate::protocol::json::MAX_DEPTH;
 use serde_json::Value;
 use std::io::Read;
 
@@ -28,6 +29,8 @@ pub enum Layout {
 pub struct Located {
     pub value: Value,
     pub line: usize,
+    /// What the text of the message does that I-JSON forbids (the judge reports it).
+    pub irregular: Vec<Irregularity>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -308,7 +311,7 @@ impl<R: Read> Reader<R> {
     fn next_value(&mut self) -> Result<Located, SyntaxError> {
         let end = self.value_end()?;
         let (line, column) = (self.line, self.column);
-        let value: Value = json::from_slice(&self.buf[self.start..end]).map_err(|e| {
+        let read = ijson::read_message(&self.buf[self.start..end]).map_err(|e| {
             // Positions in the value, moved to where it is in the text.
             SyntaxError {
                 column: if e.line <= 1 {
@@ -321,7 +324,11 @@ impl<R: Read> Reader<R> {
             }
         })?;
         self.take(end - self.start);
-        Ok(Located { value, line })
+        Ok(Located {
+            value: read.value,
+            line,
+            irregular: read.irregular,
+        })
     }
 
     fn next_message(&mut self) -> Result<Option<Located>, SyntaxError> {

@@ -12,6 +12,17 @@ use std::fmt;
 /// The deepest nesting read (objects and arrays, the message itself at level 1).
 pub const MAX_DEPTH: usize = 1000;
 
+/// The stack of a thread that handles messages (servers' and the proxy's runtime threads,
+/// the explorer's): a message nested up to `MAX_DEPTH` levels is built, checked, cloned,
+/// written and dropped by recursive code, which a 2 MiB thread stack does not hold in a debug
+/// build (a 999-level Request overflowed it). Only the pages used are ever committed.
+pub const DEEP_STACK: usize = 32 << 20;
+
+/// The levels JSON-RPC puts around a message: `params.arguments` of a `tools/call`,
+/// `result.structuredContent` of its answer. A frame is read `MAX_DEPTH` plus these deep, so
+/// that the message it carries may itself nest up to `MAX_DEPTH` levels.
+pub const RPC_ENVELOPE: usize = 2;
+
 /// Where and why a text is not JSON (or not JSON this program reads).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyntaxError {
@@ -59,16 +70,26 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, SyntaxError> {
 
 /// Parses a value from bytes, at any depth up to `MAX_DEPTH`.
 pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SyntaxError> {
+    within(bytes, MAX_DEPTH)
+}
+
+/// Parses a JSON-RPC frame whose message may nest up to `MAX_DEPTH` levels (the frame itself
+/// `RPC_ENVELOPE` more).
+pub fn frame_from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SyntaxError> {
+    within(bytes, MAX_DEPTH + RPC_ENVELOPE)
+}
+
+fn within<T: DeserializeOwned>(bytes: &[u8], limit: usize) -> Result<T, SyntaxError> {
     match serde_json::from_slice(bytes) {
         Ok(value) => Ok(value),
-        Err(e) if hit_the_limit(&e) => deep(bytes),
+        Err(e) if hit_the_limit(&e) => deep(bytes, limit),
         Err(e) => Err(e.into()),
     }
 }
 
 /// The slow path, for a text nested deeper than serde_json's own limit.
-fn deep<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SyntaxError> {
-    if let Some((line, column)) = too_deep(bytes) {
+fn deep<T: DeserializeOwned>(bytes: &[u8], limit: usize) -> Result<T, SyntaxError> {
+    if let Some((line, column)) = deeper_than(bytes, limit) {
         return Err(SyntaxError {
             line,
             column,

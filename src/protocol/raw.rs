@@ -64,8 +64,12 @@ impl PartialEq for RawJson {
 /// message to its place like the rest, and the same message always writes the same bytes.
 impl Serialize for RawJson {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // At any depth a message may have (MCP-BINDING section 6: below 1,000 levels):
+        // serde_json's reader would stop at 128, so its limit is off and the stack is grown
+        // on the heap as the transcoding goes down (the text was JSON read within the limit).
         let mut source = serde_json::Deserializer::from_str(self.0.get());
-        serde_transcode::transcode(&mut source, serializer)
+        source.disable_recursion_limit();
+        serde_transcode::transcode(serde_stacker::Deserializer::new(&mut source), serializer)
     }
 }
 

@@ -129,7 +129,8 @@ impl Observer {
 
     /// One line (one JSON-RPC message, or a batch) that passed.
     pub fn line(&mut self, side: Side, line: &[u8], at: Instant, now: SystemTime) {
-        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+        // At any depth a carried message may have (MCP-BINDING section 6), not serde_json's 128.
+        let Ok(value) = crate::protocol::json::frame_from_slice::<Value>(line) else {
             if side == Side::Server && !line.iter().all(u8::is_ascii_whitespace) {
                 let shown: String = String::from_utf8_lossy(line).chars().take(120).collect();
                 self.note(&format!(
@@ -214,7 +215,7 @@ impl Observer {
                         let json = message
                             .pointer("/result/contents/0/text")
                             .and_then(Value::as_str)
-                            .and_then(|t| serde_json::from_str::<Value>(t).ok());
+                            .and_then(|t| crate::protocol::json::from_str::<Value>(t).ok());
                         if let Some(json) = json {
                             self.journal.with(|j| j.resource(&uri, &json));
                         }

@@ -16,7 +16,7 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 /// when there is no one to answer (a malformed notification or response: JSON-RPC sends no
 /// reply to those).
 pub fn reply_to_unreadable(bytes: &[u8]) -> Option<Value> {
-    let value: Value = match json::from_slice(bytes) {
+    let value: Value = match json::frame_from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {
             return Some(error(

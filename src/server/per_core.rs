@@ -321,6 +321,7 @@ fn serve_on(
         let counted = open.clone();
         std::thread::Builder::new()
             .name(format!("http-{core}"))
+            .stack_size(crate::protocol::json::DEEP_STACK)
             .spawn(move || {
                 CORE.set(Some(core));
                 let listener = Dealt {

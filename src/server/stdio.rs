@@ -155,7 +155,7 @@ where
             }
             let decoded = match tool_call(text) {
                 Some(call) => Ok(call),
-                None => json::from_slice::<ClientJsonRpcMessage>(text),
+                None => json::frame_from_slice::<ClientJsonRpcMessage>(text),
             };
             match decoded {
                 Ok(message) => {

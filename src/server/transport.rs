@@ -556,7 +556,7 @@ fn bad_tool_call(bytes: &[u8], tool: &str) -> Option<serde_json::Value> {
 
 /// A `tools/call` body with its arguments replaced by `{}`, and the arguments.
 fn stash_arguments(bytes: &[u8]) -> Option<(Vec<u8>, serde_json::Map<String, serde_json::Value>)> {
-    let mut message: serde_json::Value = crate::protocol::json::from_slice(bytes).ok()?;
+    let mut message: serde_json::Value = crate::protocol::json::frame_from_slice(bytes).ok()?;
     if message.get("method").and_then(serde_json::Value::as_str) != Some("tools/call") {
         return None;
     }

@@ -236,8 +236,13 @@ impl Session {
         Session::parse(&text)
     }
 
-    /// The file's text.
+    /// The file's text (an empty line should the session not serialise: see `try_text`).
     pub fn to_text(&self) -> String {
+        self.try_text().unwrap_or_else(|_| "\n".into())
+    }
+
+    /// The file's text, or why it cannot be written: a save never writes a part of a file.
+    pub fn try_text(&self) -> serde_json::Result<String> {
         let (servers, environment) = spec::write_servers(&self.servers);
         let file = SessionFile {
             format: FORMAT.into(),
@@ -248,15 +253,18 @@ impl Session {
             defaults: (self.defaults != CommonDefaults::default()).then(|| self.defaults.clone()),
             dialogues: self.dialogues.clone(),
         };
-        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
+        let mut text = serde_json::to_string_pretty(&file)?;
         text.push('\n');
-        text
+        Ok(text)
     }
 
     /// Saves atomically: a reader, or a crash half-way, sees the old file or the new one,
     /// never a part.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        atomic::write(path, self.to_text().as_bytes())
+        let text = self
+            .try_text()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        atomic::write(path, text.as_bytes())
     }
 
     /// The commands that replaying or continuing these dialogues would start on this machine,

@@ -698,6 +698,7 @@ mod terminal {
 /// Runs the explorer in the terminal until the user quits; returns the exit code.
 pub fn run(launch: Launch) -> u8 {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(crate::protocol::json::DEEP_STACK)
         .enable_all()
         .build()
     {

@@ -14,6 +14,7 @@ use crate::protocol::dac::CommitmentState;
 use crate::protocol::interface::{Interface, Mode};
 use crate::protocol::message::as_index;
 use crate::protocol::requirement::Requirement;
+use crate::protocol::triple::Triple;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -42,8 +43,39 @@ pub struct DialogueChecker {
     /// they asked to retain or release (BKN-DAC).
     requests: HashMap<IdHash, RequestEntry>,
     /// Every commitment the dialogue has seen, with the status its last Response gave it
-    /// (`None`: asked for, but no Response listed it).
-    commitments: HashMap<String, Option<CommitmentState>>,
+    /// and what its statement says.
+    commitments: HashMap<String, Known>,
+}
+
+/// What a triple states, whatever its polarity: subject, predicate, object.
+type Fact<'a> = (&'a str, &'a str, &'a str);
+
+/// A commitment the dialogue has seen.
+#[derive(Clone, Debug, PartialEq)]
+struct Known {
+    /// The status the last Response gave it (`None`: asked for, but no Response listed it).
+    status: Option<CommitmentState>,
+    /// Its statement as last stated.
+    claim: Claim,
+}
+
+/// What a commitment's statement says, as the binding's triple grammar reads it (section 4).
+#[derive(Clone, Debug, PartialEq)]
+enum Claim {
+    Triple(Triple),
+    /// Not a triple: retained as text, never conflicting.
+    Opaque,
+    /// No Statement string to read (the message check reports the shape).
+    Unread,
+}
+
+impl Claim {
+    fn of(statement: Option<&Value>) -> Claim {
+        match statement.and_then(Value::as_str) {
+            Some(text) => Triple::parse(text).map_or(Claim::Opaque, Claim::Triple),
+            None => Claim::Unread,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -53,34 +85,34 @@ struct RequestEntry {
     commitments: Option<Box<Asked>>,
 }
 
-/// The commitments a Request asked to retain, and those it released.
+/// The commitments a Request asked to retain (with what each states), and those it
+/// released.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Asked {
-    retain: Vec<String>,
+    retain: Vec<(String, Claim)>,
     release: Vec<String>,
 }
 
 impl Asked {
     fn of(request: &Value) -> Option<Box<Asked>> {
-        let ids = |name: &str, member: Option<&str>| -> Vec<String> {
+        let items = |name: &str| {
             request
                 .get(name)
                 .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .filter_map(|item| match member {
-                            Some(m) => item.get(m).and_then(Value::as_str),
-                            None => item.as_str(),
-                        })
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default()
+                .into_iter()
+                .flatten()
         };
         let asked = Asked {
-            retain: ids("Commitments", Some("CommitmentID")),
-            release: ids("ReleasedCommitmentIDs", None),
+            retain: items("Commitments")
+                .filter_map(|c| {
+                    let id = c.get("CommitmentID")?.as_str()?;
+                    Some((id.to_owned(), Claim::of(c.get("Statement"))))
+                })
+                .collect(),
+            release: items("ReleasedCommitmentIDs")
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
         };
         (!asked.retain.is_empty() || !asked.release.is_empty()).then(|| Box::new(asked))
     }
@@ -161,7 +193,9 @@ impl DialogueChecker {
 
     /// The commitments the dialogue has seen, with the status the last Response gave each.
     pub fn commitments(&self) -> impl Iterator<Item = (&str, Option<CommitmentState>)> {
-        self.commitments.iter().map(|(id, s)| (id.as_str(), *s))
+        self.commitments
+            .iter()
+            .map(|(id, k)| (id.as_str(), k.status))
     }
 
     /// What breaks the dialogue rules if `message` came next. Changes nothing.
@@ -244,7 +278,7 @@ impl DialogueChecker {
         // What the Response must list: every commitment seen before, and those this Request
         // asked to retain.
         let mut expected: Vec<&str> = self.commitments.keys().map(String::as_str).collect();
-        for id in &asked.retain {
+        for (id, _) in &asked.retain {
             if !expected.contains(&id.as_str()) {
                 expected.push(id);
             }
@@ -315,7 +349,7 @@ impl DialogueChecker {
             let Some(status) = status.and_then(CommitmentState::parse) else {
                 continue; // an unknown status is the message check's to report
             };
-            let restated = asked.retain.iter().any(|r| r == id);
+            let restated = asked.retain.iter().any(|(r, _)| r == id);
             let released = asked.release.iter().any(|r| r == id);
             if released && !restated {
                 if status != CommitmentState::Released {
@@ -331,7 +365,8 @@ impl DialogueChecker {
                     ));
                 }
             } else if !restated
-                && self.commitments.get(id) == Some(&Some(CommitmentState::Retained))
+                && self.commitments.get(id).and_then(|k| k.status)
+                    == Some(CommitmentState::Retained)
                 && status != CommitmentState::Retained
             {
                 out.push(Finding::new(
@@ -345,6 +380,61 @@ impl DialogueChecker {
                         status.as_str()
                     ),
                 ));
+            }
+        }
+        self.check_statements(asked, &entries, out);
+    }
+
+    /// MCP-BINDING section 4, on what the statements say: two contradictory statements are
+    /// never both `retained` in one Response, and an opaque statement is never `conflicting`.
+    /// A statement is the one the Request restated, else the one the dialogue knows.
+    fn check_statements(
+        &self,
+        asked: &Asked,
+        entries: &[(usize, &str, Option<&str>)],
+        out: &mut Vec<Finding>,
+    ) {
+        let claim_of = |id: &str| -> Option<&Claim> {
+            match asked.retain.iter().rev().find(|(r, _)| r == id) {
+                Some((_, claim)) => Some(claim),
+                None => self.commitments.get(id).map(|k| &k.claim),
+            }
+        };
+        // The retained triples so far, by fact (subject, predicate, object): the first
+        // commitment of each polarity, `[affirmed, negated]`.
+        let mut retained: HashMap<Fact, [Option<&str>; 2]> = HashMap::new();
+        for &(i, id, status) in entries {
+            let status = status.and_then(CommitmentState::parse);
+            match (claim_of(id), status) {
+                (Some(Claim::Opaque), Some(CommitmentState::Conflicting)) => {
+                    out.push(Finding::new(
+                        format!("/CommitmentStatus/{i}/Status"),
+                        Requirement::Response,
+                        Check::CommitmentOpaqueConflicting,
+                        format!(
+                            "{id} is conflicting, but its statement is not a triple (Subject \
+                             Predicate Object): opaque text is retained and never conflicts"
+                        ),
+                    ));
+                }
+                (Some(Claim::Triple(t)), Some(CommitmentState::Retained)) => {
+                    let fact = (t.subject.as_str(), t.predicate.as_str(), t.object.as_str());
+                    let sides = retained.entry(fact).or_default();
+                    let (own, other) = (usize::from(t.negated), usize::from(!t.negated));
+                    if let Some(other_id) = sides[other] {
+                        out.push(Finding::new(
+                            format!("/CommitmentStatus/{i}/Status"),
+                            Requirement::Response,
+                            Check::CommitmentContradiction,
+                            format!(
+                                "{id} ({t}) and {other_id} contradict each other, yet both are \
+                                 retained; of two contradictory statements at most one is"
+                            ),
+                        ));
+                    }
+                    sides[own].get_or_insert(id);
+                }
+                _ => {}
             }
         }
     }
@@ -400,8 +490,15 @@ impl DialogueChecker {
                     return;
                 }
                 if let Some(asked) = asked.filter(|_| took_up(message)) {
-                    for id in asked.retain {
-                        self.commitments.entry(id).or_insert(None);
+                    for (id, claim) in asked.retain {
+                        // Restating replaces the statement; the status comes from the listing.
+                        self.commitments
+                            .entry(id)
+                            .and_modify(|k| k.claim = claim.clone())
+                            .or_insert(Known {
+                                status: None,
+                                claim,
+                            });
                     }
                 }
                 let listed = message
@@ -420,7 +517,7 @@ impl DialogueChecker {
                     };
                     // Only commitments the dialogue knows: an unknown one was reported.
                     if let Some(known) = self.commitments.get_mut(id) {
-                        *known = Some(status);
+                        known.status = Some(status);
                     }
                 }
             }
@@ -528,6 +625,152 @@ mod tests {
         let repeat = checker.accept_undoably(&request("q-1", 8));
         checker.undo(repeat);
         assert_eq!(checker, before);
+    }
+
+    /// A BKN-DAC Request asking to retain `(id, statement)`s, and a Response to it listing
+    /// `(id, status)`s.
+    fn committing(query_id: &str, turn: u64, commitments: &[(&str, &str)]) -> Value {
+        let mut r = request(query_id, turn);
+        r["Kind"] = json!("commitment");
+        r["Commitments"] = commitments
+            .iter()
+            .map(|(id, s)| json!({"CommitmentID": id, "Statement": s}))
+            .collect();
+        r
+    }
+
+    fn answer(request_id: &str, statuses: &[(&str, &str)]) -> Value {
+        json!({"Header": "PGM-KDA-V1.0", "Mode": "RS", "DialogID": "d-1",
+               "QueryID": format!("r-{request_id}"), "RequestID": request_id,
+               "Outcome": "answered",
+               "CommitmentStatus": statuses.iter()
+                   .map(|(id, s)| json!({"CommitmentID": id, "Status": s}))
+                   .collect::<Vec<_>>()})
+    }
+
+    fn checks(findings: &[Finding]) -> Vec<Check> {
+        findings.iter().map(|f| f.check).collect()
+    }
+
+    #[test]
+    fn contradictory_commitments_are_never_both_retained() {
+        // In one Request.
+        let mut checker = DialogueChecker::new();
+        checker.accept(&committing(
+            "q-1",
+            0,
+            &[
+                ("c1", "Kiosk#3 locatedAt MLoc:Square.Stage"),
+                ("c2", "Kiosk#3 not  locatedAt MLoc:Square.Stage"),
+            ],
+        ));
+        let both = checker.check(&answer("q-1", &[("c1", "retained"), ("c2", "retained")]));
+        assert_eq!(checks(&both), [Check::CommitmentContradiction]);
+        assert_eq!(both[0].pointer, "/CommitmentStatus/1/Status");
+        assert!(both[0].message.contains("c2") && both[0].message.contains("c1"));
+        let fine = answer("q-1", &[("c1", "retained"), ("c2", "conflicting")]);
+        assert!(checker.check(&fine).is_empty());
+        checker.accept(&fine);
+
+        // Across two Requests: c1 retained earlier, c3 says the opposite later.
+        checker.accept(&committing(
+            "q-2",
+            1,
+            &[("c3", "Kiosk#3 not locatedAt MLoc:Square.Stage")],
+        ));
+        let later = checker.check(&answer(
+            "q-2",
+            &[
+                ("c1", "retained"),
+                ("c2", "conflicting"),
+                ("c3", "retained"),
+            ],
+        ));
+        assert_eq!(checks(&later), [Check::CommitmentContradiction]);
+        // Another object, or another case of `not` (opaque text), contradicts nothing.
+        let mut checker = DialogueChecker::new();
+        checker.accept(&committing(
+            "q-1",
+            0,
+            &[
+                ("c1", "Kiosk#3 locatedAt MLoc:Square.Stage"),
+                ("c2", "Kiosk#3 not locatedAt MLoc:Square.Gate"),
+                ("c3", "Kiosk#3 NOT locatedAt MLoc:Square.Stage"),
+            ],
+        ));
+        let r = answer(
+            "q-1",
+            &[("c1", "retained"), ("c2", "retained"), ("c3", "retained")],
+        );
+        assert!(checker.check(&r).is_empty());
+    }
+
+    #[test]
+    fn an_opaque_statement_is_never_conflicting() {
+        let mut checker = DialogueChecker::new();
+        checker.accept(&committing(
+            "q-1",
+            0,
+            &[
+                ("c1", "be nice"),
+                ("c2", "Fountain#1 NOT locatedAt MLoc:Square.Fountain"),
+                ("c3", "Fountain#1 not locatedAt MLoc:Square.Fountain"),
+            ],
+        ));
+        let r = answer(
+            "q-1",
+            &[
+                ("c1", "conflicting"),
+                ("c2", "conflicting"),
+                ("c3", "conflicting"),
+            ],
+        );
+        let found = checker.check(&r);
+        assert_eq!(
+            checks(&found),
+            [
+                Check::CommitmentOpaqueConflicting,
+                Check::CommitmentOpaqueConflicting
+            ]
+        );
+        let pointers: Vec<&str> = found.iter().map(|f| f.pointer.as_str()).collect();
+        assert_eq!(
+            pointers,
+            ["/CommitmentStatus/0/Status", "/CommitmentStatus/1/Status"]
+        );
+        // The statement judged is the latest: c1 restated as a triple may conflict.
+        checker.accept(&answer(
+            "q-1",
+            &[
+                ("c1", "retained"),
+                ("c2", "retained"),
+                ("c3", "conflicting"),
+            ],
+        ));
+        checker.accept(&committing("q-2", 1, &[("c1", "Fountain#1 isA Kiosk")]));
+        let r = answer(
+            "q-2",
+            &[
+                ("c1", "conflicting"),
+                ("c2", "conflicting"),
+                ("c3", "conflicting"),
+            ],
+        );
+        let found = checker.check(&r);
+        // c2 stays opaque (and was retained: the retained rule says so too).
+        assert!(
+            found
+                .iter()
+                .any(|f| f.check == Check::CommitmentOpaqueConflicting
+                    && f.pointer == "/CommitmentStatus/1/Status"),
+            "{found:?}"
+        );
+        assert!(
+            !found
+                .iter()
+                .any(|f| f.pointer == "/CommitmentStatus/0/Status"),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -121,7 +121,26 @@ fn same_value(a: &Value, b: &Value) -> bool {
 /// Feasibility, with exactly one step for each Process Action and the same Step numbers.
 fn check_feasibility(request: &Value, response: &Value, findings: &mut Vec<Finding>) {
     let dac = |m: &Value| m.get("Header").and_then(Value::as_str) == Some("PGM-KDA-V1.0");
-    if request.get("Kind").and_then(Value::as_str) != Some("feasibility") || !dac(response) {
+    if !dac(response) {
+        return;
+    }
+    // Whatever the Kind: Feasibility answers Process Actions, so none asked, none answered.
+    let asked_none = match request.get("ProcessActions") {
+        None => true,
+        Some(Value::Array(actions)) => actions.is_empty(),
+        Some(_) => false, // not an array: the message check says so
+    };
+    if asked_none && response.get("Feasibility").is_some() {
+        findings.push(Finding::new(
+            "/Feasibility",
+            Requirement::Response,
+            Check::FeasibilityUnasked,
+            "the Response carries Feasibility, but its Request has no Process Action; \
+             Feasibility is only for a Request with at least one",
+        ));
+        return;
+    }
+    if request.get("Kind").and_then(Value::as_str) != Some("feasibility") {
         return;
     }
     let outcome = response.get("Outcome").and_then(Value::as_str);

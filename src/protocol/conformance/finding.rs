@@ -77,6 +77,14 @@ checks! {
     FeasibilityOverall = "feasibility.overall" @ Message,
     /// MCP-BINDING section 5: each non-Ack step has a Reason in plain words.
     FeasibilityReason = "feasibility.reason" @ Message,
+    /// MCP-BINDING section 5: a Response never carries Feasibility with an empty Steps.
+    FeasibilityEmpty = "feasibility.empty-steps" @ Message,
+    /// MCP-BINDING section 4: no Response lists a CommitmentID twice.
+    CommitmentListedTwice = "commitment.listed-twice" @ Message,
+    /// RFC 7493 (MCP-BINDING section 6): a member name is given once in an object.
+    DuplicateMember = "ijson.duplicate-member" @ Message,
+    /// RFC 7493 (MCP-BINDING section 6): a number lies within the range of an IEEE double.
+    NumberRange = "ijson.number-range" @ Message,
     ExchangeRequestId = "exchange.request-id" @ Exchange,
     ExchangeQueryId = "exchange.query-id" @ Exchange,
     ExchangeDialogId = "exchange.dialog-id" @ Exchange,
@@ -90,6 +98,9 @@ checks! {
     /// MCP-BINDING section 5: a feasibility Request answered (or partially) carries
     /// Feasibility.
     FeasibilityMissing = "exchange.feasibility-missing" @ Exchange,
+    /// MCP-BINDING section 5: a Response carries Feasibility only for a Request with at least
+    /// one Process Action.
+    FeasibilityUnasked = "exchange.feasibility-unasked" @ Exchange,
     TurnOrder = "dialogue.turn-order" @ Dialogue,
     QueryIdUnique = "dialogue.query-id-unique" @ Dialogue,
     DialogId = "dialogue.dialog-id" @ Dialogue,
@@ -103,6 +114,10 @@ checks! {
     CommitmentReleased = "dialogue.commitment-released" @ Dialogue,
     /// MCP-BINDING section 4: a retained commitment stays retained until released or restated.
     CommitmentRetained = "dialogue.commitment-retained" @ Dialogue,
+    /// MCP-BINDING section 4: `S P O` and `S not P O` are never both retained in one Response.
+    CommitmentContradiction = "dialogue.commitment-contradiction" @ Dialogue,
+    /// MCP-BINDING section 4: an opaque statement (not a triple) is never conflicting.
+    CommitmentOpaqueConflicting = "dialogue.commitment-opaque-conflicting" @ Dialogue,
     /// MCP-BINDING section 1: a successful call returns the Response as structuredContent.
     StructuredContent = "binding.structured-content" @ Binding,
     /// MCP-BINDING section 1: the text block carries the same JSON as structuredContent.

@@ -60,6 +60,7 @@ pub fn check_message_as(
     let validator = schema::validator(interface, mode);
     if (interface, mode) == (Interface::Dac, Mode::Response) {
         check_feasibility(object, &mut findings);
+        check_commitment_list(object, &mut findings);
     }
     if findings.is_empty() && validator.is_valid(value) {
         return MessageCheck {
@@ -100,6 +101,17 @@ fn check_feasibility(object: &Map<String, Value>, findings: &mut Vec<Finding>) {
     let Some(steps) = feasibility.get("Steps").and_then(Value::as_array) else {
         return;
     };
+    if steps.is_empty() {
+        findings.push(Finding::new(
+            "/Feasibility/Steps",
+            Requirement::Response,
+            Check::FeasibilityEmpty,
+            "Feasibility has no steps; a Response carries Feasibility only with one step for \
+             each Process Action of its Request (a feasibility Request without any is \
+             answered not_answered)",
+        ));
+        return;
+    }
     let statuses: Vec<Option<PaStatus>> = steps
         .iter()
         .map(|s| {
@@ -158,6 +170,79 @@ fn check_feasibility(object: &Map<String, Value>, findings: &mut Vec<Finding>) {
                     implied.as_str()
                 ),
             ));
+        }
+    }
+}
+
+/// The findings of what a message, as it was read, does that I-JSON forbids (RFC 7493,
+/// MCP-BINDING section 6): a member name given twice, a number beyond a double. The text is
+/// needed for these (a parsed value keeps neither), so the reader hands them over.
+pub fn ijson_findings(
+    value: &Value,
+    irregular: &[crate::protocol::ijson::Irregularity],
+    expected: Option<Interface>,
+) -> Vec<Finding> {
+    use crate::protocol::ijson::IrregularKind;
+    if irregular.is_empty() {
+        return Vec::new();
+    }
+    let interface = expected
+        .or_else(|| interface_of(value))
+        .unwrap_or(Interface::Dac);
+    let mode = match value.get("Mode").and_then(Value::as_str) {
+        Some("RS") => Mode::Response,
+        _ => Mode::Request,
+    };
+    irregular
+        .iter()
+        .map(|i| {
+            let requirement = requirement_of(interface, mode, &i.pointer);
+            match &i.kind {
+                IrregularKind::DuplicateMember(name) => Finding::new(
+                    i.pointer.clone(),
+                    requirement,
+                    Check::DuplicateMember,
+                    format!(
+                        "the member \"{name}\" is given twice in one object; I-JSON gives each \
+                         name once (readers disagree on which value counts)"
+                    ),
+                ),
+                IrregularKind::NumberOutOfRange(text) => Finding::new(
+                    i.pointer.clone(),
+                    requirement,
+                    Check::NumberRange,
+                    format!(
+                        "{text} is beyond the range of an IEEE double; I-JSON numbers are \
+                         doubles (read here as the largest one)"
+                    ),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// MCP-BINDING section 4, on a Response alone: CommitmentStatus lists each commitment once.
+fn check_commitment_list(object: &Map<String, Value>, findings: &mut Vec<Finding>) {
+    let Some(listed) = object.get("CommitmentStatus").and_then(Value::as_array) else {
+        return;
+    };
+    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, entry) in listed.iter().enumerate() {
+        let Some(id) = entry.get("CommitmentID").and_then(Value::as_str) else {
+            continue; // the schema reports it
+        };
+        if let Some(&at) = first.get(id) {
+            findings.push(Finding::new(
+                format!("/CommitmentStatus/{i}/CommitmentID"),
+                Requirement::Response,
+                Check::CommitmentListedTwice,
+                format!(
+                    "{id} is listed again (first at /CommitmentStatus/{at}); CommitmentStatus \
+                     lists each commitment once"
+                ),
+            ));
+        } else {
+            first.insert(id, i);
         }
     }
 }

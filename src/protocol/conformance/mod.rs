@@ -11,7 +11,7 @@ mod message;
 pub use dialogue::{Accepted, DialogueChecker};
 pub use exchange::check_exchange;
 pub use finding::{Check, Finding, Level};
-pub use message::{MessageCheck, check_message, check_message_as, interface_of};
+pub use message::{MessageCheck, check_message, check_message_as, ijson_findings, interface_of};
 
 use crate::protocol::{Interface, Mode};
 use serde_json::{Map, Value};
@@ -88,7 +88,18 @@ impl SequenceChecker {
     /// rejected Request): a Request that breaks a rule itself is not counted as accepted, so
     /// that a valid retry with its TurnIndex is not a finding.
     pub fn message(&mut self, message: &Value) -> Vec<Finding> {
-        let mut findings = check_message(message, self.expected).findings;
+        self.message_read(message, &[])
+    }
+
+    /// `message`, for a message read from text with what I-JSON forbids in it (see
+    /// `protocol::ijson`): those are findings of the message too.
+    pub fn message_read(
+        &mut self,
+        message: &Value,
+        irregular: &[crate::protocol::ijson::Irregularity],
+    ) -> Vec<Finding> {
+        let mut findings = ijson_findings(message, irregular, self.expected);
+        findings.extend(check_message(message, self.expected).findings);
         findings.extend(self.dialogue.check(message));
         if is_response(message) {
             if let Some(request) = message

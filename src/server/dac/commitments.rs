@@ -7,52 +7,8 @@
 //! hierarchy). A statement that is not a triple is retained as opaque text and never conflicts.
 
 use crate::protocol::dac::{CommitmentState, CommitmentStatusEntry};
+use crate::protocol::triple::Triple;
 use crate::server::dac::domain::{Domain, Fact};
-
-/// A statement read as a triple.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Triple {
-    pub subject: String,
-    pub negated: bool,
-    pub predicate: String,
-    pub object: String,
-}
-
-impl Triple {
-    /// `S P O` or `S not P O`; the Object is the rest of the statement. `None` for fewer than
-    /// three words.
-    pub fn parse(statement: &str) -> Option<Triple> {
-        let words: Vec<&str> = statement.split_whitespace().collect();
-        let negated = words.len() >= 4 && words[1].eq_ignore_ascii_case("not");
-        let (p, o) = if negated { (2, 3) } else { (1, 2) };
-        if words.len() < 3 {
-            return None;
-        }
-        Some(Triple {
-            subject: words[0].to_owned(),
-            negated,
-            predicate: words[p].to_owned(),
-            object: words[o..].join(" "),
-        })
-    }
-
-    fn same_fact(&self, other: &Triple) -> bool {
-        self.subject == other.subject
-            && self.predicate == other.predicate
-            && self.object == other.object
-    }
-}
-
-impl std::fmt::Display for Triple {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let not = if self.negated { "not " } else { "" };
-        write!(
-            f,
-            "{} {not}{} {}",
-            self.subject, self.predicate, self.object
-        )
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Commitment {
@@ -125,7 +81,7 @@ impl Commitments {
     ) -> Option<String> {
         self.retained().filter(|c| c.id != id).find_map(|c| {
             let old = c.triple.as_ref()?;
-            if old.same_fact(new) && old.negated != new.negated {
+            if old.contradicts(new) {
                 return Some(format!("contradicts {} ({})", c.id, c.statement));
             }
             let functional =
@@ -218,16 +174,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn triples() {
-        let t = Triple::parse("Kiosk#3 not locatedAt MLoc:Square.Stage").unwrap();
-        assert!(t.negated);
-        assert_eq!(t.predicate, "locatedAt");
-        let t = Triple::parse("Avatar#7 prefers quiet places").unwrap();
-        assert_eq!(t.object, "quiet places");
-        assert_eq!(Triple::parse("be nice"), None);
-    }
-
-    #[test]
     fn conflicts() {
         let d = Domain::default_domain();
         let mut c = Commitments::default();
@@ -266,13 +212,22 @@ mod tests {
         );
         assert_eq!(c.retain("c8", "be nice to everyone", Some(&d)), Retained);
         assert_eq!(c.retain("c9", "be", Some(&d)), Retained);
+        // `NOT` is not the negation: opaque text, which conflicts with nothing.
+        assert_eq!(
+            c.retain(
+                "c10",
+                "Fountain#1 NOT locatedAt MLoc:Square.Fountain",
+                Some(&d)
+            ),
+            Retained
+        );
         // Releasing c1 lets a contrary statement be retained.
         assert!(c.release(&["c1".into(), "cX".into()]) == ["cX"]);
         assert_eq!(
             c.retain("c2", "Kiosk#3 not locatedAt MLoc:Square.Stage", Some(&d)),
             Retained
         );
-        assert_eq!(c.statuses().len(), 9);
+        assert_eq!(c.statuses().len(), 10);
         assert!(
             c.get("c3")
                 .unwrap()

@@ -12,7 +12,7 @@
 
 use crate::protocol::dac::{Feasibility, Overall, PaStatus, ProcessActionStep, StepResult};
 use crate::protocol::process_action::{self, Preposition, Statement, Target};
-use crate::server::dac::commitments::Triple;
+use crate::protocol::triple::Triple;
 use crate::server::dac::domain::{ActionRule, Domain, Effect, Item, Role, Verb};
 use crate::server::dac::sources::Consulted;
 use std::collections::{HashMap, HashSet};
@@ -223,6 +223,21 @@ enum Resolved<'d> {
     Owner,
 }
 
+/// The same target written again: ID, value and parameters alike (where it stands in the
+/// statement aside).
+fn same_complement(a: &Target, b: &Target) -> bool {
+    a.id == b.id && a.value == b.value && a.params == b.params
+}
+
+/// The text of a statement a span covers (spans count characters, not bytes).
+fn spanned(statement: &str, span: process_action::Span) -> String {
+    statement
+        .chars()
+        .skip(span.start)
+        .take(span.end.saturating_sub(span.start))
+        .collect()
+}
+
 fn judge_step(
     domain: &Domain,
     checks: &Checks,
@@ -257,7 +272,8 @@ fn judge_step(
             );
         }
     }
-    // A complement given twice (With excepted: it carries parameters, several may be given).
+    // A complement given twice. With carries parameters, so several may be given, but
+    // never the identical one twice (MCP-BINDING section 5).
     for p in Preposition::ALL
         .into_iter()
         .filter(|p| *p != Preposition::With)
@@ -268,6 +284,22 @@ fn judge_step(
                 format!("the {p} complement is given twice; a statement has one of each"),
             );
         }
+    }
+    let withs: Vec<&Target> = statement.with_prep(Preposition::With).collect();
+    if let Some(twice) = withs.iter().enumerate().find_map(|(i, t)| {
+        withs[..i]
+            .iter()
+            .any(|e| same_complement(e, t))
+            .then_some(t)
+    }) {
+        return verdict(
+            PaStatus::FaultyReq,
+            format!(
+                "the complement With {} is given twice; With may repeat only with different \
+                 parameters",
+                spanned(&step.statement, twice.span)
+            ),
+        );
     }
     // IncID: every ID must be known, and no Item hidden by an earlier step.
     let mut resolved: Vec<(Preposition, &Target, Resolved)> = Vec::new();
