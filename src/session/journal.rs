@@ -288,6 +288,8 @@ pub struct Reading {
     /// Lines that could not be read and were skipped, each said with its number: the
     /// journal is partly unreadable (a write torn by a full disk, a damaged file).
     pub damaged: Vec<String>,
+    /// The reader has what it wanted: the lines after are not read.
+    stop: bool,
 }
 
 impl Reading {
@@ -343,7 +345,7 @@ fn entries<R: std::io::BufRead>(
     let mut reading = Reading::default();
     let mut line = Vec::new();
     let mut number = 1;
-    loop {
+    while !reading.stop {
         line.clear();
         if source.read_until(b'\n', &mut line)? == 0 {
             break;
@@ -398,30 +400,6 @@ impl Dialogues {
             ));
         }
         at
-    }
-}
-
-/// The tools and resources a journal recorded (nothing for a session file).
-pub fn offered(text: &str) -> Offered {
-    let mut out = Offered::default();
-    if !looks_like_journal(text.as_bytes()) {
-        return out;
-    }
-    let (_, rest) = split_first(text.as_bytes());
-    let _ = entries(rest, &mut |_, entry, _| out.take(entry));
-    out
-}
-
-impl Offered {
-    fn take(&mut self, entry: Entry) {
-        match entry {
-            Entry::Tools(t) => self.tools = t,
-            Entry::Resource(r) => {
-                self.resources.retain(|(uri, _)| *uri != r.uri);
-                self.resources.push((r.uri, r.contents));
-            }
-            _ => {}
-        }
     }
 }
 
@@ -487,6 +465,72 @@ pub fn parse(text: &str) -> Result<Session, SessionError> {
         session.notes = Some(notes.join("\n"));
     }
     Ok(session)
+}
+
+/// A journal's items for `walk::walk`, one line at a time, until `each` says Break; returns
+/// the notes (damaged lines first).
+pub(super) fn walk(
+    mut source: impl std::io::BufRead,
+    each: &mut dyn FnMut(super::walk::Item) -> std::ops::ControlFlow<()>,
+) -> Result<Vec<String>, SessionError> {
+    use super::walk::Item;
+    let mut first = Vec::new();
+    source
+        .read_until(b'\n', &mut first)
+        .map_err(|e| SessionError::Io(format!("cannot read: {e}")))?;
+    if first.is_empty() {
+        return Err(SessionError::Format("an empty journal".into()));
+    }
+    // The header is read as the loader reads it (the same errors).
+    let start = parse(&String::from_utf8_lossy(&first))?;
+    let servers = start.servers.clone();
+    if each(Item::Start(start)).is_break() {
+        return Ok(Vec::new());
+    }
+    let mut dialogues = Dialogues::default();
+    let mut give = |item: Item, reading: &mut Reading| {
+        reading.stop |= each(item).is_break();
+    };
+    let reading = entries(source, &mut |number, entry, reading| match entry {
+        Entry::Dialogue(d) => {
+            if !servers.iter().any(|s| s.name == d.server) {
+                reading.damaged.push(format!(
+                    "line {number}: dialogue {} names server \"{}\", which the journal does not \
+                     have: skipped",
+                    d.id, d.server
+                ));
+                return;
+            }
+            dialogues.ids.push(d.id);
+            let record = DialogueRecord {
+                name: None,
+                server: d.server,
+                interface: d.interface,
+                dialog_id: d.dialog_id,
+                notes: None,
+                defaults: None,
+                turns: Vec::new(),
+            };
+            give(Item::Dialogue(dialogues.ids.len() - 1, record), reading);
+        }
+        Entry::Turn(t) => {
+            if let Some(dialogue) = dialogues.place(t.dialogue, number, reading) {
+                give(
+                    Item::Turn {
+                        dialogue,
+                        turn: t.record,
+                    },
+                    reading,
+                );
+            }
+        }
+        Entry::Note(n) | Entry::End(n) => reading.notes.push(n),
+        Entry::Tools(t) => give(Item::Tools(t), reading),
+        Entry::Resource(r) => give(Item::Resource(r.uri, r.contents), reading),
+        Entry::Closed(_) => {}
+    })
+    .map_err(|e| SessionError::Io(format!("cannot read: {e}")))?;
+    Ok(reading.all())
 }
 
 /// Calls `each` for every turn of the journal in `source`, one line at a time (memory is one
