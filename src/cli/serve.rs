@@ -167,6 +167,8 @@ pub fn run(args: Args) -> u8 {
 }
 
 /// The server of a recording: its exchanges of one interface, in the order they happened.
+/// The file is read turn by turn (`session::walk`): what is kept is each answered exchange's
+/// compact text, for both interfaces until the file says which one is served.
 fn recorded(
     path: &std::path::Path,
     which: Option<Which>,
@@ -174,21 +176,50 @@ fn recorded(
 ) -> anyhow::Result<Recorded> {
     use crate::client::turn::Reply;
     use crate::protocol::Interface;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    let session = crate::session::Session::parse(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let offered = crate::session::journal::offered(&text);
-    if let Some(notes) = &session.notes {
-        tracing::info!("the recording's notes: {notes}");
+    use crate::session::walk::{self, Item};
+    let wanted = which.map(|w| match w {
+        Which::Dac => Interface::Dac,
+        Which::Usr => Interface::Usr,
+    });
+    let mut interfaces: Vec<Interface> = Vec::new();
+    let (mut dac, mut usr) = (Vec::new(), Vec::new());
+    let mut offered = crate::session::journal::Offered::default();
+    let mut session_notes = None;
+    let notes = walk::walk(path, &mut |item| {
+        match item {
+            Item::Start(s) => session_notes = s.notes,
+            Item::Dialogue(_, d) => interfaces.push(d.interface),
+            Item::Turn { dialogue, turn } => {
+                let interface = interfaces[dialogue];
+                if let Reply::Response(r) = &turn.reply
+                    && wanted.is_none_or(|w| w == interface)
+                {
+                    let exchange = Exchange::from_text(turn.request.text(), r.text());
+                    match interface {
+                        Interface::Dac => dac.push(exchange),
+                        Interface::Usr => usr.push(exchange),
+                    }
+                }
+            }
+            Item::Tools(t) => offered.tools = t,
+            Item::Resource(uri, contents) => {
+                offered.resources.retain(|(u, _)| *u != uri);
+                offered.resources.push((uri, contents));
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    })
+    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let notes: Vec<String> = session_notes.into_iter().chain(notes).collect();
+    if !notes.is_empty() {
+        tracing::info!("the recording's notes: {}", notes.join("\n"));
     }
     let present: Vec<Interface> = [Interface::Dac, Interface::Usr]
         .into_iter()
-        .filter(|i| session.dialogues.iter().any(|d| d.interface == *i))
+        .filter(|i| interfaces.contains(i))
         .collect();
-    let interface = match (which, present.as_slice()) {
-        (Some(Which::Dac), _) => Interface::Dac,
-        (Some(Which::Usr), _) => Interface::Usr,
+    let interface = match (wanted, present.as_slice()) {
+        (Some(w), _) => w,
         (None, [one]) => *one,
         (None, []) => anyhow::bail!("{} has no dialogue to answer from", path.display()),
         (None, _) => anyhow::bail!(
@@ -196,19 +227,10 @@ fn recorded(
             path.display()
         ),
     };
-    let exchanges: Vec<Exchange> = session
-        .dialogues
-        .iter()
-        .filter(|d| d.interface == interface)
-        .flat_map(|d| d.turns.iter())
-        .filter_map(|t| match &t.reply {
-            Reply::Response(r) => Some(Exchange {
-                request: t.request_value(),
-                response: r.value(),
-            }),
-            _ => None,
-        })
-        .collect();
+    let exchanges = match interface {
+        Interface::Dac => dac,
+        Interface::Usr => usr,
+    };
     if exchanges.is_empty() {
         anyhow::bail!(
             "{} has no answered {} exchange to answer from",

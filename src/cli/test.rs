@@ -360,22 +360,44 @@ fn print_json(runs: &[ScenarioRun], differences: &[(String, Vec<StepDifference>)
     println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
 }
 
-/// `--from-session`: a scenario made from a recorded dialogue.
+/// `--from-session`: a scenario made from a recorded dialogue. The file is read turn by turn
+/// (`session::walk`) and only the dialogue asked for is kept, as the scenario's steps.
 fn from_session(path: &Path, dialogue: usize, output: Option<&PathBuf>) -> u8 {
-    let session = match Session::load(path) {
-        Ok(s) => s,
-        Err(e) => return fail(&format!("{}: {e}", path.display())),
-    };
-    let Some(record) = session.dialogues.get(dialogue) else {
+    use crate::session::walk::{self, Item};
+    use std::ops::ControlFlow;
+    let mut session: Option<Session> = None;
+    let mut record = None;
+    let mut dialogues = 0;
+    let mut scenario = scenario::record::Recorder::default();
+    let walked = walk::walk(path, &mut |item| {
+        match item {
+            Item::Start(s) => session = Some(s),
+            Item::Dialogue(i, d) => {
+                dialogues = i + 1;
+                if i == dialogue {
+                    record = Some(d);
+                } else if i > dialogue {
+                    return ControlFlow::Break(());
+                }
+            }
+            Item::Turn { dialogue: i, turn } if i == dialogue => scenario.push(&turn),
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    });
+    if let Err(e) = walked {
+        return fail(&format!("{}: {e}", path.display()));
+    }
+    let (Some(session), Some(record)) = (session, record) else {
         return fail(&format!(
             "{} has {} dialogue{}; there is no dialogue {dialogue}",
             path.display(),
-            session.dialogues.len(),
-            plural(session.dialogues.len())
+            dialogues,
+            plural(dialogues)
         ));
     };
     let source = format!("{} (dialogue {dialogue})", path.display());
-    let yaml = scenario::record::scenario_yaml(record, session.server_of(record), &source);
+    let yaml = scenario.yaml(&record, session.server_of(&record), &source);
     match output {
         None => {
             print!("{yaml}");

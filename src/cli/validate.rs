@@ -5,7 +5,9 @@
 //! --save` writes) is checked dialogue by dialogue, turn by turn, knowing which Requests the
 //! server rejected. Files are read as streams: memory holds the dialogue state and one
 //! message, whatever the size of the file. Exit 0 when everything conforms, 1 when something
-//! does not, 2 when a file cannot be read or parsed.
+//! does not, 2 when a file cannot be read or parsed, wholly or in part (a journal with a
+//! damaged line: its other lines are checked and their findings said, but no verdict on
+//! the whole recording can be given).
 
 use super::exit;
 use crate::protocol::Interface;
@@ -376,11 +378,22 @@ fn check_session(
         }
     };
     let result = if journal {
-        // A recording cut off is read up to its last whole exchange; the note says so.
-        crate::session::journal::for_each_turn(source, &mut each).map(|notes| {
-            for n in notes {
+        // A recording cut off in its last line (an exchange in flight) is read up to its
+        // last whole line, and the note says so. A damaged line before the end (a write torn
+        // by a full disk) is skipped and the lines after it checked, but the file is then
+        // partly unreadable: an error (exit 2) that names each line, since its verdict is not
+        // the whole recording's.
+        crate::session::journal::for_each_turn(source, &mut each).and_then(|reading| {
+            for n in &reading.notes {
                 eprintln!("note: {n}");
             }
+            if reading.damaged.is_empty() {
+                return Ok(());
+            }
+            Err(stream::StreamError::NotSession(format!(
+                "partly unreadable, the rest was checked: {}",
+                reading.damaged.join("; ")
+            )))
         })
     } else {
         stream::for_each_turn(source, &mut each).map(|servers| {

@@ -8,7 +8,7 @@ use crate::client::turn::{Reply, Turn};
 use crate::session::DialogueRecord;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Fields of a Request the client fills (the scenario leaves them to it).
 const FILLED: [&str; 7] = [
@@ -65,23 +65,44 @@ struct OutStep {
 /// The scenario, as YAML, of the dialogue `record` of a session whose servers are `servers`;
 /// `source` says where it came from (written at the top).
 pub fn scenario_yaml(record: &DialogueRecord, server: Option<&ServerSpec>, source: &str) -> String {
-    let first = record.turns.first().map(Turn::request_value);
-    let mut defaults = Map::new();
-    for key in COMMON {
-        if let Some(v) = first.as_ref().and_then(|r| r.get(key)) {
-            defaults.insert(key.to_owned(), v.clone());
-        }
+    let mut scenario = Recorder::default();
+    for turn in &record.turns {
+        scenario.push(turn);
     }
-    let mut steps: Vec<OutStep> = Vec::new();
-    // Strings the server said (where, and at which step), and those the client said before.
-    let mut said_by_server: Vec<(String, usize, String)> = Vec::new();
-    let mut said_by_client: Vec<String> = Vec::new();
-    for (i, turn) in record.turns.iter().enumerate() {
+    scenario.yaml(record, server, source)
+}
+
+/// A scenario made one turn at a time (`test --from-session` reads a recording of any size
+/// turn by turn): what it keeps is its steps, and the identifiers said so far.
+#[derive(Default)]
+pub struct Recorder {
+    defaults: Map<String, Value>,
+    steps: Vec<OutStep>,
+    /// Identifier-like strings the server said, each with the first step and pointer it came
+    /// at, and its order (captures are made in the order the server said them). A map, not
+    /// a list searched per turn: a recording of 80,000 turns took minutes that way.
+    said_by_server: HashMap<String, (usize, usize, String)>,
+    /// Identifier-like strings the client said (only those can matter: a capture is of an
+    /// identifier the client had not said).
+    said_by_client: HashSet<String>,
+}
+
+impl Recorder {
+    /// The next recorded turn.
+    pub fn push(&mut self, turn: &Turn) {
+        let i = self.steps.len();
         let recorded = turn.request_value();
+        if i == 0 {
+            for key in COMMON {
+                if let Some(v) = recorded.get(key) {
+                    self.defaults.insert(key.to_owned(), v.clone());
+                }
+            }
+        }
         let mut request = Map::new();
         if let Value::Object(fields) = &recorded {
             for (k, v) in fields {
-                let common_same = COMMON.contains(&k.as_str()) && defaults.get(k) == Some(v);
+                let common_same = COMMON.contains(&k.as_str()) && self.defaults.get(k) == Some(v);
                 if !FILLED.contains(&k.as_str()) && !common_same {
                     request.insert(k.clone(), v.clone());
                 }
@@ -89,28 +110,42 @@ pub fn scenario_yaml(record: &DialogueRecord, server: Option<&ServerSpec>, sourc
         }
         // An ID the server made up earlier and the client had not said: captured where it
         // came, and used by name here.
-        for (text, step, pointer) in &said_by_server {
-            if said_by_client.contains(text) || !mentions(&Value::Object(request.clone()), text) {
-                continue;
+        let mut mentioned: Vec<(usize, usize, String, String)> = Vec::new();
+        strings(&Value::Object(request.clone()), "", &mut |_, s| {
+            if let Some((order, step, pointer)) = self.said_by_server.get(s)
+                && !self.said_by_client.contains(s)
+                && !mentioned.iter().any(|m| m.3 == s)
+            {
+                mentioned.push((*order, *step, pointer.clone(), s.to_owned()));
             }
-            let name = format!("id{}", steps[*step].capture.len() + 1 + *step * 100);
-            steps[*step]
+        });
+        mentioned.sort();
+        for (_, step, pointer, text) in mentioned {
+            let name = format!("id{}", self.steps[step].capture.len() + 1 + step * 100);
+            self.steps[step]
                 .capture
-                .insert(name.clone(), Value::String(pointer.clone()));
-            request = replace(&Value::Object(request), text, &format!("{{{{{name}}}}}"))
+                .insert(name.clone(), Value::String(pointer));
+            request = replace(&Value::Object(request), &text, &format!("{{{{{name}}}}}"))
                 .as_object()
                 .cloned()
                 .unwrap_or_default();
         }
-        strings(&recorded, "", &mut |_, s| said_by_client.push(s.to_owned()));
+        strings(&recorded, "", &mut |_, s| {
+            if looks_like_id(s) {
+                self.said_by_client.insert(s.to_owned());
+            }
+        });
         let expect = expectations(turn);
         if let Some(response) = turn.response() {
             strings(&response, "", &mut |p, s| {
                 let volatile = VOLATILE
                     .iter()
                     .any(|v| p == format!("/{v}") || p.starts_with(&format!("/{v}/")));
-                if !volatile && looks_like_id(s) && !said_by_client.iter().any(|c| c == s) {
-                    said_by_server.push((s.to_owned(), i, p.to_owned()));
+                if !volatile && looks_like_id(s) && !self.said_by_client.contains(s) {
+                    let order = self.said_by_server.len();
+                    self.said_by_server
+                        .entry(s.to_owned())
+                        .or_insert_with(|| (order, i, p.to_owned()));
                 }
             });
         }
@@ -118,7 +153,7 @@ pub fn scenario_yaml(record: &DialogueRecord, server: Option<&ServerSpec>, sourc
             .get("Kind")
             .and_then(Value::as_str)
             .unwrap_or("feedback");
-        steps.push(OutStep {
+        self.steps.push(OutStep {
             name: format!("turn {} ({kind})", i + 1),
             new_session: turn.new_session,
             request,
@@ -126,22 +161,32 @@ pub fn scenario_yaml(record: &DialogueRecord, server: Option<&ServerSpec>, sourc
             expect,
         });
     }
-    let out = Out {
-        name: record
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("dialogue {}", record.dialog_id)),
-        description: record.notes.clone(),
-        server: server.and_then(server_of),
-        interface: record.interface.code(),
-        defaults,
-        steps,
-    };
-    let yaml = serde_saphyr::to_string(&out).unwrap_or_default();
-    format!(
-        "# A scenario made by bkn-explorer from {source}: its expectations are what the server\n\
-         # answered then. Edit it: keep what matters, loosen what may change (docs/tests.md).\n{yaml}"
-    )
+
+    /// The scenario of dialogue `record` (its name, notes and interface; its turns are the
+    /// ones pushed), as YAML.
+    pub fn yaml(
+        self,
+        record: &DialogueRecord,
+        server: Option<&ServerSpec>,
+        source: &str,
+    ) -> String {
+        let out = Out {
+            name: record
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("dialogue {}", record.dialog_id)),
+            description: record.notes.clone(),
+            server: server.and_then(server_of),
+            interface: record.interface.code(),
+            defaults: self.defaults,
+            steps: self.steps,
+        };
+        let yaml = serde_saphyr::to_string(&out).unwrap_or_default();
+        format!(
+            "# A scenario made by bkn-explorer from {source}: its expectations are what the server\n\
+             # answered then. Edit it: keep what matters, loosen what may change (docs/tests.md).\n{yaml}"
+        )
+    }
 }
 
 fn server_of(spec: &ServerSpec) -> Option<BTreeMap<&'static str, String>> {
@@ -240,12 +285,6 @@ fn strings(v: &Value, at: &str, each: &mut dyn FnMut(&str, &str)) {
         }
         _ => {}
     }
-}
-
-fn mentions(v: &Value, text: &str) -> bool {
-    let mut found = false;
-    strings(v, "", &mut |_, s| found |= s == text);
-    found
 }
 
 fn replace(v: &Value, text: &str, with: &str) -> Value {

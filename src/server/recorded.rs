@@ -14,7 +14,10 @@ use crate::protocol::dac::{Answer, DacResponse};
 use crate::protocol::message::{Common, new_id, now_rfc3339};
 use crate::protocol::usr::{Provenance, UsrResponse};
 use crate::server::mcp::{Backend, ResourceInfo};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 /// How a Request finds its recorded exchange.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -30,18 +33,98 @@ pub enum Match {
     Sequence,
 }
 
-/// One recorded exchange.
+/// One recorded exchange, kept as its compact text: a recording of a gigabyte is held as
+/// the text of its messages, not as values (several times the text) nor as the session.
 #[derive(Clone, Debug)]
 pub struct Exchange {
-    pub request: Value,
-    pub response: Value,
+    request: Box<RawValue>,
+    response: Box<RawValue>,
+}
+
+impl Exchange {
+    pub fn new(request: &Value, response: &Value) -> Exchange {
+        Exchange {
+            request: compact_value(request),
+            response: compact_value(response),
+        }
+    }
+
+    /// From the messages' text as it is in a file (a session's is indented): rewritten
+    /// compact, without making values of it.
+    pub fn from_text(request: &str, response: &str) -> Exchange {
+        Exchange {
+            request: compact_text(request),
+            response: compact_text(response),
+        }
+    }
+
+    fn request(&self) -> Value {
+        crate::protocol::json::from_str(self.request.get()).unwrap_or(Value::Null)
+    }
+
+    fn response(&self) -> Value {
+        crate::protocol::json::from_str(self.response.get()).unwrap_or(Value::Null)
+    }
+}
+
+fn null() -> Box<RawValue> {
+    RawValue::from_string("null".into()).expect("null is JSON")
+}
+
+fn compact_value(v: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(v).unwrap_or_else(|_| null())
+}
+
+fn compact_text(text: &str) -> Box<RawValue> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut from = serde_json::Deserializer::from_str(text);
+    from.disable_recursion_limit();
+    let mut to = serde_json::Serializer::new(&mut out);
+    if serde_transcode::transcode(&mut from, &mut to).is_err() {
+        return null();
+    }
+    String::from_utf8(out)
+        .ok()
+        .and_then(|t| RawValue::from_string(t).ok())
+        .unwrap_or_else(null)
+}
+
+/// A hash of a value that does not depend on the order of its members (two Requests equal as
+/// values hash alike): the index of `Match::Strict`, checked against the value on a hit.
+fn hash_of(v: &Value) -> u64 {
+    fn feed(v: &Value, h: &mut impl Hasher) {
+        match v {
+            Value::Null => 0u8.hash(h),
+            Value::Bool(b) => (1u8, b).hash(h),
+            Value::Number(n) => (2u8, n.to_string()).hash(h),
+            Value::String(s) => (3u8, s).hash(h),
+            Value::Array(items) => {
+                (4u8, items.len()).hash(h);
+                items.iter().for_each(|i| feed(i, h));
+            }
+            Value::Object(map) => {
+                (5u8, map.len()).hash(h);
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                for k in keys {
+                    k.hash(h);
+                    feed(&map[k], h);
+                }
+            }
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    feed(v, &mut h);
+    h.finish()
 }
 
 pub struct Recorded {
     interface: Interface,
     exchanges: Vec<Exchange>,
-    /// Each exchange's Request as matched (`Match::Strict`), made once.
-    keys: Vec<Value>,
+    /// The exchanges by the hash of their Request as matched (`Match::Strict`), in order.
+    by_key: HashMap<u64, Vec<usize>>,
+    /// The exchanges by their Request's Kind (`Match::Kind`), in order.
+    by_kind: HashMap<String, Vec<usize>>,
     mode: Match,
     /// What the recording's Requests named, published so that clients fill theirs alike.
     m_instance: Option<String>,
@@ -88,28 +171,46 @@ impl Recorded {
         mode: Match,
         source: &str,
     ) -> Recorded {
-        let first = |field: &str| {
-            exchanges.iter().find_map(|e| {
-                e.request
-                    .get(field)
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            })
-        };
-        Recorded {
+        let mut recorded = Recorded {
             interface,
-            keys: exchanges
-                .iter()
-                .map(|e| key(interface, &e.request))
-                .collect(),
-            m_instance: first("MInstance"),
-            u_environment: first("UEnvironment"),
-            exchanges,
+            exchanges: Vec::new(),
+            by_key: HashMap::new(),
+            by_kind: HashMap::new(),
+            m_instance: None,
+            u_environment: None,
             mode,
             source: source.to_owned(),
             tool: None,
             resources: Vec::new(),
+        };
+        for e in exchanges {
+            recorded.push(e);
         }
+        recorded
+    }
+
+    /// One more exchange, indexed (each Request is read once, here).
+    fn push(&mut self, exchange: Exchange) {
+        let at = self.exchanges.len();
+        let request = exchange.request();
+        let first = |field: &str, slot: &mut Option<String>| {
+            if slot.is_none() {
+                *slot = request
+                    .get(field)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+        };
+        first("MInstance", &mut self.m_instance);
+        first("UEnvironment", &mut self.u_environment);
+        if let Some(kind) = request.get("Kind").and_then(Value::as_str) {
+            self.by_kind.entry(kind.to_owned()).or_default().push(at);
+        }
+        self.by_key
+            .entry(hash_of(&key(self.interface, &request)))
+            .or_default()
+            .push(at);
+        self.exchanges.push(exchange);
     }
 
     /// What the recording says the server offered: its tool's name and its resources (a
@@ -130,28 +231,39 @@ impl Recorded {
 
     fn find(&self, state: &mut Replaying, request: &Value) -> Option<usize> {
         state.used.resize(self.exchanges.len(), false);
-        let kind = request.get("Kind");
-        let candidates: Vec<usize> = match self.mode {
+        let none: &[usize] = &[];
+        let chosen = match self.mode {
             Match::Sequence => {
                 let i = state.next;
                 state.next += 1;
                 return (i < self.exchanges.len()).then_some(i);
             }
-            Match::Kind => (0..self.exchanges.len())
-                .filter(|&i| self.exchanges[i].request.get("Kind") == kind)
-                .collect(),
+            Match::Kind => {
+                let kind = request.get("Kind").and_then(Value::as_str).unwrap_or("");
+                let candidates = self.by_kind.get(kind).map_or(none, Vec::as_slice);
+                let unused = candidates.iter().copied().find(|&i| !state.used[i]);
+                unused.or(candidates.last().copied())?
+            }
             Match::Strict => {
                 let wanted = key(self.interface, request);
-                (0..self.exchanges.len())
-                    .filter(|&i| self.keys[i] == wanted)
-                    .collect()
+                let candidates = self
+                    .by_key
+                    .get(&hash_of(&wanted))
+                    .map_or(none, Vec::as_slice);
+                // A hash says where to look; the value says whether it is the question (only
+                // the one chosen is read).
+                let same = |i: &usize| key(self.interface, &self.exchanges[*i].request()) == wanted;
+                let unused = candidates
+                    .iter()
+                    .filter(|&&i| !state.used[i])
+                    .find(|i| same(i))
+                    .copied();
+                match unused {
+                    Some(i) => i,
+                    None => candidates.iter().rev().find(|i| same(i)).copied()?,
+                }
             }
         };
-        let chosen = candidates
-            .iter()
-            .copied()
-            .find(|&i| !state.used[i])
-            .or(candidates.last().copied())?;
         state.used[chosen] = true;
         Some(chosen)
     }
@@ -253,7 +365,7 @@ impl Backend for Recorded {
 
     fn answer(&self, state: &mut Replaying, request: &Value) -> Value {
         let response = match self.find(state, request) {
-            Some(i) => self.answer_with(&self.exchanges[i].response, request),
+            Some(i) => self.answer_with(&self.exchanges[i].response(), request),
             None => {
                 let turn = request.get("TurnIndex").cloned().unwrap_or_default();
                 let kind = request.get("Kind").and_then(|k| k.as_str()).unwrap_or("?");
@@ -324,10 +436,10 @@ mod tests {
     use super::*;
 
     fn exchange(kind: &str, what: &str, outcome: &str) -> Exchange {
-        Exchange {
-            request: json!({"Kind": kind, "Question": what, "QueryID": "old", "SessionID": "s"}),
-            response: json!({"Outcome": outcome, "QueryID": "r", "RequestID": "old", "DataXMData": {"DataID": "d"}}),
-        }
+        Exchange::new(
+            &json!({"Kind": kind, "Question": what, "QueryID": "old", "SessionID": "s"}),
+            &json!({"Outcome": outcome, "QueryID": "r", "RequestID": "old", "DataXMData": {"DataID": "d"}}),
+        )
     }
 
     fn recorded(mode: Match) -> Recorded {
@@ -380,7 +492,7 @@ mod tests {
     fn the_recorded_response_is_made_the_new_requests() {
         let r = recorded(Match::Strict);
         let request = json!({"QueryID": "q2", "DialogID": "D2", "TurnIndex": 5, "SessionID": "S2"});
-        let out = r.answer_with(&r.exchanges[0].response, &request);
+        let out = r.answer_with(&r.exchanges[0].response(), &request);
         assert_eq!(out["RequestID"], "q2");
         assert_eq!(out["DialogID"], "D2");
         assert_eq!(out["TurnIndex"], 5);

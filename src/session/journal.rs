@@ -10,8 +10,9 @@
 //! {"note":"the agent closed its side"}
 //! ```
 //!
-//! A journal cut off (the last line incomplete) or damaged is read up to the last whole
-//! line, and the session's notes say where and why it stopped.
+//! A journal cut off (the last line incomplete) is read up to the last whole line; a damaged
+//! line (a write torn by a full disk) is skipped and the lines after it read. The session's
+//! notes say which lines and why.
 
 use super::{DialogueRecord, Session, SessionError};
 use crate::client::spec::{self, ServerSpec};
@@ -87,26 +88,6 @@ struct ResourceLine {
 pub struct Offered {
     pub tools: Vec<Value>,
     pub resources: Vec<(String, Value)>,
-}
-
-/// The tools and resources a journal recorded (nothing for a session file).
-pub fn offered(text: &str) -> Offered {
-    let mut out = Offered::default();
-    if !looks_like_journal(text.as_bytes()) {
-        return out;
-    }
-    for line in text.lines().skip(1) {
-        match serde_json::from_str::<Entry>(line) {
-            Ok(Entry::Tools(t)) => out.tools = t,
-            Ok(Entry::Resource(r)) => {
-                out.resources.retain(|(uri, _)| *uri != r.uri);
-                out.resources.push((r.uri, r.contents));
-            }
-            Ok(_) => {}
-            Err(_) => break,
-        }
-    }
-    out
 }
 
 #[derive(Serialize, Deserialize)]
@@ -192,6 +173,10 @@ pub struct Writer {
     file: File,
     path: PathBuf,
     failing: bool,
+    /// The last write failed, and may have left part of its line in the file (a full disk
+    /// takes what fits): the next line starts with a newline, so that the half line stays a
+    /// damaged line of its own and never swallows the next event.
+    torn: bool,
 }
 
 impl Writer {
@@ -213,6 +198,7 @@ impl Writer {
             file,
             path: path.to_owned(),
             failing: false,
+            torn: false,
         };
         writer.line(&Header {
             format: JOURNAL_FORMAT.into(),
@@ -269,43 +255,172 @@ impl Writer {
 
     /// One line, in one write.
     fn line(&mut self, value: &impl Serialize) {
-        let mut bytes = match serde_json::to_vec(value) {
-            Ok(b) => b,
-            Err(_) => return,
-        };
+        // After a torn write, a newline first: an empty line when nothing of the torn one
+        // reached the file (readers skip it), the end of the half line otherwise.
+        let mut bytes = if self.torn { vec![b'\n'] } else { Vec::new() };
+        if serde_json::to_writer(&mut bytes, value).is_err() {
+            return;
+        }
         bytes.push(b'\n');
         match self.file.write_all(&bytes) {
-            Ok(()) => self.failing = false,
+            Ok(()) => {
+                self.failing = false;
+                self.torn = false;
+            }
             Err(e) if !self.failing => {
                 self.failing = true;
+                self.torn = true;
                 eprintln!(
                     "bkn-explorer: cannot write the recording {}: {e}; the traffic still passes",
                     self.path.display()
                 );
             }
-            Err(_) => {}
+            Err(_) => self.torn = true,
         }
     }
 }
 
-/// Reads a journal as a session. What stopped the reading early is in the session's notes.
-pub fn parse(text: &str) -> Result<Session, SessionError> {
-    let mut lines = text.split_inclusive('\n').enumerate();
-    let Some((_, first)) = lines.next() else {
-        return Err(SessionError::Format("an empty journal".into()));
-    };
-    let header: Header =
-        serde_json::from_str(first.trim_end()).map_err(|e| SessionError::Syntax {
-            line: 1,
-            column: e.column(),
-            message: format!("the journal's first line: {e}"),
-        })?;
-    if header.format != JOURNAL_FORMAT {
-        return Err(SessionError::Format(format!(
-            "/format is \"{}\"; this program reads journals of \"{JOURNAL_FORMAT}\"",
-            header.format
-        )));
+/// What reading a journal said besides its entries.
+#[derive(Debug, Default)]
+pub struct Reading {
+    /// What the recording said (its notes, how it ended), and a last line still in flight.
+    pub notes: Vec<String>,
+    /// Lines that could not be read and were skipped, each said with its number: the
+    /// journal is partly unreadable (a write torn by a full disk, a damaged file).
+    pub damaged: Vec<String>,
+    /// The reader has what it wanted: the lines after are not read.
+    stop: bool,
+}
+
+impl Reading {
+    /// Everything, damage first, as a session's notes say it.
+    fn all(&self) -> Vec<String> {
+        self.damaged.iter().chain(&self.notes).cloned().collect()
     }
+}
+
+/// Why the first line is not a journal's header, and where in it.
+struct BadHeader {
+    column: usize,
+    message: String,
+    format: bool,
+}
+
+fn header(first: &[u8]) -> Result<Header, BadHeader> {
+    let header: Header = serde_json::from_slice(trim_line(first)).map_err(|e| BadHeader {
+        column: e.column(),
+        message: format!("the journal's first line: {e}"),
+        format: false,
+    })?;
+    if header.format != JOURNAL_FORMAT {
+        return Err(BadHeader {
+            column: 1,
+            message: format!(
+                "/format is \"{}\"; this program reads journals of \"{JOURNAL_FORMAT}\"",
+                header.format
+            ),
+            format: true,
+        });
+    }
+    Ok(header)
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let end = line
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    &line[..end]
+}
+
+/// Calls `each` with every entry after the header (line 2 on), in order, one line in memory
+/// at a time. A line that is not an entry is skipped and said in `damaged`, and every later
+/// whole line is still read: after a torn write the writer starts a fresh line, so the half
+/// line is a line of its own. A last line without its newline is an exchange in flight (or
+/// one still being written): said in `notes`, not damage.
+fn entries<R: std::io::BufRead>(
+    mut source: R,
+    each: &mut dyn FnMut(usize, Entry, &mut Reading),
+) -> std::io::Result<Reading> {
+    let mut reading = Reading::default();
+    let mut line = Vec::new();
+    let mut number = 1;
+    while !reading.stop {
+        line.clear();
+        if source.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        number += 1;
+        let complete = line.ends_with(b"\n");
+        let text = trim_line(&line);
+        if text.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Entry>(text) {
+            Ok(entry) => each(number, entry, &mut reading),
+            Err(_) if !complete => reading.notes.push(format!(
+                "the recording ends in the middle of line {number} (an exchange in flight, or \
+                 one still being written); read up to line {}",
+                number - 1
+            )),
+            Err(e) => reading.damaged.push(format!(
+                "line {number} is not a journal entry ({e}; a write torn by a full disk, or \
+                 damage): skipped, the lines after it are read"
+            )),
+        }
+    }
+    Ok(reading)
+}
+
+/// The first line of `text`, and the rest.
+fn split_first(text: &[u8]) -> (&[u8], &[u8]) {
+    match text.iter().position(|&b| b == b'\n') {
+        Some(at) => (&text[..at], &text[at + 1..]),
+        None => (text, &[]),
+    }
+}
+
+/// The dialogues of a journal as read so far: each one's id, and the turns of one that no
+/// line opened (its dialogue line was damaged) are said once.
+#[derive(Default)]
+struct Dialogues {
+    ids: Vec<u64>,
+    orphans: Vec<u64>,
+}
+
+impl Dialogues {
+    /// The place of dialogue `id`, or `None` (said in `reading` the first time).
+    fn place(&mut self, id: u64, number: usize, reading: &mut Reading) -> Option<usize> {
+        let at = self.ids.iter().position(|&d| d == id);
+        if at.is_none() && !self.orphans.contains(&id) {
+            self.orphans.push(id);
+            reading.damaged.push(format!(
+                "line {number}: a turn of dialogue {id}, which no line before opened: its turns \
+                 are skipped"
+            ));
+        }
+        at
+    }
+}
+
+/// Reads a journal as a session. What was skipped, and what the recording said, is in the
+/// session's notes.
+pub fn parse(text: &str) -> Result<Session, SessionError> {
+    if text.is_empty() {
+        return Err(SessionError::Format("an empty journal".into()));
+    }
+    let (first, rest) = split_first(text.as_bytes());
+    let header = header(first).map_err(|e| {
+        if e.format {
+            SessionError::Format(e.message)
+        } else {
+            SessionError::Syntax {
+                line: 1,
+                column: e.column,
+                message: e.message,
+            }
+        }
+    })?;
     let servers_text = serde_json::to_string(&header.servers).unwrap_or_default();
     let servers = spec::parse_servers(&servers_text)
         .map_err(|e| SessionError::Invalid(vec![(format!("/servers{}", e.at), e.message)]))?;
@@ -314,149 +429,158 @@ pub fn parse(text: &str) -> Result<Session, SessionError> {
         servers,
         ..Default::default()
     };
-    let mut ids: Vec<u64> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    for (i, line) in lines {
-        let number = i + 1;
-        let complete = line.ends_with('\n');
-        if line.trim().is_empty() {
-            continue;
-        }
-        let entry: Entry = match serde_json::from_str(line.trim_end()) {
-            Ok(e) => e,
-            Err(e) => {
-                notes.push(if complete {
-                    format!(
-                        "line {number} is not a journal entry ({e}); read up to line {}",
-                        number - 1
-                    )
-                } else {
-                    format!(
-                        "the recording was cut off in line {number} (an exchange in flight); \
-                         read up to line {}",
-                        number - 1
-                    )
-                });
-                break;
+    let mut dialogues = Dialogues::default();
+    let reading = entries(rest, &mut |number, entry, reading| match entry {
+        Entry::Dialogue(d) => {
+            if !session.servers.iter().any(|s| s.name == d.server) {
+                reading.damaged.push(format!(
+                    "line {number}: dialogue {} names server \"{}\", which the journal does not \
+                     have: skipped",
+                    d.id, d.server
+                ));
+                return;
             }
-        };
-        match entry {
-            Entry::Dialogue(d) => {
-                if !session.servers.iter().any(|s| s.name == d.server) {
-                    notes.push(format!(
-                        "line {number}: dialogue {} names server \"{}\", which the journal does not have; read up to line {}",
-                        d.id,
-                        d.server,
-                        number - 1
-                    ));
-                    break;
-                }
-                ids.push(d.id);
-                session.dialogues.push(DialogueRecord {
-                    name: None,
-                    server: d.server,
-                    interface: d.interface,
-                    dialog_id: d.dialog_id,
-                    notes: None,
-                    defaults: None,
-                    protocol_version: None,
-                    turns: Vec::new(),
-                });
-            }
-            Entry::Turn(t) => match ids.iter().position(|&id| id == t.dialogue) {
-                Some(at) => session.dialogues[at].turns.push(t.record),
-                None => {
-                    notes.push(format!(
-                        "line {number}: a turn of dialogue {}, which no line before opened; read up to line {}",
-                        t.dialogue,
-                        number - 1
-                    ));
-                    break;
-                }
-            },
-            Entry::Note(n) | Entry::End(n) => notes.push(n),
-            Entry::Closed(_) | Entry::Tools(_) | Entry::Resource(_) => {}
+            dialogues.ids.push(d.id);
+            session.dialogues.push(DialogueRecord {
+                name: None,
+                server: d.server,
+                interface: d.interface,
+                dialog_id: d.dialog_id,
+                notes: None,
+                defaults: None,
+                protocol_version: None,
+                turns: Vec::new(),
+            });
         }
-    }
+        Entry::Turn(t) => {
+            if let Some(at) = dialogues.place(t.dialogue, number, reading) {
+                session.dialogues[at].turns.push(t.record);
+            }
+        }
+        Entry::Note(n) | Entry::End(n) => reading.notes.push(n),
+        Entry::Closed(_) | Entry::Tools(_) | Entry::Resource(_) => {}
+    })
+    .map_err(|e| SessionError::Io(format!("cannot read: {e}")))?;
+    let notes = reading.all();
     if !notes.is_empty() {
         session.notes = Some(notes.join("\n"));
     }
     Ok(session)
 }
 
-/// Calls `each` for every turn of the journal in `source`, one line at a time (memory is one
-/// line); returns the notes (what the recording said, and where reading stopped early).
-pub fn for_each_turn<R: std::io::BufRead>(
-    source: R,
-    each: &mut dyn FnMut(super::stream::StreamedTurn),
-) -> Result<Vec<String>, super::stream::StreamError> {
-    use super::stream::{StreamError, StreamedReply, StreamedTurn};
-    let mut lines = source.split(b'\n').enumerate();
-    let first = match lines.next() {
-        Some((_, Ok(line))) => line,
-        Some((_, Err(e))) => return Err(StreamError::NotSession(format!("cannot read: {e}"))),
-        None => return Err(StreamError::NotSession("an empty journal".into())),
+/// A journal's items for `walk::walk`, one line at a time, until `each` says Break; returns
+/// the notes (damaged lines first).
+pub(super) fn walk(
+    mut source: impl std::io::BufRead,
+    each: &mut dyn FnMut(super::walk::Item) -> std::ops::ControlFlow<()>,
+) -> Result<Vec<String>, SessionError> {
+    use super::walk::Item;
+    let mut first = Vec::new();
+    source
+        .read_until(b'\n', &mut first)
+        .map_err(|e| SessionError::Io(format!("cannot read: {e}")))?;
+    if first.is_empty() {
+        return Err(SessionError::Format("an empty journal".into()));
+    }
+    // The header is read as the loader reads it (the same errors).
+    let start = parse(&String::from_utf8_lossy(&first))?;
+    let servers = start.servers.clone();
+    if each(Item::Start(start)).is_break() {
+        return Ok(Vec::new());
+    }
+    let mut dialogues = Dialogues::default();
+    let mut give = |item: Item, reading: &mut Reading| {
+        reading.stop |= each(item).is_break();
     };
-    let header: Header = serde_json::from_slice(&first)
-        .map_err(|e| StreamError::NotSession(format!("the journal's first line: {e}")))?;
-    if header.format != JOURNAL_FORMAT {
-        return Err(StreamError::NotSession(format!(
-            "/format is \"{}\"; this program reads journals of \"{JOURNAL_FORMAT}\"",
-            header.format
-        )));
-    }
-    // Each dialogue's place, interface and how many turns it has had.
-    let mut dialogues: Vec<(u64, Interface, usize)> = Vec::new();
-    let mut notes = Vec::new();
-    for (i, line) in lines {
-        let number = i + 1;
-        let line = line.map_err(|e| StreamError::NotSession(format!("cannot read: {e}")))?;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let entry: Entry = match serde_json::from_slice(&line) {
-            Ok(e) => e,
-            Err(e) => {
-                notes.push(format!(
-                    "line {number} is not a whole journal entry ({e}; the recording may have \
-                     been cut off); read up to line {}",
-                    number - 1
+    let reading = entries(source, &mut |number, entry, reading| match entry {
+        Entry::Dialogue(d) => {
+            if !servers.iter().any(|s| s.name == d.server) {
+                reading.damaged.push(format!(
+                    "line {number}: dialogue {} names server \"{}\", which the journal does not \
+                     have: skipped",
+                    d.id, d.server
                 ));
-                break;
+                return;
             }
-        };
-        match entry {
-            Entry::Dialogue(d) => dialogues.push((d.id, d.interface, 0)),
-            Entry::Turn(t) => {
-                let Some(at) = dialogues.iter().position(|d| d.0 == t.dialogue) else {
-                    notes.push(format!(
-                        "line {number}: a turn of dialogue {}, which no line before opened; read up to line {}",
-                        t.dialogue,
-                        number - 1
-                    ));
-                    break;
-                };
-                let (_, interface, count) = &mut dialogues[at];
-                let reply = match &t.record.reply {
-                    crate::client::turn::Reply::Response(r) => StreamedReply::Response(r.value()),
-                    crate::client::turn::Reply::ToolError(e) => StreamedReply::ToolError(e.clone()),
-                    crate::client::turn::Reply::Error(_) => StreamedReply::Nothing,
-                };
-                each(StreamedTurn {
-                    dialogue: at,
-                    turn: *count,
-                    interface: Some(*interface),
-                    request: t.record.request_value(),
-                    reply,
-                    new_session: t.record.new_session,
-                });
-                *count += 1;
-            }
-            Entry::Note(n) | Entry::End(n) => notes.push(n),
-            Entry::Closed(_) | Entry::Tools(_) | Entry::Resource(_) => {}
+            dialogues.ids.push(d.id);
+            let record = DialogueRecord {
+                name: None,
+                server: d.server,
+                interface: d.interface,
+                dialog_id: d.dialog_id,
+                notes: None,
+                defaults: None,
+                protocol_version: None,
+                turns: Vec::new(),
+            };
+            give(Item::Dialogue(dialogues.ids.len() - 1, record), reading);
         }
+        Entry::Turn(t) => {
+            if let Some(dialogue) = dialogues.place(t.dialogue, number, reading) {
+                give(
+                    Item::Turn {
+                        dialogue,
+                        turn: t.record,
+                    },
+                    reading,
+                );
+            }
+        }
+        Entry::Note(n) | Entry::End(n) => reading.notes.push(n),
+        Entry::Tools(t) => give(Item::Tools(t), reading),
+        Entry::Resource(r) => give(Item::Resource(r.uri, r.contents), reading),
+        Entry::Closed(_) => {}
+    })
+    .map_err(|e| SessionError::Io(format!("cannot read: {e}")))?;
+    Ok(reading.all())
+}
+
+/// Calls `each` for every turn of the journal in `source`, one line at a time (memory is one
+/// line); returns what the recording said and which lines were skipped.
+pub fn for_each_turn<R: std::io::BufRead>(
+    mut source: R,
+    each: &mut dyn FnMut(super::stream::StreamedTurn),
+) -> Result<Reading, super::stream::StreamError> {
+    use super::stream::{StreamError, StreamedReply, StreamedTurn};
+    let mut first = Vec::new();
+    match source.read_until(b'\n', &mut first) {
+        Ok(0) => return Err(StreamError::NotSession("an empty journal".into())),
+        Ok(_) => {}
+        Err(e) => return Err(StreamError::NotSession(format!("cannot read: {e}"))),
     }
-    Ok(notes)
+    header(&first).map_err(|e| StreamError::NotSession(e.message))?;
+    // Each dialogue's interface and how many turns it has had, by place.
+    let mut dialogues = Dialogues::default();
+    let mut counts: Vec<(Interface, usize)> = Vec::new();
+    entries(source, &mut |number, entry, reading| match entry {
+        Entry::Dialogue(d) => {
+            dialogues.ids.push(d.id);
+            counts.push((d.interface, 0));
+        }
+        Entry::Turn(t) => {
+            let Some(at) = dialogues.place(t.dialogue, number, reading) else {
+                return;
+            };
+            let (interface, count) = &mut counts[at];
+            let reply = match &t.record.reply {
+                crate::client::turn::Reply::Response(r) => StreamedReply::Response(r.value()),
+                crate::client::turn::Reply::ToolError(e) => StreamedReply::ToolError(e.clone()),
+                crate::client::turn::Reply::Error(_) => StreamedReply::Nothing,
+            };
+            each(StreamedTurn {
+                dialogue: at,
+                turn: *count,
+                interface: Some(*interface),
+                request: t.record.request_value(),
+                reply,
+                new_session: t.record.new_session,
+            });
+            *count += 1;
+        }
+        Entry::Note(n) | Entry::End(n) => reading.notes.push(n),
+        Entry::Closed(_) | Entry::Tools(_) | Entry::Resource(_) => {}
+    })
+    .map_err(|e| StreamError::NotSession(format!("cannot read: {e}")))
 }
 
 #[cfg(test)]
@@ -503,14 +627,77 @@ mod tests {
         assert_eq!(s.dialogues[0].turns.len(), 1);
         let notes = s.notes.unwrap();
         assert!(
-            notes.contains("cut off in line 5") && notes.contains("read up to line 4"),
+            notes.contains("middle of line 5") && notes.contains("read up to line 4"),
             "{notes}"
         );
 
-        // A damaged line in the middle: read up to it.
+        // A damaged line in the middle: skipped, the lines after it read.
         let damaged = text.replacen("{\"note\"", "{\"nope\"", 1);
         let s = Session::parse(&damaged).unwrap();
-        assert_eq!(s.dialogues[0].turns.len(), 1);
+        assert_eq!(s.dialogues[0].turns.len(), 2);
         assert!(s.notes.unwrap().contains("line 4 is not a journal entry"));
+    }
+
+    /// A full disk takes part of a line and refuses the rest; when space comes back, the
+    /// next line must not be glued to the half one.
+    #[test]
+    fn a_write_torn_by_a_full_disk_loses_only_its_own_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let server = ServerSpec::from_command_line("my-da").unwrap();
+        let mut w = Writer::create(&path, None, &server).unwrap();
+        w.dialogue(1, &server.name, Interface::Dac, "D1");
+        w.turn(1, &turn(0));
+        // The disk is full: the write fails (/dev/full refuses every byte) …
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let real = std::mem::replace(&mut w.file, full);
+        w.turn(1, &turn(1));
+        assert!(w.torn);
+        // … after a part of the line reached the disk, as a short write leaves it.
+        let mut line =
+            serde_json::to_vec(&json!({"turn": {"dialogue": 1, "record": turn(1)}})).unwrap();
+        line.truncate(line.len() / 2);
+        (&real).write_all(&line).unwrap();
+        // Space comes back.
+        w.file = real;
+        w.turn(1, &turn(2));
+        w.turn(1, &turn(3));
+        assert!(!w.torn);
+
+        let text = std::fs::read_to_string(&path).unwrap();
+        let s = Session::parse(&text).unwrap();
+        assert_eq!(s.dialogues[0].turns, vec![turn(0), turn(2), turn(3)]);
+        let notes = s.notes.unwrap();
+        assert!(notes.contains("line 4 is not a journal entry"), "{notes}");
+
+        let mut seen = Vec::new();
+        let reading = for_each_turn(text.as_bytes(), &mut |t| seen.push(t.request)).unwrap();
+        assert_eq!(
+            seen,
+            [
+                json!({"TurnIndex": 0}),
+                json!({"TurnIndex": 2}),
+                json!({"TurnIndex": 3})
+            ]
+        );
+        assert_eq!(reading.damaged.len(), 1, "{:?}", reading.damaged);
+        assert!(
+            reading.damaged[0].starts_with("line 4 "),
+            "{:?}",
+            reading.damaged
+        );
+        assert!(reading.notes.is_empty(), "{:?}", reading.notes);
+
+        // Cut off in its last line as well (the proxy killed mid-write): a note, not damage.
+        let reading = for_each_turn(&text.as_bytes()[..text.len() - 10], &mut |_| {}).unwrap();
+        assert_eq!(reading.damaged.len(), 1, "{:?}", reading.damaged);
+        assert!(
+            reading.notes[0].contains("middle of line 6"),
+            "{:?}",
+            reading.notes
+        );
     }
 }

@@ -10,6 +10,7 @@ pub mod journal;
 pub mod replay;
 mod skeleton;
 pub mod stream;
+pub mod walk;
 
 use crate::client::spec::{self, ServerSpec};
 use crate::client::turn::Turn;

@@ -102,10 +102,16 @@ impl Follower {
                 continue;
             }
             self.lines += 1;
-            out.push(
-                journal::read_line(self.lines, line)
-                    .map_err(|e| format!("{}: {e}", self.path.display()))?,
-            );
+            match journal::read_line(self.lines, line) {
+                Ok(l) => out.push(l),
+                // A damaged line after the header (a write torn by a full disk) is skipped:
+                // the writer starts a fresh line after it, so the lines after it are whole.
+                Err(e) if self.lines > 1 => out.push(Line::Note(format!(
+                    "{}: {e}; the line is skipped",
+                    self.path.display()
+                ))),
+                Err(e) => return Err(format!("{}: {e}", self.path.display())),
+            }
         }
         self.partial.drain(..start);
         Ok(out)

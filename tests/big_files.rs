@@ -1,0 +1,101 @@
+//! Big recordings are read as streams: `serve --from-session` keeps each answered exchange's
+//! compact text, `test --from-session` one dialogue's steps. Memory is read from the child's
+//! /proc status (its high-water mark) and held to a generous bound against the file's size.
+
+mod common;
+
+use bkn_explorer::protocol::message::new_id;
+use bkn_explorer::session::Session;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+
+/// A session of `dialogues` copies of the shipped tour's dialogue (real turns of the
+/// reference server), each with its own DialogID; returns its path and size in bytes.
+fn big_session(dir: &std::path::Path, dialogues: usize) -> (std::path::PathBuf, u64) {
+    let mut tour = Session::load(std::path::Path::new("sessions/dac-tour.json")).unwrap();
+    let one = tour.dialogues[0].clone();
+    tour.dialogues = (0..dialogues)
+        .map(|_| {
+            let mut d = one.clone();
+            d.dialog_id = new_id();
+            d
+        })
+        .collect();
+    let path = dir.join("big.json");
+    std::fs::write(&path, tour.to_text()).unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    (path, size)
+}
+
+/// The child's peak resident memory so far, in bytes (VmHWM).
+fn peak(child: &Child) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+const MIB: u64 = 1024 * 1024;
+
+#[test]
+fn serve_and_test_from_a_big_session_hold_little_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, size) = big_session(dir.path(), 900);
+    assert!(size > 25 * MIB, "{size}");
+
+    // serve --from-session: loaded once it answers initialize.
+    let mut serve = Command::new(common::bin())
+        .args(["serve", "--from-session"])
+        .arg(&path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = serve.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    let mut answer = String::new();
+    BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut answer)
+        .unwrap();
+    assert!(answer.contains("\"result\""), "{answer}");
+    let held = peak(&serve).unwrap();
+    drop(stdin);
+    serve.wait().unwrap();
+    // The messages' compact text is what it needs (about a third of this indented file);
+    // a whole typed session with values was several times the file.
+    assert!(
+        held < size + 64 * MIB,
+        "serve --from-session peaked at {} MiB for a {} MiB session",
+        held / MIB,
+        size / MIB
+    );
+
+    // test --from-session: one dialogue's steps, whatever the file's size.
+    let mut test = Command::new(common::bin())
+        .args(["test", "--from-session"])
+        .arg(&path)
+        .args(["--dialogue", "450"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut high = 0;
+    while test.try_wait().unwrap().is_none() {
+        high = high.max(peak(&test).unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let mut yaml = String::new();
+    std::io::Read::read_to_string(&mut test.stdout.take().unwrap(), &mut yaml).unwrap();
+    assert!(yaml.contains("turn 10 ("), "{yaml}");
+    assert!(
+        high < size / 2 + 32 * MIB,
+        "test --from-session peaked at {} MiB for a {} MiB session",
+        high / MIB,
+        size / MIB
+    );
+}
