@@ -868,3 +868,27 @@ fn dialogue_shares_one_cpu_with_its_reference_server_only() {
         assert!(dialogue.wait().unwrap().success());
     }
 }
+
+/// A reader that goes away (`bkn-explorer schema dac | head -1`) ends the program quietly with
+/// 141, as it ends other Unix tools: no panic, no backtrace.
+#[test]
+fn a_reader_that_goes_away_ends_the_program_quietly() {
+    use std::io::Read;
+    let mut child = std::process::Command::new(common::bin())
+        .args(["schema", "dac"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(141), "{err}");
+    assert!(err.is_empty(), "{err}");
+}

@@ -85,6 +85,17 @@ pub mod exit {
 }
 
 pub fn main() -> ExitCode {
+    // A reader that goes away (`bkn-explorer schema dac | head -3`) ends the program as it
+    // ends other Unix tools: quietly, with 141 (128 + SIGPIPE), not with a backtrace. (The
+    // signal itself stays ignored: a server or a child that goes away is an error to report,
+    // not a reason to die.)
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if crate::tui::run::is_failed_print(info) {
+            std::process::exit(141);
+        }
+        default_hook(info);
+    }));
     let cli = Cli::parse();
     let code = match cli.command {
         Some(Command::Validate(args)) => validate::run(args),

@@ -11,6 +11,9 @@ use crate::tui::run::Launch;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// What `--watch` alone stands for: the newest recording (clap takes no empty path).
+const NEWEST: &str = "<newest>";
+
 #[derive(clap::Args, Debug, Default)]
 pub struct Args {
     /// Connect to a stdio MCP server started with this command line (repeatable).
@@ -33,7 +36,7 @@ pub struct Args {
     /// (http://127.0.0.1:PORT); alone, the newest recording in the data directory's
     /// recordings/. Its dialogues appear as read-only tabs marked live, turn by turn; `O`
     /// takes one over.
-    #[arg(long, value_name = "FILE|URL", num_args = 0..=1, default_missing_value = "")]
+    #[arg(long, value_name = "FILE|URL", num_args = 0..=1, default_missing_value = NEWEST)]
     watch: Option<PathBuf>,
     /// The colour theme: dark, light, high-contrast, or a user theme (default: the one used
     /// last, else dark).
@@ -127,7 +130,7 @@ pub fn run(args: Args) -> u8 {
         servers,
         session: args.session,
         // `--watch` alone: the newest recording.
-        watch: args.watch.map(|p| (!p.as_os_str().is_empty()).then_some(p)),
+        watch: args.watch.map(|p| (p.as_os_str() != NEWEST).then_some(p)),
         theme: args.theme,
         connect: ConnectOptions {
             timeout: Duration::from_secs(settings.timeout_or(args.timeout)),
@@ -159,4 +162,28 @@ pub fn run(args: Args) -> u8 {
 fn fail(message: &str) -> u8 {
     eprintln!("bkn-explorer: {message}");
     exit::FAILURE
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// `--watch` alone is the newest recording (the README's word), with or without `tui`.
+    #[test]
+    fn watch_alone_is_the_newest_recording() {
+        for argv in [
+            &["bkn-explorer", "--watch"][..],
+            &["bkn-explorer", "tui", "--watch"][..],
+        ] {
+            let cli = crate::cli::Cli::try_parse_from(argv).expect("--watch alone parses");
+            let args = match cli.command {
+                Some(crate::cli::Command::Tui(a)) => a,
+                _ => cli.explorer,
+            };
+            assert_eq!(
+                args.watch.as_deref(),
+                Some(std::path::Path::new(super::NEWEST))
+            );
+        }
+    }
 }

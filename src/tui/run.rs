@@ -664,6 +664,11 @@ mod terminal {
     pub fn install_panic_hook(data_dir: Option<PathBuf>) {
         std::panic::set_hook(Box::new(move |info| {
             restore();
+            // The terminal went away (closed, its pipe broken): nothing crashed, and nothing
+            // can be shown; the autosave and the recovery marker say the rest.
+            if crate::tui::run::is_failed_print(info) {
+                std::process::exit(129);
+            }
             let backtrace = std::backtrace::Backtrace::force_capture();
             let autosave = data_dir.as_ref().map(|d| d.join(persist::AUTOSAVE));
             let report = format!(
@@ -693,6 +698,19 @@ mod terminal {
             );
         }));
     }
+}
+
+/// Whether a panic is std's "failed printing to stdout/stderr": what `println!` does when the
+/// reader went away (`| head`, a closed terminal). Not a crash: the program leaves quietly.
+pub fn is_failed_print(info: &std::panic::PanicHookInfo<'_>) -> bool {
+    let message = info
+        .payload()
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| info.payload().downcast_ref::<&str>().copied())
+        .unwrap_or_default();
+    message.starts_with("failed printing to stdout")
+        || message.starts_with("failed printing to stderr")
 }
 
 /// Runs the explorer in the terminal until the user quits; returns the exit code.
