@@ -536,3 +536,39 @@ fn the_junit_schema_refuses_what_ci_tools_would() {
     let good = r#"<testsuites><testsuite name="s" tests="1" time="0.5"><testcase name="a" classname="f" time="0.1"><failure message="m" type="t">text</failure></testcase></testsuite></testsuites>"#;
     assert!(xmlschema::validate(&oxml::parse(good).unwrap(), &schema).is_valid());
 }
+
+/// A step with no expectations still needs an answer: against a server that dies before
+/// answering, it fails (issue 29: "✓ 2 of 2 steps passed" against a server that crashed).
+#[test]
+fn a_step_that_got_no_answer_fails_whatever_it_expects() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("no-expect.yaml");
+    std::fs::write(
+        &scenario,
+        "name: nothing expected\nserver: {embedded: dac}\nsteps:\n  - name: ask\n    request: {Kind: constraints, EntityIDs: [Kiosk#3]}\n",
+    )
+    .unwrap();
+    let faulty = format!(
+        "'{}' --fault crash-on-call",
+        env!("CARGO_BIN_EXE_bkn-fault-server")
+    );
+    let (code, out, err) = run(&[
+        "test",
+        scenario.to_str().unwrap(),
+        "--stdio",
+        &faulty,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    let step = &report["runs"][0]["steps"][0];
+    assert_eq!(step["passed"], false, "{report}");
+    assert!(
+        step["failures"][0]["actual"]
+            .as_str()
+            .unwrap()
+            .contains("no reply"),
+        "{report}"
+    );
+}

@@ -408,6 +408,17 @@ impl Expectation {
 /// expectations that read one fail together, once.
 pub fn judge(expectations: &[Expectation], turn: &Turn, response: Option<&Value>) -> Vec<Failure> {
     let mut out: Vec<Failure> = Vec::new();
+    // A step that got no reply (the server died, the turn timed out, the connection broke)
+    // fails, whatever it expects: an answer nobody gave cannot pass.
+    if let Reply::Error(e) = &turn.reply {
+        out.push(Failure {
+            expectation: "an answer".into(),
+            pointer: None,
+            expected: "a Response or a tool error".into(),
+            actual: format!("no reply: {}", e.message),
+        });
+        return out;
+    }
     let mut missing_response = false;
     for e in expectations {
         let Some(f) = e.judge(turn, response) else {
