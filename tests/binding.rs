@@ -805,3 +805,119 @@ async fn over_2026_dialogues_are_kept_by_dialog_id_and_bounded() {
         assert_eq!(statuses(&r), ["Clash"], "the held dialogue goes on");
     }
 }
+
+/// What I-JSON forbids in a Request (binding section 6) is a finding the server lists in its
+/// tool error, never taken silently nor a parse error: a member given twice, a number beyond
+/// a double. Over stdio and HTTP, in both generations (raw JSON-RPC: no client library writes
+/// such text).
+#[tokio::test]
+async fn the_servers_judge_what_i_json_forbids_in_a_request() {
+    let request = |turn: &str, extra: &str| {
+        format!(
+            r#"{{"Header":"PGM-KDA-V1.0","Mode":"RQ","MInstance":"MI:PublicSquare","UEnvironment":"UE:Square","SessionID":"AUS:1","QueryID":"q-{turn}","QueryTime":"2026-12-01T00:00:00Z","DialogID":"d1","TurnIndex":{turn},"DataXMData":{{"DataID":"x","Source":[{{"AIMID":"A"}}]}},"Kind":"constraints","EntityIDs":["Kiosk#3"]{extra}}}"#
+        )
+    };
+    let cases = [
+        (request("1e400", ""), "ijson.number-range"),
+        (
+            request("0", r#","Kind":"affordances""#),
+            "ijson.duplicate-member",
+        ),
+    ];
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"#;
+    let call = |id: usize, arguments: &str, stateless: bool| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{}"name":"bkn_dac","arguments":{arguments}}}}}"#,
+            if stateless { meta } else { "" }
+        )
+    };
+    let tool_error = |answer: &str, check: &str| {
+        let v: Value = serde_json::from_str(
+            answer
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:").or(Some(l)))
+                .map(str::trim)
+                .find(|l| l.contains("\"result\"") || l.contains("\"error\""))
+                .unwrap_or(answer),
+        )
+        .unwrap_or_else(|e| panic!("{e}: {answer}"));
+        assert_eq!(v["result"]["isError"], true, "{answer}");
+        assert!(
+            v["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(check),
+            "{answer}"
+        );
+    };
+    // stdio, 2025-11-25.
+    for (arguments, check) in &cases {
+        use std::io::Write;
+        let mut child = std::process::Command::new(common::bin())
+            .args(["serve", "dac", "--log-level", "error"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .unwrap();
+        writeln!(stdin, "{}", call(1, arguments, false)).unwrap();
+        drop(stdin);
+        let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+        tool_error(out.lines().last().unwrap(), check);
+    }
+    // HTTP, both generations.
+    let server = common::spawn_http(&["dac".into()]).await;
+    let client = reqwest::Client::new();
+    let post = |body: String, headers: Vec<(&'static str, String)>| {
+        let mut r = client
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        for (k, v) in headers {
+            r = r.header(k, v);
+        }
+        r.send()
+    };
+    let init = post(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#.into(), vec![]).await.unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    init.text().await.unwrap();
+    for (i, (arguments, check)) in cases.iter().enumerate() {
+        let legacy = post(
+            call(10 + i, arguments, false),
+            vec![
+                ("mcp-session-id", session.clone()),
+                ("mcp-protocol-version", "2025-11-25".into()),
+            ],
+        )
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+        tool_error(&legacy, check);
+        let stateless = post(
+            call(20 + i, arguments, true),
+            vec![
+                ("mcp-protocol-version", "2026-07-28".into()),
+                ("mcp-method", "tools/call".into()),
+                ("mcp-name", "bkn_dac".into()),
+            ],
+        )
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+        tool_error(&stateless, check);
+    }
+}

@@ -9,7 +9,10 @@
 
 #![allow(deprecated)] // MCP logging is deprecated in rmcp (SEP-2577) but still what clients show.
 
-use crate::protocol::conformance::{DialogueChecker, Finding, check_exchange, check_message_as};
+use crate::protocol::conformance::{
+    DialogueChecker, Finding, check_exchange, check_message_as, ijson_findings,
+};
+use crate::protocol::ijson::Irregularity;
 use crate::protocol::schema;
 use crate::protocol::{Interface, Mode};
 use crate::server::dialogues::{DialogueLimits, Dialogues, Principal};
@@ -177,11 +180,12 @@ impl<B: Backend> BknServer<B> {
         name: &str,
         arguments: Value,
         place: Place,
+        irregular: &[Irregularity],
     ) -> Option<DirectAnswer> {
         if name != self.backend.tool_name() {
             return None;
         }
-        let (outcome, log) = self.turn(arguments, place);
+        let (outcome, log) = self.turn(arguments, place, irregular);
         Some(DirectAnswer {
             outcome,
             log: log.map(|(level, line)| {
@@ -198,12 +202,13 @@ impl<B: Backend> BknServer<B> {
         &self,
         arguments: Value,
         place: Place,
+        irregular: &[Irregularity],
     ) -> (TurnOutcome, Option<(LoggingLevel, String)>) {
         match place {
             Place::Session => {
                 let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
                 let wants_log = wants_info(session.log_level);
-                let (outcome, _) = self.answer_in(&mut session.state, arguments);
+                let (outcome, _) = self.answer_in(&mut session.state, arguments, irregular);
                 let log = wants_log.then(|| outcome_summary(&*self.backend, &outcome));
                 (outcome, log)
             }
@@ -212,7 +217,7 @@ impl<B: Backend> BknServer<B> {
                 log_level,
             } => {
                 let wants_log = wants_info(log_level);
-                let outcome = self.keyed_turn(arguments, principal);
+                let outcome = self.keyed_turn(arguments, principal, irregular);
                 let log = wants_log.then(|| outcome_summary(&*self.backend, &outcome));
                 (outcome, log)
             }
@@ -221,10 +226,17 @@ impl<B: Backend> BknServer<B> {
 
     /// A turn of a dialogue kept by DialogID: its state found (or made for a first turn), or
     /// a tool error that says why there is none (never an answer from empty state).
-    fn keyed_turn(&self, arguments: Value, principal: Principal) -> TurnOutcome {
+    fn keyed_turn(
+        &self,
+        arguments: Value,
+        principal: Principal,
+        irregular: &[Irregularity],
+    ) -> TurnOutcome {
         let Some(dialog_id) = arguments.get("DialogID").and_then(Value::as_str) else {
             // Not conformant: its own checks say why, on state that is thrown away.
-            return self.answer_in(&mut DialogueState::default(), arguments).0;
+            return self
+                .answer_in(&mut DialogueState::default(), arguments, irregular)
+                .0;
         };
         let turn = arguments.get("TurnIndex").and_then(turn_index);
         match self.keyed.lease(principal, dialog_id, turn) {
@@ -232,10 +244,13 @@ impl<B: Backend> BknServer<B> {
                 let interface = self.backend.interface();
                 let mut lines = vec![refusal.sentence()];
                 lines.extend(
-                    check_message_as(&arguments, Some(interface), Some(Mode::Request))
-                        .findings
-                        .iter()
-                        .map(Finding::to_string),
+                    ijson_findings(&arguments, irregular, Some(interface))
+                        .into_iter()
+                        .chain(
+                            check_message_as(&arguments, Some(interface), Some(Mode::Request))
+                                .findings,
+                        )
+                        .map(|f| f.to_string()),
                 );
                 tracing::info!(dialog = dialog_id, "refused a turn: {}", lines[0]);
                 TurnOutcome::Rejected(lines.join("\n"))
@@ -243,7 +258,7 @@ impl<B: Backend> BknServer<B> {
             Ok(mut lease) => {
                 let state = lease.state.clone();
                 let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
-                let (outcome, accepted) = self.answer_in(&mut state, arguments);
+                let (outcome, accepted) = self.answer_in(&mut state, arguments, irregular);
                 drop(state);
                 if accepted {
                     lease.opened();
@@ -259,10 +274,14 @@ impl<B: Backend> BknServer<B> {
         &self,
         state: &mut DialogueState<B::Dialogue>,
         arguments: Value,
+        irregular: &[Irregularity],
     ) -> (TurnOutcome, bool) {
         let interface = self.backend.interface();
-        let mut findings =
-            check_message_as(&arguments, Some(interface), Some(Mode::Request)).findings;
+        // What I-JSON forbids in its text (a member given twice, a number beyond a double),
+        // when the transport read it as text.
+        let mut findings = ijson_findings(&arguments, irregular, Some(interface));
+        findings
+            .extend(check_message_as(&arguments, Some(interface), Some(Mode::Request)).findings);
         findings.extend(state.checker.check(&arguments));
         if !findings.is_empty() {
             // Section 2.1: a tool error listing each violation; no dialogue state changes.
@@ -428,7 +447,7 @@ impl<B: Backend> ServerHandler for BknServer<B> {
             .map(|d| d.0.clone());
         let arguments = Value::Object(deep.or(request.arguments).unwrap_or_default());
         let place = place_of(&context, parts);
-        let (outcome, log) = self.turn(arguments, place);
+        let (outcome, log) = self.turn(arguments, place, &[]);
         if let Some((level, line)) = log {
             let param =
                 LoggingMessageNotificationParam::new(level, Value::String(line)).with_logger(tool);

@@ -12,6 +12,7 @@
 //! Everything else (the handshake, lists, resources, another tool's name, odd messages)
 //! goes to rmcp.
 
+use crate::protocol::ijson::{self, Irregularity};
 use crate::protocol::json;
 use crate::protocol::rpc::Probe;
 use crate::server::jsonrpc;
@@ -29,9 +30,11 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-/// What answers a turn on the hot path: the tool's name, its arguments and where its dialogue
-/// lives in, `None` when the name is not the server's tool.
-pub type Turns = Box<dyn Fn(&str, Value, Place) -> Option<DirectAnswer> + Send + Sync>;
+/// What answers a turn on the hot path: the tool's name, its arguments, where its dialogue
+/// lives, and what I-JSON forbids that the arguments' text does (each a finding); `None`
+/// when the name is not the server's tool.
+pub type Turns =
+    Box<dyn Fn(&str, Value, Place, &[Irregularity]) -> Option<DirectAnswer> + Send + Sync>;
 
 pub struct ServerStdio<R, W> {
     reader: BufReader<R>,
@@ -187,6 +190,16 @@ where
                     return Some(message);
                 }
                 Err(e) => {
+                    // JSON by RFC 8259 that the MCP library cannot read (a number beyond a
+                    // double): a turn is still a turn, judged with what I-JSON forbids.
+                    if let Some(turns) = &self.turns
+                        && let Some(lines) = answer_irregular(text, turns)
+                    {
+                        if write_line(&self.writer, lines).await.is_err() {
+                            return None;
+                        }
+                        continue;
+                    }
                     tracing::info!("a line that is not a message this server takes: {e}");
                     if let Some(reply) = jsonrpc::reply_to_unreadable(text) {
                         let bytes = serde_json::to_vec(&reply).unwrap_or_default();
@@ -239,15 +252,19 @@ pub(crate) fn answer_directly(
         stateless_place(&meta, principal)?
     };
     // As rmcp does: absent arguments are an empty object; anything but an object is rmcp's
-    // to refuse (Invalid params).
-    let arguments = match params.arguments {
-        Some(raw) => json::from_str::<Value>(raw.get()).ok()?,
-        None => Value::Object(Default::default()),
+    // to refuse (Invalid params). Read as I-JSON: a member given twice, a number beyond a
+    // double, are findings of the Request (MCP-BINDING section 6), never taken silently.
+    let (arguments, irregular) = match params.arguments {
+        Some(raw) => {
+            let read = ijson::read_message(raw.get().as_bytes()).ok()?;
+            (read.value, read.irregular)
+        }
+        None => (Value::Object(Default::default()), Vec::new()),
     };
     if !arguments.is_object() {
         return None;
     }
-    let answer = turns(&params.name, arguments, place)?;
+    let answer = turns(&params.name, arguments, place, &irregular)?;
     let mut out = Vec::with_capacity(4096);
     if let Some(log) = answer.log {
         let note = ServerJsonRpcMessage::notification(
@@ -257,6 +274,51 @@ pub(crate) fn answer_directly(
         out.push(b'\n');
     }
     write_result(&mut out, id, &answer.outcome, !session).ok()?;
+    Some(out)
+}
+
+/// A `tools/call` whose arguments do what I-JSON forbids (a number beyond a double, which the
+/// MCP library cannot read; a member given twice, which it reads silently): answered with its
+/// findings as a tool error (such a Request is never conformant, so it changes no
+/// dialogue), in the shape of its generation.
+pub(crate) fn answer_irregular(line: &[u8], turns: &Turns) -> Option<Vec<u8>> {
+    let read = ijson::read_message(line).ok()?;
+    let message = &read.value;
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let id = message
+        .get("id")
+        .filter(|i| i.is_string() || i.is_number())?;
+    let name = message.pointer("/params/name")?.as_str()?;
+    let arguments = message.pointer("/params/arguments")?.clone();
+    if !arguments.is_object() {
+        return None;
+    }
+    let stateless = message
+        .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+        .and_then(Value::as_str)
+        .is_some_and(crate::client::generation::is_stateless);
+    let irregular: Vec<Irregularity> = read
+        .irregular
+        .iter()
+        .filter_map(|i| {
+            let pointer = i.pointer.strip_prefix("/params/arguments")?;
+            Some(Irregularity {
+                pointer: pointer.to_owned(),
+                kind: i.kind.clone(),
+            })
+        })
+        .collect();
+    if irregular.is_empty() {
+        return None;
+    }
+    // Never conformant, so refused whatever dialogue it names, which it does not change: the
+    // handler's own session is as good a place to judge it as any.
+    let answer = turns(name, arguments, Place::Session, &irregular)?;
+    let id = RawValue::from_string(id.to_string()).ok()?;
+    let mut out = Vec::with_capacity(1024);
+    write_result(&mut out, &id, &answer.outcome, stateless).ok()?;
     Some(out)
 }
 
