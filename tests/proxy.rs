@@ -665,3 +665,17 @@ async fn the_http_proxy_checks_host_and_origin_and_bounds_bodies() {
         String::from_utf8_lossy(&answer[..n])
     );
 }
+
+/// A password in the upstream's URL is never written in clear: not in the recording's name,
+/// nor its servers (a `${VAR}` reference), nor what the proxy says.
+#[tokio::test]
+async fn a_password_in_the_upstream_url_is_never_recorded_in_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("r.jsonl");
+    let (mut proxy, _url) = http_proxy("http://ana:s3cret@127.0.0.1:9/mcp", &record, &[]).await;
+    proxy.start_kill().unwrap();
+    proxy.wait().await.unwrap();
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(text.contains("URL_PASSWORD}"), "{text}");
+}

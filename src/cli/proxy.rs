@@ -52,7 +52,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> u8 {
     let line = match &args.upstream {
-        Some(url) => url.clone(),
+        Some(url) => crate::client::spec::shown_url(url),
         None => shlex::try_join(args.command.iter().map(String::as_str))
             .unwrap_or_else(|_| args.command.join(" ")),
     };
@@ -113,7 +113,7 @@ pub fn run(args: Args) -> u8 {
                 return super::exit::FAILURE;
             }
         };
-        let upstream_shown = upstream.clone();
+        let upstream_shown = crate::client::spec::shown_url(upstream);
         let settings = crate::proxy::http::Settings {
             listen: address,
             upstream: upstream.clone(),

@@ -159,13 +159,8 @@ impl ServerSpec {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(format!("--url {url}: expected an http:// or https:// URL"));
         }
-        let host = url
-            .split("://")
-            .nth(1)
-            .and_then(|rest| rest.split(['/', '?']).next())
-            .unwrap_or(url);
         Ok(ServerSpec::new(
-            host,
+            host_of(url),
             TransportSpec::Http(HttpSpec {
                 url: url.to_owned(),
                 ..HttpSpec::default()
@@ -182,13 +177,7 @@ impl ServerSpec {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| s.command.clone()),
-            TransportSpec::Http(h) => h
-                .url
-                .split("://")
-                .nth(1)
-                .and_then(|rest| rest.split(['/', '?']).next())
-                .unwrap_or(&h.url)
-                .to_owned(),
+            TransportSpec::Http(h) => host_of(&h.url).to_owned(),
             TransportSpec::Embedded { .. } => return false,
         };
         // make_names_unique adds "-2", "-3" to repeated names.
@@ -257,6 +246,31 @@ impl ServerSpec {
                 line
             }
         }
+    }
+}
+
+/// The host and port of a URL, the name a server reached by it is given: never the user and
+/// password before them.
+fn host_of(url: &str) -> &str {
+    let authority = url
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split(['/', '?']).next())
+        .unwrap_or(url);
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+}
+
+/// A URL as it may be shown or recorded: a password in it (`http://user:PW@host/…`) is never
+/// written out, whatever else is.
+pub fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
     }
 }
 
