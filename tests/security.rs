@@ -282,3 +282,77 @@ async fn connections_sessions_and_bodies_are_bounded() {
     );
     drop(slow);
 }
+
+/// A server that answers the opening with an endless event (or a body of gigabytes) never
+/// takes the client's memory: the message limit holds during the handshake too (issue 27: 3.1
+/// GB in 5 s with --max-message-mb 8). The peak memory of the `send` process, read with
+/// getrusage once it has ended, stays far below what the server sent.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn an_endless_answer_to_the_opening_does_not_grow_the_client() {
+    use std::io::BufRead;
+    let server = r#"
+import http.server, socketserver
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get('content-length', '0')))
+        self.send_response(200)
+        self.send_header('content-type', 'text/event-stream')
+        self.end_headers()
+        try:
+            self.wfile.write(b'data: {"jsonrpc":"2.0","id":0,"result":{"x":"')
+            while True:
+                self.wfile.write(b'a' * 65536)
+        except Exception:
+            pass
+    def log_message(self, *a):
+        pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+s = S(('127.0.0.1', 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+    let mut python = std::process::Command::new("python3")
+        .args(["-c", server])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs (.ci/run installs it)");
+    let mut port = String::new();
+    std::io::BufReader::new(python.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let request = dir.path().join("rq.json");
+    std::fs::write(
+        &request,
+        r#"{"Kind": "constraints", "EntityIDs": ["Kiosk#3"]}"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(common::bin())
+        .arg("send")
+        .arg(&request)
+        .args(["--url", &format!("http://127.0.0.1:{}/mcp", port.trim())])
+        .args(["--max-message-mb", "8", "--timeout", "5"])
+        .output()
+        .unwrap();
+    let _ = python.kill();
+    let _ = python.wait();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.len() < 16 * 1024,
+        "a short reason, not the body: {} bytes",
+        err.len()
+    );
+    // SAFETY: getrusage only fills the struct it is given.
+    let peak_kib = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage.ru_maxrss
+    };
+    assert!(
+        peak_kib < 400 * 1024,
+        "the client's peak memory was {peak_kib} KiB"
+    );
+}

@@ -357,7 +357,15 @@ async fn http_steps(
         if content_type.starts_with("text/html") || body.trim_start().starts_with('<') {
             "an HTML page".into()
         } else {
-            body.split_whitespace().collect::<Vec<_>>().join(" ")
+            // Whole when it is a message (a JSON-RPC answer is quoted from `answer` whole);
+            // a body that is not one is shown as far as tells what it is.
+            let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
+            let shown: String = line.chars().take(2000).collect();
+            if shown.len() < line.len() {
+                format!("{shown}… ({} bytes more)", line.len() - shown.len())
+            } else {
+                line
+            }
         };
     // A JSON-RPC answer, whatever the status: a refusal of the opening comes with a 4xx.
     let answer = jsonrpc_answer(&content_type, &body);
