@@ -178,3 +178,62 @@ impl RecordedTurns for DialogueTurns<'_> {
         Some(turn)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shipped tour three times, its dialogues cut to 3, 4 and 5 turns.
+    fn three(dir: &Path) -> (PathBuf, Session) {
+        let mut s = Session::load(Path::new("sessions/dac-tour.json")).unwrap();
+        let one = s.dialogues[0].clone();
+        s.dialogues = (0..3)
+            .map(|i| {
+                let mut d = one.clone();
+                d.dialog_id = format!("d{i}");
+                d.turns.truncate(3 + i);
+                d
+            })
+            .collect();
+        let path = dir.join("three.json");
+        s.save(&path).unwrap();
+        (path, s)
+    }
+
+    #[tokio::test]
+    async fn the_outline_counts_and_the_feed_gives_the_dialogues_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, whole) = three(dir.path());
+        let o = outline(&path).unwrap();
+        assert_eq!(o.turns, vec![3, 4, 5]);
+        assert!(o.session.dialogues.iter().all(|d| d.turns.is_empty()));
+        assert_eq!(o.session.servers, whole.servers);
+        assert_eq!(o.session.dialogues[1].dialog_id, "d1");
+
+        // Dialogue 0 taken only in part (a replay that stopped), then dialogue 2 whole.
+        let mut feed = Feed::start(path, &[0, 2], &o.turns);
+        let mut first = feed.dialogue(0, 3);
+        assert_eq!(
+            first.next().await.as_ref(),
+            whole.dialogues[0].turns.first()
+        );
+        assert_eq!(first.left(), 2);
+        let mut last = feed.dialogue(2, 5);
+        let mut got = Vec::new();
+        while let Some(t) = last.next().await {
+            got.push(t);
+        }
+        assert_eq!(got, whole.dialogues[2].turns);
+        assert_eq!(last.left(), 0);
+        feed.finish().unwrap();
+    }
+
+    #[test]
+    fn a_damaged_file_has_no_outline() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = three(dir.path());
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, &text[..text.len() / 2]).unwrap();
+        assert!(outline(&path).is_err());
+    }
+}
