@@ -1,5 +1,6 @@
 //! Big recordings are read as streams: `serve --from-session` keeps each answered exchange's
-//! compact text, `test --from-session` one dialogue's steps. Memory is read from the child's
+//! compact text, `test --from-session` one dialogue's steps, `replay --dialogue N` one turn at
+//! a time. Memory is read from the child's
 //! /proc status (its high-water mark) and held to a generous bound against the file's size.
 
 mod common;
@@ -97,5 +98,56 @@ fn serve_and_test_from_a_big_session_hold_little_of_it() {
         "test --from-session peaked at {} MiB for a {} MiB session",
         high / MIB,
         size / MIB
+    );
+}
+
+/// `replay FILE ARGS… --embedded dac`: its output and its peak memory, sampled while it runs.
+fn replay_peak(path: &std::path::Path, args: &[&str]) -> (u64, String) {
+    let mut replay = Command::new(common::bin())
+        .arg("replay")
+        .arg(path)
+        .args(args)
+        .args(["--embedded", "dac"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read while it runs: a full pipe would stall it.
+    let mut out = replay.stdout.take().unwrap();
+    let reading = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+        text
+    });
+    let mut high = 0;
+    while replay.try_wait().unwrap().is_none() {
+        high = high.max(peak(&replay).unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    (high, reading.join().unwrap())
+}
+
+/// `replay --dialogue N` reads the session twice as a stream (its outline, then the turns of
+/// dialogue N) and holds neither: it used to load the whole session, about twice the file.
+/// What a replay needs whatever the file (the embedded server, the compiled schemas; much
+/// more in a debug build) is measured on the shipped tour, and the big file may add little.
+#[test]
+fn replay_of_one_dialogue_of_a_big_session_holds_little_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, size) = big_session(dir.path(), 900);
+    assert!(size > 25 * MIB, "{size}");
+    let (small, text) = replay_peak(std::path::Path::new("sessions/dac-tour.json"), &[]);
+    assert!(text.contains("replayed 10 turns: no differences"), "{text}");
+    let (high, text) = replay_peak(&path, &["--dialogue", "450"]);
+    assert!(
+        text.contains("dialogue 450") && text.contains("replayed 10 turns: no differences"),
+        "{text}"
+    );
+    assert!(
+        high < small + size / 3,
+        "replay --dialogue 450 peaked at {} MiB for a {} MiB session ({} MiB for the tour)",
+        high / MIB,
+        size / MIB,
+        small / MIB
     );
 }

@@ -98,3 +98,48 @@ fn a_journal_torn_by_a_full_disk_is_read_past_the_tear_and_validate_says_where()
         "{stderr}"
     );
 }
+
+/// A journal of two dialogues recorded at once (their lines interleaved) is replayed dialogue
+/// by dialogue, each with its own turns in order: `replay` reads a journal as it goes, and
+/// keeps the turns of the later dialogue read while it replays the earlier.
+#[test]
+fn a_journal_of_interleaved_dialogues_replays_each_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let tour = Session::load(std::path::Path::new("sessions/dac-tour.json")).unwrap();
+    let turns = &tour.dialogues[0].turns;
+    let path = dir.path().join("two.journal");
+    let server = ServerSpec::embedded(Interface::Dac);
+    let mut w = Writer::create(&path, Some("two"), &server).unwrap();
+    w.dialogue(1, &server.name, Interface::Dac, "D1");
+    w.dialogue(2, &server.name, Interface::Dac, "D2");
+    for (i, turn) in turns.iter().enumerate() {
+        w.turn(1, turn);
+        if i < 6 {
+            w.turn(2, turn);
+        }
+    }
+    drop(w);
+    let out = std::process::Command::new(common::bin())
+        .arg("replay")
+        .arg(&path)
+        .args(["--embedded", "dac"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = stdout.find("dialogue 1").unwrap();
+    assert!(stdout[..second].contains("turn 9 ("), "{stdout}");
+    assert!(
+        stdout[second..].contains("turn 5 (") && !stdout[second..].contains("turn 6 ("),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("replayed 16 turns: no differences"),
+        "{stdout}"
+    );
+}

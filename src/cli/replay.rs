@@ -7,8 +7,10 @@
 use super::exit;
 use super::target::{self, ServerArgs};
 use crate::client::event::EventSink;
+use crate::client::turn::{Subject, Turn};
 use crate::session::Session;
-use crate::session::replay::replay_dialogue;
+use crate::session::feed::{self, Feed};
+use crate::session::replay::{Held, ReplayedTurn, replay_recorded};
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
@@ -33,9 +35,32 @@ pub struct Args {
     server: ServerArgs,
 }
 
+/// What is replayed from: the whole session (`--update` rewrites it), or its outline with the
+/// turns read from the file as they are replayed.
+enum Source {
+    Loaded,
+    Streamed,
+}
+
 pub fn run(args: Args) -> u8 {
-    let mut session = match Session::load(&args.session) {
-        Ok(s) => s,
+    let loaded = |path: &std::path::Path| {
+        Session::load(path).map(|s| {
+            let counts = s.dialogues.iter().map(|d| d.turns.len()).collect();
+            (s, counts, Source::Loaded)
+        })
+    };
+    let read = if args.update {
+        loaded(&args.session)
+    } else {
+        match feed::outline(&args.session) {
+            Ok(o) => Ok((o.session, o.turns, Source::Streamed)),
+            // The streaming reader's errors are terse: the loader says what is wrong (and
+            // reads what it can, should the two ever disagree).
+            Err(_) => loaded(&args.session),
+        }
+    };
+    let (mut session, counts, source) = match read {
+        Ok(r) => r,
         Err(e) => {
             eprintln!("bkn-explorer replay: {}: {e}", args.session.display());
             return exit::FAILURE;
@@ -105,11 +130,15 @@ pub fn run(args: Args) -> u8 {
         which.iter().map(|&i| session.dialogues[i].interface),
     );
     let (mut differing, mut turns, mut code) = (0usize, 0usize, exit::OK);
+    let mut feed = match source {
+        Source::Streamed => Some(Feed::start(args.session.clone(), &which, &counts)),
+        Source::Loaded => None,
+    };
     for i in which {
-        let record = session.dialogues[i].clone();
+        let record = &session.dialogues[i];
         let title = record
             .name
-            .clone()
+            .as_ref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         println!(
@@ -119,76 +148,93 @@ pub fn run(args: Args) -> u8 {
                 .map(|s| s.name.as_str())
                 .unwrap_or(&record.server)
         );
-        let result = runtime.block_on(replay_dialogue(
-            &session,
-            i,
-            server.as_ref(),
-            &options,
-            &CancellationToken::new(),
-            |t| {
-                let recorded = &record.turns[t.index];
-                let label = format!(
-                    "  turn {} ({}, TurnIndex {})",
-                    t.index,
-                    recorded.kind(),
-                    recorded
-                        .turn_index()
-                        .map(|n| n.to_string())
-                        .unwrap_or("-".into())
-                );
-                if t.differences.is_empty() {
-                    println!("{label}: same");
-                } else {
-                    println!(
-                        "{label}: {} difference{}",
-                        t.differences.len(),
-                        if t.differences.len() == 1 { "" } else { "s" }
-                    );
-                    for d in &t.differences {
-                        println!("      {d}");
-                    }
-                }
-                // The replayed turn's own verdict, as send and dialogue give it.
-                for f in &t.replayed.findings {
-                    let on = match f.on {
-                        crate::client::turn::Subject::Request => "request",
-                        crate::client::turn::Subject::Response => "response",
-                    };
-                    println!("      {on}: {}", f.finding);
-                }
-            },
-        ));
+        // Only --update keeps the replayed turns (to write them); otherwise each is printed,
+        // counted and dropped.
+        let mut kept: Vec<Turn> = Vec::new();
+        let (mut replayed, mut differs, mut nonconformant) = (0usize, 0usize, false);
+        let mut print = |recorded: &Turn, t: ReplayedTurn| {
+            replayed += 1;
+            if !t.differences.is_empty() {
+                differs += 1;
+            }
+            nonconformant |= t
+                .replayed
+                .findings
+                .iter()
+                .any(|f| f.on == Subject::Response);
+            show(recorded, &t);
+            if args.update {
+                kept.push(t.replayed);
+            }
+        };
+        let cancel = CancellationToken::new();
+        let (result, short) = match feed.as_mut() {
+            None => {
+                let mut held = Held(record.turns.iter());
+                let result = runtime.block_on(replay_recorded(
+                    &session,
+                    record,
+                    &mut held,
+                    server.as_ref(),
+                    &options,
+                    &cancel,
+                    &mut print,
+                ));
+                (result, 0)
+            }
+            Some(feed) => {
+                let mut streamed = feed.dialogue(i, counts[i]);
+                let result = runtime.block_on(replay_recorded(
+                    &session,
+                    record,
+                    &mut streamed,
+                    server.as_ref(),
+                    &options,
+                    &cancel,
+                    &mut print,
+                ));
+                (result, streamed.left())
+            }
+        };
         match result {
             Err(e) => {
                 eprintln!("bkn-explorer replay: dialogue {i}: {e}");
                 code = exit::FAILURE;
             }
-            Ok(replayed) => {
-                turns += replayed.turns.len();
-                differing += replayed
-                    .turns
-                    .iter()
-                    .filter(|t| !t.differences.is_empty())
-                    .count();
-                if replayed.turns.iter().any(|t| {
-                    t.replayed
-                        .findings
-                        .iter()
-                        .any(|f| f.on == crate::client::turn::Subject::Response)
-                }) {
+            Ok(outcome) => {
+                turns += replayed;
+                differing += differs;
+                if nonconformant {
                     code = code.max(exit::NONCONFORMANT);
                 }
-                if let Some(why) = &replayed.stopped {
+                if let Some(why) = &outcome.stopped {
                     println!("  stopped: {why}");
+                } else if short > 0 {
+                    // The file ended (or changed) between the first reading and this one.
+                    eprintln!(
+                        "bkn-explorer replay: dialogue {i}: {short} of its {} turns could not \
+                         be read again from {}",
+                        counts[i],
+                        args.session.display()
+                    );
+                    code = exit::FAILURE;
                 }
-                if replayed.differs() {
+                if outcome.stopped.is_some() || differs > 0 {
                     code = code.max(exit::NONCONFORMANT);
                 }
                 if args.update {
-                    session.dialogues[i] = replayed.record(&record);
+                    let record = &mut session.dialogues[i];
+                    record.dialog_id = outcome.dialog_id;
+                    record.turns = kept;
                 }
             }
         }
+    }
+    if let Some(feed) = feed
+        && let Err(e) = feed.finish()
+    {
+        eprintln!("bkn-explorer replay: {}: {e}", args.session.display());
+        code = exit::FAILURE;
     }
     println!(
         "replayed {turns} turn{}: {}",
@@ -210,4 +256,37 @@ pub fn run(args: Args) -> u8 {
         println!("updated {}", args.session.display());
     }
     code
+}
+
+/// A turn's line and its differences and findings, as it comes back.
+fn show(recorded: &Turn, t: &ReplayedTurn) {
+    let label = format!(
+        "  turn {} ({}, TurnIndex {})",
+        t.index,
+        recorded.kind(),
+        recorded
+            .turn_index()
+            .map(|n| n.to_string())
+            .unwrap_or("-".into())
+    );
+    if t.differences.is_empty() {
+        println!("{label}: same");
+    } else {
+        println!(
+            "{label}: {} difference{}",
+            t.differences.len(),
+            if t.differences.len() == 1 { "" } else { "s" }
+        );
+        for d in &t.differences {
+            println!("      {d}");
+        }
+    }
+    // The replayed turn's own verdict, as send and dialogue give it.
+    for f in &t.replayed.findings {
+        let on = match f.on {
+            Subject::Request => "request",
+            Subject::Response => "response",
+        };
+        println!("      {on}: {}", f.finding);
+    }
 }

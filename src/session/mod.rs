@@ -6,6 +6,7 @@
 pub use crate::atomic;
 pub mod check;
 pub mod diff;
+pub mod feed;
 pub mod journal;
 pub mod replay;
 mod skeleton;

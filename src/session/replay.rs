@@ -44,8 +44,6 @@ impl ReplayedDialogue {
     }
 }
 
-/// Replays one dialogue of a session on `server` (the recorded one when `None`), calling
-/// `each` as every turn comes back.
 /// A TurnIndex that differs by exactly the renumbering of a replayed reconnect.
 fn is_renumbering(d: &diff::Difference, by: u64) -> bool {
     let number = |v: &Option<serde_json::Value>| v.as_ref().and_then(serde_json::Value::as_u64);
@@ -53,6 +51,33 @@ fn is_renumbering(d: &diff::Difference, by: u64) -> bool {
         && matches!((number(&d.recorded), number(&d.replayed)), (Some(r), Some(n)) if r == n + by)
 }
 
+/// Where a replay takes a dialogue's recorded turns from, one at a time: a session in memory
+/// (the explorer's), or a file read as it goes (`session::feed`, the `replay` command's), so
+/// that a replay holds one recorded turn, not the session.
+pub trait RecordedTurns {
+    /// The next recorded turn; `None` when the dialogue has no more.
+    fn next(&mut self) -> impl std::future::Future<Output = Option<Turn>> + Send;
+}
+
+/// The turns of a dialogue held in memory.
+pub struct Held<'a>(pub std::slice::Iter<'a, Turn>);
+
+impl RecordedTurns for Held<'_> {
+    async fn next(&mut self) -> Option<Turn> {
+        self.0.next().cloned()
+    }
+}
+
+/// How a replay ended: its new DialogID, and why it stopped early, if it did. (The turns went
+/// to the caller one by one.)
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub dialog_id: String,
+    pub stopped: Option<String>,
+}
+
+/// Replays one dialogue of a session on `server` (the recorded one when `None`), calling
+/// `each` as every turn comes back.
 pub async fn replay_dialogue(
     session: &Session,
     index: usize,
@@ -65,6 +90,39 @@ pub async fn replay_dialogue(
         .dialogues
         .get(index)
         .ok_or_else(|| format!("the session has no dialogue {index}"))?;
+    let mut turns = Vec::new();
+    let outcome = replay_recorded(
+        session,
+        record,
+        &mut Held(record.turns.iter()),
+        server,
+        options,
+        cancel,
+        |_, done| {
+            each(&done);
+            turns.push(done);
+        },
+    )
+    .await?;
+    Ok(ReplayedDialogue {
+        dialog_id: outcome.dialog_id,
+        turns,
+        stopped: outcome.stopped,
+    })
+}
+
+/// Replays the dialogue `record` of `session` (whose servers and defaults it uses; `record`'s
+/// own turns are not read: they come from `recorded`), giving `each` every recorded turn with
+/// its replay, which it may keep or drop.
+pub async fn replay_recorded(
+    session: &Session,
+    record: &DialogueRecord,
+    recorded_turns: &mut impl RecordedTurns,
+    server: Option<&ServerSpec>,
+    options: &ConnectOptions,
+    cancel: &CancellationToken,
+    mut each: impl FnMut(&Turn, ReplayedTurn),
+) -> Result<Outcome, String> {
     let spec = match server {
         Some(s) => s.clone(),
         None => session
@@ -82,9 +140,8 @@ pub async fn replay_dialogue(
     let connect =
         |base: Chosen| Dialogue::connect(&spec, options, record.interface, base, &overrides);
     let mut dialogue = connect(base.clone()).await?;
-    let mut replayed = ReplayedDialogue {
+    let mut replayed = Outcome {
         dialog_id: dialogue.dialog_id().to_owned(),
-        turns: Vec::new(),
         stopped: None,
     };
     // Over 2026-07-28 a new dialogue starts at TurnIndex 0 (a server refuses a later turn of
@@ -92,7 +149,12 @@ pub async fn replay_dialogue(
     // from 0 in a fresh dialogue, which is what the recorded reconnect did to the server's
     // state, and compared with their recorded TurnIndex.
     let mut renumbered_by: u64 = 0;
-    for (i, recorded) in record.turns.iter().enumerate() {
+    // One recorded turn ahead: a lost connection ends the replay unless the next turn went on
+    // in a new session.
+    let mut next = recorded_turns.next().await;
+    let mut i = 0;
+    while let Some(recorded) = next.take() {
+        let recorded = &recorded;
         if cancel.is_cancelled() {
             replayed.stopped = Some("cancelled".into());
             break;
@@ -153,10 +215,11 @@ pub async fn replay_dialogue(
             replayed: turn,
             differences,
         };
-        each(&done);
-        replayed.turns.push(done);
+        each(recorded, done);
+        next = recorded_turns.next().await;
+        i += 1;
         // A lost connection ends the replay, unless the recording went on in a new session.
-        let goes_on = record.turns.get(i + 1).is_some_and(|t| t.new_session);
+        let goes_on = next.as_ref().is_some_and(|t| t.new_session);
         if let Some(why) = lost
             && !goes_on
         {
