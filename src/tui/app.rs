@@ -47,6 +47,9 @@ pub struct ServerState {
     pub removed: bool,
     /// Where its OAuth sign-in stands, once it has asked for one.
     pub sign_in: Option<crate::client::oauth::SignInNotice>,
+    /// The command its definition runs, when it came from a session file and the user has
+    /// not said yet that it may be started: a file someone sent can name any command.
+    pub needs_consent: Option<String>,
 }
 
 /// The detail tabs.
@@ -320,6 +323,7 @@ impl App {
             overrides: Overrides::default(),
             removed: false,
             sign_in: None,
+            needs_consent: None,
         });
         self.servers.len() - 1
     }

@@ -335,6 +335,9 @@ pub enum ConfirmPurpose {
     Overwrite(PathBuf, crate::tui::event::SaveWhat),
     /// Remove a server whose dialogues have turns (its index).
     RemoveServer(usize),
+    /// Start the command a session file's server runs (its index), then do the action that
+    /// needed it.
+    StartCommand(usize, crate::tui::action::Action),
 }
 
 pub struct Confirm {

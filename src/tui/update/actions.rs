@@ -13,6 +13,9 @@ use crate::tui::theme::Theme;
 
 impl App {
     pub fn act(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        if self.asks_consent(action.clone()) {
+            return;
+        }
         match action {
             Action::Quit => {
                 if self.session.unsaved > 0 {
@@ -377,8 +380,47 @@ impl App {
         }
     }
 
+    /// Whether `action` would start the command of a server that came from a session file
+    /// the user has not consented to: the command is shown and the user asked first (the
+    /// action follows a yes).
+    fn asks_consent(&mut self, action: Action) -> bool {
+        let server = match action {
+            Action::NewDialogue => self.server_in_view(),
+            Action::Reconnect | Action::Replay | Action::TakeOver => {
+                self.current_dialogue().map(|d| d.server)
+            }
+            _ => None,
+        };
+        let Some(server) = server else {
+            return false;
+        };
+        let Some(command) = self
+            .servers
+            .get(server)
+            .and_then(|s| s.needs_consent.clone())
+        else {
+            return false;
+        };
+        self.overlay = Some(Overlay::Confirm(Confirm {
+            title: format!("Start {}?", self.servers[server].name),
+            message: format!(
+                "The session file names this command to start the server on this machine:\n\n  \
+                 {command}\n\nA file someone sent you can name any command. Start it? y starts \
+                 it (for the rest of this run), n does not"
+            ),
+            purpose: ConfirmPurpose::StartCommand(server, action),
+        }));
+        true
+    }
+
     fn confirmed(&mut self, purpose: ConfirmPurpose, fx: &mut Vec<Effect>) {
         match purpose {
+            ConfirmPurpose::StartCommand(server, action) => {
+                if let Some(s) = self.servers.get_mut(server) {
+                    s.needs_consent = None;
+                }
+                self.act(action, fx);
+            }
             ConfirmPurpose::Quit => self.quit(fx),
             ConfirmPurpose::Recover(path) => fx.push(Effect::ReadSession {
                 path,

@@ -272,6 +272,8 @@ impl App {
             };
             let added = self.add_server(spec.clone(), interface);
             self.servers[added].status = ServerStatus::Recorded;
+            // A session file never starts a command without the user's consent.
+            self.servers[added].needs_consent = spec.command_it_runs();
         }
         self.defaults = session.defaults.clone();
         for (i, record) in session.dialogues.into_iter().enumerate() {

@@ -1407,3 +1407,66 @@ fn a_form_answer_that_is_not_its_fields_is_shown_again_not_sent() {
     assert!(p.note.contains("JSON object"), "{}", p.note);
     assert_eq!(p.input.text, "yes please", "what was typed is kept");
 }
+
+#[test]
+fn a_command_a_session_file_names_is_started_only_once_the_user_says_so() {
+    use crate::client::spec::{StdioSpec, TransportSpec};
+    let mut t = T::reference();
+    let spec = ServerSpec::new(
+        "helpful",
+        TransportSpec::Stdio(StdioSpec {
+            command: "sh".into(),
+            args: vec!["-c".into(), "touch /tmp/owned".into()],
+            ..StdioSpec::default()
+        }),
+    );
+    let session = crate::session::Session {
+        servers: vec![spec],
+        dialogues: vec![crate::session::DialogueRecord {
+            name: None,
+            server: "helpful".into(),
+            interface: Interface::Dac,
+            dialog_id: "d".into(),
+            notes: None,
+            defaults: None,
+            protocol_version: None,
+            turns: vec![grounding(0)],
+        }],
+        ..Default::default()
+    };
+    t.event(Event::SessionRead {
+        path: PathBuf::from("/tmp/sent-to-me.json"),
+        purpose: OpenPurpose::Open,
+        result: Ok(session),
+    });
+    for key in ['r', 'R'] {
+        let fx = t.key(KeyCode::Char(key));
+        assert!(
+            !fx.iter()
+                .any(|e| matches!(e, Effect::Replay { .. } | Effect::Open { .. })),
+            "{key} started it: {fx:?}"
+        );
+        let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+            panic!("{key}: the user is asked")
+        };
+        assert!(
+            c.message.contains("sh -c 'touch /tmp/owned'"),
+            "{}",
+            c.message
+        );
+        t.key(KeyCode::Char('n'));
+        assert!(t.app.overlay.is_none());
+    }
+    // Yes: the replay goes on, and the server is not asked about again.
+    t.key(KeyCode::Char('r'));
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::Replay { .. })),
+        "{fx:?}"
+    );
+    let fx = t.key(KeyCode::Char('r'));
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::Replay { .. })),
+        "{fx:?}"
+    );
+}
