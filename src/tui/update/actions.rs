@@ -404,8 +404,8 @@ impl App {
         self.overlay = Some(Overlay::Confirm(Confirm {
             title: format!("Start {}?", self.servers[server].name),
             message: format!(
-                "The session file names this command to start the server on this machine:\n\n  \
-                 {command}\n\nA file someone sent you can name any command. Start it? y starts \
+                "The session file names this command to start the server on this machine: \
+                 {command} — a file someone sent you can name any command. Start it? y starts \
                  it (for the rest of this run), n does not"
             ),
             purpose: ConfirmPurpose::StartCommand(server, action),
