@@ -418,7 +418,8 @@ impl Connection {
                         options.max_message_bytes,
                         id,
                         events.clone(),
-                    );
+                    )
+                    .map(|turns| turns.answering(service.service().responder()));
                 }
                 (service, None, Some(client), None)
             }
@@ -729,6 +730,11 @@ impl Connection {
         }
         let arguments = request.as_object().cloned().unwrap_or_default();
         self.call_through_rmcp(name, arguments, cancel).await
+    }
+
+    /// What the server asked (and was given) since the last turn took it.
+    pub fn take_asked(&self) -> Vec<crate::client::answers::Asked> {
+        self.service.service().take_asked()
     }
 
     /// Whether a call's first poll writes its Request (the stdio hot path); through rmcp
