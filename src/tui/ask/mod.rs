@@ -23,7 +23,7 @@ pub enum Body {
     /// A page to open; Enter says it is done.
     Url,
     /// The reply to write.
-    Reply(TextArea<'static>),
+    Reply(Box<TextArea<'static>>),
 }
 
 pub struct AskOverlay {
@@ -45,7 +45,7 @@ impl AskOverlay {
         let body = match &ask.asking {
             Asking::Form { schema } => Body::Form(Form::new(schema.clone())),
             Asking::Url { .. } => Body::Url,
-            Asking::Sampling { .. } => Body::Reply(crate::tui::composer::editor("")),
+            Asking::Sampling { .. } => Body::Reply(Box::new(crate::tui::composer::editor(""))),
         };
         AskOverlay {
             ask,

@@ -71,7 +71,7 @@ pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &m
                 let mut these: Vec<Line> =
                     wrap_window(&format!("{}: {}", m.role, m.text), width, 0, 8)
                         .into_iter()
-                        .map(|l| Line::raw(l))
+                        .map(Line::raw)
                         .collect();
                 if said.len() + these.len() > room {
                     break;
@@ -128,7 +128,7 @@ pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &m
     let mut y = inner.y + body_height;
     if let Body::Reply(editor) = &o.body {
         let rows = editor_rows.min(inner.height.saturating_sub(body_height + foot.len() as u16));
-        let mut editor = editor.clone();
+        let mut editor = (**editor).clone();
         editor.set_block(
             Block::default()
                 .borders(Borders::ALL)
