@@ -20,7 +20,8 @@ const LABEL: usize = 22;
 
 pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &mut Hits) {
     let t = &app.theme;
-    let r = centered(area, 100, area.height.saturating_sub(2));
+    // The box's inside is as wide as a 100-column box leaves, or the screen.
+    let width = (100.min(area.width.saturating_sub(2)) as usize).saturating_sub(2);
     let named = o
         .ask
         .name
@@ -28,8 +29,6 @@ pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &m
         .map(|n| format!(" ({n})"))
         .unwrap_or_default();
     let title = format!(" The server asks{named}: {} ", o.ask.method);
-    let inner = open_box(frame, app, r, &title, hits);
-    let width = inner.width as usize;
     let mut lines: Vec<Line> = wrap_window(&o.ask.message, width, 0, 6)
         .into_iter()
         .map(|l| Line::styled(l, t.bold(t.colors.foreground)))
@@ -65,7 +64,7 @@ pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &m
                 }
             }
             // The last messages, as many as leave room for the reply.
-            let room = (inner.height as usize).saturating_sub(14).max(2);
+            let room = (area.height as usize).saturating_sub(18).max(2);
             let mut said = Vec::new();
             for m in messages.iter().rev() {
                 let mut these: Vec<Line> =
@@ -101,6 +100,10 @@ pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &m
         Body::Reply(_) => "Enter send · Alt-Enter/Ctrl-J new line · Ctrl-D decline · Esc dismiss",
     };
     foot.push(Line::styled(keys, t.fg(t.colors.key_hint)));
+    // The box fits what it shows (a small form, a small box), at most the screen.
+    let wanted = lines.len() + foot.len() + editor_rows as usize + 3;
+    let r = centered(area, 100, wanted.min(u16::MAX as usize) as u16);
+    let inner = open_box(frame, app, r, &title, hits);
     // What fits: the lines around the focus, the editor, the foot.
     let height = inner.height as usize;
     let body_room = height.saturating_sub(foot.len() + editor_rows as usize);
