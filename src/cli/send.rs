@@ -36,7 +36,17 @@ pub fn run(args: Args) -> u8 {
         Ok(v) => v,
         Err(e) => return fail(&format!("{}: not JSON: {e}", args.request.display())),
     };
-    let Some(interface) = args.interface.or_else(|| interface_of(&request)) else {
+    // The Request's Header says; else --interface; else the embedded server named; else the
+    // properties it uses (which reads the four message schemas: the costliest guess).
+    let declared = request
+        .get("Header")
+        .and_then(serde_json::Value::as_str)
+        .and_then(Interface::from_header);
+    let Some(interface) = declared
+        .or(args.interface)
+        .or(args.server.embedded)
+        .or_else(|| interface_of(&request))
+    else {
         return fail("cannot tell the interface from the Request: give --interface dac|usr");
     };
     let (runtime, mut dialogue) = match args.server.open_one_shot(interface) {
