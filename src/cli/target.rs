@@ -153,10 +153,25 @@ impl ServerArgs {
         if let Some(name) = &self.server {
             return named_server(self.servers.as_deref(), name);
         }
-        if let Some(path) = &self.servers
-            && is_found(path)
-        {
-            return Err("--servers without a file needs --server NAME (which of them?)".into());
+        if let Some(path) = &self.servers {
+            if is_found(path) {
+                return Err("--servers without a file needs --server NAME (which of them?)".into());
+            }
+            // A file of one server means it; of several, the user says which.
+            let servers = read_servers(path)?;
+            return match servers.as_slice() {
+                [one] => Ok(one.clone()),
+                [] => Err(format!("{}: no servers in it", path.display())),
+                many => Err(format!(
+                    "{} has {} servers: say which with --server NAME ({})",
+                    path.display(),
+                    many.len(),
+                    many.iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            };
         }
         match self.embedded.or(default) {
             Some(interface) => Ok(ServerSpec::embedded(interface)),
@@ -169,7 +184,36 @@ impl ServerArgs {
         self.stdio.is_some()
             || self.url.is_some()
             || self.server.is_some()
+            || self.servers.is_some()
             || self.embedded.is_some()
+    }
+
+    /// `--servers [FILE]` alone (no --server, no other server): every server of the file, or
+    /// of the files found when none is given (for the commands that take them all, `tools`).
+    pub fn every_server_of_the_file(&self) -> Option<Result<Vec<ServerSpec>, String>> {
+        let path = self.servers.as_ref()?;
+        if self.server.is_some()
+            || self.stdio.is_some()
+            || self.url.is_some()
+            || self.embedded.is_some()
+        {
+            return None;
+        }
+        Some(if is_found(path) {
+            let settings = Settings::current().0;
+            let (found, problems) = discovered_servers(&settings);
+            if found.is_empty() {
+                let mut message = format!("no servers found in {}", discovery_places(&settings));
+                for p in problems {
+                    message.push_str(&format!("; {p}"));
+                }
+                Err(message)
+            } else {
+                Ok(found)
+            }
+        } else {
+            read_servers(path)
+        })
     }
 
     /// The defaults the user set on the command line.

@@ -38,7 +38,12 @@ pub struct CallArgs {
 /// and prompts. Without a server named, both reference servers, one after the other (in JSON,
 /// an array of the two).
 pub fn tools(args: ToolsArgs) -> u8 {
-    let specs = if args.server.names_a_server() {
+    let specs = if let Some(all) = args.server.every_server_of_the_file() {
+        match all {
+            Ok(specs) => specs,
+            Err(e) => return fail("tools", &e),
+        }
+    } else if args.server.names_a_server() {
         match args.server.resolve(None) {
             Ok(s) => vec![s],
             Err(e) => return fail("tools", &e),
