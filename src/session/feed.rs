@@ -238,7 +238,8 @@ mod tests {
         let (path, _) = three(dir.path());
         let good = std::fs::read_to_string(&path).unwrap();
         let mut value: serde_json::Value = serde_json::from_str(&good).unwrap();
-        let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
+        type Damage = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: Vec<(&str, Damage)> = vec![
             (
                 "/dialogues/1/turns/2",
                 Box::new(|v| v["dialogues"][1]["turns"][2]["bogus"] = 1.into()),
