@@ -12,6 +12,7 @@ pub mod replay;
 mod skeleton;
 pub mod stream;
 pub mod walk;
+pub mod write;
 
 use crate::client::spec::{self, ServerSpec};
 use crate::client::turn::Turn;

@@ -11,9 +11,7 @@ use super::journal;
 use super::{DialogueRecord, FORMAT, Part, Session, SessionError, schema_problems, skeleton};
 use crate::client::turn::Turn;
 use crate::protocol::message::CommonDefaults;
-use serde::de::{
-    DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::io::{BufRead, BufReader};
@@ -274,11 +272,13 @@ impl<'de> Visitor<'de> for DialogueSeed<'_, '_> {
                     at("turns")
                 )));
             }
-            state.check(Part::Dialogue, &with_no_turns(&head), &format!("/dialogues/{place}"))?;
-            let mut record: DialogueRecord =
-                serde_json::from_value(with_no_turns(&head)).map_err(|e| {
-                    A::Error::custom(format!("/dialogues/{place}: {e}"))
-                })?;
+            state.check(
+                Part::Dialogue,
+                &with_no_turns(&head),
+                &format!("/dialogues/{place}"),
+            )?;
+            let mut record: DialogueRecord = serde_json::from_value(with_no_turns(&head))
+                .map_err(|e| A::Error::custom(format!("/dialogues/{place}: {e}")))?;
             record.turns = Vec::new();
             let known = state
                 .start
@@ -296,9 +296,17 @@ impl<'de> Visitor<'de> for DialogueSeed<'_, '_> {
         }
         // What came after the turns (or a dialogue without them) is checked too.
         if turns {
-            state.check(Part::Dialogue, &with_no_turns(&head), &format!("/dialogues/{place}"))?;
+            state.check(
+                Part::Dialogue,
+                &with_no_turns(&head),
+                &format!("/dialogues/{place}"),
+            )?;
         } else {
-            state.check(Part::Dialogue, &Value::Object(head), &format!("/dialogues/{place}"))?;
+            state.check(
+                Part::Dialogue,
+                &Value::Object(head),
+                &format!("/dialogues/{place}"),
+            )?;
         }
         Ok(())
     }
