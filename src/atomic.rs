@@ -18,54 +18,71 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 fn write_with(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
-    // A symlink is written through (its target is replaced, the link stays); anything but a
-    // regular file (a FIFO, a device, a folder) is never replaced by one.
-    let resolved;
-    let path = match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            resolved = fs::canonicalize(path).or_else(|_| {
+    let mut file = Replacement::create_with(path, private)?;
+    file.write_all(bytes)?;
+    file.commit()
+}
+
+/// A file written bit by bit that replaces `path` only once it is whole (`commit`): what a
+/// writer that streams uses. Dropped without `commit`, it is removed and `path` is untouched.
+pub struct Replacement {
+    file: Option<io::BufWriter<File>>,
+    temporary: PathBuf,
+    path: PathBuf,
+    dir: PathBuf,
+    name: String,
+}
+
+impl Replacement {
+    pub fn create(path: &Path) -> io::Result<Replacement> {
+        Replacement::create_with(path, false)
+    }
+
+    fn create_with(path: &Path, private: bool) -> io::Result<Replacement> {
+        // A symlink is written through (its target is replaced, the link stays); anything but
+        // a regular file (a FIFO, a device, a folder) is never replaced by one.
+        let path = match fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).or_else(|_| {
                 // A dangling link: its target, as it names it.
                 fs::read_link(path).map(|t| match path.parent() {
                     Some(dir) if t.is_relative() => dir.join(t),
                     _ => t,
                 })
-            })?;
-            resolved.as_path()
-        }
-        _ => path,
-    };
-    let existing = match fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "{} is not a regular file: it is not replaced",
-                    path.display()
-                ),
-            ));
-        }
-        Ok(m) => Some(m.permissions()),
-        Err(_) => None,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a file path", path.display()),
-            )
-        })?
-        .to_string_lossy();
-    let temporary = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    let result = (|| {
+            })?,
+            _ => path.to_path_buf(),
+        };
+        let existing = match fs::metadata(&path) {
+            Ok(m) if !m.is_file() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} is not a regular file: it is not replaced",
+                        path.display()
+                    ),
+                ));
+            }
+            Ok(m) => Some(m.permissions()),
+            Err(_) => None,
+        };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = path
+            .file_name()
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} is not a file path", path.display()),
+                )
+            })?
+            .to_string_lossy()
+            .into_owned();
+        let temporary = dir.join(format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
         let mut options = fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
@@ -75,27 +92,68 @@ fn write_with(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
         }
         #[cfg(not(unix))]
         let _ = private;
-        let mut file = options.open(&temporary)?;
+        let file = options.open(&temporary)?;
+        let replacement = Replacement {
+            file: Some(io::BufWriter::with_capacity(256 * 1024, file)),
+            temporary,
+            path,
+            dir,
+            name,
+        };
         // The file replaced keeps its mode (a session made 0600 stays 0600).
-        if let Some(permissions) = &existing
+        if let Some(permissions) = existing
             && !private
+            && let Some(file) = &replacement.file
         {
-            file.set_permissions(permissions.clone())?;
+            file.get_ref().set_permissions(permissions)?;
         }
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temporary, path)?;
-        // The rename itself must reach the disk too.
-        #[cfg(unix)]
-        File::open(&dir)?.sync_all()?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temporary);
-    } else {
-        remove_abandoned_temporaries(&dir, &name);
+        Ok(replacement)
     }
-    result
+
+    /// Flushes the file to disk and renames it over the target.
+    pub fn commit(mut self) -> io::Result<()> {
+        let file = self.file.take().expect("a replacement is committed once");
+        let result = (|| {
+            let file = file.into_inner().map_err(io::IntoInnerError::into_error)?;
+            file.sync_all()?;
+            fs::rename(&self.temporary, &self.path)?;
+            // The rename itself must reach the disk too.
+            #[cfg(unix)]
+            File::open(&self.dir)?.sync_all()?;
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&self.temporary);
+        } else {
+            remove_abandoned_temporaries(&self.dir, &self.name);
+        }
+        result
+    }
+}
+
+impl Write for Replacement {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match &mut self.file {
+            Some(f) => f.write(bytes),
+            None => Err(io::Error::other("the replacement was committed")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Replacement {
+    fn drop(&mut self) {
+        // Not committed: the target stays as it was.
+        if self.file.take().is_some() {
+            let _ = fs::remove_file(&self.temporary);
+        }
+    }
 }
 
 /// A process killed in the middle of a write leaves its temporary behind (nothing can remove

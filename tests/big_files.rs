@@ -151,3 +151,86 @@ fn replay_of_one_dialogue_of_a_big_session_holds_little_of_it() {
         small / MIB
     );
 }
+
+/// `replay --update` writes the updated session as it replays, to a file that replaces the
+/// session once whole (`atomic::Replacement`): it used to load the whole session and write it
+/// from memory. Replaying one dialogue of the big session updates that dialogue (its new
+/// DialogID), copies the others as they were, and adds little to a small replay's peak.
+#[test]
+fn replay_update_of_a_big_session_streams_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, size) = big_session(dir.path(), 900);
+    let before = Session::load(&path).unwrap();
+    let small_copy = dir.path().join("tour.json");
+    std::fs::copy("sessions/dac-tour.json", &small_copy).unwrap();
+    let (small, text) = replay_peak(&small_copy, &["--update"]);
+    assert!(text.contains("updated"), "{text}");
+    let (high, text) = replay_peak(&path, &["--dialogue", "450", "--update"]);
+    assert!(
+        text.contains("replayed 10 turns: no differences") && text.contains("updated"),
+        "{text}"
+    );
+    eprintln!(
+        "replay --update: tour {} MiB, dialogue 450 of a {} MiB session {} MiB",
+        small / MIB,
+        size / MIB,
+        high / MIB
+    );
+    assert!(
+        high < small + size / 3,
+        "replay --update peaked at {} MiB for a {} MiB session ({} MiB for the tour)",
+        high / MIB,
+        size / MIB,
+        small / MIB
+    );
+    let after = Session::load(&path).unwrap();
+    assert_eq!(after.dialogues.len(), 900);
+    assert_ne!(
+        after.dialogues[450].dialog_id, before.dialogues[450].dialog_id,
+        "the replayed dialogue has its new DialogID"
+    );
+    assert_eq!(after.dialogues[450].turns.len(), 10);
+    for i in [0, 449, 451, 899] {
+        assert_eq!(
+            after.dialogues[i], before.dialogues[i],
+            "dialogue {i} as it was"
+        );
+    }
+    // Written as the whole session writes itself, and nothing left beside it.
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), after.to_text());
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+/// A session whose one turn breaks the session schema is refused by `replay` (streamed) with
+/// that turn's pointer, before anything is started or written; `--update` leaves it as it was.
+#[test]
+fn replay_names_a_bad_record_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("sessions/dac-tour.json").unwrap()).unwrap();
+    value["dialogues"][0]["turns"][7]["latencyMs"] = (-3).into();
+    let path = dir.path().join("bad.json");
+    let text = serde_json::to_string_pretty(&value).unwrap();
+    std::fs::write(&path, &text).unwrap();
+    for extra in [&[][..], &["--update"][..]] {
+        let out = Command::new(common::bin())
+            .arg("replay")
+            .arg(&path)
+            .args(extra)
+            .args(["--embedded", "dac"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("/dialogues/0/turns/7/latencyMs") && err.contains("-3"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "nothing replayed");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    }
+}

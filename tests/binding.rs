@@ -290,6 +290,126 @@ fn send_and_dialogue_save_keep_requests_nested_200_and_999_levels() {
     }
 }
 
+/// MCP-BINDING section 6 through the recording proxy: a Request nested 999 levels passes
+/// through `proxy -- serve dac` (stdio) and `proxy --http` (both MCP generations), is answered,
+/// and is recorded whole: the recording loads with the Request's whole depth, validates, and
+/// `replay --update` rewrites it.
+#[tokio::test]
+async fn the_proxies_pass_and_record_a_request_nested_999_levels() {
+    use bkn_explorer::session::Session;
+    let dir = tempfile::tempdir().unwrap();
+    let request = dir.path().join("deep.json");
+    std::fs::write(&request, serde_json::to_vec(&deep_request(999)).unwrap()).unwrap();
+    let deepest = format!("/DataXMData/Deep{}", "/n".repeat(997));
+    let dialogue = |target: &[&str]| {
+        let out = Command::new(common::bin())
+            .arg("dialogue")
+            .arg(&request)
+            .args(target)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{target:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("\"outcome\":\"answered\""),
+            "{target:?}"
+        );
+    };
+    let recorded = |record: &std::path::Path, turns: usize| {
+        let session = Session::load(record).expect("the recording loads");
+        let all: Vec<_> = session.dialogues.iter().flat_map(|d| &d.turns).collect();
+        assert_eq!(all.len(), turns, "{}", record.display());
+        for turn in all {
+            assert_eq!(
+                turn.request.value().pointer(&deepest),
+                Some(&json!("bottom")),
+                "the recorded Request keeps its whole depth"
+            );
+            assert!(matches!(
+                turn.reply,
+                bkn_explorer::client::turn::Reply::Response(_)
+            ));
+        }
+        let validate = Command::new(common::bin())
+            .arg("validate")
+            .arg(record)
+            .output()
+            .unwrap();
+        assert_eq!(validate.status.code(), Some(0), "{}", record.display());
+        let update = Command::new(common::bin())
+            .arg("replay")
+            .arg(record)
+            .args(["--embedded", "dac", "--update"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            update.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&update.stderr)
+        );
+        let updated = Session::load(record).unwrap();
+        assert_eq!(
+            updated.dialogues[0].turns[0]
+                .request
+                .value()
+                .pointer(&deepest),
+            Some(&json!("bottom")),
+            "replay --update keeps the whole depth"
+        );
+    };
+
+    // stdio: the proxy stands in for the server's command.
+    let stdio_record = dir.path().join("stdio.jsonl");
+    let stdio = format!(
+        "{} proxy --record {} -- {} serve dac",
+        common::bin(),
+        stdio_record.display(),
+        common::bin()
+    );
+    dialogue(&["--stdio", &stdio]);
+    recorded(&stdio_record, 1);
+
+    // HTTP, in each generation.
+    let upstream = common::spawn_http(&["dac".into()]).await;
+    let http_record = dir.path().join("http.jsonl");
+    let mut proxy = tokio::process::Command::new(common::bin())
+        .args([
+            "proxy",
+            "--http",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream.url,
+        ])
+        .arg("--record")
+        .arg(&http_record)
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(proxy.stderr.take().unwrap()).lines();
+        let url = loop {
+            let line = lines.next_line().await.unwrap().expect("the proxy listens");
+            if let Some(at) = line.find("http://") {
+                break line[at..].split([',', ' ']).next().unwrap().to_owned();
+            }
+        };
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        url
+    };
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        dialogue(&["--url", &url, "--protocol", protocol]);
+    }
+    proxy.start_kill().unwrap();
+    proxy.wait().await.unwrap();
+    recorded(&http_record, 2);
+}
+
 /// MCP-BINDING section 6: messages are I-JSON. A member name given twice and a number beyond
 /// a double are findings at their pointers, not a silent last-wins nor "unreadable".
 #[test]

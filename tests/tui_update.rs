@@ -830,3 +830,124 @@ async fn a_server_whose_tools_change_is_read_again() {
         "its BKN tool is still known"
     );
 }
+
+/// MCP-BINDING section 6 in the explorer: a session holding a Request nested 999 levels
+/// (saved by `dialogue --save`) opens, its turn is shown, replayed (`r`), taken over (its
+/// Request sent again in a dialogue of the user's own) and saved, the Request whole at every
+/// step. On a thread with the explorer's stack (`DEEP_STACK`), as the explorer runs.
+#[test]
+fn a_request_nested_999_levels_opens_shows_is_sent_again_and_saved() {
+    std::thread::Builder::new()
+        .stack_size(bkn_explorer::protocol::json::DEEP_STACK)
+        .spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(deep_request_in_the_explorer())
+        })
+        .unwrap()
+        .join()
+        .expect("the explorer handled the deep Request");
+}
+
+async fn deep_request_in_the_explorer() {
+    use bkn_explorer::session::Session;
+    let mut deep = serde_json::json!("bottom");
+    for _ in 0..997 {
+        deep = serde_json::json!({ "n": deep });
+    }
+    let request = serde_json::json!({"Header": "PGM-KDA-V1.0", "Mode": "RQ", "Kind": "constraints",
+        "EntityIDs": ["Avatar#7"],
+        "DataXMData": {"DataID": "d", "Source": [{"AIMID": "PGM-BKN"}], "Deep": deep}});
+    let deepest = format!("/DataXMData/Deep{}", "/n".repeat(997));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deep.json");
+    std::fs::write(&file, serde_json::to_vec(&request).unwrap()).unwrap();
+    let recorded = dir.path().join("recorded.json");
+    let out = std::process::Command::new(common::bin())
+        .arg("dialogue")
+        .arg(&file)
+        .arg("--save")
+        .arg(&recorded)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut h = Harness::new(options(Vec::new(), "dark"));
+    h.show_session(Session::load(&recorded).unwrap());
+    assert_eq!(h.runner.app.dialogues.len(), 1);
+    assert_eq!(
+        h.runner.app.dialogues[0].turns[0]
+            .turn
+            .request_value()
+            .pointer(&deepest),
+        Some(&serde_json::json!("bottom"))
+    );
+    // Shown: the transcript, and the Raw tab from its first page to its last.
+    h.runner.app.current = Some(0);
+    h.runner.app.dialogues[0].select(Some(0));
+    h.runner.app.dialogues[0].detail_tab = DetailTab::Raw;
+    h.runner.app.focus = Pane::Detail;
+    let first = h.screen();
+    assert!(first.contains("DataXMData"), "{first}");
+    h.key(KeyCode::End);
+    assert_ne!(h.screen(), first, "the last page of the deep Request");
+
+    // Replayed: its Request sent again in a fresh dialogue, the same answer.
+    h.runner.app.focus = Pane::Transcript;
+    h.key(KeyCode::Char('r'));
+    h.until(WAIT, "the replay to finish", |app| {
+        app.dialogues[0].replay.as_ref().is_some_and(|r| !r.running)
+    })
+    .await;
+    let r = h.runner.app.dialogues[0].replay.as_ref().unwrap();
+    assert_eq!((r.done, r.differing, r.error.as_ref()), (1, 0, None));
+
+    // Taken over: sent again in a dialogue of the user's own, answered.
+    h.act(bkn_explorer::tui::action::Action::TakeOver);
+    h.until(WAIT, "the take-over to send the Request", |app| {
+        app.dialogues
+            .get(1)
+            .is_some_and(|d| d.turns.len() == 1 && d.takeover.is_none())
+    })
+    .await;
+    let taken = &h.runner.app.dialogues[1].turns[0].turn;
+    assert_eq!(
+        taken.request_value().pointer(&deepest),
+        Some(&serde_json::json!("bottom"))
+    );
+    assert!(
+        matches!(&taken.reply, Reply::Response(_)),
+        "{:?}",
+        taken.reply
+    );
+
+    // Saved, and read back whole.
+    let saved = dir.path().join("saved.json");
+    h.act(bkn_explorer::tui::action::Action::SaveAs);
+    assert!(matches!(h.runner.app.overlay, Some(Overlay::Prompt(_))));
+    if let Some(Overlay::Prompt(p)) = &mut h.runner.app.overlay {
+        p.input = bkn_explorer::tui::overlay::Input::new("");
+    }
+    h.type_text(&saved.display().to_string());
+    h.key(KeyCode::Enter);
+    h.until(WAIT, "the save", |app| {
+        app.session.path.as_deref() == Some(saved.as_path()) && !app.session.saving
+    })
+    .await;
+    let back = Session::load(&saved).expect("the saved session loads");
+    let turns: Vec<_> = back.dialogues.iter().flat_map(|d| &d.turns).collect();
+    assert!(!turns.is_empty());
+    for t in turns {
+        assert_eq!(
+            t.request.value().pointer(&deepest),
+            Some(&serde_json::json!("bottom")),
+            "saved whole"
+        );
+    }
+}

@@ -25,6 +25,10 @@ pub struct Args {
     /// Messages longer than this (MiB) pass on unchecked, and the recording says so.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     max_message_mb: usize,
+    /// With --http: refuse request bodies longer than this (MiB; 413), as the reference
+    /// servers do by default. Bodies pass on as they come, never held whole.
+    #[arg(long, default_value_t = 4, value_name = "MIB", requires = "http")]
+    max_body_mb: usize,
     /// Proxy Streamable HTTP instead of stdio: listen on [ADDRESS:]PORT (loopback unless an
     /// address is given; path /mcp) and pass everything to --upstream.
     #[arg(
@@ -121,6 +125,7 @@ pub fn run(args: Args) -> u8 {
             recording,
             record: record_path,
             limit,
+            max_body: args.max_body_mb.max(1).saturating_mul(1024 * 1024),
         };
         let result = runtime.block_on(crate::proxy::http::run(
             settings,

@@ -8,9 +8,10 @@ use super::exit;
 use super::target::{self, ServerArgs};
 use crate::client::event::EventSink;
 use crate::client::turn::{Subject, Turn};
-use crate::session::Session;
+use crate::session::DialogueRecord;
 use crate::session::feed::{self, Feed};
-use crate::session::replay::{Held, ReplayedTurn, replay_recorded};
+use crate::session::replay::{RecordedTurns, ReplayedTurn, replay_recorded};
+use crate::session::write::Writer;
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
@@ -35,32 +36,11 @@ pub struct Args {
     server: ServerArgs,
 }
 
-/// What is replayed from: the whole session (`--update` rewrites it), or its outline with the
-/// turns read from the file as they are replayed.
-enum Source {
-    Loaded,
-    Streamed,
-}
-
 pub fn run(args: Args) -> u8 {
-    let loaded = |path: &std::path::Path| {
-        Session::load(path).map(|s| {
-            let counts = s.dialogues.iter().map(|d| d.turns.len()).collect();
-            (s, counts, Source::Loaded)
-        })
-    };
-    let read = if args.update {
-        loaded(&args.session)
-    } else {
-        match feed::outline(&args.session) {
-            Ok(o) => Ok((o.session, o.turns, Source::Streamed)),
-            // The streaming reader's errors are terse: the loader says what is wrong (and
-            // reads what it can, should the two ever disagree).
-            Err(_) => loaded(&args.session),
-        }
-    };
-    let (mut session, counts, source) = match read {
-        Ok(r) => r,
+    // The session is never held: its outline first (headers and turn counts; every record is
+    // read and checked against the session schema), then the turns as they are replayed.
+    let (session, counts) = match feed::outline(&args.session) {
+        Ok(o) => (o.session, o.turns),
         Err(e) => {
             eprintln!("bkn-explorer replay: {}: {e}", args.session.display());
             return exit::FAILURE;
@@ -130,12 +110,58 @@ pub fn run(args: Args) -> u8 {
         which.iter().map(|&i| session.dialogues[i].interface),
     );
     let (mut differing, mut turns, mut code) = (0usize, 0usize, exit::OK);
-    let mut feed = match source {
-        Source::Streamed => Some(Feed::start(args.session.clone(), &which, &counts)),
-        Source::Loaded => None,
+    // With --update, the new session is written as the replay goes (every dialogue, in order:
+    // those not replayed as they were), to a file beside the session that replaces it once
+    // whole; without, the turns are read for the dialogues replayed only.
+    let all: Vec<usize> = (0..session.dialogues.len()).collect();
+    let mut feed = Feed::start(
+        args.session.clone(),
+        if args.update { &all } else { &which },
+        &counts,
+    );
+    let mut update = if args.update {
+        match crate::atomic::Replacement::create(&args.session)
+            .and_then(|file| Writer::start(file, &session))
+        {
+            Ok(w) => Some(w),
+            Err(e) => {
+                eprintln!(
+                    "bkn-explorer replay: cannot write {}: {e}",
+                    args.session.display()
+                );
+                return exit::FAILURE;
+            }
+        }
+    } else {
+        None
     };
-    for i in which {
+    let mut unwritten: Option<std::io::Error> = None;
+    for i in if args.update {
+        all.clone()
+    } else {
+        which.clone()
+    } {
         let record = &session.dialogues[i];
+        if !which.contains(&i) {
+            // Not replayed: copied into the updated session as it was.
+            if let Some(w) = update.as_mut() {
+                let mut recorded = feed.dialogue(i, counts[i]);
+                let copied = (|| {
+                    w.dialogue(record)?;
+                    while let Some(t) = runtime.block_on(recorded.next()) {
+                        w.turn(&t)?;
+                    }
+                    std::io::Result::Ok(())
+                })();
+                if let Err(e) = copied {
+                    unwritten.get_or_insert(e);
+                }
+                if recorded.left() > 0 {
+                    code = exit::FAILURE;
+                }
+            }
+            continue;
+        }
         let title = record
             .name
             .as_ref()
@@ -148,9 +174,10 @@ pub fn run(args: Args) -> u8 {
                 .map(|s| s.name.as_str())
                 .unwrap_or(&record.server)
         );
-        // Only --update keeps the replayed turns (to write them); otherwise each is printed,
-        // counted and dropped.
-        let mut kept: Vec<Turn> = Vec::new();
+        // Only --update keeps the replayed turns: each is written to the new session as it
+        // comes back (after its dialogue's head, written with the first); otherwise each is
+        // printed, counted and dropped.
+        let mut head_written = false;
         let (mut replayed, mut differs, mut nonconformant) = (0usize, 0usize, false);
         let mut print = |recorded: &Turn, t: ReplayedTurn| {
             replayed += 1;
@@ -163,39 +190,34 @@ pub fn run(args: Args) -> u8 {
                 .iter()
                 .any(|f| f.on == Subject::Response);
             show(recorded, &t);
-            if args.update {
-                kept.push(t.replayed);
+            if let Some(w) = update.as_mut() {
+                let written = (|| {
+                    if !head_written {
+                        head_written = true;
+                        w.dialogue(&DialogueRecord {
+                            dialog_id: t.dialog_id.clone(),
+                            ..record.clone()
+                        })?;
+                    }
+                    w.turn(&t.replayed)
+                })();
+                if let Err(e) = written {
+                    unwritten.get_or_insert(e);
+                }
             }
         };
         let cancel = CancellationToken::new();
-        let (result, short) = match feed.as_mut() {
-            None => {
-                let mut held = Held(record.turns.iter());
-                let result = runtime.block_on(replay_recorded(
-                    &session,
-                    record,
-                    &mut held,
-                    server.as_ref(),
-                    &options,
-                    &cancel,
-                    &mut print,
-                ));
-                (result, 0)
-            }
-            Some(feed) => {
-                let mut streamed = feed.dialogue(i, counts[i]);
-                let result = runtime.block_on(replay_recorded(
-                    &session,
-                    record,
-                    &mut streamed,
-                    server.as_ref(),
-                    &options,
-                    &cancel,
-                    &mut print,
-                ));
-                (result, streamed.left())
-            }
-        };
+        let mut streamed = feed.dialogue(i, counts[i]);
+        let result = runtime.block_on(replay_recorded(
+            &session,
+            record,
+            &mut streamed,
+            server.as_ref(),
+            &options,
+            &cancel,
+            &mut print,
+        ));
+        let short = streamed.left();
         match result {
             Err(e) => {
                 eprintln!("bkn-explorer replay: dialogue {i}: {e}");
@@ -222,17 +244,19 @@ pub fn run(args: Args) -> u8 {
                 if outcome.stopped.is_some() || differs > 0 {
                     code = code.max(exit::NONCONFORMANT);
                 }
-                if args.update {
-                    let record = &mut session.dialogues[i];
-                    record.dialog_id = outcome.dialog_id;
-                    record.turns = kept;
+                if let Some(w) = update.as_mut()
+                    && !head_written
+                    && let Err(e) = w.dialogue(&DialogueRecord {
+                        dialog_id: outcome.dialog_id,
+                        ..record.clone()
+                    })
+                {
+                    unwritten.get_or_insert(e);
                 }
             }
         }
     }
-    if let Some(feed) = feed
-        && let Err(e) = feed.finish()
-    {
+    if let Err(e) = feed.finish() {
         eprintln!("bkn-explorer replay: {}: {e}", args.session.display());
         code = exit::FAILURE;
     }
@@ -245,8 +269,16 @@ pub fn run(args: Args) -> u8 {
             format!("{differing} differ")
         }
     );
-    if args.update && code != exit::FAILURE {
-        if let Err(e) = session.save(&args.session) {
+    if let Some(w) = update {
+        // Nothing is replaced unless every dialogue was read and written whole.
+        if code == exit::FAILURE {
+            return code;
+        }
+        if let Err(e) = unwritten
+            .map_or(Ok(()), Err)
+            .and_then(|()| w.finish())
+            .and_then(crate::atomic::Replacement::commit)
+        {
             eprintln!(
                 "bkn-explorer replay: cannot save {}: {e}",
                 args.session.display()

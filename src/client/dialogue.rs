@@ -426,7 +426,8 @@ fn response_of(result: CallToolResult) -> (Option<(Value, RawJson)>, Vec<Finding
             // which one comparison of strings settles; anything else is parsed and compared.
             let compact = RawJson::from_value(&structured);
             let same = compact.text() == text
-                || serde_json::from_str::<Value>(text).ok().as_ref() == Some(&structured);
+                || crate::protocol::json::from_str::<Value>(text).ok().as_ref()
+                    == Some(&structured);
             if !same {
                 findings.push(Finding::new(
                     "",
@@ -444,10 +445,13 @@ fn response_of(result: CallToolResult) -> (Option<(Value, RawJson)>, Vec<Finding
                 Check::StructuredContent,
                 "the result has no structuredContent; the Response was read from its text block",
             ));
-            let response = serde_json::from_str::<Value>(text).ok().map(|v| {
-                let raw = RawJson::from_value(&v);
-                (v, raw)
-            });
+            // At any depth a Response may have (MCP-BINDING section 6), not serde_json's 128.
+            let response = crate::protocol::json::from_str::<Value>(text)
+                .ok()
+                .map(|v| {
+                    let raw = RawJson::from_value(&v);
+                    (v, raw)
+                });
             (response, findings)
         }
     }

@@ -13,6 +13,7 @@
 //! recording; the JSON-RPC messages of request bodies, JSON answers and SSE events are shown
 //! to it. A session ends with the agent's DELETE, or when the proxy stops.
 
+use super::body::{self, Copy, End, Kept, Lost};
 use super::observer::{Observer, Recording, Side};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -48,13 +49,18 @@ struct Proxy {
     server: String,
     recording: Recording,
     sessions: Arc<Mutex<HashMap<String, Observer>>>,
+    /// Messages longer than this pass unchecked and unrecorded.
     limit: usize,
+    /// The longest request body passed on.
+    max_body: usize,
+    /// What the copies of messages being read hold together.
+    budget: Arc<body::Budget>,
     /// The recording's file, for `GET /recording`.
     record: Option<std::path::PathBuf>,
 }
 
 impl Proxy {
-    fn observe(&self, session: &str, side: Side, lines: &[u8]) {
+    fn observe(&self, session: &str, side: Side, kept: Kept) {
         let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         // What a client can make the proxy hold is bounded: past so many dialogues followed
         // at once, a new one still passes through, unrecorded, and the recording says so.
@@ -67,11 +73,23 @@ impl Proxy {
         let observer = sessions
             .entry(session.to_owned())
             .or_insert_with(|| Observer::sharing(&self.server, self.recording.clone()));
-        if lines.len() > self.limit {
-            observer.oversized(side, lines.len());
-            return;
+        match kept {
+            Kept::Whole(message) => {
+                observer.line(side, &message, Instant::now(), SystemTime::now())
+            }
+            Kept::Lost(Lost::OverLimit, bytes) => observer.oversized(side, bytes),
+            Kept::Lost(Lost::OverBudget, bytes) => observer.note(&format!(
+                "{} sent a message of {bytes} bytes while the proxy held {} MiB of messages \
+                 being read (its bound): passed on unchecked and not recorded",
+                side.who(),
+                self.budget.max() >> 20
+            )),
         }
-        observer.line(side, lines, Instant::now(), SystemTime::now());
+    }
+
+    /// A copy for the recording, within the message limit and the proxy's budget.
+    fn copy(&self) -> Copy {
+        Copy::new(self.limit, self.budget.clone())
     }
 
     fn end_session(&self, session: &str, why: &str) {
@@ -110,8 +128,10 @@ pub struct Settings {
     pub recording: Recording,
     /// The recording's file, for `GET /recording`.
     pub record: Option<std::path::PathBuf>,
-    /// Messages longer than this pass unchecked.
+    /// Messages longer than this pass unchecked (the recording says so).
     pub limit: usize,
+    /// Request bodies longer than this are refused (413).
+    pub max_body: usize,
 }
 
 /// Serves until `stop` resolves; says the address it listens on through `bound` as soon as
@@ -128,6 +148,7 @@ pub async fn run(
         recording,
         record,
         limit,
+        max_body,
     } = settings;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -151,6 +172,8 @@ pub async fn run(
         recording,
         sessions: Arc::new(Mutex::new(HashMap::new())),
         limit,
+        max_body,
+        budget: body::Budget::new(body::BUDGET.max(limit)),
         record,
     };
     let hosts = Arc::new(allowed_hosts(address));
@@ -303,24 +326,41 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     if let Some(refusal) = refused(&proxy, &parts.headers) {
         return refusal;
     }
-    // A body over the message limit is refused before it is read (the upstream would refuse
-    // it too); one that does not come within the deadline is not waited for.
-    let body = match crate::server::transport::read_body(
-        &parts.headers,
-        body,
-        proxy.limit,
-        "(the proxy's --max-message-mb)",
-    )
-    .await
-    {
-        Ok(body) => body,
-        Err(refused) => return refused,
+    let too_long = || {
+        crate::server::transport::refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the request body exceeds {} bytes (the proxy's --max-body-mb)",
+                proxy.max_body
+            ),
+        )
     };
+    // A declared body over the limit is refused before it is read.
+    let declared =
+        header(&parts.headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > proxy.max_body as u64) {
+        return too_long();
+    }
     let session = header(&parts.headers, "mcp-session-id");
-    let mut outgoing = proxy
-        .client
-        .request(parts.method.clone(), &proxy.upstream)
-        .body(body.clone());
+    // The body goes on as it comes, never held whole: the upstream reads it through the
+    // proxy, which keeps the copy the recording needs.
+    let (passing, passage) = body::Passing::new(
+        body,
+        proxy.max_body,
+        declared,
+        proxy.copy(),
+        crate::server::transport::BODY_DEADLINE,
+    );
+    let has_body =
+        declared.is_some_and(|n| n > 0) || parts.headers.contains_key("transfer-encoding");
+    let mut outgoing = proxy.client.request(parts.method.clone(), &proxy.upstream);
+    if has_body {
+        outgoing = outgoing.body(reqwest::Body::wrap_stream(passing));
+        if let Some(n) = declared {
+            // The agent's framing, so that the upstream knows the length as it would directly.
+            outgoing = outgoing.header("content-length", n);
+        }
+    }
     for (name, value) in &parts.headers {
         let n = name.as_str();
         if HOP.contains(&n) || n == "host" || (proxy.token.is_some() && n == "authorization") {
@@ -328,19 +368,44 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         }
         outgoing = outgoing.header(name, value);
     }
-    let answer = match outgoing.send().await {
+    let sent = outgoing.send().await;
+    let (end, kept) = {
+        let mut p = passage.lock().unwrap_or_else(|p| p.into_inner());
+        (p.end, (p.copy.len(), p.copy.take()))
+    };
+    let answer = match sent {
         Ok(a) => a,
         Err(e) => {
-            proxy.recording.note(&format!(
-                "the upstream {} could not be reached: {e}",
-                proxy.upstream
-            ));
-            return (
-                StatusCode::BAD_GATEWAY,
-                format!("the upstream could not be reached: {e}"),
-            )
-                .into_response();
+            return match end {
+                End::TooLong => too_long(),
+                End::TooSlow => crate::server::transport::refusal(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body did not come whole within {} s",
+                        crate::server::transport::BODY_DEADLINE.as_secs()
+                    ),
+                ),
+                End::Broken => crate::server::transport::refusal(
+                    StatusCode::BAD_REQUEST,
+                    "the request body broke off".into(),
+                ),
+                End::Open | End::Whole => {
+                    proxy.recording.note(&format!(
+                        "the upstream {} could not be reached: {e}",
+                        proxy.upstream
+                    ));
+                    crate::server::transport::refusal(
+                        StatusCode::BAD_GATEWAY,
+                        format!("the upstream could not be reached: {e}"),
+                    )
+                }
+            };
         }
+    };
+    let (length, kept) = kept;
+    let whole = match (&kept, end) {
+        (Kept::Whole(bytes), End::Whole) => Some(&bytes[..]),
+        _ => None,
     };
     // The session: the agent's, or the one the server gives at initialize. Over 2026-07-28
     // there is none (a server may still send one: not heard), and a turn's dialogue is named
@@ -349,13 +414,24 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         .is_some_and(|v| crate::client::generation::is_stateless(&v));
     let session = match session {
         Some(s) if !stateless => s,
-        _ if stateless => dialogue_of(&body)
+        _ if stateless => whole
+            .and_then(dialogue_of)
             .map(|d| format!("(no session) DialogID {d}"))
             .unwrap_or_else(|| "(no session)".into()),
         _ => header(answer.headers(), "mcp-session-id").unwrap_or_else(|| "(no session)".into()),
     };
-    if parts.method == axum::http::Method::POST && !body.is_empty() {
-        proxy.observe(&session, Side::Agent, &body);
+    if length > 0 {
+        if end == End::Whole {
+            proxy.observe(&session, Side::Agent, kept);
+        } else {
+            // The upstream answered before the body ended (a refusal, say): nothing whole to
+            // record.
+            proxy.recording.note(&format!(
+                "the agent's request body was answered HTTP {} after {length} bytes, before \
+                 it ended: not recorded",
+                answer.status().as_u16()
+            ));
+        }
     }
     if parts.method == axum::http::Method::DELETE {
         proxy.end_session(&session, "the agent ended its MCP session (DELETE)");
@@ -377,7 +453,8 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         session,
         event_stream,
         pending: Vec::new(),
-        data: Vec::new(),
+        skipping: false,
+        data: proxy.copy(),
     };
     let stream = Tapped {
         inner: answer.bytes_stream().boxed(),
@@ -451,55 +528,78 @@ fn header(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// What the server sends, shown to the observer as it passes: a JSON answer when it is
-/// whole, an SSE stream event by event (the `data` lines of an event make its message).
+/// whole, an SSE stream event by event (the `data` lines of an event make its message). Kept
+/// within the message limit and the proxy's budget, as the agent's bodies are.
 struct Tap {
     proxy: Proxy,
     session: String,
     event_stream: bool,
-    /// The start of a line not ended yet (SSE), or the JSON answer so far.
+    /// The start of an SSE line not ended yet.
     pending: Vec<u8>,
-    /// The current SSE event's data.
-    data: Vec<u8>,
+    /// The rest of a line longer than the limit is passed over (its bytes still counted).
+    skipping: bool,
+    /// The JSON answer so far, or the current SSE event's data.
+    data: Copy,
 }
 
 impl Tap {
     fn feed(&mut self, bytes: &[u8]) {
         if !self.event_stream {
-            // A JSON answer is shown whole, at its end (only up to the limit is kept).
-            if self.pending.len() <= self.proxy.limit {
-                self.pending.extend_from_slice(bytes);
-            }
+            self.data.push(bytes);
             return;
         }
-        self.pending.extend_from_slice(bytes);
-        let mut start = 0;
-        while let Some(end) = self.pending[start..].iter().position(|&b| b == b'\n') {
-            let line = &self.pending[start..start + end];
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+                if self.skipping {
+                    self.data.push(rest);
+                } else {
+                    self.pending.extend_from_slice(rest);
+                    if self.pending.len() > self.proxy.limit {
+                        // A line longer than any message kept: its data is lost to the
+                        // recording (counted, so that the note says how long it was).
+                        let line = std::mem::take(&mut self.pending);
+                        self.data.push(line.strip_prefix(b"data:").unwrap_or(&line));
+                        self.skipping = true;
+                    }
+                }
+                return;
+            };
+            let (part, after) = (&rest[..end], &rest[end + 1..]);
+            rest = after;
+            if self.skipping {
+                self.data.push(part);
+                self.skipping = false;
+                continue;
+            }
+            let whole;
+            let line = if self.pending.is_empty() {
+                part
+            } else {
+                self.pending.extend_from_slice(part);
+                whole = std::mem::take(&mut self.pending);
+                &whole[..]
+            };
             let line = line.strip_suffix(b"\r").unwrap_or(line);
-            start += end + 1;
             if line.is_empty() {
                 if !self.data.is_empty() {
-                    let data = std::mem::take(&mut self.data);
-                    self.proxy.observe(&self.session, Side::Server, &data);
+                    let data = self.data.take();
+                    self.proxy.observe(&self.session, Side::Server, data);
                 }
             } else if let Some(value) = line.strip_prefix(b"data:") {
                 if !self.data.is_empty() {
-                    self.data.push(b'\n');
+                    self.data.push(b"\n");
                 }
-                let value = value.strip_prefix(b" ").unwrap_or(value);
-                if self.data.len() <= self.proxy.limit {
-                    self.data.extend_from_slice(value);
-                }
+                self.data.push(value.strip_prefix(b" ").unwrap_or(value));
             }
         }
-        self.pending.drain(..start);
     }
 
     /// The body ended (or broke off): a JSON answer is shown now.
     fn finish(&mut self) {
-        if !self.event_stream && !self.pending.is_empty() {
-            let body = std::mem::take(&mut self.pending);
-            self.proxy.observe(&self.session, Side::Server, &body);
+        if !self.event_stream && !self.data.is_empty() {
+            let body = self.data.take();
+            self.proxy.observe(&self.session, Side::Server, body);
         }
     }
 }

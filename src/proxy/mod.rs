@@ -6,6 +6,7 @@
 //!
 //! Layer: above `client` (its checks) and `session` (the journal); below `cli`.
 
+pub mod body;
 pub mod http;
 pub mod observer;
 pub mod stdio;

@@ -33,6 +33,16 @@ pub enum Side {
     Server,
 }
 
+impl Side {
+    /// Who sent a message, as a note says it.
+    pub fn who(self) -> &'static str {
+        match self {
+            Side::Agent => "the agent",
+            Side::Server => "the server",
+        }
+    }
+}
+
 enum Pending {
     ToolsList,
     ResourceRead(String),
@@ -151,12 +161,10 @@ impl Observer {
 
     /// A line too long to check (over the size limit): passed on, not checked.
     pub fn oversized(&mut self, side: Side, bytes: usize) {
-        let who = match side {
-            Side::Agent => "the agent",
-            Side::Server => "the server",
-        };
         self.note(&format!(
-            "{who} sent a message of {bytes} bytes, over the limit: passed on unchecked"
+            "{} sent a message of {bytes} bytes, over the limit (--max-message-mb): passed on \
+             unchecked and not recorded",
+            side.who()
         ));
     }
 

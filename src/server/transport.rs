@@ -412,7 +412,7 @@ async fn jsonrpc_refusals(request: Request, next: Next) -> Response {
 }
 
 /// How long a request body may take to arrive once its head has.
-const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+pub const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A request's body, within `limit` bytes and `BODY_DEADLINE`: a declared length over the
 /// limit is refused (413) before any of it is read, a body that does not come whole in time

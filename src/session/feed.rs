@@ -228,6 +228,63 @@ mod tests {
         feed.finish().unwrap();
     }
 
+    /// Each record read is checked against the session schema, as loading the whole file
+    /// checks it: a file with one bad record is refused with the same mistakes, at the same
+    /// pointers, whether it is read whole or streamed (issue 27: the streamed replay skipped
+    /// the check).
+    #[test]
+    fn a_bad_record_is_named_as_the_whole_file_load_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = three(dir.path());
+        let good = std::fs::read_to_string(&path).unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&good).unwrap();
+        type Damage = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: Vec<(&str, Damage)> = vec![
+            (
+                "/dialogues/1/turns/2",
+                Box::new(|v| v["dialogues"][1]["turns"][2]["bogus"] = 1.into()),
+            ),
+            (
+                "/dialogues/2/turns/4/latencyMs",
+                Box::new(|v| v["dialogues"][2]["turns"][4]["latencyMs"] = "slow".into()),
+            ),
+            (
+                "/dialogues/1/turns/0/sent",
+                Box::new(|v| v["dialogues"][1]["turns"][0]["sent"] = "yesterday".into()),
+            ),
+            (
+                "/dialogues/2/interface",
+                Box::new(|v| v["dialogues"][2]["interface"] = "xyz".into()),
+            ),
+            (
+                "/dialogues/0",
+                Box::new(|v| v["dialogues"][0]["colour"] = "red".into()),
+            ),
+            ("/", Box::new(|v| v["extra"] = true.into())),
+        ];
+        for (pointer, damage) in cases {
+            let mut bad = value.clone();
+            damage(&mut bad);
+            let mut text = serde_json::to_string_pretty(&bad).unwrap();
+            text.push('\n');
+            std::fs::write(&path, &text).unwrap();
+            let streamed = outline(&path).err().expect("a bad record is refused");
+            let whole = Session::load(&path).unwrap_err();
+            assert_eq!(streamed.to_string(), whole.to_string(), "{pointer}");
+            let SessionError::Invalid(problems) = streamed else {
+                panic!("{pointer}: {streamed}");
+            };
+            assert!(
+                problems.iter().any(|(at, _)| at == pointer),
+                "{pointer}: {problems:?}"
+            );
+        }
+        // The good file still reads.
+        value["name"] = "three".into();
+        std::fs::write(&path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+        assert_eq!(outline(&path).unwrap().turns, vec![3, 4, 5]);
+    }
+
     #[test]
     fn a_damaged_file_has_no_outline() {
         let dir = tempfile::tempdir().unwrap();

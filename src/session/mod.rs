@@ -12,6 +12,7 @@ pub mod replay;
 mod skeleton;
 pub mod stream;
 pub mod walk;
+pub mod write;
 
 use crate::client::spec::{self, ServerSpec};
 use crate::client::turn::Turn;
@@ -37,6 +38,60 @@ static VALIDATOR: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
         .build(&schema)
         .expect("the session schema compiles")
 });
+
+/// The parts of the session schema a file read piece by piece is checked against (`walk`):
+/// a dialogue without its turns, and one turn. Each is the schema's own part, with its `$defs`.
+static DIALOGUE_VALIDATOR: LazyLock<jsonschema::Validator> =
+    LazyLock::new(|| part_of_schema(|s| s["properties"]["dialogues"]["items"].clone()));
+static TURN_VALIDATOR: LazyLock<jsonschema::Validator> =
+    LazyLock::new(|| part_of_schema(|_| serde_json::json!({"$ref": "#/$defs/Turn"})));
+
+fn part_of_schema(part: impl Fn(&Value) -> Value) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(SESSION_SCHEMA).expect("the session schema is JSON");
+    let mut part = part(&schema);
+    part["$schema"] = schema["$schema"].clone();
+    part["$defs"] = schema["$defs"].clone();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&part)
+        .expect("the part of the session schema compiles")
+}
+
+/// Which part of a session a value read on its own is.
+#[derive(Clone, Copy)]
+pub(crate) enum Part {
+    /// The file's head, with `"dialogues": []`.
+    Head,
+    /// A dialogue, with `"turns": []`.
+    Dialogue,
+    Turn,
+}
+
+/// The mistakes of `value` (a part of a session at `at`, a JSON pointer) by the session
+/// schema, each at its pointer in the file.
+pub(crate) fn schema_problems(part: Part, value: &Value, at: &str) -> Vec<(String, String)> {
+    let validator: &jsonschema::Validator = match part {
+        Part::Head => &VALIDATOR,
+        Part::Dialogue => &DIALOGUE_VALIDATOR,
+        Part::Turn => &TURN_VALIDATOR,
+    };
+    validator
+        .iter_errors(value)
+        .map(|e| {
+            let inner = e.instance_path().as_str();
+            let pointer = format!("{at}{inner}");
+            (
+                if pointer.is_empty() {
+                    "/".to_owned()
+                } else {
+                    pointer
+                },
+                e.to_string(),
+            )
+        })
+        .collect()
+}
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Session {
@@ -176,20 +231,7 @@ impl Session {
                 )));
             }
         }
-        let problems: Vec<(String, String)> = VALIDATOR
-            .iter_errors(&outline)
-            .map(|e| {
-                let at = e.instance_path().as_str();
-                (
-                    if at.is_empty() {
-                        "/".to_owned()
-                    } else {
-                        at.to_owned()
-                    },
-                    e.to_string(),
-                )
-            })
-            .collect();
+        let problems = schema_problems(Part::Head, &outline, "");
         if !problems.is_empty() {
             return Err(SessionError::Invalid(problems));
         }

@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone, Debug)]
 pub struct ReplayedTurn {
     pub index: usize,
+    /// The DialogID of the replayed dialogue (its first session's, as `Outcome` gives it).
+    pub dialog_id: String,
     pub replayed: Turn,
     pub differences: Vec<Difference>,
 }
@@ -212,6 +214,7 @@ pub async fn replay_recorded(
         };
         let done = ReplayedTurn {
             index: i,
+            dialog_id: replayed.dialog_id.clone(),
             replayed: turn,
             differences,
         };

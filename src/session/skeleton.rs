@@ -44,6 +44,14 @@ pub fn parse(text: &str) -> Result<Value, serde_json::Error> {
     Ok(value)
 }
 
+/// Parses the skeleton of one turn's text (its messages left out).
+pub fn parse_turn(text: &str) -> Result<Value, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = Skeleton(At::Turn).deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
 struct Skeleton(At);
 
 impl<'de> DeserializeSeed<'de> for Skeleton {

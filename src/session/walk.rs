@@ -8,13 +8,10 @@
 //! whose keys were reordered by hand is loaded whole instead, as `Session::load` reads it.
 
 use super::journal;
-use super::{DialogueRecord, FORMAT, Session, SessionError};
+use super::{DialogueRecord, FORMAT, Part, Session, SessionError, schema_problems, skeleton};
 use crate::client::turn::Turn;
-use crate::protocol::Interface;
 use crate::protocol::message::CommonDefaults;
-use serde::de::{
-    DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::io::{BufRead, BufReader};
@@ -55,17 +52,28 @@ pub fn walk(
     if super::stream::looks_like_session(head) {
         let mut state = State {
             each,
-            format: None,
             start: None,
             dialogues: 0,
             stopped: false,
             out_of_order: false,
+            invalid: None,
         };
         let mut de = serde_json::Deserializer::from_reader(source);
         let result = FileSeed(&mut state).deserialize(&mut de);
         match result {
             Ok(()) => return Ok(Vec::new()),
             Err(_) if state.stopped => return Ok(Vec::new()),
+            Err(_) if state.invalid.is_some() => {
+                return Err(SessionError::Invalid(state.invalid.unwrap_or_default()));
+            }
+            Err(e) if !state.out_of_order && (e.is_syntax() || e.is_eof()) => {
+                let e = crate::protocol::document::SyntaxError::from(e);
+                return Err(SessionError::Syntax {
+                    line: e.line,
+                    column: e.column,
+                    message: e.message,
+                });
+            }
             Err(e) if !state.out_of_order => {
                 return Err(SessionError::Invalid(vec![(
                     "/".into(),
@@ -99,7 +107,6 @@ pub fn walk(
 
 struct State<'a> {
     each: &'a mut dyn FnMut(Item) -> ControlFlow<()>,
-    format: Option<String>,
     /// The session so far (name, servers, defaults), until `dialogues` is reached.
     start: Option<Session>,
     dialogues: usize,
@@ -107,9 +114,21 @@ struct State<'a> {
     stopped: bool,
     /// The keys are not in this program's order: nothing was given, the file is read whole.
     out_of_order: bool,
+    /// What the session schema finds wrong with the part just read, at its pointers.
+    invalid: Option<Vec<(String, String)>>,
 }
 
 impl State<'_> {
+    /// Checks a part of the file against the session schema: its mistakes end the walk.
+    fn check<E: serde::de::Error>(&mut self, part: Part, value: &Value, at: &str) -> Result<(), E> {
+        let problems = schema_problems(part, value, at);
+        if problems.is_empty() {
+            return Ok(());
+        }
+        self.invalid = Some(problems);
+        Err(E::custom("not by the session schema"))
+    }
+
     fn give<E: serde::de::Error>(&mut self, item: Item) -> Result<(), E> {
         if (self.each)(item).is_break() {
             self.stopped = true;
@@ -135,50 +154,53 @@ impl<'de> Visitor<'de> for FileSeed<'_, '_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let state = self.0;
-        let mut session = Session::default();
-        let mut servers: Option<Map<String, Value>> = None;
+        // The head is small (names, servers, defaults): kept as values, to be checked against
+        // the session schema as the whole file would be, then read.
+        let mut head = Map::new();
+        let with_no_dialogues = |head: &Map<String, Value>| {
+            let mut v = head.clone();
+            v.insert("dialogues".into(), Value::Array(Vec::new()));
+            Value::Object(v)
+        };
         while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "format" => state.format = Some(map.next_value()?),
-                "name" => session.name = map.next_value()?,
-                "notes" => session.notes = map.next_value()?,
-                "servers" => servers = Some(map.next_value()?),
-                "defaults" => {
-                    session.defaults = map
-                        .next_value::<Option<CommonDefaults>>()?
-                        .unwrap_or_default()
-                }
-                "dialogues" => {
-                    let Some(servers) = servers.take() else {
-                        state.out_of_order = true;
-                        return Err(A::Error::custom("dialogues before servers"));
-                    };
-                    match state.format.as_deref() {
-                        Some(FORMAT) => {}
-                        _ => {
-                            // Session::load says what is wrong with the format.
-                            state.out_of_order = true;
-                            return Err(A::Error::custom("not this format"));
-                        }
-                    }
-                    session.servers =
-                        crate::client::spec::parse_servers(&Value::Object(servers).to_string())
-                            .map_err(|e| {
-                                A::Error::custom(format!("/servers{}: {}", e.at, e.message))
-                            })?;
-                    state.start = Some(session.clone());
-                    state.give(Item::Start(std::mem::take(&mut session)))?;
-                    map.next_value_seed(DialoguesSeed(&mut *state))?;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+            if key != "dialogues" {
+                head.insert(key, map.next_value()?);
+                continue;
             }
+            if state.start.is_some() {
+                return Err(A::Error::custom("duplicate field `dialogues`"));
+            }
+            if !head.contains_key("servers") {
+                state.out_of_order = true;
+                return Err(A::Error::custom("dialogues before servers"));
+            }
+            if head.get("format").and_then(Value::as_str) != Some(FORMAT) {
+                // Session::load says what is wrong with the format.
+                state.out_of_order = true;
+                return Err(A::Error::custom("not this format"));
+            }
+            state.check(Part::Head, &with_no_dialogues(&head), "")?;
+            let field = |name: &str| head.get(name).cloned().unwrap_or(Value::Null);
+            let mut session = Session {
+                name: serde_json::from_value(field("name")).map_err(A::Error::custom)?,
+                notes: serde_json::from_value(field("notes")).map_err(A::Error::custom)?,
+                defaults: serde_json::from_value::<Option<CommonDefaults>>(field("defaults"))
+                    .map_err(A::Error::custom)?
+                    .unwrap_or_default(),
+                ..Session::default()
+            };
+            session.servers = crate::client::spec::parse_servers(&field("servers").to_string())
+                .map_err(|e| A::Error::custom(format!("/servers{}: {}", e.at, e.message)))?;
+            state.start = Some(session.clone());
+            state.give(Item::Start(session))?;
+            map.next_value_seed(DialoguesSeed(&mut *state))?;
         }
         if state.start.is_none() {
             state.out_of_order = true;
             return Err(A::Error::custom("no dialogues"));
         }
+        // What came after the dialogues is checked too.
+        state.check(Part::Head, &with_no_dialogues(&head), "")?;
         Ok(())
     }
 }
@@ -223,53 +245,68 @@ impl<'de> Visitor<'de> for DialogueSeed<'_, '_> {
         let state = self.0;
         let place = state.dialogues;
         let at = |what: &str| format!("/dialogues/{place}/{what}");
-        let (mut name, mut server, mut interface, mut dialog_id) = (None, None, None, None);
-        let (mut notes, mut defaults, mut protocol_version) = (None, None, None);
+        // The dialogue's fields but its turns, checked against the session schema as in the
+        // whole file, then read.
+        let mut head = Map::new();
+        let with_no_turns = |head: &Map<String, Value>| {
+            let mut v = head.clone();
+            v.insert("turns".into(), Value::Array(Vec::new()));
+            Value::Object(v)
+        };
+        let mut turns = false;
         while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "name" => name = map.next_value()?,
-                "server" => server = Some(map.next_value::<String>()?),
-                "interface" => interface = Some(map.next_value::<Interface>()?),
-                "dialogId" => dialog_id = Some(map.next_value::<String>()?),
-                "notes" => notes = map.next_value()?,
-                "defaults" => defaults = map.next_value()?,
-                "protocolVersion" => protocol_version = map.next_value()?,
-                "turns" => {
-                    let (Some(server), Some(interface), Some(dialog_id)) =
-                        (server.take(), interface, dialog_id.take())
-                    else {
-                        return Err(A::Error::custom(format!(
-                            "{}: server, interface and dialogId come before the turns",
-                            at("turns")
-                        )));
-                    };
-                    let known = state
-                        .start
-                        .as_ref()
-                        .is_some_and(|s| s.servers.iter().any(|sv| sv.name == server));
-                    if !known {
-                        return Err(A::Error::custom(format!(
-                            "{}: \"{server}\" is not one of the servers",
-                            at("server")
-                        )));
-                    }
-                    let record = DialogueRecord {
-                        name: name.take(),
-                        server,
-                        interface,
-                        dialog_id,
-                        notes: notes.take(),
-                        defaults: defaults.take(),
-                        protocol_version: protocol_version.take(),
-                        turns: Vec::new(),
-                    };
-                    state.give(Item::Dialogue(place, record))?;
-                    map.next_value_seed(TurnsSeed(&mut *state, place))?;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+            if key != "turns" {
+                head.insert(key, map.next_value()?);
+                continue;
             }
+            if turns {
+                return Err(A::Error::custom(format!("{}: given twice", at("turns"))));
+            }
+            turns = true;
+            if !["server", "interface", "dialogId"]
+                .iter()
+                .all(|k| head.contains_key(*k))
+            {
+                return Err(A::Error::custom(format!(
+                    "{}: server, interface and dialogId come before the turns",
+                    at("turns")
+                )));
+            }
+            state.check(
+                Part::Dialogue,
+                &with_no_turns(&head),
+                &format!("/dialogues/{place}"),
+            )?;
+            let mut record: DialogueRecord = serde_json::from_value(with_no_turns(&head))
+                .map_err(|e| A::Error::custom(format!("/dialogues/{place}: {e}")))?;
+            record.turns = Vec::new();
+            let known = state
+                .start
+                .as_ref()
+                .is_some_and(|s| s.servers.iter().any(|sv| sv.name == record.server));
+            if !known {
+                return Err(A::Error::custom(format!(
+                    "{}: \"{}\" is not one of the servers",
+                    at("server"),
+                    record.server
+                )));
+            }
+            state.give(Item::Dialogue(place, record))?;
+            map.next_value_seed(TurnsSeed(&mut *state, place))?;
+        }
+        // What came after the turns (or a dialogue without them) is checked too.
+        if turns {
+            state.check(
+                Part::Dialogue,
+                &with_no_turns(&head),
+                &format!("/dialogues/{place}"),
+            )?;
+        } else {
+            state.check(
+                Part::Dialogue,
+                &Value::Object(head),
+                &format!("/dialogues/{place}"),
+            )?;
         }
         Ok(())
     }
@@ -293,10 +330,21 @@ impl<'de> Visitor<'de> for TurnsSeed<'_, '_> {
         let (state, dialogue) = (self.0, self.1);
         let mut index = 0;
         loop {
-            let turn = seq.next_element::<Turn>().map_err(|e| {
-                A::Error::custom(format!("/dialogues/{dialogue}/turns/{index}: {e}"))
+            let Some(raw) = seq.next_element::<Box<serde_json::value::RawValue>>()? else {
+                break;
+            };
+            // Checked against the session schema (its messages aside, which may be any JSON),
+            // then read; the text of one turn is all that is held.
+            let at = format!("/dialogues/{dialogue}/turns/{index}");
+            let outline = skeleton::parse_turn(raw.get())
+                .map_err(|e| A::Error::custom(format!("{at}: {e}")))?;
+            state.check(Part::Turn, &outline, &at)?;
+            drop(outline);
+            let mut reader = serde_json::Deserializer::from_str(raw.get());
+            let turn: Turn = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+                let pointer = super::pointer_of(e.path());
+                A::Error::custom(format!("{at}{pointer}: {}", e.into_inner()))
             })?;
-            let Some(turn) = turn else { break };
             state.give(Item::Turn { dialogue, turn })?;
             index += 1;
         }
