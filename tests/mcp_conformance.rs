@@ -473,6 +473,21 @@ fn what_an_sdk_server_asks_is_answered_and_saved_with_the_turn() {
                 "{case}: {}",
                 String::from_utf8_lossy(&validated.stdout)
             );
+            // A replay gives the server what the recording gave it: no --answers needed, no
+            // difference.
+            let replayed = std::process::Command::new(common::bin())
+                .arg("replay")
+                .arg(&saved)
+                .args(["--trust-servers", "--protocol", protocol])
+                .output()
+                .unwrap();
+            assert_eq!(
+                replayed.status.code(),
+                Some(0),
+                "{case}: {}{}",
+                String::from_utf8_lossy(&replayed.stdout),
+                String::from_utf8_lossy(&replayed.stderr)
+            );
             // Declined: nothing retained, so the move is Ack.
             let out = std::process::Command::new(common::bin())
                 .arg("dialogue")

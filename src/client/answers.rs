@@ -124,6 +124,8 @@ pub enum AnsweredBy {
     Person,
     /// The `--answers` file.
     File,
+    /// What the recording being replayed gave at this turn.
+    Recording,
     /// Nobody: the request was refused.
     Nobody,
 }
@@ -144,6 +146,34 @@ pub struct Asked {
     /// Why nothing was given (a refusal, a person who declined a sampling).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<String>,
+}
+
+/// What a recorded turn gave the server when it asked (a replay gives the same again), by
+/// input request name or method, in the order they were given.
+#[derive(Clone, Debug, Default)]
+pub struct RecordedAnswers {
+    by_key: std::collections::HashMap<String, std::collections::VecDeque<Value>>,
+}
+
+impl RecordedAnswers {
+    /// The answers a recorded turn gave (not its refusals: those are asked again).
+    pub fn of(asked: &[Asked]) -> RecordedAnswers {
+        let mut by_key: std::collections::HashMap<String, std::collections::VecDeque<Value>> =
+            Default::default();
+        for a in asked {
+            if let Some(answer) = &a.answer {
+                let key = a.name.clone().unwrap_or_else(|| a.method.clone());
+                by_key.entry(key).or_default().push_back(answer.clone());
+            }
+        }
+        RecordedAnswers { by_key }
+    }
+
+    /// The next recorded answer to the input request `name`, else to `method`.
+    pub fn take(&mut self, name: Option<&str>, method: &str) -> Option<Value> {
+        let from_name = name.and_then(|n| self.by_key.get_mut(n)?.pop_front());
+        from_name.or_else(|| self.by_key.get_mut(method)?.pop_front())
+    }
 }
 
 /// At most this many questions are kept with one turn (a server that asks in a loop is
@@ -179,16 +209,63 @@ impl std::fmt::Debug for AskSink {
 }
 
 /// The error a request without an answer gets: it names what the server asked, and how to
-/// answer it.
-pub fn unanswered(method: &str, name: Option<&str>, asked: &str) -> String {
+/// answer it (the entry to write, and what its value looks like for what is asked).
+pub fn unanswered(
+    method: &str,
+    name: Option<&str>,
+    asked: &str,
+    asking: Option<&Asking>,
+) -> String {
     let named = name
         .map(|n| format!(" (input request \"{n}\")"))
         .unwrap_or_default();
+    let entry = match name {
+        Some(n) => format!("an entry \"{n}\" (or \"{method}\")"),
+        None => format!("an entry \"{method}\""),
+    };
+    let like = asking
+        .map(|a| format!(", its value like {}", example(a)))
+        .unwrap_or_default();
     format!(
         "the server asked for {method}{named}: \"{asked}\"; bkn-explorer has no answer for it: \
-         give --answers FILE with an entry \"{}\" (or \"{method}\")",
-        name.unwrap_or(method)
+         give --answers FILE with {entry}{like}"
     )
+}
+
+/// What an answer to `asking` looks like: the form's fields by type (the required ones
+/// said), or a sampling's result.
+fn example(asking: &Asking) -> String {
+    match asking {
+        Asking::Form { schema } => {
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let fields: Vec<String> = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .take(20)
+                .map(|(field, p)| {
+                    let typ = p.get("type").and_then(Value::as_str).unwrap_or("value");
+                    format!("\"{field}\": <{typ}>")
+                })
+                .collect();
+            let required = if required.is_empty() {
+                String::new()
+            } else {
+                format!(" (required: {})", required.join(", "))
+            };
+            format!(
+                "{{\"action\": \"accept\", \"content\": {{{}}}}}{required}, or {{\"action\": \"decline\"}}",
+                fields.join(", ")
+            )
+        }
+        Asking::Url { .. } => "{\"action\": \"accept\"} (once the page is done)".into(),
+        Asking::Sampling { .. } => "{\"role\": \"assistant\", \"content\": {\"type\": \"text\", \"text\": \"...\"}, \"model\": \"...\"}".into(),
+    }
 }
 
 #[cfg(test)]
@@ -217,7 +294,15 @@ mod tests {
     fn a_file_that_is_not_answers_says_why() {
         assert!(Answers::parse("[1]").unwrap_err().contains("JSON object"));
         assert!(Answers::parse(r#"{"x": 1}"#).unwrap_err().contains("/x"));
-        let e = unanswered(ELICITATION, Some("confirm"), "Please confirm");
+        let e = unanswered(ELICITATION, Some("confirm"), "Please confirm", None);
         assert!(e.contains("\"confirm\"") && e.contains("--answers"), "{e}");
+        let form = Asking::Form {
+            schema: serde_json::json!({"properties": {"retain": {"type": "boolean"}, "note": {"type": "string"}}, "required": ["retain"]}),
+        };
+        let e = unanswered(ELICITATION, None, "Retain?", Some(&form));
+        assert!(
+            e.contains(r#"an entry "elicitation/create", its value like {"action": "accept", "content": {"retain": <boolean>, "note": <string>}} (required: retain)"#),
+            "{e}"
+        );
     }
 }

@@ -732,6 +732,12 @@ impl Connection {
         self.call_through_rmcp(name, arguments, cancel).await
     }
 
+    /// Gives the server, when it asks during the next turn, what the recording of that turn
+    /// gave (a replay).
+    pub fn answer_turn_as_recorded(&self, asked: &[crate::client::answers::Asked]) {
+        self.service.service().answer_turn_as_recorded(asked);
+    }
+
     /// What the server asked (and was given) since the last turn took it.
     pub fn take_asked(&self) -> Vec<crate::client::answers::Asked> {
         self.service.service().take_asked()

@@ -72,6 +72,8 @@ pub struct Responder {
     ask: Option<AskSink>,
     /// What the server asked and was given, for the turn in flight to keep.
     asked: answers::AskedLog,
+    /// What a replayed turn's recording gave, for the turn in flight.
+    recorded: std::sync::Arc<std::sync::Mutex<answers::RecordedAnswers>>,
 }
 
 impl Handler {
@@ -141,6 +143,7 @@ impl Handler {
                     answers,
                     ask,
                     asked: Default::default(),
+                    recorded: Default::default(),
                 },
             },
             watcher,
@@ -164,6 +167,16 @@ impl Handler {
     /// What the server asked since the last turn took it (see `answers::Asked`).
     pub fn take_asked(&self) -> Vec<answers::Asked> {
         self.responder.take_asked()
+    }
+
+    /// What the recording being replayed gave at the turn about to be sent: given again
+    /// when the server asks the same (after `--answers`, before the person).
+    pub fn answer_turn_as_recorded(&self, asked: &[answers::Asked]) {
+        *self
+            .responder
+            .recorded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = answers::RecordedAnswers::of(asked);
     }
 
     /// What answers the server's own requests, for a path outside rmcp.
@@ -207,8 +220,14 @@ impl Responder {
     }
 
     /// The refusal of a request nobody answers (said in the log, and kept with the turn).
-    fn unanswered(&self, method: &str, name: Option<&str>, asked: &str) -> McpError {
-        let why = answers::unanswered(method, name, asked);
+    fn unanswered(
+        &self,
+        method: &str,
+        name: Option<&str>,
+        asked: &str,
+        asking: Option<&answers::Asking>,
+    ) -> McpError {
+        let why = answers::unanswered(method, name, asked, asking);
         self.events
             .log(self.connection, LogKind::Client, why.clone());
         self.keep(
@@ -231,7 +250,7 @@ impl Responder {
         asking: answers::Asking,
     ) -> Result<answers::Reply, McpError> {
         let Some(sink) = &self.ask else {
-            return Err(self.unanswered(method, name, asked));
+            return Err(self.unanswered(method, name, asked, Some(&asking)));
         };
         let (reply, answered) = tokio::sync::oneshot::channel();
         let ask = answers::Ask {
@@ -242,8 +261,8 @@ impl Responder {
             asking,
             reply,
         };
-        if sink.0.send(ask).is_err() {
-            return Err(self.unanswered(method, name, asked));
+        if let Err(unsent) = sink.0.send(ask) {
+            return Err(self.unanswered(method, name, asked, Some(&unsent.0.asking)));
         }
         // The person's time is theirs: no deadline here (the server's own applies). A
         // question nobody will answer any more (the explorer closing) is dismissed.
@@ -261,6 +280,7 @@ impl Responder {
     ) {
         let from = match by {
             answers::AnsweredBy::File => " from --answers",
+            answers::AnsweredBy::Recording => " as recorded",
             _ => "",
         };
         let what = match &answer {
@@ -275,23 +295,36 @@ impl Responder {
         self.keep(method, name, asked, by, answer);
     }
 
-    /// The answers file's answer to what the server asks (`method`, the input request's
-    /// `name` over 2026-07-28, `asked` its message), read as `T`; None when it has none.
+    /// The answer given without asking a person: the answers file's, else the recording's
+    /// being replayed (`method`, the input request's `name` over 2026-07-28), read as `T`,
+    /// and who gave it; None when neither has one.
     fn answer<T: serde::de::DeserializeOwned>(
         &self,
         method: &str,
         name: Option<&str>,
-    ) -> Option<Result<T, McpError>> {
-        let answer = self
+    ) -> Option<(Result<T, McpError>, answers::AnsweredBy)> {
+        let (answer, by) = match self
             .answers
             .as_ref()
-            .and_then(|a| a.for_request(name, method))?;
-        Some(serde_json::from_value(answer.clone()).map_err(|e| {
-            McpError::invalid_request(
-                format!("the --answers entry for {method} is not its result: {e}"),
-                None,
-            )
-        }))
+            .and_then(|a| a.for_request(name, method))
+        {
+            Some(answer) => (answer.clone(), answers::AnsweredBy::File),
+            None => (
+                self.recorded
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take(name, method)?,
+                answers::AnsweredBy::Recording,
+            ),
+        };
+        let from = match by {
+            answers::AnsweredBy::File => "the --answers entry",
+            _ => "the recorded answer",
+        };
+        let read = serde_json::from_value(answer).map_err(|e| {
+            McpError::invalid_request(format!("{from} for {method} is not its result: {e}"), None)
+        });
+        Some((read, by))
     }
     /// The answer to an elicitation (`name`: the 2026-07-28 input request's key).
     pub async fn elicit(
@@ -319,12 +352,12 @@ impl Responder {
             ),
             other => {
                 let what = serde_json::to_string(other).unwrap_or_default();
-                return Err(self.unanswered(answers::ELICITATION, name.as_deref(), &what));
+                return Err(self.unanswered(answers::ELICITATION, name.as_deref(), &what, None));
             }
         };
         let (mut answer, by) =
             match self.answer::<ElicitResult>(answers::ELICITATION, name.as_deref()) {
-                Some(answer) => (answer?, answers::AnsweredBy::File),
+                Some((answer, by)) => (answer?, by),
                 None => {
                     let reply = self
                         .ask_person(answers::ELICITATION, name.as_deref(), &asked, asking)
@@ -380,14 +413,15 @@ impl Responder {
             })
             .collect();
         let asked = messages.last().map(|m| m.text.clone()).unwrap_or_default();
-        if let Some(answer) = self.answer::<CreateMessageResult>(answers::SAMPLING, name.as_deref())
+        if let Some((answer, by)) =
+            self.answer::<CreateMessageResult>(answers::SAMPLING, name.as_deref())
         {
             let answer = answer?;
             self.gave(
                 answers::SAMPLING,
                 name.as_deref(),
                 &asked,
-                answers::AnsweredBy::File,
+                by,
                 Ok(serde_json::to_value(&answer).unwrap_or_default()),
             );
             return Ok(answer);

@@ -195,6 +195,8 @@ pub async fn replay_recorded(
             request["TurnIndex"] = t.saturating_sub(renumbered_by).into();
         }
         let request = dialogue.prepare(request, Filling::Fresh);
+        // What the server asked at this turn when it was recorded is answered the same way.
+        dialogue.connection.answer_turn_as_recorded(&recorded.asked);
         let mut turn = dialogue.send(request, cancel).await;
         turn.new_session = recorded.new_session && i > 0;
         let mut differences = diff::compare(recorded, &turn);

@@ -30,6 +30,7 @@ fn asked<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         let by = match a.by {
             AnsweredBy::Person => "answered by you",
             AnsweredBy::File => "answered from --answers",
+            AnsweredBy::Recording => "answered as the recording did",
             AnsweredBy::Nobody => "not answered",
         };
         lines.push(Line::from(vec![
