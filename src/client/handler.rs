@@ -54,6 +54,9 @@ pub struct Handler {
     /// with an error that names what was asked.
     answers: Option<std::sync::Arc<Answers>>,
     ask: Option<AskSink>,
+    /// Whether to declare the tasks extension (SEP-2663): when the client may speak
+    /// 2026-07-28, whose extension it is (the client then follows a task to its result).
+    tasks: bool,
 }
 
 impl Handler {
@@ -110,6 +113,7 @@ impl Handler {
         events: EventSink,
         answers: Option<std::sync::Arc<Answers>>,
         ask: Option<AskSink>,
+        tasks: bool,
     ) -> (Handler, watch::Receiver<u64>) {
         let (progress, watcher) = watch::channel(0);
         (
@@ -119,6 +123,7 @@ impl Handler {
                 progress,
                 answers,
                 ask,
+                tasks,
             },
             watcher,
         )
@@ -225,6 +230,14 @@ impl ClientHandler for Handler {
         if self.answers.is_some() || self.ask.is_some() {
             capabilities.elicitation = Some(Default::default());
             capabilities.sampling = Some(Default::default());
+        }
+        if self.tasks {
+            let mut extensions = rmcp::model::ExtensionCapabilities::new();
+            extensions.insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                serde_json::Map::new(),
+            );
+            capabilities.extensions = Some(extensions);
         }
         ClientConfig::new(capabilities, info).with_protocol_version(ProtocolVersion::V_2025_11_25)
     }

@@ -267,6 +267,9 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 None => format!(" · progress {done}"),
             });
         }
+        if let Some(task) = &p.task {
+            text.push_str(&format!(" · {task}"));
+        }
         text.push_str(if p.cancelling {
             " · cancelling…"
         } else {
