@@ -19,6 +19,9 @@
 //!   task-fails           the same, and the task ends failed (a JSON-RPC error)
 //!   task-input           the same, and the task then asks for input (an elicitation keyed
 //!                        "confirm"): completed once tasks/update accepts, failed if declined
+//!   task-stuck           the task stays "working" with the same message, for ever
+//!   task-lost            the task is forgotten at once (as one whose ttl passed): tasks/get
+//!                        answers that it knows no such task
 //!   none                 no fault at all
 //!
 //! A task's Response is made when the call comes, so a dialogue's turns keep their order.
@@ -63,11 +66,16 @@ enum Fault {
     Task,
     TaskFails,
     TaskInput,
+    TaskStuck,
+    TaskLost,
 }
 
 impl Fault {
     fn makes_tasks(self) -> bool {
-        matches!(self, Fault::Task | Fault::TaskFails | Fault::TaskInput)
+        matches!(
+            self,
+            Fault::Task | Fault::TaskFails | Fault::TaskInput | Fault::TaskStuck | Fault::TaskLost
+        )
     }
 
     fn parse(s: &str) -> Option<Fault> {
@@ -86,6 +94,8 @@ impl Fault {
             "task" => Fault::Task,
             "task-fails" => Fault::TaskFails,
             "task-input" => Fault::TaskInput,
+            "task-stuck" => Fault::TaskStuck,
+            "task-lost" => Fault::TaskLost,
             _ => return None,
         })
     }
@@ -201,6 +211,12 @@ impl ServerHandler for Faulty {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let id = request.task_id;
+        if self.options.fault == Fault::TaskLost {
+            return Err(McpError::invalid_params(
+                format!("no task {id} here (it never was, or it is gone)"),
+                None,
+            ));
+        }
         let mut tasks = self.task_of(&id)?;
         let entry = tasks.by_id.get_mut(&id).expect("checked");
         let base = |status: TaskStatus, message: String| {
@@ -212,6 +228,9 @@ impl ServerHandler for Faulty {
         let detailed = if entry.cancelled {
             let task = base(TaskStatus::Cancelled, "cancelled, as the client asked".into());
             DetailedTask::new(task, TaskPayload::Cancelled)
+        } else if self.options.fault == Fault::TaskStuck {
+            let task = base(TaskStatus::Working, "thinking".into());
+            DetailedTask::new(task, TaskPayload::Working)
         } else if entry.polls_left > 0 {
             entry.polls_left -= 1;
             let left = entry.polls_left;
@@ -422,7 +441,7 @@ impl ServerHandler for Faulty {
                     let _ = peer.notify_tool_list_changed().await;
                 });
             }
-            Fault::Task | Fault::TaskFails | Fault::TaskInput => {
+            fault if fault.makes_tasks() => {
                 return Ok(self.start_task(CallToolResult::structured(response)));
             }
             _ => {}
