@@ -226,7 +226,10 @@ impl ServerHandler for Faulty {
                 .with_ttl_ms(600_000)
         };
         let detailed = if entry.cancelled {
-            let task = base(TaskStatus::Cancelled, "cancelled, as the client asked".into());
+            let task = base(
+                TaskStatus::Cancelled,
+                "cancelled, as the client asked".into(),
+            );
             DetailedTask::new(task, TaskPayload::Cancelled)
         } else if self.options.fault == Fault::TaskStuck {
             let task = base(TaskStatus::Working, "thinking".into());
@@ -236,7 +239,10 @@ impl ServerHandler for Faulty {
             let left = entry.polls_left;
             let task = base(
                 TaskStatus::Working,
-                format!("working: {left} poll{} to go", if left == 1 { "" } else { "s" }),
+                format!(
+                    "working: {left} poll{} to go",
+                    if left == 1 { "" } else { "s" }
+                ),
             );
             DetailedTask::new(task, TaskPayload::Working)
         } else {
@@ -268,7 +274,10 @@ impl ServerHandler for Faulty {
                         }
                     }))
                     .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-                    let task = base(TaskStatus::InputRequired, "waiting for a confirmation".into());
+                    let task = base(
+                        TaskStatus::InputRequired,
+                        "waiting for a confirmation".into(),
+                    );
                     DetailedTask::new(
                         task,
                         TaskPayload::InputRequired {
@@ -475,7 +484,9 @@ fn main() {
             * 1024
             * 1024,
         polls: value("--polls").and_then(|s| s.parse().ok()).unwrap_or(3),
-        poll_ms: value("--poll-ms").and_then(|s| s.parse().ok()).unwrap_or(20),
+        poll_ms: value("--poll-ms")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(20),
     };
     let backend = Arc::new(DomainAccess::new(
         Domain::default_domain(),

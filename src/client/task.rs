@@ -126,8 +126,7 @@ pub async fn fulfil(
 ) -> Result<InputResponses, ServiceError> {
     let mut responses = InputResponses::new();
     for (key, request) in requests {
-        let context =
-            RequestContext::new(RequestId::String(Arc::from(key.as_str())), peer.clone());
+        let context = RequestContext::new(RequestId::String(Arc::from(key.as_str())), peer.clone());
         let request = match request {
             InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
             InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
@@ -344,9 +343,8 @@ impl Follower<'_> {
                     }
                     input_rounds += 1;
                     if input_rounds > INPUT_ROUNDS {
-                        let why = format!(
-                            "task {id} asked for input more than {INPUT_ROUNDS} times"
-                        );
+                        let why =
+                            format!("task {id} asked for input more than {INPUT_ROUNDS} times");
                         self.cancel(&id, &why).await;
                         return Err(Stopped::Call(CallError::Protocol(why)));
                     }
