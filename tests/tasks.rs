@@ -406,6 +406,42 @@ fn a_third_party_task_server_is_followed_and_keeps_the_dialogue() {
 }
 
 #[test]
+fn a_third_party_task_server_over_http_is_followed() {
+    let mut server = Command::new("python3")
+        .arg(format!(
+            "{}/tests/peers/raw_task_server.py",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .args(["--http", "0", "--polls", "3"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    std::io::BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut banner)
+        .unwrap();
+    let url = banner.trim().rsplit(' ').next().unwrap().to_owned();
+    let request = common::plan(&["MM-Move Nil Robot#1 To MLoc:Lab.Bench"]).to_string();
+    let (code, out, err) = explorer(
+        &["send", "-", "--m-instance", "MI:Elsewhere", "--url", &url],
+        &request,
+    );
+    server.kill().unwrap();
+    let _ = server.wait();
+    assert_eq!(code, 0, "{err}");
+    let response: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(statuses(&response), ["Ack"], "{out}");
+    assert!(
+        err.contains("note: task lab-task-1 working: 2 to go"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: task lab-task-1 completed: done"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_third_party_task_asks_for_input_answered_from_the_answers_file() {
     let dir = tempfile::tempdir().unwrap();
     let request = common::plan(&["MM-Move Nil Robot#1 To MLoc:Lab.Bench"]).to_string();

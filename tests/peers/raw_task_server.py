@@ -5,6 +5,9 @@ with nothing but Python's standard library: raw JSON-RPC over stdio (newline-del
 initialize (a 2026-07-28 server: `server/discover`, each request's `_meta` read), the answers
 of raw_dac_server.py (one process, one dialogue: its commitments are kept).
 
+Over stdio by default; with --http PORT (0: any free port, said on stderr) over Streamable
+HTTP at /mcp, each POST answered with one JSON body (no session, no event stream).
+
 tools/call -> a CreateTaskResult (`resultType: "task"`), then `tasks/get` answers "working"
 --polls times (2 by default) before "completed" with the tool's result. A client that did not
 declare the extension in `_meta` `io.modelcontextprotocol/clientCapabilities` gets -32021, as
@@ -27,9 +30,11 @@ ASK = "--ask" in ARGS
 tasks = {}  # task id -> its state
 
 
+replies = []  # what handle() answered, for the transport to send
+
+
 def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    replies.append(message)
 
 
 def error(mid, code, message, data=None):
@@ -125,7 +130,65 @@ def handle(message):
     send({"jsonrpc": "2.0", "id": mid, "result": result})
 
 
-for line in sys.stdin:
-    line = line.strip()
-    if line:
-        handle(json.loads(line))
+def answer_to(message):
+    """The reply to one message (None for a notification)."""
+    replies.clear()
+    handle(message)
+    return replies[0] if replies else None
+
+
+def serve_stdio():
+    for line in sys.stdin:
+        line = line.strip()
+        if line:
+            reply = answer_to(json.loads(line))
+            if reply is not None:
+                sys.stdout.write(json.dumps(reply) + "\n")
+                sys.stdout.flush()
+
+
+def serve_http(port):
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            if self.path != "/mcp":
+                self.send_error(404)
+                return
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            message = json.loads(body)
+            # The standard header must agree with the body (2026-07-28).
+            if self.headers.get("Mcp-Method") not in (None, message.get("method")):
+                self.send_error(400, "Mcp-Method disagrees with the body")
+                return
+            reply = answer_to(message)
+            if reply is None:
+                self.send_response(202)
+                self.end_headers()
+                return
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self.send_error(405)
+
+        def do_DELETE(self):
+            self.send_error(405)
+
+    server = HTTPServer(("127.0.0.1", port), Handler)
+    sys.stderr.write("lab-tasks listening on http://127.0.0.1:%d/mcp\n" % server.server_port)
+    sys.stderr.flush()
+    server.serve_forever()
+
+
+if "--http" in ARGS:
+    serve_http(int(ARGS[ARGS.index("--http") + 1]))
+else:
+    serve_stdio()
