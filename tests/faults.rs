@@ -484,3 +484,76 @@ fn a_signal_stops_a_dialogue_without_losing_its_lines_or_its_session() {
     let session = Session::load(&saved).unwrap();
     assert_eq!(session.dialogues[0].turns.len(), 2);
 }
+
+/// The fault server over HTTP keeps a dialogue in either generation: in the MCP session
+/// (2025-11-25), by DialogID (2026-07-28, where each request reaches a handler of its own):
+/// the commitment of turn 0 makes turn 1 Clash. A later turn of a dialogue it never held is
+/// a tool error that says so.
+#[test]
+fn the_fault_server_keeps_its_dialogues_over_http_in_both_generations() {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bkn-fault-server"))
+        .args(["--fault", "none", "--http", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("the fault server says its URL")
+            .unwrap();
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_owned();
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("requests.jsonl");
+    std::fs::write(
+        &requests,
+        concat!(
+            r#"{"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}"#,
+            "\n",
+            r#"{"Kind": "feasibility", "ProcessActions": [{"Step": 1, "Statement": "MM-Move Nil Avatar#7 From MLoc:Square.Gate To MLoc:Square.Stage"}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let stray = dir.path().join("stray.json");
+    std::fs::write(
+        &stray,
+        r#"{"Kind": "constraints", "EntityIDs": ["Avatar#7"], "TurnIndex": 3, "DialogID": "never-opened"}"#,
+    )
+    .unwrap();
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let out = std::process::Command::new(common::bin())
+            .arg("dialogue")
+            .arg(&requests)
+            .args(["--url", &url, "--protocol", protocol])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let turns: Vec<Value> = stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(turns.len(), 2, "{protocol}: {stdout}");
+        assert_eq!(
+            turns[1]["response"]["Feasibility"]["Steps"][0]["PAStatus"], "Clash",
+            "{protocol}: the commitment of turn 0 holds: {stdout}"
+        );
+    }
+    let out = std::process::Command::new(common::bin())
+        .arg("send")
+        .arg(&stray)
+        .args(["--url", &url, "--protocol", "2026-07-28", "--as-is"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("holds no dialogue never-opened"),
+        "{stderr}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

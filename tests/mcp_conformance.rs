@@ -366,3 +366,134 @@ fn the_explorer_keeps_its_dialogue_with_sdk_servers_of_either_generation() {
         }
     }
 }
+
+/// An SDK server that asks the user before it retains commitments (an elicitation: its own
+/// request over 2025-11-25, an `input_required` result over 2026-07-28), against `dialogue`
+/// with `--answers`, over stdio and HTTP: accepted, the commitment holds (Clash at turn 1), and
+/// the saved session keeps what was asked and answered with the turn (and validates);
+/// declined, the server refuses to retain and turn 1 is Ack.
+#[test]
+fn what_an_sdk_server_asks_is_answered_and_saved_with_the_turn() {
+    let (python, _) = sdk_peers();
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("dialogue.jsonl");
+    std::fs::write(
+        &requests,
+        concat!(
+            r#"{"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 not locatedAt MLoc:Square.Stage"}]}"#,
+            "\n",
+            r#"{"Kind": "feasibility", "ProcessActions": [{"Step": 0, "Statement": "MM-Move Nil Avatar#7 From MLoc:Square.Gate To MLoc:Square.Stage"}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let accept = dir.path().join("accept.json");
+    std::fs::write(
+        &accept,
+        r#"{"retain": {"action": "accept", "content": {"retain": true}},
+            "elicitation/create": {"action": "accept", "content": {"retain": true, "note": "ok"}}}"#,
+    )
+    .unwrap();
+    let decline = dir.path().join("decline.json");
+    std::fs::write(&decline, r#"{"elicitation/create": {"action": "decline"}}"#).unwrap();
+    let stdio = format!("{python} {} --ask-to-retain", peer("py_dac_server.py"));
+    let http = {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(&python)
+            .arg(peer("py_dac_server.py"))
+            .args(["--transport", "http", "--port", "0", "--ask-to-retain"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let line = std::io::BufReader::new(child.stdout.take().unwrap())
+            .lines()
+            .next()
+            .unwrap()
+            .unwrap();
+        let url = line.strip_prefix("LISTENING ").unwrap().to_owned();
+        PeerServer { child, url }
+    };
+    for protocol in ["2026-07-28", "2025-11-25"] {
+        for server in [["--stdio", stdio.as_str()], ["--url", http.url.as_str()]] {
+            let case = format!("{protocol} {}", server[0]);
+            let saved = dir.path().join(format!(
+                "asked-{protocol}-{}.json",
+                server[0].trim_start_matches('-')
+            ));
+            let out = std::process::Command::new(common::bin())
+                .arg("dialogue")
+                .arg(&requests)
+                .args(server)
+                .args(["--protocol", protocol, "--answers"])
+                .arg(&accept)
+                .arg("--save")
+                .arg(&saved)
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let lines: Vec<Value> = stdout
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(lines.len(), 2, "{case}: {stdout}\n{stderr}");
+            assert_eq!(
+                lines[1]["response"]["Feasibility"]["Steps"][0]["PAStatus"], "Clash",
+                "{case}: the commitment the user let retain holds: {stdout}\n{stderr}"
+            );
+            let session: Value =
+                serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+            let turns = &session["dialogues"][0]["turns"];
+            let asked = &turns[0]["asked"][0];
+            assert_eq!(asked["method"], "elicitation/create", "{case}: {session}");
+            assert_eq!(asked["by"], "file", "{case}");
+            assert_eq!(asked["answer"]["action"], "accept", "{case}");
+            assert!(
+                asked["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Retain 1 commitment"),
+                "{case}: {asked}"
+            );
+            assert!(
+                turns[1].get("asked").is_none(),
+                "{case}: nothing asked at turn 1"
+            );
+            if protocol == "2026-07-28" {
+                assert_eq!(asked["name"], "retain", "{case}: the input request's key");
+            }
+            let validated = std::process::Command::new(common::bin())
+                .arg("validate")
+                .arg(&saved)
+                .output()
+                .unwrap();
+            assert!(
+                validated.status.success(),
+                "{case}: {}",
+                String::from_utf8_lossy(&validated.stdout)
+            );
+            // Declined: nothing retained, so the move is Ack.
+            let out = std::process::Command::new(common::bin())
+                .arg("dialogue")
+                .arg(&requests)
+                .args(server)
+                .args(["--protocol", protocol, "--answers"])
+                .arg(&decline)
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let lines: Vec<Value> = stdout
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert!(
+                lines[0]["toolError"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("did not let"),
+                "{case}: {stdout}"
+            );
+        }
+    }
+}

@@ -301,6 +301,21 @@ async fn state(name: &str, theme: &str) -> Harness {
             h.type_text("MI:Harbour");
             h.key(KeyCode::Tab);
         }
+        // A server's form, field by field: a problem on the required field after Enter, the
+        // focus on it.
+        "overlay_ask_form" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+            h.event(bkn_explorer::tui::event::Event::Asked(ask_form()));
+            h.key(KeyCode::Tab);
+            h.key(KeyCode::Right);
+            h.key(KeyCode::Enter);
+        }
+        // A sampling: the messages, and the reply being written.
+        "overlay_ask_sampling" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+            h.event(bkn_explorer::tui::event::Event::Asked(ask_sampling()));
+            h.type_text("The Stage is free at noon.");
+        }
         // A scenario run in the explorer: the steps' verdicts in the transcript and the
         // Expect tab on the failing one.
         "scenario_run" => play_scenario_run(&mut h),
@@ -456,6 +471,56 @@ fn play_scenario_run(h: &mut Harness) {
     h.draw();
 }
 
+fn ask_form() -> bkn_explorer::tui::event::AskView {
+    bkn_explorer::tui::event::AskView {
+        id: 1,
+        connection: 1,
+        method: bkn_explorer::client::answers::ELICITATION,
+        name: Some("booking".into()),
+        message: "Book the Stage for the kiosk: who books, for how many, and which slot?".into(),
+        asking: bkn_explorer::client::answers::Asking::Form {
+            schema: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "title": "Your name", "description": "as on the permit"},
+                    "slot": {"type": "string", "title": "Slot", "oneOf": [
+                        {"const": "am", "title": "Morning"},
+                        {"const": "pm", "title": "Afternoon"}]},
+                    "people": {"type": "integer", "title": "People", "minimum": 1, "default": 2},
+                    "lights": {"type": "boolean", "title": "Stage lights"},
+                    "extras": {"type": "array", "title": "Extras", "items": {"enum": ["chairs", "sound"]}}
+                },
+                "required": ["name", "slot"]
+            }),
+        },
+    }
+}
+
+fn ask_sampling() -> bkn_explorer::tui::event::AskView {
+    use bkn_explorer::client::answers::{Asking, SAMPLING, SampledMessage};
+    bkn_explorer::tui::event::AskView {
+        id: 2,
+        connection: 1,
+        method: SAMPLING,
+        name: None,
+        message: "When is the Stage free?".into(),
+        asking: Asking::Sampling {
+            messages: vec![
+                SampledMessage {
+                    role: "user".into(),
+                    text: "You plan events on the public square.".into(),
+                },
+                SampledMessage {
+                    role: "user".into(),
+                    text: "When is the Stage free?".into(),
+                },
+            ],
+            system: Some("Answer in one sentence.".into()),
+            max_tokens: 120,
+        },
+    }
+}
+
 fn log_entries(h: &mut Harness) {
     let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_996_800_123);
     for (kind, text) in [
@@ -536,6 +601,8 @@ snapshots!(
     overlay_log_entry,
     overlay_messages,
     overlay_defaults,
+    overlay_ask_form,
+    overlay_ask_sampling,
     scenario_run,
     overlay_help,
     overlay_palette,

@@ -28,6 +28,9 @@
 //!
 //! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--polls N]
 //!        [--poll-ms MS] [--http PORT]
+//!
+//! Over HTTP it answers both MCP generations, a dialogue kept in its MCP session
+//! (2025-11-25) or by its DialogID (2026-07-28), as the reference servers do.
 
 #![allow(deprecated)]
 
@@ -110,14 +113,66 @@ struct Options {
     polls: u32,
     /// The pollIntervalMs a task suggests.
     poll_ms: u64,
+    /// Serving Streamable HTTP (`--http`).
+    http: bool,
 }
 
 #[derive(Clone)]
 struct Faulty {
     options: Options,
     backend: Arc<DomainAccess>,
+    /// The dialogue of this MCP session (2025-11-25; over stdio, the process's).
     dialogue: Arc<Mutex<DacDialogue>>,
     tasks: Arc<Mutex<Tasks>>,
+    /// Over 2026-07-28 HTTP each request gets a fresh handler: the dialogues live here, by
+    /// DialogID, shared by every handler (MCP-BINDING section 3), at most `MAX_DIALOGUES`.
+    keyed: Arc<Mutex<std::collections::HashMap<String, Arc<Mutex<DacDialogue>>>>>,
+}
+
+/// The most 2026-07-28 dialogues the fault server holds (it is a test server, but what it
+/// listens to is outside data too).
+const MAX_DIALOGUES: usize = 10_000;
+
+impl Faulty {
+    /// Where the dialogue of a call lives: keyed by its DialogID when the request came over
+    /// 2026-07-28 on HTTP (no session), else this session's.
+    fn dialogue_of(
+        &self,
+        arguments: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Arc<Mutex<DacDialogue>>, String> {
+        let stateless = context
+            .meta
+            .0
+            .contains_key("io.modelcontextprotocol/protocolVersion")
+            && self.options.http;
+        if !stateless {
+            return Ok(self.dialogue.clone());
+        }
+        let Some(id) = arguments.get("DialogID").and_then(Value::as_str) else {
+            // The Request's own checks say what is wrong with it.
+            return Ok(Arc::default());
+        };
+        let mut keyed = self.keyed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = keyed.get(id) {
+            return Ok(d.clone());
+        }
+        let later = arguments
+            .get("TurnIndex")
+            .and_then(Value::as_u64)
+            .is_some_and(|t| t > 0);
+        if later {
+            return Err(format!(
+                "/DialogID: this server holds no dialogue {id} (it expired, or it was never opened here): a later turn needs the dialogue's earlier ones"
+            ));
+        }
+        if keyed.len() >= MAX_DIALOGUES {
+            return Err(format!(
+                "/DialogID: this server holds {MAX_DIALOGUES} dialogues, its limit; it cannot start another"
+            ));
+        }
+        Ok(keyed.entry(id.to_owned()).or_default().clone())
+    }
 }
 
 /// The tasks of the task faults, by id (a few a dialogue: a turn's task is kept until the
@@ -422,8 +477,12 @@ impl ServerHandler for Faulty {
             }
             _ => {}
         }
+        let dialogue = match self.dialogue_of(&arguments, &context) {
+            Ok(dialogue) => dialogue,
+            Err(why) => return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into()),
+        };
         let mut response = {
-            let mut dialogue = self.dialogue.lock().unwrap_or_else(|p| p.into_inner());
+            let mut dialogue = dialogue.lock().unwrap_or_else(|p| p.into_inner());
             self.backend.answer(&mut dialogue, &arguments)
         };
         match self.options.fault {
@@ -487,6 +546,7 @@ fn main() {
         poll_ms: value("--poll-ms")
             .and_then(|s| s.parse().ok())
             .unwrap_or(20),
+        http: value("--http").is_some(),
     };
     let backend = Arc::new(DomainAccess::new(
         Domain::default_domain(),
@@ -500,11 +560,13 @@ fn main() {
     // handler, and a task outlives the call that made it.
     let tasks: Arc<Mutex<Tasks>> = Arc::default();
     runtime.block_on(async move {
+        let keyed = Arc::default();
         let make = move || Faulty {
             options: options.clone(),
             backend: backend.clone(),
             dialogue: Arc::default(),
             tasks: tasks.clone(),
+            keyed: Arc::clone(&keyed),
         };
         match value("--http") {
             None => {

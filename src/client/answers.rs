@@ -12,6 +12,7 @@
 //! "assistant", "content": {"type": "text", "text": "..."}, "model": "..."}` for sampling).
 //! Without an answer, the request is refused with an error that names what the server asked.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -68,9 +69,42 @@ impl Answers {
     }
 }
 
-/// A question a server asked, put to the person at the explorer: `prefill` is where their
-/// answer starts (an elicitation's defaults as JSON; nothing for a sampling), `reply` takes
-/// what they typed, or None when they declined.
+/// What a server asks a person for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Asking {
+    /// A form (elicitation, form mode): its requested schema, an object of primitive fields.
+    Form { schema: Value },
+    /// A page to open (elicitation, URL mode); the person says when they are done.
+    Url { url: String },
+    /// The reply a model would give to these messages (sampling).
+    Sampling {
+        messages: Vec<SampledMessage>,
+        system: Option<String>,
+        max_tokens: u32,
+    },
+}
+
+/// One message of a sampling request, as text to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SampledMessage {
+    pub role: String,
+    pub text: String,
+}
+
+/// What the person answered.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// The form's fields (an object), or the sampling reply's text (a string); a URL
+    /// elicitation accepted takes `null`.
+    Accept(Value),
+    /// They said no.
+    Decline,
+    /// They dismissed the question without choosing (Esc).
+    Cancel,
+}
+
+/// A question a server asked, put to the person at the explorer: `reply` takes what they
+/// answered.
 pub struct Ask {
     pub connection: crate::client::event::ConnectionId,
     pub method: &'static str,
@@ -78,8 +112,60 @@ pub struct Ask {
     pub name: Option<String>,
     /// What the server says it wants.
     pub message: String,
-    pub prefill: String,
-    pub reply: tokio::sync::oneshot::Sender<Option<String>>,
+    pub asking: Asking,
+    pub reply: tokio::sync::oneshot::Sender<Reply>,
+}
+
+/// Who answered what a server asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnsweredBy {
+    /// The person at the explorer.
+    Person,
+    /// The `--answers` file.
+    File,
+    /// Nobody: the request was refused.
+    Nobody,
+}
+
+/// What a server asked during a turn, and what it was given: saved with the turn, so a
+/// session shows (and a replay can give again) what the dialogue needed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Asked {
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub message: String,
+    pub by: AnsweredBy,
+    /// The result given to the server (an `ElicitResult`, a `CreateMessageResult`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Value>,
+    /// Why nothing was given (a refusal, a person who declined a sampling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
+}
+
+/// At most this many questions are kept with one turn (a server that asks in a loop is
+/// answered each time, but its questions do not grow the session without bound).
+pub const MAX_ASKED_PER_TURN: usize = 32;
+
+/// What a connection's server asked since the last turn took them.
+#[derive(Clone, Debug, Default)]
+pub struct AskedLog(std::sync::Arc<std::sync::Mutex<Vec<Asked>>>);
+
+impl AskedLog {
+    pub fn push(&self, asked: Asked) {
+        let mut held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if held.len() < MAX_ASKED_PER_TURN {
+            held.push(asked);
+        }
+    }
+
+    /// What was asked since the last take (the turn that just ended takes it).
+    pub fn take(&self) -> Vec<Asked> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 /// Where questions for a person go (the explorer's runner shows them).

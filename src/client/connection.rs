@@ -430,7 +430,8 @@ impl Connection {
                         options.max_message_bytes,
                         id,
                         events.clone(),
-                    );
+                    )
+                    .map(|turns| turns.answering(service.service().responder()));
                 }
                 (service, None, Some(client), None)
             }
@@ -770,6 +771,11 @@ impl Connection {
             Err(Stopped::Call(e)) => Err(e),
             Err(Stopped::Service(e)) => Err(self.call_error(e).await),
         }
+    }
+
+    /// What the server asked (and was given) since the last turn took it.
+    pub fn take_asked(&self) -> Vec<crate::client::answers::Asked> {
+        self.service.service().take_asked()
     }
 
     /// Whether a call's first poll writes its Request (the stdio hot path); through rmcp

@@ -233,6 +233,7 @@ impl Dialogue {
                 received: None,
                 latency_ms: 0.0,
                 new_session: false,
+                asked: Vec::new(),
             };
         }
         let started = Instant::now();
@@ -311,6 +312,7 @@ impl Dialogue {
             received: received.filter(|_| answered),
             latency_ms: (latency_ms * 1000.0).round() / 1000.0,
             new_session: false,
+            asked: self.connection.take_asked(),
         }
     }
 

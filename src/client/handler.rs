@@ -34,6 +34,15 @@ fn schema_defaults(schema: &serde_json::Value) -> serde_json::Map<String, serde_
         .unwrap_or_default()
 }
 
+/// A sampling message's content as text to read: its text, else its JSON.
+fn sampled_text<T: serde::Serialize>(content: &T) -> String {
+    let value = serde_json::to_value(content).unwrap_or_default();
+    match value.get("text").and_then(|t| t.as_str()) {
+        Some(text) => text.to_owned(),
+        None => value.to_string(),
+    }
+}
+
 /// The name of a 2026-07-28 input request (rmcp drives each with its key as the id); a
 /// server's own request over 2025-11-25 has a number, and no name.
 fn input_name(context: &RequestContext<RoleClient>) -> Option<String> {
@@ -49,14 +58,23 @@ pub struct Handler {
     events: EventSink,
     /// Counts progress notifications; a request waiting on this connection watches it.
     progress: watch::Sender<u64>,
-    /// What to answer when the server asks for an elicitation or a sampling (`--answers`);
-    /// without, such a request is put to a person when there is one (`ask`), else refused
-    /// with an error that names what was asked.
-    answers: Option<std::sync::Arc<Answers>>,
-    ask: Option<AskSink>,
+    responder: Responder,
     /// Whether to declare the tasks extension (SEP-2663): when the client may speak
     /// 2026-07-28, whose extension it is (the client then follows a task to its result).
     tasks: bool,
+}
+
+/// What answers a server's requests of its own (elicitations, samplings): from `--answers`,
+/// else from the person at the explorer (`ask`), else a refusal that names what was asked.
+/// Cloned into the HTTP hot path, where such a request can come on a turn's response.
+#[derive(Clone)]
+pub struct Responder {
+    connection: ConnectionId,
+    events: EventSink,
+    answers: Option<std::sync::Arc<Answers>>,
+    ask: Option<AskSink>,
+    /// What the server asked and was given, for the turn in flight to keep.
+    asked: answers::AskedLog,
 }
 
 impl Handler {
@@ -119,10 +137,15 @@ impl Handler {
         (
             Handler {
                 connection,
-                events,
+                events: events.clone(),
                 progress,
-                answers,
-                ask,
+                responder: Responder {
+                    connection,
+                    events,
+                    answers,
+                    ask,
+                    asked: Default::default(),
+                },
                 tasks,
             },
             watcher,
@@ -143,23 +166,75 @@ impl Handler {
         });
     }
 
-    /// The refusal of a request nobody answers (said in the log too).
+    /// What the server asked since the last turn took it (see `answers::Asked`).
+    pub fn take_asked(&self) -> Vec<answers::Asked> {
+        self.responder.take_asked()
+    }
+
+    /// What answers the server's own requests, for a path outside rmcp.
+    pub fn responder(&self) -> Responder {
+        self.responder.clone()
+    }
+}
+
+impl Responder {
+    /// What the server asked since the last turn took it (see `answers::Asked`).
+    pub fn take_asked(&self) -> Vec<answers::Asked> {
+        self.asked.take()
+    }
+
+    /// Whether anything answers (the capabilities to declare).
+    pub fn can_answer(&self) -> bool {
+        self.answers.is_some() || self.ask.is_some()
+    }
+
+    /// Keeps what was asked and given, for the turn in flight.
+    fn keep(
+        &self,
+        method: &str,
+        name: Option<&str>,
+        asked: &str,
+        by: answers::AnsweredBy,
+        answer: Result<serde_json::Value, String>,
+    ) {
+        let (answer, refusal) = match answer {
+            Ok(answer) => (Some(answer), None),
+            Err(refusal) => (None, Some(refusal)),
+        };
+        self.asked.push(answers::Asked {
+            method: method.to_owned(),
+            name: name.map(str::to_owned),
+            message: asked.to_owned(),
+            by,
+            answer,
+            refusal,
+        });
+    }
+
+    /// The refusal of a request nobody answers (said in the log, and kept with the turn).
     fn unanswered(&self, method: &str, name: Option<&str>, asked: &str) -> McpError {
         let why = answers::unanswered(method, name, asked);
         self.events
             .log(self.connection, LogKind::Client, why.clone());
+        self.keep(
+            method,
+            name,
+            asked,
+            answers::AnsweredBy::Nobody,
+            Err(why.clone()),
+        );
         McpError::new(rmcp::model::ErrorCode(answers::UNANSWERED_CODE), why, None)
     }
 
-    /// What the person at the explorer answers (None: they declined), when there is one;
-    /// `Err` when nobody can answer (the refusal names what was asked).
+    /// What the person at the explorer answers, when there is one; `Err` when nobody can
+    /// answer (the refusal names what was asked).
     async fn ask_person(
         &self,
         method: &'static str,
         name: Option<&str>,
         asked: &str,
-        prefill: String,
-    ) -> Result<Option<String>, McpError> {
+        asking: answers::Asking,
+    ) -> Result<answers::Reply, McpError> {
         let Some(sink) = &self.ask else {
             return Err(self.unanswered(method, name, asked));
         };
@@ -169,53 +244,203 @@ impl Handler {
             method,
             name: name.map(str::to_owned),
             message: asked.to_owned(),
-            prefill,
+            asking,
             reply,
         };
         if sink.0.send(ask).is_err() {
             return Err(self.unanswered(method, name, asked));
         }
-        // The person's time is theirs: no deadline here (the server's own applies).
-        let answer = answered.await.unwrap_or(None);
-        self.events.log(
-            self.connection,
-            LogKind::Client,
-            match &answer {
-                Some(text) => {
-                    format!("the server asked for {method} (\"{asked}\"); answered: {text}")
-                }
-                None => format!("the server asked for {method} (\"{asked}\"); declined"),
-            },
-        );
-        Ok(answer)
+        // The person's time is theirs: no deadline here (the server's own applies). A
+        // question nobody will answer any more (the explorer closing) is dismissed.
+        Ok(answered.await.unwrap_or(answers::Reply::Cancel))
     }
 
-    /// The answers file's answer to what the server asks (`method`, the input request's
-    /// `name` over 2026-07-28, `asked` its message), read as `T`; None when it has none.
-    /// Logged, so the user sees what the server wanted.
-    fn answer<T: serde::de::DeserializeOwned>(
+    /// Logs what was given to what the server asked, and keeps it with the turn.
+    fn gave(
         &self,
         method: &str,
         name: Option<&str>,
         asked: &str,
+        by: answers::AnsweredBy,
+        answer: Result<serde_json::Value, String>,
+    ) {
+        let from = match by {
+            answers::AnsweredBy::File => " from --answers",
+            _ => "",
+        };
+        let what = match &answer {
+            Ok(answer) => format!("answered{from}: {answer}"),
+            Err(why) => format!("not answered: {why}"),
+        };
+        self.events.log(
+            self.connection,
+            LogKind::Client,
+            format!("the server asked for {method} (\"{asked}\"); {what}"),
+        );
+        self.keep(method, name, asked, by, answer);
+    }
+
+    /// The answers file's answer to what the server asks (`method`, the input request's
+    /// `name` over 2026-07-28, `asked` its message), read as `T`; None when it has none.
+    fn answer<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        name: Option<&str>,
     ) -> Option<Result<T, McpError>> {
         let answer = self
             .answers
             .as_ref()
             .and_then(|a| a.for_request(name, method))?;
-        self.events.log(
-            self.connection,
-            LogKind::Client,
-            format!(
-                "the server asked for {method} (\"{asked}\"); answered from --answers: {answer}"
-            ),
-        );
         Some(serde_json::from_value(answer.clone()).map_err(|e| {
             McpError::invalid_request(
                 format!("the --answers entry for {method} is not its result: {e}"),
                 None,
             )
         }))
+    }
+    /// The answer to an elicitation (`name`: the 2026-07-28 input request's key).
+    pub async fn elicit(
+        &self,
+        request: ElicitRequestParams,
+        name: Option<String>,
+    ) -> Result<ElicitResult, McpError> {
+        use rmcp::model::ElicitationAction;
+        let (asked, schema, asking) = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => {
+                let schema = serde_json::to_value(requested_schema).unwrap_or_default();
+                let asking = answers::Asking::Form {
+                    schema: schema.clone(),
+                };
+                (message.clone(), schema, asking)
+            }
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => (
+                message.clone(),
+                serde_json::Value::Null,
+                answers::Asking::Url { url: url.clone() },
+            ),
+            other => {
+                let what = serde_json::to_string(other).unwrap_or_default();
+                return Err(self.unanswered(answers::ELICITATION, name.as_deref(), &what));
+            }
+        };
+        let (mut answer, by) =
+            match self.answer::<ElicitResult>(answers::ELICITATION, name.as_deref()) {
+                Some(answer) => (answer?, answers::AnsweredBy::File),
+                None => {
+                    let reply = self
+                        .ask_person(answers::ELICITATION, name.as_deref(), &asked, asking)
+                        .await?;
+                    let answer = match reply {
+                        answers::Reply::Accept(content) if content.is_object() => {
+                            ElicitResult::new(ElicitationAction::Accept).with_content(content)
+                        }
+                        answers::Reply::Accept(_) => ElicitResult::new(ElicitationAction::Accept),
+                        answers::Reply::Decline => ElicitResult::new(ElicitationAction::Decline),
+                        answers::Reply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+                    };
+                    (answer, answers::AnsweredBy::Person)
+                }
+            };
+        // An accepted form takes the schema's defaults for what the answer leaves out, as a
+        // form filled in by a person starts from them (SEP-1034).
+        if answer.action == ElicitationAction::Accept && schema.is_object() {
+            let mut content = match answer.content.take() {
+                Some(serde_json::Value::Object(map)) => map,
+                _ => serde_json::Map::new(),
+            };
+            for (name, default) in schema_defaults(&schema) {
+                content.entry(name).or_insert(default);
+            }
+            answer.content = Some(serde_json::Value::Object(content));
+        }
+        self.gave(
+            answers::ELICITATION,
+            name.as_deref(),
+            &asked,
+            by,
+            Ok(serde_json::to_value(&answer).unwrap_or_default()),
+        );
+        Ok(answer)
+    }
+
+    /// The answer to a sampling request (`name`: the 2026-07-28 input request's key).
+    pub async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+        name: Option<String>,
+    ) -> Result<CreateMessageResult, McpError> {
+        let messages: Vec<answers::SampledMessage> = params
+            .messages
+            .iter()
+            .map(|m| answers::SampledMessage {
+                role: serde_json::to_value(&m.role)
+                    .ok()
+                    .and_then(|r| r.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                text: sampled_text(&m.content),
+            })
+            .collect();
+        let asked = messages.last().map(|m| m.text.clone()).unwrap_or_default();
+        if let Some(answer) = self.answer::<CreateMessageResult>(answers::SAMPLING, name.as_deref())
+        {
+            let answer = answer?;
+            self.gave(
+                answers::SAMPLING,
+                name.as_deref(),
+                &asked,
+                answers::AnsweredBy::File,
+                Ok(serde_json::to_value(&answer).unwrap_or_default()),
+            );
+            return Ok(answer);
+        }
+        let asking = answers::Asking::Sampling {
+            messages,
+            system: params.system_prompt.clone(),
+            max_tokens: params.max_tokens,
+        };
+        // The person writes the reply a model would have given (as MCP Inspector lets one do).
+        match self
+            .ask_person(answers::SAMPLING, name.as_deref(), &asked, asking)
+            .await?
+        {
+            answers::Reply::Accept(text) => {
+                let text = match text {
+                    serde_json::Value::String(text) => text,
+                    other => other.to_string(),
+                };
+                let answer = CreateMessageResult::new(
+                    rmcp::model::SamplingMessage::assistant_text(text),
+                    "a person at bkn-explorer".into(),
+                );
+                self.gave(
+                    answers::SAMPLING,
+                    name.as_deref(),
+                    &asked,
+                    answers::AnsweredBy::Person,
+                    Ok(serde_json::to_value(&answer).unwrap_or_default()),
+                );
+                Ok(answer)
+            }
+            answers::Reply::Decline | answers::Reply::Cancel => {
+                let why = "the person at the explorer declined to write the reply";
+                self.gave(
+                    answers::SAMPLING,
+                    name.as_deref(),
+                    &asked,
+                    answers::AnsweredBy::Person,
+                    Err(why.into()),
+                );
+                Err(McpError::new(
+                    rmcp::model::ErrorCode(answers::UNANSWERED_CODE),
+                    why,
+                    None,
+                ))
+            }
+        }
     }
 }
 
@@ -227,7 +452,7 @@ impl ClientHandler for Handler {
         // and pinning the version is kinder to servers that do not know newer ones.
         // Elicitation and sampling are declared when there is something to answer with.
         let mut capabilities = ClientCapabilities::default();
-        if self.answers.is_some() || self.ask.is_some() {
+        if self.responder.can_answer() {
             capabilities.elicitation = Some(Default::default());
             capabilities.sampling = Some(Default::default());
         }
@@ -247,55 +472,7 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        let name = input_name(&context);
-        let (asked, defaults) = match &request {
-            ElicitRequestParams::FormElicitationParams {
-                message,
-                requested_schema,
-                ..
-            } => (
-                message.clone(),
-                schema_defaults(&serde_json::to_value(requested_schema).unwrap_or_default()),
-            ),
-            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
-                (format!("{message} ({url})"), serde_json::Map::new())
-            }
-            other => (
-                serde_json::to_string(other).unwrap_or_default(),
-                serde_json::Map::new(),
-            ),
-        };
-        let mut answer: ElicitResult =
-            match self.answer(answers::ELICITATION, name.as_deref(), &asked) {
-                Some(answer) => answer?,
-                None => {
-                    let prefill = serde_json::Value::Object(defaults.clone()).to_string();
-                    let typed = self
-                        .ask_person(answers::ELICITATION, name.as_deref(), &asked, prefill)
-                        .await?;
-                    match typed {
-                        None => ElicitResult::new(rmcp::model::ElicitationAction::Decline),
-                        Some(text) => ElicitResult::new(rmcp::model::ElicitationAction::Accept)
-                            .with_content(
-                                crate::protocol::json::from_str(&text)
-                                    .unwrap_or(serde_json::Value::String(text)),
-                            ),
-                    }
-                }
-            };
-        // An accepted form takes the schema's defaults for what the answer leaves out, as a
-        // form filled in by a person starts from them (SEP-1034).
-        if answer.action == rmcp::model::ElicitationAction::Accept {
-            let mut content = match answer.content.take() {
-                Some(serde_json::Value::Object(map)) => map,
-                _ => serde_json::Map::new(),
-            };
-            for (name, default) in defaults {
-                content.entry(name).or_insert(default);
-            }
-            answer.content = Some(serde_json::Value::Object(content));
-        }
-        Ok(answer)
+        self.responder.elicit(request, input_name(&context)).await
     }
 
     async fn create_message(
@@ -303,37 +480,7 @@ impl ClientHandler for Handler {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, McpError> {
-        let name = input_name(&context);
-        let asked = params
-            .messages
-            .last()
-            .and_then(|m| serde_json::to_value(&m.content).ok())
-            .map(|c| match c.get("text").and_then(|t| t.as_str()) {
-                Some(text) => text.to_owned(),
-                None => c.to_string(),
-            })
-            .unwrap_or_default();
-        match self.answer(answers::SAMPLING, name.as_deref(), &asked) {
-            Some(answer) => answer,
-            None => {
-                // The person writes the reply a model would have given (as MCP Inspector
-                // lets one do).
-                match self
-                    .ask_person(answers::SAMPLING, name.as_deref(), &asked, String::new())
-                    .await?
-                {
-                    Some(text) => Ok(CreateMessageResult::new(
-                        rmcp::model::SamplingMessage::assistant_text(text),
-                        "a person at bkn-explorer".into(),
-                    )),
-                    None => Err(McpError::new(
-                        rmcp::model::ErrorCode(answers::UNANSWERED_CODE),
-                        "the person at the explorer declined to write the reply",
-                        None,
-                    )),
-                }
-            }
-        }
+        self.responder.sample(params, input_name(&context)).await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

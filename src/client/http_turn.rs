@@ -113,6 +113,9 @@ pub struct HttpTurns {
     on: AtomicBool,
     /// The `_meta` envelope of a 2026-07-28 request; None on a 2025-11-25 session.
     envelope: Option<serde_json::Map<String, Value>>,
+    /// What answers the server's own requests on a turn's response (elicitations,
+    /// samplings), as the connection's handler does through rmcp.
+    responder: Option<crate::client::handler::Responder>,
 }
 
 /// Why a turn on the hot path got no answer.
@@ -135,8 +138,8 @@ pub enum TurnFailure {
 enum Read {
     Answer(ServerJsonRpcMessage),
     Notification(ServerNotification),
-    /// A request of the server's own (the id, the method).
-    Request(RequestId, String),
+    /// A request of the server's own.
+    Request(RequestId, Box<rmcp::model::ServerRequest>),
     /// Anything else (an answer to another request, a message that is not JSON-RPC, which
     /// `read` logs): passed over.
     Other,
@@ -198,7 +201,14 @@ impl HttpTurns {
             events,
             on: AtomicBool::new(true),
             envelope,
+            responder: None,
         })
+    }
+
+    /// Answers the server's own requests during a turn as `responder` says.
+    pub fn answering(mut self, responder: crate::client::handler::Responder) -> HttpTurns {
+        self.responder = Some(responder);
+        self
     }
 
     /// Whether turns take this path (not after a server asked for authorization).
@@ -373,7 +383,7 @@ impl HttpTurns {
                     return Ok(answer);
                 }
                 Read::Notification(notification) => notified(notification),
-                Read::Request(request, method) => self.answer_request(request, method),
+                Read::Request(id, request) => self.answer_request(id, *request),
                 Read::Other => {}
             }
         }
@@ -420,23 +430,57 @@ impl HttpTurns {
         }
     }
 
-    /// A request of the server's own during a turn: `ping` is answered, anything else is
-    /// refused as a method this client does not have (it declares no capabilities), as rmcp's
-    /// client would.
-    fn answer_request(&self, id: RequestId, method: String) {
-        let answer = if method == "ping" {
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}})
-        } else {
-            self.events.log(
-                self.connection,
-                LogKind::Client,
-                format!("the server asked {method} during a turn; this client has no such method"),
-            );
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "error": ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("{method} is not supported"), None)})
-        };
-        let request = self.post(serde_json::to_vec(&answer).unwrap_or_default());
+    /// A request of the server's own during a turn: `ping` is answered, an elicitation or a
+    /// sampling as the connection's handler answers it (from `--answers` or the person at the
+    /// explorer), anything else refused as a method this client does not have, as rmcp's
+    /// client would. The answer is posted in a task of its own: the turn goes on reading.
+    fn answer_request(&self, id: RequestId, request: rmcp::model::ServerRequest) {
+        use rmcp::model::ServerRequest;
+        let responder = self.responder.clone();
+        let (events, connection) = (self.events.clone(), self.connection);
+        let post = self.post(Vec::new());
         tokio::spawn(async move {
-            if let Ok(response) = request.send().await {
+            let refuse = |method: &str| {
+                events.log(
+                    connection,
+                    LogKind::Client,
+                    format!(
+                        "the server asked {method} during a turn; this client has no such method"
+                    ),
+                );
+                Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("{method} is not supported"),
+                    None,
+                ))
+            };
+            let result: Result<Value, ErrorData> = match (request, responder) {
+                (ServerRequest::PingRequest(_), _) => Ok(serde_json::json!({})),
+                (ServerRequest::ElicitRequest(r), Some(responder)) => responder
+                    .elicit(r.params, None)
+                    .await
+                    .map(|a| serde_json::to_value(a).unwrap_or_default()),
+                (ServerRequest::CreateMessageRequest(r), Some(responder)) => responder
+                    .sample(r.params, None)
+                    .await
+                    .map(|a| serde_json::to_value(a).unwrap_or_default()),
+                (other, _) => {
+                    let method = serde_json::to_value(&other)
+                        .ok()
+                        .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_owned))
+                        .unwrap_or_default();
+                    refuse(&method)
+                }
+            };
+            let answer = match result {
+                Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error}),
+            };
+            if let Ok(response) = post
+                .body(serde_json::to_vec(&answer).unwrap_or_default())
+                .send()
+                .await
+            {
                 let _ = response.bytes().await;
             }
         });
@@ -479,13 +523,7 @@ impl HttpTurns {
                 Read::Answer(message)
             }
             ServerJsonRpcMessage::Notification(n) => Read::Notification(n.notification),
-            ServerJsonRpcMessage::Request(r) => {
-                let method = serde_json::to_value(&r.request)
-                    .ok()
-                    .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_owned))
-                    .unwrap_or_default();
-                Read::Request(r.id, method)
-            }
+            ServerJsonRpcMessage::Request(r) => Read::Request(r.id, Box::new(r.request)),
         }
     }
 

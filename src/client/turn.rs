@@ -29,6 +29,9 @@ pub struct Turn {
     /// The first turn of a new MCP session of the same dialogue (after a reconnect): the
     /// DialogID changes here, and a replay opens a new session at this point.
     pub new_session: bool,
+    /// What the server asked while it worked on the Request (an elicitation, a sampling),
+    /// and what it was given.
+    pub asked: Vec<crate::client::answers::Asked>,
 }
 
 /// A turn as written: the reply is one of three members. (Not `#[serde(flatten)]`: that
@@ -51,6 +54,8 @@ struct TurnFields {
     latency_ms: f64,
     #[serde(default)]
     new_session: bool,
+    #[serde(default)]
+    asked: Vec<crate::client::answers::Asked>,
 }
 
 impl TryFrom<TurnFields> for Turn {
@@ -71,6 +76,7 @@ impl TryFrom<TurnFields> for Turn {
             received: f.received,
             latency_ms: f.latency_ms,
             new_session: f.new_session,
+            asked: f.asked,
         })
     }
 }
@@ -78,7 +84,7 @@ impl TryFrom<TurnFields> for Turn {
 impl Serialize for Turn {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("Turn", 7)?;
+        let mut s = serializer.serialize_struct("Turn", 8)?;
         s.serialize_field("request", &self.request)?;
         match &self.reply {
             Reply::Response(r) => s.serialize_field("response", r)?,
@@ -95,6 +101,9 @@ impl Serialize for Turn {
         s.serialize_field("latencyMs", &self.latency_ms)?;
         if self.new_session {
             s.serialize_field("newSession", &true)?;
+        }
+        if !self.asked.is_empty() {
+            s.serialize_field("asked", &self.asked)?;
         }
         s.end()
     }

@@ -253,6 +253,15 @@ pub fn document(interface: Interface, mode: Mode) -> &'static Value {
     MADE.documents[slot(interface, mode)].get_or_init(|| parse(message_file(interface, mode)))
 }
 
+/// The names of a message's top-level properties, read from its schema file as written
+/// (no `$ref` resolved: cheap enough to tell a message's interface by before anything is
+/// compiled).
+pub fn property_names(interface: Interface, mode: Mode) -> impl Iterator<Item = &'static str> {
+    top_level(document(interface, mode))
+        .keys()
+        .map(String::as_str)
+}
+
 /// The message schema with every `$ref` resolved: what an MCP tool declares as its
 /// `inputSchema`/`outputSchema`, usable without access to the other files.
 pub fn self_contained(interface: Interface, mode: Mode) -> &'static Value {
@@ -337,6 +346,20 @@ mod tests {
                     .build(self_contained(interface, mode))
                     .unwrap();
                 assert!(!v.is_valid(&json!({})));
+            }
+        }
+    }
+
+    #[test]
+    fn the_names_as_written_are_the_properties_as_resolved() {
+        for interface in [Interface::Dac, Interface::Usr] {
+            for mode in Mode::ALL {
+                let written: Vec<&str> = property_names(interface, mode).collect();
+                let resolved: Vec<&str> = properties(interface, mode)
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect();
+                assert_eq!(written, resolved, "{interface} {mode}");
             }
         }
     }

@@ -413,6 +413,7 @@ impl Observer {
             received: answered.then(|| rfc3339(time::OffsetDateTime::from(now))),
             latency_ms: (latency * 1000.0).round() / 1000.0,
             new_session: false,
+            asked: Vec::new(),
         };
         self.turns += 1;
         if !turn.findings.is_empty() {

@@ -598,6 +598,7 @@ mod tests {
             received: Some("2026-12-01T00:00:00.001Z".into()),
             latency_ms: 1.0,
             new_session: false,
+            asked: Vec::new(),
         }
     }
 

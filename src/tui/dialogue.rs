@@ -536,6 +536,7 @@ mod tests {
             received: None,
             latency_ms: 1.0,
             new_session,
+            asked: Vec::new(),
         }
     }
 

@@ -127,10 +127,9 @@ pub enum Effect {
     Refresh {
         key: DialogueKey,
     },
-    /// What the person answered a server's question (`Event::Asked`): the text typed, or
-    /// None when they declined.
+    /// What the person answered a server's question (`Event::Asked`).
     Answer {
         id: u64,
-        text: Option<String>,
+        reply: crate::client::answers::Reply,
     },
 }

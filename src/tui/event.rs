@@ -162,7 +162,7 @@ pub enum ReplayEvent {
 
 /// A question a server asked, as the explorer shows it (the runner keeps where its answer
 /// goes, under `id`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AskView {
     pub id: u64,
     pub connection: u64,
@@ -171,6 +171,6 @@ pub struct AskView {
     /// The input request's name (2026-07-28).
     pub name: Option<String>,
     pub message: String,
-    /// Where the answer starts: a form's defaults as JSON, or nothing.
-    pub prefill: String,
+    /// What is asked: a form, a page to open, a reply.
+    pub asking: crate::client::answers::Asking,
 }

@@ -4,6 +4,7 @@
 //! the terminal, turning effects into events).
 pub mod action;
 pub mod app;
+pub mod ask;
 pub mod composer;
 pub mod dialogue;
 pub mod effect;

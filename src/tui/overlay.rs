@@ -29,6 +29,8 @@ pub enum Overlay {
     },
     /// The common fields of new Requests (MInstance, UEnvironment, SessionID), to override.
     Defaults(DefaultsForm),
+    /// What a server asks of the person (`tui::ask`).
+    Ask(Box<crate::tui::ask::AskOverlay>),
 }
 
 /// What came of a key in an overlay.
@@ -51,6 +53,8 @@ pub enum Outcome {
     CopyEntry(usize),
     /// The defaults form was applied: the values typed (empty: not overridden), and to what.
     SetDefaults([Option<String>; 3], DefaultsScope),
+    /// A server's question was answered (or declined, or dismissed).
+    Replied(crate::tui::event::AskView, crate::client::answers::Reply),
 }
 
 /// What an override of the defaults applies to.
@@ -258,8 +262,6 @@ pub enum PromptPurpose {
     AddServer,
     /// The value of a server's `${input:ID}` (server index, input ID).
     ServerInput(usize, String),
-    /// The answer to what a server asked (`Event::Asked`).
-    Answer(crate::tui::event::AskView),
 }
 
 pub struct Prompt {
@@ -466,6 +468,12 @@ impl Overlay {
                 },
             },
             Overlay::Defaults(form) => (Consumed, form.key(&key)),
+            Overlay::Ask(ask) => match ask.key(&key) {
+                (handled, crate::tui::ask::AskOutcome::Stay) => (handled, Outcome::Stay),
+                (handled, crate::tui::ask::AskOutcome::Answer(reply)) => {
+                    (handled, Outcome::Replied(ask.ask.clone(), reply))
+                }
+            },
             Overlay::Confirm(c) => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                     (Consumed, Outcome::Answered(c.purpose.clone(), true))

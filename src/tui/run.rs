@@ -47,8 +47,9 @@ pub struct Runner {
 }
 
 /// The answers awaited for what servers asked, by the question's id.
-type Asks =
-    std::sync::Arc<std::sync::Mutex<HashMap<u64, tokio::sync::oneshot::Sender<Option<String>>>>>;
+type Asks = std::sync::Arc<
+    std::sync::Mutex<HashMap<u64, tokio::sync::oneshot::Sender<crate::client::answers::Reply>>>,
+>;
 
 impl Runner {
     /// A runner whose results come back on `events`; the first effects (opening the
@@ -77,7 +78,7 @@ impl Runner {
                         method: ask.method,
                         name: ask.name,
                         message: ask.message,
-                        prefill: ask.prefill,
+                        asking: ask.asking,
                     };
                     asks.lock()
                         .unwrap_or_else(|p| p.into_inner())
@@ -345,7 +346,7 @@ impl Runner {
             Effect::Refresh { key } => {
                 self.engine.refresh(key);
             }
-            Effect::Answer { id, text } => {
+            Effect::Answer { id, reply: answer } => {
                 let reply = self
                     .asks
                     .lock()
@@ -353,7 +354,7 @@ impl Runner {
                     .remove(&id);
                 // A server that stopped waiting (the connection ended) takes no answer.
                 if let Some(reply) = reply {
-                    let _ = reply.send(text);
+                    let _ = reply.send(answer);
                 }
             }
         }
@@ -523,6 +524,7 @@ fn not_sent(request: &serde_json::Value, _filling: Filling) -> Turn {
         received: None,
         latency_ms: 0.0,
         new_session: false,
+        asked: Vec::new(),
     }
 }
 

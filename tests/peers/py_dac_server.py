@@ -14,7 +14,13 @@ feasibility judge. Over both MCP generations:
 The SDK serves both generations on every transport by default ("dual-era"). `--strict-2026`
 refuses the 2025 handshake (the SDK has no switch for that: see `refusal` below).
 
-  usage: py_dac_server.py [--transport stdio|http] [--port N] [--strict-2026]
+  usage: py_dac_server.py [--transport stdio|http] [--port N] [--strict-2026] [--ask-to-retain]
+
+`--ask-to-retain` makes the server ask the user (an elicitation: a form with a required
+boolean `retain` and an optional `note`) before it retains the Commitments of a Request: over
+2025-11-25 as its own `elicitation/create` request, over 2026-07-28 as an `input_required`
+result (SEP-2322) whose answer comes back with the call. Declined or dismissed: a tool error
+that says so, nothing retained.
 
 Over HTTP the first line on stdout is `LISTENING http://127.0.0.1:PORT/mcp` (with --port 0,
 the default, an ephemeral port). Logs go to stderr.
@@ -290,6 +296,37 @@ async def list_tools(ctx, params):
     )])
 
 
+ASK_TO_RETAIN = False
+RETAIN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "retain": {"type": "boolean", "title": "Retain them", "description": "keep the commitments"},
+        "note": {"type": "string", "title": "A note", "maxLength": 200},
+    },
+    "required": ["retain"],
+}
+
+
+async def user_says_retain(ctx, params, request):
+    """Whether the user lets the commitments be retained: the elicitation's answer, or, over
+    2026-07-28 before any answer came, the `input_required` result to send back."""
+    message = f"Retain {len(request['Commitments'])} commitment(s) of turn {request['TurnIndex']}?"
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        answered = (params.input_responses or {}).get("retain")
+        if answered is None:
+            return types.InputRequiredResult(
+                result_type="input_required",
+                input_requests={"retain": types.ElicitRequest(params=types.ElicitRequestFormParams(
+                    message=message, requested_schema=RETAIN_SCHEMA))},
+                request_state=f"turn-{request['TurnIndex']}")
+        result = answered if isinstance(answered, dict) else answered.model_dump(by_alias=True)
+    else:
+        result = (await ctx.session.elicit_form(message, RETAIN_SCHEMA, related_request_id=ctx.request_id)
+                  ).model_dump(by_alias=True)
+    content = result.get("content") or {}
+    return result.get("action") == "accept" and content.get("retain") is True
+
+
 async def call_tool(ctx, params):
     if params.name != "bkn_dac":
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
@@ -298,6 +335,12 @@ async def call_tool(ctx, params):
     found = violations(request, session)
     if found:
         return tool_error("\n".join(found))
+    if ASK_TO_RETAIN and request.get("Commitments"):
+        verdict = await user_says_retain(ctx, params, request)
+        if isinstance(verdict, types.InputRequiredResult):
+            return verdict
+        if not verdict:
+            return tool_error("/Commitments: the user did not let them be retained")
     dialogue = dialogue_for(request, session)
     if dialogue is None:
         return tool_error(f"/DialogID: this server holds {MAX_DIALOGUES} dialogues, its limit;"
@@ -441,7 +484,11 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="HTTP port; 0 = ephemeral")
     parser.add_argument("--strict-2026", action="store_true",
                         help="speak only 2026-07-28: refuse the 2025-11-25 initialize handshake")
+    parser.add_argument("--ask-to-retain", action="store_true",
+                        help="ask the user (an elicitation) before retaining commitments")
     args = parser.parse_args()
+    global ASK_TO_RETAIN
+    ASK_TO_RETAIN = args.ask_to_retain
     server = make_server()
     if args.transport == "stdio":
         anyio.run(serve_stdio, server, args.strict_2026)

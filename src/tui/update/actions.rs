@@ -306,14 +306,14 @@ impl App {
         match outcome {
             Outcome::Stay => {}
             Outcome::Close => {
-                // Closing a server's question declines it: the server is not left waiting.
-                if let Some(Overlay::Prompt(Prompt {
-                    purpose: PromptPurpose::Answer(ask),
-                    ..
-                })) = self.overlay.take()
-                {
-                    self.declined(&ask, fx);
+                // Closing a server's question dismisses it: the server is not left waiting.
+                if let Some(Overlay::Ask(a)) = self.overlay.take() {
+                    self.replied(a.ask, crate::client::answers::Reply::Cancel, fx);
                 }
+            }
+            Outcome::Replied(ask, reply) => {
+                self.overlay = None;
+                self.replied(ask, reply, fx);
             }
             Outcome::Run(action) => {
                 self.overlay = None;
@@ -345,7 +345,6 @@ impl App {
                     PromptPurpose::ServerInput(server, id) => {
                         self.input_given(server, id, text, fx)
                     }
-                    PromptPurpose::Answer(ask) => self.answered(ask, text, fx),
                 }
             }
             Outcome::Typed(text) => match &mut self.overlay {

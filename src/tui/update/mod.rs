@@ -98,6 +98,7 @@ impl App {
                     input.insert_str(text.lines().next().unwrap_or_default().trim());
                 }
             }
+            Some(Overlay::Ask(a)) => a.paste(text),
             Some(_) => {}
             None if self.focus == crate::tui::action::Pane::Composer => {
                 self.with_composer(|c, ctx| c.paste(text, ctx));

@@ -106,6 +106,10 @@ impl App {
     ) {
         let inside = hits.overlay.is_some_and(|r| r.contains(at));
         match mouse.kind {
+            // A server's question stays until it is answered: a stray click does not throw
+            // away a filled form.
+            MouseEventKind::Down(MouseButton::Left)
+                if !inside && matches!(self.overlay, Some(Overlay::Ask(_))) => {}
             MouseEventKind::Down(MouseButton::Left) if !inside => {
                 self.overlay_outcome(Outcome::Close, fx);
             }
@@ -117,6 +121,12 @@ impl App {
                     Some(Overlay::Palette(p)) => {
                         p.selected = row;
                         p.chosen().map(Outcome::Run)
+                    }
+                    Some(Overlay::Ask(a)) => {
+                        if let crate::tui::ask::Body::Form(form) = &mut a.body {
+                            form.focus = row.min(form.fields.len().saturating_sub(1));
+                        }
+                        None
                     }
                     Some(Overlay::Open(o)) => {
                         o.selected = row;

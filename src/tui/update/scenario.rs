@@ -342,5 +342,6 @@ fn not_run_turn(why: &Option<String>) -> Turn {
         received: None,
         latency_ms: 0.0,
         new_session: false,
+        asked: Vec::new(),
     }
 }

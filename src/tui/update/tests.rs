@@ -150,6 +150,7 @@ fn turn(request: Value, response: Option<Value>) -> Turn {
         received: Some("2026-11-30T00:00:00.001Z".into()),
         latency_ms: 1.0,
         new_session: false,
+        asked: Vec::new(),
     }
 }
 
@@ -1389,21 +1390,38 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     assert!(t.current().takeover.is_none());
 }
 
-fn ask(id: u64, method: &'static str, prefill: &str) -> crate::tui::event::AskView {
+fn ask(id: u64, asking: crate::client::answers::Asking) -> crate::tui::event::AskView {
+    use crate::client::answers::{Asking, ELICITATION, SAMPLING};
     crate::tui::event::AskView {
         id,
         connection: 1,
-        method,
+        method: match asking {
+            Asking::Sampling { .. } => SAMPLING,
+            _ => ELICITATION,
+        },
         name: Some("confirm".into()),
         message: "Please confirm to continue".into(),
-        prefill: prefill.into(),
+        asking,
     }
 }
 
-fn answers(fx: &[Effect]) -> Vec<(u64, Option<String>)> {
+fn confirm_form() -> crate::client::answers::Asking {
+    crate::client::answers::Asking::Form {
+        schema: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "confirmed": {"type": "boolean", "title": "Confirmed", "default": true},
+                "seats": {"type": "integer", "minimum": 1}
+            },
+            "required": ["confirmed", "seats"]
+        }),
+    }
+}
+
+fn answers(fx: &[Effect]) -> Vec<(u64, crate::client::answers::Reply)> {
     fx.iter()
         .filter_map(|e| match e {
-            Effect::Answer { id, text } => Some((*id, text.clone())),
+            Effect::Answer { id, reply } => Some((*id, reply.clone())),
             _ => None,
         })
         .collect()
@@ -1411,47 +1429,59 @@ fn answers(fx: &[Effect]) -> Vec<(u64, Option<String>)> {
 
 #[test]
 fn what_a_server_asks_is_put_to_the_person_one_question_at_a_time() {
-    use crate::client::answers::{ELICITATION, SAMPLING};
+    use crate::client::answers::{Asking, Reply, SampledMessage};
     let mut t = T::reference();
-    t.event(Event::Asked(ask(1, ELICITATION, r#"{"confirmed":true}"#)));
-    t.event(Event::Asked(ask(2, SAMPLING, "")));
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    t.event(Event::Asked(ask(1, confirm_form())));
+    t.event(Event::Asked(ask(
+        2,
+        Asking::Sampling {
+            messages: vec![SampledMessage {
+                role: "user".into(),
+                text: "Name the square".into(),
+            }],
+            system: None,
+            max_tokens: 50,
+        },
+    )));
+    let Some(Overlay::Ask(a)) = &t.app.overlay else {
         panic!("the question is shown")
     };
-    assert!(p.title.contains("elicitation/create") && p.title.contains("confirm"));
-    assert!(p.note.contains("Please confirm to continue"));
-    assert_eq!(p.input.text, r#"{"confirmed":true}"#, "the form's defaults");
-    // Enter sends the defaults; the second question follows.
+    assert_eq!(a.ask.id, 1);
+    // The form starts from the schema's defaults; a required field left empty keeps it open,
+    // with the focus on it.
+    assert!(answers(&t.key(KeyCode::Enter)).is_empty());
+    t.key(KeyCode::Char('3'));
     let fx = t.key(KeyCode::Enter);
-    assert_eq!(answers(&fx), [(1, Some(r#"{"confirmed":true}"#.into()))]);
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    assert_eq!(
+        answers(&fx),
+        [(
+            1,
+            Reply::Accept(serde_json::json!({"confirmed": true, "seats": 3}))
+        )]
+    );
+    let Some(Overlay::Ask(a)) = &t.app.overlay else {
         panic!("the next question is shown")
     };
-    assert!(p.title.contains("sampling/createMessage"));
-    // Esc declines: the server is not left waiting.
+    assert_eq!(a.ask.id, 2);
+    // Esc dismisses: the server is not left waiting.
     let fx = t.key(KeyCode::Esc);
-    assert_eq!(answers(&fx), [(2, None)]);
+    assert_eq!(answers(&fx), [(2, Reply::Cancel)]);
     assert!(t.app.overlay.is_none());
 }
 
 #[test]
-fn a_form_answer_that_is_not_its_fields_is_shown_again_not_sent() {
+fn a_stray_click_does_not_throw_away_a_question() {
     let mut t = T::reference();
-    t.event(Event::Asked(ask(
-        7,
-        crate::client::answers::ELICITATION,
-        "",
-    )));
-    for c in "yes please".chars() {
-        t.key(KeyCode::Char(c));
-    }
-    let fx = t.key(KeyCode::Enter);
+    t.event(Event::Asked(ask(7, confirm_form())));
+    t.hits.overlay = Some(Rect::new(10, 5, 60, 20));
+    let fx = t.event(Event::Input(Input::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: 1,
+        row: 1,
+        modifiers: KeyModifiers::NONE,
+    })));
     assert!(answers(&fx).is_empty(), "{fx:?}");
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
-        panic!("still asked")
-    };
-    assert!(p.note.contains("JSON object"), "{}", p.note);
-    assert_eq!(p.input.text, "yes please", "what was typed is kept");
+    assert!(matches!(t.app.overlay, Some(Overlay::Ask(_))));
 }
 
 #[test]

@@ -6,7 +6,7 @@
 mod composer;
 mod detail;
 mod log;
-mod overlays;
+pub(crate) mod overlays;
 mod sidebar;
 mod status;
 mod tabs;

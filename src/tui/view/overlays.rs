@@ -11,7 +11,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width.saturating_sub(2));
     let h = height.min(area.height.saturating_sub(2));
     Rect::new(
@@ -23,7 +23,13 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 /// Clears `r` and draws a framed box with a title over it; returns the inside.
-fn open_box(frame: &mut Frame, app: &App, r: Rect, title: &str, hits: &mut Hits) -> Rect {
+pub(crate) fn open_box(
+    frame: &mut Frame,
+    app: &App,
+    r: Rect,
+    title: &str,
+    hits: &mut Hits,
+) -> Rect {
     frame.render_widget(Clear, r);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -63,7 +69,7 @@ pub fn help_lines<'a>(app: &App, width: usize) -> Vec<Line<'a>> {
 }
 
 /// An input line with its cursor.
-fn input_line<'a>(app: &App, input: &Input, prefix: &'a str) -> Line<'a> {
+pub(crate) fn input_line<'a>(app: &App, input: &Input, prefix: &'a str) -> Line<'a> {
     let t = &app.theme;
     let chars: Vec<char> = input.text.chars().collect();
     let before: String = chars.iter().take(input.cursor).collect();
@@ -149,6 +155,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             let lines = scrolled(lines, *scroll, inner.height as usize, hits);
             frame.render_widget(Paragraph::new(lines), inner);
         }
+        Overlay::Ask(ask) => crate::tui::ask::view::render(frame, app, ask, area, hits),
         Overlay::Defaults(form) => {
             let r = centered(area, 96, 14);
             let inner = open_box(

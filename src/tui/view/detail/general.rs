@@ -7,6 +7,50 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 pub fn findings<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    let mut lines = verdicts(c);
+    lines.extend(asked(c));
+    lines
+}
+
+/// What the server asked while it worked on the Request, and what it was given.
+fn asked<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    use crate::client::answers::AnsweredBy;
+    let t = &c.app.theme;
+    let asked = &c.view.turn.asked;
+    if asked.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![Line::raw(""), heading(c.app, "What the server asked")];
+    for a in asked {
+        let named = a
+            .name
+            .as_ref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let by = match a.by {
+            AnsweredBy::Person => "answered by you",
+            AnsweredBy::File => "answered from --answers",
+            AnsweredBy::Nobody => "not answered",
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{}{named}", a.method), t.fg(t.colors.json_key)),
+            Span::styled(format!(" · {by}"), t.muted()),
+        ]));
+        let given = match (&a.answer, &a.refusal) {
+            (Some(answer), _) => answer.to_string(),
+            (None, Some(why)) => why.clone(),
+            (None, None) => String::new(),
+        };
+        for text in [&a.message, &given] {
+            for l in crate::tui::view::text::wrap_window(text, c.width.saturating_sub(4), 0, 6) {
+                lines.push(Line::raw(format!("    {l}")));
+            }
+        }
+    }
+    lines
+}
+
+fn verdicts<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme;
     let findings = &c.view.turn.findings;
     if findings.is_empty() {

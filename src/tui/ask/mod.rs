@@ -1,0 +1,234 @@
+//! The question a server asks the person at the explorer, as one overlay with its keys, its
+//! paste and its drawing (`view`): an elicitation's form built field by field from the
+//! requested schema (`form`), a page to open (URL elicitation), or the reply a model would
+//! give, to write or edit (sampling, as MCP Inspector lets one do). What the person answers
+//! goes back to the server through the runner (`Effect::Answer`); the client logs it and keeps
+//! it with the turn, so the session saves it.
+//!
+//! Keys: Enter answers (in a reply, Alt-Enter or Ctrl-J starts a new line), Ctrl-D declines,
+//! Esc dismisses (MCP's `cancel`: no choice made). Tab and ↑↓ move between a form's fields.
+
+pub mod form;
+pub mod view;
+
+use crate::client::answers::{Asking, Reply};
+use crate::tui::action::Handled;
+use crate::tui::event::AskView;
+use form::Form;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::TextArea;
+
+pub enum Body {
+    Form(Form),
+    /// A page to open; Enter says it is done.
+    Url,
+    /// The reply to write.
+    Reply(Box<TextArea<'static>>),
+}
+
+pub struct AskOverlay {
+    pub ask: AskView,
+    pub body: Body,
+    /// Why the last Enter did not answer.
+    pub problem: Option<String>,
+}
+
+/// What came of a key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AskOutcome {
+    Stay,
+    Answer(Reply),
+}
+
+impl AskOverlay {
+    pub fn new(ask: AskView) -> AskOverlay {
+        let body = match &ask.asking {
+            Asking::Form { schema } => Body::Form(Form::new(schema.clone())),
+            Asking::Url { .. } => Body::Url,
+            Asking::Sampling { .. } => Body::Reply(Box::new(crate::tui::composer::editor(""))),
+        };
+        AskOverlay {
+            ask,
+            body,
+            problem: None,
+        }
+    }
+
+    pub fn key(&mut self, key: &KeyEvent) -> (Handled, AskOutcome) {
+        use Handled::Consumed;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Esc => return (Consumed, AskOutcome::Answer(Reply::Cancel)),
+            KeyCode::Char('d') if ctrl => return (Consumed, AskOutcome::Answer(Reply::Decline)),
+            _ => {}
+        }
+        match &mut self.body {
+            Body::Url => match key.code {
+                KeyCode::Enter => (
+                    Consumed,
+                    AskOutcome::Answer(Reply::Accept(serde_json::Value::Null)),
+                ),
+                _ if ctrl => (Handled::Ignored, AskOutcome::Stay),
+                _ => (Consumed, AskOutcome::Stay),
+            },
+            Body::Form(form) => match key.code {
+                KeyCode::Enter => match form.answer() {
+                    Ok(content) => (Consumed, AskOutcome::Answer(Reply::Accept(content))),
+                    Err(n) => {
+                        self.problem = Some(if n == 1 {
+                            "one field is not right yet (marked !)".into()
+                        } else {
+                            format!("{n} fields are not right yet (marked !)")
+                        });
+                        (Consumed, AskOutcome::Stay)
+                    }
+                },
+                KeyCode::Tab | KeyCode::Down => {
+                    form.next();
+                    (Consumed, AskOutcome::Stay)
+                }
+                KeyCode::BackTab | KeyCode::Up => {
+                    form.previous();
+                    (Consumed, AskOutcome::Stay)
+                }
+                _ => {
+                    if form.key(key) {
+                        self.problem = None;
+                        (Consumed, AskOutcome::Stay)
+                    } else if ctrl {
+                        (Handled::Ignored, AskOutcome::Stay)
+                    } else {
+                        (Consumed, AskOutcome::Stay)
+                    }
+                }
+            },
+            Body::Reply(editor) => match key.code {
+                KeyCode::Enter if alt => {
+                    editor.insert_newline();
+                    (Consumed, AskOutcome::Stay)
+                }
+                KeyCode::Char('j') if ctrl => {
+                    editor.insert_newline();
+                    (Consumed, AskOutcome::Stay)
+                }
+                KeyCode::Enter => {
+                    let text = editor.lines().join("\n");
+                    if text.trim().is_empty() {
+                        self.problem = Some(
+                            "write the reply first (or Ctrl-D to decline, Esc to dismiss)".into(),
+                        );
+                        return (Consumed, AskOutcome::Stay);
+                    }
+                    (
+                        Consumed,
+                        AskOutcome::Answer(Reply::Accept(serde_json::Value::String(text))),
+                    )
+                }
+                KeyCode::F(_) => (Handled::Ignored, AskOutcome::Stay),
+                _ => {
+                    if editor.input(*key) {
+                        self.problem = None;
+                    }
+                    (Consumed, AskOutcome::Stay)
+                }
+            },
+        }
+    }
+
+    /// Pasted text: into the field with the focus, or into the reply with its lines kept
+    /// (whatever line endings the terminal sent).
+    pub fn paste(&mut self, text: &str) {
+        match &mut self.body {
+            Body::Form(form) => form.paste(text),
+            Body::Reply(editor) => {
+                let text = text.replace("\r\n", "\n").replace('\r', "\n");
+                editor.insert_str(text);
+            }
+            Body::Url => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::answers::SampledMessage;
+    use serde_json::json;
+
+    fn view(asking: Asking) -> AskView {
+        AskView {
+            id: 7,
+            connection: 1,
+            method: match asking {
+                Asking::Sampling { .. } => crate::client::answers::SAMPLING,
+                _ => crate::client::answers::ELICITATION,
+            },
+            name: None,
+            message: "Please".into(),
+            asking,
+        }
+    }
+
+    fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, modifiers)
+    }
+
+    #[test]
+    fn enter_accepts_a_form_only_when_the_schema_takes_it() {
+        let mut o = AskOverlay::new(view(Asking::Form {
+            schema: json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+        }));
+        let none = KeyModifiers::NONE;
+        assert_eq!(o.key(&key(KeyCode::Enter, none)).1, AskOutcome::Stay);
+        assert!(o.problem.as_deref().unwrap().contains("one field"));
+        o.key(&key(KeyCode::Char('y'), none));
+        assert_eq!(o.problem, None);
+        assert_eq!(
+            o.key(&key(KeyCode::Enter, none)).1,
+            AskOutcome::Answer(Reply::Accept(json!({"ok": true})))
+        );
+    }
+
+    #[test]
+    fn esc_dismisses_and_ctrl_d_declines() {
+        let mut o = AskOverlay::new(view(Asking::Url {
+            url: "https://example.org/consent".into(),
+        }));
+        assert_eq!(
+            o.key(&key(KeyCode::Esc, KeyModifiers::NONE)).1,
+            AskOutcome::Answer(Reply::Cancel)
+        );
+        assert_eq!(
+            o.key(&key(KeyCode::Char('d'), KeyModifiers::CONTROL)).1,
+            AskOutcome::Answer(Reply::Decline)
+        );
+        assert_eq!(
+            o.key(&key(KeyCode::Enter, KeyModifiers::NONE)).1,
+            AskOutcome::Answer(Reply::Accept(serde_json::Value::Null))
+        );
+    }
+
+    #[test]
+    fn a_reply_keeps_its_lines_and_enter_sends_it() {
+        let mut o = AskOverlay::new(view(Asking::Sampling {
+            messages: vec![SampledMessage {
+                role: "user".into(),
+                text: "Summarise".into(),
+            }],
+            system: None,
+            max_tokens: 100,
+        }));
+        assert_eq!(
+            o.key(&key(KeyCode::Enter, KeyModifiers::NONE)).1,
+            AskOutcome::Stay
+        );
+        o.paste("one\rtwo\r\nthree");
+        o.key(&key(KeyCode::Enter, KeyModifiers::ALT));
+        o.key(&key(KeyCode::Char('!'), KeyModifiers::NONE));
+        assert_eq!(
+            o.key(&key(KeyCode::Enter, KeyModifiers::NONE)).1,
+            AskOutcome::Answer(Reply::Accept(json!("one\ntwo\nthree\n!")))
+        );
+    }
+}
