@@ -122,7 +122,7 @@ fn a_task_is_followed_to_its_result_and_the_dialogue_is_judged_across_turns() {
 }
 
 #[test]
-fn a_task_over_http_is_followed_to_its_result() {
+fn a_task_over_http_is_followed_to_its_result_across_turns() {
     let mut server = Command::new(env!("CARGO_BIN_EXE_bkn-fault-server"))
         .args(["--fault", "task", "--http", "0"])
         .stderr(Stdio::piped())
@@ -133,14 +133,17 @@ fn a_task_over_http_is_followed_to_its_result() {
         .read_line(&mut banner)
         .unwrap();
     let url = banner.trim().rsplit(' ').next().unwrap().to_owned();
-    let request = json!({"Kind": "constraints", "EntityIDs": ["Fountain#1"]}).to_string();
-    let (code, out, err) = explorer(&["send", "-", "--url", &url], &request);
+    // Over 2026-07-28 HTTP the fault server keeps the dialogue by DialogID: the commitment
+    // of turn 0's task is held when turn 1's task is answered.
+    let (code, out, err) = explorer(&["dialogue", "-", "--url", &url], &commit_then_break());
     server.kill().unwrap();
     let _ = server.wait();
     assert_eq!(code, 0, "{err}");
-    let response: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(response["Outcome"], "answered", "{out}");
+    let turns = lines(&out);
+    assert_eq!(turns.len(), 2, "{out}");
+    assert_eq!(statuses(&turns[1]["response"]), ["Clash"], "{out}");
     assert!(err.contains("note: task task-1 completed"), "{err}");
+    assert!(err.contains("note: task task-2 completed"), "{err}");
 }
 
 #[test]
