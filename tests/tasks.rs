@@ -203,22 +203,27 @@ fn input_required_inside_a_task_is_answered_and_given_back_with_tasks_update() {
     let decline = dir.path().join("decline.json");
     std::fs::write(&decline, r#"{"elicitation/create": {"action": "decline"}}"#).unwrap();
     let server = fault("task-input", "--polls 1");
+    let saved = dir.path().join("asked.json");
     let (code, out, err) = explorer(
         &[
-            "send",
+            "dialogue",
             "-",
             "--stdio",
             &server,
             "--answers",
             accept.to_str().unwrap(),
+            "--save",
+            saved.to_str().unwrap(),
         ],
         &request,
     );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(
-        serde_json::from_str::<Value>(&out).unwrap()["Outcome"],
-        "answered"
-    );
+    assert_eq!(lines(&out)[0]["response"]["Outcome"], "answered", "{out}");
+    // What the task asked, and the answer, are kept with the turn.
+    let session: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let asked = &session["dialogues"][0]["turns"][0]["asked"][0];
+    assert_eq!(asked["name"], "confirm", "{session}");
+    assert_eq!(asked["answer"]["action"], "accept", "{session}");
     assert!(
         err.contains("note: task task-1 input_required: waiting for a confirmation"),
         "{err}"
