@@ -194,6 +194,25 @@ async fn state(name: &str, theme: &str) -> Harness {
                 request: None,
                 cancelling: false,
                 progress: Some((7.0, Some(100.0))),
+                task: None,
+            });
+            app.ticks = 3;
+        }
+        // A turn the server answered with a Task (SEP-2663): its status and message shown.
+        "pending_task" => {
+            show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
+            let app = &mut h.runner.app;
+            let started = app.now - Duration::from_millis(2500);
+            app.dialogues[STATES].pending = Some(Pending {
+                started,
+                request: None,
+                cancelling: false,
+                progress: None,
+                task: Some(bkn_explorer::client::task::TaskNote {
+                    task_id: "task-7".into(),
+                    status: "input_required".into(),
+                    message: Some("waiting for a confirmation".into()),
+                }),
             });
             app.ticks = 3;
         }
@@ -572,6 +591,7 @@ snapshots!(
     tabs_many_dialogues,
     long_title,
     pending_turn,
+    pending_task,
     composer_form,
     composer_steps_scrolled,
     composer_completion,

@@ -305,6 +305,48 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
 }
 
 #[tokio::test]
+async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel() {
+    let mut h = on_fault_server("task", &["--polls", "1000000", "--poll-ms", "50"]).await;
+    fill(&mut h, "Question", "anything");
+    h.key(KeyCode::F(5));
+    h.until(WAIT, "the task's status on the pending turn", |app| {
+        app.dialogues[0]
+            .pending
+            .as_ref()
+            .and_then(|p| p.task.as_ref())
+            .is_some_and(|t| t.task_id == "task-1" && t.status == "working")
+    })
+    .await;
+    let screen = text(&render(&h.runner.app, 120, 40));
+    assert!(screen.contains("task task-1 working"), "{screen}");
+    h.key(KeyCode::Esc);
+    h.until(WAIT, "the cancelled turn", |app| {
+        app.dialogues[0].turns.len() == 1
+    })
+    .await;
+    match &h.runner.app.dialogues[0].turns[0].turn.reply {
+        Reply::Error(e) => {
+            assert_eq!(e.kind, ErrorKind::Cancelled, "{}", e.message);
+            assert!(
+                e.message.contains("tasks/cancel sent (acknowledged)"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected a cancelled turn, got {other:?}"),
+    }
+    assert_eq!(h.runner.app.dialogues[0].status, Status::Open);
+    // The log has the task's states and the cancel.
+    for what in ["task task-1 working", "tasks/cancel sent"] {
+        h.until(WAIT, what, |app| {
+            (0..app.log.visible_len())
+                .any(|i| app.log.visible(i).is_some_and(|e| e.text.contains(what)))
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
 async fn keys_still_work_while_a_turn_is_pending() {
     let mut h = on_fault_server("slow", &["--delay", "60"]).await;
     h.key(KeyCode::F(5));

@@ -13,9 +13,21 @@
 //!   no-structured        answers with the JSON in a text block only
 //!   tools-change         says its tools changed (notifications/tools/list_changed) after
 //!                        each answer: not a fault, a server whose offer moves
+//!   task                 answers each call with a Task (SEP-2663, the client must declare
+//!                        the tasks extension) that completes with the Response after
+//!                        --polls tasks/get (3 by default), each saying how many are left
+//!   task-fails           the same, and the task ends failed (a JSON-RPC error)
+//!   task-input           the same, and the task then asks for input (an elicitation keyed
+//!                        "confirm"): completed once tasks/update accepts, failed if declined
+//!   task-stuck           the task stays "working" with the same message, for ever
+//!   task-lost            the task is forgotten at once (as one whose ttl passed): tasks/get
+//!                        answers that it knows no such task
 //!   none                 no fault at all
 //!
-//! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--http PORT]
+//! A task's Response is made when the call comes, so a dialogue's turns keep their order.
+//!
+//! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--polls N]
+//!        [--poll-ms MS] [--http PORT]
 //!
 //! Over HTTP it answers both MCP generations, a dialogue kept in its MCP session
 //! (2025-11-25) or by its DialogID (2026-07-28), as the reference servers do.
@@ -28,9 +40,11 @@ use bkn_explorer::server::dac::domain::Domain;
 use bkn_explorer::server::dac::{DacDialogue, DomainAccess};
 use bkn_explorer::server::mcp::Backend;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    CreateTaskResult, DetailedTask, GetTaskParams, GetTaskResult, InitializeRequestParams,
+    InitializeResult, InputRequest, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Task, TaskPayload, TaskStatus,
+    Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -52,9 +66,21 @@ enum Fault {
     MissingOutcome,
     NoStructured,
     ToolsChange,
+    Task,
+    TaskFails,
+    TaskInput,
+    TaskStuck,
+    TaskLost,
 }
 
 impl Fault {
+    fn makes_tasks(self) -> bool {
+        matches!(
+            self,
+            Fault::Task | Fault::TaskFails | Fault::TaskInput | Fault::TaskStuck | Fault::TaskLost
+        )
+    }
+
     fn parse(s: &str) -> Option<Fault> {
         Some(match s {
             "none" => Fault::None,
@@ -68,6 +94,11 @@ impl Fault {
             "missing-outcome" => Fault::MissingOutcome,
             "no-structured" => Fault::NoStructured,
             "tools-change" => Fault::ToolsChange,
+            "task" => Fault::Task,
+            "task-fails" => Fault::TaskFails,
+            "task-input" => Fault::TaskInput,
+            "task-stuck" => Fault::TaskStuck,
+            "task-lost" => Fault::TaskLost,
             _ => return None,
         })
     }
@@ -78,6 +109,10 @@ struct Options {
     fault: Fault,
     delay: Duration,
     size: usize,
+    /// How many tasks/get a task answers "working" before it ends.
+    polls: u32,
+    /// The pollIntervalMs a task suggests.
+    poll_ms: u64,
     /// Serving Streamable HTTP (`--http`).
     http: bool,
 }
@@ -88,6 +123,7 @@ struct Faulty {
     backend: Arc<DomainAccess>,
     /// The dialogue of this MCP session (2025-11-25; over stdio, the process's).
     dialogue: Arc<Mutex<DacDialogue>>,
+    tasks: Arc<Mutex<Tasks>>,
     /// Over 2026-07-28 HTTP each request gets a fresh handler: the dialogues live here, by
     /// DialogID, shared by every handler (MCP-BINDING section 3), at most `MAX_DIALOGUES`.
     keyed: Arc<Mutex<std::collections::HashMap<String, Arc<Mutex<DacDialogue>>>>>,
@@ -139,14 +175,213 @@ impl Faulty {
     }
 }
 
+/// The tasks of the task faults, by id (a few a dialogue: a turn's task is kept until the
+/// server ends; the oldest go past a bound).
+#[derive(Default)]
+struct Tasks {
+    next: u64,
+    by_id: std::collections::BTreeMap<String, TaskEntry>,
+}
+
+struct TaskEntry {
+    /// The tool's result, made when the call came.
+    result: CallToolResult,
+    polls_left: u32,
+    created: String,
+    cancelled: bool,
+    /// task-input: the answer tasks/update gave to "confirm".
+    confirmed: Option<bool>,
+}
+
+const TASKS_KEPT: usize = 1024;
+
+fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+impl Faulty {
+    fn task_of(&self, id: &str) -> Result<std::sync::MutexGuard<'_, Tasks>, McpError> {
+        let tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        if tasks.by_id.contains_key(id) {
+            Ok(tasks)
+        } else {
+            Err(McpError::invalid_params(
+                format!("no task {id} here (it never was, or it is gone)"),
+                None,
+            ))
+        }
+    }
+
+    /// A task that will end with `result`.
+    fn start_task(&self, result: CallToolResult) -> CallToolResponse {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        tasks.next += 1;
+        let id = format!("task-{}", tasks.next);
+        let created = now();
+        if tasks.by_id.len() >= TASKS_KEPT
+            && let Some(oldest) = tasks.by_id.keys().next().cloned()
+        {
+            tasks.by_id.remove(&oldest);
+        }
+        tasks.by_id.insert(
+            id.clone(),
+            TaskEntry {
+                result,
+                polls_left: self.options.polls,
+                created: created.clone(),
+                cancelled: false,
+                confirmed: None,
+            },
+        );
+        let task = Task::new(id, TaskStatus::Working, created.clone(), created)
+            .with_status_message("accepted")
+            .with_poll_interval_ms(self.options.poll_ms)
+            .with_ttl_ms(600_000);
+        CallToolResponse::Task(CreateTaskResult::new(task))
+    }
+}
+
 impl ServerHandler for Faulty {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        if self.options.fault.makes_tasks() {
+            let mut extensions = rmcp::model::ExtensionCapabilities::new();
+            extensions.insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                serde_json::Map::new(),
+            );
+            capabilities.extensions = Some(extensions);
+        }
+        ServerConfig::new(capabilities)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let id = request.task_id;
+        if self.options.fault == Fault::TaskLost {
+            return Err(McpError::invalid_params(
+                format!("no task {id} here (it never was, or it is gone)"),
+                None,
+            ));
+        }
+        let mut tasks = self.task_of(&id)?;
+        let entry = tasks.by_id.get_mut(&id).expect("checked");
+        let base = |status: TaskStatus, message: String| {
+            Task::new(id.clone(), status, entry.created.clone(), now())
+                .with_status_message(message)
+                .with_poll_interval_ms(self.options.poll_ms)
+                .with_ttl_ms(600_000)
+        };
+        let detailed = if entry.cancelled {
+            let task = base(
+                TaskStatus::Cancelled,
+                "cancelled, as the client asked".into(),
+            );
+            DetailedTask::new(task, TaskPayload::Cancelled)
+        } else if self.options.fault == Fault::TaskStuck {
+            let task = base(TaskStatus::Working, "thinking".into());
+            DetailedTask::new(task, TaskPayload::Working)
+        } else if entry.polls_left > 0 {
+            entry.polls_left -= 1;
+            let left = entry.polls_left;
+            let task = base(
+                TaskStatus::Working,
+                format!(
+                    "working: {left} poll{} to go",
+                    if left == 1 { "" } else { "s" }
+                ),
+            );
+            DetailedTask::new(task, TaskPayload::Working)
+        } else {
+            match (self.options.fault, entry.confirmed) {
+                (Fault::TaskFails, _) | (Fault::TaskInput, Some(false)) => {
+                    let error = serde_json::json!({
+                        "code": -32603,
+                        "message": "the fault server's task failed, as asked"
+                    });
+                    let task = base(TaskStatus::Failed, "failed".into());
+                    DetailedTask::new(
+                        task,
+                        TaskPayload::Failed {
+                            error: error.as_object().cloned().unwrap_or_default(),
+                        },
+                    )
+                }
+                (Fault::TaskInput, None) => {
+                    let asked: InputRequest = serde_json::from_value(serde_json::json!({
+                        "method": "elicitation/create",
+                        "params": {
+                            "mode": "form",
+                            "message": "Confirm the turn",
+                            "requestedSchema": {
+                                "type": "object",
+                                "properties": {"ok": {"type": "boolean"}},
+                                "required": ["ok"]
+                            }
+                        }
+                    }))
+                    .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+                    let task = base(
+                        TaskStatus::InputRequired,
+                        "waiting for a confirmation".into(),
+                    );
+                    DetailedTask::new(
+                        task,
+                        TaskPayload::InputRequired {
+                            input_requests: [("confirm".to_owned(), asked)].into_iter().collect(),
+                        },
+                    )
+                }
+                _ => {
+                    let result = serde_json::to_value(&entry.result)
+                        .ok()
+                        .and_then(|v| v.as_object().cloned())
+                        .unwrap_or_default();
+                    let task = base(TaskStatus::Completed, "done".into());
+                    DetailedTask::new(task, TaskPayload::Completed { result })
+                }
+            }
+        };
+        Ok(GetTaskResult::new(detailed))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let id = request.task_id;
+        let mut tasks = self.task_of(&id)?;
+        let entry = tasks.by_id.get_mut(&id).expect("checked");
+        let Some(answer) = request.input_responses.get("confirm") else {
+            return Err(McpError::invalid_params(
+                "tasks/update: no answer to the input request \"confirm\"",
+                None,
+            ));
+        };
+        let accepted = answer["action"] == "accept" && answer["content"]["ok"] == true;
+        entry.confirmed = Some(accepted);
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let id = request.task_id;
+        let mut tasks = self.task_of(&id)?;
+        tasks.by_id.get_mut(&id).expect("checked").cancelled = true;
+        eprintln!("fault: task {id} cancelled");
+        Ok(())
     }
 
     async fn initialize(
@@ -274,6 +509,9 @@ impl ServerHandler for Faulty {
                     let _ = peer.notify_tool_list_changed().await;
                 });
             }
+            fault if fault.makes_tasks() => {
+                return Ok(self.start_task(CallToolResult::structured(response)));
+            }
             _ => {}
         }
         Ok(CallToolResult::structured(response).into())
@@ -304,6 +542,10 @@ fn main() {
             .unwrap_or(20)
             * 1024
             * 1024,
+        polls: value("--polls").and_then(|s| s.parse().ok()).unwrap_or(3),
+        poll_ms: value("--poll-ms")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(20),
         http: value("--http").is_some(),
     };
     let backend = Arc::new(DomainAccess::new(
@@ -314,12 +556,16 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
+    // One table of tasks for the server: over 2026-07-28 HTTP each request may get a new
+    // handler, and a task outlives the call that made it.
+    let tasks: Arc<Mutex<Tasks>> = Arc::default();
     runtime.block_on(async move {
         let keyed = Arc::default();
         let make = move || Faulty {
             options: options.clone(),
             backend: backend.clone(),
             dialogue: Arc::default(),
+            tasks: tasks.clone(),
             keyed: Arc::clone(&keyed),
         };
         match value("--http") {

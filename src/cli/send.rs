@@ -61,7 +61,16 @@ pub fn run(args: Args) -> u8 {
             Filling::Missing
         };
         let request = dialogue.prepare(request, filling);
-        let turn = dialogue.send(request, &CancellationToken::new()).await;
+        // Ctrl-C or SIGTERM cancels the turn, as Esc does in the explorer: the server is told
+        // (notifications/cancelled, or tasks/cancel for a task), and the turn is reported.
+        let cancel = CancellationToken::new();
+        let stop = cancel.clone();
+        let watcher = tokio::spawn(async move {
+            super::serve::shutdown_signal().await;
+            stop.cancel();
+        });
+        let turn = dialogue.send(request, &cancel).await;
+        watcher.abort();
         // The answer is shown before the server is stopped: a script reading it need not
         // wait for the server to end (about a millisecond for ours, more for others).
         let code = report(&turn).max(server_findings);

@@ -241,6 +241,7 @@ impl ServerArgs {
             protocol_default: Settings::current().0.protocol(),
             answers: self.answers.clone(),
             ask: None,
+            task_notes: Some(stderr_task_notes()),
         }
     }
 
@@ -278,6 +279,12 @@ impl ServerArgs {
         ))?;
         Ok((runtime, dialogue))
     }
+}
+
+/// A headless command's notes of the tasks it waits for (SEP-2663), on standard error as
+/// each changes: the task, its status and its message.
+pub fn stderr_task_notes() -> crate::client::task::TaskNotes {
+    crate::client::task::TaskNotes(std::sync::Arc::new(|note| eprintln!("note: {note}")))
 }
 
 pub fn read_servers(path: &Path) -> Result<Vec<ServerSpec>, String> {
@@ -474,7 +481,9 @@ impl Targets {
             protocol: self.protocol,
             protocol_default: Settings::current().0.protocol(),
             answers: self.answers.clone(),
+            // `test` and `load` show their own progress, one line a scenario or a run.
             ask: None,
+            task_notes: None,
         }
     }
 }

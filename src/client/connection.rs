@@ -15,6 +15,7 @@ use crate::client::oauth::client::{Authorizer, AuthorizingClient};
 use crate::client::oauth::{OAuthOptions, SignInNotice};
 use crate::client::spec::{self, ServerSpec, TransportSpec};
 use crate::client::stdio::{Direct, Health, ServerInput, ServerOutput, StdioTransport};
+use crate::client::task::{Called, Stopped};
 use crate::protocol::conformance::{Check, Finding};
 use crate::protocol::message::new_id;
 use crate::protocol::resources::{self, Published};
@@ -83,6 +84,9 @@ pub struct ConnectOptions {
     /// Where to put what a server asks when `answers` has nothing for it: a person (the
     /// explorer).
     pub ask: Option<crate::client::answers::AskSink>,
+    /// Who hears of the tasks a call waits for, besides the log and the events (a headless
+    /// command prints them).
+    pub task_notes: Option<crate::client::task::TaskNotes>,
 }
 
 /// The HTTP client a connection uses unless one is given (`ConnectOptions::http_client`).
@@ -123,6 +127,7 @@ impl Default for ConnectOptions {
             protocol_default: ProtocolChoice::Auto,
             answers: None,
             ask: None,
+            task_notes: None,
         }
     }
 }
@@ -205,6 +210,10 @@ pub enum CallError {
     /// Dropping the call sent the server notifications/cancelled.
     #[error("cancelled before the answer came; the server was sent notifications/cancelled")]
     Cancelled,
+    /// The call's task (SEP-2663) was given up: the user cancelled it, or it stopped
+    /// changing; the server was sent tasks/cancel.
+    #[error("{0}")]
+    TaskCancelled(String),
     #[error("{0}")]
     TooLarge(String),
     /// The connection ended: the server exited, closed its output, or the HTTP session ended.
@@ -246,6 +255,8 @@ pub struct Connection {
     closing: Arc<AtomicBool>,
     timeout: Duration,
     events: EventSink,
+    /// Who hears of the tasks a call waits for (`ConnectOptions::task_notes`).
+    task_notes: Option<crate::client::task::TaskNotes>,
     /// This thread and the server on one CPU (`ConnectOptions::share_cpu`), until the end.
     _shared_cpu: Option<SharedCpu>,
 }
@@ -258,11 +269,13 @@ impl Connection {
     ) -> Result<Connection, ConnectError> {
         let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
         let events = options.events.clone();
+        let protocol = options.protocol_for(spec);
         let (handler, progress) = Handler::new(
             id,
             events.clone(),
             options.answers.clone(),
             options.ask.clone(),
+            protocol != ProtocolChoice::Session,
         );
         let health = Arc::new(Mutex::new(Health::default()));
         let closing = Arc::new(AtomicBool::new(false));
@@ -274,7 +287,6 @@ impl Connection {
 
         let mut shared_cpu = None;
         let mut http_turns = None;
-        let protocol = options.protocol_for(spec);
         if protocol != ProtocolChoice::Auto {
             events.log(
                 id,
@@ -532,6 +544,7 @@ impl Connection {
             closing,
             timeout: options.timeout,
             events: events.clone(),
+            task_notes: options.task_notes.clone(),
             _shared_cpu: shared_cpu,
         };
         // The DialogID is the MCP session's over a 2025-11-25 HTTP session; otherwise the
@@ -682,31 +695,32 @@ impl Connection {
     }
 
     /// Calls a tool. The timeout starts again with every progress notification; `cancel`
-    /// stops waiting and tells the server (`notifications/cancelled`).
+    /// stops waiting and tells the server (`notifications/cancelled`, or `tasks/cancel` for a
+    /// task the call became).
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: JsonObject,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
-        if let Some(direct) = &self.direct {
-            let text = serde_json::value::to_raw_value(&arguments).map_err(|e| {
-                CallError::Protocol(format!("the arguments cannot be written: {e}"))
-            })?;
-            if let Some(answered) = self.call_directly(direct, name, &text, cancel).await {
-                return answered;
+        let text = || {
+            serde_json::value::to_raw_value(&arguments)
+                .map_err(|e| CallError::Protocol(format!("the arguments cannot be written: {e}")))
+        };
+        let called = if let Some(direct) = &self.direct {
+            match self.call_directly(direct, name, &text()?, cancel).await {
+                Some(answered) => answered,
+                None => self.call_through_rmcp(name, arguments, cancel).await,
             }
-            return self.call_through_rmcp(name, arguments, cancel).await;
-        }
-        if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on()) {
-            let text = serde_json::value::to_raw_value(&arguments).map_err(|e| {
-                CallError::Protocol(format!("the arguments cannot be written: {e}"))
-            })?;
-            if let Some(answered) = self.call_over_http(turns, name, &text, cancel).await {
-                return answered;
+        } else if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on()) {
+            match self.call_over_http(turns, name, &text()?, cancel).await {
+                Some(answered) => answered,
+                None => self.call_through_rmcp(name, arguments, cancel).await,
             }
-        }
-        self.call_through_rmcp(name, arguments, cancel).await
+        } else {
+            self.call_through_rmcp(name, arguments, cancel).await
+        };
+        self.to_result(called?, cancel).await
     }
 
     /// Calls a tool with `request` as its arguments, given also as its compact text (which
@@ -718,18 +732,45 @@ impl Connection {
         text: &serde_json::value::RawValue,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
-        if let Some(direct) = &self.direct
-            && let Some(answered) = self.call_directly(direct, name, text, cancel).await
-        {
-            return answered;
+        let mut called = None;
+        if let Some(direct) = &self.direct {
+            called = self.call_directly(direct, name, text, cancel).await;
+        } else if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on()) {
+            called = self.call_over_http(turns, name, text, cancel).await;
         }
-        if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on())
-            && let Some(answered) = self.call_over_http(turns, name, text, cancel).await
-        {
-            return answered;
+        let called = match called {
+            Some(called) => called,
+            None => {
+                let arguments = request.as_object().cloned().unwrap_or_default();
+                self.call_through_rmcp(name, arguments, cancel).await
+            }
+        };
+        self.to_result(called?, cancel).await
+    }
+
+    /// The call's result: as it came, or the end of the task it became.
+    async fn to_result(
+        &self,
+        called: Called,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallError> {
+        let task = match called {
+            Called::Result(result) => return Ok(result),
+            Called::Task(task) => task,
+        };
+        let follower = crate::client::task::Follower {
+            peer: self.service.peer(),
+            handler: self.service.service(),
+            connection: self.id,
+            events: &self.events,
+            notes: self.task_notes.as_ref(),
+            timeout: self.timeout,
+        };
+        match follower.follow(task, cancel).await {
+            Ok(result) => Ok(result),
+            Err(Stopped::Call(e)) => Err(e),
+            Err(Stopped::Service(e)) => Err(self.call_error(e).await),
         }
-        let arguments = request.as_object().cloned().unwrap_or_default();
-        self.call_through_rmcp(name, arguments, cancel).await
     }
 
     /// Gives the server, when it asks during the next turn, what the recording of that turn
@@ -754,17 +795,18 @@ impl Connection {
         name: &str,
         arguments: JsonObject,
         cancel: &CancellationToken,
-    ) -> Result<CallToolResult, CallError> {
+    ) -> Result<Called, CallError> {
         let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
         let progress = self.progress_from_now();
-        // Dropping the call (a timeout, a cancel) sends notifications/cancelled. rmcp's
-        // running service drives a 2026-07-28 `input_required` result's rounds through the
-        // handler (what the server asks, answered from --answers).
-        match self
-            .wait(name, self.service.call_tool(params), progress, cancel)
-            .await?
-        {
-            Ok(result) => Ok(self.undeep(result)),
+        // Dropping the call (a timeout, a cancel) sends notifications/cancelled. A
+        // 2026-07-28 `input_required` result's rounds are driven through the handler (what
+        // the server asks, answered from --answers or by the person), up to a result or a
+        // task.
+        let rounds =
+            crate::client::task::rounds(self.service.peer(), self.service.service(), params);
+        match self.wait(name, rounds, progress, cancel).await? {
+            Ok(Called::Result(result)) => Ok(Called::Result(self.undeep(result))),
+            Ok(task) => Ok(task),
             Err(e) => Err(self.call_error(e).await),
         }
     }
@@ -778,7 +820,7 @@ impl Connection {
         name: &str,
         arguments: &serde_json::value::RawValue,
         cancel: &CancellationToken,
-    ) -> Option<Result<CallToolResult, CallError>> {
+    ) -> Option<Result<Called, CallError>> {
         let progress = self.progress_from_now();
         let call = match direct.call(name, arguments).await {
             Ok(call) => call,
@@ -826,7 +868,7 @@ impl Connection {
         name: &str,
         arguments: &serde_json::value::RawValue,
         cancel: &CancellationToken,
-    ) -> Option<Result<CallToolResult, CallError>> {
+    ) -> Option<Result<Called, CallError>> {
         let progress = self.progress_from_now();
         let handler = self.service.service();
         let (id, answer) = turns.call(name, arguments, |n| handler.notified(n));
@@ -856,15 +898,17 @@ impl Connection {
         })
     }
 
-    /// The answer to a `tools/call` taken past rmcp, as rmcp would give it; `Ok(None)` when
-    /// the server asked for input (2026-07-28 `input_required`), which rmcp's client answers.
+    /// The answer to a `tools/call` taken past rmcp, as rmcp would give it: a result, or a
+    /// task (SEP-2663) to follow; `Ok(None)` when the server asked for input (2026-07-28
+    /// `input_required`), and the call is sent again through rmcp, which answers it.
     async fn tool_result_of(
         &self,
         message: ServerJsonRpcMessage,
-    ) -> Result<Option<CallToolResult>, CallError> {
+    ) -> Result<Option<Called>, CallError> {
         match message {
             ServerJsonRpcMessage::Response(r) => match r.result {
-                ServerResult::CallToolResult(result) => Ok(Some(result)),
+                ServerResult::CallToolResult(result) => Ok(Some(Called::Result(result))),
+                ServerResult::CreateTaskResult(task) => Ok(Some(Called::Task(task))),
                 ServerResult::InputRequiredResult(_) => Ok(None),
                 other => Err(CallError::Protocol(format!(
                     "the answer to tools/call is not a tool result: {}",

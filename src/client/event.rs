@@ -106,6 +106,12 @@ pub enum Event {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// A task (SEP-2663) a call is waiting for changed: its status or its message (also
+    /// logged).
+    Task {
+        connection: ConnectionId,
+        note: crate::client::task::TaskNote,
+    },
     /// A server asked for OAuth and a sign-in is under way, done or failed (also logged).
     SignIn {
         connection: ConnectionId,

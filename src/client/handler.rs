@@ -59,6 +59,9 @@ pub struct Handler {
     /// Counts progress notifications; a request waiting on this connection watches it.
     progress: watch::Sender<u64>,
     responder: Responder,
+    /// Whether to declare the tasks extension (SEP-2663): when the client may speak
+    /// 2026-07-28, whose extension it is (the client then follows a task to its result).
+    tasks: bool,
 }
 
 /// What answers a server's requests of its own (elicitations, samplings): from `--answers`,
@@ -130,6 +133,7 @@ impl Handler {
         events: EventSink,
         answers: Option<std::sync::Arc<Answers>>,
         ask: Option<AskSink>,
+        tasks: bool,
     ) -> (Handler, watch::Receiver<u64>) {
         let (progress, watcher) = watch::channel(0);
         (
@@ -145,6 +149,7 @@ impl Handler {
                     asked: Default::default(),
                     recorded: Default::default(),
                 },
+                tasks,
             },
             watcher,
         )
@@ -484,6 +489,14 @@ impl ClientHandler for Handler {
         if self.responder.can_answer() {
             capabilities.elicitation = Some(Default::default());
             capabilities.sampling = Some(Default::default());
+        }
+        if self.tasks {
+            let mut extensions = rmcp::model::ExtensionCapabilities::new();
+            extensions.insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                serde_json::Map::new(),
+            );
+            capabilities.extensions = Some(extensions);
         }
         ClientConfig::new(capabilities, info).with_protocol_version(ProtocolVersion::V_2025_11_25)
     }

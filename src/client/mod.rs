@@ -20,4 +20,5 @@ pub mod oauth;
 pub mod opening;
 pub mod spec;
 pub mod stdio;
+pub mod task;
 pub mod turn;

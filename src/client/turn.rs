@@ -145,7 +145,7 @@ impl From<&CallError> for TurnError {
     fn from(e: &CallError) -> TurnError {
         let kind = match e {
             CallError::Timeout { .. } => ErrorKind::Timeout,
-            CallError::Cancelled => ErrorKind::Cancelled,
+            CallError::Cancelled | CallError::TaskCancelled(_) => ErrorKind::Cancelled,
             CallError::TooLarge(_) => ErrorKind::TooLarge,
             CallError::Gone(_) => ErrorKind::Gone,
             CallError::Protocol(_) | CallError::Unanswered(_) => ErrorKind::Protocol,

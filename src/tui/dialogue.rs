@@ -264,6 +264,8 @@ pub struct Pending {
     pub request: Option<Value>,
     pub cancelling: bool,
     pub progress: Option<(f64, Option<f64>)>,
+    /// The task (SEP-2663) the turn became, as last seen.
+    pub task: Option<crate::client::task::TaskNote>,
 }
 
 /// A replay of the dialogue, running or done.

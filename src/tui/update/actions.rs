@@ -651,6 +651,7 @@ impl App {
             request: None,
             cancelling: false,
             progress: None,
+            task: None,
         });
     }
 
@@ -660,8 +661,13 @@ impl App {
             if let Some(p) = &mut d.pending {
                 p.cancelling = true;
                 fx.push(Effect::Cancel { key: d.key });
+                // A turn that became a task is cancelled as a task (SEP-2663).
+                let told = match &p.task {
+                    Some(task) => format!("tasks/cancel for task {}", task.task_id),
+                    None => "notifications/cancelled".to_owned(),
+                };
                 self.notify(
-                    "cancelling: the server is told (notifications/cancelled)",
+                    format!("cancelling: the server is told ({told})"),
                     Severity::Info,
                 );
                 return;

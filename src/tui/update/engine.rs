@@ -190,6 +190,16 @@ impl App {
                     p.progress = Some((progress, total));
                 }
             }
+            EngineEvent::Client(ClientEvent::Task { connection, note }) => {
+                if let Some(d) = self
+                    .dialogues
+                    .iter_mut()
+                    .find(|d| d.connection == Some(connection))
+                    && let Some(p) = &mut d.pending
+                {
+                    p.task = Some(note);
+                }
+            }
             EngineEvent::Client(ClientEvent::SignIn { server, notice, .. }) => {
                 self.sign_in_notice(&server, notice, fx)
             }

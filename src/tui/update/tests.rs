@@ -613,6 +613,52 @@ fn send_asks_the_runner_and_esc_cancels_the_pending_turn() {
 }
 
 #[test]
+fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
+    let mut t = T::reference();
+    t.type_text("bench");
+    t.key(KeyCode::F(5));
+    let note = crate::client::task::TaskNote {
+        task_id: "task-9".into(),
+        status: "working".into(),
+        message: Some("2 polls to go".into()),
+    };
+    let fx = t.event(Event::Engine(Box::new(EngineEvent::Client(
+        crate::client::event::Event::Task {
+            connection: 1,
+            note: note.clone(),
+        },
+    ))));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(t.current().pending.as_ref().unwrap().task, Some(note));
+    // A task of another connection is not this turn's.
+    t.event(Event::Engine(Box::new(EngineEvent::Client(
+        crate::client::event::Event::Task {
+            connection: 2,
+            note: crate::client::task::TaskNote {
+                task_id: "other".into(),
+                status: "working".into(),
+                message: None,
+            },
+        },
+    ))));
+    assert_eq!(
+        t.current()
+            .pending
+            .as_ref()
+            .unwrap()
+            .task
+            .as_ref()
+            .unwrap()
+            .task_id,
+        "task-9"
+    );
+    let fx = t.key(KeyCode::Esc);
+    assert!(matches!(&fx[..], [Effect::Cancel { key: 1 }]), "{fx:?}");
+    let said = &t.app.notice.as_ref().unwrap().text;
+    assert!(said.contains("tasks/cancel for task task-9"), "{said}");
+}
+
+#[test]
 fn a_dialogue_that_is_not_open_sends_nothing_and_says_why() {
     let (mut t, _) = T::new(vec![ServerSpec::embedded(Interface::Dac)]);
     let fx = t.key(KeyCode::F(5));

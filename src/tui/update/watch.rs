@@ -219,6 +219,7 @@ impl App {
                     request: None,
                     cancelling: false,
                     progress: None,
+                    task: None,
                 });
             }
             None => {

@@ -272,6 +272,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         } else {
             " · Esc cancels"
         });
+        // Last, so that a long status message does not push the key off the line.
+        if let Some(task) = &p.task {
+            text.push_str(&format!(" · {task}"));
+        }
         let y = inner.y + inner.height.saturating_sub(1);
         frame.render_widget(
             Paragraph::new(Line::styled(text, t.fg(c.accent))),
