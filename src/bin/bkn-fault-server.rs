@@ -12,10 +12,13 @@
 //!   missing-outcome      answers without Outcome
 //!   no-structured        answers with the JSON in a text block only
 //!   tools-change         says its tools changed (notifications/tools/list_changed) after
-//!                        each answer: not a fault, a server whose offer moves
+//!                        each answer: not a fault, a server whose offer moves. Over
+//!                        2025-11-25 on the session; over 2026-07-28 on every open
+//!                        subscriptions/listen stream (it serves them, for tools lists).
+//!                        --flood N says it N times after each answer
 //!   none                 no fault at all
 //!
-//! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--http PORT]
+//! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--flood N] [--http PORT]
 
 #![allow(deprecated)]
 
@@ -75,6 +78,12 @@ struct Options {
     fault: Fault,
     delay: Duration,
     size: usize,
+    /// How many times `tools-change` says so after each answer.
+    flood: usize,
+    /// How many answers were given (`tools-change`): every open listen stream says the tools
+    /// changed when it grows. Shared by every instance (over HTTP at 2026-07-28 each request
+    /// has its own).
+    answered: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 #[derive(Clone)]
@@ -82,6 +91,9 @@ struct Faulty {
     options: Options,
     backend: Arc<DomainAccess>,
     dialogue: Arc<Mutex<DacDialogue>>,
+    /// The answers counted when a listen was accepted (before its acknowledgement): an answer
+    /// given between then and the stream's start is told on it, not lost.
+    listen_from: Arc<Mutex<Option<u64>>>,
 }
 
 impl ServerHandler for Faulty {
@@ -119,6 +131,40 @@ impl ServerHandler for Faulty {
             self.supported_protocol_versions().into_owned(),
             self.get_info(),
         ))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        *self.listen_from.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(*self.options.answered.borrow());
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let mut answered = self.options.answered.subscribe();
+        let mut told = self
+            .listen_from
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or(*answered.borrow());
+        loop {
+            let now = *answered.borrow_and_update();
+            if now > told {
+                told = now;
+                for _ in 0..self.options.flood {
+                    if context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                changed = answered.changed() => if changed.is_err() { return Ok(()) },
+            }
+        }
     }
 
     async fn list_tools(
@@ -211,9 +257,19 @@ impl ServerHandler for Faulty {
             }
             Fault::ToolsChange => {
                 let peer = context.peer.clone();
-                tokio::spawn(async move {
-                    let _ = peer.notify_tool_list_changed().await;
-                });
+                let flood = self.options.flood;
+                let stateless = context
+                    .protocol_version()
+                    .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+                if stateless {
+                    self.options.answered.send_modify(|n| *n += 1);
+                } else {
+                    tokio::spawn(async move {
+                        for _ in 0..flood {
+                            let _ = peer.notify_tool_list_changed().await;
+                        }
+                    });
+                }
             }
             _ => {}
         }
@@ -231,7 +287,7 @@ fn main() {
     };
     let Some(fault) = value("--fault").as_deref().and_then(Fault::parse) else {
         eprintln!(
-            "usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--http PORT] (see the source for the faults)"
+            "usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--flood N] [--http PORT] (see the source for the faults)"
         );
         std::process::exit(2);
     };
@@ -245,6 +301,8 @@ fn main() {
             .unwrap_or(20)
             * 1024
             * 1024,
+        flood: value("--flood").and_then(|s| s.parse().ok()).unwrap_or(1),
+        answered: Arc::new(tokio::sync::watch::channel(0).0),
     };
     let backend = Arc::new(DomainAccess::new(
         Domain::default_domain(),
@@ -259,6 +317,7 @@ fn main() {
             options: options.clone(),
             backend: backend.clone(),
             dialogue: Arc::default(),
+            listen_from: Arc::default(),
         };
         match value("--http") {
             None => {

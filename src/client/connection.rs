@@ -11,6 +11,7 @@ use crate::client::handler::Handler;
 use crate::client::http::LoggingHttpClient;
 use crate::client::http_turn::{HttpTurns, SessionHeaders, TurnFailure, TurnPlace};
 use crate::client::limits;
+use crate::client::listen::{self, ListChanges};
 use crate::client::oauth::client::{Authorizer, AuthorizingClient};
 use crate::client::oauth::{OAuthOptions, SignInNotice};
 use crate::client::spec::{self, ServerSpec, TransportSpec};
@@ -248,6 +249,10 @@ pub struct Connection {
     events: EventSink,
     /// This thread and the server on one CPU (`ConnectOptions::share_cpu`), until the end.
     _shared_cpu: Option<SharedCpu>,
+    /// The server's list changes, told once until read again (`listen.rs`).
+    changes: Arc<ListChanges>,
+    /// Ends the 2026-07-28 listen stream (`listen::spawn`): on close, or when dropped.
+    listening: tokio_util::sync::DropGuard,
 }
 
 impl Connection {
@@ -264,6 +269,7 @@ impl Connection {
             options.answers.clone(),
             options.ask.clone(),
         );
+        let changes = handler.list_changes();
         let health = Arc::new(Mutex::new(Health::default()));
         let closing = Arc::new(AtomicBool::new(false));
         events.log(
@@ -532,6 +538,8 @@ impl Connection {
             timeout: options.timeout,
             events: events.clone(),
             _shared_cpu: shared_cpu,
+            changes,
+            listening: CancellationToken::new().drop_guard(),
         };
         // The DialogID is the MCP session's over a 2025-11-25 HTTP session; otherwise the
         // client's own (a 2026-07-28 server that still sends a session id is not heard).
@@ -546,6 +554,8 @@ impl Connection {
         {
             direct.set_envelope(envelope(&connection.service, options.subscribe_logs));
         }
+        // Listening first: a change from then on is heard, and the lists read next are new.
+        connection.listen_for_changes().await;
         connection
             .learn_tools()
             .await
@@ -602,9 +612,43 @@ impl Connection {
         Ok(())
     }
 
+    /// Over 2026-07-28, where the server offers list changes (its `listChanged` capabilities):
+    /// a `subscriptions/listen` stream for them, kept open while the connection lives
+    /// (over 2025-11-25 they come on the session, to the handler).
+    async fn listen_for_changes(&mut self) {
+        if self.state_home() != StateHome::DialogId {
+            return;
+        }
+        let Some(filter) = self
+            .service
+            .peer()
+            .peer_info()
+            .and_then(|info| listen::filter_for(&info.capabilities))
+        else {
+            return;
+        };
+        let stop = CancellationToken::new();
+        listen::open(
+            self.service.peer().clone(),
+            filter,
+            self.changes.clone(),
+            stop.clone(),
+            self.timeout,
+        )
+        .await;
+        self.listening = stop.drop_guard();
+    }
+
+    /// Whether the server said its lists changed and they have not been read again since
+    /// (a change told before anyone listened for it, while the connection was being made).
+    pub fn lists_changed(&self) -> bool {
+        self.changes.is_pending()
+    }
+
     /// Reads again what the server offers (its tools, its resources and what they publish),
     /// after it said they changed. What cannot be read is said in the summary, as at connect.
     pub async fn refresh(&mut self) {
+        self.changes.reading_again();
         if let Err(e) = self.learn_tools().await {
             self.summary.resource_problem = Some(format!("tools/list failed: {e}"));
         }
@@ -1037,6 +1081,7 @@ impl Connection {
         let id = self.id;
         let events = self.events.clone();
         self.closing.store(true, Ordering::Relaxed);
+        drop(self.listening);
         // A server stuck in a call may never see the end of its input: it gets a moment,
         // then it is ended, so that closing never keeps the user waiting.
         let _ = tokio::time::timeout(Duration::from_secs(1), self.service.cancel()).await;

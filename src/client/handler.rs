@@ -4,6 +4,7 @@
 #![allow(deprecated)] // MCP logging is deprecated in rmcp (SEP-2577) but servers still send it.
 
 use crate::client::event::{ConnectionId, Event, EventSink, LogKind};
+use crate::client::listen::ListChanges;
 use rmcp::ClientHandler;
 use rmcp::RoleClient;
 use rmcp::model::{
@@ -54,6 +55,9 @@ pub struct Handler {
     /// with an error that names what was asked.
     answers: Option<std::sync::Arc<Answers>>,
     ask: Option<AskSink>,
+    /// The server's list changes, told once until read again (shared with the 2026-07-28
+    /// listen stream, `listen.rs`).
+    changes: std::sync::Arc<ListChanges>,
 }
 
 impl Handler {
@@ -115,6 +119,7 @@ impl Handler {
         (
             Handler {
                 connection,
+                changes: ListChanges::new(connection, events.clone()),
                 events,
                 progress,
                 answers,
@@ -124,18 +129,10 @@ impl Handler {
         )
     }
 
-    /// The server's list of `what` changed: logged, and told to whoever reads again what it
-    /// learnt from it.
-    fn list_changed(&self, what: &'static str) {
-        self.events.log(
-            self.connection,
-            LogKind::Client,
-            format!("the server says its {what} changed: reading them again"),
-        );
-        self.events.emit(Event::ListChanged {
-            connection: self.connection,
-            what,
-        });
+    /// Where the server's list changes are told (the connection's 2026-07-28 listen stream
+    /// tells the same).
+    pub fn list_changes(&self) -> std::sync::Arc<ListChanges> {
+        self.changes.clone()
     }
 
     /// The refusal of a request nobody answers (said in the log too).
@@ -324,11 +321,11 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.list_changed("tools");
+        self.changes.changed("tools");
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.list_changed("resources");
+        self.changes.changed("resources");
     }
 
     async fn on_logging_message(

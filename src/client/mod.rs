@@ -16,6 +16,7 @@ pub mod handler;
 pub mod http;
 pub mod http_turn;
 pub mod limits;
+pub mod listen;
 pub mod oauth;
 pub mod opening;
 pub mod spec;
