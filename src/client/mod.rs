@@ -19,6 +19,7 @@ pub mod limits;
 pub mod listen;
 pub mod oauth;
 pub mod opening;
+pub mod param_headers;
 pub mod spec;
 pub mod stdio;
 pub mod turn;
