@@ -14,6 +14,7 @@ use crate::client::limits;
 use crate::client::listen::{self, ListChanges};
 use crate::client::oauth::client::{Authorizer, AuthorizingClient};
 use crate::client::oauth::{OAuthOptions, SignInNotice};
+use crate::client::param_headers;
 use crate::client::spec::{self, ServerSpec, TransportSpec};
 use crate::client::stdio::{Direct, Health, ServerInput, ServerOutput, StdioTransport};
 use crate::protocol::conformance::{Check, Finding};
@@ -154,6 +155,9 @@ pub struct ServerSummary {
     pub has_prompts: bool,
     pub has_logging: bool,
     pub tools: Vec<Tool>,
+    /// The tools it offers that the client hides, and why: their `x-mcp-header` annotations
+    /// are invalid (SEP-2243: a client must not call them).
+    pub hidden_tools: Vec<HiddenTool>,
     /// The tool that carries each interface (found by its inputSchema Header const, else name).
     pub bkn_tools: BTreeMap<Interface, String>,
     /// How the server's BKN tools break MCP-BINDING section 1 (no outputSchema, no Header
@@ -165,6 +169,24 @@ pub struct ServerSummary {
     pub published: Option<Published>,
     /// Why its resources could not be read, if they could not.
     pub resource_problem: Option<String>,
+}
+
+/// A tool the server offers that the client does not call (`ServerSummary::hidden_tools`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HiddenTool {
+    pub name: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for HiddenTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tool {} is hidden: its x-mcp-header annotations are invalid ({}), and a client \
+             must not call such a tool (SEP-2243)",
+            self.name, self.reason
+        )
+    }
 }
 
 /// Where the DialogID of the session came from (MCP-BINDING section 3).
@@ -218,6 +240,9 @@ pub enum CallError {
     /// give; the message names what it asked.
     #[error("{0}")]
     Unanswered(String),
+    /// The client does not send this call (a hidden tool): nothing was sent.
+    #[error("{0}")]
+    Refused(String),
     #[error("{0}")]
     Transport(String),
 }
@@ -251,8 +276,11 @@ pub struct Connection {
     _shared_cpu: Option<SharedCpu>,
     /// The server's list changes, told once until read again (`listen.rs`).
     changes: Arc<ListChanges>,
-    /// Ends the 2026-07-28 listen stream (`listen::spawn`): on close, or when dropped.
+    /// Ends the 2026-07-28 listen stream (`listen::open`): on close, or when dropped.
     listening: tokio_util::sync::DropGuard,
+    /// The `x-mcp-header` annotations of the tools that have any (most have none), mirrored
+    /// into `Mcp-Param-*` headers on each call over HTTP.
+    annotated: HashMap<String, Vec<param_headers::Annotation>>,
 }
 
 impl Connection {
@@ -540,6 +568,7 @@ impl Connection {
             _shared_cpu: shared_cpu,
             changes,
             listening: CancellationToken::new().drop_guard(),
+            annotated: HashMap::new(),
         };
         // The DialogID is the MCP session's over a 2025-11-25 HTTP session; otherwise the
         // client's own (a 2026-07-28 server that still sends a session id is not heard).
@@ -603,9 +632,39 @@ impl Connection {
         if !self.summary.has_tools {
             return Ok(());
         }
-        let tools = self
+        let listed = self
             .with_timeout(self.service.peer().list_all_tools())
             .await?;
+        // Over HTTP rmcp's transport has dropped the tools with invalid annotations already:
+        // its client recorded them, and why.
+        let mut hidden: Vec<HiddenTool> = self
+            .http
+            .as_ref()
+            .map(LoggingHttpClient::take_hidden)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, reason)| HiddenTool { name, reason })
+            .collect();
+        self.annotated.clear();
+        let mut tools = Vec::with_capacity(listed.len());
+        for tool in listed {
+            match param_headers::annotations(&tool.input_schema) {
+                Ok(found) => {
+                    if !found.is_empty() {
+                        self.annotated.insert(tool.name.to_string(), found);
+                    }
+                    tools.push(tool);
+                }
+                Err(reason) => hidden.push(HiddenTool {
+                    name: tool.name.to_string(),
+                    reason,
+                }),
+            }
+        }
+        for h in &hidden {
+            self.events.log(self.id, LogKind::Client, h.to_string());
+        }
+        self.summary.hidden_tools = hidden;
         self.summary.bkn_tools = find_bkn_tools(&tools);
         self.summary.findings = tool_findings(&tools, &self.summary.bkn_tools);
         self.summary.tools = tools;
@@ -732,6 +791,7 @@ impl Connection {
         arguments: JsonObject,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
+        self.refuse_hidden(name)?;
         if let Some(direct) = &self.direct {
             let text = serde_json::value::to_raw_value(&arguments).map_err(|e| {
                 CallError::Protocol(format!("the arguments cannot be written: {e}"))
@@ -745,11 +805,22 @@ impl Connection {
             let text = serde_json::value::to_raw_value(&arguments).map_err(|e| {
                 CallError::Protocol(format!("the arguments cannot be written: {e}"))
             })?;
-            if let Some(answered) = self.call_over_http(turns, name, &text, cancel).await {
+            if let Some(answered) = self
+                .call_over_http(turns, name, &text, Some(&arguments), cancel)
+                .await
+            {
                 return answered;
             }
         }
         self.call_through_rmcp(name, arguments, cancel).await
+    }
+
+    /// A tool the client hides (invalid `x-mcp-header` annotations) is not called.
+    fn refuse_hidden(&self, name: &str) -> Result<(), CallError> {
+        match self.summary.hidden_tools.iter().find(|h| h.name == name) {
+            Some(hidden) => Err(CallError::Refused(format!("not sent: {hidden}"))),
+            None => Ok(()),
+        }
     }
 
     /// Calls a tool with `request` as its arguments, given also as its compact text (which
@@ -767,7 +838,9 @@ impl Connection {
             return answered;
         }
         if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on())
-            && let Some(answered) = self.call_over_http(turns, name, text, cancel).await
+            && let Some(answered) = self
+                .call_over_http(turns, name, text, request.as_object(), cancel)
+                .await
         {
             return answered;
         }
@@ -857,11 +930,17 @@ impl Connection {
         turns: &HttpTurns,
         name: &str,
         arguments: &serde_json::value::RawValue,
+        parsed: Option<&JsonObject>,
         cancel: &CancellationToken,
     ) -> Option<Result<CallToolResult, CallError>> {
         let progress = self.progress_from_now();
         let handler = self.service.service();
-        let (id, answer) = turns.call(name, arguments, |n| handler.notified(n));
+        // The annotated arguments, mirrored into headers (SEP-2243); none for most tools.
+        let params = match (self.annotated.get(name), parsed) {
+            (Some(annotated), Some(arguments)) => param_headers::headers(annotated, arguments),
+            _ => Vec::new(),
+        };
+        let (id, answer) = turns.call(name, arguments, params, |n| handler.notified(n));
         let answered = match self.wait(name, answer, progress, cancel).await {
             Ok(answered) => answered,
             Err(stopped) => {

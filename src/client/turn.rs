@@ -139,7 +139,9 @@ impl From<&CallError> for TurnError {
             CallError::Cancelled => ErrorKind::Cancelled,
             CallError::TooLarge(_) => ErrorKind::TooLarge,
             CallError::Gone(_) => ErrorKind::Gone,
-            CallError::Protocol(_) | CallError::Unanswered(_) => ErrorKind::Protocol,
+            CallError::Protocol(_) | CallError::Unanswered(_) | CallError::Refused(_) => {
+                ErrorKind::Protocol
+            }
             CallError::Transport(_) => ErrorKind::Transport,
         };
         TurnError {
