@@ -3,7 +3,8 @@
 //! changes, and reads its tools and resources again on each event. Against a Python SDK
 //! server whose tool list changes on a call (tests/peers/py_changing_server.py) and the fault
 //! server's `tools-change`, over stdio and HTTP, through the explorer's engine; a flood of
-//! events costs one pending refresh, and turns go on meanwhile.
+//! events costs one pending refresh, and turns go on meanwhile. The same Python server also
+//! offers a tool with an invalid `x-mcp-header`, which the client hides.
 
 mod common;
 
@@ -267,6 +268,57 @@ async fn the_engine_sees_a_python_sdk_servers_new_tools_over_stdio_and_http() {
             "{case}: {again:?} after {tools:?}"
         );
         explorer.engine.close(KEY);
+    }
+}
+
+/// A tool whose `x-mcp-header` annotation is invalid (SEP-2243) is hidden over 2026-07-28 on
+/// stdio as over HTTP (there rmcp's transport drops it, and the client still says why): not
+/// among the tools, listed apart with the reason, said in the log, a call of it refused.
+#[tokio::test]
+async fn a_tool_with_an_invalid_x_mcp_header_is_hidden_over_stdio_and_http() {
+    use bkn_explorer::client::connection::{CallError, Connection};
+    let python = python();
+    let script = changing_script();
+    let http = Listening::start(&python, &[&script, "--transport", "http", "--port", "0"]);
+    for spec in [
+        stdio("py-changing", &python, &[&script]),
+        common::http_spec(&http.url),
+    ] {
+        let case = spec.location();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let options = ConnectOptions {
+            protocol: Some(ProtocolChoice::Stateless),
+            events: bkn_explorer::client::event::EventSink::new(tx),
+            ..ConnectOptions::default()
+        };
+        let connection = Connection::connect(&spec, &options).await.unwrap();
+        let s = &connection.summary;
+        assert!(s.tools.iter().all(|t| t.name != "bad_header"), "{case}");
+        assert_eq!(s.hidden_tools.len(), 1, "{case}: {:?}", s.hidden_tools);
+        assert_eq!(s.hidden_tools[0].name, "bad_header");
+        assert!(
+            s.hidden_tools[0]
+                .reason
+                .contains("`My Region` is not an HTTP header name"),
+            "{case}: {}",
+            s.hidden_tools[0].reason
+        );
+        let refused = connection
+            .call_tool(
+                "bad_header",
+                Default::default(),
+                &tokio_util::sync::CancellationToken::new(),
+            )
+            .await;
+        assert!(
+            matches!(&refused, Err(CallError::Refused(why)) if why.contains("not sent")),
+            "{case}: {refused:?}"
+        );
+        connection.close().await;
+        let logged = std::iter::from_fn(|| rx.try_recv().ok()).any(
+            |e| matches!(e, Event::Log(entry) if entry.text.contains("tool bad_header is hidden")),
+        );
+        assert!(logged, "{case}: the log says it");
     }
 }
 

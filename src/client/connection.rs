@@ -635,31 +635,43 @@ impl Connection {
         let listed = self
             .with_timeout(self.service.peer().list_all_tools())
             .await?;
-        // Over HTTP rmcp's transport has dropped the tools with invalid annotations already:
-        // its client recorded them, and why.
-        let mut hidden: Vec<HiddenTool> = self
+        // x-mcp-header is of 2026-07-28 (rmcp's transport applies it from there on too):
+        // before, annotations mean nothing and no tool is hidden for them.
+        let recorded = self
             .http
             .as_ref()
             .map(LoggingHttpClient::take_hidden)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(name, reason)| HiddenTool { name, reason })
-            .collect();
+            .unwrap_or_default();
         self.annotated.clear();
+        let mut hidden = Vec::new();
         let mut tools = Vec::with_capacity(listed.len());
-        for tool in listed {
-            match param_headers::annotations(&tool.input_schema) {
-                Ok(found) => {
-                    if !found.is_empty() {
-                        self.annotated.insert(tool.name.to_string(), found);
+        if self.state_home() == StateHome::DialogId {
+            // Over HTTP rmcp's transport has dropped the tools with invalid annotations
+            // already: its client recorded them, and why.
+            hidden.extend(
+                recorded
+                    .into_iter()
+                    .map(|(name, reason)| HiddenTool { name, reason }),
+            );
+            for tool in listed {
+                match param_headers::annotations(&tool.input_schema) {
+                    Ok(found) => {
+                        if !found.is_empty() {
+                            self.annotated.insert(tool.name.to_string(), found);
+                        }
+                        tools.push(tool);
                     }
-                    tools.push(tool);
+                    Err(reason) if !hidden.iter().any(|h| h.name == tool.name) => {
+                        hidden.push(HiddenTool {
+                            name: tool.name.to_string(),
+                            reason,
+                        })
+                    }
+                    Err(_) => {}
                 }
-                Err(reason) => hidden.push(HiddenTool {
-                    name: tool.name.to_string(),
-                    reason,
-                }),
             }
+        } else {
+            tools = listed;
         }
         for h in &hidden {
             self.events.log(self.id, LogKind::Client, h.to_string());

@@ -9,6 +9,9 @@ served). Over 2025-11-25 the change is sent on the session (`send_tool_list_chan
 
   usage: py_changing_server.py [--transport stdio|http] [--port N]
 
+It also offers `bad_header`, whose `x-mcp-header` annotation is not an HTTP header name: a
+2026-07-28 client must hide it (SEP-2243).
+
 Over HTTP the first line on stdout is `LISTENING http://127.0.0.1:PORT/mcp`.
 """
 
@@ -32,8 +35,11 @@ NOTES = []  # the tools added so far, in order
 
 async def list_tools(ctx, params):
     listed = await dac.list_tools(ctx, params)
-    extra = [types.Tool(name=name, description="added by a call",
-                        input_schema={"type": "object"}) for name in NOTES]
+    extra = [types.Tool(name="bad_header", description="an invalid x-mcp-header annotation",
+                        input_schema={"type": "object", "properties": {
+                            "region": {"type": "string", "x-mcp-header": "My Region"}}})]
+    extra += [types.Tool(name=name, description="added by a call",
+                         input_schema={"type": "object"}) for name in NOTES]
     return types.ListToolsResult(tools=listed.tools + extra)
 
 
