@@ -322,6 +322,37 @@ async fn a_tool_with_an_invalid_x_mcp_header_is_hidden_over_stdio_and_http() {
     }
 }
 
+/// Arguments annotated with `x-mcp-header` travel in `Mcp-Param-*` headers over HTTP, which
+/// the Python SDK's server checks against the body (a call without them gets HTTP 400), as it
+/// checks `Mcp-Name` (`echo_région` needs Base64 there), values that need Base64 included.
+#[tokio::test]
+async fn annotated_arguments_travel_in_mcp_param_headers_to_a_python_sdk_server() {
+    use bkn_explorer::client::connection::Connection;
+    let python = python();
+    let script = changing_script();
+    let http = Listening::start(&python, &[&script, "--transport", "http", "--port", "0"]);
+    let options = ConnectOptions {
+        protocol: Some(ProtocolChoice::Stateless),
+        ..ConnectOptions::default()
+    };
+    let connection = Connection::connect(&common::http_spec(&http.url), &options)
+        .await
+        .unwrap();
+    for tool in ["echo_region", "echo_r\u{e9}gion"] {
+        for region in ["us-west1", "Hello, \u{4e16}\u{754c}", " padded "] {
+            let arguments = json!({"region": region}).as_object().cloned().unwrap();
+            let result = connection
+                .call_tool(tool, arguments, &tokio_util::sync::CancellationToken::new())
+                .await
+                .unwrap_or_else(|e| panic!("{tool} {region:?}: {e}"));
+            assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+            let text = serde_json::to_value(&result.content).unwrap();
+            assert_eq!(text[0]["text"], region, "{tool}: {result:?}");
+        }
+    }
+    connection.close().await;
+}
+
 /// The fault server's `tools-change` over 2026-07-28 serves `subscriptions/listen` and says
 /// its tools changed there after each answer, over stdio and HTTP.
 #[tokio::test]

@@ -225,9 +225,9 @@ impl HttpTurns {
         let body = decode::tool_call_text(&id_text, name, arguments, self.envelope.as_ref());
         let id = RequestId::String(id_text.into());
         let awaited = id.clone();
-        // 2026-07-28 names the tool in a header too (a name a header cannot carry as it is
-        // would need rmcp's encoding: such a turn goes through rmcp instead).
-        let tool_header = HeaderValue::from_str(name).ok();
+        // 2026-07-28 names the tool in a header too, in Base64 where a header cannot carry
+        // the name as it is (SEP-2243, as rmcp encodes it).
+        let tool_header = HeaderValue::from_str(&crate::client::param_headers::encode(name)).ok();
         let answer = async move {
             let body = body
                 .map_err(|e| TurnFailure::Broken(format!("the Request cannot be written: {e}")))?;

@@ -10,7 +10,9 @@ served). Over 2025-11-25 the change is sent on the session (`send_tool_list_chan
   usage: py_changing_server.py [--transport stdio|http] [--port N]
 
 It also offers `bad_header`, whose `x-mcp-header` annotation is not an HTTP header name: a
-2026-07-28 client must hide it (SEP-2243).
+2026-07-28 client must hide it (SEP-2243); and `echo_region` and `echo_région`, whose `region`
+is to be mirrored in `Mcp-Param-Region` (the SDK refuses a call over HTTP without it, HTTP 400):
+they answer with the region.
 
 Over HTTP the first line on stdout is `LISTENING http://127.0.0.1:PORT/mcp`.
 """
@@ -31,6 +33,7 @@ import py_dac_server as dac  # noqa: E402
 
 BUS = InMemorySubscriptionBus()
 NOTES = []  # the tools added so far, in order
+ECHOES = ["echo_region", "echo_r\u00e9gion"]
 
 
 async def list_tools(ctx, params):
@@ -38,12 +41,19 @@ async def list_tools(ctx, params):
     extra = [types.Tool(name="bad_header", description="an invalid x-mcp-header annotation",
                         input_schema={"type": "object", "properties": {
                             "region": {"type": "string", "x-mcp-header": "My Region"}}})]
+    annotated = {"type": "object", "required": ["region"], "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}}}
+    extra += [types.Tool(name=name, description="echoes its region", input_schema=annotated)
+              for name in ECHOES]
     extra += [types.Tool(name=name, description="added by a call",
                          input_schema={"type": "object"}) for name in NOTES]
     return types.ListToolsResult(tools=listed.tools + extra)
 
 
 async def call_tool(ctx, params):
+    if params.name in ECHOES:
+        region = (params.arguments or {}).get("region")
+        return types.CallToolResult(content=[types.TextContent(type="text", text=str(region))])
     result = await dac.call_tool(ctx, params)
     if not result.is_error:
         NOTES.append(f"note_{len(NOTES) + 1}")
