@@ -108,8 +108,8 @@ async fn both_reference_servers_pass_the_suite_at_both_mcp_revisions() {
 }
 
 /// The explorer as the client, at both revisions: the handshake or server/discover, a tool
-/// call, an event stream to resume (2025-11-25); the request metadata, the standard headers
-/// and schemas kept as sent (2026-07-28).
+/// call, an event stream to resume (2025-11-25); the request metadata, the standard headers,
+/// the custom ones (x-mcp-header) and schemas kept as sent (2026-07-28).
 #[test]
 fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
     let bin = common::bin();
@@ -133,7 +133,31 @@ fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
         r#"sh -c 'for t in test_mrtr_echo_state test_mrtr_unrelated test_mrtr_no_state test_mrtr_no_result_type; do {bin} call $t {{}} --answers {} --url "$0" || exit 1; done'"#,
         decline.display()
     );
+    // x-mcp-header (SEP-2243): the suite's two calls, made from its context, each with its
+    // annotated arguments mirrored into Mcp-Param-* headers; and a list with one valid tool
+    // and eleven whose annotations are invalid: the valid one is called, the others are hidden
+    // (`tools` says why) and a call of one is refused without being sent.
+    let tool_calls = format!("python3 {} {bin} --url", peer("conformance_tool_calls.py"));
+    let invalid = [
+        "invalid_empty_header",
+        "invalid_object_header",
+        "invalid_array_header",
+        "invalid_null_header",
+        "invalid_number_header",
+        "invalid_duplicate_same_case",
+        "invalid_duplicate_diff_case",
+        "invalid_space_in_name",
+        "invalid_colon_in_name",
+        "invalid_non_ascii_name",
+        "invalid_control_char_name",
+    ]
+    .join(" ");
+    let hidden = format!(
+        r#"sh -c '{bin} tools --url "$0" | grep -q "hidden tools (11)" && {bin} call valid_tool "{{\"region\":\"us-west1\"}}" --url "$0" || exit 1; for t in {invalid}; do {bin} call $t {{}} --url "$0" 2>&1 | grep -q "not sent: tool $t is hidden" || exit 1; done'"#
+    );
     for (revision, scenario, command) in [
+        ("2026-07-28", "http-custom-headers", &tool_calls),
+        ("2026-07-28", "http-invalid-tool-headers", &hidden),
         ("2025-11-25", "initialize", &tools),
         ("2025-11-25", "tools_call", &call),
         ("2025-11-25", "sse-retry", &call),

@@ -844,33 +844,46 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     assert!(view.turn.findings.is_empty(), "{:?}", view.turn.findings);
 }
 
-/// A server that says its tools changed (`notifications/tools/list_changed`, 2025-11-25): the
+/// A server that says its tools changed: on its session (`notifications/tools/list_changed`,
+/// 2025-11-25), or on the `subscriptions/listen` stream the explorer opened (2026-07-28): the
 /// explorer reads its tools and resources again, and says so.
 #[tokio::test]
 async fn a_server_whose_tools_change_is_read_again() {
-    let mut spec = common::fault_spec("tools-change", &[]);
-    spec.protocol = Some(bkn_explorer::client::generation::ProtocolChoice::Session);
-    let mut h = Harness::new(options(vec![spec], "dark"));
-    h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
-            .first()
-            .is_some_and(|d| d.status == Status::Open)
-    })
-    .await;
-    fill(&mut h, "Terms", "bench");
-    send(&mut h).await;
-    h.until(WAIT, "the tools read again", |app| {
-        app.messages
-            .iter()
-            .any(|m| m.text.contains("tools or resources changed"))
-    })
-    .await;
-    let server = &h.runner.app.servers[0];
-    assert_eq!(
-        server.summary.as_ref().map(|s| s.bkn_tools.len()),
-        Some(1),
-        "its BKN tool is still known"
-    );
+    use bkn_explorer::client::generation::ProtocolChoice;
+    for protocol in [ProtocolChoice::Session, ProtocolChoice::Stateless] {
+        let mut spec = common::fault_spec("tools-change", &[]);
+        spec.protocol = Some(protocol);
+        let mut h = Harness::new(options(vec![spec], "dark"));
+        h.until(WAIT, "the dialogue to open", |app| {
+            app.dialogues
+                .first()
+                .is_some_and(|d| d.status == Status::Open)
+        })
+        .await;
+        fill(&mut h, "Terms", "bench");
+        send(&mut h).await;
+        h.until(WAIT, "the tools read again", |app| {
+            app.messages
+                .iter()
+                .any(|m| m.text.contains("tools or resources changed"))
+        })
+        .await;
+        let server = &h.runner.app.servers[0];
+        assert_eq!(
+            server.summary.as_ref().map(|s| s.bkn_tools.len()),
+            Some(1),
+            "{protocol}: its BKN tool is still known"
+        );
+        if protocol == ProtocolChoice::Stateless {
+            let log = &h.runner.app.log;
+            assert!(
+                (0..log.visible_len()).any(|i| log
+                    .visible(i)
+                    .is_some_and(|e| e.text.contains("listening for tools list changes"))),
+                "the explorer's log says it listens"
+            );
+        }
+    }
 }
 
 /// MCP-BINDING section 6 in the explorer: a session holding a Request nested 999 levels

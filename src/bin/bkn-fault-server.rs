@@ -12,7 +12,10 @@
 //!   missing-outcome      answers without Outcome
 //!   no-structured        answers with the JSON in a text block only
 //!   tools-change         says its tools changed (notifications/tools/list_changed) after
-//!                        each answer: not a fault, a server whose offer moves
+//!                        each answer: not a fault, a server whose offer moves. Over
+//!                        2025-11-25 on the session; over 2026-07-28 on every open
+//!                        subscriptions/listen stream (it serves them, for tools lists).
+//!                        --flood N says it N times after each answer
 //!   task                 answers each call with a Task (SEP-2663, the client must declare
 //!                        the tasks extension) that completes with the Response after
 //!                        --polls tasks/get (3 by default), each saying how many are left
@@ -27,7 +30,7 @@
 //! A task's Response is made when the call comes, so a dialogue's turns keep their order.
 //!
 //! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--polls N]
-//!        [--poll-ms MS] [--http PORT]
+//!        [--poll-ms MS] [--flood N] [--http PORT]
 //!
 //! Over HTTP it answers both MCP generations, a dialogue kept in its MCP session
 //! (2025-11-25) or by its DialogID (2026-07-28), as the reference servers do.
@@ -115,6 +118,12 @@ struct Options {
     poll_ms: u64,
     /// Serving Streamable HTTP (`--http`).
     http: bool,
+    /// How many times `tools-change` says so after each answer.
+    flood: usize,
+    /// How many answers were given (`tools-change`): every open listen stream says the tools
+    /// changed when it grows. Shared by every instance (over HTTP at 2026-07-28 each request
+    /// has its own).
+    answered: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 #[derive(Clone)]
@@ -127,6 +136,9 @@ struct Faulty {
     /// Over 2026-07-28 HTTP each request gets a fresh handler: the dialogues live here, by
     /// DialogID, shared by every handler (MCP-BINDING section 3), at most `MAX_DIALOGUES`.
     keyed: Arc<Mutex<std::collections::HashMap<String, Arc<Mutex<DacDialogue>>>>>,
+    /// The answers counted when a listen was accepted (before its acknowledgement): an answer
+    /// given between then and the stream's start is told on it, not lost.
+    listen_from: Arc<Mutex<Option<u64>>>,
 }
 
 /// The most 2026-07-28 dialogues the fault server holds (it is a test server, but what it
@@ -411,6 +423,40 @@ impl ServerHandler for Faulty {
         ))
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        *self.listen_from.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(*self.options.answered.borrow());
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let mut answered = self.options.answered.subscribe();
+        let mut told = self
+            .listen_from
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or(*answered.borrow());
+        loop {
+            let now = *answered.borrow_and_update();
+            if now > told {
+                told = now;
+                for _ in 0..self.options.flood {
+                    if context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                changed = answered.changed() => if changed.is_err() { return Ok(()) },
+            }
+        }
+    }
+
     async fn list_tools(
         &self,
         _r: Option<PaginatedRequestParams>,
@@ -505,9 +551,19 @@ impl ServerHandler for Faulty {
             }
             Fault::ToolsChange => {
                 let peer = context.peer.clone();
-                tokio::spawn(async move {
-                    let _ = peer.notify_tool_list_changed().await;
-                });
+                let flood = self.options.flood;
+                let stateless = context
+                    .protocol_version()
+                    .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+                if stateless {
+                    self.options.answered.send_modify(|n| *n += 1);
+                } else {
+                    tokio::spawn(async move {
+                        for _ in 0..flood {
+                            let _ = peer.notify_tool_list_changed().await;
+                        }
+                    });
+                }
             }
             fault if fault.makes_tasks() => {
                 return Ok(self.start_task(CallToolResult::structured(response)));
@@ -528,7 +584,7 @@ fn main() {
     };
     let Some(fault) = value("--fault").as_deref().and_then(Fault::parse) else {
         eprintln!(
-            "usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--http PORT] (see the source for the faults)"
+            "usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--flood N] [--http PORT] (see the source for the faults)"
         );
         std::process::exit(2);
     };
@@ -547,6 +603,8 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .unwrap_or(20),
         http: value("--http").is_some(),
+        flood: value("--flood").and_then(|s| s.parse().ok()).unwrap_or(1),
+        answered: Arc::new(tokio::sync::watch::channel(0).0),
     };
     let backend = Arc::new(DomainAccess::new(
         Domain::default_domain(),
@@ -567,6 +625,7 @@ fn main() {
             dialogue: Arc::default(),
             tasks: tasks.clone(),
             keyed: Arc::clone(&keyed),
+            listen_from: Arc::default(),
         };
         match value("--http") {
             None => {

@@ -112,6 +112,7 @@ async fn describe(spec: &ServerSpec, args: &ToolsArgs) -> Result<Option<Value>, 
                                "instructions": s.instructions, "dialogId": connection.dialog_id},
                     "tools": s.tools.iter().map(|t| json!({"name": t.name, "title": t.title, "description": t.description,
                         "interface": bkn(&t.name), "inputSchema": t.input_schema, "outputSchema": t.output_schema})).collect::<Vec<_>>(),
+                    "hiddenTools": s.hidden_tools,
                     "resources": resources.iter().map(|r| json!({"uri": r.uri, "name": r.name, "description": r.description})).collect::<Vec<_>>(),
                     "prompts": prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
                     "published": s.published,
@@ -135,6 +136,15 @@ async fn describe(spec: &ServerSpec, args: &ToolsArgs) -> Result<Option<Value>, 
                     println!("  {}{mark}", t.name);
                     if let Some(d) = &t.description {
                         println!("      {}", d.lines().next().unwrap_or_default());
+                    }
+                }
+                if !s.hidden_tools.is_empty() {
+                    println!(
+                        "\nhidden tools ({}): invalid x-mcp-header annotations, not called (SEP-2243)",
+                        s.hidden_tools.len()
+                    );
+                    for h in &s.hidden_tools {
+                        println!("  {}\n      {}", h.name, h.reason);
                     }
                 }
                 println!("\nresources ({}):", resources.len());

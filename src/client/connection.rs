@@ -11,8 +11,10 @@ use crate::client::handler::Handler;
 use crate::client::http::LoggingHttpClient;
 use crate::client::http_turn::{HttpTurns, SessionHeaders, TurnFailure, TurnPlace};
 use crate::client::limits;
+use crate::client::listen::{self, ListChanges};
 use crate::client::oauth::client::{Authorizer, AuthorizingClient};
 use crate::client::oauth::{OAuthOptions, SignInNotice};
+use crate::client::param_headers;
 use crate::client::spec::{self, ServerSpec, TransportSpec};
 use crate::client::stdio::{Direct, Health, ServerInput, ServerOutput, StdioTransport};
 use crate::client::task::{Called, Stopped};
@@ -158,6 +160,9 @@ pub struct ServerSummary {
     pub has_prompts: bool,
     pub has_logging: bool,
     pub tools: Vec<Tool>,
+    /// The tools it offers that the client hides, and why: their `x-mcp-header` annotations
+    /// are invalid (SEP-2243: a client must not call them).
+    pub hidden_tools: Vec<HiddenTool>,
     /// The tool that carries each interface (found by its inputSchema Header const, else name).
     pub bkn_tools: BTreeMap<Interface, String>,
     /// How the server's BKN tools break MCP-BINDING section 1 (no outputSchema, no Header
@@ -169,6 +174,24 @@ pub struct ServerSummary {
     pub published: Option<Published>,
     /// Why its resources could not be read, if they could not.
     pub resource_problem: Option<String>,
+}
+
+/// A tool the server offers that the client does not call (`ServerSummary::hidden_tools`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HiddenTool {
+    pub name: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for HiddenTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tool {} is hidden: its x-mcp-header annotations are invalid ({}), and a client \
+             must not call such a tool (SEP-2243)",
+            self.name, self.reason
+        )
+    }
 }
 
 /// Where the DialogID of the session came from (MCP-BINDING section 3).
@@ -226,6 +249,9 @@ pub enum CallError {
     /// give; the message names what it asked.
     #[error("{0}")]
     Unanswered(String),
+    /// The client does not send this call (a hidden tool): nothing was sent.
+    #[error("{0}")]
+    Refused(String),
     #[error("{0}")]
     Transport(String),
 }
@@ -259,6 +285,13 @@ pub struct Connection {
     task_notes: Option<crate::client::task::TaskNotes>,
     /// This thread and the server on one CPU (`ConnectOptions::share_cpu`), until the end.
     _shared_cpu: Option<SharedCpu>,
+    /// The server's list changes, told once until read again (`listen.rs`).
+    changes: Arc<ListChanges>,
+    /// Ends the 2026-07-28 listen stream (`listen::open`): on close, or when dropped.
+    listening: tokio_util::sync::DropGuard,
+    /// The `x-mcp-header` annotations of the tools that have any (most have none), mirrored
+    /// into `Mcp-Param-*` headers on each call over HTTP.
+    annotated: HashMap<String, Vec<param_headers::Annotation>>,
 }
 
 impl Connection {
@@ -277,6 +310,7 @@ impl Connection {
             options.ask.clone(),
             protocol != ProtocolChoice::Session,
         );
+        let changes = handler.list_changes();
         let health = Arc::new(Mutex::new(Health::default()));
         let closing = Arc::new(AtomicBool::new(false));
         events.log(
@@ -546,6 +580,9 @@ impl Connection {
             events: events.clone(),
             task_notes: options.task_notes.clone(),
             _shared_cpu: shared_cpu,
+            changes,
+            listening: CancellationToken::new().drop_guard(),
+            annotated: HashMap::new(),
         };
         // The DialogID is the MCP session's over a 2025-11-25 HTTP session; otherwise the
         // client's own (a 2026-07-28 server that still sends a session id is not heard).
@@ -560,6 +597,8 @@ impl Connection {
         {
             direct.set_envelope(envelope(&connection.service, options.subscribe_logs));
         }
+        // Listening first: a change from then on is heard, and the lists read next are new.
+        connection.listen_for_changes().await;
         connection
             .learn_tools()
             .await
@@ -607,18 +646,94 @@ impl Connection {
         if !self.summary.has_tools {
             return Ok(());
         }
-        let tools = self
+        let listed = self
             .with_timeout(self.service.peer().list_all_tools())
             .await?;
+        // x-mcp-header is of 2026-07-28 (rmcp's transport applies it from there on too):
+        // before, annotations mean nothing and no tool is hidden for them.
+        let recorded = self
+            .http
+            .as_ref()
+            .map(LoggingHttpClient::take_hidden)
+            .unwrap_or_default();
+        self.annotated.clear();
+        let mut hidden = Vec::new();
+        let mut tools = Vec::with_capacity(listed.len());
+        if self.state_home() == StateHome::DialogId {
+            // Over HTTP rmcp's transport has dropped the tools with invalid annotations
+            // already: its client recorded them, and why.
+            hidden.extend(
+                recorded
+                    .into_iter()
+                    .map(|(name, reason)| HiddenTool { name, reason }),
+            );
+            for tool in listed {
+                match param_headers::annotations(&tool.input_schema) {
+                    Ok(found) => {
+                        if !found.is_empty() {
+                            self.annotated.insert(tool.name.to_string(), found);
+                        }
+                        tools.push(tool);
+                    }
+                    Err(reason) if !hidden.iter().any(|h| h.name == tool.name) => {
+                        hidden.push(HiddenTool {
+                            name: tool.name.to_string(),
+                            reason,
+                        })
+                    }
+                    Err(_) => {}
+                }
+            }
+        } else {
+            tools = listed;
+        }
+        for h in &hidden {
+            self.events.log(self.id, LogKind::Client, h.to_string());
+        }
+        self.summary.hidden_tools = hidden;
         self.summary.bkn_tools = find_bkn_tools(&tools);
         self.summary.findings = tool_findings(&tools, &self.summary.bkn_tools);
         self.summary.tools = tools;
         Ok(())
     }
 
+    /// Over 2026-07-28, where the server offers list changes (its `listChanged` capabilities):
+    /// a `subscriptions/listen` stream for them, kept open while the connection lives
+    /// (over 2025-11-25 they come on the session, to the handler).
+    async fn listen_for_changes(&mut self) {
+        if self.state_home() != StateHome::DialogId {
+            return;
+        }
+        let Some(filter) = self
+            .service
+            .peer()
+            .peer_info()
+            .and_then(|info| listen::filter_for(&info.capabilities))
+        else {
+            return;
+        };
+        let stop = CancellationToken::new();
+        listen::open(
+            self.service.peer().clone(),
+            filter,
+            self.changes.clone(),
+            stop.clone(),
+            self.timeout,
+        )
+        .await;
+        self.listening = stop.drop_guard();
+    }
+
+    /// Whether the server said its lists changed and they have not been read again since
+    /// (a change told before anyone listened for it, while the connection was being made).
+    pub fn lists_changed(&self) -> bool {
+        self.changes.is_pending()
+    }
+
     /// Reads again what the server offers (its tools, its resources and what they publish),
     /// after it said they changed. What cannot be read is said in the summary, as at connect.
     pub async fn refresh(&mut self) {
+        self.changes.reading_again();
         if let Err(e) = self.learn_tools().await {
             self.summary.resource_problem = Some(format!("tools/list failed: {e}"));
         }
@@ -703,6 +818,7 @@ impl Connection {
         arguments: JsonObject,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
+        self.refuse_hidden(name)?;
         let text = || {
             serde_json::value::to_raw_value(&arguments)
                 .map_err(|e| CallError::Protocol(format!("the arguments cannot be written: {e}")))
@@ -713,7 +829,10 @@ impl Connection {
                 None => self.call_through_rmcp(name, arguments, cancel).await,
             }
         } else if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on()) {
-            match self.call_over_http(turns, name, &text()?, cancel).await {
+            match self
+                .call_over_http(turns, name, &text()?, Some(&arguments), cancel)
+                .await
+            {
                 Some(answered) => answered,
                 None => self.call_through_rmcp(name, arguments, cancel).await,
             }
@@ -721,6 +840,14 @@ impl Connection {
             self.call_through_rmcp(name, arguments, cancel).await
         };
         self.to_result(called?, cancel).await
+    }
+
+    /// A tool the client hides (invalid `x-mcp-header` annotations) is not called.
+    fn refuse_hidden(&self, name: &str) -> Result<(), CallError> {
+        match self.summary.hidden_tools.iter().find(|h| h.name == name) {
+            Some(hidden) => Err(CallError::Refused(format!("not sent: {hidden}"))),
+            None => Ok(()),
+        }
     }
 
     /// Calls a tool with `request` as its arguments, given also as its compact text (which
@@ -732,11 +859,14 @@ impl Connection {
         text: &serde_json::value::RawValue,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
+        self.refuse_hidden(name)?;
         let mut called = None;
         if let Some(direct) = &self.direct {
             called = self.call_directly(direct, name, text, cancel).await;
         } else if let Some(turns) = self.http_turns.as_ref().filter(|t| t.is_on()) {
-            called = self.call_over_http(turns, name, text, cancel).await;
+            called = self
+                .call_over_http(turns, name, text, request.as_object(), cancel)
+                .await;
         }
         let called = match called {
             Some(called) => called,
@@ -867,11 +997,17 @@ impl Connection {
         turns: &HttpTurns,
         name: &str,
         arguments: &serde_json::value::RawValue,
+        parsed: Option<&JsonObject>,
         cancel: &CancellationToken,
     ) -> Option<Result<Called, CallError>> {
         let progress = self.progress_from_now();
         let handler = self.service.service();
-        let (id, answer) = turns.call(name, arguments, |n| handler.notified(n));
+        // The annotated arguments, mirrored into headers (SEP-2243); none for most tools.
+        let params = match (self.annotated.get(name), parsed) {
+            (Some(annotated), Some(arguments)) => param_headers::headers(annotated, arguments),
+            _ => Vec::new(),
+        };
+        let (id, answer) = turns.call(name, arguments, params, |n| handler.notified(n));
         let answered = match self.wait(name, answer, progress, cancel).await {
             Ok(answered) => answered,
             Err(stopped) => {
@@ -1093,6 +1229,7 @@ impl Connection {
         let id = self.id;
         let events = self.events.clone();
         self.closing.store(true, Ordering::Relaxed);
+        drop(self.listening);
         // A server stuck in a call may never see the end of its input: it gets a moment,
         // then it is ended, so that closing never keeps the user waiting.
         let _ = tokio::time::timeout(Duration::from_secs(1), self.service.cancel()).await;

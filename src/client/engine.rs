@@ -291,6 +291,11 @@ async fn run_dialogue(
             format!("dialogue {key} on connection {}", dialogue.connection.id),
         ),
     )));
+    // A change the server told while the connection was being made came before anyone
+    // listened for it (the explorer knew no open dialogue on that connection yet).
+    if dialogue.connection.lists_changed() {
+        refresh(key, &mut dialogue, &events).await;
+    }
     while let Some(command) = commands.recv().await {
         match command {
             Command::Send {
@@ -311,20 +316,27 @@ async fn run_dialogue(
                 });
             }
             Command::Defaults(chosen) => dialogue.defaults = *chosen,
-            Command::Refresh => {
-                dialogue.connection.refresh().await;
-                let learnt = self::vocabulary(&dialogue.connection).await;
-                let _ = events.send(EngineEvent::Refreshed {
-                    dialogue: key,
-                    summary: Box::new(dialogue.connection.summary.clone()),
-                    vocabulary: Box::new(learnt),
-                });
-            }
+            Command::Refresh => refresh(key, &mut dialogue, &events).await,
             Command::Close => break,
         }
     }
     dialogue.close().await;
     let _ = events.send(EngineEvent::Closed { dialogue: key });
+}
+
+/// Reads again what a dialogue's server offers, and says what it found (`Refreshed`).
+async fn refresh(
+    key: DialogueKey,
+    dialogue: &mut Dialogue,
+    events: &mpsc::UnboundedSender<EngineEvent>,
+) {
+    dialogue.connection.refresh().await;
+    let learnt = vocabulary(&dialogue.connection).await;
+    let _ = events.send(EngineEvent::Refreshed {
+        dialogue: key,
+        summary: Box::new(dialogue.connection.summary.clone()),
+        vocabulary: Box::new(learnt),
+    });
 }
 
 /// Reads what a server offers for completion (MCP-BINDING section 1, the shapes of

@@ -4,6 +4,7 @@
 #![allow(deprecated)] // MCP logging is deprecated in rmcp (SEP-2577) but servers still send it.
 
 use crate::client::event::{ConnectionId, Event, EventSink, LogKind};
+use crate::client::listen::ListChanges;
 use rmcp::ClientHandler;
 use rmcp::RoleClient;
 use rmcp::model::{
@@ -59,6 +60,9 @@ pub struct Handler {
     /// Counts progress notifications; a request waiting on this connection watches it.
     progress: watch::Sender<u64>,
     responder: Responder,
+    /// The server's list changes, told once until read again (shared with the 2026-07-28
+    /// listen stream, `listen.rs`).
+    changes: std::sync::Arc<ListChanges>,
     /// Whether to declare the tasks extension (SEP-2663): when the client may speak
     /// 2026-07-28, whose extension it is (the client then follows a task to its result).
     tasks: bool,
@@ -139,6 +143,7 @@ impl Handler {
         (
             Handler {
                 connection,
+                changes: ListChanges::new(connection, events.clone()),
                 events: events.clone(),
                 progress,
                 responder: Responder {
@@ -155,18 +160,10 @@ impl Handler {
         )
     }
 
-    /// The server's list of `what` changed: logged, and told to whoever reads again what it
-    /// learnt from it.
-    fn list_changed(&self, what: &'static str) {
-        self.events.log(
-            self.connection,
-            LogKind::Client,
-            format!("the server says its {what} changed: reading them again"),
-        );
-        self.events.emit(Event::ListChanged {
-            connection: self.connection,
-            what,
-        });
+    /// Where the server's list changes are told (the connection's 2026-07-28 listen stream
+    /// tells the same).
+    pub fn list_changes(&self) -> std::sync::Arc<ListChanges> {
+        self.changes.clone()
     }
 
     /// What the server asked since the last turn took it (see `answers::Asked`).
@@ -518,11 +515,11 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.list_changed("tools");
+        self.changes.changed("tools");
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.list_changed("resources");
+        self.changes.changed("resources");
     }
 
     async fn on_logging_message(

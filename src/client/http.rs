@@ -34,6 +34,10 @@ struct Shared {
     /// Results nested deeper than rmcp's JSON reader goes, read here: rmcp gets a marker in
     /// their place (`DEEP_MARKER`) and the call takes the result from here.
     deep: Mutex<HashMap<String, serde_json::Value>>,
+    /// The tools of the last tools/list answers whose `x-mcp-header` annotations are invalid,
+    /// and why: rmcp's transport drops them from the list it hands on without a word
+    /// (`param_headers`), and the user is to be told.
+    hidden: Mutex<Vec<(String, String)>>,
 }
 
 /// The member of the marker that stands for a result too deep for rmcp's reader.
@@ -54,6 +58,7 @@ impl LoggingHttpClient {
                 limit,
                 session_id: Mutex::new(None),
                 deep: Mutex::new(HashMap::new()),
+                hidden: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -74,6 +79,37 @@ impl LoggingHttpClient {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(key)
+    }
+
+    /// The tools found hidden in the tools/list answers since the last call (taken).
+    pub fn take_hidden(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *self.shared.hidden.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Notes the tools of a tools/list answer whose annotations are invalid. Only a message
+    /// that names `x-mcp-header` at all is read again for it.
+    fn note_hidden(&self, data: &str) {
+        if !data.contains("x-mcp-header") {
+            return;
+        }
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(data) else {
+            return;
+        };
+        let Some(tools) = message.pointer("/result/tools").and_then(|t| t.as_array()) else {
+            return;
+        };
+        let mut hidden = self.shared.hidden.lock().unwrap_or_else(|p| p.into_inner());
+        for tool in tools {
+            let (Some(name), Some(schema)) = (
+                tool.get("name").and_then(|n| n.as_str()),
+                tool.get("inputSchema").and_then(|s| s.as_object()),
+            ) else {
+                continue;
+            };
+            if let Err(why) = crate::client::param_headers::annotations(schema) {
+                hidden.push((name.to_owned(), why));
+            }
+        }
     }
 
     /// A server message nested too deep for rmcp: its result is kept here and replaced by a
@@ -145,6 +181,7 @@ impl LoggingHttpClient {
                             if this.shared.events.wants_logs() {
                                 this.log(LogKind::Received, data.clone());
                             }
+                            this.note_hidden(data);
                             if let Some(shallow) = this.shallow(data) {
                                 sse.data = Some(shallow);
                             }
@@ -175,6 +212,7 @@ impl LoggingHttpClient {
             );
             return limits::too_large(id, text.len(), self.shared.limit, true);
         }
+        self.note_hidden(&text);
         self.log(LogKind::Received, text);
         message
     }

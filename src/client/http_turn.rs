@@ -219,10 +219,12 @@ impl HttpTurns {
     /// Posts a `tools/call` of `name` with `arguments` (a JSON object, as text). Returns its id
     /// (for `notifications/cancelled` when the caller stops waiting) and the answer to wait
     /// for; the server's notifications before the answer go to `notified`.
+    /// `params` are the call's `Mcp-Param-*` headers (`param_headers`), sent as they are.
     pub fn call<'a>(
         &'a self,
         name: &str,
         arguments: &RawValue,
+        params: Vec<(String, String)>,
         notified: impl Fn(ServerNotification) + 'a,
     ) -> (
         RequestId,
@@ -233,13 +235,14 @@ impl HttpTurns {
         let body = decode::tool_call_text(&id_text, name, arguments, self.envelope.as_ref());
         let id = RequestId::String(id_text.into());
         let awaited = id.clone();
-        // 2026-07-28 names the tool in a header too (a name a header cannot carry as it is
-        // would need rmcp's encoding: such a turn goes through rmcp instead).
-        let tool_header = HeaderValue::from_str(name).ok();
+        // 2026-07-28 names the tool in a header too, in Base64 where a header cannot carry
+        // the name as it is (SEP-2243, as rmcp encodes it).
+        let tool_header = HeaderValue::from_str(&crate::client::param_headers::encode(name)).ok();
         let answer = async move {
             let body = body
                 .map_err(|e| TurnFailure::Broken(format!("the Request cannot be written: {e}")))?;
-            self.exchange(body, tool_header, &awaited, &notified).await
+            self.exchange(body, tool_header, params, &awaited, &notified)
+                .await
         };
         (id, answer)
     }
@@ -248,6 +251,7 @@ impl HttpTurns {
         &self,
         body: Vec<u8>,
         tool_header: Option<HeaderValue>,
+        params: Vec<(String, String)>,
         id: &RequestId,
         notified: &impl Fn(ServerNotification),
     ) -> Result<ServerJsonRpcMessage, TurnFailure> {
@@ -260,6 +264,16 @@ impl HttpTurns {
             match tool_header {
                 Some(name) => post = post.header("mcp-name", name),
                 None => return Err(TurnFailure::NotTaken),
+            }
+            for (name, value) in params {
+                // Names are HTTP tokens and values ASCII (`param_headers`): each fits.
+                match (
+                    HeaderName::try_from(name.as_str()),
+                    HeaderValue::from_str(&value),
+                ) {
+                    (Ok(name), Ok(value)) => post = post.header(name, value),
+                    _ => return Err(TurnFailure::NotTaken),
+                }
             }
         }
         let response = post.send().await.map_err(|e| {

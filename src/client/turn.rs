@@ -148,7 +148,9 @@ impl From<&CallError> for TurnError {
             CallError::Cancelled | CallError::TaskCancelled(_) => ErrorKind::Cancelled,
             CallError::TooLarge(_) => ErrorKind::TooLarge,
             CallError::Gone(_) => ErrorKind::Gone,
-            CallError::Protocol(_) | CallError::Unanswered(_) => ErrorKind::Protocol,
+            CallError::Protocol(_) | CallError::Unanswered(_) | CallError::Refused(_) => {
+                ErrorKind::Protocol
+            }
             CallError::Transport(_) => ErrorKind::Transport,
         };
         TurnError {
