@@ -829,7 +829,7 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
         .collect();
     assert!(
         said.iter()
-            .any(|m| m.contains("keeps this dialogue by its DialogID")),
+            .any(|m| m.contains("reconnected under the same DialogID")),
         "{said:?}"
     );
     h.key(KeyCode::Char('c'));

@@ -153,8 +153,13 @@ impl Recorder {
             .get("Kind")
             .and_then(Value::as_str)
             .unwrap_or("feedback");
+        // Named by its TurnIndex, as the explorer's transcript numbers turns (else by place).
+        let number = recorded
+            .get("TurnIndex")
+            .and_then(crate::protocol::message::as_index)
+            .unwrap_or(i as u64);
         self.steps.push(OutStep {
-            name: format!("turn {} ({kind})", i + 1),
+            name: format!("turn {number} ({kind})"),
             new_session: turn.new_session,
             request,
             capture: Map::new(),

@@ -38,7 +38,7 @@ impl App {
                     if continued {
                         self.dialogues[i].new_session = false;
                         self.notify(
-                            "reconnected: the server keeps this dialogue by its DialogID (MCP 2026-07-28), so its state (commitments) goes on",
+                            "reconnected under the same DialogID (MCP 2026-07-28): a server that still holds the dialogue goes on with its state (commitments); one that restarted holds none of it and says so at the next turn (n starts a new dialogue)",
                             Severity::Success,
                         );
                     } else {
