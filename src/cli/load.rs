@@ -205,7 +205,11 @@ fn export(args: &Args, scenarios: &[scenario::Scenario]) -> u8 {
     let mut errors = Vec::new();
     let mut url: Option<String> = None;
     let mut headers = Vec::new();
-    for (whose, spec) in &servers {
+    for (i, (whose, spec)) in servers.iter().enumerate() {
+        let interface = scenarios
+            .get(i)
+            .or(scenarios.first())
+            .map_or("dac", |s| s.interface.code());
         match &spec.transport {
             TransportSpec::Http(http) => {
                 if url.as_ref().is_some_and(|u| *u != http.url) {
@@ -227,9 +231,7 @@ fn export(args: &Args, scenarios: &[scenario::Scenario]) -> u8 {
                 "{whose}: its server ({}, {}) is not one Locust can drive: Locust's workers speak MCP over Streamable HTTP only; name an HTTP server with --url (e.g. bkn-explorer serve {} --http 8080)",
                 spec.kind(),
                 spec.location(),
-                scenarios
-                    .first()
-                    .map_or("dac", |s| s.interface.code())
+                interface
             )),
         }
     }

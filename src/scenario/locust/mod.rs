@@ -240,11 +240,11 @@ fn locustfile(scenarios: &[Scenario], classes: &[String], export: &Export) -> St
         r#""""Load on {url} from bkn-explorer scenarios, for Locust.
 
 Made by {made_by} (`bkn-explorer load {files} --export locust`); the scenarios are in
-scenarios.json, played by bkn_runner.py. Run it on one machine:
+scenarios.json, played by bkn_runner.py. Run it in this folder, on one machine:
 
     pip install -r requirements.txt
-    locust --headless --processes 2 -u 8 -r 8 --iterations 100 --csv out/stats
-    bkn-explorer load --report out    # with BKN_RECORDINGS=out/recordings
+    locust --headless --processes 2 -u 8 -r 8 --iterations 100 --csv stats
+    bkn-explorer load --report .
 
 Locust's --host is the MCP endpoint (default {url}); each user goes through its scenario
 again and again (--iterations N: N times), in one dialogue (--fresh: a new one each time),
