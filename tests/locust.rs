@@ -707,3 +707,85 @@ async fn a_server_that_dies_costs_failures_with_the_reason_and_the_recordings_st
     let (code, out) = explorer(&args);
     assert_eq!(code, 0, "the recordings are whole and conform: {out}");
 }
+
+// --- What cannot be exported --------------------------------------------------------------------
+
+#[test]
+fn a_scenario_locust_cannot_drive_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("project");
+    let shipped = root().join("scenarios/dac-kiosk.yaml").display().to_string();
+    let target = out.display().to_string();
+    // Its own server is the embedded reference server (stdio): no URL, no project.
+    let run = Command::new(common::bin())
+        .args(["load", &shipped, "--export", "locust", "-o", &target])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not one Locust can drive") && err.contains("--url"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was written"), "{err}");
+    assert!(!out.exists(), "nothing was written");
+    // A stdio server named on the command line: the same.
+    let run = Command::new(common::bin())
+        .args(["load", &shipped, "--export", "locust", "--stdio", "my-server --flag"])
+        .args(["-o", &target])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("stdio, my-server --flag"));
+    assert!(!out.exists(), "nothing was written");
+    // A regular expression Python's re reads otherwise: said with its step, nothing written.
+    let scenario = dir.path().join("unicode.yaml");
+    std::fs::write(
+        &scenario,
+        "steps:\n  - request: {Kind: constraints}\n    expect:\n      values:\n        /Answer/Text: {matches: '\\p{Lu}'}\n",
+    )
+    .unwrap();
+    let run = Command::new(common::bin())
+        .args(["load", &scenario.display().to_string(), "--export", "locust"])
+        .args(["--url", "http://127.0.0.1:9/mcp", "-o", &target])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("step 1") && err.contains("a Unicode class"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing was written");
+    // A project is written once; again only with --force.
+    let export = |force: bool| {
+        let mut c = Command::new(common::bin());
+        c.args(["load", &shipped, "--export", "locust"])
+            .args(["--url", "http://127.0.0.1:9/mcp", "-o", &target]);
+        if force {
+            c.arg("--force");
+        }
+        c.output().unwrap()
+    };
+    assert!(export(false).status.success());
+    let locustfile = std::fs::read_to_string(out.join("locustfile.py")).unwrap();
+    assert!(locustfile.contains(&format!(
+        "bkn-explorer {}",
+        env!("CARGO_PKG_VERSION")
+    )));
+    let requirements = std::fs::read_to_string(out.join("requirements.txt")).unwrap();
+    assert!(requirements.lines().any(|l| l == scenario::locust::LOCUST));
+    std::fs::write(out.join("locustfile.py"), "# mine").unwrap();
+    let again = export(false);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("locustfile.py")).unwrap(),
+        "# mine"
+    );
+    assert!(export(true).status.success());
+    assert_eq!(
+        std::fs::read_to_string(out.join("locustfile.py")).unwrap(),
+        locustfile
+    );
+}

@@ -437,3 +437,64 @@ pub fn matcher(m: &Matcher) -> Value {
     v["text"] = Value::String(m.to_string());
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn says(pattern: &str) -> Option<String> {
+        python_cannot_read(&Matcher::Matches(regex::Regex::new(pattern).unwrap()))
+    }
+
+    #[test]
+    fn regular_expressions_python_reads_otherwise_are_named() {
+        for ok in [
+            "^c[0-9] (conflicts|is kept)",
+            "(?i)attend",
+            "(?i:a)b",
+            "(?P<x>a)",
+            "a(?=b)?",
+            "fountain|stage|sound",
+            "\\d+\\.\\s",
+        ] {
+            // (?=…) is not Rust's either: only patterns the regex crate reads come here.
+            if regex::Regex::new(ok).is_ok() {
+                assert_eq!(says(ok), None, "{ok}");
+            }
+        }
+        for (bad, what) in [
+            ("\\p{Lu}", "Unicode class"),
+            ("\\pL", "Unicode class"),
+            ("a\\z", "\\z"),
+            ("[[:alpha:]]", "POSIX"),
+            ("[a-z&&[^aeiou]]", "intersection"),
+            ("a(?i)b", "inline flags"),
+            ("(?-i)b", "inline flags"),
+            ("(?U)a+", "flag other"),
+            ("(?<name>a)", "named group"),
+            ("\\x{41}", "\\x{"),
+        ] {
+            let why = says(bad).unwrap_or_else(|| panic!("{bad} passed"));
+            assert!(why.contains(what), "{bad}: {why}");
+        }
+    }
+
+    #[test]
+    fn class_names_are_python_identifiers_and_unique() {
+        let scenario = |path: &str| Scenario {
+            path: PathBuf::from(path),
+            name: "n".into(),
+            description: None,
+            server: None,
+            interface: Interface::Dac,
+            defaults: Overrides::default(),
+            steps: Vec::new(),
+        };
+        let names = class_names(&[
+            scenario("a/dac-kiosk.yaml"),
+            scenario("b/dac-kiosk.yaml"),
+            scenario("3 ways.json"),
+        ]);
+        assert_eq!(names, ["DacKiosk", "DacKiosk2", "Scenario3Ways"]);
+    }
+}
