@@ -215,11 +215,13 @@ def learn(user):
 
 
 def _learn(user):
+    Offer.tools, Offer.annotations, Offer.published = {}, {}, {}
     asked = option(user.environment, "mcp_protocol", PROJECT["protocol"])
     generation = asked
     if asked == "auto":
         try:
-            result = Connection(user, STATELESS).request("server/discover", {}, "server/discover")
+            result = Connection(user, STATELESS).request("server/discover", {}, "server/discover",
+                                                         probe=True)
             spoken = result.get("supportedVersions") or [result.get("protocolVersion")]
             generation = STATELESS if STATELESS in spoken else SESSION
         except McpError:
@@ -392,8 +394,10 @@ class Connection:
         fire(self.user, "MCP", "DELETE session", started, exception)
         self.session = None
 
-    def request(self, method, params, label, name=None):
-        """A request of the connection's own (not a turn), timed as Locust's MCP type."""
+    def request(self, method, params, label, name=None, probe=False):
+        """A request of the connection's own (not a turn), timed as Locust's MCP type. A
+        `probe` (server/discover, asked to learn the generation) that is refused is the
+        answer sought, not a failure."""
         self.next_id += 1
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
         if self.meta is not None:
@@ -401,13 +405,14 @@ class Connection:
         started = time.perf_counter()
         try:
             answer = self.post(message, self.next_id, method, label, name)
+            if "error" in answer:
+                raise McpError("protocol", "%s: %s (%s)" % (method, answer["error"].get("message"),
+                                                          answer["error"].get("code")))
         except McpError as e:
-            fire(self.user, "MCP", label, started, e)
+            fire(self.user, "MCP", label, started, None if probe else e)
             e.told = True
             raise
         fire(self.user, "MCP", label, started, None)
-        if "error" in answer:
-            raise McpError("protocol", "%s: %s" % (method, answer["error"].get("message")))
         return answer.get("result") or {}
 
     def call_text(self, tool, arguments_text, arguments):
