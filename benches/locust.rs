@@ -45,10 +45,22 @@ fn main() {
         );
         return;
     }
-    let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default());
+    let bin = PathBuf::from(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default(),
+    );
     let dir = tempfile::tempdir().expect("a temporary folder");
     let mut server = Command::new(BIN)
-        .args(["serve", "dac", "--http", "127.0.0.1:0", "--log-level", "warn"])
+        .args([
+            "serve",
+            "dac",
+            "--http",
+            "127.0.0.1:0",
+            "--log-level",
+            "warn",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -57,7 +69,10 @@ fn main() {
         use std::io::BufRead;
         let mut lines = std::io::BufReader::new(server.stderr.take().unwrap()).lines();
         let url = loop {
-            let line = lines.next().expect("the server says where it listens").unwrap();
+            let line = lines
+                .next()
+                .expect("the server says where it listens")
+                .unwrap();
             if let Some(at) = line.find("http://") {
                 break line[at..].trim().to_owned();
             }
@@ -81,7 +96,14 @@ fn load(scenario: &Path, url: &str) {
     let out = Command::new(BIN)
         .arg("load")
         .arg(scenario)
-        .args(["--url", url, "-c", &USERS.to_string(), "-r", &ITERATIONS.to_string()])
+        .args([
+            "--url",
+            url,
+            "-c",
+            &USERS.to_string(),
+            "-r",
+            &ITERATIONS.to_string(),
+        ])
         .args(["--format", "json"])
         .output()
         .expect("load runs");
@@ -113,9 +135,21 @@ fn locust(bin: &Path, dir: &Path, scenario: &Path, url: &str, round: usize) {
     let started = Instant::now();
     let status = Command::new(bin.join("locust"))
         .current_dir(&project)
-        .args(["--headless", "--processes", "2", "--csv", "stats", "--only-summary"])
+        .args([
+            "--headless",
+            "--processes",
+            "2",
+            "--csv",
+            "stats",
+            "--only-summary",
+        ])
         .args(["-u", &USERS.to_string(), "-r", "100"])
-        .args(["--iterations", &ITERATIONS.to_string(), "--logfile", "locust.log"])
+        .args([
+            "--iterations",
+            &ITERATIONS.to_string(),
+            "--logfile",
+            "locust.log",
+        ])
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -156,6 +190,7 @@ fn locust(bin: &Path, dir: &Path, scenario: &Path, url: &str, round: usize) {
     );
     println!(
         "{:<46} {:>7.0} turns/s over the run's wall time ({wall:.2} s, Locust's start included)",
-        "", turns / wall
+        "",
+        turns / wall
     );
 }

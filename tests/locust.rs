@@ -115,7 +115,8 @@ fn dac_responses() -> Vec<Value> {
     bad["Answer"]["Relations"] = json!([]);
     bad["Feasibility"]["Steps"] = json!([{"Step": 0, "PAStatus": "Ack"}, {"Step": 1}]);
     bad["Feasibility"]["Overall"] = json!(7);
-    bad["CommitmentStatus"] = json!([{"CommitmentID": "c1", "Status": "released"}, {"CommitmentID": "c2"}]);
+    bad["CommitmentStatus"] =
+        json!([{"CommitmentID": "c1", "Status": "released"}, {"CommitmentID": "c2"}]);
     let mut odd = good.clone();
     odd["Outcome"] = json!(2);
     odd["TurnIndex"] = json!(2.0);
@@ -292,10 +293,12 @@ fn the_workers_judge_gives_the_verdicts_and_words_of_bkn_explorers() {
         json!({"UserID": "User#Ana", "DataXMData": {"Source": [{"AIMID": "X"}]}, "Header": "PGM-KUS-V1.0"}),
     ];
     for given in &givens {
-        inputs.push(json!({"what": "fill", "given": given, "header": "PGM-KDA-V1.0",
+        inputs.push(
+            json!({"what": "fill", "given": given, "header": "PGM-KDA-V1.0",
             "dialogID": "d1", "turnIndex": 3, "defaults": {
                 "MInstance": defaults.m_instance, "UEnvironment": defaults.u_environment,
-                "SessionID": defaults.session_id, "AIMID": defaults.aim_id}}));
+                "SessionID": defaults.session_id, "AIMID": defaults.aim_id}}),
+        );
         let mut object = given.as_object().unwrap().clone();
         fill_request(
             &mut object,
@@ -382,9 +385,7 @@ fn locust() -> Result<PathBuf, String> {
         let pinned = std::fs::read_to_string(root().join("tests/peers/locust/requirements.txt"))
             .expect("the pins are there");
         assert!(
-            pinned
-                .lines()
-                .any(|l| l.trim() == scenario::locust::LOCUST),
+            pinned.lines().any(|l| l.trim() == scenario::locust::LOCUST),
             "tests/peers/locust/requirements.txt pins the Locust an export pins ({})",
             scenario::locust::LOCUST
         );
@@ -430,16 +431,18 @@ fn export(scenarios: &[&str], url: &str) -> tempfile::TempDir {
 
 /// Runs Locust headless in `project` (a master and two worker processes); returns its exit
 /// code and log. `until` is called while it runs.
-fn run_locust(
-    bin: &Path,
-    project: &Path,
-    args: &[&str],
-    mut until: impl FnMut(),
-) -> (i32, String) {
+fn run_locust(bin: &Path, project: &Path, args: &[&str], mut until: impl FnMut()) -> (i32, String) {
     let log = project.join("locust.log");
     let mut child = Command::new(bin.join("locust"))
         .current_dir(project)
-        .args(["--headless", "--processes", "2", "--csv", "stats", "--only-summary"])
+        .args([
+            "--headless",
+            "--processes",
+            "2",
+            "--csv",
+            "stats",
+            "--only-summary",
+        ])
         .args(["--logfile", "locust.log"])
         .args(args)
         .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -546,11 +549,18 @@ async fn the_shipped_scenarios_run_on_locusts_workers_in_both_generations() {
             assert_eq!(r["locust_turns"], expected, "{what}: Locust counted: {r:#}");
             assert_eq!(r["nonconformant"], 0, "{what}: {r:#}");
             assert_eq!(r["failed_expectations"], 0, "{what}: {r:#}");
-            assert!(r["mcp_failed"].as_array().unwrap().is_empty(), "{what}: {r:#}");
+            assert!(
+                r["mcp_failed"].as_array().unwrap().is_empty(),
+                "{what}: {r:#}"
+            );
             // One recording per worker process, each a journal `validate` reads; the only
             // findings are those of dac-kiosk's negative step (a misspelt Kind on purpose).
             let files = recordings(project.path());
-            assert_eq!(files.len(), 2, "{what}: one recording per worker: {files:?}");
+            assert_eq!(
+                files.len(),
+                2,
+                "{what}: one recording per worker: {files:?}"
+            );
             let mut args = vec!["validate", "--format", "json"];
             args.extend(files.iter().map(String::as_str));
             let (code, out) = explorer(&args);
@@ -620,7 +630,12 @@ async fn a_changed_domain_fails_the_expectations_it_breaks_in_locusts_failures()
     let project = export(&["dac-kiosk.yaml"], &server.url);
     let path = project.path().to_owned();
     let (code, log) = tokio::task::spawn_blocking(move || {
-        run_locust(&bin, &path, &["-u", "2", "-r", "100", "--iterations", "2"], || {})
+        run_locust(
+            &bin,
+            &path,
+            &["-u", "2", "-r", "100", "--iterations", "2"],
+            || {},
+        )
     })
     .await
     .unwrap();
@@ -633,7 +648,9 @@ async fn a_changed_domain_fails_the_expectations_it_breaks_in_locusts_failures()
     assert_eq!(&row[0], "feasibility", "its Kind: {failures}");
     assert_eq!(&row[1], "a plan that breaks the commitment", "{failures}");
     assert!(
-        row[2].starts_with("/Feasibility/Steps/0/PAStatus: expected [Ack, Clash, InsRights], got [InsValue"),
+        row[2].starts_with(
+            "/Feasibility/Steps/0/PAStatus: expected [Ack, Clash, InsRights], got [InsValue"
+        ),
         "the reason, as test says it: {failures}"
     );
     assert_eq!(&row[3], "4", "every time through (2 users × 2): {failures}");
@@ -698,7 +715,10 @@ async fn a_server_that_dies_costs_failures_with_the_reason_and_the_recordings_st
     );
     let (_, r) = report(project.path());
     assert!(r["turns"].as_u64().unwrap() >= 12, "{r:#}");
-    assert_eq!(r["turns"], r["locust_turns"], "every counted turn recorded: {r:#}");
+    assert_eq!(
+        r["turns"], r["locust_turns"],
+        "every counted turn recorded: {r:#}"
+    );
     assert!(r["unreadable"].as_array().unwrap().is_empty(), "{r:#}");
     assert_eq!(r["nonconformant"], 0, "{r:#}");
     let files = recordings(project.path());
@@ -714,7 +734,10 @@ async fn a_server_that_dies_costs_failures_with_the_reason_and_the_recordings_st
 fn a_scenario_locust_cannot_drive_is_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("project");
-    let shipped = root().join("scenarios/dac-kiosk.yaml").display().to_string();
+    let shipped = root()
+        .join("scenarios/dac-kiosk.yaml")
+        .display()
+        .to_string();
     let target = out.display().to_string();
     // Its own server is the embedded reference server (stdio): no URL, no project.
     let run = Command::new(common::bin())
@@ -731,7 +754,14 @@ fn a_scenario_locust_cannot_drive_is_refused_before_anything_is_written() {
     assert!(!out.exists(), "nothing was written");
     // A stdio server named on the command line: the same.
     let run = Command::new(common::bin())
-        .args(["load", &shipped, "--export", "locust", "--stdio", "my-server --flag"])
+        .args([
+            "load",
+            &shipped,
+            "--export",
+            "locust",
+            "--stdio",
+            "my-server --flag",
+        ])
         .args(["-o", &target])
         .output()
         .unwrap();
@@ -746,7 +776,12 @@ fn a_scenario_locust_cannot_drive_is_refused_before_anything_is_written() {
     )
     .unwrap();
     let run = Command::new(common::bin())
-        .args(["load", &scenario.display().to_string(), "--export", "locust"])
+        .args([
+            "load",
+            &scenario.display().to_string(),
+            "--export",
+            "locust",
+        ])
         .args(["--url", "http://127.0.0.1:9/mcp", "-o", &target])
         .output()
         .unwrap();
@@ -760,8 +795,12 @@ fn a_scenario_locust_cannot_drive_is_refused_before_anything_is_written() {
     // A project is written once; again only with --force.
     let export = |force: bool| {
         let mut c = Command::new(common::bin());
-        c.args(["load", &shipped, "--export", "locust"])
-            .args(["--url", "http://127.0.0.1:9/mcp", "-o", &target]);
+        c.args(["load", &shipped, "--export", "locust"]).args([
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "-o",
+            &target,
+        ]);
         if force {
             c.arg("--force");
         }
@@ -769,10 +808,7 @@ fn a_scenario_locust_cannot_drive_is_refused_before_anything_is_written() {
     };
     assert!(export(false).status.success());
     let locustfile = std::fs::read_to_string(out.join("locustfile.py")).unwrap();
-    assert!(locustfile.contains(&format!(
-        "bkn-explorer {}",
-        env!("CARGO_PKG_VERSION")
-    )));
+    assert!(locustfile.contains(&format!("bkn-explorer {}", env!("CARGO_PKG_VERSION"))));
     let requirements = std::fs::read_to_string(out.join("requirements.txt")).unwrap();
     assert!(requirements.lines().any(|l| l == scenario::locust::LOCUST));
     std::fs::write(out.join("locustfile.py"), "# mine").unwrap();
