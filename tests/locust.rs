@@ -675,8 +675,8 @@ async fn a_server_that_dies_costs_failures_with_the_reason_and_the_recordings_st
     let mut server = common::spawn_http(&["usr".to_owned()]).await;
     let project = export(&["usr-ana.yaml"], &server.url);
     let path = project.path().to_owned();
-    // The server is killed once the workers have recorded some turns; Locust runs on for a
-    // few seconds against nothing.
+    // The server is killed once the workers have recorded some turns; the users go on through
+    // their iterations against nothing (a short pause after each loss).
     let (code, log) = tokio::task::spawn_blocking(move || {
         let mut killed = false;
         let files = path.clone();
@@ -684,7 +684,10 @@ async fn a_server_that_dies_costs_failures_with_the_reason_and_the_recordings_st
         run_locust(
             &bin,
             &path,
-            &["-u", "2", "-r", "100", "-t", "4s", "--fresh"],
+            &["-u", "2", "-r", "100", "--iterations", "40", "--fresh"]
+                .into_iter()
+                .chain(["--pause-after-loss", "0.05"])
+                .collect::<Vec<_>>(),
             || {
                 if killed {
                     return;

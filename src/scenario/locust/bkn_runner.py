@@ -16,7 +16,8 @@ answers read as JSON or as server-sent events.
 
 Options (Locust's command line, passed by the master to its workers): `--iterations N` (each
 user goes N times through its scenario, then stops; the run ends when every user has),
-`--mcp-protocol auto|2026-07-28|2025-11-25`, `--fresh` (a new dialogue each time through).
+`--mcp-protocol auto|2026-07-28|2025-11-25`, `--fresh` (a new dialogue each time through),
+`--pause-after-loss SECONDS` (1 by default).
 $BKN_TOKEN is sent as a bearer token. Locust's `--host` is the MCP endpoint's URL.
 
 Made by bkn-explorer; edit the scenarios, not this file (`load --export locust` writes it again).
@@ -36,7 +37,7 @@ import gevent
 from gevent.event import Event
 from locust import FastHttpUser, constant, events, task
 from locust.exception import StopUser
-from locust.runners import MasterRunner, WorkerRunner
+from locust.runners import WorkerRunner
 
 import bkn_judge as judge
 
@@ -70,6 +71,10 @@ def _options(parser):
     parser.add_argument("--mcp-protocol", choices=["auto", STATELESS, SESSION],
                         env_var="BKN_PROTOCOL", default=PROJECT["protocol"],
                         help="bkn: the MCP generation to speak")
+    parser.add_argument("--pause-after-loss", type=float, env_var="BKN_PAUSE_AFTER_LOSS",
+                        default=1.0,
+                        help="bkn: seconds a user waits after a lost connection, or a dialogue "
+                             "that could not be opened, before its next pass")
     parser.add_argument("--fresh", action="store_true", env_var="BKN_FRESH",
                         default=PROJECT["fresh"],
                         help="bkn: a new dialogue each time through the scenario")
@@ -87,14 +92,28 @@ class Finish:
     when every user has, the run ends as Locust's --run-time ends it."""
 
     done = 0
+    ending = False
+
+
+# Locust writes its CSV files each second, not once more at the end: a run ended at once
+# would leave out up to a second of requests. Each worker sends its figures before it says a
+# user is done; the run ends a tick after the last one, its files holding every request.
+CSV_TICK = 1.2
 
 
 def _user_done(environment, msg, **_):
     Finish.done += 1
     runner = environment.runner
-    if Finish.done >= max(runner.target_user_count, 1):
-        headless = environment.parsed_options is not None and environment.parsed_options.headless
-        gevent.spawn(runner.quit if headless else runner.stop)
+    if Finish.done >= max(runner.target_user_count, 1) and not Finish.ending:
+        Finish.ending = True
+        gevent.spawn(_end, environment)
+
+
+def _end(environment):
+    gevent.sleep(CSV_TICK)
+    runner = environment.runner
+    headless = environment.parsed_options is not None and environment.parsed_options.headless
+    runner.quit() if headless else runner.stop()
 
 
 @events.init.add_listener
@@ -106,6 +125,7 @@ def _init(environment, **_):
 @events.test_start.add_listener
 def _test_start(environment, **_):
     Finish.done = 0
+    Finish.ending = False
     CPU_AT_START[0] = cpu_seconds()
     TURNS[0] = 0
 
@@ -307,10 +327,6 @@ def header_value(text):
 
 INTERFACES = PROJECT["interfaces"]
 
-# After a lost connection or a dialogue that could not be opened, a user waits this long
-# before its next pass (as bkn-explorer waits before resuming a stream): a server that died
-# costs a failure a second per user, not a loop as fast as refusals come.
-PAUSE_AFTER_LOSS = 1.0
 
 
 # --- One MCP connection --------------------------------------------------------------------------
@@ -725,6 +741,11 @@ class ScenarioUser(FastHttpUser):
         self.passes = 0
         self.iterations = option(self.environment, "iterations", 0)
         self.fresh = option(self.environment, "fresh", PROJECT["fresh"])
+        # After a lost connection or a dialogue that could not be opened, a user waits this
+        # long before its next pass (a second by default, as bkn-explorer waits before
+        # resuming a stream): a server that died costs a failure a second per user, not a
+        # loop as fast as refusals come.
+        self.pause = option(self.environment, "pause_after_loss", 1.0)
 
     def on_stop(self):
         if self.dialogue is not None:
@@ -743,7 +764,11 @@ class ScenarioUser(FastHttpUser):
             self.passes += 1
         if self.iterations and self.passes >= self.iterations:
             self.on_stop()
-            self.environment.runner.send_message("bkn_done", None)
+            runner = self.environment.runner
+            if isinstance(runner, WorkerRunner):
+                # This worker's figures first: the master reads its messages in order.
+                runner._send_stats()
+            runner.send_message("bkn_done", None)
             raise StopUser()
 
     def play(self):
@@ -760,7 +785,7 @@ class ScenarioUser(FastHttpUser):
             if not e.told:
                 fire(self, "MCP", "open a dialogue", time.perf_counter(), e, response_time=0)
             self.dialogue = None
-            gevent.sleep(PAUSE_AFTER_LOSS)
+            gevent.sleep(self.pause)
             return
         captured = {}
         dialogue = self.dialogue
@@ -772,7 +797,7 @@ class ScenarioUser(FastHttpUser):
                     if not e.told:
                         fire(self, "MCP", "new session", time.perf_counter(), e, response_time=0)
                     self.dialogue = None
-                    gevent.sleep(PAUSE_AFTER_LOSS)
+                    gevent.sleep(self.pause)
                     return
             fields = judge.fill_captures(step["request"], captured)
             tries = 1 + (step["retry"]["times"] if step["retry"] else 0)
@@ -790,5 +815,5 @@ class ScenarioUser(FastHttpUser):
                 dialogue.connection.session = None
                 dialogue.close("the connection is gone")
                 self.dialogue = None
-                gevent.sleep(PAUSE_AFTER_LOSS)
+                gevent.sleep(self.pause)
                 return
