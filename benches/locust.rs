@@ -144,12 +144,7 @@ fn locust(bin: &Path, dir: &Path, scenario: &Path, url: &str, round: usize) {
             "--only-summary",
         ])
         .args(["-u", &USERS.to_string(), "-r", "100"])
-        .args([
-            "--iterations",
-            &ITERATIONS.to_string(),
-            "--logfile",
-            "locust.log",
-        ])
+        .args(["--iterations", &ITERATIONS.to_string()])
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -473,8 +473,11 @@ class Connection:
                 headers.update(extra)
         elif extra:
             headers = dict(headers, **extra)
-        r = self.user.client.request("POST", "", data=body, headers=headers, stream=True,
-                                     catch_response=True)
+        try:
+            r = self.user.client.request("POST", "", data=body, headers=headers, stream=True,
+                                         catch_response=True)
+        except Exception as e:  # noqa: BLE001 (what Locust's client does not turn into a status)
+            raise McpError("transport", "the request failed: %s" % (str(e) or type(e).__name__))
         status = r.status_code
         if status == 0:
             error = getattr(r, "error", None)
@@ -496,10 +499,12 @@ class Connection:
             if kind == "text/event-stream":
                 return self.events(r, want)
             return self.answer_in(json.loads(r.content), want)
+        except McpError:
+            raise
         except (socket.timeout, gevent.Timeout) as e:
             raise McpError("timeout", "no answer in time: %s" % e)
-        except (OSError, ValueError) as e:
-            raise McpError("transport", "the answer could not be read: %s" % e)
+        except Exception as e:  # noqa: BLE001 (a connection closed mid-answer, HTTP parse errors …)
+            raise McpError("transport", "the answer could not be read: %s" % (str(e) or type(e).__name__))
 
     def answer_in(self, message, want):
         for m in message if isinstance(message, list) else [message]:
@@ -760,6 +765,17 @@ class ScenarioUser(FastHttpUser):
         """The scenario once, its steps in order in one dialogue, as `test` plays it."""
         try:
             self.play()
+        except Exception as e:  # noqa: BLE001 (a user never dies of an answer it did not expect)
+            log.exception("bkn: a pass of %s ended early", self.scenario)
+            fire(self, "MCP", "a pass ended early", time.perf_counter(),
+                 McpError("protocol", "%s: %s" % (type(e).__name__, e)), response_time=0)
+            if self.dialogue is not None:
+                dialogue, self.dialogue = self.dialogue, None
+                try:
+                    dialogue.close("a pass ended early: %s" % e)
+                except Exception:  # noqa: BLE001
+                    pass
+            gevent.sleep(self.pause)
         finally:
             self.passes += 1
         if self.iterations and self.passes >= self.iterations:

@@ -452,7 +452,7 @@ pub fn text(r: &Report) -> String {
         if r.turns == r.locust_turns {
             ""
         } else {
-            " (they differ: an exchange was not recorded, or a recording is missing)"
+            " (they differ: Locust writes its CSV files each second, so a run ended by --run-time or Ctrl-C leaves out its last second; else a recording is missing)"
         },
         r.turns_per_s
     );
