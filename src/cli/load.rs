@@ -3,6 +3,9 @@
 //! sessions). A live progress line on standard error; the figures at the end (`--format
 //! json` for scripts), with the CPU the load client used beside them.
 //!
+//! `--export locust` writes the scenarios as a Locust project instead (its workers play them
+//! on many machines); `--report DIR` sums up such a run (`scenario::locust`).
+//!
 //! Exit 0 when every turn was answered and conformed; 1 when some did not or expectations
 //! failed; 2 when the scenario cannot be read or no dialogue could be opened.
 
@@ -24,10 +27,32 @@ pub enum Format {
     Json,
 }
 
+/// What `--export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Export {
+    /// A Locust project: locustfile.py, what it imports, requirements.txt.
+    Locust,
+}
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The scenario to run (YAML or JSON).
-    scenario: PathBuf,
+    /// The scenario to run (YAML or JSON); several with --export.
+    #[arg(required_unless_present = "report")]
+    scenarios: Vec<PathBuf>,
+    /// Write the scenarios as a project for this load tool instead of running them: Locust
+    /// (each user plays a scenario's dialogue; --url is its default --host).
+    #[arg(long, value_enum, conflicts_with = "report")]
+    export: Option<Export>,
+    /// Where --export writes the project [default: locust].
+    #[arg(long, short, value_name = "DIR", requires = "export")]
+    output: Option<PathBuf>,
+    /// Let --export replace the files of an earlier export.
+    #[arg(long, requires = "export")]
+    force: bool,
+    /// Sum up a Locust run of exported scenarios: DIR/recordings/ and the CSV files of
+    /// `locust --csv DIR/stats`, judged and merged.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
     /// Dialogues at once.
     #[arg(long, short, default_value_t = 8)]
     concurrency: usize,
@@ -45,15 +70,32 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    let scenario = match scenario::load(&args.scenario) {
-        Ok(s) => s,
-        Err(errors) => {
-            for e in errors {
-                eprintln!("{e}");
+    if let Some(dir) = &args.report {
+        return report(dir, args.format);
+    }
+    let mut scenarios = Vec::new();
+    let mut unreadable = false;
+    for path in &args.scenarios {
+        match scenario::load(path) {
+            Ok(s) => scenarios.push(s),
+            Err(errors) => {
+                unreadable = true;
+                for e in errors {
+                    eprintln!("{e}");
+                }
             }
-            return exit::FAILURE;
         }
-    };
+    }
+    if unreadable {
+        return exit::FAILURE;
+    }
+    if args.export.is_some() {
+        return export(&args, &scenarios);
+    }
+    if scenarios.len() > 1 {
+        return fail("load runs one scenario (several go to --export locust)");
+    }
+    let scenario = scenarios.remove(0);
     let spec = match args.targets.resolve() {
         Ok(list) if list.len() > 1 => {
             return fail("load runs against one server; name one");
@@ -129,6 +171,144 @@ pub fn run(args: Args) -> u8 {
         exit::NONCONFORMANT
     } else {
         exit::OK
+    }
+}
+
+/// `--export locust`: the project, or every reason it cannot be made, before anything is
+/// written.
+fn export(args: &Args, scenarios: &[scenario::Scenario]) -> u8 {
+    use crate::client::spec::TransportSpec;
+    let named = match args.targets.resolve() {
+        Ok(list) => list,
+        Err(e) => return fail(&e),
+    };
+    if named.len() > 1 {
+        return fail("--export makes a project for one server; name one");
+    }
+    // The server: the one named, else the scenarios' own (the same for all of them).
+    let mut servers = Vec::new();
+    match named.into_iter().next() {
+        Some(spec) => servers.push(("the server named".to_owned(), spec)),
+        None => {
+            for s in scenarios {
+                let spec = match &s.server {
+                    Some(choice) => match target::scenario_server(choice) {
+                        Ok(spec) => spec,
+                        Err(e) => return fail(&e),
+                    },
+                    None => ServerSpec::embedded(s.interface),
+                };
+                servers.push((s.path.display().to_string(), spec));
+            }
+        }
+    }
+    let mut errors = Vec::new();
+    let mut url: Option<String> = None;
+    let mut headers = Vec::new();
+    for (i, (whose, spec)) in servers.iter().enumerate() {
+        let interface = scenarios
+            .get(i)
+            .or(scenarios.first())
+            .map_or("dac", |s| s.interface.code());
+        match &spec.transport {
+            TransportSpec::Http(http) => {
+                if url.as_ref().is_some_and(|u| *u != http.url) {
+                    errors.push(format!(
+                        "{whose}: its server {} is not the others' ({}): name one with --url",
+                        http.url,
+                        url.as_deref().unwrap_or_default()
+                    ));
+                }
+                url.get_or_insert(http.url.clone());
+                headers = http
+                    .headers
+                    .iter()
+                    .filter(|(name, _)| !name.eq_ignore_ascii_case("authorization"))
+                    .map(|(n, v)| (n.clone(), v.clone()))
+                    .collect();
+            }
+            _ => errors.push(format!(
+                "{whose}: its server ({}, {}) is not one Locust can drive: Locust's workers speak MCP over Streamable HTTP only; name an HTTP server with --url (e.g. bkn-explorer serve {} --http 8080)",
+                spec.kind(),
+                spec.location(),
+                interface
+            )),
+        }
+    }
+    let Some(url) = url.filter(|_| errors.is_empty()) else {
+        for e in errors {
+            eprintln!("bkn-explorer load: {e}");
+        }
+        eprintln!("bkn-explorer load: nothing was written");
+        return exit::FAILURE;
+    };
+    let options = scenario::locust::Export {
+        url,
+        headers,
+        protocol: args.targets.protocol.unwrap_or_default(),
+        fresh: args.fresh,
+        timeout_s: args.targets.connect_options().timeout.as_secs(),
+        overrides: args.targets.overrides(),
+    };
+    let files = match scenario::locust::project(scenarios, &options) {
+        Ok(files) => files,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("bkn-explorer load: {e}");
+            }
+            eprintln!("bkn-explorer load: nothing was written");
+            return exit::FAILURE;
+        }
+    };
+    let dir = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("locust"));
+    match scenario::locust::write(&dir, &files, args.force) {
+        Ok(written) => {
+            println!(
+                "wrote a Locust project for {} scenario{} against {} ({}):",
+                scenarios.len(),
+                if scenarios.len() == 1 { "" } else { "s" },
+                options.url,
+                scenario::locust::made_by()
+            );
+            for p in written {
+                println!("  {}", p.display());
+            }
+            println!(
+                "run it: cd {} && pip install -r requirements.txt && locust --headless --processes 2 -u {} -r {} --iterations {} --csv stats",
+                dir.display(),
+                args.concurrency,
+                args.concurrency,
+                args.repeat
+            );
+            println!("then:   bkn-explorer load --report {}", dir.display());
+            exit::OK
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// `--report DIR`: Locust's statistics and the recordings, judged and merged.
+fn report(dir: &std::path::Path, format: Format) -> u8 {
+    let report = match scenario::locust::report::read(dir) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
+        Format::Text => print!("{}", scenario::locust::report::text(&report)),
+    }
+    if !report.unreadable.is_empty() {
+        exit::FAILURE
+    } else if report.passed() {
+        exit::OK
+    } else {
+        exit::NONCONFORMANT
     }
 }
 

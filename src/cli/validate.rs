@@ -355,7 +355,12 @@ fn check_session(
     found: &mut Found,
 ) {
     out.kind = Some("session");
-    let mut verdicts = crate::session::check::Verdicts::new(interface);
+    // A journal's dialogues interleave (each keeps its state until its `closed` line).
+    let verdicts = std::cell::RefCell::new(if journal {
+        crate::session::check::Verdicts::interleaved(interface)
+    } else {
+        crate::session::check::Verdicts::new(interface)
+    });
     let mut each = |t: stream::StreamedTurn| {
         let reply = match &t.reply {
             StreamedReply::Response(r) => TurnReply::Response(r),
@@ -363,10 +368,16 @@ fn check_session(
             StreamedReply::Nothing => TurnReply::Nothing,
         };
         out.messages += 1 + usize::from(matches!(reply, TurnReply::Response(_)));
-        let findings = verdicts.turn(t.dialogue, t.interface, t.new_session, &t.request, reply);
+        let findings =
+            verdicts
+                .borrow_mut()
+                .turn(t.dialogue, t.interface, t.new_session, &t.request, reply);
+        // How the Response travelled (MCP-BINDING section 1), as the recording kept it: the
+        // messages alone cannot show it again.
+        let response = findings.response.into_iter().chain(t.binding);
         for (on, list) in [
-            ("request", findings.request),
-            ("response", findings.response),
+            ("request", findings.request.into_iter().collect::<Vec<_>>()),
+            ("response", response.collect()),
         ] {
             for f in list {
                 let mut l = Located::new(f);
@@ -383,7 +394,8 @@ fn check_session(
         // by a full disk) is skipped and the lines after it checked, but the file is then
         // partly unreadable: an error (exit 2) that names each line, since its verdict is not
         // the whole recording's.
-        crate::session::journal::for_each_turn(source, &mut each).and_then(|reading| {
+        let mut closed = |d: usize| verdicts.borrow_mut().close(d);
+        crate::session::journal::for_each_turn(source, &mut each, &mut closed).and_then(|reading| {
             for n in &reading.notes {
                 eprintln!("note: {n}");
             }

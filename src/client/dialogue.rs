@@ -402,6 +402,13 @@ pub fn text_of(result: &CallToolResult) -> String {
         .join("\n")
 }
 
+/// What the binding findings of a result say (MCP-BINDING section 1); Locust's workers say
+/// the same (`scenario::locust`).
+pub const TEXT_BLOCK_DIFFERS: &str =
+    "the text content block does not carry the same JSON as structuredContent";
+pub const NO_STRUCTURED_CONTENT: &str =
+    "the result has no structuredContent; the Response was read from its text block";
+
 /// The Response of a successful result (its value, and its text for the turn record), and
 /// what breaks MCP-BINDING section 1 in how it came.
 fn response_of(result: CallToolResult) -> (Option<(Value, RawJson)>, Vec<Finding>) {
@@ -433,7 +440,7 @@ fn response_of(result: CallToolResult) -> (Option<(Value, RawJson)>, Vec<Finding
                     "",
                     Requirement::Binding,
                     Check::TextBlock,
-                    "the text content block does not carry the same JSON as structuredContent",
+                    TEXT_BLOCK_DIFFERS,
                 ));
             }
             (Some((structured, compact)), findings)
@@ -443,7 +450,7 @@ fn response_of(result: CallToolResult) -> (Option<(Value, RawJson)>, Vec<Finding
                 "",
                 Requirement::Binding,
                 Check::StructuredContent,
-                "the result has no structuredContent; the Response was read from its text block",
+                NO_STRUCTURED_CONTENT,
             ));
             // At any depth a Response may have (MCP-BINDING section 6), not serde_json's 128.
             let response = crate::protocol::json::from_str::<Value>(text)

@@ -10,6 +10,7 @@ pub mod expect;
 mod file;
 pub mod junit;
 pub mod load;
+pub mod locust;
 pub mod record;
 pub mod run;
 

@@ -9,21 +9,40 @@ use crate::protocol::Interface;
 use crate::protocol::conformance::{SequenceChecker, TurnFindings, TurnReply};
 use crate::session::Session;
 use serde_json::Value;
+use std::collections::HashMap;
 
-/// The checker of the dialogue being read, started afresh at each dialogue and each new
-/// MCP session.
+/// The checkers of the dialogues being read, each started afresh at its dialogue's first turn
+/// and at each new MCP session. A session file holds its dialogues one after another: one
+/// checker is kept. A journal's dialogues interleave (a proxy's concurrent sessions, a
+/// Locust worker's users): each keeps its own until its `closed` line.
 pub struct Verdicts {
     /// The interface to check as, when the caller knows it better than the file.
     interface: Option<Interface>,
-    current: Option<(usize, SequenceChecker)>,
+    checkers: HashMap<usize, SequenceChecker>,
+    interleaved: bool,
 }
 
 impl Verdicts {
+    /// For a session file: its dialogues one after another.
     pub fn new(interface: Option<Interface>) -> Verdicts {
         Verdicts {
             interface,
-            current: None,
+            checkers: HashMap::new(),
+            interleaved: false,
         }
+    }
+
+    /// For a journal: dialogues whose turns interleave, each until `close`.
+    pub fn interleaved(interface: Option<Interface>) -> Verdicts {
+        Verdicts {
+            interleaved: true,
+            ..Verdicts::new(interface)
+        }
+    }
+
+    /// Dialogue `dialogue` is over: its state is dropped.
+    pub fn close(&mut self, dialogue: usize) {
+        self.checkers.remove(&dialogue);
     }
 
     /// The findings on one turn of dialogue `dialogue` (whose interface the file gives, if
@@ -36,12 +55,16 @@ impl Verdicts {
         request: &Value,
         reply: TurnReply,
     ) -> TurnFindings {
-        let fresh = new_session || !matches!(&self.current, Some((d, _)) if *d == dialogue);
-        if fresh {
-            let interface = self.interface.or(interface);
-            self.current = Some((dialogue, SequenceChecker::new(interface)));
+        if !self.interleaved && !self.checkers.contains_key(&dialogue) {
+            self.checkers.clear();
         }
-        let (_, checker) = self.current.as_mut().expect("made above");
+        if new_session {
+            self.checkers.remove(&dialogue);
+        }
+        let checker = self
+            .checkers
+            .entry(dialogue)
+            .or_insert_with(|| SequenceChecker::new(self.interface.or(interface)));
         checker.turn(request, reply)
     }
 }

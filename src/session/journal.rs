@@ -54,12 +54,45 @@ struct DialogueLine {
     interface: Interface,
     #[serde(rename = "dialogID")]
     dialog_id: String,
+    /// The scenario the dialogue plays (a recording of Locust's workers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scenario: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
 struct TurnLine {
     dialogue: u64,
+    /// The scenario step the turn was sent for (a recording of Locust's workers): beside the
+    /// record, so that every reader of journals reads the turn as it reads any other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    step: Option<StepRef>,
     record: Turn,
+}
+
+/// The scenario step a recorded turn was sent for, and what the step expects of the turn's
+/// conformance: what a Locust worker cannot judge (the checks are this program's) and `load
+/// --report` judges on the recording.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRef {
+    pub scenario: String,
+    /// The step's place in its scenario (0-based).
+    pub index: usize,
+    pub name: String,
+    pub conformance: Conformance,
+}
+
+/// What a step expects of its turn's findings (`docs/tests.md`, Expectations).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Conformance {
+    /// No finding (the default).
+    Conforms,
+    /// At least one finding (`conforms: false`).
+    NotConforming,
+    /// Exactly these checks (`findings: [...]`): a negative test of a server.
+    Findings(Vec<String>),
+    /// Nothing asked: a Request the server is to reject, broken on purpose.
+    NotAsked,
 }
 
 #[derive(Deserialize)]
@@ -220,6 +253,7 @@ impl Writer {
             server: server.to_owned(),
             interface,
             dialog_id: dialog_id.to_owned(),
+            scenario: None,
         }}));
     }
 
@@ -535,11 +569,13 @@ pub(super) fn walk(
     Ok(reading.all())
 }
 
-/// Calls `each` for every turn of the journal in `source`, one line at a time (memory is one
+/// Calls `each` for every turn of the journal in `source`, and `closed` with a dialogue's
+/// place when its `closed` line comes (its turns are over), one line at a time (memory is one
 /// line); returns what the recording said and which lines were skipped.
 pub fn for_each_turn<R: std::io::BufRead>(
     mut source: R,
     each: &mut dyn FnMut(super::stream::StreamedTurn),
+    closed: &mut dyn FnMut(usize),
 ) -> Result<Reading, super::stream::StreamError> {
     use super::stream::{StreamError, StreamedReply, StreamedTurn};
     let mut first = Vec::new();
@@ -574,11 +610,25 @@ pub fn for_each_turn<R: std::io::BufRead>(
                 request: t.record.request_value(),
                 reply,
                 new_session: t.record.new_session,
+                latency_ms: t.record.latency_ms,
+                step: t.step,
+                binding: t
+                    .record
+                    .findings
+                    .into_iter()
+                    .map(|f| f.finding)
+                    .filter(|f| f.level() == crate::protocol::conformance::Level::Binding)
+                    .collect(),
             });
             *count += 1;
         }
         Entry::Note(n) | Entry::End(n) => reading.notes.push(n),
-        Entry::Closed(_) | Entry::Tools(_) | Entry::Resource(_) => {}
+        Entry::Closed(c) => {
+            if let Some(at) = dialogues.ids.iter().position(|&d| d == c.dialogue) {
+                closed(at);
+            }
+        }
+        Entry::Tools(_) | Entry::Resource(_) => {}
     })
     .map_err(|e| StreamError::NotSession(format!("cannot read: {e}")))
 }
@@ -675,7 +725,8 @@ mod tests {
         assert!(notes.contains("line 4 is not a journal entry"), "{notes}");
 
         let mut seen = Vec::new();
-        let reading = for_each_turn(text.as_bytes(), &mut |t| seen.push(t.request)).unwrap();
+        let reading =
+            for_each_turn(text.as_bytes(), &mut |t| seen.push(t.request), &mut |_| {}).unwrap();
         assert_eq!(
             seen,
             [
@@ -693,7 +744,12 @@ mod tests {
         assert!(reading.notes.is_empty(), "{:?}", reading.notes);
 
         // Cut off in its last line as well (the proxy killed mid-write): a note, not damage.
-        let reading = for_each_turn(&text.as_bytes()[..text.len() - 10], &mut |_| {}).unwrap();
+        let reading = for_each_turn(
+            &text.as_bytes()[..text.len() - 10],
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(reading.damaged.len(), 1, "{:?}", reading.damaged);
         assert!(
             reading.notes[0].contains("middle of line 6"),

@@ -24,6 +24,13 @@ pub struct StreamedTurn {
     pub reply: StreamedReply,
     /// The first turn of a new MCP session of the dialogue.
     pub new_session: bool,
+    /// Milliseconds from sending the Request to its reply (or to giving up).
+    pub latency_ms: f64,
+    /// The scenario step it was sent for, when the recording says (Locust's workers).
+    pub step: Option<super::journal::StepRef>,
+    /// The findings on how the Response travelled (MCP-BINDING section 1) that the recording
+    /// kept: the messages alone cannot show them again.
+    pub binding: Vec<crate::protocol::conformance::Finding>,
 }
 
 pub enum StreamedReply {
@@ -225,6 +232,8 @@ struct RawTurn {
     tool_error: Option<String>,
     #[serde(default)]
     new_session: bool,
+    #[serde(default)]
+    latency_ms: f64,
 }
 
 impl<'de> Visitor<'de> for TurnsSeed<'_> {
@@ -257,6 +266,9 @@ impl<'de> Visitor<'de> for TurnsSeed<'_> {
                 request,
                 reply,
                 new_session: raw.new_session,
+                latency_ms: raw.latency_ms,
+                step: None,
+                binding: Vec::new(),
             });
             turn += 1;
         }
