@@ -339,6 +339,7 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     let declared =
         header(&parts.headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > proxy.max_body as u64) {
+        crate::server::transport::linger(body);
         return too_long();
     }
     let session = header(&parts.headers, "mcp-session-id");

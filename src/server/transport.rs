@@ -436,6 +436,7 @@ pub async fn read_body(
         .and_then(|v| v.trim().parse::<u64>().ok())
         .is_some_and(|n| n > limit as u64)
     {
+        linger(body);
         return Err(too_large());
     }
     match tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, limit)).await {
@@ -449,6 +450,32 @@ pub async fn read_body(
             ),
         )),
     }
+}
+
+/// How much of a refused body is read and thrown away, and for how long, so that the client
+/// sees the refusal: a connection closed with unread bytes is reset, and a client still
+/// writing its body then gets a broken pipe instead of the 413 (nginx's lingering close).
+/// Nothing read is kept; a client that declares a gigabyte and stops is not waited for long.
+const LINGER_BYTES: usize = 64 * 1024 * 1024;
+const LINGER_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Reads and discards what comes of a refused request's body, within `LINGER_BYTES` and
+/// `LINGER_TIME`, apart from the answer (which goes at once).
+pub fn linger(body: axum::body::Body) {
+    tokio::spawn(async move {
+        use futures::StreamExt;
+        let mut data = body.into_data_stream();
+        let mut seen = 0usize;
+        let drained = async {
+            while let Some(Ok(chunk)) = data.next().await {
+                seen += chunk.len();
+                if seen > LINGER_BYTES {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(LINGER_TIME, drained).await;
+    });
 }
 
 /// A refusal of the transport: its status, and a JSON-RPC error object as its body
