@@ -572,3 +572,34 @@ fn a_step_that_got_no_answer_fails_whatever_it_expects() {
         "{report}"
     );
 }
+
+/// A scenario that goes on in a new session: in 2025-11-25 a new MCP session with the
+/// TurnIndex going on; in 2026-07-28 (no sessions) a new dialogue from TurnIndex 0. Either
+/// way the server remembers nothing of before, so the commitment retained before it is not
+/// in the answer after it, and every step passes (a later TurnIndex under a new DialogID was
+/// refused over 2026-07-28 as a dialogue the server does not hold).
+#[tokio::test]
+async fn a_new_session_step_passes_in_both_generations_over_stdio_and_http() {
+    let file = root().join("tests/fixtures/scenarios/new-session.yaml");
+    let file = file.display().to_string();
+    let server = common::spawn_http(&["dac".to_owned()]).await;
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        for url in [None, Some(server.url.clone())] {
+            let file = file.clone();
+            let over = url.clone().unwrap_or_else(|| "stdio".into());
+            let (code, out, err) = tokio::task::spawn_blocking(move || {
+                let mut args = vec!["test", &file, "--protocol", protocol, "--format", "json"];
+                if let Some(url) = &url {
+                    args.extend(["--url", url]);
+                }
+                run(&args)
+            })
+            .await
+            .unwrap();
+            assert_eq!(code, 0, "{protocol} over {over}: {out}{err}");
+            let report = json(&out);
+            let steps = report.pointer("/runs/0/steps").cloned().unwrap_or_default();
+            assert_eq!(steps.as_array().map(Vec::len), Some(2), "{report}");
+        }
+    }
+}

@@ -138,7 +138,15 @@ pub async fn run(
             match connect().await {
                 Ok(new) => {
                     std::mem::replace(&mut dialogue, new).close().await;
-                    dialogue.start_at(next);
+                    // A new MCP session goes on at the next TurnIndex; over 2026-07-28 there is
+                    // no session, and what a new one does to the server's state is a new
+                    // dialogue (a new DialogID), which starts at TurnIndex 0: a later turn of a
+                    // DialogID the server does not hold is refused (MCP-BINDING 3).
+                    let stateless = dialogue.connection.state_home()
+                        == crate::client::generation::StateHome::DialogId;
+                    if !stateless {
+                        dialogue.start_at(next);
+                    }
                 }
                 Err(e) => {
                     gone = Some(format!("the new session could not be opened: {e}"));

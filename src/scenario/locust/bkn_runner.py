@@ -610,10 +610,14 @@ class Dialogue:
         self.dialog_id = connection.session or str(uuid.uuid4())
 
     def reconnect(self):
-        """A `new_session` step: a new MCP session (2025-11-25) or DialogID (2026-07-28), the
-        TurnIndex going on, as `test` does."""
+        """A `new_session` step, as `test` does: a new MCP session (2025-11-25), the TurnIndex
+        going on; over 2026-07-28 a new dialogue (a new DialogID) from TurnIndex 0, which is
+        what a new session does to the server's state there (a later turn of a DialogID the
+        server does not hold is refused: MCP-BINDING 3)."""
         self.connection.close()
         self.connect()
+        if self.connection.generation == STATELESS:
+            self.next_turn = 0
         self.new_session = True
 
     def close(self, why="the user ended it"):
