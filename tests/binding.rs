@@ -1041,3 +1041,72 @@ async fn the_servers_judge_what_i_json_forbids_in_a_request() {
         tool_error(&stateless, check);
     }
 }
+
+/// `resources` and `read URI` headless, against a server of someone else's and the reference
+/// servers: the list as the server gives it, a resource printed as JSON (or written to a
+/// file), a resource of a known shape checked against its schema (exit 1, the place said),
+/// an unknown URI the server's own error (exit 2).
+#[test]
+fn resources_are_listed_and_read_headless_and_their_shape_checked() {
+    let lab = peer("");
+    let (code, out, err) = explorer(&["resources", "--stdio", &lab, "--format", "json"], "");
+    assert_eq!(code, 0, "{err}");
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed["server"], "lab-dac");
+    let uris: Vec<&str> = listed["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, ["dac://domain", "dac://spaces/Space:Lab"]);
+
+    let (code, out, err) = explorer(&["read", "dac://domain", "--stdio", &lab], "");
+    assert_eq!(code, 0, "{err}");
+    let domain: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(domain["MInstance"], "MI:Elsewhere", "learnt, not assumed");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("space.json");
+    let (code, out, err) = explorer(
+        &[
+            "read",
+            "dac://spaces/Space:Lab",
+            "--stdio",
+            &lab,
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.is_empty(), "written to the file, not printed: {out}");
+    let space: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(space["SpaceID"], "Space:Lab");
+
+    let (code, _, err) = explorer(
+        &[
+            "read",
+            "dac://spaces/Space:Lab",
+            "--stdio",
+            &peer("--misshapen-space"),
+        ],
+        "",
+    );
+    assert_eq!(code, 1, "a space that breaks its shape: {err}");
+    assert!(err.contains("/MLocations"), "the place is said: {err}");
+
+    // No server named: the reference server the URI's scheme names.
+    let (code, out, err) = explorer(&["read", "usr://users"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("User#Ana"), "{out}");
+    let (code, out, err) = explorer(&["resources"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("dac://domain") && out.contains("usr://users"),
+        "{out}"
+    );
+    let (code, _, err) = explorer(&["read", "dac://nowhere"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("no resource dac://nowhere"), "{err}");
+}

@@ -7,6 +7,7 @@ mod doctor;
 mod load;
 mod proxy;
 mod replay;
+mod resources;
 mod schema;
 mod send;
 mod serve;
@@ -56,6 +57,10 @@ pub enum Command {
     Tools(tools::ToolsArgs),
     /// Call any tool of any MCP server.
     Call(tools::CallArgs),
+    /// List a server's resources (the domain, its Spaces, the Users, ...).
+    Resources(resources::ListArgs),
+    /// Read one resource of a server and print it (JSON pretty-printed, its shape checked).
+    Read(resources::ReadArgs),
     /// Send a session's Requests again and show how the replies differ from the recorded ones.
     Replay(replay::Args),
     /// Run dialogue tests (scenarios with expectations) against one server or several.
@@ -105,6 +110,8 @@ pub fn main() -> ExitCode {
         Some(Command::Dialogue(args)) => dialogue::run(args),
         Some(Command::Tools(args)) => tools::tools(args),
         Some(Command::Call(args)) => tools::call(args),
+        Some(Command::Resources(args)) => resources::list(args),
+        Some(Command::Read(args)) => resources::read(args),
         Some(Command::Replay(args)) => replay::run(args),
         Some(Command::Test(args)) => test::run(args),
         Some(Command::Load(args)) => load::run(args),

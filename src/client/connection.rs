@@ -1194,6 +1194,21 @@ impl Connection {
             .await
     }
 
+    /// Reads a resource: every content the server gave, as it gave it.
+    pub async fn read_resource_contents(
+        &self,
+        uri: &str,
+    ) -> Result<Vec<ResourceContents>, CallError> {
+        let result = self
+            .with_timeout(
+                self.service
+                    .peer()
+                    .read_resource(ReadResourceRequestParams::new(uri)),
+            )
+            .await?;
+        Ok(result.contents)
+    }
+
     /// Reads a resource as JSON (text resources that parse), else as text.
     pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
         let result = self

@@ -10,6 +10,7 @@ It is the third-party peer of the interop tests. Flags make it break one rule on
   --no-output-schema   declare the tool without an outputSchema
   --no-header-const    declare the tool's inputSchema without the Header const
   --drop-commitments   leave CommitmentStatus out of every Response
+  --misshapen-space    publish dac://spaces/Space:Lab with MLocations a number
 """
 
 import json
@@ -83,6 +84,8 @@ def answer(request):
 DOMAIN = {"MInstance": M_INSTANCE, "UEnvironment": U_ENVIRONMENT, "Label": "a lab",
           "Spaces": ["Space:Lab"], "Actions": ["MM-Move"]}
 SPACE = {"SpaceID": "Space:Lab", "MLocations": ["MLoc:Lab.Bench"], "Items": ["Robot#1"]}
+if "--misshapen-space" in FLAGS:
+    SPACE["MLocations"] = 3
 
 
 def handle(message):
