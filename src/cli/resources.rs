@@ -162,9 +162,8 @@ pub fn read(args: ReadArgs) -> u8 {
     }
     for (pointer, message) in &findings {
         eprintln!(
-            "{}: {} at {}: {message}",
+            "{}: does not keep its shape (docs/resources/) at {}: {message}",
             args.uri,
-            "does not keep its shape (docs/resources/)",
             if pointer.is_empty() { "/" } else { pointer }
         );
     }
