@@ -3,7 +3,7 @@
 //! a time. Memory is read from the child's
 //! /proc status (its high-water mark) and held to a generous bound against the file's size.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::protocol::message::new_id;
 use bkn_explorer::session::Session;

@@ -4,7 +4,7 @@
 //! shapes; and a third-party Domain Access (a raw JSON-RPC server in Python, written from the
 //! binding alone) through the headless commands.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::protocol::Interface;
 use bkn_explorer::protocol::resources::Shape;

@@ -2,7 +2,7 @@
 //! deliberately broken server: every fault gives the right findings or a clear error within
 //! the timeout, never a panic or a hang. Also the headless commands' exit codes.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::client::connection::{ConnectOptions, Connection, DialogIdOrigin};
 use bkn_explorer::client::defaults::Chosen;

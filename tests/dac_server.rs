@@ -2,7 +2,7 @@
 //! child process per session) and over HTTP (a child process on an ephemeral port). Every
 //! Response is checked by the conformance engine (see `common::Dialogue::send`).
 
-mod common;
+use crate::common;
 
 use bkn_explorer::protocol::Interface;
 use common::{Dialogue, Generation, Server, Transport, commitment_states, plan, statuses};

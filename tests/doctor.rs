@@ -2,7 +2,7 @@
 //! `tools` against real local endpoints that fail in each way, and servers files in each shape
 //! found in a project folder.
 
-mod common;
+use crate::common;
 
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode};

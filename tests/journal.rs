@@ -2,7 +2,7 @@
 //! written. Every reader reads the later turns, and `validate` says the file is partly
 //! unreadable (exit 2) and names the line.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::protocol::Interface;

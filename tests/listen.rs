@@ -6,7 +6,7 @@
 //! events costs one pending refresh, and turns go on meanwhile. The same Python server also
 //! offers a tool with an invalid `x-mcp-header`, which the client hides.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::client::connection::ConnectOptions;
 use bkn_explorer::client::defaults::{Chosen, Overrides};

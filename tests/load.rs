@@ -3,10 +3,10 @@
 //! (message, exchange, dialogue); each session watches for anything of another session's
 //! (commitments for Domain Access, the refinement count for User State Refinement); and the
 //! server's memory is back to its idle level once the sessions have ended. The turns per
-//! second are printed (`cargo test --release --test load -- --nocapture` for figures worth
+//! second are printed (`cargo test --release load:: -- --nocapture` for figures worth
 //! quoting).
 
-mod common;
+use crate::common;
 
 use bkn_explorer::protocol::Interface;
 use common::{Dialogue, Reply, commitment_states, plan, spawn_http};

@@ -13,7 +13,7 @@
 //!   failure statistics; a server that dies mid-run costs failures with the reason, and the
 //!   recordings stay whole and valid up to it.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::client::turn::{ErrorKind, Reply, Subject, Turn, TurnError, TurnFinding};
 use bkn_explorer::protocol::conformance::{Check, Finding};

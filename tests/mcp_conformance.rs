@@ -3,7 +3,7 @@
 //! (initialize, tools_call, sse-retry) against the explorer as the client. Needs npm (the suite and
 //! Node 22 are installed from the npm registry the first time; `.ci/run` makes sure npm exists).
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::Path;

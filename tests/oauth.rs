@@ -11,7 +11,7 @@
 //! conformance suite's client scenarios for authorization run last. No test reaches the
 //! internet.
 
-mod common;
+use crate::common;
 
 use axum::extract::{Form, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};

@@ -4,7 +4,7 @@
 //! wrote (both captured below the proxy with `tee`); the recording reads as a session,
 //! validates, and replays without differences; the proxy ends with the server's status.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! server, and a third-party server in Python; the JUnit report checked against the schema CI
 //! tools read; a recording turned into a test that passes against its server.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! reading or releasing each other's commitments: tests/dac_server.rs and tests/load.rs;
 //! session files without secrets: tests/sessions.rs.)
 
-mod common;
+use crate::common;
 
 use common::spawn_http;
 use reqwest::StatusCode;
@@ -366,28 +366,44 @@ s.serve_forever()
         r#"{"Kind": "constraints", "EntityIDs": ["Kiosk#3"]}"#,
     )
     .unwrap();
-    let out = std::process::Command::new(common::bin())
+    let child = std::process::Command::new(common::bin())
         .arg("send")
         .arg(&request)
         .args(["--url", &format!("http://127.0.0.1:{}/mcp", port.trim())])
         .args(["--max-message-mb", "8", "--timeout", "5"])
-        .output()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut stderr = child.stderr.unwrap();
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    // The child's own peak, from wait4 (getrusage(RUSAGE_CHILDREN) would count every child
+    // this test binary ever waited for, other tests' among them).
+    // SAFETY: wait4 only fills the status and the struct it is given, for our own child.
+    let (status, peak_kib) = unsafe {
+        let mut status = 0;
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let waited = libc::wait4(pid, &mut status, 0, &mut usage);
+        assert_eq!(waited, pid, "wait4");
+        (status, usage.ru_maxrss)
+    };
     let _ = python.kill();
     let _ = python.wait();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 2,
+        "exit status {status}"
+    );
+    let err = err.join().unwrap();
     assert!(
         err.len() < 16 * 1024,
         "a short reason, not the body: {} bytes",
         err.len()
     );
-    // SAFETY: getrusage only fills the struct it is given.
-    let peak_kib = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage.ru_maxrss
-    };
     assert!(
         peak_kib < 400 * 1024,
         "the client's peak memory was {peak_kib} KiB"

@@ -1,6 +1,6 @@
 //! Session files: round trips, replay of the shipped sessions, a kill while saving, bad files.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::client::connection::ConnectOptions;
 use bkn_explorer::client::spec::{HttpSpec, ServerSpec, TransportSpec};
@@ -334,15 +334,17 @@ fn a_process_killed_while_saving_never_leaves_a_truncated_session() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
     let mut saves_seen = std::collections::BTreeSet::new();
+    // The test's name as the harness knows it (`sessions::save_forever_when_asked` in the
+    // suite binary: module_path! says `suite::sessions`).
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let saver = if module.is_empty() {
+        "save_forever_when_asked".to_owned()
+    } else {
+        format!("{module}::save_forever_when_asked")
+    };
     for round in 0..12u64 {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "save_forever_when_asked",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ])
+            .args(["--exact", &saver, "--nocapture", "--test-threads", "1"])
             .env("BKN_TEST_SAVE_FOREVER", &path)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

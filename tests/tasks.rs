@@ -4,7 +4,7 @@
 //! change or are forgotten) and a third-party server in Python (raw JSON-RPC, written from
 //! SEP-2663 alone), through the headless commands and the client library the explorer runs.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::client::connection::ConnectOptions;
 use bkn_explorer::client::defaults::{Chosen, Overrides};

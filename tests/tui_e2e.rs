@@ -3,7 +3,7 @@
 //! would see comes back with `capture-pane`. `.ci/run` installs tmux; without it these tests
 //! fail and say so.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

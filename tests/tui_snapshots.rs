@@ -7,10 +7,10 @@
 //!
 //! The states come from `tests/fixtures/tui/states.json`, a session file (the shipped Domain
 //! Access tour and User State Refinement dialogues, and a dialogue written for these tests).
-//! Update the snapshots with `INSTA_UPDATE=always cargo test --test tui_snapshots` and review
+//! Update the snapshots with `INSTA_UPDATE=always cargo test tui_snapshots::` and review
 //! the diff.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::client::event::{LogEntry, LogKind};
 use bkn_explorer::protocol::Interface;
@@ -553,7 +553,13 @@ async fn snapshot(name: &str) {
             h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
             let buffer = render(&h.runner.app, w, hgt);
             let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
-            insta::assert_snapshot!(format!("{name}@{w}x{hgt}-{theme}"), shot);
+            // Named as when this file was a test binary of its own (its module path is
+            // `suite::tui_snapshots` now), so the snapshots stay where they are.
+            let mut settings = insta::Settings::clone_current();
+            settings.set_prepend_module_to_snapshot(false);
+            settings.bind(|| {
+                insta::assert_snapshot!(format!("tui_snapshots__{name}@{w}x{hgt}-{theme}"), shot)
+            });
         }
     }
 }

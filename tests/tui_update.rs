@@ -3,7 +3,7 @@
 //! the fault server for what goes wrong. Each test types what a user types and asserts the
 //! state the explorer arrives at; nothing here is mocked.
 
-mod common;
+use crate::common;
 
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::TurnKind;

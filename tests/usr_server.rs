@@ -1,7 +1,7 @@
 //! The reference User State Refinement server over real transports. Every Response is checked
 //! by the conformance engine (see `common::Dialogue::send`).
 
-mod common;
+use crate::common;
 
 use bkn_explorer::protocol::Interface;
 use common::{Dialogue, Generation, Server, Transport};
