@@ -260,64 +260,173 @@ async fn connections_sessions_and_bodies_are_bounded() {
 
 /// Connections that never finish their headers count against --max-connections: past it a
 /// new connection is told 503 (a JSON-RPC body) and closed, and once the slow ones are gone
-/// (by the head deadline at the latest) normal clients are served again. On a server of its own, so that no other connection of
-/// the test counts.
+/// (by the head deadline at the latest) normal clients are served again. On servers of their
+/// own, so that no other connection of the test counts: the reference server and the fault
+/// server (which a client under test talks to: it is bounded alike).
 #[tokio::test]
 async fn slow_connections_hold_the_bound_and_a_new_one_is_told_so() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let server = spawn_http(&["dac".into(), "--max-connections".into(), "3".into()]).await;
-    let address = server
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_owned();
-    let ask = || {
-        let address = address.clone();
-        async move {
-            let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
-            stream
-                .write_all(format!("GET /health HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes())
-                .await
-                .unwrap();
-            let mut answer = vec![0u8; 2048];
-            let n =
-                tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut answer))
-                    .await
-                    .expect("an answer at once")
-                    .unwrap_or(0);
-            String::from_utf8_lossy(&answer[..n]).into_owned()
+    let (_fault, fault) = fault_server_http(&["--max-connections", "3"]).await;
+    let reference = address_of(&server.url);
+    let (a, b) = tokio::join!(
+        slow_connections_hold_the_bound(&reference),
+        slow_connections_hold_the_bound(&fault)
+    );
+    a.unwrap();
+    b.unwrap();
+}
+
+/// `host:port` of an endpoint's URL.
+fn address_of(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// `bkn-fault-server --fault none --http 0` with `extra`, and the address it listens on.
+async fn fault_server_http(extra: &[&str]) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bkn-fault-server"))
+        .args(["--fault", "none", "--http", "0"])
+        .args(extra)
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the fault server says where it listens");
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_owned();
         }
     };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, address_of(&url))
+}
+
+/// One request on a new connection (`GET /nothing`, which every listener answers, 404 or
+/// 401) and the start of its answer.
+async fn ask(address: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream
+        .write_all(format!("GET /nothing HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut answer = vec![0u8; 2048];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("an answer at once")
+        .unwrap_or(0);
+    String::from_utf8_lossy(&answer[..n]).into_owned()
+}
+
+/// A listener bounded to 3 connections: 3 that never finish their head hold it, a fourth is
+/// told 503 and why; once they are gone it serves again.
+async fn slow_connections_hold_the_bound(address: &str) -> Result<(), String> {
+    use tokio::io::AsyncWriteExt;
     let mut slow = Vec::new();
     for _ in 0..3 {
-        let mut s = tokio::net::TcpStream::connect(&address).await.unwrap();
+        let mut s = tokio::net::TcpStream::connect(address).await.unwrap();
         s.write_all(b"POST /mcp HTTP/1.1\r\nHost: ").await.unwrap();
         slow.push(s);
     }
     let mut answer = String::new();
     for _ in 0..100 {
-        answer = ask().await;
+        answer = ask(address).await;
         if answer.starts_with("HTTP/1.1 503") {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    assert!(
-        answer.starts_with("HTTP/1.1 503") && answer.contains("maximum of 3 connections"),
-        "{answer}"
-    );
+    if !(answer.starts_with("HTTP/1.1 503") && answer.contains("maximum of 3 connections")) {
+        return Err(format!("{address}: not refused past the bound: {answer}"));
+    }
     // Gone, they free their places by the head deadline (10 s) at the latest: the look at a
     // first head cannot tell a client that left from one that is slow.
     drop(slow);
-    let mut answer = String::new();
-    for _ in 0..130 {
-        answer = ask().await;
-        if answer.starts_with("HTTP/1.1 200") {
-            break;
+    for _ in 0..300 {
+        answer = ask(address).await;
+        if answer.starts_with("HTTP/1.1 ") && !answer.starts_with("HTTP/1.1 503") {
+            return Ok(());
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert!(answer.starts_with("HTTP/1.1 200"), "served again: {answer}");
+    Err(format!("{address}: never served again: {answer}"))
+}
+
+/// Every request's head has a deadline, not only a connection's first: a kept-alive
+/// connection whose first request was answered, and which then starts a second head and
+/// stalls, is closed by the head deadline (10 s) on every listener (the reference server,
+/// the proxy, the fault server), where it was held until the 2-minute idle bound. The bound
+/// checked is 60 s: well apart from both.
+#[tokio::test]
+async fn a_stalled_head_on_a_kept_alive_connection_is_closed_on_every_listener() {
+    let server = spawn_http(&["dac".into()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_proxy, proxy) = http_proxy(&server.url, &dir.path().join("r.jsonl"), &[]).await;
+    let (_fault, fault) = fault_server_http(&[]).await;
+    let (reference, proxy) = (address_of(&server.url), address_of(&proxy));
+    let (a, b, c) = tokio::join!(
+        a_stalled_second_head_is_closed(&reference),
+        a_stalled_second_head_is_closed(&proxy),
+        a_stalled_second_head_is_closed(&fault),
+    );
+    for result in [a, b, c] {
+        result.unwrap();
+    }
+}
+
+/// A first request answered on a connection kept alive, then half a head: the connection must
+/// be closed by the listener within 60 s.
+async fn a_stalled_second_head_is_closed(address: &str) -> Result<(), String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream
+        .write_all(format!("GET /nothing HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    // The answer's head (its body is empty or short, and comes with it).
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut buffer))
+            .await
+            .map_err(|_| format!("{address}: no answer to the first request"))?
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(format!("{address}: closed after the first request"));
+        }
+        answer.extend_from_slice(&buffer[..n]);
+    }
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    if text.to_ascii_lowercase().contains("connection: close") {
+        return Err(format!(
+            "{address}: the connection was not kept alive: {text}"
+        ));
+    }
+    stream
+        .write_all(b"GET /nothing HTTP/1.1\r\nHost: ")
+        .await
+        .unwrap();
+    let closed = async {
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                // Whatever is said before closing (the rest of the first answer, a 408).
+                Ok(_) => continue,
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), closed)
+        .await
+        .map_err(|_| format!("{address}: a stalled head was held past 60 s"))
 }
 
 /// A server that answers the opening with an endless event (or a body of gigabytes) never

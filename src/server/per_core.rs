@@ -330,11 +330,7 @@ fn serve_on(
                     local,
                     idle: bounds.idle,
                 };
-                let served = runtime.block_on(async move {
-                    axum::serve(listener, app)
-                        .with_graceful_shutdown(stop.cancelled_owned())
-                        .await
-                });
+                let served = runtime.block_on(serve_dealt(listener, app, stop, bounds));
                 let _ = done.send(served);
             })?;
         dealt.push(Core { dealer, open });
@@ -413,6 +409,55 @@ fn serve_on(
         }
         result
     }))
+}
+
+/// Serves the connections dealt to this runtime until `stop`, each with hyper's HTTP/1
+/// server: every request's head (not only a connection's first, which the acceptor waits
+/// for) must come whole within `Bounds::head_deadline`, timed from when the connection is
+/// ready for it, so a kept-alive connection that starts a head and stalls is closed too (axum's
+/// `serve` sets no timer, and hyper then has no header deadline). On `stop`, no new connection
+/// is taken, the open ones finish their requests (hyper's graceful shutdown) and this returns
+/// once all are closed, as axum's graceful shutdown does.
+async fn serve_dealt(
+    mut listener: Dealt,
+    app: axum::Router,
+    stop: CancellationToken,
+    bounds: Bounds,
+) -> io::Result<()> {
+    // Each connection's task holds a receiver: all are gone once every connection has closed.
+    let (closed, open) = tokio::sync::watch::channel(());
+    loop {
+        let (io, _peer) = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let (stop, open) = (stop.clone(), open.clone());
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(bounds.head_deadline);
+            let connection = builder.serve_connection(hyper_util::rt::TokioIo::new(io), service);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                served = connection.as_mut() => {
+                    if let Err(e) = served {
+                        tracing::debug!("a connection ended: {e}");
+                    }
+                }
+                _ = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+            drop(open);
+        });
+    }
+    drop(open);
+    closed.closed().await;
+    Ok(())
 }
 
 /// A connection being looked at by the acceptor, counted against the bound until dealt.
