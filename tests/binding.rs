@@ -516,42 +516,112 @@ fn unreadable_lines_on_stdio_get_json_rpc_errors() {
     );
 }
 
+/// Over HTTP, in both generations: what is not a readable request is refused with a 4xx and a
+/// JSON-RPC error body (-32700, -32600); the JSON-RPC error of a well-formed request (an
+/// unknown tool, arguments that are not an object: -32602; an unknown method: -32601)
+/// travels in a 200 (but an unknown method over 2026-07-28, which MCP answers 404), and so does the tool error of a Request that is an object but not
+/// conformant (MCP-BINDING section 2).
 #[tokio::test]
 async fn unreadable_bodies_over_http_get_json_rpc_errors() {
     let server = Server::start(Transport::Http, &["dac"]).await;
     let (_client, session) = common::http_session(server.url()).await;
     let session = session.unwrap();
     let http = reqwest::Client::new();
-    for (body, code) in [
-        ("{this is not json", -32700),
-        (
-            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bkn_dac","arguments":"x"}}"#,
-            -32602,
-        ),
-        (r#"{"jsonrpc":"2.0","id":6}"#, -32600),
-        (
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bkn_nope","arguments":{}}}"#,
-            -32602,
-        ),
-    ] {
-        let r = http
-            .post(server.url())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", &session)
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = r.status();
-        assert!(status.is_client_error(), "{body}: {status}");
-        let reply: Value = r
-            .json()
-            .await
-            .expect("a JSON-RPC error body, not plain text");
-        assert_eq!(reply["error"]["code"], code, "{body}: {reply}");
-        assert_eq!(reply["jsonrpc"], "2.0");
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}"#;
+    let not_conformant = r#"{"Header":"PGM-KDA-V1.0","Kind":"nonsense"}"#;
+    for stateless in [false, true] {
+        let (meta, only) = if stateless {
+            (format!(",{meta}"), meta.to_owned())
+        } else {
+            (String::new(), String::new())
+        };
+        let cases: Vec<(String, Option<i64>, u16)> = vec![
+            ("{this is not json".into(), Some(-32700), 400),
+            (r#"{"jsonrpc":"2.0","id":6}"#.into(), Some(-32600), 400),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"bkn_dac","arguments":"x"{meta}}}}}"#
+                ),
+                Some(-32602),
+                200,
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"bkn_nope","arguments":{{}}{meta}}}}}"#
+                ),
+                Some(-32602),
+                200,
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":8,"method":"nope/nothing","params":{{{only}}}}}"#
+                ),
+                Some(-32601),
+                // "As MCP does": 2026-07-28 answers a method it does not have with 404
+                // (the official SDKs do, and the suite's revision checks it).
+                if stateless { 404 } else { 200 },
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"bkn_dac","arguments":{not_conformant}{meta}}}}}"#
+                ),
+                None,
+                200,
+            ),
+        ];
+        for (body, code, status) in cases {
+            // Over 2025-11-25 the request is the session's; over 2026-07-28 it carries the
+            // version in `_meta` and the headers that generation asks for.
+            let method = serde_json::from_str::<Value>(&body)
+                .ok()
+                .and_then(|v| v["method"].as_str().map(str::to_owned));
+            let mut r = http
+                .post(server.url())
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream");
+            if stateless {
+                r = r.header("mcp-protocol-version", "2026-07-28");
+                if let Some(method) = &method {
+                    r = r.header("mcp-method", method);
+                }
+                if let Some(name) = serde_json::from_str::<Value>(&body)
+                    .ok()
+                    .and_then(|v| v["params"]["name"].as_str().map(str::to_owned))
+                {
+                    r = r.header("mcp-name", name);
+                }
+            } else {
+                r = r
+                    .header("mcp-session-id", &session)
+                    .header("mcp-protocol-version", "2025-11-25");
+            }
+            let r = r.body(body.clone()).send().await.unwrap();
+            let got = r.status().as_u16();
+            let text = r.text().await.unwrap();
+            let what = format!("stateless {stateless}, {body}: {got} {text}");
+            assert_eq!(got, status, "{what}");
+            let reply: Value = serde_json::from_str(
+                text.lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim)
+                    .find(|d| d.starts_with('{'))
+                    .unwrap_or(&text),
+            )
+            .unwrap_or_else(|e| panic!("a JSON-RPC body, not plain text ({e}): {what}"));
+            assert_eq!(reply["jsonrpc"], "2.0", "{what}");
+            match code {
+                Some(code) => assert_eq!(reply["error"]["code"], code, "{what}"),
+                None => {
+                    assert_eq!(reply["result"]["isError"], true, "{what}");
+                    assert!(
+                        reply["result"]["content"][0]["text"]
+                            .as_str()
+                            .is_some_and(|t| t.contains("/Kind")),
+                        "the violation at its pointer: {what}"
+                    );
+                }
+            }
+        }
     }
 }
 

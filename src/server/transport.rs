@@ -271,7 +271,9 @@ async fn jsonrpc_bodies(
         bytes = shallow.into();
     }
     if let Some(error) = bad_tool_call(&bytes, &tool) {
-        return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+        // The error of a well-formed request: in a 200, as MCP answers (MCP-BINDING
+        // section 2); only the transport's refusals have a 4xx.
+        return (StatusCode::OK, axum::Json(error)).into_response();
     }
     let header_version = parts
         .headers
@@ -559,7 +561,8 @@ async fn guard_sessions(
 }
 
 /// A `tools/call` of a tool this server does not have, or whose arguments are not an object:
-/// -32602, with a 4xx status (MCP-BINDING section 2). Read cheaply: the arguments are only
+/// -32602, in a 200 (MCP-BINDING section 2: a well-formed request's JSON-RPC error is not a
+/// refusal of the transport). Read cheaply: the arguments are only
 /// looked at, not parsed.
 fn bad_tool_call(bytes: &[u8], tool: &str) -> Option<serde_json::Value> {
     #[derive(serde::Deserialize)]
