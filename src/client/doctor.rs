@@ -356,7 +356,8 @@ async fn http_steps(
             checks.push(Check::failed(
                 "mcp",
                 format!("{status}: {}", overgrown.sentence(&openings[0].describe())),
-                "a server answers the opening with one message of a few KiB; this one never                  ended it (see the server's log)",
+                "a server answers the opening with one message of a few KiB; this one never \
+                 ended it (see the server's log)",
             ));
             return checks;
         }
@@ -587,11 +588,13 @@ impl Overgrown {
         let size = super::limits::human_size(self.limit);
         if self.stream {
             format!(
-                "the server's event stream answering {what} went past {size} without a                  whole JSON-RPC message; the request was ended there"
+                "the server's event stream answering {what} went past {size} without a \
+                 whole JSON-RPC message; the request was ended there"
             )
         } else {
             format!(
-                "the server's answer to {what} is longer than {size}; the request was ended                  there"
+                "the server's answer to {what} is longer than {size}; the request was ended \
+                 there"
             )
         }
     }
