@@ -516,6 +516,69 @@ fn unreadable_lines_on_stdio_get_json_rpc_errors() {
     );
 }
 
+/// A request whose `id` is neither a string nor a number (an object, an array, `true`,
+/// `null`) gets -32600 with id null (JSON-RPC 2.0), never silence and never its id echoed:
+/// over stdio a reply line each (the server goes on), over HTTP a 400 with a JSON-RPC body
+/// (it was a text/plain 415), in both generations (issue 27, item 9).
+#[tokio::test]
+async fn a_request_whose_id_is_not_a_string_or_number_gets_invalid_request() {
+    let bad_ids = ["{\"a\":1}", "[1]", "true", "null"];
+    let call = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"bkn_dac","arguments":{{}}}}}}"#
+        )
+    };
+    let mut lines: Vec<String> = vec![INITIALIZE.into(), INITIALIZED.into()];
+    lines.extend(bad_ids.iter().map(|id| call(id)));
+    lines.push(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#.into());
+    let replies = stdio_exchange(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+    let invalid: Vec<&Value> = replies
+        .iter()
+        .filter(|r| r["error"]["code"] == -32600)
+        .collect();
+    assert_eq!(invalid.len(), bad_ids.len(), "{replies:#?}");
+    assert!(invalid.iter().all(|r| r["id"].is_null()), "{replies:#?}");
+    assert!(
+        !replies.iter().any(|r| r["id"] == true),
+        "an id of true echoed: {replies:#?}"
+    );
+    assert!(
+        replies
+            .iter()
+            .any(|r| r["id"] == 8 && r.get("result").is_some()),
+        "the server went on: {replies:#?}"
+    );
+
+    let server = Server::start(Transport::Http, &["dac"]).await;
+    let (_client, session) = common::http_session(server.url()).await;
+    let session = session.unwrap();
+    let http = reqwest::Client::new();
+    for stateless in [false, true] {
+        for id in bad_ids {
+            let mut r = http
+                .post(server.url())
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream");
+            r = if stateless {
+                r.header("mcp-protocol-version", "2026-07-28")
+                    .header("mcp-method", "tools/call")
+                    .header("mcp-name", "bkn_dac")
+            } else {
+                r.header("mcp-session-id", &session)
+                    .header("mcp-protocol-version", "2025-11-25")
+            };
+            let r = r.body(call(id)).send().await.unwrap();
+            let status = r.status().as_u16();
+            let text = r.text().await.unwrap();
+            assert_eq!(status, 400, "id {id}, stateless {stateless}: {text}");
+            let reply: Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("id {id}: not a JSON-RPC body ({e}): {text}"));
+            assert_eq!(reply["error"]["code"], -32600, "{text}");
+            assert!(reply["id"].is_null(), "{text}");
+        }
+    }
+}
+
 /// Over HTTP, in both generations: what is not a readable request is refused with a 4xx and a
 /// JSON-RPC error body (-32700, -32600); the JSON-RPC error of a well-formed request (an
 /// unknown tool, arguments that are not an object: -32602; an unknown method: -32601)
