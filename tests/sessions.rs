@@ -617,7 +617,10 @@ async fn a_password_in_a_url_is_never_saved_in_clear() {
     assert!(!said.contains("Pa55word"), "{said}");
     let text = std::fs::read_to_string(&saved).unwrap();
     assert!(!text.contains("Pa55word"), "{text}");
-    assert!(text.contains("ana:${BKN_"), "a reference in its place: {text}");
+    assert!(
+        text.contains("ana:${BKN_"),
+        "a reference in its place: {text}"
+    );
     let session = bkn_explorer::session::Session::load(&saved).unwrap();
     assert_eq!(session.dialogues[0].turns.len(), 1);
 }

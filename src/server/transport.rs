@@ -660,3 +660,36 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     }
     differ == 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The token comparison answers right whatever the lengths (it looks at every byte of the
+    /// longer, never stopping at the first difference or a length mismatch: that it takes the
+    /// same time is the code's shape, which a timing test on a shared machine cannot show).
+    #[test]
+    fn tokens_compare_equal_only_when_equal() {
+        assert!(constant_time_eq(b"s3cret", b"s3cret"));
+        assert!(constant_time_eq(b"", b""));
+        for (a, b) in [
+            (&b"s3cret"[..], &b"s3cre"[..]),
+            (b"s3cret", b"s3cret\0"),
+            (b"s3cret", b""),
+            (b"s3cret", b"S3cret"),
+            (b"s3cret", b"s3cres"),
+        ] {
+            assert!(!constant_time_eq(a, b), "{a:?} {b:?}");
+            assert!(!constant_time_eq(b, a), "{b:?} {a:?}");
+        }
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_whatever_its_case() {
+        for header in ["Bearer t", "bearer t", "BEARER  t", " bEaReR t"] {
+            assert_eq!(bearer_credentials(header), Some("t"), "{header}");
+        }
+        assert_eq!(bearer_credentials("Basic t"), None);
+        assert_eq!(bearer_credentials("Bearer"), None);
+    }
+}
