@@ -1174,3 +1174,53 @@ async fn the_servers_judge_what_i_json_forbids_in_a_request() {
         tool_error(&stateless, check);
     }
 }
+
+/// `--dialogue-idle`: an MCP session (2025-11-25) with no traffic for that long ends with its
+/// state (the server's /health counts none left), and a dialogue kept by DialogID
+/// (2026-07-28) is forgotten: its next turn is a tool error that says it is unknown or has
+/// expired, never an answer from empty state (MCP-BINDING section 3; issue 27, item 4).
+#[tokio::test]
+async fn idle_sessions_and_dialogues_expire() {
+    let server = common::spawn_http(&["dac".into(), "--dialogue-idle".into(), "1".into()]).await;
+    let health = server.url.replace("/mcp", "/health");
+    // A session opened and left (no DELETE, no stream held open).
+    let opened = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    assert!(opened.headers().contains_key("mcp-session-id"));
+    let _ = opened.bytes().await;
+    let held: Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+    assert_eq!(held["dialogues"]["2025-11-25"], 1, "{held}");
+    let left = std::time::Instant::now();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let held: Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+        if held["dialogues"]["2025-11-25"] == 0 {
+            eprintln!("the idle session ended after {:?}", left.elapsed());
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still held: {held}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+
+    let (client, _) = common::http_session_in(&server.url, Generation::Stateless).await;
+    let mut d = common::Dialogue::new(client, Interface::Dac);
+    d.send(json!({"Kind": "commitment", "Commitments": [
+        {"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}))
+        .await
+        .response();
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let error = d
+        .send(plan(&["MM-Move Nil Avatar#7 To MLoc:Square.Stage"]))
+        .await
+        .tool_error();
+    assert!(
+        error.contains("unknown") || error.contains("expired"),
+        "{error}"
+    );
+}
