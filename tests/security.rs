@@ -269,11 +269,54 @@ async fn slow_connections_hold_the_bound_and_a_new_one_is_told_so() {
     let (_fault, fault) = fault_server_http(&["--max-connections", "3"]).await;
     let reference = address_of(&server.url);
     let (a, b) = tokio::join!(
-        slow_connections_hold_the_bound(&reference),
-        slow_connections_hold_the_bound(&fault)
+        slow_connections_hold_the_bound(&reference, 3, 3),
+        slow_connections_hold_the_bound(&fault, 3, 3)
     );
     a.unwrap();
     b.unwrap();
+}
+
+/// Where the process may open fewer descriptors than its connection bound needs (a stock
+/// `ulimit -n` of 1,024 against the default bound of 1,024 connections), the bound is lowered
+/// to fit and said in the log: slow connections past it are told 503, where the server ran
+/// out of descriptors and normal clients got nothing (issue 27, item 4). Here the limit is
+/// 80 (hard and soft): 16 connections held, 100 slow ones tried (past the descriptors).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[tokio::test]
+async fn a_descriptor_limit_below_the_bound_lowers_the_bound() {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 80 && exec '{}' serve dac --http 127.0.0.1:0 --log-level warn",
+            common::bin()
+        ))
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let url = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("the server says where it listens: {said:?}"));
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_owned();
+        }
+        said.push(line);
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    assert!(
+        said.iter()
+            .any(|l| l.contains("80 descriptors") && l.contains("at most 16 connections")),
+        "the log says the bound was lowered: {said:?}"
+    );
+    slow_connections_hold_the_bound(&address_of(&url), 100, 16)
+        .await
+        .unwrap();
 }
 
 /// `host:port` of an endpoint's URL.
@@ -327,12 +370,17 @@ async fn ask(address: &str) -> String {
     String::from_utf8_lossy(&answer[..n]).into_owned()
 }
 
-/// A listener bounded to 3 connections: 3 that never finish their head hold it, a fourth is
-/// told 503 and why; once they are gone it serves again.
-async fn slow_connections_hold_the_bound(address: &str) -> Result<(), String> {
+/// A listener bounded to `max` connections: `slow` (at least `max`) that never finish their
+/// head hold it, another is told 503 and why; once they are gone it serves again.
+async fn slow_connections_hold_the_bound(
+    address: &str,
+    slow: usize,
+    max: usize,
+) -> Result<(), String> {
     use tokio::io::AsyncWriteExt;
+    let count = slow;
     let mut slow = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..count {
         let mut s = tokio::net::TcpStream::connect(address).await.unwrap();
         s.write_all(b"POST /mcp HTTP/1.1\r\nHost: ").await.unwrap();
         slow.push(s);
@@ -345,7 +393,9 @@ async fn slow_connections_hold_the_bound(address: &str) -> Result<(), String> {
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    if !(answer.starts_with("HTTP/1.1 503") && answer.contains("maximum of 3 connections")) {
+    if !(answer.starts_with("HTTP/1.1 503")
+        && answer.contains(&format!("maximum of {max} connections")))
+    {
         return Err(format!("{address}: not refused past the bound: {answer}"));
     }
     // Gone, they free their places by the head deadline (10 s) at the latest: the look at a

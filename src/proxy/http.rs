@@ -202,8 +202,10 @@ pub async fn run(
         stop.await;
         stopping.cancel();
     });
-    let served = crate::server::per_core::serve(listener, app, cancel, Default::default())
-        .map_err(|e| e.to_string())?;
+    // Each connection may hold one towards the upstream too.
+    let bounds = crate::server::per_core::fit_to_descriptors(Default::default(), 2);
+    let served =
+        crate::server::per_core::serve(listener, app, cancel, bounds).map_err(|e| e.to_string())?;
     let result = served
         .await
         .map_err(|e| e.to_string())
