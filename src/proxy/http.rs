@@ -155,6 +155,7 @@ pub async fn run(
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let client = reqwest::Client::builder()
+        .pool_idle_timeout(crate::client::connection::POOL_IDLE)
         .build()
         .map_err(|e| e.to_string())?;
     let server = reqwest::Url::parse(&upstream)
