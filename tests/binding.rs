@@ -516,42 +516,175 @@ fn unreadable_lines_on_stdio_get_json_rpc_errors() {
     );
 }
 
+/// A request whose `id` is neither a string nor a number (an object, an array, `true`,
+/// `null`) gets -32600 with id null (JSON-RPC 2.0), never silence and never its id echoed:
+/// over stdio a reply line each (the server goes on), over HTTP a 400 with a JSON-RPC body
+/// (it was a text/plain 415), in both generations (issue 27, item 9).
+#[tokio::test]
+async fn a_request_whose_id_is_not_a_string_or_number_gets_invalid_request() {
+    let bad_ids = ["{\"a\":1}", "[1]", "true", "null"];
+    let call = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"bkn_dac","arguments":{{}}}}}}"#
+        )
+    };
+    let mut lines: Vec<String> = vec![INITIALIZE.into(), INITIALIZED.into()];
+    lines.extend(bad_ids.iter().map(|id| call(id)));
+    lines.push(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#.into());
+    let replies = stdio_exchange(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+    let invalid: Vec<&Value> = replies
+        .iter()
+        .filter(|r| r["error"]["code"] == -32600)
+        .collect();
+    assert_eq!(invalid.len(), bad_ids.len(), "{replies:#?}");
+    assert!(invalid.iter().all(|r| r["id"].is_null()), "{replies:#?}");
+    assert!(
+        !replies.iter().any(|r| r["id"] == true),
+        "an id of true echoed: {replies:#?}"
+    );
+    assert!(
+        replies
+            .iter()
+            .any(|r| r["id"] == 8 && r.get("result").is_some()),
+        "the server went on: {replies:#?}"
+    );
+
+    let server = Server::start(Transport::Http, &["dac"]).await;
+    let (_client, session) = common::http_session(server.url()).await;
+    let session = session.unwrap();
+    let http = reqwest::Client::new();
+    for stateless in [false, true] {
+        for id in bad_ids {
+            let mut r = http
+                .post(server.url())
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream");
+            r = if stateless {
+                r.header("mcp-protocol-version", "2026-07-28")
+                    .header("mcp-method", "tools/call")
+                    .header("mcp-name", "bkn_dac")
+            } else {
+                r.header("mcp-session-id", &session)
+                    .header("mcp-protocol-version", "2025-11-25")
+            };
+            let r = r.body(call(id)).send().await.unwrap();
+            let status = r.status().as_u16();
+            let text = r.text().await.unwrap();
+            assert_eq!(status, 400, "id {id}, stateless {stateless}: {text}");
+            let reply: Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("id {id}: not a JSON-RPC body ({e}): {text}"));
+            assert_eq!(reply["error"]["code"], -32600, "{text}");
+            assert!(reply["id"].is_null(), "{text}");
+        }
+    }
+}
+
+/// Over HTTP, in both generations: what is not a readable request is refused with a 4xx and a
+/// JSON-RPC error body (-32700, -32600); the JSON-RPC error of a well-formed request (an
+/// unknown tool, arguments that are not an object: -32602; an unknown method: -32601)
+/// travels in a 200 (but an unknown method over 2026-07-28, which MCP answers 404), and so does the tool error of a Request that is an object but not
+/// conformant (MCP-BINDING section 2).
 #[tokio::test]
 async fn unreadable_bodies_over_http_get_json_rpc_errors() {
     let server = Server::start(Transport::Http, &["dac"]).await;
     let (_client, session) = common::http_session(server.url()).await;
     let session = session.unwrap();
     let http = reqwest::Client::new();
-    for (body, code) in [
-        ("{this is not json", -32700),
-        (
-            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bkn_dac","arguments":"x"}}"#,
-            -32602,
-        ),
-        (r#"{"jsonrpc":"2.0","id":6}"#, -32600),
-        (
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bkn_nope","arguments":{}}}"#,
-            -32602,
-        ),
-    ] {
-        let r = http
-            .post(server.url())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", &session)
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = r.status();
-        assert!(status.is_client_error(), "{body}: {status}");
-        let reply: Value = r
-            .json()
-            .await
-            .expect("a JSON-RPC error body, not plain text");
-        assert_eq!(reply["error"]["code"], code, "{body}: {reply}");
-        assert_eq!(reply["jsonrpc"], "2.0");
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}"#;
+    let not_conformant = r#"{"Header":"PGM-KDA-V1.0","Kind":"nonsense"}"#;
+    for stateless in [false, true] {
+        let (meta, only) = if stateless {
+            (format!(",{meta}"), meta.to_owned())
+        } else {
+            (String::new(), String::new())
+        };
+        let cases: Vec<(String, Option<i64>, u16)> = vec![
+            ("{this is not json".into(), Some(-32700), 400),
+            (r#"{"jsonrpc":"2.0","id":6}"#.into(), Some(-32600), 400),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"bkn_dac","arguments":"x"{meta}}}}}"#
+                ),
+                Some(-32602),
+                200,
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"bkn_nope","arguments":{{}}{meta}}}}}"#
+                ),
+                Some(-32602),
+                200,
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":8,"method":"nope/nothing","params":{{{only}}}}}"#
+                ),
+                Some(-32601),
+                // "As MCP does": 2026-07-28 answers a method it does not have with 404
+                // (the official SDKs do, and the suite's revision checks it).
+                if stateless { 404 } else { 200 },
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"bkn_dac","arguments":{not_conformant}{meta}}}}}"#
+                ),
+                None,
+                200,
+            ),
+        ];
+        for (body, code, status) in cases {
+            // Over 2025-11-25 the request is the session's; over 2026-07-28 it carries the
+            // version in `_meta` and the headers that generation asks for.
+            let method = serde_json::from_str::<Value>(&body)
+                .ok()
+                .and_then(|v| v["method"].as_str().map(str::to_owned));
+            let mut r = http
+                .post(server.url())
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream");
+            if stateless {
+                r = r.header("mcp-protocol-version", "2026-07-28");
+                if let Some(method) = &method {
+                    r = r.header("mcp-method", method);
+                }
+                if let Some(name) = serde_json::from_str::<Value>(&body)
+                    .ok()
+                    .and_then(|v| v["params"]["name"].as_str().map(str::to_owned))
+                {
+                    r = r.header("mcp-name", name);
+                }
+            } else {
+                r = r
+                    .header("mcp-session-id", &session)
+                    .header("mcp-protocol-version", "2025-11-25");
+            }
+            let r = r.body(body.clone()).send().await.unwrap();
+            let got = r.status().as_u16();
+            let text = r.text().await.unwrap();
+            let what = format!("stateless {stateless}, {body}: {got} {text}");
+            assert_eq!(got, status, "{what}");
+            let reply: Value = serde_json::from_str(
+                text.lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim)
+                    .find(|d| d.starts_with('{'))
+                    .unwrap_or(&text),
+            )
+            .unwrap_or_else(|e| panic!("a JSON-RPC body, not plain text ({e}): {what}"));
+            assert_eq!(reply["jsonrpc"], "2.0", "{what}");
+            match code {
+                Some(code) => assert_eq!(reply["error"]["code"], code, "{what}"),
+                None => {
+                    assert_eq!(reply["result"]["isError"], true, "{what}");
+                    assert!(
+                        reply["result"]["content"][0]["text"]
+                            .as_str()
+                            .is_some_and(|t| t.contains("/Kind")),
+                        "the violation at its pointer: {what}"
+                    );
+                }
+            }
+        }
     }
 }
 
@@ -1109,4 +1242,53 @@ fn resources_are_listed_and_read_headless_and_their_shape_checked() {
     let (code, _, err) = explorer(&["read", "dac://nowhere"], "");
     assert_eq!(code, 2);
     assert!(err.contains("no resource dac://nowhere"), "{err}");
+
+/// `--dialogue-idle`: an MCP session (2025-11-25) with no traffic for that long ends with its
+/// state (the server's /health counts none left), and a dialogue kept by DialogID
+/// (2026-07-28) is forgotten: its next turn is a tool error that says it is unknown or has
+/// expired, never an answer from empty state (MCP-BINDING section 3; issue 27, item 4).
+#[tokio::test]
+async fn idle_sessions_and_dialogues_expire() {
+    let server = common::spawn_http(&["dac".into(), "--dialogue-idle".into(), "1".into()]).await;
+    let health = server.url.replace("/mcp", "/health");
+    // A session opened and left (no DELETE, no stream held open).
+    let opened = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    assert!(opened.headers().contains_key("mcp-session-id"));
+    let _ = opened.bytes().await;
+    let held: Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+    assert_eq!(held["dialogues"]["2025-11-25"], 1, "{held}");
+    let left = std::time::Instant::now();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let held: Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+        if held["dialogues"]["2025-11-25"] == 0 {
+            eprintln!("the idle session ended after {:?}", left.elapsed());
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still held: {held}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+
+    let (client, _) = common::http_session_in(&server.url, Generation::Stateless).await;
+    let mut d = common::Dialogue::new(client, Interface::Dac);
+    d.send(json!({"Kind": "commitment", "Commitments": [
+        {"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}))
+        .await
+        .response();
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let error = d
+        .send(plan(&["MM-Move Nil Avatar#7 To MLoc:Square.Stage"]))
+        .await
+        .tool_error();
+    assert!(
+        error.contains("unknown") || error.contains("expired"),
+        "{error}"
+    );
 }

@@ -298,3 +298,76 @@ fn servers_files_in_each_shape_are_found_in_the_project() {
         "{err}"
     );
 }
+
+/// A body that never ends: `start`, then `fill` for ever (until the client goes).
+fn endless(content_type: &'static str, start: &'static str) -> axum::response::Response {
+    let chunk = bytes::Bytes::from(vec![b'a'; 64 * 1024]);
+    let body = futures::stream::once(async move {
+        Ok::<_, std::io::Error>(bytes::Bytes::from_static(start.as_bytes()))
+    })
+    .chain(futures::stream::repeat_with(move || Ok(chunk.clone())));
+    axum::response::Response::builder()
+        .header("content-type", content_type)
+        .body(axum::body::Body::from_stream(body))
+        .unwrap()
+}
+
+use futures::StreamExt;
+
+/// The doctor's reads are bounded, and an answer that grows past the bound ends the probe with
+/// a reason (issue 27): an event stream whose first message never ends, a JSON body that never
+/// ends, and a stdio server that writes one endless line. The doctor's peak memory (getrusage
+/// of its process, once ended) stays far below what was sent: at 3 s of a local endless
+/// stream that is gigabytes.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn endless_answers_end_the_probe_with_a_reason() {
+    let url = serve(
+        Router::new()
+            .route(
+                "/sse",
+                post(|| async {
+                    endless(
+                        "text/event-stream",
+                        "data: {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"x\":\"",
+                    )
+                }),
+            )
+            .route(
+                "/json",
+                post(|| async {
+                    endless(
+                        "application/json",
+                        "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"x\":\"",
+                    )
+                }),
+            ),
+    );
+    let (_, steps) = doctor(&["--url", &format!("{url}/sse")]);
+    let (step, detail, _) = failed(&steps);
+    assert_eq!(step, "mcp");
+    assert!(
+        detail.contains("event stream") && detail.contains("went past 1.0 MiB"),
+        "{detail}"
+    );
+    let (_, steps) = doctor(&["--url", &format!("{url}/json")]);
+    let (step, detail, _) = failed(&steps);
+    assert_eq!(step, "mcp");
+    assert!(detail.contains("longer than 1.0 MiB"), "{detail}");
+    let (_, steps) = doctor(&["--stdio", r#"sh -c 'exec tr "\000" a < /dev/zero'"#]);
+    let (step, detail, _) = failed(&steps);
+    assert_eq!(step, "handshake");
+    assert!(detail.contains("within 3 s"), "{detail}");
+    // SAFETY: getrusage only fills the struct it is given.
+    let peak_kib = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage.ru_maxrss
+    };
+    // Of every child of this test process so far (the doctors, `sh`), the largest.
+    eprintln!("the largest child's peak: {} MiB", peak_kib / 1024);
+    assert!(
+        peak_kib < 200 * 1024,
+        "a doctor's peak memory was {peak_kib} KiB"
+    );
+}

@@ -642,12 +642,44 @@ async fn the_http_proxy_checks_host_and_origin_and_bounds_bodies() {
                 .contains("evil.example")
         );
     }
+    // Nor the upstream through it: a POST to /mcp with a foreign Host or Origin is refused
+    // before it goes on (the proxy rewrites Host, so the upstream's own check cannot see it).
+    for (name, value) in [("host", "evil.example"), ("origin", "http://evil.example")] {
+        let refused = client
+            .post(&url)
+            .header(name, value)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 403, "POST /mcp, {name}: {value}");
+    }
     // A declared length over the limit: answered at once, though only 10 bytes come.
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let address = url
         .trim_start_matches("http://")
         .trim_end_matches("/mcp")
         .to_owned();
+    // Two Host headers (which one a check would see is not defined): refused.
+    let mut raw = tokio::net::TcpStream::connect(&address).await.unwrap();
+    raw.write_all(
+        format!("GET /recording HTTP/1.1\r\nHost: {address}\r\nHost: evil.example\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut answer = vec![0u8; 1024];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), raw.read(&mut answer))
+        .await
+        .expect("answered at once")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]).into_owned();
+    assert!(
+        answer.starts_with("HTTP/1.1 403") && answer.contains("more than one Host"),
+        "{answer}"
+    );
     let mut raw = tokio::net::TcpStream::connect(&address).await.unwrap();
     raw.write_all(
         format!("POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n0123456789").as_bytes(),

@@ -586,3 +586,43 @@ fn dialogue_save_does_not_overwrite_what_is_there() {
             .is_fifo()
     );
 }
+
+/// A password in a server's URL (`http://user:PW@host/mcp`) is never written in clear: the
+/// session `dialogue --save` writes names it as a `${BKN_…}` reference, and nothing the
+/// command says shows it (issue 27, item 8). The reference server behind it takes the turns.
+#[tokio::test]
+async fn a_password_in_a_url_is_never_saved_in_clear() {
+    let server = common::spawn_http(&["dac".into()]).await;
+    let url = server.url.replace("http://", "http://ana:Pa55word@");
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("rq.jsonl");
+    std::fs::write(
+        &requests,
+        r#"{"Kind": "constraints", "EntityIDs": ["Avatar#7"]}"#,
+    )
+    .unwrap();
+    let saved = dir.path().join("s.json");
+    let out = tokio::process::Command::new(common::bin())
+        .arg("dialogue")
+        .arg(&requests)
+        .args(["--url", &url, "--save"])
+        .arg(&saved)
+        .output()
+        .await
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("Pa55word"), "{said}");
+    let text = std::fs::read_to_string(&saved).unwrap();
+    assert!(!text.contains("Pa55word"), "{text}");
+    assert!(
+        text.contains("ana:${BKN_"),
+        "a reference in its place: {text}"
+    );
+    let session = bkn_explorer::session::Session::load(&saved).unwrap();
+    assert_eq!(session.dialogues[0].turns.len(), 1);
+}

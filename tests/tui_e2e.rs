@@ -820,3 +820,42 @@ fn a_proxied_dialogue_is_watched_live_and_taken_over() {
         "the take-over",
     );
 }
+
+/// A session file someone sent names a command to start its server: in a real terminal, `r`
+/// (replay) asks first, showing the command; `n` keeps it from running (nothing is started),
+/// `y` starts it (issue 27, item 1: it ran `sh -c …` without asking).
+#[test]
+fn a_command_a_session_file_names_runs_only_once_the_user_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let session = dir.path().join("sent-to-me.json");
+    let text = serde_json::json!({
+        "format": "bkn-explorer-session/1",
+        "servers": {"helpful": {"command": "sh", "args": ["-c", format!("touch {}", marker.display())]}},
+        "dialogues": [{"server": "helpful", "interface": "dac", "dialogId": "d", "turns": [
+            {"request": {"Header": "PGM-KDA-V1.0", "Mode": "RQ", "Kind": "constraints"},
+             "toolError": "refused", "sent": "2026-12-01T00:00:00Z", "latencyMs": 1.0}
+        ]}]
+    });
+    std::fs::write(&session, text.to_string()).unwrap();
+    let t = Tmux::start(140, 40, &format!("--session '{}'", session.display()));
+    t.wait_for(&["helpful"], "the session's dialogue");
+    t.keys(&["r"]);
+    t.wait_for(&["touch", "Start it?"], "the question, with the command");
+    t.keys(&["n"]);
+    t.wait_until("the question gone", |s| !s.contains("Start it?"));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!marker.exists(), "the command ran without consent");
+    t.keys(&["r"]);
+    t.wait_for(&["Start it?"], "the question again");
+    t.keys(&["y"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !marker.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the command never ran once allowed:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -30,10 +30,11 @@
 //! A task's Response is made when the call comes, so a dialogue's turns keep their order.
 //!
 //! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--polls N]
-//!        [--poll-ms MS] [--flood N] [--http PORT]
+//!        [--poll-ms MS] [--flood N] [--http PORT [--max-connections N]]
 //!
 //! Over HTTP it answers both MCP generations, a dialogue kept in its MCP session
-//! (2025-11-25) or by its DialogID (2026-07-28), as the reference servers do.
+//! (2025-11-25) or by its DialogID (2026-07-28), as the reference servers do, within the
+//! same bounds (--max-connections, 1,024 by default; each request's head within 10 s).
 
 #![allow(deprecated)]
 
@@ -610,6 +611,9 @@ fn main() {
         Domain::default_domain(),
         Default::default(),
     ));
+    let max_connections = value("--max-connections")
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(bkn_explorer::server::per_core::Bounds::default().max_connections);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -653,7 +657,20 @@ fn main() {
                     "bkn-fault-server listening on http://{}/mcp",
                     listener.local_addr().expect("an address")
                 );
-                axum::serve(listener, app).await.expect("serving");
+                // The bounds of every listener of this program (connections held, each
+                // request's head within its deadline, idle connections closed): a client
+                // under test must not be able to hold it open for ever either.
+                let served = bkn_explorer::server::per_core::serve(
+                    listener,
+                    app,
+                    tokio_util::sync::CancellationToken::new(),
+                    bkn_explorer::server::per_core::Bounds {
+                        max_connections: max_connections.max(1),
+                        ..Default::default()
+                    },
+                )
+                .expect("serving");
+                served.await.expect("serving").expect("serving");
             }
         }
     });

@@ -66,9 +66,10 @@ pub struct Args {
     /// it a new one is refused with an error that says so (the ones held go on).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     max_dialogues: usize,
-    /// HTTP: hold at most this many connections; past it a new one is answered 503 and
-    /// closed. A connection must send its request head within 10 s, and is closed after 2
-    /// minutes without traffic.
+    /// HTTP: hold at most this many connections (fewer if `ulimit -n` cannot hold them:
+    /// said in the log); past it a new one is answered 503 and closed. Every request's head
+    /// must come whole within 10 s (a kept-alive connection waiting for its next request
+    /// is closed then), and a connection is closed after 2 minutes without traffic.
     #[arg(long, default_value_t = 1024, value_name = "N", requires = "http")]
     max_connections: usize,
     /// Write logs to this file instead of standard error (never to standard output).

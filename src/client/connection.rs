@@ -91,10 +91,17 @@ pub struct ConnectOptions {
     pub task_notes: Option<crate::client::task::TaskNotes>,
 }
 
+/// How long a kept-alive connection waits in the client's pool: less than the servers'
+/// own wait for a next request (10 s for this program's listeners, 5 s for Node's), so that
+/// the client lets it go first, rather than send a turn on a connection the server is closing
+/// at that moment (a failed turn, not retried once sent).
+pub const POOL_IDLE: Duration = Duration::from_secs(4);
+
 /// The HTTP client a connection uses unless one is given (`ConnectOptions::http_client`).
 pub fn http_client(timeout: Duration) -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .connect_timeout(timeout)
+        .pool_idle_timeout(POOL_IDLE)
         .build()
         .map_err(|e| format!("cannot make an HTTP client: {e}"))
 }

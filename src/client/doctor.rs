@@ -8,7 +8,7 @@ use super::opening::{Answered, Opening};
 use super::spec::{ServerSpec, TransportSpec};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 
 /// One step and how it went.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -350,7 +350,18 @@ async fn http_steps(
         .get("allow")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let body = read_bounded(response, PROBE_LIMIT).await;
+    let body = match read_bounded(response, PROBE_LIMIT).await {
+        Ok(body) => body,
+        Err(overgrown) => {
+            checks.push(Check::failed(
+                "mcp",
+                format!("{status}: {}", overgrown.sentence(&openings[0].describe())),
+                "a server answers the opening with one message of a few KiB; this one never \
+                 ended it (see the server's log)",
+            ));
+            return checks;
+        }
+    };
     // The body on one line (whole: a refusal's reason is often at its end), or what it is
     // when it is a web page.
     let head: String =
@@ -509,7 +520,17 @@ async fn http_steps(
                     );
                 }
                 answer = match post(&openings[at], at as u64).send().await {
-                    Ok(r) => answer_of(r, PROBE_LIMIT).await,
+                    Ok(r) => match probe_answer(r, PROBE_LIMIT).await {
+                        Ok(answer) => answer,
+                        Err(overgrown) => {
+                            break Check::failed(
+                                "mcp",
+                                overgrown.sentence(&openings[at].describe()),
+                                "a server answers the opening with one message of a few KiB; \
+                                 this one never ended it (see the server's log)",
+                            );
+                        }
+                    },
                     Err(_) => None,
                 };
             }
@@ -527,46 +548,159 @@ async fn http_steps(
     checks
 }
 
+/// The most of a stderr line kept for the tail shown.
+const STDERR_LINE: usize = 4096;
+
+/// One line of a child's output (None at its end), read within `limit` bytes: a longer one is
+/// given as its start and how long it was, never held whole.
+async fn bounded_line(
+    reader: &mut (impl tokio::io::AsyncBufRead + Unpin),
+    limit: usize,
+) -> std::io::Result<Option<String>> {
+    use super::stdio::Line;
+    Ok(match super::stdio::read_line(reader, limit).await? {
+        Line::Eof => None,
+        Line::Text(line) => Some(String::from_utf8_lossy(&line).into_owned()),
+        Line::TooLong { size, head, .. } => Some(format!(
+            "{}… (a line of {}, over the {} read)",
+            String::from_utf8_lossy(&head),
+            super::limits::human_size(size),
+            super::limits::human_size(limit)
+        )),
+    })
+}
+
 /// The most of a probe's answer that is read: an opening's answer is a few KiB, and a server
 /// that answers with an endless stream (or gigabytes) must not take the client's memory.
 pub const PROBE_LIMIT: usize = 1024 * 1024;
 
-/// A response's body as text, at most `limit` bytes of it (an event stream is read only up to
-/// its first JSON-RPC message).
-async fn read_bounded(mut response: reqwest::Response, limit: usize) -> String {
-    let stream = response
+/// A probe's answer that grew past the limit before it was whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overgrown {
+    /// An event stream (whose first message never ended within the limit), or a JSON body.
+    pub stream: bool,
+    pub limit: usize,
+}
+
+impl Overgrown {
+    /// What happened, for a failed step.
+    pub fn sentence(&self, what: &str) -> String {
+        let size = super::limits::human_size(self.limit);
+        if self.stream {
+            format!(
+                "the server's event stream answering {what} went past {size} without a \
+                 whole JSON-RPC message; the request was ended there"
+            )
+        } else {
+            format!(
+                "the server's answer to {what} is longer than {size}; the request was ended \
+                 there"
+            )
+        }
+    }
+}
+
+/// The cut of an event stream past the limit, found again in the SSE reader's error.
+#[derive(Debug)]
+struct PastLimit;
+
+impl std::fmt::Display for PastLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the answer went past the probe's limit")
+    }
+}
+
+impl std::error::Error for PastLimit {}
+
+/// A response's body as text, read within `limit` bytes, each chunk looked at once (no copy of
+/// what came before, nothing held past the limit). An event stream is read only up to its
+/// first JSON-RPC message, given back as that one event (`data: …`); one that passes the
+/// limit first, or a JSON body longer than the limit, is `Overgrown`: a message was promised
+/// and did not come whole. Anything else (a web page) is cut at the limit: only its start is
+/// ever shown.
+async fn read_bounded(response: reqwest::Response, limit: usize) -> Result<String, Overgrown> {
+    use futures::StreamExt;
+    let content_type = response
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if content_type.starts_with("text/event-stream") {
+        let mut read = 0usize;
+        let bytes = response.bytes_stream().map(move |chunk| {
+            let chunk = chunk.map_err(std::io::Error::other)?;
+            read = read.saturating_add(chunk.len());
+            if read > limit {
+                return Err(std::io::Error::other(PastLimit));
+            }
+            Ok(chunk)
+        });
+        let mut events = std::pin::pin!(sse_stream::SseStream::from_bytes_stream(bytes));
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => {
+                    if let Some(data) = event.data.filter(|d| {
+                        d.trim_start().starts_with('{')
+                            && serde_json::from_str::<serde_json::Value>(d).is_ok()
+                    }) {
+                        return Ok(format!("data: {}\n\n", data.replace('\n', "\ndata: ")));
+                    }
+                }
+                Err(sse_stream::Error::Body(e))
+                    if e.downcast_ref::<std::io::Error>()
+                        .and_then(std::io::Error::get_ref)
+                        .is_some_and(|e| e.is::<PastLimit>()) =>
+                {
+                    return Err(Overgrown {
+                        stream: true,
+                        limit,
+                    });
+                }
+                // Not an event stream after all, or it broke off: no message in it.
+                Err(_) => break,
+            }
+        }
+        return Ok(String::new());
+    }
+    let json = content_type.starts_with("application/json");
+    let mut response = response;
     let mut body: Vec<u8> = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {
         let room = limit.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if body.len() >= limit {
+        if chunk.len() > room {
+            if json {
+                return Err(Overgrown {
+                    stream: false,
+                    limit,
+                });
+            }
+            body.extend_from_slice(&chunk[..room]);
             break;
         }
-        // An event stream stays open: its first message is what was asked for.
-        if stream
-            && body.windows(2).any(|w| w == b"\n\n")
-            && jsonrpc_answer("text/event-stream", &String::from_utf8_lossy(&body)).is_some()
-        {
-            break;
-        }
+        body.extend_from_slice(&chunk);
     }
-    String::from_utf8_lossy(&body).into_owned()
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
-/// The JSON-RPC message a response carries (read within `limit`), if it carries one.
+/// The JSON-RPC message a response carries (read within `limit`), if it carries one whole.
 pub async fn answer_of(response: reqwest::Response, limit: usize) -> Option<serde_json::Value> {
+    probe_answer(response, limit).await.ok().flatten()
+}
+
+/// The JSON-RPC message a response carries (read within `limit`), or why it could not be read.
+async fn probe_answer(
+    response: reqwest::Response,
+    limit: usize,
+) -> Result<Option<serde_json::Value>, Overgrown> {
     let content_type = response
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    let body = read_bounded(response, limit).await;
-    jsonrpc_answer(&content_type, &body)
+    let body = read_bounded(response, limit).await?;
+    Ok(jsonrpc_answer(&content_type, &body))
 }
 
 /// A JSON-RPC message in a response's body: JSON, or the first event of an event stream.
@@ -632,12 +766,14 @@ async fn stdio_steps(
         }
     };
     let mut stdin = child.stdin.take().expect("piped");
-    let mut stdout = BufReader::new(child.stdout.take().expect("piped")).lines();
+    // Lines are read within a bound (a server that writes an endless line holds no more than
+    // that of the doctor's memory): stdout's as a probe's answer, stderr's for its tail.
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
     let stderr = child.stderr.take().expect("piped");
     let stderr_tail = tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr).lines();
+        let mut lines = BufReader::new(stderr);
         let mut tail = std::collections::VecDeque::new();
-        while let Ok(Some(l)) = lines.next_line().await {
+        while let Ok(Some(l)) = bounded_line(&mut lines, STDERR_LINE).await {
             tail.push_back(l);
             if tail.len() > 5 {
                 tail.pop_front();
@@ -657,7 +793,7 @@ async fn stdio_steps(
         let _ = stdin.write_all(line.as_bytes()).await;
         let _ = stdin.flush().await;
         let answer = loop {
-            match tokio::time::timeout_at(deadline, stdout.next_line()).await {
+            match tokio::time::timeout_at(deadline, bounded_line(&mut stdout, PROBE_LIMIT)).await {
                 Err(_) => break Err(None),
                 Ok(Ok(None)) | Ok(Err(_)) => {
                     let status = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;

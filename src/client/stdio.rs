@@ -231,7 +231,7 @@ impl Drop for StdioTransport {
 }
 
 /// One line read from the server.
-enum Line {
+pub(crate) enum Line {
     Eof,
     Text(Vec<u8>),
     TooLong {
@@ -241,7 +241,12 @@ enum Line {
     },
 }
 
-async fn read_line(reader: &mut (impl AsyncBufRead + Unpin), limit: usize) -> io::Result<Line> {
+/// One line within `limit` bytes: a longer one is read to its end and kept as its first and
+/// last `KEEP` bytes and its size.
+pub(crate) async fn read_line(
+    reader: &mut (impl AsyncBufRead + Unpin),
+    limit: usize,
+) -> io::Result<Line> {
     let mut line = Vec::new();
     let (mut size, mut over, mut started) = (0usize, false, false);
     let (mut head, mut tail) = (Vec::new(), Vec::new());

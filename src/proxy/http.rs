@@ -155,6 +155,7 @@ pub async fn run(
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let client = reqwest::Client::builder()
+        .pool_idle_timeout(crate::client::connection::POOL_IDLE)
         .build()
         .map_err(|e| e.to_string())?;
     let server = reqwest::Url::parse(&upstream)
@@ -202,8 +203,10 @@ pub async fn run(
         stop.await;
         stopping.cancel();
     });
-    let served = crate::server::per_core::serve(listener, app, cancel, Default::default())
-        .map_err(|e| e.to_string())?;
+    // Each connection may hold one towards the upstream too.
+    let bounds = crate::server::per_core::fit_to_descriptors(Default::default(), 2);
+    let served =
+        crate::server::per_core::serve(listener, app, cancel, bounds).map_err(|e| e.to_string())?;
     let result = served
         .await
         .map_err(|e| e.to_string())
@@ -274,12 +277,16 @@ fn refused(proxy: &Proxy, headers: &HeaderMap) -> Option<Response> {
         crate::server::transport::constant_time_eq(g.as_bytes(), token.as_bytes())
     });
     (!matches).then(|| {
-        (
+        // A JSON-RPC error body, as every refusal of the transport (MCP-BINDING section 2).
+        let mut response = crate::server::transport::refusal(
             StatusCode::UNAUTHORIZED,
-            [("www-authenticate", "Bearer")],
-            "this proxy wants its token (Authorization: Bearer …)",
-        )
-            .into_response()
+            "this proxy wants its token (Authorization: Bearer …; see --token)".into(),
+        );
+        response.headers_mut().insert(
+            axum::http::header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Bearer"),
+        );
+        response
     })
 }
 
@@ -293,11 +300,10 @@ async fn recording_from(
         return refusal;
     }
     let Some(path) = proxy.record.clone() else {
-        return (
+        return crate::server::transport::refusal(
             StatusCode::NOT_FOUND,
-            "this proxy does not record (--no-record)",
-        )
-            .into_response();
+            "this proxy does not record (--no-record)".into(),
+        );
     };
     let from = query.get("from").copied().unwrap_or(0);
     // Streamed as it is read: a long journal is never held whole, however many read it.
@@ -313,11 +319,10 @@ async fn recording_from(
             Body::from_stream(tokio_util::io::ReaderStream::with_capacity(file, 64 * 1024)),
         )
             .into_response(),
-        Err(e) => (
+        Err(e) => crate::server::transport::refusal(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot read the recording: {e}"),
-        )
-            .into_response(),
+        ),
     }
 }
 

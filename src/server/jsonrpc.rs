@@ -95,10 +95,7 @@ pub fn reply_to_bad_id(bytes: &[u8]) -> Option<Value> {
         id: Option<&'a serde_json::value::RawValue>,
     }
     let head: Head = serde_json::from_slice(bytes).ok()?;
-    let id = head.id?.get().trim_start();
-    let fine =
-        id.starts_with('"') || id.starts_with('-') || id.starts_with(|c: char| c.is_ascii_digit());
-    if fine {
+    if is_string_or_number(head.id?) {
         return None;
     }
     Some(error(
@@ -106,6 +103,12 @@ pub fn reply_to_bad_id(bytes: &[u8]) -> Option<Value> {
         INVALID_REQUEST,
         "Invalid Request: \"id\" must be a string or a number".into(),
     ))
+}
+
+/// Whether a request's raw `id` is a string or a number, the two JSON-RPC 2.0 allows.
+pub fn is_string_or_number(id: &serde_json::value::RawValue) -> bool {
+    let id = id.get().trim_start();
+    id.starts_with('"') || id.starts_with('-') || id.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// The methods MCP 2026-07-28 removed: a request of that generation naming one is answered

@@ -275,6 +275,63 @@ impl Listener for Dealt {
     }
 }
 
+/// Descriptors kept for everything but connections: the listener, the runtimes' epoll and
+/// wakers, standard streams, files being read or written.
+const RESERVED_DESCRIPTORS: u64 = 64;
+
+/// How many descriptors this process may open, its soft limit raised to the hard one first
+/// (as Go's runtime does): a stock system's soft limit of 1,024 would be reached before the
+/// bound of 1,024 connections, and then `accept` fails for every client, normal ones
+/// included. None where it cannot be read.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn descriptors() -> Option<u64> {
+    // SAFETY: getrlimit and setrlimit only read and fill the struct they are given.
+    unsafe {
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return None;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max,
+                rlim_max: limit.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                limit.rlim_cur = limit.rlim_max;
+            }
+        }
+        Some(limit.rlim_cur as u64)
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn descriptors() -> Option<u64> {
+    None
+}
+
+/// `bounds` with its connections lowered to what the descriptors this process may open can
+/// hold, each connection taking `per_connection` of them (the proxy's take one more towards
+/// its upstream): past the bound a client is told so (503), where past the descriptors it
+/// would get nothing at all. Said in the log when lowered.
+pub fn fit_to_descriptors(bounds: Bounds, per_connection: u64) -> Bounds {
+    let Some(limit) = descriptors() else {
+        return bounds;
+    };
+    let room = (limit.saturating_sub(RESERVED_DESCRIPTORS) / per_connection.max(1)).max(1);
+    if (bounds.max_connections as u64) <= room {
+        return bounds;
+    }
+    tracing::warn!(
+        "this process may open {limit} descriptors (ulimit -n): it holds at most {room} \
+         connections, not {}",
+        bounds.max_connections
+    );
+    Bounds {
+        max_connections: room as usize,
+        ..bounds
+    }
+}
+
 /// Serves `app` on the connections `listener` accepts until `stop` is cancelled, each
 /// connection on one of a runtime per core (threads of their own). The acceptor runs on the
 /// current runtime; the returned task ends when every runtime has finished serving (axum's
@@ -290,7 +347,7 @@ pub fn serve(
     // a serving thread that shares a core with them is preempted and woken by turns. On 2
     // vCPUs, `load`'s 8 sessions made 11,600 turns/s on one runtime against 7,400 on two.
     let cores = std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1));
-    serve_on(listener, app, stop, cores, bounds)
+    serve_on(listener, app, stop, cores, fit_to_descriptors(bounds, 1))
 }
 
 /// `serve` on `cores` runtimes.
@@ -330,11 +387,7 @@ fn serve_on(
                     local,
                     idle: bounds.idle,
                 };
-                let served = runtime.block_on(async move {
-                    axum::serve(listener, app)
-                        .with_graceful_shutdown(stop.cancelled_owned())
-                        .await
-                });
+                let served = runtime.block_on(serve_dealt(listener, app, stop, bounds));
                 let _ = done.send(served);
             })?;
         dealt.push(Core { dealer, open });
@@ -413,6 +466,55 @@ fn serve_on(
         }
         result
     }))
+}
+
+/// Serves the connections dealt to this runtime until `stop`, each with hyper's HTTP/1
+/// server: every request's head (not only a connection's first, which the acceptor waits
+/// for) must come whole within `Bounds::head_deadline`, timed from when the connection is
+/// ready for it, so a kept-alive connection that starts a head and stalls is closed too (axum's
+/// `serve` sets no timer, and hyper then has no header deadline). On `stop`, no new connection
+/// is taken, the open ones finish their requests (hyper's graceful shutdown) and this returns
+/// once all are closed, as axum's graceful shutdown does.
+async fn serve_dealt(
+    mut listener: Dealt,
+    app: axum::Router,
+    stop: CancellationToken,
+    bounds: Bounds,
+) -> io::Result<()> {
+    // Each connection's task holds a receiver: all are gone once every connection has closed.
+    let (closed, open) = tokio::sync::watch::channel(());
+    loop {
+        let (io, _peer) = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let (stop, open) = (stop.clone(), open.clone());
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(bounds.head_deadline);
+            let connection = builder.serve_connection(hyper_util::rt::TokioIo::new(io), service);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                served = connection.as_mut() => {
+                    if let Err(e) = served {
+                        tracing::debug!("a connection ended: {e}");
+                    }
+                }
+                _ = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+            drop(open);
+        });
+    }
+    drop(open);
+    closed.closed().await;
+    Ok(())
 }
 
 /// A connection being looked at by the acceptor, counted against the bound until dealt.

@@ -238,6 +238,11 @@ pub(crate) fn answer_directly(
     }
     let probe = Probe::read(line)?;
     let (id, params) = probe.request("tools/call")?;
+    // An id that is neither a string nor a number is -32600 (`jsonrpc::reply_to_bad_id`),
+    // never a turn whose answer echoes it.
+    if !jsonrpc::is_string_or_number(id) {
+        return None;
+    }
     let params: Params = serde_json::from_str(params.get()).ok()?;
     let meta = params.meta.unwrap_or_default();
     // A progress token is all this path knows of a session's `_meta` (it answers at once, so

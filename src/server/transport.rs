@@ -271,7 +271,9 @@ async fn jsonrpc_bodies(
         bytes = shallow.into();
     }
     if let Some(error) = bad_tool_call(&bytes, &tool) {
-        return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+        // The error of a well-formed request: in a 200, as MCP answers (MCP-BINDING
+        // section 2); only the transport's refusals have a 4xx.
+        return (StatusCode::OK, axum::Json(error)).into_response();
     }
     let header_version = parts
         .headers
@@ -559,7 +561,8 @@ async fn guard_sessions(
 }
 
 /// A `tools/call` of a tool this server does not have, or whose arguments are not an object:
-/// -32602, with a 4xx status (MCP-BINDING section 2). Read cheaply: the arguments are only
+/// -32602, in a 200 (MCP-BINDING section 2: a well-formed request's JSON-RPC error is not a
+/// refusal of the transport). Read cheaply: the arguments are only
 /// looked at, not parsed.
 fn bad_tool_call(bytes: &[u8], tool: &str) -> Option<serde_json::Value> {
     #[derive(serde::Deserialize)]
@@ -656,4 +659,37 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         differ |= x ^ y;
     }
     differ == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The token comparison answers right whatever the lengths (it looks at every byte of the
+    /// longer, never stopping at the first difference or a length mismatch: that it takes the
+    /// same time is the code's shape, which a timing test on a shared machine cannot show).
+    #[test]
+    fn tokens_compare_equal_only_when_equal() {
+        assert!(constant_time_eq(b"s3cret", b"s3cret"));
+        assert!(constant_time_eq(b"", b""));
+        for (a, b) in [
+            (&b"s3cret"[..], &b"s3cre"[..]),
+            (b"s3cret", b"s3cret\0"),
+            (b"s3cret", b""),
+            (b"s3cret", b"S3cret"),
+            (b"s3cret", b"s3cres"),
+        ] {
+            assert!(!constant_time_eq(a, b), "{a:?} {b:?}");
+            assert!(!constant_time_eq(b, a), "{b:?} {a:?}");
+        }
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_whatever_its_case() {
+        for header in ["Bearer t", "bearer t", "BEARER  t", " bEaReR t"] {
+            assert_eq!(bearer_credentials(header), Some("t"), "{header}");
+        }
+        assert_eq!(bearer_credentials("Basic t"), None);
+        assert_eq!(bearer_credentials("Bearer"), None);
+    }
 }

@@ -110,16 +110,13 @@ impl Callback {
         let app = axum::Router::new()
             .route("/callback", axum::routing::get(redirected))
             .with_state((tx, base));
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(self.listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stop_rx.await;
-                })
-                .await;
-        });
+        // Bounded as every listener of this program: anything on the machine can connect to
+        // it while the sign-in waits, and must not hold it (or its descriptors) for ever.
+        let stop = tokio_util::sync::CancellationToken::new();
+        let server = crate::server::per_core::serve(self.listener, app, stop.clone(), BOUNDS)
+            .map_err(|e| format!("cannot serve the sign-in's redirect: {e}"))?;
         let outcome = tokio::time::timeout(timeout, rx.recv()).await;
-        let _ = stop_tx.send(());
+        stop.cancel();
         // The page must reach the browser before the listener goes.
         let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
         match outcome {
@@ -132,6 +129,13 @@ impl Callback {
         }
     }
 }
+
+/// What the redirect listener holds at most: a browser opens a connection or two.
+pub const BOUNDS: crate::server::per_core::Bounds = crate::server::per_core::Bounds {
+    max_connections: 16,
+    head_deadline: Duration::from_secs(10),
+    idle: Duration::from_secs(30),
+};
 
 type CallbackState = (mpsc::Sender<Result<String, String>>, String);
 
@@ -213,6 +217,88 @@ mod tests {
             why,
             "the authorization server refused: access_denied (no thanks)"
         );
+    }
+
+    /// The redirect listener is bounded as every listener: past `BOUNDS.max_connections`
+    /// connections that never finish their head, a new one is told 503; a kept-alive
+    /// connection that stalls in a later request's head is closed by the head deadline; and
+    /// the browser's redirect is still taken once the slow ones are gone.
+    #[tokio::test]
+    async fn the_redirect_listener_is_bounded() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let callback = Callback::bind(None).await.unwrap();
+        let uri = callback.redirect_uri();
+        let address = uri
+            .trim_start_matches("http://")
+            .trim_end_matches("/callback")
+            .to_owned();
+        let waiting = tokio::spawn(callback.wait(Duration::from_secs(120)));
+        let read_some = |mut stream: tokio::net::TcpStream| async move {
+            let mut answer = vec![0u8; 2048];
+            let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+                .await
+                .expect("an answer at once")
+                .unwrap_or(0);
+            (String::from_utf8_lossy(&answer[..n]).into_owned(), stream)
+        };
+        // A kept-alive connection: its first request answered, its second head stalled.
+        let mut kept = tokio::net::TcpStream::connect(&address).await.unwrap();
+        kept.write_all(format!("GET /nothing HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let (first, mut kept) = read_some(kept).await;
+        assert!(first.starts_with("HTTP/1.1 404"), "{first}");
+        kept.write_all(b"GET /nothing HTTP/1.1\r\nHost: ")
+            .await
+            .unwrap();
+        let mut slow = Vec::new();
+        for _ in 1..BOUNDS.max_connections {
+            let mut s = tokio::net::TcpStream::connect(&address).await.unwrap();
+            s.write_all(b"GET /callback HTTP/1.1\r\nHost: ")
+                .await
+                .unwrap();
+            slow.push(s);
+        }
+        let mut told = String::new();
+        for _ in 0..100 {
+            let s = tokio::net::TcpStream::connect(&address).await.unwrap();
+            let mut s = s;
+            s.write_all(b"GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n")
+                .await
+                .unwrap();
+            told = read_some(s).await.0;
+            if told.starts_with("HTTP/1.1 503") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(told.contains("maximum of 16 connections"), "{told}");
+        // The stalled head is closed (10 s), far sooner than the idle bound (30 s) would.
+        let closed = async {
+            let mut buffer = [0u8; 1024];
+            while let Ok(n) = kept.read(&mut buffer).await {
+                if n == 0 {
+                    break;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(25), closed)
+            .await
+            .expect("a stalled head closed by its deadline");
+        drop(slow);
+        // Once the slow ones are closed too, the redirect comes through.
+        let mut page = String::new();
+        for _ in 0..100 {
+            match reqwest::get(format!("{uri}?code=abc&state=xyz")).await {
+                Ok(r) if r.status().is_success() => {
+                    page = r.text().await.unwrap();
+                    break;
+                }
+                _ => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+        assert!(page.contains("Signed in"), "{page}");
+        assert!(waiting.await.unwrap().is_ok());
     }
 
     #[tokio::test]
