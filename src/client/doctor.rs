@@ -504,7 +504,7 @@ async fn http_steps(
                 if at == openings.len() {
                     break Check::failed(
                         "mcp",
-                        refusals.join("; then "),
+                        Opening::refused(asked, &refusals),
                         Opening::advice(asked, &refusals),
                     );
                 }
@@ -729,7 +729,7 @@ async fn stdio_steps(
                 )),
                 Answered::Refused(_) => checks.push(Check::failed(
                     "mcp",
-                    refusals.join("; then "),
+                    Opening::refused(asked, &refusals),
                     Opening::advice(asked, &refusals),
                 )),
             }

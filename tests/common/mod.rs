@@ -424,3 +424,79 @@ pub fn client_scenario(
     );
     (out.status.success() && all.contains("OVERALL: PASSED"), all)
 }
+
+/// The peers written with the official SDKs (tests/peers): the Python SDK `mcp` 2.x and the
+/// TypeScript SDK v2 packages, installed by tests/peers/install.sh from the package
+/// registries (once; later runs find them). Their Python and Node.
+pub fn sdk_peers() -> (String, String) {
+    static PEERS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    PEERS
+        .get_or_init(|| {
+            let script =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/install.sh");
+            let out = std::process::Command::new(script)
+                .output()
+                .expect("tests/peers/install.sh runs");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "installing the SDK peers failed (the interop tests need the PyPI and npm \
+                 registries):\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let lines: Vec<&str> = stdout.lines().collect();
+            let [.., python, node] = lines[..] else {
+                panic!("install.sh printed no paths: {stdout}")
+            };
+            (python.to_owned(), node.to_owned())
+        })
+        .clone()
+}
+
+pub fn peer(path: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+/// A peer's HTTP server: started, its URL read from its first line.
+pub struct PeerServer {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl PeerServer {
+    /// `program script --transport http --port 0 flags...`
+    pub fn start(program: &str, script: &str, flags: &[&str]) -> PeerServer {
+        use std::io::BufRead;
+        let mut command = std::process::Command::new(program);
+        command
+            .arg(peer(script))
+            .args(["--transport", "http", "--port", "0"]);
+        command.args(flags);
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the peer server starts");
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = lines
+            .next()
+            .expect("the peer server prints its address")
+            .unwrap();
+        let url = line
+            .strip_prefix("LISTENING ")
+            .unwrap_or_else(|| panic!("not an address: {line}"))
+            .to_owned();
+        PeerServer { child, url }
+    }
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
