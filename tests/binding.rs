@@ -1041,3 +1041,133 @@ async fn the_servers_judge_what_i_json_forbids_in_a_request() {
         tool_error(&stateless, check);
     }
 }
+
+/// A flood of new DialogIDs over 2026-07-28 HTTP (Bad input and faults, issue 26): the server
+/// holds its bound (--max-dialogues), refuses each new dialogue past it with a tool error that
+/// says so, its memory stays flat however many more come, and a dialogue it held before the
+/// flood goes on (its commitment still gives Clash).
+#[tokio::test]
+async fn a_flood_of_new_dialog_ids_holds_the_bound_and_memory_stays_flat() {
+    const MAX: usize = 200;
+    let server =
+        common::spawn_http(&["dac".into(), "--max-dialogues".into(), MAX.to_string()]).await;
+    let pid = server.child.id().unwrap();
+    let client = reqwest::Client::new();
+    let turn = |dialog: String, index: u64, kind: Value| {
+        let client = client.clone();
+        let url = server.url.clone();
+        async move {
+            let mut arguments = json!({"Header": "PGM-KDA-V1.0", "Mode": "RQ",
+                "MInstance": "MI:PublicSquare", "UEnvironment": "UE:Square", "SessionID": "AUS:1",
+                "QueryID": format!("{dialog}-{index}"), "QueryTime": "2026-12-01T00:00:00Z",
+                "DialogID": dialog, "TurnIndex": index,
+                "DataXMData": {"DataID": "x", "Source": [{"AIMID": "A"}]}});
+            arguments
+                .as_object_mut()
+                .unwrap()
+                .extend(kind.as_object().unwrap().clone());
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": {}},
+                "name": "bkn_dac", "arguments": arguments}});
+            let text = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "bkn_dac")
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            let line = text
+                .lines()
+                .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+                .find(|l| l.starts_with('{'))
+                .unwrap_or_else(|| panic!("no answer: {text}"))
+                .to_owned();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            v["result"].clone()
+        }
+    };
+    let constraints = || json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]});
+    // A dialogue held before the flood.
+    let held = turn(
+        "held".into(),
+        0,
+        json!({"Kind": "commitment", "Commitments": [
+            {"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}),
+    )
+    .await;
+    assert_eq!(held["isError"], false, "{held}");
+    // New dialogues, 8 at a time: the first MAX - 1 are opened, every later one refused.
+    let flood = |from: usize, to: usize| {
+        let turn = &turn;
+        async move {
+            let mut refused = 0;
+            let ids: Vec<usize> = (from..to).collect();
+            for chunk in ids.chunks(8) {
+                let answers = futures::future::join_all(
+                    chunk
+                        .iter()
+                        .map(|i| turn(format!("flood-{i}"), 0, constraints())),
+                )
+                .await;
+                for a in answers {
+                    if a["isError"] == true {
+                        let text = a["content"][0]["text"].as_str().unwrap_or_default();
+                        assert!(
+                            text.contains(&format!("maximum of {MAX} dialogues")),
+                            "{text}"
+                        );
+                        refused += 1;
+                    }
+                }
+            }
+            refused
+        }
+    };
+    let refused = flood(0, 2 * MAX).await;
+    assert_eq!(
+        refused,
+        MAX + 1,
+        "the bound holds: MAX - 1 new dialogues beside the held one"
+    );
+    let filled = common::resident_kib(pid);
+    let refused = flood(2 * MAX, 12 * MAX).await;
+    assert_eq!(
+        refused,
+        10 * MAX,
+        "every new dialogue past the bound is refused"
+    );
+    let after = common::resident_kib(pid);
+    eprintln!("server resident: {filled} KiB at the bound, {after} KiB after 2,000 refused");
+    // 2,000 refused dialogues more: what a refused one left behind would show here (a few
+    // KiB each); allocator noise stays well under it.
+    assert!(
+        after < filled + 4 * 1024,
+        "memory grows with refused dialogues: {filled} KiB at the bound, {after} KiB after 2,000 more"
+    );
+    let health: Value = reqwest::get(server.url.replace("/mcp", "/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["dialogues"]["2026-07-28"], MAX, "{health}");
+    // The held dialogue goes on, with its state.
+    let r = turn(
+        "held".into(),
+        1,
+        plan(&["MM-Move Nil Avatar#7 To MLoc:Square.Stage"]),
+    )
+    .await;
+    assert_eq!(
+        r["structuredContent"]["Feasibility"]["Steps"][0]["PAStatus"], "Clash",
+        "{r}"
+    );
+}

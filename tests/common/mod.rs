@@ -500,3 +500,14 @@ impl Drop for PeerServer {
         let _ = self.child.wait();
     }
 }
+
+/// A process's resident memory now (VmRSS), in KiB.
+pub fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .expect("VmRSS is in /proc/PID/status")
+}
