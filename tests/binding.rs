@@ -1171,3 +1171,162 @@ async fn a_flood_of_new_dialog_ids_holds_the_bound_and_memory_stays_flat() {
         "{r}"
     );
 }
+
+/// A 2026-07-28 request that is not whole (Bad input and faults, issue 26), over stdio and
+/// HTTP: without its `_meta` envelope or part of it, -32602; with a protocol version the server
+/// does not speak, -32022 listing the ones it does; over HTTP, headers that disagree with the
+/// body (or are missing), -32020 with HTTP 400. Never a silent default.
+#[tokio::test]
+async fn a_2026_request_that_is_not_whole_gets_the_error_the_specification_gives() {
+    let arguments = json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]});
+    let envelope = |version: Option<&str>, capabilities: bool| {
+        let mut meta = serde_json::Map::new();
+        if let Some(v) = version {
+            meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!(v));
+        }
+        if capabilities {
+            meta.insert(
+                "io.modelcontextprotocol/clientCapabilities".into(),
+                json!({}),
+            );
+        }
+        Value::Object(meta)
+    };
+    let call = |id: u64, meta: Option<Value>| {
+        let mut params = json!({"name": "bkn_dac", "arguments": arguments});
+        if let Some(m) = meta {
+            params["_meta"] = m;
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    };
+    // (request, its error code, words of its message)
+    let cases = [
+        (call(1, None), -32602, "protocolVersion"),
+        (
+            call(2, Some(envelope(Some("2026-07-28"), false))),
+            -32602,
+            "clientCapabilities",
+        ),
+        (
+            call(3, Some(envelope(Some("2099-01-01"), true))),
+            -32022,
+            "Unsupported protocol version",
+        ),
+    ];
+    // stdio: one process, one request after another (none opens a session).
+    let mut child = Command::new(common::bin())
+        .args(["serve", "dac", "--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for (request, _, _) in &cases {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    drop(stdin);
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let answers: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let judge = |how: &str, answer: &Value, code: i64, words: &str| {
+        assert_eq!(answer["error"]["code"], code, "{how}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(words),
+            "{how}: {answer}"
+        );
+    };
+    for ((request, code, words), answer) in cases.iter().zip(&answers) {
+        assert_eq!(answer["id"], request["id"], "stdio: {answer}");
+        judge("stdio", answer, *code, words);
+    }
+    assert_eq!(
+        answers[2]["error"]["data"]["supported"]
+            .as_array()
+            .map(|a| a.contains(&json!("2026-07-28"))),
+        Some(true),
+        "{}",
+        answers[2]
+    );
+    // HTTP, with the headers each request goes with, and with headers that disagree.
+    let server = common::spawn_http(&["dac".into()]).await;
+    let client = reqwest::Client::new();
+    let post = |body: &Value, headers: &[(&str, &str)]| {
+        let mut r = client
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        async move {
+            let response = r.send().await.unwrap();
+            let status = response.status().as_u16();
+            let v: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+            (status, v)
+        }
+    };
+    let standard = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "bkn_dac"),
+    ];
+    for (request, code, words) in &cases[..2] {
+        let (status, answer) = post(request, &standard).await;
+        assert_eq!(status, 400, "{answer}");
+        judge("HTTP", &answer, *code, words);
+    }
+    let (status, answer) = post(
+        &cases[2].0,
+        &[
+            ("mcp-protocol-version", "2099-01-01"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "bkn_dac"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    judge("HTTP", &answer, -32022, "Unsupported protocol version");
+    let whole = call(4, Some(envelope(Some("2026-07-28"), true)));
+    for (headers, words) in [
+        (
+            [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/list"),
+                ("mcp-name", "bkn_dac"),
+            ],
+            "Mcp-Method",
+        ),
+        (
+            [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "another_tool"),
+            ],
+            "Mcp-Name",
+        ),
+        (
+            [
+                ("mcp-protocol-version", "2025-11-25"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "bkn_dac"),
+            ],
+            "MCP-Protocol-Version",
+        ),
+    ] {
+        let (status, answer) = post(&whole, &headers).await;
+        assert_eq!(status, 400, "{headers:?}: {answer}");
+        judge("HTTP headers", &answer, -32020, words);
+    }
+    let (status, answer) = post(&whole, &standard[..2]).await;
+    assert_eq!(status, 400, "{answer}");
+    judge("HTTP without Mcp-Name", &answer, -32020, "Mcp-Name");
+    // The same request whole is answered.
+    let (status, answer) = post(&whole, &standard).await;
+    assert_eq!(status, 200, "{answer}");
+}
