@@ -1330,3 +1330,32 @@ async fn a_2026_request_that_is_not_whole_gets_the_error_the_specification_gives
     let (status, answer) = post(&whole, &standard).await;
     assert_eq!(status, 200, "{answer}");
 }
+
+/// `--dialogue-idle`: over 2026-07-28 a dialogue kept by DialogID with no turn for that long is
+/// forgotten, and its next turn is a tool error that says it expired, never an answer from
+/// empty state; over stdio and HTTP.
+#[tokio::test]
+async fn an_idle_dialogue_expires_and_its_next_turn_says_so() {
+    for transport in BOTH {
+        let server = Server::start_in(
+            transport,
+            Generation::Stateless,
+            &["dac", "--dialogue-idle", "1"],
+        )
+        .await;
+        let mut d = common::Dialogue::new(server.session().await, Interface::Dac);
+        d.send(json!({"Kind": "commitment", "Commitments": [
+            {"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}))
+            .await
+            .response();
+        tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+        let error = d
+            .send(plan(&["MM-Move Nil Avatar#7 To MLoc:Square.Stage"]))
+            .await
+            .tool_error();
+        assert!(
+            error.contains("holds no dialogue") && error.contains("expired after 1 s"),
+            "{transport:?}: {error}"
+        );
+    }
+}
