@@ -49,6 +49,7 @@ fn main() {
     // rows of `test` against `dialogue`.
     match std::env::var("BKN_TURNS").as_deref() {
         Ok("load") => return load_over_http(dir.path()),
+        Ok("generations") => return generations(dir.path(), 3),
         Ok("test") => {
             test_over_dialogue(dir.path(), 20);
             return test_over_dialogue(dir.path(), 2_000);
@@ -106,6 +107,140 @@ fn main() {
     load_over_http(dir.path());
     proxy_overhead(dir.path(), 2_000);
     http_proxy_overhead(dir.path(), 2_000);
+    generations(dir.path(), 3);
+}
+
+/// The two MCP generations side by side (issue 26), `rounds` times, alternated within each
+/// round so that a change of the machine's load falls on both:
+/// - `dialogue` of 20,000 turns over stdio (its embedded server; the CPU of both, less a
+///   1-turn run's) and `dialogue --url` of 20,000 turns against one `serve dac --http` (the
+///   client's CPU and the server's), pinned to 2025-11-25 and to 2026-07-28;
+/// - `load`, 8 dialogues x 1,000 turns against the same server, in each generation;
+/// - `send` (one Request, the embedded server, auto and pinned to 2025-11-25) against
+///   `--version`, the program's bare start: 30 runs of each, medians, and their ratio.
+fn generations(dir: &Path, rounds: usize) {
+    const GENERATIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
+    println!("\nthe MCP generations side by side ({rounds} rounds, alternated)\n");
+    let one = requests(dir, 1);
+    let many = requests(dir, 20_000);
+    let n = 20_000.0;
+    let scenario = dir.join("load-generations.yaml");
+    std::fs::write(
+        &scenario,
+        "steps:\n  - request: {Kind: constraints, EntityIDs: [Kiosk#3], Space: {SpaceID: Space:Square}}\n    expect: {outcome: answered}\n",
+    )
+    .unwrap();
+    let (mut server, url) = http_server();
+    // Per generation: stdio CPU a turn, HTTP client and server CPU a turn (µs).
+    let mut stdio = [Vec::new(), Vec::new()];
+    let mut http = [Vec::new(), Vec::new()];
+    for round in 1..=rounds {
+        for (g, generation) in GENERATIONS.iter().enumerate() {
+            let pin = ["--protocol", generation];
+            let (_, fixed) = explorer_run_with(&one, 1, &pin);
+            let (wall, cpu) = explorer_run_with(&many, 20_000, &pin);
+            let per = (cpu - fixed) / (n - 1.0) * 1e6;
+            stdio[g].push(per);
+            println!(
+                "round {round} {generation} stdio  dialogue, 20,000 turns: {:>6.0} turns/s, cpu {per:>6.1} µs a turn (client + server)",
+                n / wall
+            );
+            let server_cpu0 = process_cpu(server.id());
+            let cpu0 = children_cpu();
+            let started = Instant::now();
+            let out = Command::new(BIN)
+                .arg("dialogue")
+                .arg(&many)
+                .args(["--url", &url, "--protocol", generation])
+                .stderr(Stdio::null())
+                .output()
+                .expect("dialogue runs");
+            let wall = started.elapsed().as_secs_f64();
+            let client = (children_cpu() - cpu0) / n * 1e6;
+            let served = (process_cpu(server.id()) - server_cpu0) / n * 1e6;
+            assert!(out.status.success(), "dialogue --url failed");
+            http[g].push((client, served));
+            println!(
+                "round {round} {generation} HTTP   dialogue --url, 20,000 turns: {:>6.0} turns/s, cpu {client:>6.1} µs client + {served:>6.1} µs server = {:>6.1} µs a turn",
+                n / wall,
+                client + served
+            );
+            let server_cpu0 = process_cpu(server.id());
+            let out = Command::new(BIN)
+                .arg("load")
+                .arg(&scenario)
+                .args(["--concurrency", "8", "--repeat", "1000", "--url", &url])
+                .args(["--protocol", generation, "--format", "json"])
+                .stderr(Stdio::null())
+                .output()
+                .unwrap();
+            let served = process_cpu(server.id()) - server_cpu0;
+            let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            println!(
+                "round {round} {generation} load   8 x 1,000 turns over HTTP: {:>6.0} turns/s, p99 {:.2} ms, client cpu {:.2} s, server cpu {served:.2} s",
+                report["turns_per_s"].as_f64().unwrap_or(f64::NAN),
+                report["p99_ms"].as_f64().unwrap_or(f64::NAN),
+                report["client_cpu_s"].as_f64().unwrap_or(f64::NAN),
+            );
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let range = |v: &[f64]| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        format!("{lo:.2}-{hi:.2}")
+    };
+    let stdio_ratio: Vec<f64> = (0..rounds).map(|r| stdio[1][r] / stdio[0][r]).collect();
+    let http_ratio: Vec<f64> = (0..rounds)
+        .map(|r| (http[1][r].0 + http[1][r].1) / (http[0][r].0 + http[0][r].1))
+        .collect();
+    println!(
+        "a 2026-07-28 turn's CPU over a 2025-11-25 turn's, each round: stdio {}x, HTTP {}x",
+        range(&stdio_ratio),
+        range(&http_ratio)
+    );
+    // One Request as a process against the program's bare start.
+    let request = dir.join("one-request.json");
+    std::fs::write(
+        &request,
+        r#"{"Kind":"constraints","EntityIDs":["Kiosk#3"],"Space":{"SpaceID":"Space:Square"}}"#,
+    )
+    .unwrap();
+    let send = |pin: &[&str]| {
+        median_ms(30, || {
+            let s = Command::new(BIN)
+                .arg("send")
+                .arg(&request)
+                .args(pin)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(s.success());
+        })
+    };
+    let mut ratios = Vec::new();
+    for round in 1..=rounds {
+        let auto = send(&[]);
+        let version = median_ms(30, || {
+            Command::new(BIN)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+        });
+        let pinned = send(&["--protocol", "2025-11-25"]);
+        ratios.push(auto / version);
+        println!(
+            "round {round} send {auto:.2} ms (auto), {pinned:.2} ms (2025-11-25); --version {version:.2} ms; send / --version {:.2}x",
+            auto / version
+        );
+    }
+    println!(
+        "send (one Request, the embedded server) over the bare start, each round: {}x (target: at most 2.7x)",
+        range(&ratios)
+    );
 }
 
 /// The latency of each exchange of `dialogue --url` (what it reports), in microseconds.

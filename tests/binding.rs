@@ -1292,3 +1292,321 @@ async fn idle_sessions_and_dialogues_expire() {
         "{error}"
     );
 }
+
+/// A flood of new DialogIDs over 2026-07-28 HTTP (Bad input and faults, issue 26): the server
+/// holds its bound (--max-dialogues), refuses each new dialogue past it with a tool error that
+/// says so, its memory stays flat however many more come, and a dialogue it held before the
+/// flood goes on (its commitment still gives Clash).
+#[tokio::test]
+async fn a_flood_of_new_dialog_ids_holds_the_bound_and_memory_stays_flat() {
+    const MAX: usize = 200;
+    let server =
+        common::spawn_http(&["dac".into(), "--max-dialogues".into(), MAX.to_string()]).await;
+    let pid = server.child.id().unwrap();
+    let client = reqwest::Client::new();
+    let turn = |dialog: String, index: u64, kind: Value| {
+        let client = client.clone();
+        let url = server.url.clone();
+        async move {
+            let mut arguments = json!({"Header": "PGM-KDA-V1.0", "Mode": "RQ",
+                "MInstance": "MI:PublicSquare", "UEnvironment": "UE:Square", "SessionID": "AUS:1",
+                "QueryID": format!("{dialog}-{index}"), "QueryTime": "2026-12-01T00:00:00Z",
+                "DialogID": dialog, "TurnIndex": index,
+                "DataXMData": {"DataID": "x", "Source": [{"AIMID": "A"}]}});
+            arguments
+                .as_object_mut()
+                .unwrap()
+                .extend(kind.as_object().unwrap().clone());
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": {}},
+                "name": "bkn_dac", "arguments": arguments}});
+            let text = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "bkn_dac")
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            let line = text
+                .lines()
+                .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+                .find(|l| l.starts_with('{'))
+                .unwrap_or_else(|| panic!("no answer: {text}"))
+                .to_owned();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            v["result"].clone()
+        }
+    };
+    let constraints = || json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]});
+    // A dialogue held before the flood.
+    let held = turn(
+        "held".into(),
+        0,
+        json!({"Kind": "commitment", "Commitments": [
+            {"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}),
+    )
+    .await;
+    assert_eq!(held["isError"], false, "{held}");
+    // New dialogues, 8 at a time: the first MAX - 1 are opened, every later one refused.
+    let flood = |from: usize, to: usize| {
+        let turn = &turn;
+        async move {
+            let mut refused = 0;
+            let ids: Vec<usize> = (from..to).collect();
+            for chunk in ids.chunks(8) {
+                let answers = futures::future::join_all(
+                    chunk
+                        .iter()
+                        .map(|i| turn(format!("flood-{i}"), 0, constraints())),
+                )
+                .await;
+                for a in answers {
+                    if a["isError"] == true {
+                        let text = a["content"][0]["text"].as_str().unwrap_or_default();
+                        assert!(
+                            text.contains(&format!("maximum of {MAX} dialogues")),
+                            "{text}"
+                        );
+                        refused += 1;
+                    }
+                }
+            }
+            refused
+        }
+    };
+    let refused = flood(0, 2 * MAX).await;
+    assert_eq!(
+        refused,
+        MAX + 1,
+        "the bound holds: MAX - 1 new dialogues beside the held one"
+    );
+    let filled = common::resident_kib(pid);
+    let refused = flood(2 * MAX, 12 * MAX).await;
+    assert_eq!(
+        refused,
+        10 * MAX,
+        "every new dialogue past the bound is refused"
+    );
+    let after = common::resident_kib(pid);
+    eprintln!("server resident: {filled} KiB at the bound, {after} KiB after 2,000 refused");
+    // 2,000 refused dialogues more: what a refused one left behind would show here (a few
+    // KiB each); allocator noise stays well under it.
+    assert!(
+        after < filled + 4 * 1024,
+        "memory grows with refused dialogues: {filled} KiB at the bound, {after} KiB after 2,000 more"
+    );
+    let health: Value = reqwest::get(server.url.replace("/mcp", "/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["dialogues"]["2026-07-28"], MAX, "{health}");
+    // The held dialogue goes on, with its state.
+    let r = turn(
+        "held".into(),
+        1,
+        plan(&["MM-Move Nil Avatar#7 To MLoc:Square.Stage"]),
+    )
+    .await;
+    assert_eq!(
+        r["structuredContent"]["Feasibility"]["Steps"][0]["PAStatus"], "Clash",
+        "{r}"
+    );
+}
+
+/// A 2026-07-28 request that is not whole (Bad input and faults, issue 26), over stdio and
+/// HTTP: without its `_meta` envelope or part of it, -32602; with a protocol version the server
+/// does not speak, -32022 listing the ones it does; over HTTP, headers that disagree with the
+/// body (or are missing), -32020 with HTTP 400. Never a silent default.
+#[tokio::test]
+async fn a_2026_request_that_is_not_whole_gets_the_error_the_specification_gives() {
+    let arguments = json!({"Kind": "constraints", "EntityIDs": ["Avatar#7"]});
+    let envelope = |version: Option<&str>, capabilities: bool| {
+        let mut meta = serde_json::Map::new();
+        if let Some(v) = version {
+            meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!(v));
+        }
+        if capabilities {
+            meta.insert(
+                "io.modelcontextprotocol/clientCapabilities".into(),
+                json!({}),
+            );
+        }
+        Value::Object(meta)
+    };
+    let call = |id: u64, meta: Option<Value>| {
+        let mut params = json!({"name": "bkn_dac", "arguments": arguments});
+        if let Some(m) = meta {
+            params["_meta"] = m;
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    };
+    // (request, its error code, words of its message)
+    let cases = [
+        (call(1, None), -32602, "protocolVersion"),
+        (
+            call(2, Some(envelope(Some("2026-07-28"), false))),
+            -32602,
+            "clientCapabilities",
+        ),
+        (
+            call(3, Some(envelope(Some("2099-01-01"), true))),
+            -32022,
+            "Unsupported protocol version",
+        ),
+    ];
+    // stdio: one process, one request after another (none opens a session).
+    let mut child = Command::new(common::bin())
+        .args(["serve", "dac", "--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for (request, _, _) in &cases {
+        writeln!(stdin, "{request}").unwrap();
+    }
+    drop(stdin);
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let answers: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let judge = |how: &str, answer: &Value, code: i64, words: &str| {
+        assert_eq!(answer["error"]["code"], code, "{how}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(words),
+            "{how}: {answer}"
+        );
+    };
+    for ((request, code, words), answer) in cases.iter().zip(&answers) {
+        assert_eq!(answer["id"], request["id"], "stdio: {answer}");
+        judge("stdio", answer, *code, words);
+    }
+    assert_eq!(
+        answers[2]["error"]["data"]["supported"]
+            .as_array()
+            .map(|a| a.contains(&json!("2026-07-28"))),
+        Some(true),
+        "{}",
+        answers[2]
+    );
+    // HTTP, with the headers each request goes with, and with headers that disagree.
+    let server = common::spawn_http(&["dac".into()]).await;
+    let client = reqwest::Client::new();
+    let post = |body: &Value, headers: &[(&str, &str)]| {
+        let mut r = client
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        async move {
+            let response = r.send().await.unwrap();
+            let status = response.status().as_u16();
+            let v: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+            (status, v)
+        }
+    };
+    let standard = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "bkn_dac"),
+    ];
+    for (request, code, words) in &cases[..2] {
+        let (status, answer) = post(request, &standard).await;
+        assert_eq!(status, 400, "{answer}");
+        judge("HTTP", &answer, *code, words);
+    }
+    let (status, answer) = post(
+        &cases[2].0,
+        &[
+            ("mcp-protocol-version", "2099-01-01"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "bkn_dac"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    judge("HTTP", &answer, -32022, "Unsupported protocol version");
+    let whole = call(4, Some(envelope(Some("2026-07-28"), true)));
+    for (headers, words) in [
+        (
+            [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/list"),
+                ("mcp-name", "bkn_dac"),
+            ],
+            "Mcp-Method",
+        ),
+        (
+            [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "another_tool"),
+            ],
+            "Mcp-Name",
+        ),
+        (
+            [
+                ("mcp-protocol-version", "2025-11-25"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "bkn_dac"),
+            ],
+            "MCP-Protocol-Version",
+        ),
+    ] {
+        let (status, answer) = post(&whole, &headers).await;
+        assert_eq!(status, 400, "{headers:?}: {answer}");
+        judge("HTTP headers", &answer, -32020, words);
+    }
+    let (status, answer) = post(&whole, &standard[..2]).await;
+    assert_eq!(status, 400, "{answer}");
+    judge("HTTP without Mcp-Name", &answer, -32020, "Mcp-Name");
+    // The same request whole is answered.
+    let (status, answer) = post(&whole, &standard).await;
+    assert_eq!(status, 200, "{answer}");
+}
+
+/// `--dialogue-idle`: over 2026-07-28 a dialogue kept by DialogID with no turn for that long is
+/// forgotten, and its next turn is a tool error that says it expired, never an answer from
+/// empty state; over stdio and HTTP.
+#[tokio::test]
+async fn an_idle_dialogue_expires_and_its_next_turn_says_so() {
+    for transport in BOTH {
+        let server = Server::start_in(
+            transport,
+            Generation::Stateless,
+            &["dac", "--dialogue-idle", "1"],
+        )
+        .await;
+        let mut d = common::Dialogue::new(server.session().await, Interface::Dac);
+        d.send(json!({"Kind": "commitment", "Commitments": [
+            {"CommitmentID": "c1", "Statement": "Avatar#7 locatedAt MLoc:Square.Gate"}]}))
+            .await
+            .response();
+        tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+        let error = d
+            .send(plan(&["MM-Move Nil Avatar#7 To MLoc:Square.Stage"]))
+            .await
+            .tool_error();
+        assert!(
+            error.contains("holds no dialogue") && error.contains("expired after 1 s"),
+            "{transport:?}: {error}"
+        );
+    }
+}

@@ -10,6 +10,12 @@ use axum::routing::{get, post};
 use serde_json::Value;
 use std::process::Command;
 
+thread_local! {
+    /// The largest peak resident memory (KiB) of the doctors this test ran (each test runs
+    /// on a thread of its own).
+    static LARGEST_PEAK_KIB: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
 fn run(
     args: &[&str],
     cwd: Option<&std::path::Path>,
@@ -27,6 +33,13 @@ fn run(
     for (k, v) in env {
         c.env(k, v);
     }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    let out = {
+        let (out, peak) = common::output_and_peak(&mut c);
+        LARGEST_PEAK_KIB.with(|p| p.set(p.get().max(peak)));
+        out
+    };
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let out = c.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
@@ -37,7 +50,13 @@ fn run(
 
 /// The doctor's steps as (step, ok, detail, advice).
 fn doctor(args: &[&str]) -> (i32, Vec<(String, bool, String, String)>) {
-    let mut all = vec!["doctor", "--format", "json", "--timeout", "3"];
+    doctor_within("3", args)
+}
+
+/// The doctor's steps with a timeout of `seconds` (an SDK peer in Python takes seconds to
+/// start on a loaded machine).
+fn doctor_within(seconds: &str, args: &[&str]) -> (i32, Vec<(String, bool, String, String)>) {
+    let mut all = vec!["doctor", "--format", "json", "--timeout", seconds];
     all.extend_from_slice(args);
     let (code, out, err) = run(&all, None, &[]);
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
@@ -358,16 +377,133 @@ fn endless_answers_end_the_probe_with_a_reason() {
     let (step, detail, _) = failed(&steps);
     assert_eq!(step, "handshake");
     assert!(detail.contains("within 3 s"), "{detail}");
-    // SAFETY: getrusage only fills the struct it is given.
-    let peak_kib = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage.ru_maxrss
-    };
-    // Of every child of this test process so far (the doctors, `sh`), the largest.
+    let peak_kib = LARGEST_PEAK_KIB.with(|p| p.get());
+    // Of the doctors this test ran, the largest.
     eprintln!("the largest child's peak: {} MiB", peak_kib / 1024);
     assert!(
         peak_kib < 200 * 1024,
         "a doctor's peak memory was {peak_kib} KiB"
     );
+
+/// The server's answer the doctor quotes after "The server's answer: ", read back as JSON: it
+/// is whole (a cut answer would not parse).
+fn quoted_answer(detail: &str) -> Value {
+    let at = detail
+        .find("The server's answer: ")
+        .unwrap_or_else(|| panic!("no answer quoted: {detail}"))
+        + "The server's answer: ".len();
+    let mut answers = serde_json::Deserializer::from_str(&detail[at..]).into_iter::<Value>();
+    answers
+        .next()
+        .unwrap_or_else(|| panic!("no JSON after the quote: {detail}"))
+        .unwrap_or_else(|e| panic!("the answer is not whole ({e}): {detail}"))
+}
+
+/// Servers that speak one generation only (the SDK peers: strict 2026-07-28 from the Python
+/// and TypeScript SDKs, and a Python SDK server that speaks only 2025-11-25, as the SDK 1.x
+/// did), over stdio and HTTP, with --protocol pinned to the other: `doctor` and a command's
+/// connection error say what this client offered and what the server answered, whole, and
+/// name the mismatch and its fix; with auto both pass and say which generation they got.
+#[test]
+fn a_server_of_one_generation_pinned_the_other_way_names_the_mismatch_and_its_fix() {
+    let (python, node) = common::sdk_peers();
+    let strict = [
+        (python.as_str(), "py_dac_server.py"),
+        (node.as_str(), "ts/dac_server.mjs"),
+    ];
+    let mut cases = Vec::new();
+    // (server args, which it speaks, its HTTP server kept alive)
+    let mut alive = Vec::new();
+    for (program, script) in strict {
+        cases.push((
+            vec![
+                "--stdio".to_owned(),
+                format!("{program} {} --strict-2026", common::peer(script)),
+            ],
+            "2026-07-28",
+        ));
+        let http = common::PeerServer::start(program, script, &["--strict-2026"]);
+        cases.push((vec!["--url".to_owned(), http.url.clone()], "2026-07-28"));
+        alive.push(http);
+    }
+    cases.push((
+        vec![
+            "--stdio".to_owned(),
+            format!(
+                "{python} {} --legacy-only",
+                common::peer("py_dac_server.py")
+            ),
+        ],
+        "2025-11-25",
+    ));
+    let legacy = common::PeerServer::start(&python, "py_dac_server.py", &["--legacy-only"]);
+    cases.push((vec!["--url".to_owned(), legacy.url.clone()], "2025-11-25"));
+    for (server, speaks) in &cases {
+        let server: Vec<&str> = server.iter().map(String::as_str).collect();
+        let case = format!("{server:?} speaking only {speaks}");
+        let (pinned, offered, mismatch, fix) = if *speaks == "2026-07-28" {
+            (
+                "2025-11-25",
+                "this client offered initialize at MCP 2025-11-25 (--protocol 2025-11-25)",
+                "this server speaks only MCP 2026-07-28",
+                "--protocol auto",
+            )
+        } else {
+            (
+                "2026-07-28",
+                "this client offered server/discover at MCP 2026-07-28 (--protocol 2026-07-28)",
+                "this server does not speak MCP 2026-07-28",
+                "--protocol 2025-11-25",
+            )
+        };
+        let mut args = server.clone();
+        args.extend(["--protocol", pinned]);
+        let (code, steps) = doctor_within("30", &args);
+        assert_eq!(code, 1, "{case}: {steps:?}");
+        let (step, detail, advice) = failed(&steps);
+        assert_eq!(step, "mcp", "{case}");
+        assert!(detail.starts_with(offered), "{case}: {detail}");
+        let answer = quoted_answer(&detail);
+        assert!(answer.get("error").is_some(), "{case}: {answer}");
+        if *speaks == "2026-07-28" {
+            assert_eq!(
+                answer.pointer("/error/data/supported"),
+                Some(&serde_json::json!(["2026-07-28"])),
+                "{case}: {answer}"
+            );
+        }
+        assert!(
+            advice.contains(mismatch) && advice.contains(fix),
+            "{case}: {advice}"
+        );
+        // Any command that fails to connect says the same.
+        let mut args = vec!["tools"];
+        args.extend(server.iter().copied());
+        args.extend(["--protocol", pinned]);
+        let (code, _, err) = run(&args, None, &[]);
+        assert_eq!(code, 2, "{case}: {err}");
+        assert!(
+            err.contains(offered)
+                && err.to_lowercase().contains(&mismatch.to_lowercase())
+                && err.contains(fix),
+            "{case}: {err}"
+        );
+        assert!(
+            err.contains(&answer.to_string()) || err.contains(&answer["error"].to_string()),
+            "{case}: the server's answer whole: {err}"
+        );
+        // auto gets the generation the server speaks, and says so.
+        let (code, steps) = doctor_within("30", &server);
+        assert_eq!(code, 0, "{case}: {steps:?}");
+        let session = steps.iter().find(|s| s.0 == "session").unwrap();
+        assert!(
+            session.2.starts_with(&format!("MCP {speaks} (")),
+            "{case}: {session:?}"
+        );
+        let mcp = steps.iter().find(|s| s.0 == "mcp").unwrap();
+        assert!(
+            mcp.2.contains(&format!("speaks MCP {speaks}")),
+            "{case}: {mcp:?}"
+        );
+    }
 }

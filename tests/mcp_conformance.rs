@@ -137,7 +137,10 @@ fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
     // annotated arguments mirrored into Mcp-Param-* headers; and a list with one valid tool
     // and eleven whose annotations are invalid: the valid one is called, the others are hidden
     // (`tools` says why) and a call of one is refused without being sent.
-    let tool_calls = format!("python3 {} {bin} --url", peer("conformance_tool_calls.py"));
+    let tool_calls = format!(
+        "python3 {} {bin} --url",
+        common::peer("conformance_tool_calls.py")
+    );
     let invalid = [
         "invalid_empty_header",
         "invalid_object_header",
@@ -177,89 +180,13 @@ fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
     }
 }
 
-/// The peers written with the official SDKs (tests/peers): the Python SDK `mcp` 2.x and the
-/// TypeScript SDK v2 packages, installed by tests/peers/install.sh from the package
-/// registries (once; later runs find them). Their Python and Node.
-fn sdk_peers() -> (String, String) {
-    static PEERS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
-    PEERS
-        .get_or_init(|| {
-            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/install.sh");
-            let out = std::process::Command::new(script)
-                .output()
-                .expect("tests/peers/install.sh runs");
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success(),
-                "installing the SDK peers failed (the interop tests need the PyPI and npm \
-                 registries):\n{stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let lines: Vec<&str> = stdout.lines().collect();
-            let [.., python, node] = lines[..] else {
-                panic!("install.sh printed no paths: {stdout}")
-            };
-            (python.to_owned(), node.to_owned())
-        })
-        .clone()
-}
-
-fn peer(path: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/peers")
-        .join(path)
-        .display()
-        .to_string()
-}
-
-/// A peer's HTTP server: started, its URL read from its first line.
-struct PeerServer {
-    child: std::process::Child,
-    url: String,
-}
-
-impl PeerServer {
-    fn start(program: &str, script: &str, strict: bool) -> PeerServer {
-        use std::io::BufRead;
-        let mut command = std::process::Command::new(program);
-        command
-            .arg(peer(script))
-            .args(["--transport", "http", "--port", "0"]);
-        if strict {
-            command.arg("--strict-2026");
-        }
-        let mut child = command
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the peer server starts");
-        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        let line = lines
-            .next()
-            .expect("the peer server prints its address")
-            .unwrap();
-        let url = line
-            .strip_prefix("LISTENING ")
-            .unwrap_or_else(|| panic!("not an address: {line}"))
-            .to_owned();
-        PeerServer { child, url }
-    }
-}
-
-impl Drop for PeerServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Each SDK's client, over stdio and HTTP, in each generation it can ask for, against the
 /// reference Domain Access: the commitment of turn 0 makes turn 1 Clash (the dialogue's
 /// state was kept, whether in the MCP session or by DialogID), turn 2 repeats TurnIndex 1
 /// and is refused.
 #[tokio::test]
 async fn sdk_clients_keep_their_dialogue_with_the_reference_server_in_both_generations() {
-    let (python, node) = sdk_peers();
+    let (python, node) = common::sdk_peers();
     let http = common::spawn_http(&["dac".to_owned()]).await;
     let url = http.url.clone();
     tokio::task::spawn_blocking(move || {
@@ -268,7 +195,9 @@ async fn sdk_clients_keep_their_dialogue_with_the_reference_server_in_both_gener
             for protocol in ["auto", "2026-07-28", "2025-11-25"] {
                 for over_http in [false, true] {
                     let mut command = std::process::Command::new(program);
-                    command.arg(peer(script)).args(["--protocol", protocol]);
+                    command
+                        .arg(common::peer(script))
+                        .args(["--protocol", protocol]);
                     if over_http {
                         command.args(["--url", &url]);
                     } else {
@@ -318,7 +247,7 @@ async fn sdk_clients_keep_their_dialogue_with_the_reference_server_in_both_gener
 /// names the mismatch and its fix.
 #[test]
 fn the_explorer_keeps_its_dialogue_with_sdk_servers_of_either_generation() {
-    let (python, node) = sdk_peers();
+    let (python, node) = common::sdk_peers();
     let dir = tempfile::tempdir().unwrap();
     let requests = dir.path().join("dialogue.jsonl");
     std::fs::write(
@@ -352,10 +281,14 @@ fn the_explorer_keeps_its_dialogue_with_sdk_servers_of_either_generation() {
         for strict in [false, true] {
             let stdio = format!(
                 "{program} {}{}",
-                peer(script),
+                common::peer(script),
                 if strict { " --strict-2026" } else { "" }
             );
-            let http = PeerServer::start(program, script, strict);
+            let http = common::PeerServer::start(
+                program,
+                script,
+                if strict { &["--strict-2026"][..] } else { &[] },
+            );
             for server in [["--stdio", stdio.as_str()], ["--url", http.url.as_str()]] {
                 let case = format!("{script} strict={strict} {}", server[0]);
                 let (code, out, err) = run(&server, "auto");
@@ -398,7 +331,7 @@ fn the_explorer_keeps_its_dialogue_with_sdk_servers_of_either_generation() {
 /// declined, the server refuses to retain and turn 1 is Ack.
 #[test]
 fn what_an_sdk_server_asks_is_answered_and_saved_with_the_turn() {
-    let (python, _) = sdk_peers();
+    let (python, _) = common::sdk_peers();
     let dir = tempfile::tempdir().unwrap();
     let requests = dir.path().join("dialogue.jsonl");
     std::fs::write(
@@ -420,24 +353,11 @@ fn what_an_sdk_server_asks_is_answered_and_saved_with_the_turn() {
     .unwrap();
     let decline = dir.path().join("decline.json");
     std::fs::write(&decline, r#"{"elicitation/create": {"action": "decline"}}"#).unwrap();
-    let stdio = format!("{python} {} --ask-to-retain", peer("py_dac_server.py"));
-    let http = {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(&python)
-            .arg(peer("py_dac_server.py"))
-            .args(["--transport", "http", "--port", "0", "--ask-to-retain"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let line = std::io::BufReader::new(child.stdout.take().unwrap())
-            .lines()
-            .next()
-            .unwrap()
-            .unwrap();
-        let url = line.strip_prefix("LISTENING ").unwrap().to_owned();
-        PeerServer { child, url }
-    };
+    let stdio = format!(
+        "{python} {} --ask-to-retain",
+        common::peer("py_dac_server.py")
+    );
+    let http = common::PeerServer::start(&python, "py_dac_server.py", &["--ask-to-retain"]);
     for protocol in ["2026-07-28", "2025-11-25"] {
         for server in [["--stdio", stdio.as_str()], ["--url", http.url.as_str()]] {
             let case = format!("{protocol} {}", server[0]);

@@ -50,24 +50,46 @@ fn poorer_domain(dir: &Path) -> String {
     )
 }
 
+/// In each MCP generation (the dialogue's state in the MCP session, or kept by DialogID).
+const GENERATIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
+
 #[test]
 fn the_shipped_scenarios_pass_on_the_reference_servers() {
-    let (code, out, err) = run(&["test", &shipped("dac-kiosk.yaml"), &shipped("usr-ana.yaml")]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("2 of 2 runs passed"), "{out}");
+    for protocol in GENERATIONS {
+        let (code, out, err) = run(&[
+            "test",
+            &shipped("dac-kiosk.yaml"),
+            &shipped("usr-ana.yaml"),
+            "--protocol",
+            protocol,
+        ]);
+        assert_eq!(code, 0, "{protocol}: {out}{err}");
+        assert!(out.contains("2 of 2 runs passed"), "{protocol}: {out}");
+    }
 }
 
 #[tokio::test]
 async fn the_shipped_scenarios_pass_over_http() {
     for (which, file) in [("dac", "dac-kiosk.yaml"), ("usr", "usr-ana.yaml")] {
         let server = common::spawn_http(&[which.to_owned()]).await;
-        let (code, out, err) = tokio::task::spawn_blocking({
-            let url = server.url.clone();
-            move || run(&["test", &shipped(file), "--url", &url])
-        })
-        .await
-        .unwrap();
-        assert_eq!(code, 0, "{which}: {out}{err}");
+        for protocol in GENERATIONS {
+            let (code, out, err) = tokio::task::spawn_blocking({
+                let url = server.url.clone();
+                move || {
+                    run(&[
+                        "test",
+                        &shipped(file),
+                        "--url",
+                        &url,
+                        "--protocol",
+                        protocol,
+                    ])
+                }
+            })
+            .await
+            .unwrap();
+            assert_eq!(code, 0, "{which} {protocol}: {out}{err}");
+        }
     }
 }
 

@@ -625,4 +625,60 @@ async fn a_password_in_a_url_is_never_saved_in_clear() {
     );
     let session = bkn_explorer::session::Session::load(&saved).unwrap();
     assert_eq!(session.dialogues[0].turns.len(), 1);
+
+/// The recording server (`serve --from-session`) in both MCP generations, over stdio and
+/// HTTP: a dialogue recorded over 2025-11-25 is answered as recorded to a client of either
+/// generation (the commitment's Clash at turn 1), and the client says which it got.
+#[tokio::test]
+async fn the_recording_server_answers_both_generations() {
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("two.jsonl");
+    std::fs::write(
+        &requests,
+        concat!(
+            r#"{"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Avatar#7 not locatedAt MLoc:Square.Stage"}]}"#,
+            "\n",
+            r#"{"Kind": "feasibility", "ProcessActions": [{"Step": 0, "Statement": "MM-Move Nil Avatar#7 From MLoc:Square.Gate To MLoc:Square.Stage"}]}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let recorded = dir.path().join("recorded.json");
+    let dialogue = |server: &[&str], protocol: &str, save: Option<&Path>| {
+        let mut c = std::process::Command::new(common::bin());
+        c.arg("dialogue")
+            .arg(&requests)
+            .args(server)
+            .args(["--protocol", protocol]);
+        if let Some(path) = save {
+            c.arg("--save").arg(path);
+        }
+        let out = c.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = dialogue(&[], "2025-11-25", Some(&recorded));
+    assert_eq!(code, Some(0), "{out}{err}");
+    let stdio = format!(
+        "{} serve --from-session {} --log-level warn",
+        common::bin(),
+        recorded.display()
+    );
+    let http = common::spawn_http(&["--from-session".into(), recorded.display().to_string()]).await;
+    for server in [["--stdio", stdio.as_str()], ["--url", http.url.as_str()]] {
+        for protocol in ["2025-11-25", "2026-07-28"] {
+            let case = format!("{} {protocol}", server[0]);
+            let (code, out, err) = dialogue(&server, protocol, None);
+            assert_eq!(code, Some(0), "{case}: {out}{err}");
+            assert!(err.contains(&format!("MCP {protocol} (")), "{case}: {err}");
+            let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+            assert_eq!(
+                last["response"]["Feasibility"]["Steps"][0]["PAStatus"], "Clash",
+                "{case}: {out}"
+            );
+        }
+    }
 }

@@ -14,6 +14,7 @@ mod conformance_props;
 mod dac_server;
 mod doctor;
 mod faults;
+mod inspector;
 mod journal;
 mod listen;
 mod load;

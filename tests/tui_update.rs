@@ -1006,3 +1006,34 @@ async fn deep_request_in_the_explorer() {
         );
     }
 }
+
+/// The explorer says which MCP generation each server speaks and where its dialogue's state
+/// lives (MCP-BINDING section 3): in the sidebar beside the server's tools, and in the status
+/// line of the dialogue shown; one server pinned to each generation.
+#[tokio::test]
+async fn the_generation_and_where_state_lives_are_shown() {
+    use bkn_explorer::client::generation::ProtocolChoice;
+    let mut dac = ServerSpec::embedded(Interface::Dac);
+    dac.protocol = Some(ProtocolChoice::Session);
+    let mut usr = ServerSpec::embedded(Interface::Usr);
+    usr.protocol = Some(ProtocolChoice::Stateless);
+    let mut h = Harness::new(options(vec![dac, usr], "dark"));
+    h.until(WAIT, "both dialogues to open", |app| {
+        app.dialogues.len() == 2 && app.dialogues.iter().all(|d| d.status == Status::Open)
+    })
+    .await;
+    let screen = text(&render(&h.runner.app, 160, 40));
+    assert!(screen.contains("bkn_dac  2025-11-25 session"), "{screen}");
+    assert!(
+        screen.contains("bkn_usr  2026-07-28 by DialogID"),
+        "{screen}"
+    );
+    for (d, words) in [
+        (0, "2025-11-25 (in its session)"),
+        (1, "2026-07-28 (by DialogID)"),
+    ] {
+        h.runner.app.current = Some(d);
+        let screen = text(&render(&h.runner.app, 160, 40));
+        assert!(screen.contains(&format!("connected {words}")), "{screen}");
+    }
+}

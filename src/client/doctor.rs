@@ -515,7 +515,7 @@ async fn http_steps(
                 if at == openings.len() {
                     break Check::failed(
                         "mcp",
-                        refusals.join("; then "),
+                        Opening::refused(asked, &refusals),
                         Opening::advice(asked, &refusals),
                     );
                 }
@@ -865,7 +865,7 @@ async fn stdio_steps(
                 )),
                 Answered::Refused(_) => checks.push(Check::failed(
                     "mcp",
-                    refusals.join("; then "),
+                    Opening::refused(asked, &refusals),
                     Opening::advice(asked, &refusals),
                 )),
             }

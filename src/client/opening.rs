@@ -71,6 +71,30 @@ impl Opening {
         }
     }
 
+    /// What a client asking for `asked` offers, in the order it offers it: "server/discover at
+    /// MCP 2026-07-28, then initialize at 2025-11-25" (with the --protocol that pins it).
+    pub fn offered(asked: ProtocolChoice) -> &'static str {
+        match asked {
+            ProtocolChoice::Auto => {
+                "server/discover at MCP 2026-07-28, then initialize at 2025-11-25"
+            }
+            ProtocolChoice::Stateless => {
+                "server/discover at MCP 2026-07-28 (--protocol 2026-07-28)"
+            }
+            ProtocolChoice::Session => "initialize at MCP 2025-11-25 (--protocol 2025-11-25)",
+        }
+    }
+
+    /// The sentence of openings all refused: what this client offered, then each refusal with
+    /// the server's answer whole.
+    pub fn refused(asked: ProtocolChoice, refusals: &[String]) -> String {
+        format!(
+            "this client offered {}: {}",
+            Opening::offered(asked),
+            refusals.join("; then ")
+        )
+    }
+
     /// "server/discover at MCP 2026-07-28"
     pub fn describe(&self) -> String {
         format!("{} at MCP {}", self.method, self.version)
@@ -148,8 +172,8 @@ impl Opening {
                     .into()
             }
             ProtocolChoice::Stateless if no_discover => {
-                "this server does not speak MCP 2026-07-28 (it does not know server/discover): \
-                 use --protocol auto (the default) or --protocol 2025-11-25"
+                "this server does not speak MCP 2026-07-28 (it refused server/discover): use \
+                 --protocol auto (the default) or --protocol 2025-11-25"
                     .into()
             }
             _ if only_2026 => "this server speaks only MCP 2026-07-28, and refused it too: see \
@@ -187,11 +211,7 @@ pub fn handshake_refusal(
     asked: ProtocolChoice,
 ) -> Option<String> {
     use rmcp::service::ClientInitializeError as E;
-    let offered = match asked {
-        ProtocolChoice::Auto => "server/discover at MCP 2026-07-28, then initialize at 2025-11-25",
-        ProtocolChoice::Stateless => "server/discover at MCP 2026-07-28 (--protocol 2026-07-28)",
-        ProtocolChoice::Session => "initialize at MCP 2025-11-25 (--protocol 2025-11-25)",
-    };
+    let offered = Opening::offered(asked);
     let mut refusals = Vec::new();
     let mut describe = |e: &E| -> String {
         match e {
@@ -210,9 +230,12 @@ pub fn handshake_refusal(
                     });
                 let line = match supported {
                     Some(s) if data.code.0 == -32022 => {
-                        format!("it speaks [{s}] (-32022, unsupported protocol version): {whole}")
+                        format!(
+                            "it speaks [{s}] (-32022, unsupported protocol version). The \
+                             server's answer: {whole}"
+                        )
                     }
-                    _ => format!("it answered with the error {whole}"),
+                    _ => format!("it refused it. The server's answer: {whole}"),
                 };
                 refusals.push(line.clone());
                 line
@@ -258,7 +281,7 @@ pub fn handshake_refusal(
         })
         .collect();
     Some(format!(
-        "refused the MCP handshake (this client offered {offered}): {what}. {}",
+        "refused the MCP handshake: this client offered {offered}: {what}. {}",
         capitalised(&Opening::advice(asked, &seen))
     ))
 }

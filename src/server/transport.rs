@@ -52,10 +52,13 @@ where
             turns.call_directly(name, arguments, place, irregular)
         },
     ));
-    let running = server
-        .serve(transport)
-        .await
-        .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
+    let running = match server.serve(transport).await {
+        Ok(running) => running,
+        // The input ended before any `initialize`: the normal end for 2026-07-28 clients
+        // (no session, each request answered on its own) or a client that sent nothing.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(anyhow::anyhow!("the MCP session did not start: {e}")),
+    };
     running.waiting().await?;
     Ok(())
 }

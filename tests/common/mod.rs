@@ -424,3 +424,131 @@ pub fn client_scenario(
     );
     (out.status.success() && all.contains("OVERALL: PASSED"), all)
 }
+
+/// The peers written with the official SDKs (tests/peers): the Python SDK `mcp` 2.x and the
+/// TypeScript SDK v2 packages, installed by tests/peers/install.sh from the package
+/// registries (once; later runs find them). Their Python and Node.
+pub fn sdk_peers() -> (String, String) {
+    static PEERS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    PEERS
+        .get_or_init(|| {
+            let script =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/install.sh");
+            let out = std::process::Command::new(script)
+                .output()
+                .expect("tests/peers/install.sh runs");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "installing the SDK peers failed (the interop tests need the PyPI and npm \
+                 registries):\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let lines: Vec<&str> = stdout.lines().collect();
+            let [.., python, node] = lines[..] else {
+                panic!("install.sh printed no paths: {stdout}")
+            };
+            (python.to_owned(), node.to_owned())
+        })
+        .clone()
+}
+
+pub fn peer(path: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+/// A peer's HTTP server: started, its URL read from its first line.
+pub struct PeerServer {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl PeerServer {
+    /// `program script --transport http --port 0 flags...`
+    pub fn start(program: &str, script: &str, flags: &[&str]) -> PeerServer {
+        use std::io::BufRead;
+        let mut command = std::process::Command::new(program);
+        command
+            .arg(peer(script))
+            .args(["--transport", "http", "--port", "0"]);
+        command.args(flags);
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the peer server starts");
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = lines
+            .next()
+            .expect("the peer server prints its address")
+            .unwrap();
+        let url = line
+            .strip_prefix("LISTENING ")
+            .unwrap_or_else(|| panic!("not an address: {line}"))
+            .to_owned();
+        PeerServer { child, url }
+    }
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A process's resident memory now (VmRSS), in KiB.
+pub fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .expect("VmRSS is in /proc/PID/status")
+}
+
+/// Runs a command to its end, as `Command::output` does, and returns with its output the
+/// child's own peak resident memory in KiB, from `wait4` (`getrusage(RUSAGE_CHILDREN)` would
+/// give the largest of every child the test binary ever waited for: other tests' among them,
+/// all the tests being one binary).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn output_and_peak(command: &mut std::process::Command) -> (std::process::Output, i64) {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let pid = child.id() as libc::pid_t;
+    let read = |mut from: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = from.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    // SAFETY: wait4 only fills the status and the struct it is given, for our own child
+    // (which nothing else waits for: `child` is dropped without a wait).
+    let (status, peak_kib) = unsafe {
+        let mut status = 0;
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let waited = libc::wait4(pid, &mut status, 0, &mut usage);
+        assert_eq!(waited, pid, "wait4");
+        (status, usage.ru_maxrss)
+    };
+    drop(child);
+    let output = std::process::Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    };
+    (output, peak_kib)
+}

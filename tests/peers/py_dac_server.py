@@ -12,9 +12,12 @@ feasibility judge. Over both MCP generations:
   - 2026-07-28: stateless, every request carries `_meta`; a dialogue is keyed by its DialogID.
 
 The SDK serves both generations on every transport by default ("dual-era"). `--strict-2026`
-refuses the 2025 handshake (the SDK has no switch for that: see `refusal` below).
+refuses the 2025 handshake (the SDK has no switch for that: see `refusal` below);
+`--legacy-only` makes a server of before 2026-07-28, as the Python SDK 1.x was: it does not
+know `server/discover` nor the `_meta` envelope (see `legacy_refusal`).
 
-  usage: py_dac_server.py [--transport stdio|http] [--port N] [--strict-2026] [--ask-to-retain]
+  usage: py_dac_server.py [--transport stdio|http] [--port N] [--strict-2026 | --legacy-only]
+                          [--ask-to-retain]
 
 `--ask-to-retain` makes the server ask the user (an elicitation: a form with a required
 boolean `retain` and an optional `note`) before it retains the Commitments of a Request: over
@@ -397,11 +400,82 @@ def refusal(message):
     return None
 
 
-async def serve_stdio(server, strict):
+# --- --legacy-only: a server of before 2026-07-28 -------------------------------------------
+# What the Python SDK 1.x answered a 2026-07-28 client: over stdio `server/discover` is an
+# unknown method (-32601) and a request with the 2026 envelope before `initialize` is refused;
+# over HTTP a POST that is not `initialize` and has no Mcp-Session-Id gets 400 "Bad Request:
+# Missing session ID" (-32600), and one with a 2026 MCP-Protocol-Version gets 400
+# "Unsupported protocol version".
+LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+
+
+def legacy_refusal(message):
+    """For a message a 2025-only server does not know: the error to answer, DROP, or None."""
+    if not isinstance(message, (types.JSONRPCRequest, types.JSONRPCNotification)):
+        return None
+    params = message.params or {}
+    modern = message.method == "server/discover" or ENVELOPE_KEY in (params.get("_meta") or {})
+    if not modern:
+        return None
+    if isinstance(message, types.JSONRPCNotification):
+        return DROP
+    if message.method == "server/discover":
+        error = types.ErrorData(code=types.METHOD_NOT_FOUND, message="Method not found")
+    else:
+        error = types.ErrorData(code=types.INVALID_REQUEST,
+                                message="Invalid request: the session is not initialized")
+    return types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+
+
+def legacy_http(app):
+    """ASGI wrapper: a 2026-07-28 POST is refused as the Python SDK 1.x refused it."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        headers = dict(scope["headers"])
+        version = headers.get(b"mcp-protocol-version", b"").decode("latin-1")
+        raw, more = b"", True
+        while more:
+            event = await receive()
+            raw += event.get("body", b"")
+            more = event.get("more_body", False)
+        try:
+            initialize = json.loads(raw).get("method") == "initialize"
+        except (ValueError, AttributeError):
+            initialize = False
+        message = None
+        if not initialize and b"mcp-session-id" not in headers:
+            message = "Bad Request: Missing session ID"
+        elif not initialize and version and version not in LEGACY_VERSIONS:
+            message = (f"Bad Request: Unsupported protocol version: {version}. "
+                       f"Supported versions: {', '.join(LEGACY_VERSIONS)}")
+        if message is None:
+            replayed = False
+
+            async def receive_again():
+                nonlocal replayed
+                if replayed:
+                    return await receive()
+                replayed = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+
+            return await app(scope, receive_again, send)
+        payload = json.dumps({"jsonrpc": "2.0", "id": "server-error",
+                              "error": {"code": types.INVALID_REQUEST, "message": message}}).encode()
+        await send({"type": "http.response.start", "status": 400, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+    return wrapped
+
+
+async def serve_stdio(server, strict, legacy=False):
     async with stdio_server() as (read_stream, write_stream):
-        if not strict:
+        if not strict and not legacy:
             await server.run(read_stream, write_stream, server.create_initialization_options())
             return
+        judge = legacy_refusal if legacy else refusal
         # Put a filter between stdin and the server: refused messages never reach it, so its
         # dual-era loop only ever sees (and opens the connection with) 2026-07-28 requests.
         send, receive = anyio.create_memory_object_stream(16)
@@ -409,7 +483,7 @@ async def serve_stdio(server, strict):
         async def forward():
             async with send:
                 async for item in read_stream:
-                    verdict = refusal(item.message) if isinstance(item, SessionMessage) else None
+                    verdict = judge(item.message) if isinstance(item, SessionMessage) else None
                     if verdict is None:
                         await send.send(item)
                     elif verdict is not DROP:
@@ -465,10 +539,12 @@ def strict_http(app):
     return wrapped
 
 
-async def serve_http(server, strict, port):
+async def serve_http(server, strict, port, legacy=False):
     app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
     if strict:
         app = strict_http(app)
+    if legacy:
+        app = legacy_http(app)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -484,6 +560,8 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="HTTP port; 0 = ephemeral")
     parser.add_argument("--strict-2026", action="store_true",
                         help="speak only 2026-07-28: refuse the 2025-11-25 initialize handshake")
+    parser.add_argument("--legacy-only", action="store_true",
+                        help="speak only 2025-11-25 and before, as the Python SDK 1.x did")
     parser.add_argument("--ask-to-retain", action="store_true",
                         help="ask the user (an elicitation) before retaining commitments")
     args = parser.parse_args()
@@ -491,9 +569,9 @@ def main():
     ASK_TO_RETAIN = args.ask_to_retain
     server = make_server()
     if args.transport == "stdio":
-        anyio.run(serve_stdio, server, args.strict_2026)
+        anyio.run(serve_stdio, server, args.strict_2026, args.legacy_only)
     else:
-        anyio.run(serve_http, server, args.strict_2026, args.port)
+        anyio.run(serve_http, server, args.strict_2026, args.port, args.legacy_only)
 
 
 if __name__ == "__main__":

@@ -102,7 +102,23 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                         };
                         Line::from(vec![
                             Span::styled(format!("  {tools}"), t.fg(t.colors.accent)),
-                            Span::styled(format!("  {}", summary.protocol_version), t.muted()),
+                            // The generation and where the dialogue's state lives
+                            // (MCP-BINDING section 3).
+                            Span::styled(
+                                format!(
+                                    "  {} {}",
+                                    summary.protocol_version,
+                                    match crate::client::generation::StateHome::of(
+                                        &summary.protocol_version
+                                    ) {
+                                        crate::client::generation::StateHome::McpSession =>
+                                            "session",
+                                        crate::client::generation::StateHome::DialogId =>
+                                            "by DialogID",
+                                    }
+                                ),
+                                t.muted(),
+                            ),
                         ])
                     }
                     (ServerStatus::Recorded, None) => {
