@@ -1,10 +1,11 @@
 """The floor Locust itself costs a turn on this machine (benches/locust.rs): a bare
 FastHttpUser that POSTs the same tools/call bodies as the exported scenario's users (its
-steps' Requests, filled once, over 2026-07-28 with the same headers and `_meta` envelope) and
-reads each answer whole, with nothing else: no judging, no recording, no JSON read.
+steps' Requests, written once with holes for each turn's QueryID, QueryTime, DataID, DialogID
+and TurnIndex, over 2026-07-28 with the same headers and `_meta` envelope) and reads each
+answer whole, with nothing else: no judging, no recording, no JSON read.
 
-Copied by the bench into an exported project (it reads that project's scenarios.json and
-bkn_judge.py, only to build the bodies once). Each user keeps one DialogID and counts its
+Copied by the bench into an exported project (it reads that project's scenarios.json, and
+uses bkn_judge.py to build the bodies once and for a turn's new ids and time). Each user keeps one DialogID and counts its
 TurnIndex on, as a user of the exported project does without --fresh. Run it with
 --run-time. At the end the process says its CPU per turn on stderr: "floor: N turns, C s of CPU (U us a turn)".
 """
@@ -38,17 +39,27 @@ HEADERS = {
     "Mcp-Method": "tools/call",
     "Mcp-Name": INTERFACE["tool"],
 }
-# Each step's body with two holes, the DialogID and the TurnIndex, filled by `%` per turn.
-DIALOG, TURN = "@@dialog@@", 1234567890123
+# Each step's body with holes for what a turn makes its own (a new QueryID, QueryTime and
+# DataID: the server refuses a QueryID used before in the dialogue; its DialogID and
+# TurnIndex), filled by `%` per turn, as the exported runner fills its Requests.
+HOLES = ("QueryID", "QueryTime", "DialogID", "TurnIndex", "DataID")
+MARK = "@@floor-%s@@"
 TEMPLATES = []
 for step in SCENARIO["steps"]:
-    request = judge.fill_request(step["request"], INTERFACE["header"], DIALOG, TURN,
-                                 dict(PROJECT["builtIn"]))
+    request = judge.fill_request(step["request"], INTERFACE["header"], MARK % "DialogID",
+                                 MARK % "TurnIndex", dict(PROJECT["builtIn"]))
+    request["QueryID"], request["QueryTime"] = MARK % "QueryID", MARK % "QueryTime"
+    request["DataXMData"] = dict(request["DataXMData"], DataID=MARK % "DataID")
     text = judge.compact({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                           "params": {"_meta": META, "name": INTERFACE["tool"],
                                      "arguments": request}})
-    text = text.replace("%", "%%").replace(DIALOG, "%s").replace(str(TURN), "%d")
-    TEMPLATES.append(text)
+    text = text.replace("%", "%%").replace('"%s"' % (MARK % "TurnIndex"), "%(TurnIndex)d")
+    for hole in HOLES:
+        text = text.replace(MARK % hole, "%%(%s)s" % hole)
+    # A step answered with a tool error (the shipped scenario's negative one) does not move
+    # the dialogue on: the next Request keeps its TurnIndex, as the runner's does.
+    moves_on = not any(e["type"] == "tool_error" for e in step["expect"])
+    TEMPLATES.append((text, moves_on))
 
 CPU = [0.0]
 TURNS = [0]
@@ -82,11 +93,17 @@ class Floor(FastHttpUser):
 
     @task
     def go_through(self):
-        for template in TEMPLATES:
-            body = (template % (self.dialog, self.turn)).encode("utf-8")
-            self.turn += 1
+        for template, moves_on in TEMPLATES:
+            body = (template % {"QueryID": judge.new_uuid(), "QueryTime": judge.now_rfc3339(),
+                                "DialogID": self.dialog, "TurnIndex": self.turn,
+                                "DataID": judge.new_uuid()}).encode("utf-8")
             with self.client.post("", data=body, headers=HEADERS, name="turn",
                                    catch_response=True) as r:
                 if r.status_code != 200:
                     r.failure("HTTP %d" % r.status_code)
+                elif moves_on and b'"isError":true' in r.content:
+                    # Not judged, but a refused turn costs the server less: said, so that
+                    # the bench never measures refusals for turns.
+                    r.failure("a tool error")
+            self.turn += moves_on
             TURNS[0] += 1
