@@ -12,9 +12,9 @@ Made by bkn-explorer; edit the scenarios, not this file (`load --export locust` 
 """
 
 import json
+import random
 import re
-import uuid
-from datetime import datetime, timezone
+import time
 
 # An absent value (a JSON pointer that leads nowhere); None is JSON null.
 MISSING = object()
@@ -345,10 +345,29 @@ def capture(captures, response, captured):
             captured[name] = v
 
 
+# The second now_rfc3339 wrote last, and its text up to the fraction: a worker asks for the time
+# three times a turn, and strftime is the dear part.
+_SECOND = [None, ""]
+
+
 def now_rfc3339():
     """The current time as RFC 3339, UTC, three digits of fraction (message.rs `rfc3339`)."""
-    at = datetime.now(timezone.utc)
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (at.microsecond // 1000)
+    now = time.time()
+    second = int(now)
+    if second != _SECOND[0]:
+        _SECOND[1] = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
+        _SECOND[0] = second
+    return "%s%03dZ" % (_SECOND[1], int((now - second) * 1000))
+
+
+def new_uuid():
+    """A random (version 4) UUID as text, as uuid.uuid4() makes it but from `random`'s
+    generator rather than the system's (a QueryID needs to be unique, not secret; a forked
+    worker's generator is seeded anew by `random` itself): a fifth of the cost."""
+    n = random.getrandbits(128)
+    n = (n & ~(0xC000 << 48) | 0x8000 << 48) & ~(0xF000 << 64) | 4 << 76
+    h = "%032x" % n
+    return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
 
 
 # The common fields of a Request, in the order of Table 1 (message.rs `Common`).
@@ -378,11 +397,11 @@ def fill_request(given, header, dialog_id, turn_index, defaults):
         if key in rest:
             out[key] = rest.pop(key)
         elif key == "QueryID":
-            out[key] = str(uuid.uuid4())
+            out[key] = new_uuid()
         elif key == "QueryTime":
             out[key] = now_rfc3339()
         elif key == "DataXMData":
-            out[key] = {"DataID": str(uuid.uuid4()), "Source": [{"AIMID": defaults["AIMID"]}]}
+            out[key] = {"DataID": new_uuid(), "Source": [{"AIMID": defaults["AIMID"]}]}
         else:
             out[key] = fresh[key]
     if "DescrMetadata" in rest:
@@ -391,6 +410,6 @@ def fill_request(given, header, dialog_id, turn_index, defaults):
     dem = out.get("DataXMData")
     if isinstance(dem, dict) and "DataID" not in dem:
         dem = dict(dem)
-        dem["DataID"] = str(uuid.uuid4())
+        dem["DataID"] = new_uuid()
         out["DataXMData"] = dem
     return out

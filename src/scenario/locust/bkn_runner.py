@@ -13,6 +13,11 @@ answers read as JSON or as server-sent events.
   afterwards on the recordings (`bkn-explorer validate`, `bkn-explorer load --report`).
 - Each exchange is appended to a recording per worker process, a bkn-explorer session journal
   (JSON Lines, one write per line): `recordings/` beside this file, or $BKN_RECORDINGS.
+- A turn's own work is kept small, so that a worker is not the bottleneck before the server:
+  each step's Request and each tool's call are written once and a turn puts its own values
+  into them (Written, Connection.make_call), the answer is read in one JSON pass, the
+  recording line is one formatting and one write (benches/locust.rs measures a worker's CPU
+  per turn beside a bare FastHttpUser's).
 
 Options (Locust's command line, passed by the master to its workers): `--iterations N` (each
 user goes N times through its scenario, then stops; the run ends when every user has),
@@ -30,7 +35,6 @@ import os
 import resource
 import socket
 import time
-import uuid
 from urllib.parse import urlsplit
 
 import gevent
@@ -211,6 +215,9 @@ class Offer:
     annotations = {}
     published = {}
     problem = None
+    # Each step's Request as written on every turn (Written), by (scenario, step): the
+    # common fields filled from what the server publishes.
+    written = {}
 
 
 def learn(user):
@@ -235,7 +242,7 @@ def learn(user):
 
 
 def _learn(user):
-    Offer.tools, Offer.annotations, Offer.published = {}, {}, {}
+    Offer.tools, Offer.annotations, Offer.published, Offer.written = {}, {}, {}, {}
     asked = option(user.environment, "mcp_protocol", PROJECT["protocol"])
     generation = asked
     if asked == "auto":
@@ -383,6 +390,9 @@ class Connection:
             }
         else:
             self.meta = None
+        # Each tool's call, made once: the body's text up to the arguments (its two holes the
+        # request's number) and the headers.
+        self.calls = {}
 
     def open(self):
         """The handshake of a 2025-11-25 session; nothing over 2026-07-28."""
@@ -434,45 +444,55 @@ class Connection:
     def call_text(self, tool, arguments_text, arguments):
         """A turn's tools/call, its arguments written once (the Request as recorded)."""
         self.next_id += 1
-        call_id = "call-%d" % self.next_id
-        meta = {"progressToken": call_id}
-        if self.meta is not None:
-            meta.update(self.meta)
-        body = ('{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"_meta":%s,'
-                '"name":%s,"arguments":%s}}' % (call_id, judge.compact(meta),
-                                                judge.compact(tool), arguments_text))
-        extra = None
-        if self.generation == STATELESS:
-            extra = {}
-            for path, header in Offer.annotations.get(tool, ()):
+        made = self.calls.get(tool)
+        if made is None:
+            made = self.calls[tool] = self.make_call(tool)
+        head, headers = made
+        body = head % (self.next_id, self.next_id) + arguments_text + "}}"
+        if self.generation == STATELESS and Offer.annotations.get(tool):
+            headers = dict(headers)
+            for path, header in Offer.annotations[tool]:
                 value = arguments
                 for key in path:
                     value = value.get(key) if isinstance(value, dict) else None
                 if isinstance(value, bool):
-                    extra["Mcp-Param-" + header] = "true" if value else "false"
+                    headers["Mcp-Param-" + header] = "true" if value else "false"
                 elif isinstance(value, (int, float)):
-                    extra["Mcp-Param-" + header] = judge.compact(value)
+                    headers["Mcp-Param-" + header] = judge.compact(value)
                 elif isinstance(value, str):
-                    extra["Mcp-Param-" + header] = header_value(value)
-        return self.post_text(body.encode("utf-8"), call_id, "tools/call", tool, extra)
+                    headers["Mcp-Param-" + header] = header_value(value)
+        return self.post_text(body.encode("utf-8"), "call-%d" % self.next_id, headers)
+
+    def make_call(self, tool):
+        """A tool's call as made on every turn: the body's text before the arguments, with
+        two holes for the request's number (its id and progress token), and its headers
+        (those of a 2025-11-25 session are the connection's, its session id included)."""
+        meta = ""
+        if self.meta is not None:
+            meta = "," + judge.compact(self.meta)[1:-1]
+        head = ('{"jsonrpc":"2.0","id":"call-%%d","method":"tools/call","params":{"_meta":'
+                '{"progressToken":"call-%%d"%s},"name":%s,"arguments":'
+                % (meta.replace("%", "%%"), judge.compact(tool).replace("%", "%%")))
+        return head, self.headers_for("tools/call", tool)
+
+    def headers_for(self, method, name):
+        """The headers of a POST: over 2026-07-28 they name its method and tool (Mcp-Method,
+        Mcp-Name)."""
+        if self.generation != STATELESS:
+            return self.headers
+        headers = dict(self.headers)
+        headers["Mcp-Method"] = method
+        if name is not None:
+            headers["Mcp-Name"] = header_value(name)
+        return headers
 
     def post(self, message, want, method, label, name):
-        return self.post_text(judge.compact(message).encode("utf-8"), want, method,
-                              name, None)
+        return self.post_text(judge.compact(message).encode("utf-8"), want,
+                              self.headers_for(method, name))
 
-    def post_text(self, body, want, method, name, extra):
+    def post_text(self, body, want, headers):
         """POSTs one JSON-RPC message; returns the answer to `want` (None: a notification,
         nothing awaited) read from a JSON body or an event stream."""
-        headers = self.headers
-        if self.generation == STATELESS:
-            headers = dict(headers)
-            headers["Mcp-Method"] = method
-            if name is not None:
-                headers["Mcp-Name"] = header_value(name)
-            if extra:
-                headers.update(extra)
-        elif extra:
-            headers = dict(headers, **extra)
         try:
             r = self.user.client.request("POST", "", data=body, headers=headers, stream=True,
                                          catch_response=True)
@@ -488,15 +508,16 @@ class Connection:
             if status == 404 and self.session is not None:
                 raise McpError("gone", "the server no longer knows the MCP session (%s)" % _reason(status, body))
             raise McpError("protocol", _reason(status, body))
-        if method == "initialize":
+        if self.session is None and self.generation == SESSION:
+            # The answer to `initialize`, the session's first POST.
             self.session = r.headers.get("mcp-session-id")
             if self.session:
                 self.headers["Mcp-Session-Id"] = self.session
         if want is None:
             return None
-        kind = (r.headers.get("content-type") or "").split(";")[0].strip()
+        kind = r.headers.get("content-type") or ""
         try:
-            if kind == "text/event-stream":
+            if kind.startswith("text/event-stream"):
                 return self.events(r, want)
             return self.answer_in(json.loads(r.content), want)
         except McpError:
@@ -541,7 +562,7 @@ class Connection:
             if isinstance(message, dict) and message.get("method") == "ping" and "id" in message:
                 # A server's ping during a turn is answered on a POST of its own.
                 self.post_text(judge.compact({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode(),
-                               None, "ping", None, None)
+                               None, self.headers_for("ping", None))
 
 
 def finish(raw):
@@ -569,6 +590,65 @@ def fire(user, kind, name, started, exception, response_time=None):
 
 
 # --- A scenario's dialogue ------------------------------------------------------------------------
+
+class Written:
+    """A step's Request as sent on every turn, written once: judge.fill_request's Request as
+    JSON text with holes where each turn puts its own values (a new QueryID, QueryTime and
+    DataID, the dialogue's DialogID and TurnIndex); what the step gives stays as given. A
+    turn then costs a string formatting, not a Request filled and written anew. For steps
+    without placeholders and tools without x-mcp-header annotations (those read the
+    Request's values)."""
+
+    MARK = "@@bkn-hole-%s@@"
+    HOLES = ("QueryID", "QueryTime", "DialogID", "TurnIndex", "DataID")
+
+    def __init__(self, text, holes, turn_index):
+        self.text = text
+        self.query_id = "QueryID" in holes
+        self.query_time = "QueryTime" in holes
+        self.data_id = "DataID" in holes
+        # The TurnIndex the step gives, if it gives one (else it is the dialogue's).
+        self.turn_index = turn_index
+
+    @classmethod
+    def make(cls, given, header, defaults):
+        """The step's Request written, or None where it cannot be (a value of the step's
+        holds what marks a hole)."""
+        mark = {h: cls.MARK % h for h in cls.HOLES}
+        if "@@bkn-hole-" in judge.compact(given) or any("@@bkn-hole-" in str(v) for v in defaults.values()):
+            return None
+        filled = judge.fill_request(given, header, mark["DialogID"], mark["TurnIndex"], defaults)
+        # What fill_request made afresh becomes a hole; what was given is kept.
+        if "QueryID" not in given:
+            filled["QueryID"] = mark["QueryID"]
+        if "QueryTime" not in given:
+            filled["QueryTime"] = mark["QueryTime"]
+        data = filled.get("DataXMData")
+        given_data = given.get("DataXMData")
+        if isinstance(data, dict) and not (isinstance(given_data, dict) and "DataID" in given_data):
+            filled["DataXMData"] = dict(data, DataID=mark["DataID"])
+        text = judge.compact(filled).replace("%", "%%")
+        holes = []
+        for h in cls.HOLES:
+            quoted = '"%s"' % mark[h]
+            if text.count(quoted) == 1:
+                holes.append(h)
+                text = text.replace(quoted, "%%(%s)d" % h if h == "TurnIndex" else '"%%(%s)s"' % h)
+        if "@@bkn-hole-" in text:
+            return None
+        turn_index = None if "TurnIndex" in holes else judge.as_index(given.get("TurnIndex"))
+        return cls(text, holes, turn_index)
+
+    def fill(self, dialog_text, turn_index):
+        values = {"DialogID": dialog_text, "TurnIndex": turn_index}
+        if self.query_id:
+            values["QueryID"] = judge.new_uuid()
+        if self.query_time:
+            values["QueryTime"] = judge.now_rfc3339()
+        if self.data_id:
+            values["DataID"] = judge.new_uuid()
+        return self.text % values
+
 
 class StepFailed(Exception):
     """A step's expectations that did not hold, said as bkn-explorer says them."""
@@ -607,7 +687,9 @@ class Dialogue:
         connection.open()
         self.connection = connection
         # Over a 2025-11-25 HTTP session the DialogID is the Mcp-Session-Id (MCP-BINDING 3).
-        self.dialog_id = connection.session or str(uuid.uuid4())
+        self.dialog_id = connection.session or judge.new_uuid()
+        # As it stands inside a JSON string.
+        self.dialog_text = judge.compact(self.dialog_id)[1:-1]
 
     def reconnect(self):
         """A `new_session` step, as `test` does: a new MCP session (2025-11-25), the TurnIndex
@@ -630,15 +712,32 @@ class Dialogue:
             finally:
                 Recorder.get(self.user.host).closed(self.record_id, why)
 
+    def written(self, step):
+        """The step's Request as this process writes it on every turn (made once)."""
+        key = (self.scenario["name"], step["index"])
+        written = Offer.written.get(key, False)
+        if written is False:
+            written = Offer.written[key] = Written.make(
+                step["request"], INTERFACES[self.interface]["header"], self.defaults)
+        return written
+
     def send(self, step, fields):
         """One turn: the Request filled, sent, timed, judged, recorded and told to Locust.
-        Returns (lost, response)."""
-        if step["asIs"]:
+        Returns (failures, lost, response)."""
+        written = None
+        if not (step["asIs"] or step["placeholders"] or Offer.annotations.get(self.tool)):
+            written = self.written(step)
+        if written is not None:
+            # The usual turn: the step's Request written once, this turn's values put in.
+            request = None
+            text = written.fill(self.dialog_text, self.next_turn)
+        elif step["asIs"]:
             request = fields
+            text = judge.compact(request)
         else:
             request = judge.fill_request(fields, INTERFACES[self.interface]["header"],
                                          self.dialog_id, self.next_turn, self.defaults)
-        text = judge.compact(request)
+            text = judge.compact(request)
         sent = judge.now_rfc3339()
         started = time.perf_counter()
         response = None
@@ -696,7 +795,10 @@ class Dialogue:
         failures = judge.judge(step["expect"], turn, response)
         # The next TurnIndex follows the last Request the server may have taken.
         if reply != "tool_error":
-            t = judge.as_index(request.get("TurnIndex")) if isinstance(request, dict) else None
+            if written is not None:
+                t = self.next_turn if written.turn_index is None else written.turn_index
+            else:
+                t = judge.as_index(request.get("TurnIndex")) if isinstance(request, dict) else None
             if t is not None:
                 self.next_turn = max(self.next_turn, t + 1)
         found = ""
@@ -724,9 +826,12 @@ BINDING = PROJECT["binding"]
 
 
 def prepare(scenario):
-    for step in scenario["steps"]:
+    for index, step in enumerate(scenario["steps"]):
+        step["index"] = index
         step["expect"] = judge.read_expectations(step["expect"])
         step["ref"] = judge.compact(step["ref"])
+        # Whether captures are written into its Request (`{{name}}`): else it is sent as given.
+        step["placeholders"] = "{{" in judge.compact(step["request"])
     return scenario
 
 
@@ -819,7 +924,7 @@ class ScenarioUser(FastHttpUser):
                     self.dialogue = None
                     gevent.sleep(self.pause)
                     return
-            fields = judge.fill_captures(step["request"], captured)
+            fields = judge.fill_captures(step["request"], captured) if step["placeholders"] else step["request"]
             tries = 1 + (step["retry"]["times"] if step["retry"] else 0)
             attempt = 0
             while True:
