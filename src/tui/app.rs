@@ -136,6 +136,8 @@ pub struct SessionInfo {
 pub struct Paths {
     /// The autosave, the recovery marker, copied JSON.
     pub data_dir: Option<PathBuf>,
+    /// This run's own autosave (in the data directory, named by the process id).
+    pub autosave: Option<PathBuf>,
     /// Where Open lists sessions, and where a bare name is saved when it exists.
     pub sessions_dir: PathBuf,
     pub sessions_dir_exists: bool,
@@ -176,8 +178,8 @@ pub struct Options {
     pub themes: Vec<String>,
     pub keymap: Keymap,
     pub paths: Paths,
-    /// The autosave of a run that did not end cleanly, to offer to recover.
-    pub recover: Option<PathBuf>,
+    /// The autosaves of earlier runs that left unsaved turns, to offer to recover.
+    pub recover: Vec<crate::tui::persist::Recovery>,
     /// Defaults the user set on the command line.
     pub overrides: Overrides,
     /// Inside tmux, where OSC 52 reaches the clipboard only with set-clipboard on.
@@ -226,6 +228,8 @@ pub struct App {
     /// What servers asked that waits for the person (shown one at a time, when no other
     /// overlay is open).
     pub asked: std::collections::VecDeque<crate::tui::event::AskView>,
+    /// Autosaves of earlier runs still to offer (one question at a time).
+    pub recoveries: Vec<crate::tui::persist::Recovery>,
 }
 
 /// How long a notice stays.
@@ -264,6 +268,7 @@ impl App {
             found: options.found,
             live: None,
             asked: Default::default(),
+            recoveries: options.recover,
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {
@@ -290,17 +295,42 @@ impl App {
         if let Some(path) = options.watch {
             effects.push(Effect::Watch { path });
         }
-        if let Some(path) = options.recover {
-            app.overlay = Some(Overlay::Confirm(Confirm {
-                title: "bkn-explorer did not close cleanly last time".into(),
-                message: format!(
-                    "Recover the session it autosaved ({})? y recovers, n starts afresh (the file stays)",
-                    path.display()
-                ),
-                purpose: ConfirmPurpose::Recover(path),
-            }));
-        }
+        app.offer_recovery();
         (app, effects)
+    }
+
+    /// Asks about the next autosave of an earlier run, if there is one and nothing else is
+    /// being asked.
+    pub fn offer_recovery(&mut self) {
+        if self.overlay.is_some() || self.recoveries.is_empty() {
+            return;
+        }
+        let r = self.recoveries.remove(0);
+        let (title, why) = match &r.ending {
+            crate::tui::persist::Ending::Unclean => (
+                "bkn-explorer did not close cleanly last time".to_owned(),
+                "It left turns that were not saved.".to_owned(),
+            ),
+            crate::tui::persist::Ending::Signal(signal) => (
+                "Unsaved turns of an earlier run".to_owned(),
+                format!(
+                    "An earlier run was ended by {signal}{} with turns not saved; it kept them.",
+                    if signal == "SIGHUP" {
+                        " (its terminal closed)"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+        };
+        self.overlay = Some(Overlay::Confirm(Confirm {
+            title,
+            message: format!(
+                "{why} Recover the session it autosaved ({})? y recovers, n starts afresh (the file stays)",
+                r.path.display()
+            ),
+            purpose: ConfirmPurpose::Recover(r.path),
+        }));
     }
 
     /// A new key for a dialogue (engine dialogues are named by it).

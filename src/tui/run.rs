@@ -574,7 +574,11 @@ impl Launch {
         problems.extend(theme_warning);
         problems.extend(key_problems);
         let theme_warning = (!problems.is_empty()).then(|| problems.join("; "));
-        let recover = self.data_dir.as_deref().and_then(persist::mark_running);
+        let recover = self
+            .data_dir
+            .as_deref()
+            .map(persist::mark_running)
+            .unwrap_or_default();
         let cwd = std::env::current_dir().unwrap_or_default();
         let sessions_dir = if self.sessions_dir.is_relative() {
             cwd.join(&self.sessions_dir)
@@ -589,6 +593,10 @@ impl Launch {
             themes: Theme::names(theme_dir.as_deref()),
             keymap,
             paths: crate::tui::app::Paths {
+                autosave: self
+                    .data_dir
+                    .as_deref()
+                    .map(|d| persist::autosave_of(d, std::process::id())),
                 data_dir: self.data_dir,
                 sessions_dir_exists: sessions_dir.is_dir(),
                 scenarios_dir_exists: cwd.join("scenarios").is_dir(),
@@ -672,7 +680,9 @@ mod terminal {
                 std::process::exit(129);
             }
             let backtrace = std::backtrace::Backtrace::force_capture();
-            let autosave = data_dir.as_ref().map(|d| d.join(persist::AUTOSAVE));
+            let autosave = data_dir
+                .as_ref()
+                .map(|d| persist::autosave_of(d, std::process::id()));
             let report = format!(
                 "bkn-explorer {} crashed.\n\n{info}\n\nThe open session was autosaved after its last turn to {}; \
                  the explorer offers to recover it at the next start.\n\nBacktrace:\n{backtrace}\n",
@@ -714,6 +724,10 @@ pub fn is_failed_print(info: &std::panic::PanicHookInfo<'_>) -> bool {
     message.starts_with("failed printing to stdout")
         || message.starts_with("failed printing to stderr")
 }
+
+/// What ends the run when the terminal goes away without a SIGHUP (its input ends, drawing
+/// fails): treated as SIGHUP is.
+const TERMINAL_CLOSED: &str = "SIGHUP";
 
 /// Runs the explorer in the terminal until the user quits; returns the exit code.
 pub fn run(launch: Launch) -> u8 {
@@ -761,9 +775,11 @@ async fn run_async(launch: Launch) -> u8 {
         let mut events = ratatui::crossterm::event::EventStream::new();
         while let Some(Ok(e)) = events.next().await {
             if input.send(Event::Input(e)).is_err() {
-                break;
+                return;
             }
         }
+        // No more input: the terminal went away (closed, EIO). Leave as on SIGHUP.
+        let _ = input.send(Event::Signal(TERMINAL_CLOSED));
     });
     let ticks = tx.clone();
     tokio::spawn(async move {
@@ -805,13 +821,18 @@ async fn run_async(launch: Launch) -> u8 {
     // terminal is restored and a crash report written.
     let panic_for_test = std::env::var_os("BKN_EXPLORER_TEST_PANIC").is_some();
     let mut dirty = true;
+    let mut terminal_gone = false;
     let mut leave_by: Option<Instant> = None;
     loop {
         if dirty {
-            if let Err(e) = term.draw(|f| runner.draw(f)) {
-                terminal::restore();
-                eprintln!("bkn-explorer: cannot draw: {e}");
-                return 2;
+            if !terminal_gone && term.draw(|f| runner.draw(f)).is_err() {
+                // The terminal went away (EIO, closed): nothing can be shown any more, and
+                // nothing crashed. Leave as a closed terminal's SIGHUP does, the unsaved
+                // work in the autosave.
+                terminal_gone = true;
+                if runner.quit.is_none() && !runner.app.leaving {
+                    runner.handle(Event::Signal(TERMINAL_CLOSED));
+                }
             }
             if let Some(text) = runner.clipboard.take() {
                 // OSC 52: the terminal puts the text on the system clipboard (also over SSH).
@@ -843,10 +864,13 @@ async fn run_async(launch: Launch) -> u8 {
             runner.handle(event);
         }
     }
-    if runner.quit == Some(true)
-        && let Some(dir) = &data_dir
-    {
-        persist::mark_stopped(dir);
+    if let Some(dir) = &data_dir {
+        match (runner.quit, runner.signal) {
+            (Some(true), _) => persist::mark_stopped(dir),
+            // Unsaved work went to the autosave: the next start offers it, saying why.
+            (_, Some(signal)) => persist::mark_ended(dir, signal),
+            _ => {}
+        }
     }
     terminal::restore();
     // A signal ends the run with the shell's code for it (128 + its number).

@@ -252,15 +252,15 @@ impl App {
             }
         }
         let work = self.session.unsaved > 0;
-        match (self.paths.data_dir.clone(), work) {
-            (Some(dir), true) => {
+        match (self.paths.autosave.clone(), work) {
+            (Some(path), true) => {
                 self.leaving = true;
                 self.notify(
                     format!("{name}: saving the autosave, then leaving"),
                     Severity::Warning,
                 );
                 fx.push(Effect::Save {
-                    path: dir.join(crate::tui::persist::AUTOSAVE),
+                    path,
                     session: Box::new(self.snapshot()),
                     purpose: crate::tui::event::SavePurpose::BeforeLeaving,
                 });
@@ -300,6 +300,7 @@ impl App {
         self.overlay_came_to(outcome, fx);
         // A question a server asked waits for no overlay to be open.
         self.show_next_ask();
+        self.offer_recovery();
     }
 
     fn overlay_came_to(&mut self, outcome: Outcome, fx: &mut Vec<Effect>) {
@@ -421,10 +422,26 @@ impl App {
                 self.act(action, fx);
             }
             ConfirmPurpose::Quit => self.quit(fx),
-            ConfirmPurpose::Recover(path) => fx.push(Effect::ReadSession {
-                path,
-                purpose: crate::tui::event::OpenPurpose::Recover,
-            }),
+            ConfirmPurpose::Recover(path) => {
+                fx.push(Effect::ReadSession {
+                    path,
+                    purpose: crate::tui::event::OpenPurpose::Recover,
+                });
+                // The others are not read over this one: said, to open later.
+                let others: Vec<String> = std::mem::take(&mut self.recoveries)
+                    .into_iter()
+                    .map(|r| r.path.display().to_string())
+                    .collect();
+                if !others.is_empty() {
+                    self.notify(
+                        format!(
+                            "other runs' unsaved turns are kept in {} (Ctrl-O opens them)",
+                            others.join(", ")
+                        ),
+                        Severity::Info,
+                    );
+                }
+            }
             ConfirmPurpose::CloseDialogue(key) => self.close_dialogue(key, fx),
             ConfirmPurpose::Overwrite(path, what) => self.write_target(path, what, fx),
             ConfirmPurpose::RemoveServer(server) => self.remove_server(server, fx),

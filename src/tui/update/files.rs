@@ -72,9 +72,9 @@ impl App {
 
     /// Writes the autosave, if the explorer has a data directory.
     pub(super) fn autosave(&mut self, fx: &mut Vec<Effect>) {
-        if let Some(dir) = &self.paths.data_dir {
+        if let Some(path) = &self.paths.autosave {
             fx.push(Effect::Save {
-                path: dir.join(crate::tui::persist::AUTOSAVE),
+                path: path.clone(),
                 session: Box::new(self.snapshot()),
                 purpose: SavePurpose::Autosave,
             });

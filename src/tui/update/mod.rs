@@ -86,6 +86,8 @@ impl App {
 
     fn paste(&mut self, text: &str, _fx: &mut [Effect]) {
         use crate::tui::overlay::Overlay;
+        // Terminals paste lines ended by CR (tmux, many others) or CRLF: lines all the same.
+        let text = &normalize_line_ends(text);
         match &mut self.overlay {
             Some(Overlay::Prompt(p)) => p.input.insert_str(text.lines().next().unwrap_or_default()),
             Some(Overlay::Palette(p)) => {
@@ -138,6 +140,11 @@ impl App {
         };
         Some(f(&mut d.composer, &ctx))
     }
+}
+
+/// A pasted text's line ends as `\n` (`\r\n` and a lone `\r` are line ends too).
+fn normalize_line_ends(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 #[cfg(test)]

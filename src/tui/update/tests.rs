@@ -31,12 +31,13 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         keymap: Default::default(),
         paths: Paths {
             data_dir: Some(PathBuf::from("/data")),
+            autosave: Some(PathBuf::from("/data/autosave-7.json")),
             sessions_dir: PathBuf::from("/work/sessions"),
             sessions_dir_exists: true,
             scenarios_dir_exists: false,
             cwd: PathBuf::from("/work"),
         },
-        recover: None,
+        recover: Vec::new(),
         overrides: Default::default(),
         in_tmux: false,
         found: Vec::new(),
@@ -390,10 +391,7 @@ fn a_signal_with_unsaved_turns_writes_the_autosave_then_leaves_keeping_the_marke
     assert_eq!(closes(&fx), [1, 2], "both sessions are ended");
     let saved = saves(&fx);
     assert_eq!(saved.len(), 1);
-    assert_eq!(
-        saved[0].0,
-        PathBuf::from("/data").join(crate::tui::persist::AUTOSAVE)
-    );
+    assert_eq!(saved[0].0, PathBuf::from("/data/autosave-7.json"));
     assert_eq!(saved[0].1, SavePurpose::BeforeLeaving);
     assert_eq!(saved[0].2.dialogues[0].turns.len(), 1);
     assert!(quits(&fx).is_empty(), "not before the save is written");
@@ -756,7 +754,10 @@ fn a_session_that_cannot_be_read_changes_nothing() {
 #[test]
 fn a_recovery_is_offered_at_start_and_y_reads_it() {
     let mut o = options(Vec::new());
-    o.recover = Some(PathBuf::from("/data/recovered-1.json"));
+    o.recover = vec![crate::tui::persist::Recovery {
+        path: PathBuf::from("/data/recovered-1.json"),
+        ending: crate::tui::persist::Ending::Unclean,
+    }];
     let (mut app, _) = App::new(o, Instant::now());
     let fx = app.handle(
         Event::Input(Input::Key(KeyEvent::from(KeyCode::Char('y')))),
@@ -1545,4 +1546,93 @@ fn a_command_a_session_file_names_is_started_only_once_the_user_says_so() {
         fx.iter().any(|e| matches!(e, Effect::Replay { .. })),
         "{fx:?}"
     );
+}
+
+// ---- issue 29: nothing typed or sent is lost ----
+
+/// The composer of the dialogue in view on a Kind, its focus on the field labelled so.
+fn focus_field(t: &mut T, kind: crate::protocol::dac::Kind, label: &str) {
+    t.app.focus = Pane::Composer;
+    let d = t.app.current_dialogue_mut().unwrap();
+    d.composer.set_kind(kind);
+    let i = d
+        .composer
+        .fields
+        .iter()
+        .position(|f| f.spec.label == label)
+        .expect("the field");
+    d.composer.row = i + 1;
+}
+
+#[test]
+fn a_paste_with_cr_or_crlf_line_ends_keeps_its_lines() {
+    for pasted in [
+        "MM-Add Nil Kiosk#3 At MLoc:Square.Stage\rPost Nil Item#12 To Process#Market\r",
+        "MM-Add Nil Kiosk#3 At MLoc:Square.Stage\r\nPost Nil Item#12 To Process#Market\r\n",
+    ] {
+        let mut t = T::reference();
+        focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
+        let fx = t.event(Event::Input(Input::Paste(pasted.into())));
+        assert!(fx.is_empty(), "{fx:?}");
+        let c = &t.current().composer;
+        let steps = &c.fields[c.focused_field().unwrap()];
+        assert_eq!(
+            steps.editor.lines(),
+            [
+                "MM-Add Nil Kiosk#3 At MLoc:Square.Stage",
+                "Post Nil Item#12 To Process#Market",
+                ""
+            ],
+            "{pasted:?}"
+        );
+        assert!(c.checked.statements.is_empty(), "{:?}", c.checked);
+    }
+}
+
+#[test]
+fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ended() {
+    use crate::tui::persist::{Ending, Recovery};
+    let mut o = options(Vec::new());
+    o.recover = vec![
+        Recovery {
+            path: PathBuf::from("/data/recovered-11-1.json"),
+            ending: Ending::Signal("SIGHUP".into()),
+        },
+        Recovery {
+            path: PathBuf::from("/data/recovered-12-1.json"),
+            ending: Ending::Unclean,
+        },
+    ];
+    let (app, _) = App::new(o, Instant::now());
+    let mut t = T {
+        app,
+        now: Instant::now(),
+        hits: Hits::default(),
+    };
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("the first offer")
+    };
+    assert!(
+        c.message.contains("its terminal closed") && !c.title.contains("did not close cleanly"),
+        "{} {}",
+        c.title,
+        c.message
+    );
+    // n keeps that file and offers the next.
+    let fx = t.key(KeyCode::Char('n'));
+    assert!(fx.is_empty(), "{fx:?}");
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("the second offer")
+    };
+    assert!(c.title.contains("did not close cleanly"));
+    assert_eq!(
+        c.purpose,
+        ConfirmPurpose::Recover(PathBuf::from("/data/recovered-12-1.json"))
+    );
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(
+        matches!(&fx[..], [Effect::ReadSession { path, purpose: OpenPurpose::Recover }] if path.ends_with("recovered-12-1.json")),
+        "{fx:?}"
+    );
+    assert!(t.app.overlay.is_none());
 }
