@@ -987,3 +987,100 @@ fn headless_commands_end_quietly_when_their_reader_goes_away() {
         );
     }
 }
+
+/// Ctrl-O with a turn not saved asks: n stays; a sets the turn aside in a file of the data
+/// directory and opens the Open overlay, which lists it.
+#[test]
+fn ctrl_o_with_unsaved_turns_asks_first() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+    send_a_grounding(&t);
+    t.keys(&["Escape", "C-o"]);
+    t.wait_for(
+        &["Open another session", "1 turn is not saved", "a set aside"],
+        "the question",
+    );
+    t.keys(&["n"]);
+    let screen = t.wait_until("the question gone", |s| !s.contains("Open another session"));
+    assert!(
+        screen.contains("Bench"),
+        "the turn is still in view:\n{screen}"
+    );
+    t.keys(&["C-o"]);
+    t.wait_for(&["Open another session"], "the question again");
+    t.keys(&["a"]);
+    t.wait_for(
+        &["set aside in", "set-aside-"],
+        "the turn set aside, and Open",
+    );
+    let folder = t.data_dir.join("set-aside");
+    let files: Vec<_> = std::fs::read_dir(&folder).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    let kept = bkn_explorer::session::Session::load(&files[0].as_ref().unwrap().path()).unwrap();
+    assert_eq!(kept.dialogues[0].turns.len(), 1);
+    t.keys(&["Escape", "q"]);
+    assert_eq!(t.wait_exit(), "0", "set aside: no question on quit");
+}
+
+/// A paste of lines ended by CR (tmux's paste-buffer turns LF into CR, as terminals paste)
+/// keeps its lines in Steps.
+#[test]
+fn a_pasted_statement_per_line_stays_one_per_line() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+    t.keys(&["Up", "Right", "Right", "Right", "Right"]);
+    t.wait_for(&["< feasibility >"], "the feasibility form");
+    t.keys(&["Down", "Down", "Down", "Down"]);
+    t.run(&[
+        "set-buffer",
+        "MM-Add Nil Kiosk#3 At MLoc:Square.Stage\nPost Nil Item#12 To Process#Market",
+    ]);
+    t.run(&["paste-buffer", "-p", "-t", "e2e"]);
+    let screen = t.wait_for(&["Post Nil Item#12"], "the paste");
+    let post = screen
+        .lines()
+        .find(|l| l.contains("Post Nil Item#12"))
+        .unwrap();
+    assert!(!post.contains("Kiosk#3"), "one line:\n{screen}");
+    t.keys(&["F5"]);
+    t.wait_for(&["2 steps"], "two steps sent");
+    t.keys(&["Escape", "q", "y"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// Ctrl-S does not write over a session file changed on disk since it was opened: n leaves
+/// it, o overwrites it.
+#[test]
+fn ctrl_s_asks_before_writing_over_a_file_changed_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tour.json");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/dac-tour.json"),
+        &file,
+    )
+    .unwrap();
+    let t = Tmux::start(120, 40, &format!("--session '{}'", file.display()));
+    t.wait_for(&["Domain Access tour"], "the session");
+    // Another program writes it.
+    let changed = format!("{}\n", std::fs::read_to_string(&file).unwrap());
+    std::fs::write(&file, &changed).unwrap();
+    t.keys(&["C-s"]);
+    t.wait_for(
+        &["The file changed on disk", "o overwrite", "s save as"],
+        "the question",
+    );
+    t.keys(&["n"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), changed);
+    t.keys(&["C-s"]);
+    t.wait_for(&["The file changed on disk"], "the question again");
+    t.keys(&["o"]);
+    t.wait_for(&["saved"], "the save");
+    assert_ne!(std::fs::read_to_string(&file).unwrap(), changed);
+    // Saved by this explorer: the next Ctrl-S asks nothing.
+    t.keys(&["C-s"]);
+    t.wait_for(&["saved"], "the save");
+    assert!(!t.screen().contains("changed on disk"));
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), "0");
+}

@@ -129,6 +129,9 @@ pub struct SessionInfo {
     /// Turns since the last save.
     pub unsaved: usize,
     pub saving: bool,
+    /// The file as it was opened or last saved: Ctrl-S does not write over a change made on
+    /// disk since (it asks).
+    pub stamp: Option<crate::tui::event::FileStamp>,
 }
 
 /// Where the explorer keeps and looks for files (read at start, not looked up later).
@@ -230,6 +233,8 @@ pub struct App {
     pub asked: std::collections::VecDeque<crate::tui::event::AskView>,
     /// Autosaves of earlier runs still to offer (one question at a time).
     pub recoveries: Vec<crate::tui::persist::Recovery>,
+    /// What to do once the save under way is written (Ctrl-O's "save first" opens then).
+    pub after_save: Option<crate::tui::action::Action>,
 }
 
 /// How long a notice stays.
@@ -269,6 +274,7 @@ impl App {
             live: None,
             asked: Default::default(),
             recoveries: options.recover,
+            after_save: None,
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {

@@ -221,22 +221,43 @@ impl Runner {
                 path,
                 session,
                 purpose,
+                unchanged,
             } => {
                 let data_dir = self.app.paths.data_dir.clone();
                 self.blocking(move || {
-                    if purpose != SavePurpose::Explicit
-                        && let Some(dir) = path.parent()
+                    use crate::tui::event::FileStamp;
+                    if let Some(stamp) = unchanged
+                        && FileStamp::of(&path).is_some_and(|now| now != stamp)
                     {
-                        // The data directory is the explorer's own: it may be made.
-                        let _ = std::fs::create_dir_all(dir);
+                        return Event::ChangedOnDisk { path };
                     }
+                    if purpose != SavePurpose::Explicit {
+                        // The data directory is the explorer's own: it may be made.
+                        let folder = if purpose == SavePurpose::SetAside {
+                            Some(path.as_path())
+                        } else {
+                            path.parent()
+                        };
+                        if let Some(dir) = folder {
+                            let _ = std::fs::create_dir_all(dir);
+                        }
+                    }
+                    // Set aside: a new file in the folder given, never one that is there.
+                    let path = if purpose == SavePurpose::SetAside {
+                        set_aside_name(&path)
+                    } else {
+                        path
+                    };
                     let result = session
                         .save(&path)
                         .map_err(|e| format!("cannot save {}: {e}", path.display()));
-                    if purpose == SavePurpose::Explicit && result.is_ok() {
+                    if matches!(purpose, SavePurpose::Explicit | SavePurpose::SetAside)
+                        && result.is_ok()
+                    {
                         persist::remember(data_dir.as_deref(), &path);
                     }
                     Event::Saved {
+                        stamp: FileStamp::of(&path),
                         path,
                         purpose,
                         result,
@@ -266,6 +287,8 @@ impl Runner {
             Effect::ReadSession { path, purpose } => {
                 let data_dir = self.app.paths.data_dir.clone();
                 self.blocking(move || {
+                    // Before reading: a change while it is read shows as one at the next save.
+                    let stamp = crate::tui::event::FileStamp::of(&path);
                     // Judged by today's rules, whoever wrote the file.
                     let result = Session::load(&path)
                         .map(|mut s| {
@@ -277,6 +300,7 @@ impl Runner {
                         persist::remember(data_dir.as_deref(), &path);
                     }
                     Event::SessionRead {
+                        stamp,
                         path,
                         purpose,
                         result,
@@ -508,6 +532,24 @@ impl Runner {
                 result,
             }));
         });
+    }
+}
+
+/// A file name for set-aside turns in `folder` that no file has: the time, and a number when
+/// two are set aside in the same second.
+fn set_aside_name(folder: &std::path::Path) -> PathBuf {
+    let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
+    let mut n = 0;
+    loop {
+        let name = match n {
+            0 => format!("set-aside-{stamp}.json"),
+            n => format!("set-aside-{stamp}-{n}.json"),
+        };
+        let path = folder.join(name);
+        if !path.exists() {
+            return path;
+        }
+        n += 1;
     }
 }
 

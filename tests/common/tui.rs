@@ -203,6 +203,7 @@ impl Harness {
         // As the runner reads a file: judged by today's rules.
         session.recheck();
         self.event(AppEvent::SessionRead {
+            stamp: None,
             path: PathBuf::from("test-session.json"),
             purpose: bkn_explorer::tui::event::OpenPurpose::Open,
             result: Ok(session),

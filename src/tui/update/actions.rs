@@ -143,6 +143,21 @@ impl App {
                     secret: false,
                 }));
             }
+            Action::Open if self.session.unsaved > 0 => {
+                // Opening replaces the dialogues in view, and the next turn's autosave what
+                // they were: never without a question.
+                let n = self.session.unsaved;
+                self.overlay = Some(Overlay::Confirm(Confirm {
+                    title: "Open another session".into(),
+                    message: format!(
+                        "{n} turn{} not saved, and opening replaces them. s saves them first (then \
+                         opens), a sets them aside in a file of the data directory (Open lists \
+                         it), n stays",
+                        if n == 1 { " is" } else { "s are" }
+                    ),
+                    purpose: ConfirmPurpose::OpenOverUnsaved,
+                }));
+            }
             Action::Open => {
                 self.overlay = Some(Overlay::Open(OpenFile::new()));
                 fx.push(Effect::ListSessions);
@@ -263,6 +278,7 @@ impl App {
                     path,
                     session: Box::new(self.snapshot()),
                     purpose: crate::tui::event::SavePurpose::BeforeLeaving,
+                    unchanged: None,
                 });
             }
             (None, true) => fx.push(Effect::Quit { clean: false }),
@@ -308,8 +324,15 @@ impl App {
             Outcome::Stay => {}
             Outcome::Close => {
                 // Closing a server's question dismisses it: the server is not left waiting.
-                if let Some(Overlay::Ask(a)) = self.overlay.take() {
-                    self.replied(a.ask, crate::client::answers::Reply::Cancel, fx);
+                match self.overlay.take() {
+                    Some(Overlay::Ask(a)) => {
+                        self.replied(a.ask, crate::client::answers::Reply::Cancel, fx)
+                    }
+                    // A Save-as given up: nothing waits for a save any more.
+                    Some(Overlay::Prompt(p)) if p.purpose == PromptPurpose::SaveAs => {
+                        self.after_save = None
+                    }
+                    _ => {}
                 }
             }
             Outcome::Replied(ask, reply) => {
@@ -324,6 +347,24 @@ impl App {
                 self.overlay = None;
                 if yes {
                     self.confirmed(purpose, fx);
+                }
+            }
+            Outcome::Chose(purpose, choice) => {
+                use crate::tui::overlay::Choice;
+                self.overlay = None;
+                match (purpose, choice) {
+                    (ConfirmPurpose::OpenOverUnsaved, Choice::SetAside) => self.set_aside(fx),
+                    (ConfirmPurpose::OpenOverUnsaved, _) => {
+                        // Open once the save is written (after Save-as's prompt if the session
+                        // has no file yet).
+                        self.after_save = Some(Action::Open);
+                        self.act(Action::Save, fx);
+                    }
+                    (ConfirmPurpose::SaveOverChanged(path), Choice::Overwrite) => {
+                        self.save_over_change(path, fx)
+                    }
+                    (ConfirmPurpose::SaveOverChanged(_), _) => self.act(Action::SaveAs, fx),
+                    _ => {}
                 }
             }
             Outcome::Submit(purpose, text) => {
@@ -445,6 +486,8 @@ impl App {
             ConfirmPurpose::CloseDialogue(key) => self.close_dialogue(key, fx),
             ConfirmPurpose::Overwrite(path, what) => self.write_target(path, what, fx),
             ConfirmPurpose::RemoveServer(server) => self.remove_server(server, fx),
+            // Answered by their choices (`Outcome::Chose`); a yes does not say which.
+            ConfirmPurpose::OpenOverUnsaved | ConfirmPurpose::SaveOverChanged(_) => {}
         }
     }
 

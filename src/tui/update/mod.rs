@@ -54,7 +54,9 @@ impl App {
                 path,
                 purpose,
                 result,
-            } => self.saved(path, purpose, result, &mut fx),
+                stamp,
+            } => self.saved(path, purpose, result, stamp, &mut fx),
+            Event::ChangedOnDisk { path } => self.changed_on_disk(path),
             Event::SaveTarget {
                 path,
                 exists,
@@ -67,7 +69,14 @@ impl App {
                 path,
                 purpose,
                 result,
-            } => self.session_read(path, purpose, result, &mut fx),
+                stamp,
+            } => {
+                let opened = result.is_ok() && purpose == crate::tui::event::OpenPurpose::Open;
+                self.session_read(path, purpose, result, &mut fx);
+                if opened {
+                    self.session.stamp = stamp;
+                }
+            }
             Event::PickerItems(items) => self.picker_items(items),
             Event::Asked(ask) => self.ask_arrived(ask),
             Event::PathCompletions { typed, paths } => self.path_completions(typed, paths),

@@ -170,6 +170,7 @@ fn saves(fx: &[Effect]) -> Vec<(PathBuf, SavePurpose, Session)> {
                 path,
                 session,
                 purpose,
+                ..
             } => Some((path.clone(), *purpose, (**session).clone())),
             _ => None,
         })
@@ -331,6 +332,7 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
         path: target.clone(),
         purpose: SavePurpose::Explicit,
         result: Ok(()),
+        stamp: None,
     });
     assert_eq!(t.app.session.path.as_ref(), Some(&target));
     assert_eq!(t.app.session.unsaved, 0);
@@ -401,6 +403,7 @@ fn a_signal_with_unsaved_turns_writes_the_autosave_then_leaves_keeping_the_marke
             path: saved[0].0.clone(),
             purpose: SavePurpose::BeforeLeaving,
             result,
+            stamp: None,
         });
         assert_eq!(quits(&fx), [false]);
     }
@@ -739,6 +742,7 @@ fn a_session_that_cannot_be_read_changes_nothing() {
     let mut t = T::reference();
     t.key_with(KeyCode::Char('o'), KeyModifiers::CONTROL);
     t.event(Event::SessionRead {
+        stamp: None,
         path: PathBuf::from("/tmp/bad.json"),
         purpose: OpenPurpose::Open,
         result: Err("bad.json: line 3, column 4: expected value".into()),
@@ -1512,6 +1516,7 @@ fn a_command_a_session_file_names_is_started_only_once_the_user_says_so() {
         ..Default::default()
     };
     t.event(Event::SessionRead {
+        stamp: None,
         path: PathBuf::from("/tmp/sent-to-me.json"),
         purpose: OpenPurpose::Open,
         result: Ok(session),
@@ -1635,4 +1640,165 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
         "{fx:?}"
     );
     assert!(t.app.overlay.is_none());
+}
+
+fn ctrl(t: &mut T, c: char) -> Vec<Effect> {
+    t.key_with(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn confirm_purpose(t: &T) -> Option<ConfirmPurpose> {
+    match &t.app.overlay {
+        Some(Overlay::Confirm(c)) => Some(c.purpose.clone()),
+        _ => None,
+    }
+}
+
+#[test]
+fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
+    use crate::tui::event::SavePurpose as P;
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    assert_eq!(t.app.session.unsaved, 1);
+    // Asked, nothing listed yet; a stray key does nothing; n stays.
+    let fx = ctrl(&mut t, 'o');
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(confirm_purpose(&t), Some(ConfirmPurpose::OpenOverUnsaved));
+    assert!(t.key(KeyCode::Char('y')).is_empty());
+    assert_eq!(confirm_purpose(&t), Some(ConfirmPurpose::OpenOverUnsaved));
+    assert!(t.key(KeyCode::Char('n')).is_empty());
+    assert!(t.app.overlay.is_none());
+    assert_eq!(t.current().turns.len(), 1);
+    // a: set aside in a new file of the data directory, then Open.
+    ctrl(&mut t, 'o');
+    let fx = t.key(KeyCode::Char('a'));
+    let saved = saves(&fx);
+    assert_eq!(saved.len(), 1, "{fx:?}");
+    assert_eq!(
+        (&saved[0].0, saved[0].1),
+        (&PathBuf::from("/data/set-aside"), P::SetAside)
+    );
+    assert_eq!(saved[0].2.dialogues[0].turns.len(), 1);
+    assert!(t.app.overlay.is_none(), "not opened before it is written");
+    let fx = t.event(Event::Saved {
+        path: "/data/set-aside/set-aside-1.json".into(),
+        purpose: P::SetAside,
+        result: Ok(()),
+        stamp: None,
+    });
+    assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
+    assert!(matches!(t.app.overlay, Some(Overlay::Open(_))));
+    assert_eq!(t.app.session.unsaved, 0);
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("set-aside-1.json")
+    );
+}
+
+#[test]
+fn ctrl_o_save_first_saves_then_opens_and_a_failed_save_opens_nothing() {
+    use crate::tui::event::SavePurpose as P;
+    let mut t = T::reference();
+    t.app.session.path = Some("/work/sessions/s.json".into());
+    t.finished(1, grounding(0));
+    ctrl(&mut t, 'o');
+    let fx = t.key(KeyCode::Char('s'));
+    let saved = saves(&fx);
+    assert_eq!(
+        (&saved[0].0, saved[0].1),
+        (&PathBuf::from("/work/sessions/s.json"), P::Explicit)
+    );
+    assert!(t.app.overlay.is_none());
+    // Failed: nothing opens, the turns stay unsaved.
+    let fx = t.event(Event::Saved {
+        path: "/work/sessions/s.json".into(),
+        purpose: P::Explicit,
+        result: Err("disk full".into()),
+        stamp: None,
+    });
+    assert!(fx.is_empty() && t.app.overlay.is_none(), "{fx:?}");
+    assert_eq!(t.app.session.unsaved, 1);
+    ctrl(&mut t, 'o');
+    t.key(KeyCode::Char('s'));
+    let fx = t.event(Event::Saved {
+        path: "/work/sessions/s.json".into(),
+        purpose: P::Explicit,
+        result: Ok(()),
+        stamp: None,
+    });
+    assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
+    assert!(matches!(t.app.overlay, Some(Overlay::Open(_))));
+    // A session without a file: s asks for a name; giving up forgets the Open.
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    ctrl(&mut t, 'o');
+    t.key(KeyCode::Char('s'));
+    assert!(matches!(&t.app.overlay, Some(Overlay::Prompt(_))));
+    t.key(KeyCode::Esc);
+    assert_eq!(t.app.after_save, None);
+}
+
+#[test]
+fn ctrl_s_does_not_write_over_a_file_changed_on_disk_and_asks() {
+    use crate::tui::event::{FileStamp, SavePurpose as P};
+    let stamp = |len| {
+        Some(FileStamp {
+            len,
+            modified: None,
+        })
+    };
+    let path = PathBuf::from("/work/sessions/s.json");
+    let mut t = T::reference();
+    t.event(Event::SessionRead {
+        path: path.clone(),
+        purpose: OpenPurpose::Open,
+        result: Ok(Session::default()),
+        stamp: stamp(10),
+    });
+    let unchanged = |fx: &[Effect]| -> Vec<Option<FileStamp>> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Save { unchanged, .. } => Some(unchanged.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let fx = ctrl(&mut t, 's');
+    assert_eq!(
+        unchanged(&fx),
+        [stamp(10)],
+        "checked against the file as read"
+    );
+    t.event(Event::ChangedOnDisk { path: path.clone() });
+    assert!(!t.app.session.saving);
+    assert_eq!(
+        confirm_purpose(&t),
+        Some(ConfirmPurpose::SaveOverChanged(path.clone()))
+    );
+    // n: nothing written.
+    assert!(t.key(KeyCode::Char('n')).is_empty());
+    // s: save as.
+    ctrl(&mut t, 's');
+    t.event(Event::ChangedOnDisk { path: path.clone() });
+    t.key(KeyCode::Char('s'));
+    assert!(
+        matches!(&t.app.overlay, Some(Overlay::Prompt(p)) if p.purpose == crate::tui::overlay::PromptPurpose::SaveAs)
+    );
+    t.key(KeyCode::Esc);
+    // o: overwritten without the check; the new stamp is the next save's.
+    ctrl(&mut t, 's');
+    t.event(Event::ChangedOnDisk { path: path.clone() });
+    let fx = t.key(KeyCode::Char('o'));
+    assert_eq!(unchanged(&fx), [None]);
+    assert_eq!(saves(&fx)[0].1, P::Explicit);
+    t.event(Event::Saved {
+        path: path.clone(),
+        purpose: P::Explicit,
+        result: Ok(()),
+        stamp: stamp(20),
+    });
+    assert_eq!(unchanged(&ctrl(&mut t, 's')), [stamp(20)]);
 }
