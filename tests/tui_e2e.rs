@@ -1084,3 +1084,53 @@ fn ctrl_s_asks_before_writing_over_a_file_changed_on_disk() {
     t.keys(&["q"]);
     assert_eq!(t.wait_exit(), "0");
 }
+
+/// Enter on a turn puts its Request in the composer, keeping the unsent draft it replaces
+/// (Ctrl-Z brings it back); quitting mentions a draft.
+#[test]
+fn a_replaced_draft_comes_back_with_ctrl_z_and_quitting_mentions_it() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+    send_a_grounding(&t);
+    t.type_text(" kiosk");
+    t.wait_for(&["bench kiosk"], "the draft");
+    t.keys(&["Escape", "Enter"]);
+    let screen = t.wait_for(&["Ctrl-Z brings it back"], "the draft kept");
+    assert!(!screen.contains("bench kiosk"), "{screen}");
+    t.keys(&["C-z"]);
+    t.wait_for(&["bench kiosk"], "the draft back");
+    t.keys(&["Escape", "q"]);
+    t.wait_for(&["has an unsent draft", "y quits"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// Prose in a commitment is never rewritten by a completion, and Enter there is a new line.
+#[test]
+fn completion_never_rewrites_prose_in_a_commitment() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+    // The Kind row; c three times is commitment; Question, then Commit.
+    t.keys(&["Up", "c", "c", "c"]);
+    t.wait_for(&["< commitment >"], "the commitment form");
+    t.keys(&["Down", "Down"]);
+    t.type_text("c1: Kiosk#3 locatedAt near the fountain");
+    t.keys(&["Enter"]);
+    t.type_text("c2: Avatar#7 isA Foun");
+    t.wait_for(&["Fountain#1"], "an ID offered");
+    t.keys(&["Enter"]);
+    let screen = t.wait_until("two lines and a third", |s| {
+        !s.contains("↑↓ Tab") && s.contains("c2: Avatar#7 isA Foun")
+    });
+    assert!(
+        screen.contains("near the fountain") && !screen.contains("near the Fountain#1"),
+        "{screen}"
+    );
+    let c1 = position_of(&screen, "c1: Kiosk#3").1;
+    let c2 = position_of(&screen, "c2: Avatar#7 isA Foun").1;
+    assert_eq!(c2, c1 + 1, "one per line:\n{screen}");
+    t.keys(&["C-q"]);
+    t.wait_for(&["has an unsent draft"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+}

@@ -18,7 +18,22 @@ impl App {
         }
         match action {
             Action::Quit => {
-                if self.session.unsaved > 0 {
+                let drafts = self.unsent_drafts();
+                if self.session.unsaved == 0 && !drafts.is_empty() {
+                    self.overlay = Some(Overlay::Confirm(Confirm {
+                        title: "Quit".into(),
+                        message: format!(
+                            "{} has an unsent draft. Quit anyway? y quits (the draft is lost); n \
+                             stays",
+                            drafts.join(", ")
+                        ),
+                        purpose: ConfirmPurpose::Quit,
+                    }));
+                } else if self.session.unsaved > 0 {
+                    let drafts = match drafts.is_empty() {
+                        true => String::new(),
+                        false => format!(" {} has an unsent draft, lost too.", drafts.join(", ")),
+                    };
                     let n = self.session.unsaved;
                     let kept = match &self.paths.data_dir {
                         Some(dir) => format!(
@@ -31,8 +46,8 @@ impl App {
                     self.overlay = Some(Overlay::Confirm(Confirm {
                         title: "Quit".into(),
                         message: format!(
-                            "{n} turn{} not saved. Quit anyway? y quits{kept}; n stays ({save} \
-                             saves them)",
+                            "{n} turn{} not saved.{drafts} Quit anyway? y quits{kept}; n stays \
+                             ({save} saves them)",
                             if n == 1 { " is" } else { "s are" }
                         ),
                         purpose: ConfirmPurpose::Quit,
@@ -246,6 +261,15 @@ impl App {
                 }
             }
         }
+    }
+
+    /// The dialogues whose composer holds an unsent draft, by name.
+    fn unsent_drafts(&self) -> Vec<String> {
+        self.dialogues
+            .iter()
+            .filter(|d| d.composer.has_draft())
+            .map(|d| d.name.clone())
+            .collect()
     }
 
     fn quit(&mut self, fx: &mut Vec<Effect>) {
@@ -635,9 +659,17 @@ impl App {
                     .and_then(|d| d.selection.as_ref())
                     .map(|s| s.request.clone());
                 if let Some(request) = request {
-                    self.with_composer(|c, ctx| c.load(&request, ctx));
+                    let kept = self.with_composer(|c, ctx| c.replace_with(&request, ctx));
                     self.focus = Pane::Composer;
-                    self.notify("the turn's Request is in the composer", Severity::Info);
+                    if kept == Some(true) {
+                        self.notify(
+                            "your draft is kept, Ctrl-Z brings it back: the turn's Request \
+                             replaced it in the composer",
+                            Severity::Warning,
+                        );
+                    } else {
+                        self.notify("the turn's Request is in the composer", Severity::Info);
+                    }
                 }
             }
             Pane::Log => {

@@ -1802,3 +1802,134 @@ fn ctrl_s_does_not_write_over_a_file_changed_on_disk_and_asks() {
     });
     assert_eq!(unchanged(&ctrl(&mut t, 's')), [stamp(20)]);
 }
+
+/// The text of the composer's field labelled so.
+fn field_text(t: &T, label: &str) -> String {
+    let c = &t.current().composer;
+    c.fields
+        .iter()
+        .find(|f| f.spec.label == label)
+        .expect("the field")
+        .text()
+}
+
+#[test]
+fn enter_on_a_turn_keeps_the_unsent_draft_it_replaces_for_ctrl_z() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    // A draft typed in the Question.
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("Where is the fountain?");
+    assert!(t.current().composer.has_draft());
+    // Enter on the turn: its Request replaces the draft, which is kept, and said to be.
+    t.key(KeyCode::Esc);
+    assert_eq!(t.app.focus, Pane::Transcript);
+    let fx = t.key(KeyCode::Enter);
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(t.app.focus, Pane::Composer);
+    assert_eq!(field_text(&t, "Terms"), "bench");
+    assert_eq!(field_text(&t, "Question"), "");
+    assert!(
+        !t.current().composer.has_draft(),
+        "a turn's Request is no draft"
+    );
+    let notice = t.app.notice.as_ref().unwrap();
+    assert!(notice.text.contains("Ctrl-Z"), "{}", notice.text);
+    // Ctrl-Z: the draft back; Ctrl-Y: the turn's Request again; Ctrl-Z once more.
+    t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
+    assert_eq!(field_text(&t, "Terms"), "");
+    t.key_with(KeyCode::Char('y'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Terms"), "bench");
+    t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
+    // Nothing further back: said, nothing changes.
+    t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
+    assert!(
+        t.current()
+            .composer
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("no earlier draft"))
+    );
+    // Clearing keeps it too.
+    t.app
+        .with_composer(|c, ctx| c.clear(ctx))
+        .expect("a composer");
+    assert_eq!(field_text(&t, "Question"), "");
+    t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
+}
+
+#[test]
+fn quitting_mentions_an_unsent_draft() {
+    let mut t = T::reference();
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("Where is the fountain?");
+    t.key(KeyCode::Esc);
+    // No turn unsaved, but a draft: asked.
+    let fx = t.key(KeyCode::Char('q'));
+    assert!(quits(&fx).is_empty(), "{fx:?}");
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("asked")
+    };
+    assert!(
+        c.message.contains("domain-access #1 has an unsent draft"),
+        "{}",
+        c.message
+    );
+    t.key(KeyCode::Char('n'));
+    // With a turn unsaved too (the draft sent), and a new draft, both are said.
+    t.finished(1, grounding(0));
+    assert!(!t.current().composer.has_draft(), "sent, no longer a draft");
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("And the kiosk?");
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('q'));
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("asked")
+    };
+    assert!(
+        c.message.contains("1 turn is not saved") && c.message.contains("unsent draft"),
+        "{}",
+        c.message
+    );
+    assert_eq!(quits(&t.key(KeyCode::Char('y'))), [true]);
+}
+
+#[test]
+fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
+    use crate::protocol::resources::Words;
+    let mut t = T::reference();
+    t.app.servers[0]
+        .vocabulary
+        .add(Words::Entities, "Fountain#1");
+    focus_field(&mut t, crate::protocol::dac::Kind::Commitment, "Commit");
+    let mut fx = t.type_text("c1: Kiosk#3 locatedAt near the fountain");
+    assert!(t.current().composer.completion.is_none());
+    fx.extend(t.key(KeyCode::Enter));
+    fx.extend(t.type_text("c2: Avatar#7 isA Foun"));
+    assert!(
+        t.current().composer.completion.is_some(),
+        "an ID is offered"
+    );
+    fx.extend(t.key(KeyCode::Enter));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(
+        field_text(&t, "Commit"),
+        "c1: Kiosk#3 locatedAt near the fountain\nc2: Avatar#7 isA Foun\n"
+    );
+}
