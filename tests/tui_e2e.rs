@@ -230,13 +230,12 @@ impl Tmux {
         }
     }
 
-    /// The explorer's process id, from the marker it keeps while running.
+    /// The explorer's process id, from the marker it keeps while running (`running-PID`).
     fn explorer_pid(&self) -> String {
-        let marker = self.data_dir.join("running");
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            if let Ok(pid) = std::fs::read_to_string(&marker) {
-                return pid.trim().to_owned();
+            if let Some(pid) = running_pids(&self.data_dir).into_iter().next() {
+                return pid;
             }
             assert!(
                 Instant::now() < deadline,
@@ -245,6 +244,34 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+
+    /// This run's autosave.
+    fn autosave(&self) -> std::path::PathBuf {
+        autosave_of(&self.data_dir, &self.explorer_pid())
+    }
+}
+
+/// The process ids of the running markers in a data directory.
+fn running_pids(data_dir: &Path) -> Vec<String> {
+    let mut pids: Vec<String> = std::fs::read_dir(data_dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .strip_prefix("running-")
+                        .map(str::to_owned)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort();
+    pids
+}
+
+/// A run's own autosave, named by its process id.
+fn autosave_of(data_dir: &Path, pid: &str) -> std::path::PathBuf {
+    data_dir.join(format!("autosave-{pid}.json"))
 }
 
 impl Drop for Tmux {
@@ -315,7 +342,12 @@ fn compose_and_send_a_feasibility_request_and_read_the_pa_statuses() {
         "the turn was autosaved, and the autosave kept as the last run's"
     );
     assert!(
-        !t.data_dir.join("autosave.json").exists(),
+        running_pids(&t.data_dir).is_empty()
+            && !std::fs::read_dir(&t.data_dir).unwrap().any(|e| e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("autosave")),
         "nothing to offer back"
     );
 }
@@ -327,11 +359,7 @@ fn a_small_terminal_still_works() {
         &["server domain-access", "semantic_grounding"],
         "the narrow layout",
     );
-    t.type_text("Where is the bench?");
-    t.keys(&["Tab"]);
-    t.type_text("bench");
-    t.keys(&["F5"]);
-    t.wait_for(&["Object classes", "Bench"], "the grounding");
+    send_a_grounding(&t);
     t.keys(&["C-q"]);
     t.wait_for(&["Quit anyway?"], "the question before quitting");
     t.keys(&["y"]);
@@ -351,7 +379,7 @@ fn sigterm_without_work_leaves_cleanly() {
     assert_eq!(t.wait_exit(), "143", "the shell's code for SIGTERM");
     assert!(!t.screen().contains("bkn-explorer │"));
     assert!(
-        !t.data_dir.join("running").exists(),
+        running_pids(&t.data_dir).is_empty(),
         "a clean exit removes the running marker"
     );
     assert_no_crash_report(&t.data_dir);
@@ -422,6 +450,8 @@ fn a_run_that_did_not_end_cleanly_is_offered_for_recovery() {
 
 /// Sends a grounding Request from the composer and waits for its answer.
 fn send_a_grounding(t: &Tmux) {
+    // F5 before the dialogue is open sends nothing ("still connecting").
+    t.wait_for(&["· connected"], "the dialogue open");
     t.type_text("Where is the bench?");
     t.keys(&["Tab"]);
     t.type_text("bench");
@@ -452,23 +482,31 @@ fn a_signal_keeps_the_work_for_the_next_start(name: &str, code: &str) {
             !t.screen().contains("bkn-explorer │"),
             "the terminal is restored"
         );
-        assert!(
-            data.path().join("running").exists(),
-            "the marker stays, so that the next start offers the autosave"
+        assert_eq!(
+            std::fs::read_to_string(data.path().join(format!("running-{pid}"))).unwrap(),
+            format!("ended SIG{name}"),
+            "the marker stays, saying why, so that the next start offers the autosave"
         );
-        let autosave = std::fs::read_to_string(data.path().join("autosave.json")).unwrap();
+        let autosave = std::fs::read_to_string(autosave_of(data.path(), &pid)).unwrap();
         assert!(
             autosave.contains("\"bench\""),
             "the turn is in the autosave"
         );
     }
     let t = Tmux::start_in(120, 40, "", &[], data.path());
-    t.wait_for(
-        &["did not close cleanly", "Recover the session"],
+    let screen = t.wait_for(
+        &[&format!("ended by SIG{name}"), "Recover the session"],
         "the offer",
     );
+    assert!(
+        !screen.contains("did not close cleanly"),
+        "a signal is no crash:\n{screen}"
+    );
     t.keys(&["y"]);
-    let screen = t.wait_for(&["recovered", "semantic_grounding"], "the recovered turn");
+    let screen = t.wait_for(
+        &["recovered the autosaved session", "semantic_grounding"],
+        "the recovered turn",
+    );
     assert!(screen.contains("bench"), "{screen}");
     t.keys(&["C-q"]);
     t.wait_for(
@@ -521,7 +559,7 @@ fn a_refused_recovery_keeps_the_file_and_new_turns_do_not_overwrite_it() {
     t.keys(&["y"]);
     assert_eq!(t.wait_exit(), "0");
     assert!(
-        !data.path().join("running").exists(),
+        running_pids(data.path()).is_empty(),
         "a clean quit removes the marker"
     );
 }
@@ -544,8 +582,7 @@ fn closing_a_dialogue_with_turns_asks_first() {
     // The autosave no longer has it.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let autosave =
-            std::fs::read_to_string(t.data_dir.join("autosave.json")).unwrap_or_default();
+        let autosave = std::fs::read_to_string(t.autosave()).unwrap_or_default();
         if !autosave.contains("bench") {
             break;
         }
@@ -858,4 +895,281 @@ fn a_command_a_session_file_names_runs_only_once_the_user_says_so() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Two explorers on one data directory: each autosaves to its own file; the one killed is
+/// offered back at the next start, the other's clean quit offers nothing.
+#[test]
+fn two_explorers_at_once_keep_their_own_autosaves() {
+    let data = tempfile::tempdir().unwrap();
+    let first = Tmux::start_in(120, 40, "", &[], data.path());
+    first.wait_for(&["bkn_dac", "bkn_usr"], "the first explorer");
+    let first_pid = first.explorer_pid();
+    let second = Tmux::start_in(120, 40, "", &[], data.path());
+    second.wait_for(&["bkn_dac", "bkn_usr"], "the second explorer");
+    assert!(
+        !second.screen().contains("Recover"),
+        "a running explorer's work is not offered"
+    );
+    let pids = running_pids(data.path());
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    let second_pid = pids.into_iter().find(|p| *p != first_pid).unwrap();
+    send_a_grounding(&first);
+    send_a_grounding(&second);
+    for pid in [&first_pid, &second_pid] {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::fs::read_to_string(autosave_of(data.path(), pid))
+            .is_ok_and(|t| t.contains("bench"))
+        {
+            assert!(Instant::now() < deadline, "no autosave of {pid}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    signal(&first_pid, "KILL");
+    first.wait_exit();
+    // The second quits as the user asks: nothing of its own to offer next time.
+    second.keys(&["Escape", "q"]);
+    second.wait_for(&["Quit anyway?"], "the question");
+    second.keys(&["y"]);
+    assert_eq!(second.wait_exit(), "0");
+    assert!(data.path().join("last-run.json").exists());
+    let t = Tmux::start_in(120, 40, "", &[], data.path());
+    t.wait_for(
+        &["did not close cleanly", "Recover the session"],
+        "the killed run's turns offered",
+    );
+    t.keys(&["y"]);
+    let screen = t.wait_for(
+        &["recovered the autosaved session", "semantic_grounding"],
+        "the recovered turn",
+    );
+    assert!(screen.contains("bench"), "{screen}");
+    t.keys(&["C-q"]);
+    t.wait_for(&["Quit anyway?"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+    assert_no_crash_report(data.path());
+}
+
+/// The terminal closed under the explorer (tmux kills the pane: SIGHUP, then EIO on its
+/// output): no crash report, the turn kept, and the next start offers it without calling it
+/// a crash.
+#[test]
+fn a_closed_terminal_ends_like_a_quit_with_unsaved_work() {
+    let data = tempfile::tempdir().unwrap();
+    let pid;
+    {
+        let t = Tmux::start_in(120, 40, "", &[], data.path());
+        t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+        send_a_grounding(&t);
+        pid = t.explorer_pid();
+        t.run(&["kill-pane", "-t", "e2e"]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            assert!(Instant::now() < deadline, "the explorer did not leave");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    assert_no_crash_report(data.path());
+    assert_eq!(
+        std::fs::read_to_string(data.path().join(format!("running-{pid}"))).unwrap(),
+        "ended SIGHUP"
+    );
+    assert!(
+        std::fs::read_to_string(autosave_of(data.path(), &pid))
+            .unwrap()
+            .contains("bench")
+    );
+    let t = Tmux::start_in(120, 40, "", &[], data.path());
+    let screen = t.wait_for(&["its terminal closed", "Recover the session"], "the offer");
+    assert!(!screen.contains("did not close cleanly"), "{screen}");
+    t.keys(&["n"]);
+    t.keys(&["C-q"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// Every headless command that prints ends quietly when its reader goes away (`| head -3`):
+/// no panic, no backtrace, the shell's code for SIGPIPE.
+#[test]
+fn headless_commands_end_quietly_when_their_reader_goes_away() {
+    let sessions = Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/dac-tour.json");
+    let sessions = sessions.to_str().unwrap();
+    for args in [
+        &["schema", "usr-user"][..],
+        &["schema", "dac"],
+        &["config", "path"],
+        &["validate", sessions],
+        &["replay", "--help"],
+    ] {
+        // The reader closes at once; `| head -3` is the same, a little later.
+        let script = format!(
+            "'{}' {} 2>err | (exec 0<&-; true); echo ${{PIPESTATUS[0]}} > code",
+            env!("CARGO_BIN_EXE_bkn-explorer"),
+            args.join(" ")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let status = Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let err = std::fs::read_to_string(dir.path().join("err")).unwrap();
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe") && !err.contains("backtrace"),
+            "{args:?}: {err}"
+        );
+        let code = std::fs::read_to_string(dir.path().join("code")).unwrap();
+        assert!(
+            ["0", "1", "141"].contains(&code.trim()),
+            "{args:?} exited {code}: {err}"
+        );
+    }
+}
+
+/// Ctrl-O with a turn not saved asks: n stays; a sets the turn aside in a file of the data
+/// directory and opens the Open overlay, which lists it.
+#[test]
+fn ctrl_o_with_unsaved_turns_asks_first() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+    send_a_grounding(&t);
+    t.keys(&["Escape", "C-o"]);
+    t.wait_for(
+        &["Open another session", "1 turn is not saved", "a set aside"],
+        "the question",
+    );
+    t.keys(&["n"]);
+    let screen = t.wait_until("the question gone", |s| !s.contains("Open another session"));
+    assert!(
+        screen.contains("Bench"),
+        "the turn is still in view:\n{screen}"
+    );
+    t.keys(&["C-o"]);
+    t.wait_for(&["Open another session"], "the question again");
+    t.keys(&["a"]);
+    t.wait_for(
+        &["set aside in", "set-aside-"],
+        "the turn set aside, and Open",
+    );
+    let folder = t.data_dir.join("set-aside");
+    let files: Vec<_> = std::fs::read_dir(&folder).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    let kept = bkn_explorer::session::Session::load(&files[0].as_ref().unwrap().path()).unwrap();
+    assert_eq!(kept.dialogues[0].turns.len(), 1);
+    t.keys(&["Escape", "q"]);
+    assert_eq!(t.wait_exit(), "0", "set aside: no question on quit");
+}
+
+/// A paste of lines ended by CR (tmux's paste-buffer turns LF into CR, as terminals paste)
+/// keeps its lines in Steps.
+#[test]
+fn a_pasted_statement_per_line_stays_one_per_line() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+    t.keys(&["Up", "Right", "Right", "Right", "Right"]);
+    t.wait_for(&["< feasibility >"], "the feasibility form");
+    t.keys(&["Down", "Down", "Down", "Down"]);
+    t.run(&[
+        "set-buffer",
+        "MM-Add Nil Kiosk#3 At MLoc:Square.Stage\nPost Nil Item#12 To Process#Market",
+    ]);
+    t.run(&["paste-buffer", "-p", "-t", "e2e"]);
+    let screen = t.wait_for(&["Post Nil Item#12"], "the paste");
+    let post = screen
+        .lines()
+        .find(|l| l.contains("Post Nil Item#12"))
+        .unwrap();
+    assert!(!post.contains("Kiosk#3"), "one line:\n{screen}");
+    t.keys(&["F5"]);
+    t.wait_for(&["2 steps"], "two steps sent");
+    t.keys(&["Escape", "q", "y"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// Ctrl-S does not write over a session file changed on disk since it was opened: n leaves
+/// it, o overwrites it.
+#[test]
+fn ctrl_s_asks_before_writing_over_a_file_changed_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tour.json");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/dac-tour.json"),
+        &file,
+    )
+    .unwrap();
+    let t = Tmux::start(120, 40, &format!("--session '{}'", file.display()));
+    t.wait_for(&["Domain Access tour"], "the session");
+    // Another program writes it.
+    let changed = format!("{}\n", std::fs::read_to_string(&file).unwrap());
+    std::fs::write(&file, &changed).unwrap();
+    t.keys(&["C-s"]);
+    t.wait_for(
+        &["The file changed on disk", "o overwrite", "s save as"],
+        "the question",
+    );
+    t.keys(&["n"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), changed);
+    t.keys(&["C-s"]);
+    t.wait_for(&["The file changed on disk"], "the question again");
+    t.keys(&["o"]);
+    t.wait_for(&["saved"], "the save");
+    assert_ne!(std::fs::read_to_string(&file).unwrap(), changed);
+    // Saved by this explorer: the next Ctrl-S asks nothing.
+    t.keys(&["C-s"]);
+    t.wait_for(&["saved"], "the save");
+    assert!(!t.screen().contains("changed on disk"));
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// Enter on a turn puts its Request in the composer, keeping the unsent draft it replaces
+/// (Ctrl-Z brings it back); quitting mentions a draft.
+#[test]
+fn a_replaced_draft_comes_back_with_ctrl_z_and_quitting_mentions_it() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+    send_a_grounding(&t);
+    t.type_text(" kiosk");
+    t.wait_for(&["bench kiosk"], "the draft");
+    t.keys(&["Escape", "Enter"]);
+    let screen = t.wait_for(&["Ctrl-Z brings it back"], "the draft kept");
+    assert!(!screen.contains("bench kiosk"), "{screen}");
+    t.keys(&["C-z"]);
+    t.wait_for(&["bench kiosk"], "the draft back");
+    t.keys(&["Escape", "q"]);
+    t.wait_for(&["has an unsent draft", "y quits"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// Prose in a commitment is never rewritten by a completion, and Enter there is a new line.
+#[test]
+fn completion_never_rewrites_prose_in_a_commitment() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+    // The Kind row; c three times is commitment; Question, then Commit.
+    t.keys(&["Up", "c", "c", "c"]);
+    t.wait_for(&["< commitment >"], "the commitment form");
+    t.keys(&["Down", "Down"]);
+    t.type_text("c1: Kiosk#3 locatedAt near the fountain");
+    t.keys(&["Enter"]);
+    t.type_text("c2: Avatar#7 isA Foun");
+    t.wait_for(&["Fountain#1"], "an ID offered");
+    t.keys(&["Enter"]);
+    let screen = t.wait_until("two lines and a third", |s| {
+        !s.contains("↑↓ Tab") && s.contains("c2: Avatar#7 isA Foun")
+    });
+    assert!(
+        screen.contains("near the fountain") && !screen.contains("near the Fountain#1"),
+        "{screen}"
+    );
+    let c1 = position_of(&screen, "c1: Kiosk#3").1;
+    let c2 = position_of(&screen, "c2: Avatar#7 isA Foun").1;
+    assert_eq!(c2, c1 + 1, "one per line:\n{screen}");
+    t.keys(&["C-q"]);
+    t.wait_for(&["has an unsent draft"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
 }

@@ -386,8 +386,12 @@ pub static COMPOSER_KEYS: &[(&str, &str)] = &[
     ("Ctrl-Space", "show completions"),
     ("↑ / ↓ in completions", "choose one"),
     (
-        "Enter / → in completions",
-        "accept it (Esc closes the list)",
+        "Tab in completions",
+        "accept it (Esc closes the list; Enter too once chosen, or in a one-line field)",
+    ),
+    (
+        "Ctrl-Z / Ctrl-Y",
+        "back to the draft a turn's Request or Clear replaced / forward again",
     ),
     ("Esc", "leave the composer (or cancel the pending turn)"),
 ];

@@ -129,6 +129,9 @@ pub struct SessionInfo {
     /// Turns since the last save.
     pub unsaved: usize,
     pub saving: bool,
+    /// The file as it was opened or last saved: Ctrl-S does not write over a change made on
+    /// disk since (it asks).
+    pub stamp: Option<crate::tui::event::FileStamp>,
 }
 
 /// Where the explorer keeps and looks for files (read at start, not looked up later).
@@ -136,6 +139,8 @@ pub struct SessionInfo {
 pub struct Paths {
     /// The autosave, the recovery marker, copied JSON.
     pub data_dir: Option<PathBuf>,
+    /// This run's own autosave (in the data directory, named by the process id).
+    pub autosave: Option<PathBuf>,
     /// Where Open lists sessions, and where a bare name is saved when it exists.
     pub sessions_dir: PathBuf,
     pub sessions_dir_exists: bool,
@@ -176,8 +181,8 @@ pub struct Options {
     pub themes: Vec<String>,
     pub keymap: Keymap,
     pub paths: Paths,
-    /// The autosave of a run that did not end cleanly, to offer to recover.
-    pub recover: Option<PathBuf>,
+    /// The autosaves of earlier runs that left unsaved turns, to offer to recover.
+    pub recover: Vec<crate::tui::persist::Recovery>,
     /// Defaults the user set on the command line.
     pub overrides: Overrides,
     /// Inside tmux, where OSC 52 reaches the clipboard only with set-clipboard on.
@@ -226,6 +231,10 @@ pub struct App {
     /// What servers asked that waits for the person (shown one at a time, when no other
     /// overlay is open).
     pub asked: std::collections::VecDeque<crate::tui::event::AskView>,
+    /// Autosaves of earlier runs still to offer (one question at a time).
+    pub recoveries: Vec<crate::tui::persist::Recovery>,
+    /// What to do once the save under way is written (Ctrl-O's "save first" opens then).
+    pub after_save: Option<crate::tui::action::Action>,
 }
 
 /// How long a notice stays.
@@ -264,6 +273,8 @@ impl App {
             found: options.found,
             live: None,
             asked: Default::default(),
+            recoveries: options.recover,
+            after_save: None,
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {
@@ -290,17 +301,42 @@ impl App {
         if let Some(path) = options.watch {
             effects.push(Effect::Watch { path });
         }
-        if let Some(path) = options.recover {
-            app.overlay = Some(Overlay::Confirm(Confirm {
-                title: "bkn-explorer did not close cleanly last time".into(),
-                message: format!(
-                    "Recover the session it autosaved ({})? y recovers, n starts afresh (the file stays)",
-                    path.display()
-                ),
-                purpose: ConfirmPurpose::Recover(path),
-            }));
-        }
+        app.offer_recovery();
         (app, effects)
+    }
+
+    /// Asks about the next autosave of an earlier run, if there is one and nothing else is
+    /// being asked.
+    pub fn offer_recovery(&mut self) {
+        if self.overlay.is_some() || self.recoveries.is_empty() {
+            return;
+        }
+        let r = self.recoveries.remove(0);
+        let (title, why) = match &r.ending {
+            crate::tui::persist::Ending::Unclean => (
+                "bkn-explorer did not close cleanly last time".to_owned(),
+                "It left turns that were not saved.".to_owned(),
+            ),
+            crate::tui::persist::Ending::Signal(signal) => (
+                "Unsaved turns of an earlier run".to_owned(),
+                format!(
+                    "An earlier run was ended by {signal}{} with turns not saved; it kept them.",
+                    if signal == "SIGHUP" {
+                        " (its terminal closed)"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+        };
+        self.overlay = Some(Overlay::Confirm(Confirm {
+            title,
+            message: format!(
+                "{why} Recover the session it autosaved ({})? y recovers, n starts afresh (the file stays)",
+                r.path.display()
+            ),
+            purpose: ConfirmPurpose::Recover(r.path),
+        }));
     }
 
     /// A new key for a dialogue (engine dialogues are named by it).

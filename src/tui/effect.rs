@@ -55,11 +55,13 @@ pub enum Effect {
     StopReplay {
         key: DialogueKey,
     },
-    /// Write a session file (atomically); `Saved` follows.
+    /// Write a session file (atomically); `Saved` follows. With `unchanged`, only if the
+    /// file is still as that stamp says (else `ChangedOnDisk` follows, and nothing is written).
     Save {
         path: PathBuf,
         session: Box<Session>,
         purpose: SavePurpose,
+        unchanged: Option<crate::tui::event::FileStamp>,
     },
     /// Run a scenario file on a server, in the dialogue `key` (its steps come back as
     /// `Event::Scenario`).

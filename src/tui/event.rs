@@ -20,11 +20,17 @@ pub enum Event {
     Tick,
     Engine(Box<EngineEvent>),
     Replay(ReplayEvent),
-    /// A save finished.
+    /// A save finished (`stamp`: the file as written, for the next save's check).
     Saved {
         path: PathBuf,
         purpose: SavePurpose,
         result: Result<(), String>,
+        stamp: Option<FileStamp>,
+    },
+    /// A save to the session's own file was not made: the file changed on disk since it was
+    /// opened or last saved (another explorer, an editor, a replay --update).
+    ChangedOnDisk {
+        path: PathBuf,
     },
     /// Whether a file Save-as is about to write exists (and its folder does).
     SaveTarget {
@@ -48,6 +54,8 @@ pub enum Event {
         path: PathBuf,
         purpose: OpenPurpose,
         result: Result<Session, String>,
+        /// The file as it was read.
+        stamp: Option<FileStamp>,
     },
     /// The session files the Open overlay offers.
     PickerItems(Vec<PickerItem>),
@@ -76,6 +84,24 @@ pub enum Event {
     Signal(&'static str),
 }
 
+/// What tells a file changed on disk: its length and modification time, as read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileStamp {
+    pub len: u64,
+    pub modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    /// The file's stamp now; None when it is not there (or cannot be read).
+    pub fn of(path: &std::path::Path) -> Option<FileStamp> {
+        let m = std::fs::metadata(path).ok()?;
+        Some(FileStamp {
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
+}
+
 /// Why a session is saved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SavePurpose {
@@ -85,6 +111,9 @@ pub enum SavePurpose {
     Autosave,
     /// A signal came: the autosave, then leave (the recovery marker stays).
     BeforeLeaving,
+    /// Opening another session, the unsaved turns are set aside: the runner names a new file
+    /// in the folder given (`set-aside-<time>.json`), which Open lists.
+    SetAside,
 }
 
 /// What Save-as writes.

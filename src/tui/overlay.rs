@@ -43,6 +43,8 @@ pub enum Outcome {
     Run(Action),
     /// A question was answered.
     Answered(ConfirmPurpose, bool),
+    /// A question of more than yes and no was answered by the key of its choice.
+    Chose(ConfirmPurpose, Choice),
     /// A line was typed and confirmed.
     Submit(PromptPurpose, String),
     /// The Open overlay: open this path.
@@ -340,6 +342,53 @@ pub enum ConfirmPurpose {
     /// Start the command a session file's server runs (its index), then do the action that
     /// needed it.
     StartCommand(usize, crate::tui::action::Action),
+    /// Open another session although this one has unsaved turns: save them first, set them
+    /// aside (a file of the data directory), or stay.
+    OpenOverUnsaved,
+    /// The session's file changed on disk since it was opened or saved: overwrite it, save
+    /// as another file, or stay.
+    SaveOverChanged(PathBuf),
+}
+
+/// What a question of more than yes and no offers besides "no" (n, Esc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    Save,
+    SetAside,
+    Overwrite,
+    SaveAs,
+}
+
+impl ConfirmPurpose {
+    /// The choices and their keys, when the question is more than yes or no.
+    pub fn choices(&self) -> Option<&'static [(char, Choice, &'static str)]> {
+        match self {
+            ConfirmPurpose::OpenOverUnsaved => Some(&[
+                ('s', Choice::Save, "save first"),
+                ('a', Choice::SetAside, "set aside"),
+            ]),
+            ConfirmPurpose::SaveOverChanged(_) => Some(&[
+                ('o', Choice::Overwrite, "overwrite"),
+                ('s', Choice::SaveAs, "save as"),
+            ]),
+            _ => None,
+        }
+    }
+
+    /// The keys the question's box names.
+    pub fn keys_shown(&self) -> String {
+        match self.choices() {
+            Some(choices) => {
+                let mut shown: Vec<String> = choices
+                    .iter()
+                    .map(|(k, _, what)| format!("{k} {what}"))
+                    .collect();
+                shown.push("n cancel".into());
+                format!(" {} ", shown.join(" · "))
+            }
+            None => " y yes · n no ".into(),
+        }
+    }
 }
 
 pub struct Confirm {
@@ -473,6 +522,20 @@ impl Overlay {
                 (handled, crate::tui::ask::AskOutcome::Answer(reply)) => {
                     (handled, Outcome::Replied(ask.ask.clone(), reply))
                 }
+            },
+            Overlay::Confirm(c) if c.purpose.choices().is_some() => match key.code {
+                KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
+                    (Consumed, Outcome::Answered(c.purpose.clone(), false))
+                }
+                // No default: Enter or y would not say which.
+                KeyCode::Char(k) => match c.purpose.choices().and_then(|list| {
+                    list.iter()
+                        .find(|(key, _, _)| *key == k.to_ascii_lowercase())
+                }) {
+                    Some((_, choice, _)) => (Consumed, Outcome::Chose(c.purpose.clone(), *choice)),
+                    None => (Consumed, Outcome::Stay),
+                },
+                _ => (Consumed, Outcome::Stay),
             },
             Overlay::Confirm(c) => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {

@@ -5,52 +5,119 @@
 use crate::tui::overlay::PickerItem;
 use std::path::{Path, PathBuf};
 
+/// The autosave of a run of an older version (one for every run): still offered back.
 pub const AUTOSAVE: &str = "autosave.json";
 /// What the autosave held when the last run ended cleanly: never offered as a recovery, but
 /// there for a user who said "quit anyway" and regrets it (until the next clean end).
 pub const LAST_RUN: &str = "last-run.json";
+/// The marker of a run of an older version (it held the process id).
 const RUNNING: &str = "running";
 const RECENT: &str = "recent.json";
 
-/// Where the explorer keeps its own files (`Settings::data_dir`).
-pub fn data_dir() -> Option<PathBuf> {
-    crate::settings::Settings::current().0.data_dir()
+/// Each run has its own autosave, named by its process id: two explorers at once never
+/// overwrite each other's turns.
+pub fn autosave_of(data_dir: &Path, pid: u32) -> PathBuf {
+    data_dir.join(format!("autosave-{pid}.json"))
 }
 
-/// Marks this run as running (`mark_stopped` removes the mark on a clean end). When the last
-/// run did not end cleanly and left an autosave, the autosave is moved aside (so that this
-/// run's own autosaves do not overwrite it before the user answers) and its new path is
-/// returned, to offer it back.
-pub fn mark_running(data_dir: &Path) -> Option<PathBuf> {
-    let marker = data_dir.join(RUNNING);
-    let autosave = data_dir.join(AUTOSAVE);
-    let ended_badly = std::fs::read_to_string(&marker)
+/// Each run's marker, `running-PID`: there while it runs. It holds nothing, or why the run
+/// ended when a signal ended it with unsaved turns (`ended SIGHUP`).
+fn marker_of(data_dir: &Path, pid: u32) -> PathBuf {
+    data_dir.join(format!("running-{pid}"))
+}
+
+/// How a run that left turns behind ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// It never said: it crashed or was killed (SIGKILL, the machine stopped).
+    Unclean,
+    /// A signal ended it (the terminal closed, SIGTERM): it saved its autosave and left, as a
+    /// quit with unsaved work does.
+    Signal(String),
+}
+
+/// The autosave of an earlier run to offer back (moved aside, so that nothing overwrites it
+/// before the user answers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recovery {
+    pub path: PathBuf,
+    pub ending: Ending,
+}
+
+/// Marks this run as running (`mark_stopped` removes the mark on a clean end), and finds the
+/// autosaves that runs which are not running any more left behind (their marker stayed):
+/// each is moved aside and returned, to offer it back. Runs still running are left alone.
+pub fn mark_running(data_dir: &Path) -> Vec<Recovery> {
+    let _ = std::fs::create_dir_all(data_dir);
+    let mut found = Vec::new();
+    let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
+    // An older version's run: one marker, one autosave.
+    let legacy = data_dir.join(RUNNING);
+    if let Some(pid) = std::fs::read_to_string(&legacy)
         .ok()
         .and_then(|pid| pid.trim().parse::<u32>().ok())
-        .is_some_and(|pid| !alive(pid));
-    let _ = std::fs::create_dir_all(data_dir);
-    let _ = std::fs::write(&marker, std::process::id().to_string());
-    if !(ended_badly && autosave.exists()) {
-        return None;
+        && !alive(pid)
+    {
+        let _ = std::fs::remove_file(&legacy);
+        let autosave = data_dir.join(AUTOSAVE);
+        let kept = data_dir.join(format!("recovered-{stamp}.json"));
+        if autosave.exists() && std::fs::rename(&autosave, &kept).is_ok() {
+            found.push(Recovery {
+                path: kept,
+                ending: Ending::Unclean,
+            });
+        }
     }
-    let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
-    let kept = data_dir.join(format!("recovered-{stamp}.json"));
-    std::fs::rename(&autosave, &kept).ok().map(|()| kept)
+    let mut markers: Vec<(u32, PathBuf)> = std::fs::read_dir(data_dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let pid = name.strip_prefix("running-")?.parse::<u32>().ok()?;
+                    Some((pid, e.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    markers.sort();
+    for (pid, marker) in markers {
+        let said = std::fs::read_to_string(&marker).unwrap_or_default();
+        let ending = match said.trim().strip_prefix("ended ") {
+            Some(signal) => Ending::Signal(signal.to_owned()),
+            // A run still going keeps its own (its turns are its own).
+            None if alive(pid) && pid != std::process::id() => continue,
+            None => Ending::Unclean,
+        };
+        let _ = std::fs::remove_file(&marker);
+        let autosave = autosave_of(data_dir, pid);
+        let kept = data_dir.join(format!("recovered-{pid}-{stamp}.json"));
+        if autosave.exists() && std::fs::rename(&autosave, &kept).is_ok() {
+            found.push(Recovery { path: kept, ending });
+        }
+    }
+    let _ = std::fs::write(marker_of(data_dir, std::process::id()), "");
+    found
+}
+
+/// Says in this run's marker that a signal ended it with unsaved turns in its autosave: the
+/// next start offers them back without calling the run a crash.
+pub fn mark_ended(data_dir: &Path, signal: &str) {
+    let marker = marker_of(data_dir, std::process::id());
+    if marker.exists() {
+        let _ = std::fs::write(marker, format!("ended {signal}"));
+    }
 }
 
 /// Removes this run's mark: the run ended as the user asked, nothing to recover. The autosave
 /// becomes `last-run.json`, which no start offers back (what it held was saved, or the user
 /// chose to leave it) but which is not lost either.
 pub fn mark_stopped(data_dir: &Path) {
-    let marker = data_dir.join(RUNNING);
-    if std::fs::read_to_string(&marker)
-        .is_ok_and(|pid| pid.trim() == std::process::id().to_string())
-    {
-        let _ = std::fs::remove_file(marker);
-        let autosave = data_dir.join(AUTOSAVE);
-        if autosave.exists() {
-            let _ = std::fs::rename(autosave, data_dir.join(LAST_RUN));
-        }
+    let pid = std::process::id();
+    let _ = std::fs::remove_file(marker_of(data_dir, pid));
+    let autosave = autosave_of(data_dir, pid);
+    if autosave.exists() {
+        let _ = std::fs::rename(autosave, data_dir.join(LAST_RUN));
     }
 }
 
@@ -234,17 +301,58 @@ pub fn display_path(path: &Path) -> String {
 mod tests {
     use super::*;
 
+    /// A process id that is not running.
+    fn gone() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
     #[test]
     fn a_run_that_ended_badly_offers_its_autosave_moved_aside() {
         let dir = tempfile::tempdir().unwrap();
-        // A marker of a process that is not running, and its autosave.
-        std::fs::write(dir.path().join(RUNNING), "999999999").unwrap();
+        // An older version's marker of a process that is not running, and its autosave.
+        std::fs::write(dir.path().join(RUNNING), gone().to_string()).unwrap();
         std::fs::write(dir.path().join(AUTOSAVE), "{}").unwrap();
-        let kept = mark_running(dir.path()).expect("offered");
-        assert!(kept.exists() && !dir.path().join(AUTOSAVE).exists());
+        let kept = mark_running(dir.path());
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].ending, Ending::Unclean);
+        assert!(kept[0].path.exists() && !dir.path().join(AUTOSAVE).exists());
         // A clean end leaves nothing to offer.
         mark_stopped(dir.path());
-        assert_eq!(mark_running(dir.path()), None);
+        assert_eq!(mark_running(dir.path()), []);
+    }
+
+    #[test]
+    fn each_run_has_its_own_autosave_and_a_dead_ones_is_offered() {
+        let dir = tempfile::tempdir().unwrap();
+        // Another run, still going (this test's parent, say), and one that was killed.
+        let running = std::os::unix::process::parent_id();
+        let killed = gone();
+        for pid in [running, killed] {
+            std::fs::write(marker_of(dir.path(), pid), "").unwrap();
+            std::fs::write(autosave_of(dir.path(), pid), format!("{pid}")).unwrap();
+        }
+        let kept = mark_running(dir.path());
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert_eq!(
+            std::fs::read_to_string(&kept[0].path).unwrap(),
+            killed.to_string()
+        );
+        assert!(
+            autosave_of(dir.path(), running).exists() && marker_of(dir.path(), running).exists(),
+            "the running one's are left alone"
+        );
+        assert!(marker_of(dir.path(), std::process::id()).exists());
+        // A signal's end is said, and not taken for a crash.
+        std::fs::write(autosave_of(dir.path(), std::process::id()), "mine").unwrap();
+        mark_ended(dir.path(), "SIGHUP");
+        let kept = mark_running(dir.path());
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert_eq!(kept[0].ending, Ending::Signal("SIGHUP".into()));
+        mark_stopped(dir.path());
+        assert!(!marker_of(dir.path(), std::process::id()).exists());
     }
 
     #[test]

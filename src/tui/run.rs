@@ -221,22 +221,43 @@ impl Runner {
                 path,
                 session,
                 purpose,
+                unchanged,
             } => {
                 let data_dir = self.app.paths.data_dir.clone();
                 self.blocking(move || {
-                    if purpose != SavePurpose::Explicit
-                        && let Some(dir) = path.parent()
+                    use crate::tui::event::FileStamp;
+                    if let Some(stamp) = unchanged
+                        && FileStamp::of(&path).is_some_and(|now| now != stamp)
                     {
-                        // The data directory is the explorer's own: it may be made.
-                        let _ = std::fs::create_dir_all(dir);
+                        return Event::ChangedOnDisk { path };
                     }
+                    if purpose != SavePurpose::Explicit {
+                        // The data directory is the explorer's own: it may be made.
+                        let folder = if purpose == SavePurpose::SetAside {
+                            Some(path.as_path())
+                        } else {
+                            path.parent()
+                        };
+                        if let Some(dir) = folder {
+                            let _ = std::fs::create_dir_all(dir);
+                        }
+                    }
+                    // Set aside: a new file in the folder given, never one that is there.
+                    let path = if purpose == SavePurpose::SetAside {
+                        set_aside_name(&path)
+                    } else {
+                        path
+                    };
                     let result = session
                         .save(&path)
                         .map_err(|e| format!("cannot save {}: {e}", path.display()));
-                    if purpose == SavePurpose::Explicit && result.is_ok() {
+                    if matches!(purpose, SavePurpose::Explicit | SavePurpose::SetAside)
+                        && result.is_ok()
+                    {
                         persist::remember(data_dir.as_deref(), &path);
                     }
                     Event::Saved {
+                        stamp: FileStamp::of(&path),
                         path,
                         purpose,
                         result,
@@ -266,6 +287,8 @@ impl Runner {
             Effect::ReadSession { path, purpose } => {
                 let data_dir = self.app.paths.data_dir.clone();
                 self.blocking(move || {
+                    // Before reading: a change while it is read shows as one at the next save.
+                    let stamp = crate::tui::event::FileStamp::of(&path);
                     // Judged by today's rules, whoever wrote the file.
                     let result = Session::load(&path)
                         .map(|mut s| {
@@ -277,6 +300,7 @@ impl Runner {
                         persist::remember(data_dir.as_deref(), &path);
                     }
                     Event::SessionRead {
+                        stamp,
                         path,
                         purpose,
                         result,
@@ -511,6 +535,24 @@ impl Runner {
     }
 }
 
+/// A file name for set-aside turns in `folder` that no file has: the time, and a number when
+/// two are set aside in the same second.
+fn set_aside_name(folder: &std::path::Path) -> PathBuf {
+    let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
+    let mut n = 0;
+    loop {
+        let name = match n {
+            0 => format!("set-aside-{stamp}.json"),
+            n => format!("set-aside-{stamp}-{n}.json"),
+        };
+        let path = folder.join(name);
+        if !path.exists() {
+            return path;
+        }
+        n += 1;
+    }
+}
+
 /// The turn of a Request that could not be sent (its dialogue is not open).
 fn not_sent(request: &serde_json::Value, _filling: Filling) -> Turn {
     Turn {
@@ -574,7 +616,11 @@ impl Launch {
         problems.extend(theme_warning);
         problems.extend(key_problems);
         let theme_warning = (!problems.is_empty()).then(|| problems.join("; "));
-        let recover = self.data_dir.as_deref().and_then(persist::mark_running);
+        let recover = self
+            .data_dir
+            .as_deref()
+            .map(persist::mark_running)
+            .unwrap_or_default();
         let cwd = std::env::current_dir().unwrap_or_default();
         let sessions_dir = if self.sessions_dir.is_relative() {
             cwd.join(&self.sessions_dir)
@@ -589,6 +635,10 @@ impl Launch {
             themes: Theme::names(theme_dir.as_deref()),
             keymap,
             paths: crate::tui::app::Paths {
+                autosave: self
+                    .data_dir
+                    .as_deref()
+                    .map(|d| persist::autosave_of(d, std::process::id())),
                 data_dir: self.data_dir,
                 sessions_dir_exists: sessions_dir.is_dir(),
                 scenarios_dir_exists: cwd.join("scenarios").is_dir(),
@@ -672,7 +722,9 @@ mod terminal {
                 std::process::exit(129);
             }
             let backtrace = std::backtrace::Backtrace::force_capture();
-            let autosave = data_dir.as_ref().map(|d| d.join(persist::AUTOSAVE));
+            let autosave = data_dir
+                .as_ref()
+                .map(|d| persist::autosave_of(d, std::process::id()));
             let report = format!(
                 "bkn-explorer {} crashed.\n\n{info}\n\nThe open session was autosaved after its last turn to {}; \
                  the explorer offers to recover it at the next start.\n\nBacktrace:\n{backtrace}\n",
@@ -714,6 +766,10 @@ pub fn is_failed_print(info: &std::panic::PanicHookInfo<'_>) -> bool {
     message.starts_with("failed printing to stdout")
         || message.starts_with("failed printing to stderr")
 }
+
+/// What ends the run when the terminal goes away without a SIGHUP (its input ends, drawing
+/// fails): treated as SIGHUP is.
+const TERMINAL_CLOSED: &str = "SIGHUP";
 
 /// Runs the explorer in the terminal until the user quits; returns the exit code.
 pub fn run(launch: Launch) -> u8 {
@@ -761,9 +817,11 @@ async fn run_async(launch: Launch) -> u8 {
         let mut events = ratatui::crossterm::event::EventStream::new();
         while let Some(Ok(e)) = events.next().await {
             if input.send(Event::Input(e)).is_err() {
-                break;
+                return;
             }
         }
+        // No more input: the terminal went away (closed, EIO). Leave as on SIGHUP.
+        let _ = input.send(Event::Signal(TERMINAL_CLOSED));
     });
     let ticks = tx.clone();
     tokio::spawn(async move {
@@ -805,13 +863,18 @@ async fn run_async(launch: Launch) -> u8 {
     // terminal is restored and a crash report written.
     let panic_for_test = std::env::var_os("BKN_EXPLORER_TEST_PANIC").is_some();
     let mut dirty = true;
+    let mut terminal_gone = false;
     let mut leave_by: Option<Instant> = None;
     loop {
         if dirty {
-            if let Err(e) = term.draw(|f| runner.draw(f)) {
-                terminal::restore();
-                eprintln!("bkn-explorer: cannot draw: {e}");
-                return 2;
+            if !terminal_gone && term.draw(|f| runner.draw(f)).is_err() {
+                // The terminal went away (EIO, closed): nothing can be shown any more, and
+                // nothing crashed. Leave as a closed terminal's SIGHUP does, the unsaved
+                // work in the autosave.
+                terminal_gone = true;
+                if runner.quit.is_none() && !runner.app.leaving {
+                    runner.handle(Event::Signal(TERMINAL_CLOSED));
+                }
             }
             if let Some(text) = runner.clipboard.take() {
                 // OSC 52: the terminal puts the text on the system clipboard (also over SSH).
@@ -843,10 +906,13 @@ async fn run_async(launch: Launch) -> u8 {
             runner.handle(event);
         }
     }
-    if runner.quit == Some(true)
-        && let Some(dir) = &data_dir
-    {
-        persist::mark_stopped(dir);
+    if let Some(dir) = &data_dir {
+        match (runner.quit, runner.signal) {
+            (Some(true), _) => persist::mark_stopped(dir),
+            // Unsaved work went to the autosave: the next start offers it, saying why.
+            (_, Some(signal)) => persist::mark_ended(dir, signal),
+            _ => {}
+        }
     }
     terminal::restore();
     // A signal ends the run with the shell's code for it (128 + its number).

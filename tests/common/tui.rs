@@ -39,12 +39,13 @@ pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
         keymap: Default::default(),
         paths: Paths {
             data_dir: None,
+            autosave: None,
             sessions_dir: root().join("sessions"),
             sessions_dir_exists: true,
             scenarios_dir_exists: true,
             cwd: root(),
         },
-        recover: None,
+        recover: Vec::new(),
         overrides: Default::default(),
         in_tmux: false,
         found: Vec::new(),
@@ -202,6 +203,7 @@ impl Harness {
         // As the runner reads a file: judged by today's rules.
         session.recheck();
         self.event(AppEvent::SessionRead {
+            stamp: None,
             path: PathBuf::from("test-session.json"),
             purpose: bkn_explorer::tui::event::OpenPurpose::Open,
             result: Ok(session),

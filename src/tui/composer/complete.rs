@@ -14,10 +14,15 @@ pub struct Completion {
     pub selected: usize,
     /// How many characters before the cursor the accepted item replaces.
     pub replaces: usize,
+    /// The user asked for the list (Ctrl-Space) or moved in it (↑ ↓): then Enter accepts
+    /// it. A list that only appeared while typing leaves Enter its newline in a multi-line
+    /// field (a word is never swallowed by a guess).
+    pub chosen: bool,
 }
 
 impl Completion {
     pub fn step(&mut self, down: bool) {
+        self.chosen = true;
         let n = self.items.len();
         if n > 0 {
             self.selected = if down {
@@ -50,6 +55,17 @@ pub fn at(
         .unwrap_or(0);
     let word = &before[word_start..];
     if word.is_empty() && !always {
+        return None;
+    }
+    // In free text (commitments, conflicts' evidence) an ordinary word is not offered
+    // completions unasked: only what looks like an ID (Fountain#1, MLoc:Square, c3).
+    if !always
+        && matches!(
+            completes,
+            Completes::CommitmentStatements | Completes::Words(Words::Cues)
+        )
+        && !id_shaped(word)
+    {
         return None;
     }
     let v = ctx.vocabulary;
@@ -88,7 +104,15 @@ pub fn at(
         items,
         selected: 0,
         replaces: word.chars().count(),
+        chosen: always,
     })
+}
+
+/// Whether a word looks like an ID rather than a word of prose: a capital letter, a digit,
+/// or one of `# : . _ -` in it.
+pub fn id_shaped(word: &str) -> bool {
+    word.chars()
+        .any(|c| c.is_uppercase() || c.is_ascii_digit() || matches!(c, '#' | ':' | '.' | '_' | '-'))
 }
 
 /// What may come next in a Process Action statement, given the text before the word being

@@ -130,7 +130,30 @@ pub struct Composer {
     pub completion: Option<Completion>,
     /// A remark to show (why the form cannot be shown …); cleared by the next change.
     pub message: Option<String>,
+    /// Whether what is in the composer was typed (or pasted) since it was last sent, loaded
+    /// or cleared: an unsent draft, which nothing replaces without keeping it.
+    pub edited: bool,
+    /// Counts the changes to the text (the drafts' autosave is written when it moved).
+    pub changes: u64,
+    /// Drafts replaced (by a turn's Request, by Clear), newest last: Ctrl-Z brings them back.
+    history: Vec<Draft>,
+    /// Drafts Ctrl-Z went back from, newest last: Ctrl-Y goes forward again.
+    undone: Vec<Draft>,
 }
+
+/// Everything the composer holds, to put back as it was.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Draft {
+    mode: Mode,
+    kind: Kind,
+    row: usize,
+    texts: HashMap<String, String>,
+    extra: Map<String, Value>,
+    raw: String,
+}
+
+/// How many replaced drafts are kept.
+const DRAFTS: usize = 20;
 
 /// The identity fields a form never keeps: they are made fresh for each Request.
 const IDENTITY: [&str; 5] = ["QueryID", "QueryTime", "DialogID", "TurnIndex", "Mode"];
@@ -166,6 +189,10 @@ impl Composer {
             checked: Checked::default(),
             completion: None,
             message: None,
+            edited: false,
+            changes: 0,
+            history: Vec::new(),
+            undone: Vec::new(),
         };
         c.rebuild_fields();
         c.row = usize::from(interface == Interface::Dac);
@@ -491,6 +518,10 @@ impl Composer {
     /// form, what was a one-off action (commitments to retain or release) is emptied once the
     /// server answered, while what one iterates on (question, terms, steps) stays.
     pub fn after_send(&mut self, ctx: &Context, answered: bool) {
+        if answered {
+            // Sent and taken: no longer a draft to keep.
+            self.edited = false;
+        }
         if answered && self.mode == Mode::Form {
             for f in &mut self.fields {
                 if matches!(f.spec.key.as_str(), "Commitments" | "ReleasedCommitmentIDs") {
@@ -523,8 +554,93 @@ impl Composer {
         self.recheck(ctx);
     }
 
+    /// The whole composer as it is, to put back later.
+    pub fn draft(&self) -> Draft {
+        let mut texts = self.texts.clone();
+        for f in &self.fields {
+            texts.insert(f.spec.key.clone(), f.text());
+        }
+        Draft {
+            mode: self.mode,
+            kind: self.kind,
+            row: self.row,
+            texts,
+            extra: self.extra.clone(),
+            raw: text_of(&self.raw),
+        }
+    }
+
+    fn restore(&mut self, draft: Draft, ctx: &Context) {
+        self.mode = draft.mode;
+        self.kind = draft.kind;
+        self.texts = draft.texts;
+        self.extra = draft.extra;
+        self.fields.clear();
+        self.rebuild_fields();
+        self.row = draft.row.min(self.rows().saturating_sub(1));
+        self.raw = editor(&draft.raw);
+        self.raw_top = 0;
+        self.completion = None;
+        self.message = None;
+        self.edited = true;
+        self.changes += 1;
+        self.recheck(ctx);
+    }
+
+    /// Whether the composer holds an unsent draft: typed since it was last sent or loaded,
+    /// and not empty.
+    pub fn has_draft(&self) -> bool {
+        let d = self.draft();
+        self.edited
+            && (d.texts.values().any(|t| !t.trim().is_empty())
+                || (self.mode == Mode::Raw && !matches!(d.raw.trim(), "" | "{}" | "{\n}")))
+    }
+
+    /// Keeps the draft, when there is one, before something replaces it; whether it did.
+    fn keep_draft(&mut self) -> bool {
+        if !self.has_draft() {
+            return false;
+        }
+        self.history.push(self.draft());
+        if self.history.len() > DRAFTS {
+            self.history.remove(0);
+        }
+        self.undone.clear();
+        true
+    }
+
+    /// Puts a Request in place of what is there, keeping an unsent draft (Ctrl-Z brings it
+    /// back); whether one was kept.
+    pub fn replace_with(&mut self, request: &Value, ctx: &Context) -> bool {
+        let kept = self.keep_draft();
+        self.load(request, ctx);
+        kept
+    }
+
+    /// Ctrl-Z: back to the draft that was replaced last; false when there is none.
+    pub fn undo_draft(&mut self, ctx: &Context) -> bool {
+        let Some(previous) = self.history.pop() else {
+            return false;
+        };
+        self.undone.push(self.draft());
+        self.restore(previous, ctx);
+        true
+    }
+
+    /// Ctrl-Y: forward again to what Ctrl-Z went back from; false when there is none.
+    pub fn redo_draft(&mut self, ctx: &Context) -> bool {
+        let Some(next) = self.undone.pop() else {
+            return false;
+        };
+        self.history.push(self.draft());
+        self.restore(next, ctx);
+        true
+    }
+
     /// Puts a Request in the composer (to edit and send again).
     pub fn load(&mut self, request: &Value, ctx: &Context) {
+        self.edited = false;
+        self.changes += 1;
         self.message = None;
         self.completion = None;
         if let Value::Object(map) = request
@@ -540,8 +656,11 @@ impl Composer {
         self.recheck(ctx);
     }
 
-    /// Empties the whole composer (the Kind stays).
+    /// Empties the whole composer (the Kind stays); a draft is kept for Ctrl-Z.
     pub fn clear(&mut self, ctx: &Context) {
+        self.keep_draft();
+        self.edited = false;
+        self.changes += 1;
         self.texts.clear();
         self.extra.clear();
         for f in &mut self.fields {
@@ -612,8 +731,16 @@ impl Composer {
     fn key(&mut self, key: KeyEvent, ctx: &Context) -> Handled {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
-        // An open completion list takes the arrows, Enter and Esc.
-        if self.completion.is_some() {
+        // An open completion list takes the arrows, Tab, Enter and Esc. Tab accepts it; Enter
+        // and → only when it was asked for or moved in, or in a one-line field (in a
+        // multi-line one Enter is a new line: a list that came up while typing prose never
+        // swallows it).
+        if let Some(completion) = &self.completion {
+            let multiline = self.mode == Mode::Form
+                && self
+                    .focused_field()
+                    .is_some_and(|i| self.fields[i].spec.widget.multiline());
+            let accepts = completion.chosen || !multiline;
             match key.code {
                 KeyCode::Up | KeyCode::Down if !alt => {
                     if let Some(c) = &mut self.completion {
@@ -621,11 +748,21 @@ impl Composer {
                     }
                     return Handled::Consumed;
                 }
-                KeyCode::Enter | KeyCode::Right if !ctrl => {
+                KeyCode::Tab if key.modifiers.is_empty() => {
                     self.accept_completion();
+                    self.edited = true;
+                    self.changes += 1;
                     self.recheck(ctx);
                     return Handled::Consumed;
                 }
+                KeyCode::Enter | KeyCode::Right if !ctrl && accepts => {
+                    self.accept_completion();
+                    self.edited = true;
+                    self.changes += 1;
+                    self.recheck(ctx);
+                    return Handled::Consumed;
+                }
+                KeyCode::Enter | KeyCode::Right => self.completion = None,
                 KeyCode::Esc => {
                     self.completion = None;
                     return Handled::Consumed;
@@ -634,6 +771,18 @@ impl Composer {
             }
         }
         match key.code {
+            // The draft's history (whole drafts replaced); Ctrl-U undoes typing.
+            KeyCode::Char('z') if ctrl => {
+                if !self.undo_draft(ctx) {
+                    self.message =
+                        Some("no earlier draft to go back to (Ctrl-U undoes typing)".into());
+                }
+                return Handled::Consumed;
+            }
+            KeyCode::Char('y') if ctrl && !self.undone.is_empty() => {
+                self.redo_draft(ctx);
+                return Handled::Consumed;
+            }
             KeyCode::Tab if key.modifiers.is_empty() => return self.next_row(true),
             KeyCode::BackTab => return self.next_row(false),
             KeyCode::Char(' ') if ctrl => {
@@ -701,6 +850,8 @@ impl Composer {
         };
         let changed = editor.input(key);
         if changed {
+            self.edited = true;
+            self.changes += 1;
             self.message = None;
             self.recheck(ctx);
             self.refresh_completion(ctx, false);
@@ -714,6 +865,8 @@ impl Composer {
     pub fn paste(&mut self, text: &str, ctx: &Context) {
         if let Some(editor) = self.active() {
             editor.insert_str(text);
+            self.edited = true;
+            self.changes += 1;
             self.recheck(ctx);
             for f in &mut self.fields {
                 f.follow_cursor();

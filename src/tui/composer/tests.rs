@@ -121,7 +121,7 @@ fn form_and_raw_carry_the_request_across() {
 }
 
 #[test]
-fn statements_are_checked_and_completions_accepted_with_enter_without_a_space() {
+fn statements_are_checked_and_completions_accepted_with_tab_without_a_space() {
     let fx = Fixture::new();
     let ctx = fx.ctx();
     let mut c = Composer::new(Interface::Dac);
@@ -129,10 +129,10 @@ fn statements_are_checked_and_completions_accepted_with_enter_without_a_space() 
     go_to(&mut c, "Steps");
     type_text(&mut c, "MM-Mo", &ctx);
     assert_eq!(c.completion.as_ref().unwrap().items, ["MM-Move"]);
-    assert_eq!(key(&mut c, KeyCode::Enter, &ctx), Handled::Consumed);
+    assert_eq!(key(&mut c, KeyCode::Tab, &ctx), Handled::Consumed);
     type_text(&mut c, " Nil Av", &ctx);
     assert_eq!(c.completion.as_ref().unwrap().items, ["Avatar#7"]);
-    key(&mut c, KeyCode::Right, &ctx);
+    key(&mut c, KeyCode::Tab, &ctx);
     type_text(&mut c, " To MLoc:Square.", &ctx);
     // ↑ ↓ move in the list; Enter takes the one chosen.
     let items = c.completion.as_ref().unwrap().items.clone();
@@ -267,4 +267,52 @@ fn clearing_empties_everything_and_reset_one_field() {
     assert!(content.get("Feedback").is_none());
     c.clear(&ctx);
     assert!(c.content(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn completion_never_rewrites_prose_and_enter_is_a_new_line_unless_the_list_was_chosen() {
+    let fx = Fixture::new();
+    let ctx = fx.ctx();
+    let mut c = Composer::new(Interface::Dac);
+    c.set_kind(Kind::Commitment);
+    go_to(&mut c, "Commit");
+    // An ordinary word offers nothing unasked, and Enter is a new line.
+    type_text(&mut c, "c1: Kiosk#3 locatedAt near the kio", &ctx);
+    assert_eq!(c.completion, None, "prose is not completed unasked");
+    key(&mut c, KeyCode::Enter, &ctx);
+    type_text(&mut c, "c2: Avatar#7 isA Avatar", &ctx);
+    let commit = |c: &Composer| {
+        c.fields
+            .iter()
+            .find(|f| f.spec.label == "Commit")
+            .unwrap()
+            .editor
+            .lines()
+            .to_vec()
+    };
+    assert_eq!(
+        commit(&c),
+        [
+            "c1: Kiosk#3 locatedAt near the kio",
+            "c2: Avatar#7 isA Avatar"
+        ]
+    );
+    // An ID-shaped word is offered; Enter without choosing is still a new line, the word
+    // as typed.
+    key(&mut c, KeyCode::Enter, &ctx);
+    type_text(&mut c, "c3: Kio", &ctx);
+    assert!(c.completion.is_some(), "an ID-shaped word is offered");
+    key(&mut c, KeyCode::Enter, &ctx);
+    assert_eq!(commit(&c)[2..], ["c3: Kio", ""]);
+    // Chosen (↓), Enter accepts; Ctrl-Space asks, Enter accepts.
+    key(&mut c, KeyCode::Backspace, &ctx);
+    c.refresh_completion(&ctx, false);
+    assert!(c.completion.is_some());
+    key(&mut c, KeyCode::Down, &ctx);
+    key(&mut c, KeyCode::Up, &ctx);
+    key(&mut c, KeyCode::Enter, &ctx);
+    assert_eq!(commit(&c)[2], "c3: Kiosk#3");
+    // In a one-line field the list's Enter accepts (no new line to lose there).
+    go_to(&mut c, "Release");
+    assert!(!c.fields[c.focused_field().unwrap()].spec.widget.multiline());
 }

@@ -18,7 +18,22 @@ impl App {
         }
         match action {
             Action::Quit => {
-                if self.session.unsaved > 0 {
+                let drafts = self.unsent_drafts();
+                if self.session.unsaved == 0 && !drafts.is_empty() {
+                    self.overlay = Some(Overlay::Confirm(Confirm {
+                        title: "Quit".into(),
+                        message: format!(
+                            "{} has an unsent draft. Quit anyway? y quits (the draft is lost); n \
+                             stays",
+                            drafts.join(", ")
+                        ),
+                        purpose: ConfirmPurpose::Quit,
+                    }));
+                } else if self.session.unsaved > 0 {
+                    let drafts = match drafts.is_empty() {
+                        true => String::new(),
+                        false => format!(" {} has an unsent draft, lost too.", drafts.join(", ")),
+                    };
                     let n = self.session.unsaved;
                     let kept = match &self.paths.data_dir {
                         Some(dir) => format!(
@@ -31,8 +46,8 @@ impl App {
                     self.overlay = Some(Overlay::Confirm(Confirm {
                         title: "Quit".into(),
                         message: format!(
-                            "{n} turn{} not saved. Quit anyway? y quits{kept}; n stays ({save} \
-                             saves them)",
+                            "{n} turn{} not saved.{drafts} Quit anyway? y quits{kept}; n stays \
+                             ({save} saves them)",
                             if n == 1 { " is" } else { "s are" }
                         ),
                         purpose: ConfirmPurpose::Quit,
@@ -143,6 +158,21 @@ impl App {
                     secret: false,
                 }));
             }
+            Action::Open if self.session.unsaved > 0 => {
+                // Opening replaces the dialogues in view, and the next turn's autosave what
+                // they were: never without a question.
+                let n = self.session.unsaved;
+                self.overlay = Some(Overlay::Confirm(Confirm {
+                    title: "Open another session".into(),
+                    message: format!(
+                        "{n} turn{} not saved, and opening replaces them. s saves them first (then \
+                         opens), a sets them aside in a file of the data directory (Open lists \
+                         it), n stays",
+                        if n == 1 { " is" } else { "s are" }
+                    ),
+                    purpose: ConfirmPurpose::OpenOverUnsaved,
+                }));
+            }
             Action::Open => {
                 self.overlay = Some(Overlay::Open(OpenFile::new()));
                 fx.push(Effect::ListSessions);
@@ -233,6 +263,15 @@ impl App {
         }
     }
 
+    /// The dialogues whose composer holds an unsent draft, by name.
+    fn unsent_drafts(&self) -> Vec<String> {
+        self.dialogues
+            .iter()
+            .filter(|d| d.composer.has_draft())
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
     fn quit(&mut self, fx: &mut Vec<Effect>) {
         for d in &self.dialogues {
             if d.is_live() || d.status == Status::Connecting {
@@ -252,17 +291,18 @@ impl App {
             }
         }
         let work = self.session.unsaved > 0;
-        match (self.paths.data_dir.clone(), work) {
-            (Some(dir), true) => {
+        match (self.paths.autosave.clone(), work) {
+            (Some(path), true) => {
                 self.leaving = true;
                 self.notify(
                     format!("{name}: saving the autosave, then leaving"),
                     Severity::Warning,
                 );
                 fx.push(Effect::Save {
-                    path: dir.join(crate::tui::persist::AUTOSAVE),
+                    path,
                     session: Box::new(self.snapshot()),
                     purpose: crate::tui::event::SavePurpose::BeforeLeaving,
+                    unchanged: None,
                 });
             }
             (None, true) => fx.push(Effect::Quit { clean: false }),
@@ -300,6 +340,7 @@ impl App {
         self.overlay_came_to(outcome, fx);
         // A question a server asked waits for no overlay to be open.
         self.show_next_ask();
+        self.offer_recovery();
     }
 
     fn overlay_came_to(&mut self, outcome: Outcome, fx: &mut Vec<Effect>) {
@@ -307,8 +348,15 @@ impl App {
             Outcome::Stay => {}
             Outcome::Close => {
                 // Closing a server's question dismisses it: the server is not left waiting.
-                if let Some(Overlay::Ask(a)) = self.overlay.take() {
-                    self.replied(a.ask, crate::client::answers::Reply::Cancel, fx);
+                match self.overlay.take() {
+                    Some(Overlay::Ask(a)) => {
+                        self.replied(a.ask, crate::client::answers::Reply::Cancel, fx)
+                    }
+                    // A Save-as given up: nothing waits for a save any more.
+                    Some(Overlay::Prompt(p)) if p.purpose == PromptPurpose::SaveAs => {
+                        self.after_save = None
+                    }
+                    _ => {}
                 }
             }
             Outcome::Replied(ask, reply) => {
@@ -323,6 +371,24 @@ impl App {
                 self.overlay = None;
                 if yes {
                     self.confirmed(purpose, fx);
+                }
+            }
+            Outcome::Chose(purpose, choice) => {
+                use crate::tui::overlay::Choice;
+                self.overlay = None;
+                match (purpose, choice) {
+                    (ConfirmPurpose::OpenOverUnsaved, Choice::SetAside) => self.set_aside(fx),
+                    (ConfirmPurpose::OpenOverUnsaved, _) => {
+                        // Open once the save is written (after Save-as's prompt if the session
+                        // has no file yet).
+                        self.after_save = Some(Action::Open);
+                        self.act(Action::Save, fx);
+                    }
+                    (ConfirmPurpose::SaveOverChanged(path), Choice::Overwrite) => {
+                        self.save_over_change(path, fx)
+                    }
+                    (ConfirmPurpose::SaveOverChanged(_), _) => self.act(Action::SaveAs, fx),
+                    _ => {}
                 }
             }
             Outcome::Submit(purpose, text) => {
@@ -421,13 +487,31 @@ impl App {
                 self.act(action, fx);
             }
             ConfirmPurpose::Quit => self.quit(fx),
-            ConfirmPurpose::Recover(path) => fx.push(Effect::ReadSession {
-                path,
-                purpose: crate::tui::event::OpenPurpose::Recover,
-            }),
+            ConfirmPurpose::Recover(path) => {
+                fx.push(Effect::ReadSession {
+                    path,
+                    purpose: crate::tui::event::OpenPurpose::Recover,
+                });
+                // The others are not read over this one: said, to open later.
+                let others: Vec<String> = std::mem::take(&mut self.recoveries)
+                    .into_iter()
+                    .map(|r| r.path.display().to_string())
+                    .collect();
+                if !others.is_empty() {
+                    self.notify(
+                        format!(
+                            "other runs' unsaved turns are kept in {} (Ctrl-O opens them)",
+                            others.join(", ")
+                        ),
+                        Severity::Info,
+                    );
+                }
+            }
             ConfirmPurpose::CloseDialogue(key) => self.close_dialogue(key, fx),
             ConfirmPurpose::Overwrite(path, what) => self.write_target(path, what, fx),
             ConfirmPurpose::RemoveServer(server) => self.remove_server(server, fx),
+            // Answered by their choices (`Outcome::Chose`); a yes does not say which.
+            ConfirmPurpose::OpenOverUnsaved | ConfirmPurpose::SaveOverChanged(_) => {}
         }
     }
 
@@ -575,9 +659,17 @@ impl App {
                     .and_then(|d| d.selection.as_ref())
                     .map(|s| s.request.clone());
                 if let Some(request) = request {
-                    self.with_composer(|c, ctx| c.load(&request, ctx));
+                    let kept = self.with_composer(|c, ctx| c.replace_with(&request, ctx));
                     self.focus = Pane::Composer;
-                    self.notify("the turn's Request is in the composer", Severity::Info);
+                    if kept == Some(true) {
+                        self.notify(
+                            "your draft is kept, Ctrl-Z brings it back: the turn's Request \
+                             replaced it in the composer",
+                            Severity::Warning,
+                        );
+                    } else {
+                        self.notify("the turn's Request is in the composer", Severity::Info);
+                    }
                 }
             }
             Pane::Log => {

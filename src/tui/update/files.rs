@@ -72,21 +72,79 @@ impl App {
 
     /// Writes the autosave, if the explorer has a data directory.
     pub(super) fn autosave(&mut self, fx: &mut Vec<Effect>) {
-        if let Some(dir) = &self.paths.data_dir {
+        if let Some(path) = &self.paths.autosave {
             fx.push(Effect::Save {
-                path: dir.join(crate::tui::persist::AUTOSAVE),
+                path: path.clone(),
                 session: Box::new(self.snapshot()),
                 purpose: SavePurpose::Autosave,
+                unchanged: None,
             });
         }
     }
 
+    /// Saves to a file: the session's own only if it did not change on disk since it was
+    /// opened or saved (`ChangedOnDisk` comes back otherwise).
     pub(super) fn save_explicit(&mut self, path: PathBuf, fx: &mut Vec<Effect>) {
+        let unchanged = if self.session.path.as_deref() == Some(path.as_path()) {
+            self.session.stamp.clone()
+        } else {
+            None
+        };
+        self.save_to(path, unchanged, fx);
+    }
+
+    fn save_to(
+        &mut self,
+        path: PathBuf,
+        unchanged: Option<crate::tui::event::FileStamp>,
+        fx: &mut Vec<Effect>,
+    ) {
         self.session.saving = true;
         fx.push(Effect::Save {
             path,
             session: Box::new(self.snapshot()),
             purpose: SavePurpose::Explicit,
+            unchanged,
+        });
+    }
+
+    /// Overwrites the session's file although it changed on disk (the user said so).
+    pub(super) fn save_over_change(&mut self, path: PathBuf, fx: &mut Vec<Effect>) {
+        self.save_to(path, None, fx);
+    }
+
+    /// Ctrl-S found the session's file changed on disk: nothing was written; the user says
+    /// what to do.
+    pub(super) fn changed_on_disk(&mut self, path: PathBuf) {
+        self.session.saving = false;
+        self.after_save = None;
+        self.overlay = Some(Overlay::Confirm(Confirm {
+            title: "The file changed on disk".into(),
+            message: format!(
+                "{} changed since it was opened or last saved (another program wrote it). \
+                 Nothing was written. o overwrites it with this session, s saves this session \
+                 as another file, n leaves it as it is",
+                path.display()
+            ),
+            purpose: ConfirmPurpose::SaveOverChanged(path),
+        }));
+    }
+
+    /// Sets the unsaved turns aside in a new file of the data directory (Open lists it),
+    /// then opens another session (`Saved` with `SetAside`).
+    pub(super) fn set_aside(&mut self, fx: &mut Vec<Effect>) {
+        let Some(dir) = self.paths.data_dir.clone() else {
+            self.notify(
+                "no data directory to set the turns aside in: save them (s) instead",
+                Severity::Error,
+            );
+            return;
+        };
+        fx.push(Effect::Save {
+            path: dir.join("set-aside"),
+            session: Box::new(self.snapshot()),
+            purpose: SavePurpose::SetAside,
+            unchanged: None,
         });
     }
 
@@ -146,9 +204,24 @@ impl App {
         path: PathBuf,
         purpose: SavePurpose,
         result: Result<(), String>,
+        stamp: Option<crate::tui::event::FileStamp>,
         fx: &mut Vec<Effect>,
     ) {
         match purpose {
+            SavePurpose::SetAside => match result {
+                Ok(()) => {
+                    self.session.unsaved = 0;
+                    self.notify(
+                        format!(
+                            "the unsaved turns are set aside in {} (Open lists it)",
+                            path.display()
+                        ),
+                        Severity::Success,
+                    );
+                    self.act(crate::tui::action::Action::Open, fx);
+                }
+                Err(e) => self.notify(format!("{e}; nothing was opened"), Severity::Error),
+            },
             SavePurpose::Autosave => {
                 if let Err(e) = result {
                     self.notify(format!("autosave failed: {e}"), Severity::Warning);
@@ -160,15 +233,20 @@ impl App {
             }
             SavePurpose::Explicit => {
                 self.session.saving = false;
+                let then = self.after_save.take();
                 match result {
                     Ok(()) => {
                         self.session.unsaved = 0;
+                        self.session.stamp = stamp;
                         if self.session.name.is_none() {
                             self.session.name =
                                 path.file_stem().map(|s| s.to_string_lossy().into_owned());
                         }
                         self.notify(format!("saved {}", path.display()), Severity::Success);
                         self.session.path = Some(path);
+                        if let Some(action) = then {
+                            self.act(action, fx);
+                        }
                     }
                     Err(e) => self.notify(e, Severity::Error),
                 }
@@ -218,6 +296,7 @@ impl App {
             }
             OpenPurpose::Recover => {
                 self.session.path = None;
+                self.session.stamp = None;
                 self.session.name = Some("recovered".into());
                 // Not saved anywhere but in the file it was recovered from.
                 self.session.unsaved = self.dialogues.iter().map(|d| d.turns.len()).sum();

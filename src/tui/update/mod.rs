@@ -54,7 +54,9 @@ impl App {
                 path,
                 purpose,
                 result,
-            } => self.saved(path, purpose, result, &mut fx),
+                stamp,
+            } => self.saved(path, purpose, result, stamp, &mut fx),
+            Event::ChangedOnDisk { path } => self.changed_on_disk(path),
             Event::SaveTarget {
                 path,
                 exists,
@@ -67,7 +69,14 @@ impl App {
                 path,
                 purpose,
                 result,
-            } => self.session_read(path, purpose, result, &mut fx),
+                stamp,
+            } => {
+                let opened = result.is_ok() && purpose == crate::tui::event::OpenPurpose::Open;
+                self.session_read(path, purpose, result, &mut fx);
+                if opened {
+                    self.session.stamp = stamp;
+                }
+            }
             Event::PickerItems(items) => self.picker_items(items),
             Event::Asked(ask) => self.ask_arrived(ask),
             Event::PathCompletions { typed, paths } => self.path_completions(typed, paths),
@@ -86,6 +95,8 @@ impl App {
 
     fn paste(&mut self, text: &str, _fx: &mut [Effect]) {
         use crate::tui::overlay::Overlay;
+        // Terminals paste lines ended by CR (tmux, many others) or CRLF: lines all the same.
+        let text = &normalize_line_ends(text);
         match &mut self.overlay {
             Some(Overlay::Prompt(p)) => p.input.insert_str(text.lines().next().unwrap_or_default()),
             Some(Overlay::Palette(p)) => {
@@ -138,6 +149,11 @@ impl App {
         };
         Some(f(&mut d.composer, &ctx))
     }
+}
+
+/// A pasted text's line ends as `\n` (`\r\n` and a lone `\r` are line ends too).
+fn normalize_line_ends(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 #[cfg(test)]

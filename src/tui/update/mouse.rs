@@ -55,6 +55,7 @@ impl App {
                     self.with_composer(|c, ctx| {
                         if let Some(comp) = &mut c.completion {
                             comp.selected = item;
+                            comp.chosen = true;
                         }
                         c.handle_key(
                             ratatui::crossterm::event::KeyEvent::from(

@@ -31,12 +31,13 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         keymap: Default::default(),
         paths: Paths {
             data_dir: Some(PathBuf::from("/data")),
+            autosave: Some(PathBuf::from("/data/autosave-7.json")),
             sessions_dir: PathBuf::from("/work/sessions"),
             sessions_dir_exists: true,
             scenarios_dir_exists: false,
             cwd: PathBuf::from("/work"),
         },
-        recover: None,
+        recover: Vec::new(),
         overrides: Default::default(),
         in_tmux: false,
         found: Vec::new(),
@@ -169,6 +170,7 @@ fn saves(fx: &[Effect]) -> Vec<(PathBuf, SavePurpose, Session)> {
                 path,
                 session,
                 purpose,
+                ..
             } => Some((path.clone(), *purpose, (**session).clone())),
             _ => None,
         })
@@ -330,6 +332,7 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
         path: target.clone(),
         purpose: SavePurpose::Explicit,
         result: Ok(()),
+        stamp: None,
     });
     assert_eq!(t.app.session.path.as_ref(), Some(&target));
     assert_eq!(t.app.session.unsaved, 0);
@@ -390,10 +393,7 @@ fn a_signal_with_unsaved_turns_writes_the_autosave_then_leaves_keeping_the_marke
     assert_eq!(closes(&fx), [1, 2], "both sessions are ended");
     let saved = saves(&fx);
     assert_eq!(saved.len(), 1);
-    assert_eq!(
-        saved[0].0,
-        PathBuf::from("/data").join(crate::tui::persist::AUTOSAVE)
-    );
+    assert_eq!(saved[0].0, PathBuf::from("/data/autosave-7.json"));
     assert_eq!(saved[0].1, SavePurpose::BeforeLeaving);
     assert_eq!(saved[0].2.dialogues[0].turns.len(), 1);
     assert!(quits(&fx).is_empty(), "not before the save is written");
@@ -403,6 +403,7 @@ fn a_signal_with_unsaved_turns_writes_the_autosave_then_leaves_keeping_the_marke
             path: saved[0].0.clone(),
             purpose: SavePurpose::BeforeLeaving,
             result,
+            stamp: None,
         });
         assert_eq!(quits(&fx), [false]);
     }
@@ -741,6 +742,7 @@ fn a_session_that_cannot_be_read_changes_nothing() {
     let mut t = T::reference();
     t.key_with(KeyCode::Char('o'), KeyModifiers::CONTROL);
     t.event(Event::SessionRead {
+        stamp: None,
         path: PathBuf::from("/tmp/bad.json"),
         purpose: OpenPurpose::Open,
         result: Err("bad.json: line 3, column 4: expected value".into()),
@@ -756,7 +758,10 @@ fn a_session_that_cannot_be_read_changes_nothing() {
 #[test]
 fn a_recovery_is_offered_at_start_and_y_reads_it() {
     let mut o = options(Vec::new());
-    o.recover = Some(PathBuf::from("/data/recovered-1.json"));
+    o.recover = vec![crate::tui::persist::Recovery {
+        path: PathBuf::from("/data/recovered-1.json"),
+        ending: crate::tui::persist::Ending::Unclean,
+    }];
     let (mut app, _) = App::new(o, Instant::now());
     let fx = app.handle(
         Event::Input(Input::Key(KeyEvent::from(KeyCode::Char('y')))),
@@ -1511,6 +1516,7 @@ fn a_command_a_session_file_names_is_started_only_once_the_user_says_so() {
         ..Default::default()
     };
     t.event(Event::SessionRead {
+        stamp: None,
         path: PathBuf::from("/tmp/sent-to-me.json"),
         purpose: OpenPurpose::Open,
         result: Ok(session),
@@ -1544,5 +1550,386 @@ fn a_command_a_session_file_names_is_started_only_once_the_user_says_so() {
     assert!(
         fx.iter().any(|e| matches!(e, Effect::Replay { .. })),
         "{fx:?}"
+    );
+}
+
+// ---- issue 29: nothing typed or sent is lost ----
+
+/// The composer of the dialogue in view on a Kind, its focus on the field labelled so.
+fn focus_field(t: &mut T, kind: crate::protocol::dac::Kind, label: &str) {
+    t.app.focus = Pane::Composer;
+    let d = t.app.current_dialogue_mut().unwrap();
+    d.composer.set_kind(kind);
+    let i = d
+        .composer
+        .fields
+        .iter()
+        .position(|f| f.spec.label == label)
+        .expect("the field");
+    d.composer.row = i + 1;
+}
+
+#[test]
+fn a_paste_with_cr_or_crlf_line_ends_keeps_its_lines() {
+    for pasted in [
+        "MM-Add Nil Kiosk#3 At MLoc:Square.Stage\rPost Nil Item#12 To Process#Market\r",
+        "MM-Add Nil Kiosk#3 At MLoc:Square.Stage\r\nPost Nil Item#12 To Process#Market\r\n",
+    ] {
+        let mut t = T::reference();
+        focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
+        let fx = t.event(Event::Input(Input::Paste(pasted.into())));
+        assert!(fx.is_empty(), "{fx:?}");
+        let c = &t.current().composer;
+        let steps = &c.fields[c.focused_field().unwrap()];
+        assert_eq!(
+            steps.editor.lines(),
+            [
+                "MM-Add Nil Kiosk#3 At MLoc:Square.Stage",
+                "Post Nil Item#12 To Process#Market",
+                ""
+            ],
+            "{pasted:?}"
+        );
+        assert!(c.checked.statements.is_empty(), "{:?}", c.checked);
+    }
+}
+
+#[test]
+fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ended() {
+    use crate::tui::persist::{Ending, Recovery};
+    let mut o = options(Vec::new());
+    o.recover = vec![
+        Recovery {
+            path: PathBuf::from("/data/recovered-11-1.json"),
+            ending: Ending::Signal("SIGHUP".into()),
+        },
+        Recovery {
+            path: PathBuf::from("/data/recovered-12-1.json"),
+            ending: Ending::Unclean,
+        },
+    ];
+    let (app, _) = App::new(o, Instant::now());
+    let mut t = T {
+        app,
+        now: Instant::now(),
+        hits: Hits::default(),
+    };
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("the first offer")
+    };
+    assert!(
+        c.message.contains("its terminal closed") && !c.title.contains("did not close cleanly"),
+        "{} {}",
+        c.title,
+        c.message
+    );
+    // n keeps that file and offers the next.
+    let fx = t.key(KeyCode::Char('n'));
+    assert!(fx.is_empty(), "{fx:?}");
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("the second offer")
+    };
+    assert!(c.title.contains("did not close cleanly"));
+    assert_eq!(
+        c.purpose,
+        ConfirmPurpose::Recover(PathBuf::from("/data/recovered-12-1.json"))
+    );
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(
+        matches!(&fx[..], [Effect::ReadSession { path, purpose: OpenPurpose::Recover }] if path.ends_with("recovered-12-1.json")),
+        "{fx:?}"
+    );
+    assert!(t.app.overlay.is_none());
+}
+
+fn ctrl(t: &mut T, c: char) -> Vec<Effect> {
+    t.key_with(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn confirm_purpose(t: &T) -> Option<ConfirmPurpose> {
+    match &t.app.overlay {
+        Some(Overlay::Confirm(c)) => Some(c.purpose.clone()),
+        _ => None,
+    }
+}
+
+#[test]
+fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
+    use crate::tui::event::SavePurpose as P;
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    assert_eq!(t.app.session.unsaved, 1);
+    // Asked, nothing listed yet; a stray key does nothing; n stays.
+    let fx = ctrl(&mut t, 'o');
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(confirm_purpose(&t), Some(ConfirmPurpose::OpenOverUnsaved));
+    assert!(t.key(KeyCode::Char('y')).is_empty());
+    assert_eq!(confirm_purpose(&t), Some(ConfirmPurpose::OpenOverUnsaved));
+    assert!(t.key(KeyCode::Char('n')).is_empty());
+    assert!(t.app.overlay.is_none());
+    assert_eq!(t.current().turns.len(), 1);
+    // a: set aside in a new file of the data directory, then Open.
+    ctrl(&mut t, 'o');
+    let fx = t.key(KeyCode::Char('a'));
+    let saved = saves(&fx);
+    assert_eq!(saved.len(), 1, "{fx:?}");
+    assert_eq!(
+        (&saved[0].0, saved[0].1),
+        (&PathBuf::from("/data/set-aside"), P::SetAside)
+    );
+    assert_eq!(saved[0].2.dialogues[0].turns.len(), 1);
+    assert!(t.app.overlay.is_none(), "not opened before it is written");
+    let fx = t.event(Event::Saved {
+        path: "/data/set-aside/set-aside-1.json".into(),
+        purpose: P::SetAside,
+        result: Ok(()),
+        stamp: None,
+    });
+    assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
+    assert!(matches!(t.app.overlay, Some(Overlay::Open(_))));
+    assert_eq!(t.app.session.unsaved, 0);
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("set-aside-1.json")
+    );
+}
+
+#[test]
+fn ctrl_o_save_first_saves_then_opens_and_a_failed_save_opens_nothing() {
+    use crate::tui::event::SavePurpose as P;
+    let mut t = T::reference();
+    t.app.session.path = Some("/work/sessions/s.json".into());
+    t.finished(1, grounding(0));
+    ctrl(&mut t, 'o');
+    let fx = t.key(KeyCode::Char('s'));
+    let saved = saves(&fx);
+    assert_eq!(
+        (&saved[0].0, saved[0].1),
+        (&PathBuf::from("/work/sessions/s.json"), P::Explicit)
+    );
+    assert!(t.app.overlay.is_none());
+    // Failed: nothing opens, the turns stay unsaved.
+    let fx = t.event(Event::Saved {
+        path: "/work/sessions/s.json".into(),
+        purpose: P::Explicit,
+        result: Err("disk full".into()),
+        stamp: None,
+    });
+    assert!(fx.is_empty() && t.app.overlay.is_none(), "{fx:?}");
+    assert_eq!(t.app.session.unsaved, 1);
+    ctrl(&mut t, 'o');
+    t.key(KeyCode::Char('s'));
+    let fx = t.event(Event::Saved {
+        path: "/work/sessions/s.json".into(),
+        purpose: P::Explicit,
+        result: Ok(()),
+        stamp: None,
+    });
+    assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
+    assert!(matches!(t.app.overlay, Some(Overlay::Open(_))));
+    // A session without a file: s asks for a name; giving up forgets the Open.
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    ctrl(&mut t, 'o');
+    t.key(KeyCode::Char('s'));
+    assert!(matches!(&t.app.overlay, Some(Overlay::Prompt(_))));
+    t.key(KeyCode::Esc);
+    assert_eq!(t.app.after_save, None);
+}
+
+#[test]
+fn ctrl_s_does_not_write_over_a_file_changed_on_disk_and_asks() {
+    use crate::tui::event::{FileStamp, SavePurpose as P};
+    let stamp = |len| {
+        Some(FileStamp {
+            len,
+            modified: None,
+        })
+    };
+    let path = PathBuf::from("/work/sessions/s.json");
+    let mut t = T::reference();
+    t.event(Event::SessionRead {
+        path: path.clone(),
+        purpose: OpenPurpose::Open,
+        result: Ok(Session::default()),
+        stamp: stamp(10),
+    });
+    let unchanged = |fx: &[Effect]| -> Vec<Option<FileStamp>> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Save { unchanged, .. } => Some(unchanged.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let fx = ctrl(&mut t, 's');
+    assert_eq!(
+        unchanged(&fx),
+        [stamp(10)],
+        "checked against the file as read"
+    );
+    t.event(Event::ChangedOnDisk { path: path.clone() });
+    assert!(!t.app.session.saving);
+    assert_eq!(
+        confirm_purpose(&t),
+        Some(ConfirmPurpose::SaveOverChanged(path.clone()))
+    );
+    // n: nothing written.
+    assert!(t.key(KeyCode::Char('n')).is_empty());
+    // s: save as.
+    ctrl(&mut t, 's');
+    t.event(Event::ChangedOnDisk { path: path.clone() });
+    t.key(KeyCode::Char('s'));
+    assert!(
+        matches!(&t.app.overlay, Some(Overlay::Prompt(p)) if p.purpose == crate::tui::overlay::PromptPurpose::SaveAs)
+    );
+    t.key(KeyCode::Esc);
+    // o: overwritten without the check; the new stamp is the next save's.
+    ctrl(&mut t, 's');
+    t.event(Event::ChangedOnDisk { path: path.clone() });
+    let fx = t.key(KeyCode::Char('o'));
+    assert_eq!(unchanged(&fx), [None]);
+    assert_eq!(saves(&fx)[0].1, P::Explicit);
+    t.event(Event::Saved {
+        path: path.clone(),
+        purpose: P::Explicit,
+        result: Ok(()),
+        stamp: stamp(20),
+    });
+    assert_eq!(unchanged(&ctrl(&mut t, 's')), [stamp(20)]);
+}
+
+/// The text of the composer's field labelled so.
+fn field_text(t: &T, label: &str) -> String {
+    let c = &t.current().composer;
+    c.fields
+        .iter()
+        .find(|f| f.spec.label == label)
+        .expect("the field")
+        .text()
+}
+
+#[test]
+fn enter_on_a_turn_keeps_the_unsent_draft_it_replaces_for_ctrl_z() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    // A draft typed in the Question.
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("Where is the fountain?");
+    assert!(t.current().composer.has_draft());
+    // Enter on the turn: its Request replaces the draft, which is kept, and said to be.
+    t.key(KeyCode::Esc);
+    assert_eq!(t.app.focus, Pane::Transcript);
+    let fx = t.key(KeyCode::Enter);
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(t.app.focus, Pane::Composer);
+    assert_eq!(field_text(&t, "Terms"), "bench");
+    assert_eq!(field_text(&t, "Question"), "");
+    assert!(
+        !t.current().composer.has_draft(),
+        "a turn's Request is no draft"
+    );
+    let notice = t.app.notice.as_ref().unwrap();
+    assert!(notice.text.contains("Ctrl-Z"), "{}", notice.text);
+    // Ctrl-Z: the draft back; Ctrl-Y: the turn's Request again; Ctrl-Z once more.
+    t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
+    assert_eq!(field_text(&t, "Terms"), "");
+    t.key_with(KeyCode::Char('y'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Terms"), "bench");
+    t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
+    // Nothing further back: said, nothing changes.
+    t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
+    assert!(
+        t.current()
+            .composer
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("no earlier draft"))
+    );
+    // Clearing keeps it too.
+    t.app
+        .with_composer(|c, ctx| c.clear(ctx))
+        .expect("a composer");
+    assert_eq!(field_text(&t, "Question"), "");
+    t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
+}
+
+#[test]
+fn quitting_mentions_an_unsent_draft() {
+    let mut t = T::reference();
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("Where is the fountain?");
+    t.key(KeyCode::Esc);
+    // No turn unsaved, but a draft: asked.
+    let fx = t.key(KeyCode::Char('q'));
+    assert!(quits(&fx).is_empty(), "{fx:?}");
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("asked")
+    };
+    assert!(
+        c.message.contains("domain-access #1 has an unsent draft"),
+        "{}",
+        c.message
+    );
+    t.key(KeyCode::Char('n'));
+    // With a turn unsaved too (the draft sent), and a new draft, both are said.
+    t.finished(1, grounding(0));
+    assert!(!t.current().composer.has_draft(), "sent, no longer a draft");
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("And the kiosk?");
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('q'));
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("asked")
+    };
+    assert!(
+        c.message.contains("1 turn is not saved") && c.message.contains("unsent draft"),
+        "{}",
+        c.message
+    );
+    assert_eq!(quits(&t.key(KeyCode::Char('y'))), [true]);
+}
+
+#[test]
+fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
+    use crate::protocol::resources::Words;
+    let mut t = T::reference();
+    t.app.servers[0]
+        .vocabulary
+        .add(Words::Entities, "Fountain#1");
+    focus_field(&mut t, crate::protocol::dac::Kind::Commitment, "Commit");
+    let mut fx = t.type_text("c1: Kiosk#3 locatedAt near the fountain");
+    assert!(t.current().composer.completion.is_none());
+    fx.extend(t.key(KeyCode::Enter));
+    fx.extend(t.type_text("c2: Avatar#7 isA Foun"));
+    assert!(
+        t.current().composer.completion.is_some(),
+        "an ID is offered"
+    );
+    fx.extend(t.key(KeyCode::Enter));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(
+        field_text(&t, "Commit"),
+        "c1: Kiosk#3 locatedAt near the fountain\nc2: Avatar#7 isA Foun\n"
     );
 }

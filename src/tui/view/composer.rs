@@ -486,7 +486,7 @@ fn completion_list(
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border(true))
-        .title(Line::styled(" ↑↓ Enter ", t.muted()))
+        .title(Line::styled(" ↑↓ Tab ", t.muted()))
         .style(t.base());
     let inner = block.inner(r);
     frame.render_widget(block, r);

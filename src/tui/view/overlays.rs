@@ -438,7 +438,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         }
         Overlay::Confirm(c) => {
             let r = centered(area, 78, 7);
-            let inner = open_box(frame, app, r, " y yes · n no ", hits);
+            let keys = c.purpose.keys_shown();
+            let inner = open_box(frame, app, r, &keys, hits);
             let lines = vec![
                 Line::styled(c.title.clone(), t.bold(t.colors.warning)),
                 Line::raw(c.message.clone()),
