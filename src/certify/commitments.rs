@@ -249,9 +249,11 @@ pub async fn opaque(ctx: &Ctx, p: &mut Probe) {
     let Some(mut d) = p.open(ctx, "A").await else {
         return;
     };
+    // Fewer than three words, or `not` in capitals: not triples (MCP-BINDING section 4), so
+    // neither conflicts with the other nor with the triple they seem to deny.
     let texts = [
-        ("certify-1", "the visitors like the square"),
-        ("certify-2", "the visitors do not like the square"),
+        ("certify-1", "agreed"),
+        ("certify-2", "not agreed"),
         ("certify-3", "Certify#Subject NOT certifies Certify#Object"),
     ];
     let sent = send(&mut d, p, commit("certify-0", FREE_FACT), &checks).await;

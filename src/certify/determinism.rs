@@ -90,7 +90,7 @@ pub async fn unrelated(ctx: &Ctx, p: &mut Probe) {
     };
     let commit = json!({"Kind": "commitment", "Commitments": [
         {"CommitmentID": "certify-unrelated", "Statement": crate::certify::tools::FREE_FACT},
-        {"CommitmentID": "certify-opaque", "Statement": "the weather is fine"},
+        {"CommitmentID": "certify-opaque", "Statement": "fine weather"},
     ]});
     let sent = b.send(p, commit).await;
     p.answered(&sent, "the unrelated commitments");
