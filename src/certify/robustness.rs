@@ -147,18 +147,24 @@ pub async fn oversized(ctx: &Ctx, p: &mut Probe) {
     // Any answer will do, even none (a size limit): what matters is what follows. The
     // evidence keeps what was sent in words, not its 6 MiB.
     let sent = d.send_prepared(p, request, false).await;
-    p.evidence.pop();
-    p.evidence.push(crate::certify::Evidence::Raw {
-        transport: "MCP".into(),
-        sent: "a Request whose DescrMetadata is 6 MiB of \"x\"".into(),
-        received: sent.what(),
-    });
+    described(p, "a Request whose DescrMetadata is 6 MiB of \"x\"", &sent);
     let sent = d.send(p, plain(ctx)).await;
     p.answered(
         &sent,
         "a normal Request after a 6 MiB one, on the same connection",
     );
     d.close().await;
+}
+
+/// Replaces the last turn's evidence with a description of what was sent and what came
+/// back.
+fn described(p: &mut Probe, what: &str, sent: &crate::certify::probe::Sent) {
+    p.evidence.pop();
+    p.evidence.push(crate::certify::Evidence::Raw {
+        transport: "MCP".into(),
+        sent: what.to_owned(),
+        received: sent.what(),
+    });
 }
 
 /// `{"Nest": {"Nest": ... {}}}`, `depth` objects deep.
@@ -183,14 +189,27 @@ pub async fn deep(ctx: &Ctx, p: &mut Probe) {
         });
         v
     };
+    // The deep Requests are kept as evidence in words: nested that deep, a report or a
+    // session holding them could not be read back by most JSON readers (nor by a session
+    // load, beyond 1,000 levels).
     let sent = d.send(p, with_depth(900)).await;
+    described(
+        p,
+        "a Request whose DataXMData is nested 900 levels deep",
+        &sent,
+    );
     p.answered(
         &sent,
         "a conformant Request whose DataXMData is nested 900 levels deep",
     );
     let request =
         d.d.prepare(with_depth(1200), crate::client::dialogue::Filling::Missing);
-    let _ = d.send_prepared(p, request, false).await;
+    let sent = d.send_prepared(p, request, false).await;
+    described(
+        p,
+        "a Request whose DataXMData is nested 1,200 levels deep",
+        &sent,
+    );
     let sent = d.send(p, plain(ctx)).await;
     p.answered(
         &sent,

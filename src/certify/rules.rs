@@ -150,7 +150,7 @@ rules! {
         "a Request nested 900 levels is answered; one nested 1,200 levels does not kill the server";
     UsrShapes = "usr.response-shapes", "MCP-BINDING 6", Usr, USR,
         "Engagement in range, RefinedUserState an object, Provenance {Sources, Method, Evidence?}";
-    UsrCarried = "usr.carried", "BKN-USR Definition; MCP-BINDING 3", Usr, USR,
+    UsrCarried = "usr.carried", "BKN-USR; MCP-BINDING 3", Usr, USR,
         "the refined User State is carried from turn to turn within a dialogue";
     UsrIsolation = "usr.isolation", "MCP-BINDING 3", Usr, USR,
         "the refined User State never passes from one dialogue to another";
@@ -232,6 +232,19 @@ mod tests {
         assert_eq!(names.len(), RULES.len());
         for r in RULES {
             assert_eq!(Rule::get(r.id).name, r.name);
+        }
+    }
+
+    #[test]
+    fn docs_certify_md_lists_every_rule() {
+        let doc = include_str!("../../docs/certify.md");
+        for r in RULES {
+            assert!(
+                doc.contains(&format!("| `{}` | {} |", r.name, r.section)),
+                "docs/certify.md does not list {} ({})",
+                r.name,
+                r.section
+            );
         }
     }
 

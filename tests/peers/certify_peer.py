@@ -14,6 +14,7 @@ Without a flag it keeps every rule certify checks. Each flag breaks one on purpo
   --no-reason        non-Ack steps have no Reason
   --copy-fields      the Response's SessionID is not the Request's
   --repeat-turn      a TurnIndex equal to the last accepted one is accepted
+  --no-tool          offers no tool at all (certify has nothing to certify: exit 2)
 """
 
 import json
@@ -334,7 +335,7 @@ def handle(message):
                   "ttlMs": 0, "cacheScope": "private",
                   "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "peer-dac", "version": "0.1"}}}
     elif method == "tools/list":
-        result = {"tools": [tool()]}
+        result = {"tools": [] if "--no-tool" in FLAGS else [tool()]}
     elif method == "resources/list":
         result = {"resources": [{"uri": "dac://domain", "name": "domain", "mimeType": "application/json"}] + [
             {"uri": "dac://spaces/" + s["SpaceID"], "name": s["SpaceID"], "mimeType": "application/json"}
