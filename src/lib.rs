@@ -4,9 +4,10 @@
 //! Layers, each using only those above it in this list: `protocol` (types, schemas,
 //! conformance, the Process Action grammar; no I/O), `server` (reference servers), `client`
 //! (MCP connections and dialogues), `session` (files), `scenario` (dialogue tests: files,
-//! runs, reports, load), `tui` (state, update, view), `cli` (commands).
+//! runs, reports, load), `certify` (conformance reports), `tui` (state, update, view), `cli` (commands).
 
 pub mod atomic;
+pub mod certify;
 pub mod cli;
 pub mod client;
 pub mod protocol;

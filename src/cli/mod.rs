@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand. Each returns the process exit code.
 
 mod auth;
+mod certify;
 mod config;
 mod dialogue;
 mod doctor;
@@ -65,6 +66,9 @@ pub enum Command {
     Replay(replay::Args),
     /// Run dialogue tests (scenarios with expectations) against one server or several.
     Test(test::Args),
+    /// A conformance report for a Domain Access or User State Refinement server: every rule
+    /// of the binding provoked and judged (pass, fail with evidence, or skip with why).
+    Certify(certify::Args),
     /// Run a scenario in many dialogues at once and report throughput and latency.
     Load(load::Args),
     /// Try each step of reaching a server and say which one fails, and what to do.
@@ -115,6 +119,7 @@ pub fn main() -> ExitCode {
         Some(Command::Replay(args)) => replay::run(args),
         Some(Command::Test(args)) => test::run(args),
         Some(Command::Load(args)) => load::run(args),
+        Some(Command::Certify(args)) => certify::run(args),
         Some(Command::Doctor(args)) => doctor::run(args),
         Some(Command::Config(args)) => config::run(args),
         Some(Command::Auth(args)) => auth::run(args),

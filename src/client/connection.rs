@@ -1428,14 +1428,14 @@ fn expander(spec: &ServerSpec) -> impl Fn(&str) -> Result<String, ConnectError> 
     }
 }
 
-type Command = (
+pub type Command = (
     PathBuf,
     Vec<String>,
     BTreeMap<String, String>,
     Option<PathBuf>,
 );
 
-fn command_of(spec: &ServerSpec, options: &ConnectOptions) -> Result<Command, ConnectError> {
+pub fn command_of(spec: &ServerSpec, options: &ConnectOptions) -> Result<Command, ConnectError> {
     match &spec.transport {
         TransportSpec::Stdio(s) => {
             let expand = expander(spec);

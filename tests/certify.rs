@@ -1,0 +1,379 @@
+//! `certify` end to end, over real transports: the reference servers (stdio and HTTP, both
+//! generations) pass every rule or skip it with a reason; the reference server with a
+//! knowledge source failing, and the fault server, fail the rules their faults break (a
+//! crash or a hang fails the rule in progress, the others still run, the report is still
+//! written); a third-party peer (tests/peers/certify_peer.py, raw JSON-RPC in Python) passes
+//! clean, and each of its defects is caught by its rule and no other.
+
+mod common;
+
+use common::{bin, spawn_http};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Output;
+
+/// Runs `certify ARGS --format json`; the exit code and the report.
+fn certify(args: &[&str]) -> (i32, Value, String) {
+    let out: Output = std::process::Command::new(bin())
+        .arg("certify")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("certify runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    // No report at all (exit 2) is Null; a report that is not JSON is a failure.
+    let report = if out.stdout.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("the report is JSON: {e}\n{stderr}"))
+    };
+    (out.status.code().unwrap_or(-1), report, stderr)
+}
+
+fn verdicts(report: &Value, verdict: &str) -> BTreeSet<String> {
+    report["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["verdict"] == verdict)
+        .map(|r| r["id"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn rule<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["rules"]
+        .as_array()
+        .and_then(|rules| rules.iter().find(|r| r["id"] == id))
+        .unwrap_or_else(|| panic!("no rule {id} in {report}"))
+}
+
+/// Every rule passes or is skipped with a reason; none fails.
+fn all_pass_or_skip(code: i32, report: &Value, stderr: &str, at_least: u64) {
+    assert_eq!(
+        code,
+        0,
+        "failed: {:?}\n{stderr}",
+        report["rules"].as_array().map(|r| r
+            .iter()
+            .filter(|x| x["verdict"] == "fail")
+            .collect::<Vec<_>>())
+    );
+    assert_eq!(report["failed"], 0);
+    assert!(report["passed"].as_u64().unwrap() >= at_least, "{report}");
+    for r in report["rules"].as_array().unwrap() {
+        assert!(!r["summary"].as_str().unwrap().is_empty(), "{r}");
+        assert!(r["section"].as_str().unwrap().contains(' '), "{r}");
+        assert!(r["evidence"].is_array(), "{r}");
+    }
+    let total = report["rules"].as_array().unwrap().len() as u64;
+    assert_eq!(
+        total,
+        report["passed"].as_u64().unwrap() + report["skipped"].as_u64().unwrap()
+    );
+}
+
+fn peer() -> String {
+    format!(
+        "python3 {}/tests/peers/certify_peer.py",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn serve(interface: &str) -> String {
+    format!("{} serve {interface} --log-level warn", bin())
+}
+
+#[test]
+fn the_reference_domain_access_over_stdio_passes_or_skips_every_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("certify.xml");
+    let save = dir.path().join("certify.json");
+    let (code, report, stderr) = certify(&[
+        "--stdio",
+        &serve("dac"),
+        "--junit",
+        junit.to_str().unwrap(),
+        "--save",
+        save.to_str().unwrap(),
+    ]);
+    all_pass_or_skip(code, &report, &stderr, 40);
+    assert_eq!(report["interface"], "dac");
+    assert_eq!(report["protocol"], "2026-07-28");
+    // Every PA Status the public square makes reachable was provoked and judged.
+    for id in [
+        "feasibility.faultyreq",
+        "feasibility.incid",
+        "feasibility.incdq",
+        "feasibility.locoor-other-space",
+        "feasibility.locoor-reach",
+        "feasibility.insrights",
+        "feasibility.insvalue",
+        "feasibility.clash-state",
+        "commitments.clash",
+        "commitments.isolation",
+    ] {
+        assert_eq!(rule(&report, id)["verdict"], "pass", "{id}");
+    }
+    // Skipped, and why: over stdio in 2026-07-28 each connection is a process of its own.
+    assert!(
+        rule(&report, "dialogues.lifetime")["summary"]
+            .as_str()
+            .unwrap()
+            .contains("stdio")
+    );
+    // JUnit: a test case per rule, the skipped ones skipped.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(
+        xml.matches("<testcase").count(),
+        report["rules"].as_array().unwrap().len()
+    );
+    assert_eq!(
+        xml.matches("<skipped").count() as u64,
+        report["skipped"].as_u64().unwrap()
+    );
+    // The session opens, each rule's evidence a dialogue of its own, named by the rule.
+    let session = bkn_explorer::session::Session::load(&save).expect("the session loads");
+    let names: Vec<&str> = session
+        .dialogues
+        .iter()
+        .filter_map(|d| d.name.as_deref())
+        .collect();
+    assert!(names.contains(&"commitments.isolation: A"), "{names:?}");
+    assert!(names.contains(&"commitments.isolation: B"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("rpc.non-json")),
+        "{names:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_reference_servers_over_http_pass_or_skip_every_rule_in_both_generations() {
+    let dac = spawn_http(&["dac".to_owned()]).await;
+    let usr = spawn_http(&["usr".to_owned()]).await;
+    for (url, at_least) in [(&dac.url, 44), (&usr.url, 21)] {
+        for protocol in ["2026-07-28", "2025-11-25"] {
+            let url = url.clone();
+            let (code, report, stderr) = tokio::task::spawn_blocking(move || {
+                certify(&["--url", &url, "--protocol", protocol])
+            })
+            .await
+            .unwrap();
+            all_pass_or_skip(code, &report, &stderr, at_least);
+            assert_eq!(report["protocol"], protocol);
+            // Over HTTP a dialogue can go on from a new connection (2026-07-28), and a new
+            // session holds nothing of the last (2025-11-25).
+            assert_eq!(
+                rule(&report, "dialogues.lifetime")["verdict"],
+                "pass",
+                "{protocol}"
+            );
+            assert_eq!(rule(&report, "dialogues.generations")["verdict"], "pass");
+            assert_eq!(rule(&report, "rpc.non-json")["verdict"], "pass");
+        }
+    }
+}
+
+#[test]
+fn the_reference_user_state_refinement_over_stdio_passes_or_skips_every_rule() {
+    let (code, report, stderr) = certify(&["--stdio", &serve("usr")]);
+    all_pass_or_skip(code, &report, &stderr, 18);
+    assert_eq!(report["interface"], "usr");
+    for id in ["usr.response-shapes", "usr.carried", "usr.isolation"] {
+        assert_eq!(rule(&report, id)["verdict"], "pass", "{id}");
+    }
+    assert!(
+        !verdicts(&report, "pass")
+            .iter()
+            .chain(&verdicts(&report, "skip"))
+            .any(|id| id.starts_with("feasibility.") || id.starts_with("commitments."))
+    );
+}
+
+#[test]
+fn a_failing_knowledge_source_makes_rules_skip_never_fail() {
+    let (code, report, stderr) = certify(&[
+        "--stdio",
+        &format!("{} --fail-source rights-registry=permanent", serve("dac")),
+    ]);
+    all_pass_or_skip(code, &report, &stderr, 30);
+    // No move can be Ack without the rights registry: what needs one is skipped, saying so.
+    let ack = rule(&report, "feasibility.ack");
+    assert_eq!(ack["verdict"], "skip");
+    assert!(
+        ack["summary"].as_str().unwrap().contains("InsRights"),
+        "{ack}"
+    );
+}
+
+fn fault_server(fault: &str) -> String {
+    format!("{} --fault {fault}", env!("CARGO_BIN_EXE_bkn-fault-server"))
+}
+
+#[test]
+fn each_fault_of_the_fault_server_fails_its_own_rule_beyond_what_it_fails_without_a_fault() {
+    let (_, baseline, _) = certify(&["--stdio", &fault_server("none"), "--timeout", "10"]);
+    let base = verdicts(&baseline, "fail");
+    for (fault, expected) in [
+        ("wrong-request-id", "turns.copied-fields"),
+        ("no-structured", "shapes.structured-content"),
+        ("missing-outcome", "shapes.every-kind"),
+    ] {
+        let (code, report, _) = certify(&["--stdio", &fault_server(fault), "--timeout", "10"]);
+        assert_eq!(code, 1, "{fault}");
+        let failed = verdicts(&report, "fail");
+        assert!(failed.contains(expected), "{fault}: {failed:?}");
+        assert!(!base.contains(expected), "{expected} fails without a fault");
+        let evidence = rule(&report, expected)["evidence"].as_array().unwrap();
+        assert!(
+            evidence.iter().any(|e| e["turn"]["request"].is_object()),
+            "{fault}: the evidence holds the exchanges: {evidence:?}"
+        );
+    }
+}
+
+#[test]
+fn a_server_that_crashes_or_hangs_fails_the_rule_in_progress_and_the_others_still_run() {
+    for (fault, reason) in [("crash-on-call", "crashed"), ("hang", "hung")] {
+        let dir = tempfile::tempdir().unwrap();
+        let junit: PathBuf = dir.path().join("junit.xml");
+        let (code, report, stderr) = certify(&[
+            "--stdio",
+            &fault_server(fault),
+            "--timeout",
+            "2",
+            "--rule-timeout",
+            "20",
+            "--only",
+            "tools.",
+            "--only",
+            "turns.gaps",
+            "--only",
+            "commitments.retain",
+            "--only",
+            "feasibility.faultyreq",
+            "--junit",
+            junit.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 1, "{fault}: {stderr}");
+        for id in ["turns.gaps", "commitments.retain", "feasibility.faultyreq"] {
+            let r = rule(&report, id);
+            assert_eq!(r["verdict"], "fail", "{fault} {id}");
+            assert!(
+                r["summary"].as_str().unwrap().contains(reason),
+                "{fault} {id}: {r}"
+            );
+        }
+        // What needs no call still passes: the rules after a crash ran on fresh connections.
+        assert_eq!(rule(&report, "tools.output-schema")["verdict"], "pass");
+        assert!(
+            std::fs::read_to_string(&junit)
+                .unwrap()
+                .contains("turns.gaps")
+        );
+    }
+}
+
+#[test]
+fn a_rule_that_outlives_its_deadline_fails_with_the_reason() {
+    let (code, report, _) = certify(&[
+        "--stdio",
+        &fault_server("hang"),
+        "--timeout",
+        "30",
+        "--rule-timeout",
+        "2",
+        "--only",
+        "turns.gaps",
+    ]);
+    assert_eq!(code, 1);
+    let r = rule(&report, "turns.gaps");
+    assert!(
+        r["summary"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within 2 s"),
+        "{r}"
+    );
+}
+
+#[test]
+fn an_unreachable_server_or_one_without_a_bkn_tool_exits_2() {
+    let (code, _, stderr) = certify(&["--stdio", "/nonexistent/certify-server"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot be reached"), "{stderr}");
+    let (code, _, stderr) = certify(&["--stdio", &format!("{} --no-tool", peer())]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("serves no BKN tool"), "{stderr}");
+    let (code, _, stderr) = certify(&["--only", "no.such.rule"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no such rule"), "{stderr}");
+}
+
+#[test]
+fn a_third_party_peer_passes_clean_and_each_defect_is_caught_by_its_rule_alone() {
+    let (code, report, stderr) = certify(&["--stdio", &peer()]);
+    all_pass_or_skip(code, &report, &stderr, 40);
+    let defects = [
+        ("--forget-release", "commitments.release"),
+        ("--leak", "commitments.isolation"),
+        ("--miss-clash", "commitments.clash"),
+        ("--wrong-overall", "feasibility.overall"),
+        ("--no-reason", "feasibility.reason"),
+        ("--copy-fields", "turns.copied-fields"),
+        ("--repeat-turn", "turns.repeated-index"),
+    ];
+    // Two at a time: each run is a few dozen processes of its own.
+    for pair in defects.chunks(2) {
+        let runs: Vec<_> = pair
+            .iter()
+            .map(|(flag, rule)| {
+                let line = format!("{} {flag}", peer());
+                let rule = rule.to_string();
+                std::thread::spawn(move || (rule, certify(&["--stdio", &line])))
+            })
+            .collect();
+        for run in runs {
+            let (expected, (code, report, stderr)) = run.join().unwrap();
+            assert_eq!(code, 1, "{expected}: {stderr}");
+            assert_eq!(
+                verdicts(&report, "fail"),
+                BTreeSet::from([expected.clone()]),
+                "{report}"
+            );
+            assert!(
+                !rule(&report, &expected)["evidence"]
+                    .as_array()
+                    .unwrap()
+                    .is_empty()
+            );
+        }
+    }
+}
+
+#[test]
+fn markdown_and_text_reports_name_every_rule() {
+    let out = std::process::Command::new(bin())
+        .args(["certify", "--stdio", &peer(), "--format", "markdown"])
+        .args(["--only", "feasibility", "--only", "turns.gaps"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.starts_with("# BKN conformance report"), "{md}");
+    assert!(
+        md.contains("| ✓ | `feasibility.insvalue` | MCP-BINDING 5 | pass"),
+        "{md}"
+    );
+    let out = std::process::Command::new(bin())
+        .args(["certify", "--stdio", &format!("{} --no-reason", peer())])
+        .args(["--only", "feasibility.reason"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("✗ feasibility.reason"), "{text}");
+    assert!(text.contains("feasibility.reason"), "{text}");
+    assert!(text.contains("[A] → {"), "the evidence is shown: {text}");
+}
