@@ -1242,6 +1242,7 @@ fn resources_are_listed_and_read_headless_and_their_shape_checked() {
     let (code, _, err) = explorer(&["read", "dac://nowhere"], "");
     assert_eq!(code, 2);
     assert!(err.contains("no resource dac://nowhere"), "{err}");
+}
 
 /// `--dialogue-idle`: an MCP session (2025-11-25) with no traffic for that long ends with its
 /// state (the server's /health counts none left), and a dialogue kept by DialogID

@@ -5,7 +5,7 @@
 //! written); a third-party peer (tests/peers/certify_peer.py, raw JSON-RPC in Python) passes
 //! clean, and each of its defects is caught by its rule and no other.
 
-mod common;
+use crate::common;
 
 use common::{bin, spawn_http};
 use serde_json::Value;

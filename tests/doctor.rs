@@ -384,6 +384,7 @@ fn endless_answers_end_the_probe_with_a_reason() {
         peak_kib < 200 * 1024,
         "a doctor's peak memory was {peak_kib} KiB"
     );
+}
 
 /// The server's answer the doctor quotes after "The server's answer: ", read back as JSON: it
 /// is whole (a cut answer would not parse).

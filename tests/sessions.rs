@@ -625,6 +625,7 @@ async fn a_password_in_a_url_is_never_saved_in_clear() {
     );
     let session = bkn_explorer::session::Session::load(&saved).unwrap();
     assert_eq!(session.dialogues[0].turns.len(), 1);
+}
 
 /// The recording server (`serve --from-session`) in both MCP generations, over stdio and
 /// HTTP: a dialogue recorded over 2025-11-25 is answered as recorded to a client of either

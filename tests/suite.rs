@@ -8,6 +8,7 @@ mod common;
 
 mod big_files;
 mod binding;
+mod certify;
 mod client;
 mod conformance_fixtures;
 mod conformance_props;
