@@ -683,3 +683,46 @@ async fn the_recording_server_answers_both_generations() {
         }
     }
 }
+
+/// A file that comes to be at `dialogue --save`'s place while the dialogue runs (nothing was
+/// there when it began) is left alone too: the dialogue is saved beside it, under a free
+/// name that the message gives, and the exit says the save did not go where it was asked.
+#[test]
+fn a_file_that_appears_at_the_save_place_during_the_dialogue_is_left_alone() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("run.json");
+    let mut child = std::process::Command::new(common::bin())
+        .args(["dialogue", "-", "--save"])
+        .arg(&target)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"Kind": "constraints", "EntityIDs": ["Avatar#7"]}}"#
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    // The first exchange is out: the dialogue is running. Someone writes the file meanwhile.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    assert!(line.contains("\"response\""), "{line}");
+    std::fs::write(&target, "written meanwhile\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "written meanwhile\n"
+    );
+    let beside = dir.path().join("run-2.json");
+    assert!(err.contains(&beside.display().to_string()), "{err}");
+    let saved = bkn_explorer::session::Session::load(&beside).unwrap();
+    assert_eq!(saved.dialogues[0].turns.len(), 1);
+}

@@ -160,7 +160,23 @@ pub fn run(args: Args) -> u8 {
         }
         let _ = out.flush();
         dialogue.close().await;
+        // A file that came to be at --save while the dialogue ran is not replaced either: the
+        // dialogue goes to a free name beside it, said, so that neither is lost.
+        let mut save_to = args.save.clone();
         if let Some(path) = &args.save
+            && !args.force
+            && let Some(what) = existing_file(path)
+        {
+            let beside = free_name_beside(path);
+            eprintln!(
+                "bkn-explorer dialogue: --save {}: {what} came to be there while the dialogue                  ran; it is left alone, and the dialogue is saved to {} instead",
+                path.display(),
+                beside.display()
+            );
+            code = exit::FAILURE;
+            save_to = Some(beside);
+        }
+        if let Some(path) = &save_to
             && let Err(e) = super::save_dialogue(
                 path,
                 args.name.as_deref(),
@@ -183,6 +199,22 @@ pub fn run(args: Args) -> u8 {
         }
         code
     })
+}
+
+/// `NAME-2.json`, `NAME-3.json` … beside `path`: the first name nothing has.
+fn free_name_beside(path: &std::path::Path) -> std::path::PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "session".into());
+    let extension = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    (2u32..)
+        .map(|n| path.with_file_name(format!("{stem}-{n}{extension}")))
+        .find(|candidate| std::fs::symlink_metadata(candidate).is_err())
+        .unwrap_or_else(|| path.with_file_name(format!("{stem}-{}{extension}", std::process::id())))
 }
 
 /// What is at `path`, when something is: "a session of N dialogues", "a file that is not a
