@@ -75,6 +75,7 @@ fn process_cpu(pid: u32) -> f64 {
 struct Figures {
     turns: f64,
     turns_per_s: f64,
+    p99_ms: f64,
     /// CPU per turn of the client: `load`'s process, or each Locust worker.
     client_us: Vec<f64>,
     /// CPU per turn of all of Locust's processes, its master included.
@@ -176,9 +177,10 @@ fn show(what: &str, f: &Figures, client: &str) {
         .map(|u| format!(", all processes {u:.0}"))
         .unwrap_or_default();
     println!(
-        "{what:<42} {:>6.0} turns/s ({:>5} turns); CPU a turn: {client} {} us{all}; server {:.0} us",
+        "{what:<42} {:>6.0} turns/s ({:>5} turns, p99 {:>5.1} ms); CPU a turn: {client} {} us{all}; server {:.0} us",
         f.turns_per_s,
         f.turns,
+        f.p99_ms,
         clients.join(", "),
         f.server_us
     );
@@ -207,6 +209,7 @@ fn load(scenario: &Path, url: &str, server_cpu: &dyn Fn() -> f64) -> Figures {
     Figures {
         turns,
         turns_per_s: r["turns_per_s"].as_f64().unwrap_or(0.0),
+        p99_ms: r["p99_ms"].as_f64().unwrap_or(0.0),
         client_us: vec![cpu / turns.max(1.0) * 1e6],
         all_us: None,
         server_us: server / turns.max(1.0) * 1e6,
@@ -284,6 +287,7 @@ fn locust(bin: &Path, project: &Path, server_cpu: &dyn Fn() -> f64) -> (Figures,
         Figures {
             turns,
             turns_per_s: r["turns_per_s"].as_f64().unwrap_or(0.0),
+            p99_ms: r["p99_ms"].as_f64().unwrap_or(0.0),
             client_us,
             all_us: Some(cpu / turns.max(1.0) * 1e6),
             server_us: server / turns.max(1.0) * 1e6,
@@ -331,7 +335,7 @@ fn floor(bin: &Path, project: &Path, seconds: f64, server_cpu: &dyn Fn() -> f64)
             .and_then(|f| f.parse::<f64>().ok())
             .unwrap_or(0.0)
     };
-    // Type,Name,Request Count,Failure Count,…,Requests/s (the tenth)
+    // Type,Name,Request Count,Failure Count,…,Requests/s (the tenth),…,99% (the nineteenth)
     let (turns, rate) = (field(2), field(9));
     if field(3) > 0.0 || !out.status.success() {
         println!(
@@ -343,6 +347,7 @@ fn floor(bin: &Path, project: &Path, seconds: f64, server_cpu: &dyn Fn() -> f64)
     Figures {
         turns,
         turns_per_s: rate,
+        p99_ms: field(18),
         client_us,
         all_us: Some(cpu / turns.max(1.0) * 1e6),
         server_us: server / turns.max(1.0) * 1e6,
