@@ -10,7 +10,8 @@
 //! - the floor, what Locust itself costs a turn here: a bare FastHttpUser
 //!   (benches/locust_floor.py) POSTing the same tools/call bodies with the same headers and
 //!   reading each answer, nothing judged or recorded, with as many workers and users for as
-//!   long as the Locust round before it took;
+//!   long as the Locust round before it took; then the same through the geventhttpclient
+//!   client beneath Locust's session, as the runner sends its turns;
 //!
 //! each with the server's CPU per turn over the same run (from /proc), in alternating rounds,
 //! twice each. Locust is installed by tests/peers/locust/install.sh (the pinned version, into a
@@ -146,23 +147,30 @@ fn main() {
             &ours,
             "each worker",
         );
-        let floor = floor(&bin, &project, wall, &server_cpu);
+        let floor_session = floor(&bin, &project, wall, &server_cpu, false);
         show(
             &format!("bare FastHttpUser, {WORKERS} workers (floor)"),
+            &floor_session,
+            "each worker",
+        );
+        let floor = floor(&bin, &project, wall, &server_cpu, true);
+        show(
+            &format!("bare, its client beneath the session"),
             &floor,
             "each worker",
         );
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         overheads.push((
+            mean(&ours.client_us) - mean(&floor_session.client_us),
             mean(&ours.client_us) - mean(&floor.client_us),
             mean(&ours.client_us) / mean(&l.client_us).max(1e-9),
             mean(&ours.client_us) / ours.server_us.max(1e-9),
         ));
         println!();
     }
-    for (i, (over, vs_load, vs_server)) in overheads.iter().enumerate() {
+    for (i, (over_session, over, vs_load, vs_server)) in overheads.iter().enumerate() {
         println!(
-            "round {}: a worker spends {over:.0} us a turn above Locust's own floor; {vs_load:.1}x load's CPU a turn; {vs_server:.1}x the server's",
+            "round {}: a worker spends {over_session:+.0} us a turn against a bare FastHttpUser, {over:+.0} us against the bare client beneath it; {vs_load:.1}x load's CPU a turn; {vs_server:.1}x the server's",
             i + 1
         );
     }
@@ -304,13 +312,21 @@ fn per_turn(line: &str, after: &str) -> Option<f64> {
 
 /// The bare FastHttpUser, as many workers and users, for `seconds` (Locust's start included,
 /// as in the round it is set beside).
-fn floor(bin: &Path, project: &Path, seconds: f64, server_cpu: &dyn Fn() -> f64) -> Figures {
+/// `beneath`: through the client beneath Locust's session, as the runner sends its turns.
+fn floor(
+    bin: &Path,
+    project: &Path,
+    seconds: f64,
+    server_cpu: &dyn Fn() -> f64,
+    beneath: bool,
+) -> Figures {
     let _ = std::fs::remove_file(project.join("stats_stats.csv"));
     let cpu0 = children_cpu();
     let server0 = server_cpu();
     let out = locust_command(bin, project)
         .args(["-f", "locust_floor.py"])
         .args(["--run-time", &format!("{}s", seconds.ceil().max(5.0))])
+        .env("BKN_FLOOR", if beneath { "client" } else { "session" })
         .stderr(Stdio::piped())
         .output()
         .expect("locust runs the floor");
