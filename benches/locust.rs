@@ -155,7 +155,7 @@ fn main() {
         );
         let floor = floor(&bin, &project, wall, &server_cpu, true);
         show(
-            &format!("bare, its client beneath the session"),
+            "bare, its client beneath the session",
             &floor,
             "each worker",
         );
