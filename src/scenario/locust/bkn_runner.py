@@ -376,7 +376,6 @@ class Connection:
         self.headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
-            "Accept-Encoding": "identity",
         }
         self.headers.update(PROJECT["headers"])
         self.http, self.path = endpoint(user)
