@@ -499,9 +499,10 @@ class Connection:
         nothing awaited) read from a JSON body or an event stream."""
         try:
             r = self.http.request("POST", self.path, body=body, headers=headers)
-        except Exception as e:  # noqa: BLE001 (refused, reset, timed out, not HTTP …)
-            kind = "timeout" if isinstance(e, (socket.timeout, gevent.Timeout)) else "transport"
-            raise McpError(kind, "the server cannot be reached: %s" % (str(e) or type(e).__name__))
+        except (socket.timeout, gevent.Timeout) as e:
+            raise McpError("timeout", "no answer in time: %s" % (str(e) or type(e).__name__))
+        except Exception as e:  # noqa: BLE001 (refused, reset, not HTTP …)
+            raise McpError("transport", "the server cannot be reached: %s" % (str(e) or type(e).__name__))
         status = r.status_code
         if status >= 400:
             try:
