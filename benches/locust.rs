@@ -10,7 +10,8 @@
 //! - the floor, what Locust itself costs a turn here: a bare FastHttpUser
 //!   (benches/locust_floor.py) POSTing the same tools/call bodies with the same headers and
 //!   reading each answer, nothing judged or recorded, with as many workers and users for as
-//!   long as the Locust round before it took;
+//!   long as the Locust round before it took; then the same through the geventhttpclient
+//!   client beneath Locust's session, as the runner sends its turns;
 //!
 //! each with the server's CPU per turn over the same run (from /proc), in alternating rounds,
 //! twice each. Locust is installed by tests/peers/locust/install.sh (the pinned version, into a
@@ -75,6 +76,7 @@ fn process_cpu(pid: u32) -> f64 {
 struct Figures {
     turns: f64,
     turns_per_s: f64,
+    p99_ms: f64,
     /// CPU per turn of the client: `load`'s process, or each Locust worker.
     client_us: Vec<f64>,
     /// CPU per turn of all of Locust's processes, its master included.
@@ -145,23 +147,30 @@ fn main() {
             &ours,
             "each worker",
         );
-        let floor = floor(&bin, &project, wall, &server_cpu);
+        let floor_session = floor(&bin, &project, wall, &server_cpu, false);
         show(
             &format!("bare FastHttpUser, {WORKERS} workers (floor)"),
+            &floor_session,
+            "each worker",
+        );
+        let floor = floor(&bin, &project, wall, &server_cpu, true);
+        show(
+            "bare, its client beneath the session",
             &floor,
             "each worker",
         );
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         overheads.push((
+            mean(&ours.client_us) - mean(&floor_session.client_us),
             mean(&ours.client_us) - mean(&floor.client_us),
             mean(&ours.client_us) / mean(&l.client_us).max(1e-9),
             mean(&ours.client_us) / ours.server_us.max(1e-9),
         ));
         println!();
     }
-    for (i, (over, vs_load, vs_server)) in overheads.iter().enumerate() {
+    for (i, (over_session, over, vs_load, vs_server)) in overheads.iter().enumerate() {
         println!(
-            "round {}: a worker spends {over:.0} us a turn above Locust's own floor; {vs_load:.1}x load's CPU a turn; {vs_server:.1}x the server's",
+            "round {}: a worker spends {over_session:+.0} us a turn against a bare FastHttpUser, {over:+.0} us against the bare client beneath it; {vs_load:.1}x load's CPU a turn; {vs_server:.1}x the server's",
             i + 1
         );
     }
@@ -176,9 +185,10 @@ fn show(what: &str, f: &Figures, client: &str) {
         .map(|u| format!(", all processes {u:.0}"))
         .unwrap_or_default();
     println!(
-        "{what:<42} {:>6.0} turns/s ({:>5} turns); CPU a turn: {client} {} us{all}; server {:.0} us",
+        "{what:<42} {:>6.0} turns/s ({:>5} turns, p99 {:>5.1} ms); CPU a turn: {client} {} us{all}; server {:.0} us",
         f.turns_per_s,
         f.turns,
+        f.p99_ms,
         clients.join(", "),
         f.server_us
     );
@@ -207,6 +217,7 @@ fn load(scenario: &Path, url: &str, server_cpu: &dyn Fn() -> f64) -> Figures {
     Figures {
         turns,
         turns_per_s: r["turns_per_s"].as_f64().unwrap_or(0.0),
+        p99_ms: r["p99_ms"].as_f64().unwrap_or(0.0),
         client_us: vec![cpu / turns.max(1.0) * 1e6],
         all_us: None,
         server_us: server / turns.max(1.0) * 1e6,
@@ -284,6 +295,7 @@ fn locust(bin: &Path, project: &Path, server_cpu: &dyn Fn() -> f64) -> (Figures,
         Figures {
             turns,
             turns_per_s: r["turns_per_s"].as_f64().unwrap_or(0.0),
+            p99_ms: r["p99_ms"].as_f64().unwrap_or(0.0),
             client_us,
             all_us: Some(cpu / turns.max(1.0) * 1e6),
             server_us: server / turns.max(1.0) * 1e6,
@@ -300,13 +312,21 @@ fn per_turn(line: &str, after: &str) -> Option<f64> {
 
 /// The bare FastHttpUser, as many workers and users, for `seconds` (Locust's start included,
 /// as in the round it is set beside).
-fn floor(bin: &Path, project: &Path, seconds: f64, server_cpu: &dyn Fn() -> f64) -> Figures {
+/// `beneath`: through the client beneath Locust's session, as the runner sends its turns.
+fn floor(
+    bin: &Path,
+    project: &Path,
+    seconds: f64,
+    server_cpu: &dyn Fn() -> f64,
+    beneath: bool,
+) -> Figures {
     let _ = std::fs::remove_file(project.join("stats_stats.csv"));
     let cpu0 = children_cpu();
     let server0 = server_cpu();
     let out = locust_command(bin, project)
         .args(["-f", "locust_floor.py"])
         .args(["--run-time", &format!("{}s", seconds.ceil().max(5.0))])
+        .env("BKN_FLOOR", if beneath { "client" } else { "session" })
         .stderr(Stdio::piped())
         .output()
         .expect("locust runs the floor");
@@ -331,7 +351,7 @@ fn floor(bin: &Path, project: &Path, seconds: f64, server_cpu: &dyn Fn() -> f64)
             .and_then(|f| f.parse::<f64>().ok())
             .unwrap_or(0.0)
     };
-    // Type,Name,Request Count,Failure Count,…,Requests/s (the tenth)
+    // Type,Name,Request Count,Failure Count,…,Requests/s (the tenth),…,99% (the nineteenth)
     let (turns, rate) = (field(2), field(9));
     if field(3) > 0.0 || !out.status.success() {
         println!(
@@ -343,6 +363,7 @@ fn floor(bin: &Path, project: &Path, seconds: f64, server_cpu: &dyn Fn() -> f64)
     Figures {
         turns,
         turns_per_s: rate,
+        p99_ms: field(18),
         client_us,
         all_us: Some(cpu / turns.max(1.0) * 1e6),
         server_us: server / turns.max(1.0) * 1e6,

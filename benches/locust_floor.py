@@ -8,14 +8,20 @@ Copied by the bench into an exported project (it reads that project's scenarios.
 uses bkn_judge.py to build the bodies once and for a turn's new ids and time). Each user keeps one DialogID and counts its
 TurnIndex on, as a user of the exported project does without --fresh. Run it with
 --run-time. At the end the process says its CPU per turn on stderr: "floor: N turns, C s of CPU (U us a turn)".
+
+BKN_FLOOR=client sends through the geventhttpclient client beneath Locust's session instead,
+as the exported runner does, each request told to Locust's statistics by hand: the floor of
+what a worker must spend on a turn with Locust's HTTP client.
 """
 
 import json
 import os
 import resource
 import sys
+import time
 import uuid
 
+from geventhttpclient.url import URL
 from locust import FastHttpUser, constant, events, task
 
 import bkn_judge as judge
@@ -83,6 +89,11 @@ def _stop(environment, **_):
                      % (TURNS[0], used, used / max(TURNS[0], 1) * 1e6))
 
 
+# BKN_FLOOR=client: beneath the session, the geventhttpclient client it keeps for the host,
+# as the exported runner sends its turns, each told to Locust's statistics by hand.
+BENEATH = os.environ.get("BKN_FLOOR") == "client"
+
+
 class Floor(FastHttpUser):
     wait_time = constant(0)
     host = PROJECT["host"]
@@ -90,20 +101,45 @@ class Floor(FastHttpUser):
     def on_start(self):
         self.dialog = str(uuid.uuid4())
         self.turn = 0
+        url = URL(self.host)
+        self.http = self.client.client.clientpool.get_client(url)
+        self.path = url.request_uri
+
+    def bodies(self):
+        for template, moves_on in TEMPLATES:
+            yield (template % {"QueryID": judge.new_uuid(), "QueryTime": judge.now_rfc3339(),
+                               "DialogID": self.dialog, "TurnIndex": self.turn,
+                               "DataID": judge.new_uuid()}).encode("utf-8"), moves_on
+            self.turn += moves_on
+            TURNS[0] += 1
 
     @task
     def go_through(self):
-        for template, moves_on in TEMPLATES:
-            body = (template % {"QueryID": judge.new_uuid(), "QueryTime": judge.now_rfc3339(),
-                                "DialogID": self.dialog, "TurnIndex": self.turn,
-                                "DataID": judge.new_uuid()}).encode("utf-8")
+        if BENEATH:
+            return self.beneath()
+        for body, moves_on in self.bodies():
             with self.client.post("", data=body, headers=HEADERS, name="turn",
-                                   catch_response=True) as r:
+                                  catch_response=True) as r:
                 if r.status_code != 200:
                     r.failure("HTTP %d" % r.status_code)
                 elif moves_on and b'"isError":true' in r.content:
                     # Not judged, but a refused turn costs the server less: said, so that
                     # the bench never measures refusals for turns.
                     r.failure("a tool error")
-            self.turn += moves_on
-            TURNS[0] += 1
+
+    def beneath(self):
+        fire = self.environment.events.request.fire
+        for body, moves_on in self.bodies():
+            started = time.perf_counter()
+            failure = None
+            try:
+                r = self.http.request("POST", self.path, body=body, headers=HEADERS)
+                content = r.read()
+                if r.status_code != 200:
+                    failure = Exception("HTTP %d" % r.status_code)
+                elif moves_on and b'"isError":true' in content:
+                    failure = Exception("a tool error")
+            except Exception as e:  # noqa: BLE001
+                failure = e
+            fire(request_type="POST", name="turn", response_time=(time.perf_counter() - started) * 1000,
+                 response_length=0, exception=failure, context={})

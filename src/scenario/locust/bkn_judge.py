@@ -58,18 +58,25 @@ def identical(a, b):
     return type(a) is type(b) and a == b
 
 
-def pointer(value, path):
-    """The value at a JSON pointer (RFC 6901, as serde_json reads one), or MISSING."""
+def pointer_tokens(path):
+    """A JSON pointer's reference tokens, unescaped (RFC 6901), or None when the text is not
+    a pointer: read once, walked on every turn (walk)."""
     if path == "":
-        return value
+        return []
     if not path.startswith("/"):
+        return None
+    return [token.replace("~1", "/").replace("~0", "~") for token in path[1:].split("/")]
+
+
+def walk(value, tokens):
+    """The value the pointer_tokens lead to (as serde_json reads a pointer), or MISSING."""
+    if tokens is None:
         return MISSING
-    for token in path[1:].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
+    for token in tokens:
         if isinstance(value, dict):
-            if token not in value:
+            value = value.get(token, MISSING)
+            if value is MISSING:
                 return MISSING
-            value = value[token]
         elif isinstance(value, list):
             if not token.isdigit() or (token.startswith("0") and len(token) != 1):
                 return MISSING
@@ -80,6 +87,15 @@ def pointer(value, path):
         else:
             return MISSING
     return value
+
+
+def pointer(value, path):
+    """The value at a JSON pointer (RFC 6901, as serde_json reads one), or MISSING."""
+    return walk(value, pointer_tokens(path))
+
+
+STEPS = pointer_tokens("/Feasibility/Steps")
+OVERALL = pointer_tokens("/Feasibility/Overall")
 
 
 def as_index(v):
@@ -229,7 +245,7 @@ def judge_one(e, turn, response):
         return failure(d, "/Outcome", " or ".join(e["wanted"]), shown(got))
     if t == "value":
         m = e["matcher"]
-        got = pointer(response, e["pointer"])
+        got = walk(response, e["tokens"])
         if m.holds(got):
             return None
         if m.kind == "equals" and isinstance(m.arg, (dict, list)) and got is not MISSING:
@@ -241,7 +257,7 @@ def judge_one(e, turn, response):
                 return failure(d, first[0], shown(first[1]), shown(first[2]) + more)
         return failure(d, e["pointer"], m.text, shown(got))
     if t == "steps":
-        steps = pointer(response, "/Feasibility/Steps")
+        steps = walk(response, STEPS)
         got = []
         if isinstance(steps, list):
             for s in steps:
@@ -254,7 +270,7 @@ def judge_one(e, turn, response):
         return failure(d, "/Feasibility/Steps/%d/PAStatus" % at,
                        "[%s]" % ", ".join(wanted), "[%s]" % ", ".join(got))
     if t == "overall":
-        got = pointer(response, "/Feasibility/Overall")
+        got = walk(response, OVERALL)
         if got == e["wanted"] and isinstance(got, str):
             return None
         return failure(d, "/Feasibility/Overall", e["wanted"], shown(got))
@@ -294,12 +310,14 @@ def judge(expectations, turn, response):
 
 
 def read_expectations(data):
-    """The exported expectations of a step, their matchers compiled once."""
+    """The exported expectations of a step, their matchers compiled and pointers read once."""
     out = []
     for e in data:
         e = dict(e)
         if e.get("matcher") is not None:
             e["matcher"] = Matcher(e["matcher"])
+        if isinstance(e.get("pointer"), str):
+            e["tokens"] = pointer_tokens(e["pointer"])
         out.append(e)
     return out
 
