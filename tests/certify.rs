@@ -375,5 +375,8 @@ fn markdown_and_text_reports_name_every_rule() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("✗ feasibility.reason"), "{text}");
     assert!(text.contains("feasibility.reason"), "{text}");
-    assert!(text.contains("[A] → {"), "the evidence is shown: {text}");
+    assert!(
+        text.contains("[A] → turn 0 {\"Kind\":\"feasibility\""),
+        "the evidence is shown: {text}"
+    );
 }
