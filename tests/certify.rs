@@ -110,6 +110,8 @@ fn the_reference_domain_access_over_stdio_passes_or_skips_every_rule() {
         "feasibility.locoor-reach",
         "feasibility.insrights",
         "feasibility.insvalue",
+        "feasibility.qualns",
+        "feasibility.postref",
         "feasibility.clash-state",
         "commitments.clash",
         "commitments.isolation",
@@ -202,8 +204,22 @@ fn a_failing_knowledge_source_makes_rules_skip_never_fail() {
     let ack = rule(&report, "feasibility.ack");
     assert_eq!(ack["verdict"], "skip");
     assert!(
-        ack["summary"].as_str().unwrap().contains("InsRights"),
+        ack["summary"].as_str().unwrap().contains("InsRights")
+            && ack["summary"]
+                .as_str()
+                .unwrap()
+                .contains("rights-registry failed"),
         "{ack}"
+    );
+    // A step the failed source left unjudged is not held against the server.
+    let post = rule(&report, "feasibility.postref");
+    assert_eq!(post["verdict"], "skip", "{post}");
+    assert!(
+        post["summary"]
+            .as_str()
+            .unwrap()
+            .contains("could not be judged"),
+        "{post}"
     );
 }
 

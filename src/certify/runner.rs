@@ -240,6 +240,8 @@ async fn dispatch(id: RuleId, ctx: &Ctx, p: &mut Probe) {
         RuleId::FeasLocReach => f::out_of_reach(ctx, p).await,
         RuleId::FeasInsRights => f::ins_rights(ctx, p).await,
         RuleId::FeasInsValue => f::ins_value(ctx, p).await,
+        RuleId::FeasQualNs => f::qual_ns(ctx, p).await,
+        RuleId::FeasPostRef => f::post_ref(ctx, p).await,
         RuleId::FeasClashState => f::clash_state(ctx, p).await,
         RuleId::FeasSequence => f::sequence(ctx, p).await,
         RuleId::CommitRetain => c::retain(ctx, p).await,
