@@ -325,6 +325,9 @@ fn an_unreachable_server_or_one_without_a_bkn_tool_exits_2() {
     let (code, _, stderr) = certify(&["--only", "no.such.rule"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no such rule"), "{stderr}");
+    let (code, _, stderr) = certify(&["--stdio", &peer(), "--only", "usr.carried"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("applies to BKN-DAC"), "{stderr}");
 }
 
 #[test]

@@ -107,6 +107,13 @@ pub async fn certify(
         }
     };
     let rules = crate::certify::rules::select(&options.only, interface).map_err(Unreachable)?;
+    if rules.is_empty() {
+        first.close().await;
+        return Err(Unreachable(format!(
+            "no rule that --only names applies to {} (the server's interface)",
+            interface.name()
+        )));
+    }
     let learnt = learn::learn(&first, interface).await;
     first.close().await;
     let ctx = Ctx {
