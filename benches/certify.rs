@@ -110,6 +110,7 @@ fn main() {
             h_v = v;
         }
         let _ = http.kill();
+        let _ = http.wait();
         let best = |v: &[f64]| v.iter().cloned().fold(f64::MAX, f64::min);
         println!(
             "{:>4}x {:>7} {:>6}  {:>10.2} ({:>9})  {:>10.2} ({:>9})",

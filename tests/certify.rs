@@ -110,6 +110,8 @@ fn the_reference_domain_access_over_stdio_passes_or_skips_every_rule() {
         "feasibility.locoor-reach",
         "feasibility.insrights",
         "feasibility.insvalue",
+        "feasibility.qualns",
+        "feasibility.postref",
         "feasibility.clash-state",
         "commitments.clash",
         "commitments.isolation",
@@ -202,8 +204,22 @@ fn a_failing_knowledge_source_makes_rules_skip_never_fail() {
     let ack = rule(&report, "feasibility.ack");
     assert_eq!(ack["verdict"], "skip");
     assert!(
-        ack["summary"].as_str().unwrap().contains("InsRights"),
+        ack["summary"].as_str().unwrap().contains("InsRights")
+            && ack["summary"]
+                .as_str()
+                .unwrap()
+                .contains("rights-registry failed"),
         "{ack}"
+    );
+    // A step the failed source left unjudged is not held against the server.
+    let post = rule(&report, "feasibility.postref");
+    assert_eq!(post["verdict"], "skip", "{post}");
+    assert!(
+        post["summary"]
+            .as_str()
+            .unwrap()
+            .contains("could not be judged"),
+        "{post}"
     );
 }
 
@@ -309,6 +325,9 @@ fn an_unreachable_server_or_one_without_a_bkn_tool_exits_2() {
     let (code, _, stderr) = certify(&["--only", "no.such.rule"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no such rule"), "{stderr}");
+    let (code, _, stderr) = certify(&["--stdio", &peer(), "--only", "usr.carried"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("applies to BKN-DAC"), "{stderr}");
 }
 
 #[test]
@@ -375,5 +394,8 @@ fn markdown_and_text_reports_name_every_rule() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("✗ feasibility.reason"), "{text}");
     assert!(text.contains("feasibility.reason"), "{text}");
-    assert!(text.contains("[A] → {"), "the evidence is shown: {text}");
+    assert!(
+        text.contains("[A] → turn 0 {\"Kind\":\"feasibility\""),
+        "the evidence is shown: {text}"
+    );
 }

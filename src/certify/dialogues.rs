@@ -161,8 +161,8 @@ pub fn compare(p: &mut Probe, a: &[Option<Value>], b: &[Option<Value>], what: &s
         p.check(x == y, || {
             format!(
                 "turn {i}: {what}: {} against {}",
-                x.as_ref().map_or("no Response".into(), |v| cut(v)),
-                y.as_ref().map_or("no Response".into(), |v| cut(v))
+                x.as_ref().map_or("no Response".into(), cut),
+                y.as_ref().map_or("no Response".into(), cut)
             )
         });
     }

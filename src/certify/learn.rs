@@ -32,6 +32,11 @@ pub struct Learnt {
     pub spaces: Vec<SpaceInfo>,
     pub items: BTreeMap<String, ItemInfo>,
     pub processes: Vec<String>,
+    /// What each Process takes in a Post (`Accepts`), where the domain publishes it: `None`
+    /// for a Process published without `Accepts` (it takes no Posts).
+    pub accepts: BTreeMap<String, Option<Accepts>>,
+    /// Class -> its superclasses, where the domain publishes its classes.
+    pub superclasses: BTreeMap<String, Vec<String>>,
     /// Published rights (dac://domain `Rights`), when the domain publishes them.
     pub rights: Option<Vec<Right>>,
     pub wallet: Option<f64>,
@@ -63,6 +68,12 @@ pub struct ItemInfo {
     pub class: Option<String>,
     pub position: Option<String>,
     pub format: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Accepts {
+    pub classes: Vec<String>,
+    pub formats: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -104,6 +115,40 @@ impl Learnt {
         location
             .capacity
             .is_none_or(|c| (location.items.len() as u64) < c)
+    }
+
+    /// A class and every class above it, as published.
+    pub fn ancestors(&self, class: &str) -> Vec<String> {
+        let mut out = vec![class.to_owned()];
+        let mut i = 0;
+        while i < out.len() && out.len() < 64 {
+            for s in self.superclasses.get(&out[i]).into_iter().flatten() {
+                if !out.contains(s) {
+                    out.push(s.clone());
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Whether the published rights let the requester do `action` to `item`: a May on it or
+    /// a class above it, and no May Not. `None` when no rights are published.
+    pub fn may(&self, action: &str, item: &str) -> Option<bool> {
+        let rights = self.rights.as_ref()?;
+        let classes = self
+            .items
+            .get(item)
+            .and_then(|i| i.class.as_deref())
+            .map(|c| self.ancestors(c))
+            .unwrap_or_default();
+        let covers = |r: &&Right| {
+            r.action == action
+                && (r.item.as_deref() == Some(item)
+                    || r.class.as_ref().is_some_and(|c| classes.contains(c)))
+        };
+        let applying: Vec<&Right> = rights.iter().filter(covers).collect();
+        Some(applying.iter().any(|r| r.may) && !applying.iter().any(|r| !r.may))
     }
 
     /// Sentences for the report's head.
@@ -323,7 +368,29 @@ impl Learnt {
         }
         for p in list(d, "Processes") {
             if let Some(id) = id_of(p, &["ProcessID"]) {
+                if p.is_object() {
+                    let strings = |a: Option<&Value>, name: &str| -> Vec<String> {
+                        list(a.unwrap_or(&Value::Null), name)
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    };
+                    let accepts = p.get("Accepts").map(|a| Accepts {
+                        classes: strings(Some(a), "Classes"),
+                        formats: strings(Some(a), "Formats"),
+                    });
+                    self.accepts.insert(id.clone(), accepts);
+                }
                 self.processes.push(id);
+            }
+        }
+        for c in list(d, "Classes") {
+            if let Some(id) = text(c, "ClassID") {
+                let supers = list(c, "Superclasses")
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect();
+                self.superclasses.insert(id, supers);
             }
         }
         if d.get("Rights").is_some() {

@@ -28,10 +28,45 @@ fn totals(r: &Report) -> String {
     )
 }
 
+/// The members of a message that say what it is about: the common fields (identifiers,
+/// times, metadata), the same in every turn, are left out; the JSON report and the saved
+/// session keep them.
+fn gist(text: &str) -> String {
+    const COMMON: [&str; 11] = [
+        "Header",
+        "Mode",
+        "MInstance",
+        "UEnvironment",
+        "SessionID",
+        "QueryID",
+        "QueryTime",
+        "DialogID",
+        "TurnIndex",
+        "DataXMData",
+        "RequestID",
+    ];
+    match crate::protocol::json::from_str::<Value>(text) {
+        Ok(Value::Object(mut m)) => {
+            let turn = m.get("TurnIndex").map(|t| format!("turn {t} "));
+            for k in COMMON {
+                m.remove(k);
+            }
+            // The Kind first: it says what the rest is.
+            let mut shown = serde_json::Map::new();
+            if let Some(kind) = m.remove("Kind") {
+                shown.insert("Kind".into(), kind);
+            }
+            shown.extend(m);
+            format!("{}{}", turn.unwrap_or_default(), Value::Object(shown))
+        }
+        _ => text.to_owned(),
+    }
+}
+
 /// What came back in a turn, in one line.
 fn reply_line(turn: &Turn) -> String {
     let text = match &turn.reply {
-        Reply::Response(r) => format!("Response: {}", r.text()),
+        Reply::Response(r) => format!("Response {}", gist(r.text())),
         Reply::ToolError(t) => format!("tool error: {}", t.replace('\n', " | ")),
         Reply::Error(e) => format!("no reply: {}", e.message),
     };
@@ -52,7 +87,10 @@ fn evidence_lines(result: &RuleResult) -> Vec<String> {
     for e in &result.evidence {
         match e {
             Evidence::Turn { dialogue, turn, .. } => {
-                out.push(format!("[{dialogue}] → {}", cut(turn.request.text(), 400)));
+                out.push(format!(
+                    "[{dialogue}] → {}",
+                    cut(&gist(turn.request.text()), 400)
+                ));
                 out.push(format!("[{dialogue}] ← {}", reply_line(turn)));
             }
             Evidence::Raw {

@@ -104,6 +104,10 @@ rules! {
         "an Action the requester May Not do is InsRights";
     FeasInsValue = "feasibility.insvalue", "MCP-BINDING 5", Feasibility, DAC,
         "a plan that spends more than the wallet is InsValue at the step that overspends";
+    FeasQualNs = "feasibility.qualns", "MCP-BINDING 5", Feasibility, DAC,
+        "a Post of an Item in a format the receiving Process does not take is QualNS";
+    FeasPostRef = "feasibility.postref", "MCP-BINDING 5", Feasibility, DAC,
+        "a Post to a Process that takes no Item of that class is PostRef";
     FeasClashState = "feasibility.clash-state", "MCP-BINDING 5", Feasibility, DAC,
         "a step the state contradicts (From where the Item is not) is Clash";
     FeasSequence = "feasibility.sequence", "MCP-BINDING 5", Feasibility, DAC,

@@ -107,6 +107,13 @@ pub async fn certify(
         }
     };
     let rules = crate::certify::rules::select(&options.only, interface).map_err(Unreachable)?;
+    if rules.is_empty() {
+        first.close().await;
+        return Err(Unreachable(format!(
+            "no rule that --only names applies to {} (the server's interface)",
+            interface.name()
+        )));
+    }
     let learnt = learn::learn(&first, interface).await;
     first.close().await;
     let ctx = Ctx {
@@ -240,6 +247,8 @@ async fn dispatch(id: RuleId, ctx: &Ctx, p: &mut Probe) {
         RuleId::FeasLocReach => f::out_of_reach(ctx, p).await,
         RuleId::FeasInsRights => f::ins_rights(ctx, p).await,
         RuleId::FeasInsValue => f::ins_value(ctx, p).await,
+        RuleId::FeasQualNs => f::qual_ns(ctx, p).await,
+        RuleId::FeasPostRef => f::post_ref(ctx, p).await,
         RuleId::FeasClashState => f::clash_state(ctx, p).await,
         RuleId::FeasSequence => f::sequence(ctx, p).await,
         RuleId::CommitRetain => c::retain(ctx, p).await,

@@ -51,7 +51,7 @@ fn conflicting(ctx: &Ctx) -> Value {
 }
 
 fn state(sent: &Sent) -> Option<Value> {
-    sent.get("/RefinedUserState").map(|s| stable(s))
+    sent.get("/RefinedUserState").map(stable)
 }
 
 /// The state a fresh dialogue gives for `feedback`, or None (the rule then has failed).
