@@ -1134,3 +1134,34 @@ fn completion_never_rewrites_prose_in_a_commitment() {
     t.keys(&["y"]);
     assert_eq!(t.wait_exit(), "0");
 }
+
+/// An unsent draft survives a kill: it is autosaved as it changes and offered back.
+#[test]
+fn an_unsent_draft_is_autosaved_and_recovered_after_a_kill() {
+    let data = tempfile::tempdir().unwrap();
+    {
+        let t = Tmux::start_in(120, 40, "", &[], data.path());
+        t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+        t.type_text("Where is the fountain?");
+        let pid = t.explorer_pid();
+        let drafts = data.path().join(format!("drafts-{pid}.json"));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::fs::read_to_string(&drafts).is_ok_and(|d| d.contains("fountain")) {
+            assert!(Instant::now() < deadline, "the draft was not autosaved");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        signal(&pid, "KILL");
+        t.wait_exit();
+    }
+    let t = Tmux::start_in(120, 40, "", &[], data.path());
+    t.wait_for(&["did not close cleanly", "unsent drafts"], "the offer");
+    t.keys(&["y"]);
+    t.wait_for(
+        &["recovered the unsent drafts", "Where is the fountain?"],
+        "the draft back",
+    );
+    t.keys(&["C-q"]);
+    t.wait_for(&["has an unsent draft"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+}

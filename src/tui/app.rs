@@ -141,6 +141,8 @@ pub struct Paths {
     pub data_dir: Option<PathBuf>,
     /// This run's own autosave (in the data directory, named by the process id).
     pub autosave: Option<PathBuf>,
+    /// This run's drafts' autosave (the same).
+    pub drafts: Option<PathBuf>,
     /// Where Open lists sessions, and where a bare name is saved when it exists.
     pub sessions_dir: PathBuf,
     pub sessions_dir_exists: bool,
@@ -235,6 +237,10 @@ pub struct App {
     pub recoveries: Vec<crate::tui::persist::Recovery>,
     /// What to do once the save under way is written (Ctrl-O's "save first" opens then).
     pub after_save: Option<crate::tui::action::Action>,
+    /// The drafts to put back once the recovered session is read.
+    pub recover_drafts: Option<PathBuf>,
+    /// The composers' changes the drafts' autosave last had (None: never written).
+    pub drafts_written: Option<u64>,
 }
 
 /// How long a notice stays.
@@ -275,6 +281,8 @@ impl App {
             asked: Default::default(),
             recoveries: options.recover,
             after_save: None,
+            recover_drafts: None,
+            drafts_written: None,
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {
@@ -329,13 +337,20 @@ impl App {
                 ),
             ),
         };
+        let what = match (&r.path, &r.drafts) {
+            (Some(session), Some(drafts)) => format!(
+                "the session it autosaved ({}) and its unsent drafts ({})",
+                session.display(),
+                drafts.display()
+            ),
+            (Some(session), None) => format!("the session it autosaved ({})", session.display()),
+            (None, Some(drafts)) => format!("its unsent drafts ({})", drafts.display()),
+            (None, None) => return,
+        };
         self.overlay = Some(Overlay::Confirm(Confirm {
             title,
-            message: format!(
-                "{why} Recover the session it autosaved ({})? y recovers, n starts afresh (the file stays)",
-                r.path.display()
-            ),
-            purpose: ConfirmPurpose::Recover(r.path),
+            message: format!("{why} Recover {what}? y recovers, n starts afresh (the files stay)"),
+            purpose: ConfirmPurpose::Recover(r),
         }));
     }
 

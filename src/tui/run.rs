@@ -307,6 +307,22 @@ impl Runner {
                     }
                 });
             }
+            Effect::WriteDrafts { path, text } => {
+                self.blocking(
+                    move || match crate::session::atomic::write(&path, text.as_bytes()) {
+                        Ok(()) => Event::Tick,
+                        Err(e) => Event::FileWritten {
+                            path,
+                            what: "the drafts' autosave",
+                            result: Err(e.to_string()),
+                        },
+                    },
+                )
+            }
+            Effect::ReadDrafts { path } => self.blocking(move || Event::DraftsRead {
+                result: persist::read_drafts(&path),
+                path,
+            }),
             Effect::ListSessions => {
                 let (dir, data) = (
                     self.app.paths.sessions_dir.clone(),
@@ -635,6 +651,10 @@ impl Launch {
             themes: Theme::names(theme_dir.as_deref()),
             keymap,
             paths: crate::tui::app::Paths {
+                drafts: self
+                    .data_dir
+                    .as_deref()
+                    .map(|d| persist::drafts_of(d, std::process::id())),
                 autosave: self
                     .data_dir
                     .as_deref()

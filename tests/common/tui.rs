@@ -40,6 +40,7 @@ pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
         paths: Paths {
             data_dir: None,
             autosave: None,
+            drafts: None,
             sessions_dir: root().join("sessions"),
             sessions_dir_exists: true,
             scenarios_dir_exists: true,

@@ -27,7 +27,8 @@ use std::collections::HashMap;
 pub use complete::Completion;
 
 /// Form or raw JSON.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     Form,
     Raw,
@@ -141,8 +142,9 @@ pub struct Composer {
     undone: Vec<Draft>,
 }
 
-/// Everything the composer holds, to put back as it was.
-#[derive(Clone, Debug, PartialEq)]
+/// Everything the composer holds, to put back as it was (and, written to the drafts'
+/// autosave, after a crash).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Draft {
     mode: Mode,
     kind: Kind,
@@ -568,6 +570,12 @@ impl Composer {
             extra: self.extra.clone(),
             raw: text_of(&self.raw),
         }
+    }
+
+    /// Puts a draft back (from the drafts' autosave), keeping what is there for Ctrl-Z.
+    pub fn recover(&mut self, draft: Draft, ctx: &Context) {
+        self.keep_draft();
+        self.restore(draft, ctx);
     }
 
     fn restore(&mut self, draft: Draft, ctx: &Context) {

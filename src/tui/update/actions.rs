@@ -290,6 +290,10 @@ impl App {
                 fx.push(Effect::Close { key: d.key });
             }
         }
+        // The drafts typed since the last tick's look, too.
+        self.drafts_written = None;
+        self.ticks = 0;
+        self.autosave_drafts(fx);
         let work = self.session.unsaved > 0;
         match (self.paths.autosave.clone(), work) {
             (Some(path), true) => {
@@ -487,20 +491,29 @@ impl App {
                 self.act(action, fx);
             }
             ConfirmPurpose::Quit => self.quit(fx),
-            ConfirmPurpose::Recover(path) => {
-                fx.push(Effect::ReadSession {
-                    path,
-                    purpose: crate::tui::event::OpenPurpose::Recover,
-                });
+            ConfirmPurpose::Recover(r) => {
+                match (r.path, r.drafts) {
+                    (Some(path), drafts) => {
+                        // The drafts go into the recovered dialogues, once they are there.
+                        self.recover_drafts = drafts;
+                        fx.push(Effect::ReadSession {
+                            path,
+                            purpose: crate::tui::event::OpenPurpose::Recover,
+                        });
+                    }
+                    (None, Some(path)) => fx.push(Effect::ReadDrafts { path }),
+                    (None, None) => {}
+                }
                 // The others are not read over this one: said, to open later.
                 let others: Vec<String> = std::mem::take(&mut self.recoveries)
                     .into_iter()
-                    .map(|r| r.path.display().to_string())
+                    .filter_map(|r| r.path.or(r.drafts))
+                    .map(|p| p.display().to_string())
                     .collect();
                 if !others.is_empty() {
                     self.notify(
                         format!(
-                            "other runs' unsaved turns are kept in {} (Ctrl-O opens them)",
+                            "other runs' unsaved work is kept in {} (Ctrl-O opens a session)",
                             others.join(", ")
                         ),
                         Severity::Info,

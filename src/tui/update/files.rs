@@ -307,6 +307,9 @@ impl App {
                     ),
                     Severity::Success,
                 );
+                if let Some(path) = self.recover_drafts.take() {
+                    fx.push(Effect::ReadDrafts { path });
+                }
             }
         }
     }

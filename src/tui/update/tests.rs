@@ -32,6 +32,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         paths: Paths {
             data_dir: Some(PathBuf::from("/data")),
             autosave: Some(PathBuf::from("/data/autosave-7.json")),
+            drafts: Some(PathBuf::from("/data/drafts-7.json")),
             sessions_dir: PathBuf::from("/work/sessions"),
             sessions_dir_exists: true,
             scenarios_dir_exists: false,
@@ -759,7 +760,8 @@ fn a_session_that_cannot_be_read_changes_nothing() {
 fn a_recovery_is_offered_at_start_and_y_reads_it() {
     let mut o = options(Vec::new());
     o.recover = vec![crate::tui::persist::Recovery {
-        path: PathBuf::from("/data/recovered-1.json"),
+        path: Some(PathBuf::from("/data/recovered-1.json")),
+        drafts: None,
         ending: crate::tui::persist::Ending::Unclean,
     }];
     let (mut app, _) = App::new(o, Instant::now());
@@ -1600,11 +1602,13 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
     let mut o = options(Vec::new());
     o.recover = vec![
         Recovery {
-            path: PathBuf::from("/data/recovered-11-1.json"),
+            path: Some(PathBuf::from("/data/recovered-11-1.json")),
+            drafts: None,
             ending: Ending::Signal("SIGHUP".into()),
         },
         Recovery {
-            path: PathBuf::from("/data/recovered-12-1.json"),
+            path: Some(PathBuf::from("/data/recovered-12-1.json")),
+            drafts: None,
             ending: Ending::Unclean,
         },
     ];
@@ -1630,10 +1634,10 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
         panic!("the second offer")
     };
     assert!(c.title.contains("did not close cleanly"));
-    assert_eq!(
-        c.purpose,
-        ConfirmPurpose::Recover(PathBuf::from("/data/recovered-12-1.json"))
-    );
+    assert!(matches!(
+        &c.purpose,
+        ConfirmPurpose::Recover(r) if r.path == Some(PathBuf::from("/data/recovered-12-1.json"))
+    ));
     let fx = t.key(KeyCode::Char('y'));
     assert!(
         matches!(&fx[..], [Effect::ReadSession { path, purpose: OpenPurpose::Recover }] if path.ends_with("recovered-12-1.json")),
@@ -1932,4 +1936,93 @@ fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
         field_text(&t, "Commit"),
         "c1: Kiosk#3 locatedAt near the fountain\nc2: Avatar#7 isA Foun\n"
     );
+}
+
+fn drafts_written(fx: &[Effect]) -> Vec<(PathBuf, Vec<crate::tui::persist::SavedDraft>)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::WriteDrafts { path, text } => {
+                Some((path.clone(), serde_json::from_str(text).expect("drafts")))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn ticks(t: &mut T, n: usize) -> Vec<Effect> {
+    (0..n).flat_map(|_| t.event(Event::Tick)).collect()
+}
+
+#[test]
+fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    let session = t.app.snapshot();
+    // Nothing typed: nothing written.
+    assert!(drafts_written(&ticks(&mut t, 20)).is_empty());
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("Where is the fountain?");
+    let written = drafts_written(&ticks(&mut t, 10));
+    assert_eq!(written.len(), 1);
+    assert_eq!(written[0].0, PathBuf::from("/data/drafts-7.json"));
+    assert_eq!(written[0].1.len(), 1);
+    assert_eq!(written[0].1[0].dialogue, "domain-access #1");
+    // Unchanged: not written again; a signal writes what changed since the last look.
+    assert!(drafts_written(&ticks(&mut t, 30)).is_empty());
+    t.type_text(" Now.");
+    let fx = t.event(Event::Signal("SIGHUP"));
+    assert_eq!(drafts_written(&fx).len(), 1);
+    let saved = drafts_written(&fx).remove(0).1;
+
+    // The next start: the recovery names the drafts, y reads the session, then the drafts.
+    let mut o = options(vec![
+        ServerSpec::embedded(Interface::Dac),
+        ServerSpec::embedded(Interface::Usr),
+    ]);
+    o.recover = vec![crate::tui::persist::Recovery {
+        path: Some("/data/recovered-7-1.json".into()),
+        drafts: Some("/data/recovered-7-1.drafts.json".into()),
+        ending: crate::tui::persist::Ending::Signal("SIGHUP".into()),
+    }];
+    let (app, _) = App::new(o, Instant::now());
+    let mut t = T {
+        app,
+        now: Instant::now(),
+        hits: Hits::default(),
+    };
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("offered")
+    };
+    assert!(c.message.contains("unsent drafts"), "{}", c.message);
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(matches!(&fx[..], [Effect::ReadSession { .. }]), "{fx:?}");
+    let fx = t.event(Event::SessionRead {
+        path: "/data/recovered-7-1.json".into(),
+        purpose: OpenPurpose::Recover,
+        result: Ok(session),
+        stamp: None,
+    });
+    assert!(
+        matches!(fx.last(), Some(Effect::ReadDrafts { path }) if path.ends_with("recovered-7-1.drafts.json")),
+        "{fx:?}"
+    );
+    t.event(Event::DraftsRead {
+        path: "/data/recovered-7-1.drafts.json".into(),
+        result: Ok(saved),
+    });
+    let d = &t.app.dialogues[0];
+    let question = d
+        .composer
+        .fields
+        .iter()
+        .find(|f| f.spec.label == "Question")
+        .unwrap()
+        .text();
+    assert_eq!(d.name, "domain-access #1");
+    assert_eq!(question, "Where is the fountain? Now.");
+    assert!(d.composer.has_draft());
 }
