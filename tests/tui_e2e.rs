@@ -1165,3 +1165,55 @@ fn an_unsent_draft_is_autosaved_and_recovered_after_a_kill() {
     t.keys(&["y"]);
     assert_eq!(t.wait_exit(), "0");
 }
+
+/// With NO_COLOR the selected row of the palette, the completions and the protocol log is
+/// still seen: reverse video.
+#[test]
+fn no_color_still_shows_the_selected_rows() {
+    let t = Tmux::start_with(120, 40, "", &["NO_COLOR=1"], tempfile::tempdir().unwrap());
+    t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+    let styled = || {
+        String::from_utf8_lossy(&t.run(&["capture-pane", "-e", "-p", "-t", "e2e"]).stdout)
+            .into_owned()
+    };
+    let reversed_line = |screen: &str, text: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(text))
+            .is_some_and(|l| l.contains("\x1b[7m"))
+    };
+    let screen = styled();
+    assert!(!screen.contains("\x1b[38;"), "no colour at all:\n{screen}");
+    // The palette.
+    t.keys(&["Escape", "C-p"]);
+    t.wait_for(&["Quit"], "the palette");
+    assert!(reversed_line(&styled(), "Ctrl-q"), "{}", styled());
+    t.type_text("focus log");
+    t.wait_still();
+    t.keys(&["Enter"]);
+    t.wait_still();
+    // The protocol log, its last entry selected.
+    t.keys(&["End"]);
+    let screen = t.wait_until("a log row selected", |_| true);
+    let screen_styled = styled();
+    assert!(
+        screen_styled
+            .lines()
+            .any(|l| l.contains("\x1b[7m") && l.contains("#")),
+        "{screen}"
+    );
+    // The completions, asked for in Commit.
+    t.keys(&["c", "Down", "Down"]);
+    t.type_text("c1: Ben");
+    t.keys(&["C-Space"]);
+    t.wait_for(&["Bench"], "the completions");
+    let screen = styled();
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("\x1b[7m") && l.contains("Bench") && !l.contains("c1: Ben")),
+        "{screen}"
+    );
+    t.keys(&["Escape", "Escape", "C-q", "y"]);
+    assert_eq!(t.wait_exit(), "0");
+}
