@@ -2026,3 +2026,80 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
     assert_eq!(question, "Where is the fountain? Now.");
     assert!(d.composer.has_draft());
 }
+
+/// The screen as text, as the explorer draws it now.
+fn screen(t: &T, width: u16, height: u16) -> String {
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|f| {
+            crate::tui::view::render(f, &t.app);
+        })
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..height {
+        for x in 0..width {
+            out.push_str(buffer[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_feasibility_tab_never_looks_better_than_the_steps() {
+    let mut t = T::reference();
+    let request = json!({"Header": "PGM-KDA-V1.0", "Kind": "feasibility", "TurnIndex": 0,
+        "ProcessActions": [
+            {"Step": 1, "Statement": "MM-Add Nil Kiosk#3 At MLoc:Square.Stage"},
+            {"Step": 2, "Statement": "Post Nil Item#12 To Process#Market"}]});
+    let response = json!({"Header": "PGM-KDA-V1.0", "TurnIndex": 0, "Outcome": "answered",
+        "Feasibility": {"Overall": "feasible",
+            "Steps": [{"Step": 1, "PAStatus": "Clash", "Reason": "c1 conflicts"}]}});
+    t.finished(1, turn(request, Some(response)));
+    t.app.focus = Pane::Detail;
+    t.app.current_dialogue_mut().unwrap().detail_tab = DetailTab::Feasibility;
+    let text = screen(&t, 120, 40);
+    assert!(text.contains("0 of 2 steps Ack, 1 not answered"), "{text}");
+    assert!(
+        text.contains("the server says feasible, but its steps say infeasible"),
+        "{text}"
+    );
+    let missing = text
+        .lines()
+        .find(|l| l.contains("Post Nil Item#12"))
+        .expect("the missing step shown");
+    assert!(
+        missing.contains("missing") && missing.contains("no PA Status"),
+        "{missing}"
+    );
+    // The badge is not in the colour of "feasible".
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    terminal
+        .draw(|f| {
+            crate::tui::view::render(f, &t.app);
+        })
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let (x, y) = (0..40u16)
+        .flat_map(|y| (0..120u16).map(move |x| (x, y)))
+        .find(|&(x, y)| {
+            buffer[(x, y)].symbol() == "F"
+                && (1..8).all(|k| x + k < 120)
+                && (0..8)
+                    .map(|k| buffer[(x + k, y)].symbol())
+                    .collect::<String>()
+                    == "FEASIBLE"
+        })
+        .expect("the badge");
+    let theme = &t.app.theme;
+    assert_ne!(
+        buffer[(x, y)].bg,
+        theme.overall(crate::protocol::dac::Overall::Feasible)
+    );
+    assert_eq!(
+        buffer[(x, y)].bg,
+        theme.overall(crate::protocol::dac::Overall::Infeasible)
+    );
+}
