@@ -387,6 +387,44 @@ impl Composer {
         unknown(strings("/Space/SpaceID"), Words::Spaces, &mut out);
         unknown(strings("/Space/MLocation"), Words::MLocations, &mut out);
         unknown(strings("/UserID"), Words::Users, &mut out);
+        // The Items and places a Process Action statement names (not its With attributes).
+        let places: Vec<&String> = [Words::Entities, Words::MLocations, Words::Spaces]
+            .into_iter()
+            .flat_map(|w| ctx.vocabulary.list(w).iter())
+            .collect();
+        if !places.is_empty() {
+            for step in request
+                .get("ProcessActions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(Ok(statement)) = step
+                    .get("Statement")
+                    .and_then(Value::as_str)
+                    .map(process_action::parse)
+                else {
+                    continue;
+                };
+                let strangers: Vec<&str> = statement
+                    .complements
+                    .iter()
+                    .filter(|c| c.preposition != process_action::Preposition::With)
+                    .map(|c| c.target.id.as_str())
+                    .filter(|id| !places.iter().any(|k| k.as_str() == *id))
+                    .collect();
+                if !strangers.is_empty() {
+                    let n = step.get("Step").map(Value::to_string).unwrap_or_default();
+                    out.push(format!(
+                        "step {n}: {} not among the server's {}, {} or {}",
+                        strangers.join(", "),
+                        Words::Entities.name(),
+                        Words::MLocations.name(),
+                        Words::Spaces.name()
+                    ));
+                }
+            }
+        }
         if let (Some(turn), Some(last)) = (
             request
                 .get("TurnIndex")

@@ -2103,3 +2103,27 @@ fn the_feasibility_tab_never_looks_better_than_the_steps() {
         theme.overall(crate::protocol::dac::Overall::Infeasible)
     );
 }
+
+#[test]
+fn an_unknown_id_in_a_statement_is_warned_about_and_the_request_still_sent() {
+    use crate::protocol::resources::Words;
+    let mut t = T::reference();
+    for (w, id) in [
+        (Words::Entities, "Avatar#7"),
+        (Words::MLocations, "MLoc:Square.Stage"),
+    ] {
+        t.app.servers[0].vocabulary.add(w, id);
+    }
+    focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
+    t.type_text("MM-Move Nil Ghost#1 To MLoc:Square.Stage");
+    let warnings = t.current().composer.checked.warnings.clone();
+    assert!(
+        warnings.iter().any(|w| w.contains("Ghost#1 not among")),
+        "{warnings:?}"
+    );
+    let fx = t.key(KeyCode::F(5));
+    assert!(
+        matches!(&fx[..], [Effect::Send { .. }]),
+        "a warning never blocks: {fx:?}"
+    );
+}
