@@ -618,12 +618,20 @@ impl Launch {
             .unwrap_or_default();
         // The command line's theme over NO_COLOR over the settings (no-color.org: a choice
         // made for this run wins over the environment).
+        let asked = self.theme.clone();
         let name = self
             .theme
             .or_else(|| (!crate::settings::colour_wanted()).then(|| "no-color".to_owned()))
             .or(settings.theme.clone())
             .unwrap_or_else(|| "dark".into());
         let (theme, theme_warning) = Theme::load_or_default(&name, theme_dir.as_deref());
+        // `--theme NAME` is remembered for the next run, as choosing one in the explorer is
+        // (the README says so); a theme that could not be used is not.
+        if let (Some(asked), None, Some(dir)) = (&asked, &theme_warning, &self.config_dir)
+            && settings.theme.as_deref() != Some(asked.as_str())
+        {
+            let _ = crate::settings::remember(dir, "theme", asked);
+        }
         let (keymap, key_problems) = match self.config_dir.as_deref() {
             Some(dir) => crate::tui::keys_file::load(dir),
             None => Default::default(),

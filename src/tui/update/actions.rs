@@ -323,6 +323,8 @@ impl App {
             return;
         };
         let d = self.dialogues.remove(i);
+        // Its turns are in no later save: no longer counted as unsaved (the question said so).
+        self.session.unsaved = self.session.unsaved.saturating_sub(d.unsaved);
         fx.push(Effect::Close { key: d.key });
         fx.push(Effect::StopReplay { key: d.key });
         fx.push(Effect::StopScenario { key: d.key });

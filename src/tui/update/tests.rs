@@ -1147,8 +1147,8 @@ fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
     assert_eq!(closes(&fx), [1]);
     assert!(t.app.servers[0].removed);
     assert_eq!(
-        t.app.session.unsaved, 1,
-        "its turn was never saved: quitting still asks (as closing a dialogue does)"
+        t.app.session.unsaved, 0,
+        "its turn is in no later save (the question said so): no longer counted"
     );
     assert_eq!(
         t.app.sidebar_rows().len(),
@@ -2126,4 +2126,52 @@ fn an_unknown_id_in_a_statement_is_warned_about_and_the_request_still_sent() {
         matches!(&fx[..], [Effect::Send { .. }]),
         "a warning never blocks: {fx:?}"
     );
+}
+
+#[test]
+fn closing_a_dialogue_takes_its_turns_out_of_the_unsaved_count() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.finished(
+        2,
+        turn(
+            json!({"Header": "PGM-USR-V1.0", "TurnIndex": 0}),
+            Some(json!({})),
+        ),
+    );
+    assert_eq!(t.app.session.unsaved, 2);
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('x'));
+    t.key(KeyCode::Char('y'));
+    assert_eq!(t.app.session.unsaved, 1, "the other dialogue's turn only");
+    t.key(KeyCode::Char('x'));
+    t.key(KeyCode::Char('y'));
+    assert_eq!(t.app.session.unsaved, 0);
+    // Nothing unsaved: q quits at once.
+    assert_eq!(quits(&t.key(KeyCode::Char('q'))), [true]);
+}
+
+#[test]
+fn the_sidebar_dot_follows_the_servers_health() {
+    use crate::tui::app::ServerStatus;
+    let mut t = T::reference();
+    assert_eq!(t.app.servers[0].status, ServerStatus::Connected);
+    // The server died under a turn: not "connected" any more.
+    let mut gone = grounding(0);
+    gone.reply = Reply::Error(TurnError {
+        kind: ErrorKind::Gone,
+        message: "the server exited".into(),
+    });
+    t.finished(1, gone);
+    assert!(
+        matches!(&t.app.servers[0].status, ServerStatus::Failed(e) if e.contains("the server exited")),
+        "{:?}",
+        t.app.servers[0].status
+    );
+    // An answer again: connected.
+    t.finished(1, grounding(1));
+    assert_eq!(t.app.servers[0].status, ServerStatus::Connected);
+    // Its only dialogue's session ended: said on the server too.
+    t.event(Event::Engine(Box::new(EngineEvent::Closed { dialogue: 2 })));
+    assert!(matches!(&t.app.servers[1].status, ServerStatus::Failed(_)));
 }
