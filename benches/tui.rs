@@ -48,6 +48,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         in_tmux: false,
         found: Vec::new(),
         watch: None,
+        token: None,
     }
 }
 

@@ -194,6 +194,9 @@ pub struct Options {
     /// Follow a proxy's recording from the start: this file, or (None) the newest in the
     /// data directory's recordings/.
     pub watch: Option<Option<PathBuf>>,
+    /// The bearer token of the command line (`--token`, `BKN_TOKEN`): for the --url servers,
+    /// and for the HTTP servers of a recording followed (a take-over reaches them).
+    pub token: Option<String>,
 }
 
 pub struct App {
@@ -235,6 +238,8 @@ pub struct App {
     pub asked: std::collections::VecDeque<crate::tui::event::AskView>,
     /// Autosaves of earlier runs still to offer (one question at a time).
     pub recoveries: Vec<crate::tui::persist::Recovery>,
+    /// The command line's bearer token (`Options::token`).
+    pub token: Option<String>,
     /// What to do once the save under way is written (Ctrl-O's "save first" opens then).
     pub after_save: Option<crate::tui::action::Action>,
     /// The drafts to put back once the recovered session is read.
@@ -280,6 +285,7 @@ impl App {
             live: None,
             asked: Default::default(),
             recoveries: options.recover,
+            token: options.token,
             after_save: None,
             recover_drafts: None,
             drafts_written: None,

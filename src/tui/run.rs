@@ -592,6 +592,8 @@ pub struct Launch {
     pub session: Option<PathBuf>,
     /// Follow a proxy's recording (`--watch [FILE]`).
     pub watch: Option<Option<PathBuf>>,
+    /// `--token` / `BKN_TOKEN`.
+    pub token: Option<String>,
     /// The theme asked for (else the remembered one, else dark).
     pub theme: Option<String>,
     pub connect: ConnectOptions,
@@ -675,6 +677,7 @@ impl Launch {
             },
             recover,
             watch: self.watch,
+            token: self.token,
             overrides: self.overrides,
             in_tmux: std::env::var_os("TMUX").is_some(),
             found: self.found,

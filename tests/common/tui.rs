@@ -51,6 +51,7 @@ pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
         in_tmux: false,
         found: Vec::new(),
         watch: None,
+        token: None,
     }
 }
 

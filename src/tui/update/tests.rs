@@ -43,6 +43,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         in_tmux: false,
         found: Vec::new(),
         watch: None,
+        token: None,
     }
 }
 
@@ -2174,4 +2175,48 @@ fn the_sidebar_dot_follows_the_servers_health() {
     // Its only dialogue's session ended: said on the server too.
     t.event(Event::Engine(Box::new(EngineEvent::Closed { dialogue: 2 })));
     assert!(matches!(&t.app.servers[1].status, ServerStatus::Failed(_)));
+}
+
+#[test]
+fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
+    use crate::client::spec::TransportSpec;
+    use crate::session::journal::Line;
+    use crate::tui::event::WatchEvent;
+    let mut o = options(Vec::new());
+    o.token = Some("s3cret".into());
+    let (app, _) = App::new(o, Instant::now());
+    let mut t = T {
+        app,
+        now: Instant::now(),
+        hits: Hits::default(),
+    };
+    let line = |l: Line| Event::Watch(WatchEvent::Line(Box::new(l)));
+    t.event(Event::Watch(WatchEvent::Started(PathBuf::from(
+        "/data/recordings/r.jsonl",
+    ))));
+    let server = ServerSpec::from_url("http://127.0.0.1:9/mcp").unwrap();
+    t.event(line(Line::Start {
+        name: None,
+        servers: vec![server.clone()],
+    }));
+    t.event(line(Line::Dialogue {
+        id: 1,
+        server: server.name.clone(),
+        interface: Interface::Dac,
+        dialog_id: "D".into(),
+    }));
+    t.event(line(Line::Turn {
+        dialogue: 1,
+        turn: Box::new(grounding(0)),
+    }));
+    t.app.focus = Pane::Transcript;
+    let fx = t.key(KeyCode::Char('O'));
+    let token = fx.iter().find_map(|e| match e {
+        Effect::Open { spec, .. } => match &spec.transport {
+            TransportSpec::Http(h) => Some(h.token.clone()),
+            _ => None,
+        },
+        _ => None,
+    });
+    assert_eq!(token, Some(Some("s3cret".into())), "{fx:?}");
 }
