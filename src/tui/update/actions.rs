@@ -765,7 +765,10 @@ impl App {
     fn cancel(&mut self, fx: &mut Vec<Effect>) {
         if let Some(i) = self.current {
             let d = &mut self.dialogues[i];
-            if let Some(p) = &mut d.pending {
+            // Asked once already: a second Esc leaves the composer.
+            if let Some(p) = &mut d.pending
+                && !p.cancelling
+            {
                 p.cancelling = true;
                 fx.push(Effect::Cancel { key: d.key });
                 // A turn that became a task is cancelled as a task (SEP-2663).
@@ -773,8 +776,14 @@ impl App {
                     Some(task) => format!("tasks/cancel for task {}", task.task_id),
                     None => "notifications/cancelled".to_owned(),
                 };
+                // Esc did only that: the composer keeps the focus (the status line's TYPING
+                // says so), and says how to leave it.
+                let again = match self.focus {
+                    Pane::Composer => "; Esc again leaves the composer",
+                    _ => "",
+                };
                 self.notify(
-                    format!("cancelling: the server is told ({told})"),
+                    format!("cancelling: the server is told ({told}){again}"),
                     Severity::Info,
                 );
                 return;

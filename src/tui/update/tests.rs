@@ -2220,3 +2220,42 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
     });
     assert_eq!(token, Some(Some("s3cret".into())), "{fx:?}");
 }
+
+#[test]
+fn focus_is_unmistakable_and_esc_after_cancelling_a_turn_leaves_the_composer() {
+    let mut t = T::reference();
+    assert!(t.app.typing());
+    // The status line says letters are text.
+    assert!(
+        screen(&t, 120, 40)
+            .lines()
+            .last()
+            .unwrap()
+            .contains("✎ TYPING")
+    );
+    t.type_text("Where?");
+    let fx = t.key(KeyCode::F(5));
+    assert!(matches!(&fx[..], [Effect::Send { .. }]), "{fx:?}");
+    // Esc cancels the pending turn, and says that the composer still has the focus.
+    let fx = t.key(KeyCode::Esc);
+    assert!(matches!(&fx[..], [Effect::Cancel { .. }]), "{fx:?}");
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("Esc again leaves")
+    );
+    assert!(screen(&t, 120, 40).contains("✎ TYPING"));
+    // Esc again: out of it, and the badge gone; the next letter is a command.
+    t.key(KeyCode::Esc);
+    assert_eq!(t.app.focus, Pane::Transcript);
+    assert!(!t.app.typing());
+    assert!(!screen(&t, 120, 40).contains("✎ TYPING"));
+    t.key(KeyCode::Char('?'));
+    assert!(
+        matches!(t.app.overlay, Some(Overlay::Help { .. })),
+        "a command, not text"
+    );
+}
