@@ -261,6 +261,14 @@ impl Composer {
     pub fn content(&self, taken: &[String]) -> Result<Map<String, Value>, String> {
         match self.mode {
             Mode::Raw => match crate::protocol::json::from_str::<Value>(&text_of(&self.raw)) {
+                // A key written twice: JSON readers differ on which one counts (serde_json
+                // keeps the last), so none is sent until it is said once.
+                Ok(Value::Object(_)) if !duplicate_keys(&text_of(&self.raw)).is_empty() => {
+                    Err(format!(
+                        "a key is written twice: {} (say it once)",
+                        duplicate_keys(&text_of(&self.raw)).join(", ")
+                    ))
+                }
                 Ok(Value::Object(map)) => Ok(map),
                 Ok(_) => Err("the Request must be a JSON object".into()),
                 Err(_) => Err(format!(
@@ -323,7 +331,15 @@ impl Composer {
     pub fn recheck(&mut self, ctx: &Context) {
         let mut checked = Checked::default();
         if self.mode == Mode::Raw {
-            checked.syntax = raw_syntax_error(&text_of(&self.raw));
+            let text = text_of(&self.raw);
+            checked.syntax = raw_syntax_error(&text);
+            let twice = duplicate_keys(&text);
+            if checked.syntax.is_none() && !twice.is_empty() {
+                checked.field_error = Some((
+                    "Raw JSON".into(),
+                    format!("a key is written twice: {} (say it once)", twice.join(", ")),
+                ));
+            }
         }
         if self.mode == Mode::Form {
             for f in &self.fields {
@@ -978,6 +994,88 @@ fn raw_syntax_error(text: &str) -> Option<SyntaxError> {
         });
     }
     Some(e)
+}
+
+/// The keys written twice in one object of a JSON text, as JSON pointers (none when it is
+/// not JSON: the syntax error says that).
+fn duplicate_keys(text: &str) -> Vec<String> {
+    use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    use std::cell::RefCell;
+    struct Check<'a> {
+        path: String,
+        out: &'a RefCell<Vec<String>>,
+    }
+    impl<'de> DeserializeSeed<'de> for Check<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Check<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let path = format!(
+                    "{}/{}",
+                    self.path,
+                    key.replace('~', "~0").replace('/', "~1")
+                );
+                if !seen.insert(key) {
+                    self.out.borrow_mut().push(path.clone());
+                }
+                map.next_value_seed(Check {
+                    path,
+                    out: self.out,
+                })?;
+            }
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while seq
+                .next_element_seed(Check {
+                    path: format!("{}/{i}", self.path),
+                    out: self.out,
+                })?
+                .is_some()
+            {
+                i += 1;
+            }
+            Ok(())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    }
+    let out = RefCell::new(Vec::new());
+    let mut de = serde_json::Deserializer::from_str(text);
+    let check = Check {
+        path: String::new(),
+        out: &out,
+    };
+    if check.deserialize(&mut de).is_err() {
+        return Vec::new();
+    }
+    out.into_inner()
 }
 
 /// The line and column of the quote that opens a string left open at the end of `text`.

@@ -344,3 +344,30 @@ fn unknown_ids_inside_process_action_statements_are_warned_about_before_sending(
     // Still sendable: a warning, never a block.
     assert!(c.content(&[]).is_ok());
 }
+
+#[test]
+fn a_key_written_twice_in_the_raw_editor_is_refused_with_its_place() {
+    let fx = Fixture::new();
+    let ctx = fx.ctx();
+    let mut c = Composer::new(Interface::Dac);
+    c.toggle_mode(&ctx);
+    assert_eq!(c.mode, Mode::Raw);
+    c.raw = editor(
+        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench", "Text": "fountain"}], "Kind": "affordances"}"#,
+    );
+    c.recheck(&ctx);
+    let (field, why) = c.checked.field_error.clone().expect("refused");
+    assert_eq!(field, "Raw JSON");
+    assert!(
+        why.contains("/Terms/0/Text") && why.contains("/Kind"),
+        "{why}"
+    );
+    assert!(!c.checked.ok());
+    let e = c.content(&[]).unwrap_err();
+    assert!(e.contains("written twice"), "{e}");
+    // Said once: sent.
+    c.raw = editor(r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}]}"#);
+    c.recheck(&ctx);
+    assert!(c.checked.field_error.is_none());
+    assert!(c.content(&[]).is_ok());
+}

@@ -2259,3 +2259,21 @@ fn focus_is_unmistakable_and_esc_after_cancelling_a_turn_leaves_the_composer() {
         "a command, not text"
     );
 }
+
+#[test]
+fn a_duplicate_key_in_the_raw_editor_is_not_sent() {
+    let mut t = T::reference();
+    t.key(KeyCode::F(2));
+    assert_eq!(t.current().composer.mode, crate::tui::composer::Mode::Raw);
+    t.app.current_dialogue_mut().unwrap().composer.raw = crate::tui::composer::editor(
+        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}], "Kind": "feasibility"}"#,
+    );
+    t.app.with_composer(|c, ctx| c.recheck(ctx));
+    let fx = t.key(KeyCode::F(5));
+    assert!(fx.is_empty(), "{fx:?}");
+    let notice = &t.app.notice.as_ref().unwrap().text;
+    assert!(
+        notice.contains("written twice") && notice.contains("/Kind"),
+        "{notice}"
+    );
+}
