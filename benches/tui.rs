@@ -37,6 +37,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         paths: Paths {
             data_dir: None,
             autosave: None,
+            drafts: None,
             sessions_dir: PathBuf::from("sessions"),
             sessions_dir_exists: true,
             scenarios_dir_exists: true,
@@ -47,6 +48,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         in_tmux: false,
         found: Vec::new(),
         watch: None,
+        token: None,
     }
 }
 

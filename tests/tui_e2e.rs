@@ -592,12 +592,10 @@ fn closing_a_dialogue_with_turns_asks_first() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Its turn is no longer counted as unsaved: q quits at once.
+    let screen = t.wait_still();
+    assert!(!screen.contains("unsaved"), "{screen}");
     t.keys(&["q"]);
-    t.wait_for(
-        &["Quit anyway?"],
-        "the question (the closed turn was never saved)",
-    );
-    t.keys(&["y"]);
     assert_eq!(t.wait_exit(), "0");
 }
 
@@ -691,10 +689,23 @@ fn a_click_after_keyboard_scrolling_selects_the_row_under_the_pointer() {
 #[test]
 fn the_explorers_flags_work_at_the_top_level() {
     // --session and --theme, as `bkn-explorer --session FILE --theme light`.
-    let t = Tmux::start(120, 40, "--session sessions/dac-tour.json --theme light");
+    let data = tempfile::tempdir().unwrap();
+    let t = Tmux::start_in(
+        120,
+        40,
+        "--session sessions/dac-tour.json --theme light",
+        &[],
+        data.path(),
+    );
     let screen = t.wait_for(&["Domain Access tour", "light │"], "the session, in light");
     assert!(!screen.contains("error:"), "{screen}");
     t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), "0");
+    drop(t);
+    // --theme is remembered for the next run.
+    let t = Tmux::start_in(120, 40, "", &[], data.path());
+    t.wait_for(&["light │", "bkn_dac"], "the remembered theme");
+    t.keys(&["C-q"]);
     assert_eq!(t.wait_exit(), "0");
     // --stdio, with the server's command line.
     let bin = env!("CARGO_BIN_EXE_bkn-explorer");
@@ -764,10 +775,8 @@ fn a_server_found_in_the_projects_mcp_json_is_added_used_and_removed() {
         s.contains("removed lab-dac") && !s.contains("bkn_dac")
     });
     assert!(screen.contains("bkn_usr"), "{screen}");
-    // Its turn was never saved: quitting asks, as after closing a dialogue.
+    // Its turn is in no later save (the question said so): no longer counted, no question.
     t.keys(&["C-q"]);
-    t.wait_for(&["Quit anyway?"], "the question");
-    t.keys(&["y"]);
     assert_eq!(t.wait_exit(), "0");
 }
 
@@ -1171,5 +1180,88 @@ fn completion_never_rewrites_prose_in_a_commitment() {
     t.keys(&["C-q"]);
     t.wait_for(&["has an unsent draft"], "the question");
     t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// An unsent draft survives a kill: it is autosaved as it changes and offered back.
+#[test]
+fn an_unsent_draft_is_autosaved_and_recovered_after_a_kill() {
+    let data = tempfile::tempdir().unwrap();
+    {
+        let t = Tmux::start_in(120, 40, "", &[], data.path());
+        t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+        t.type_text("Where is the fountain?");
+        let pid = t.explorer_pid();
+        let drafts = data.path().join(format!("drafts-{pid}.json"));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::fs::read_to_string(&drafts).is_ok_and(|d| d.contains("fountain")) {
+            assert!(Instant::now() < deadline, "the draft was not autosaved");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        signal(&pid, "KILL");
+        t.wait_exit();
+    }
+    let t = Tmux::start_in(120, 40, "", &[], data.path());
+    t.wait_for(&["did not close cleanly", "unsent drafts"], "the offer");
+    t.keys(&["y"]);
+    t.wait_for(
+        &["recovered the unsent drafts", "Where is the fountain?"],
+        "the draft back",
+    );
+    t.keys(&["C-q"]);
+    t.wait_for(&["has an unsent draft"], "the question");
+    t.keys(&["y"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// With NO_COLOR the selected row of the palette, the completions and the protocol log is
+/// still seen: reverse video.
+#[test]
+fn no_color_still_shows_the_selected_rows() {
+    let t = Tmux::start_with(120, 40, "", &["NO_COLOR=1"], tempfile::tempdir().unwrap());
+    t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+    let styled = || {
+        String::from_utf8_lossy(&t.run(&["capture-pane", "-e", "-p", "-t", "e2e"]).stdout)
+            .into_owned()
+    };
+    let reversed_line = |screen: &str, text: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(text))
+            .is_some_and(|l| l.contains("\x1b[7m"))
+    };
+    let screen = styled();
+    assert!(!screen.contains("\x1b[38;"), "no colour at all:\n{screen}");
+    // The palette.
+    t.keys(&["Escape", "C-p"]);
+    t.wait_for(&["Quit"], "the palette");
+    assert!(reversed_line(&styled(), "Ctrl-q"), "{}", styled());
+    t.type_text("focus log");
+    t.wait_still();
+    t.keys(&["Enter"]);
+    t.wait_still();
+    // The protocol log, its last entry selected.
+    t.keys(&["End"]);
+    let screen = t.wait_until("a log row selected", |_| true);
+    let screen_styled = styled();
+    assert!(
+        screen_styled
+            .lines()
+            .any(|l| l.contains("\x1b[7m") && l.contains("#")),
+        "{screen}"
+    );
+    // The completions, asked for in Commit.
+    t.keys(&["c", "Down", "Down"]);
+    t.type_text("c1: Ben");
+    t.keys(&["C-Space"]);
+    t.wait_for(&["Bench"], "the completions");
+    let screen = styled();
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("\x1b[7m") && l.contains("Bench") && !l.contains("c1: Ben")),
+        "{screen}"
+    );
+    t.keys(&["Escape", "Escape", "C-q", "y"]);
     assert_eq!(t.wait_exit(), "0");
 }

@@ -131,6 +131,7 @@ pub fn run(args: Args) -> u8 {
         session: args.session,
         // `--watch` alone: the newest recording.
         watch: args.watch.map(|p| (p.as_os_str() != NEWEST).then_some(p)),
+        token: args.token.clone(),
         theme: args.theme,
         connect: ConnectOptions {
             timeout: Duration::from_secs(settings.timeout_or(args.timeout)),

@@ -134,7 +134,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
     if let Some(scenario) = parse_json(text, path) {
         return Ok(scenario);
     }
-    let raw: file::File = serde_saphyr::from_str(text).map_err(|e| {
+    // YAML 1.2's booleans only: `Question: y` (or yes, on, no) is the string written, never
+    // YAML 1.1's `true`, in a Request whose fields are mostly text.
+    let options = serde_saphyr::options! { strict_booleans: true };
+    let raw: file::File = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let place = e.location().map(|l| Place {
             line: l.line() as usize,
             column: l.column() as usize,

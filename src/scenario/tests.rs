@@ -236,3 +236,34 @@ fn the_interface_is_told_from_the_first_requests_properties() {
     .unwrap();
     assert_eq!(dac.interface, Interface::Dac);
 }
+
+#[test]
+fn yaml_1_1_booleans_stay_the_strings_written() {
+    let s = parse(
+        r#"
+server: {embedded: usr}
+steps:
+  - request:
+      UserID: User#1
+      Feedback: {Hypothesis: "Emotion is curious", Question: y, Conflicts: [no, on, yes]}
+"#,
+        Path::new("t.yaml"),
+    )
+    .unwrap();
+    let feedback = &s.steps[0].request["Feedback"];
+    assert_eq!(feedback["Question"], serde_json::json!("y"));
+    assert_eq!(
+        feedback["Conflicts"],
+        serde_json::json!(["no", "on", "yes"])
+    );
+    // A field that is a boolean still takes YAML 1.2's spelling, and refuses another with its
+    // place.
+    assert!(
+        errors("steps:\n  - request: {Kind: semantic_grounding}\n    as_is: true\n").is_empty()
+    );
+    let e = errors("steps:\n  - request: {Kind: semantic_grounding}\n    as_is: yes\n");
+    assert!(
+        e.iter().any(|e| e.contains("3:") || e.contains("line 3")),
+        "{e:?}"
+    );
+}

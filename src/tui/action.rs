@@ -393,7 +393,10 @@ pub static COMPOSER_KEYS: &[(&str, &str)] = &[
         "Ctrl-Z / Ctrl-Y",
         "back to the draft a turn's Request or Clear replaced / forward again",
     ),
-    ("Esc", "leave the composer (or cancel the pending turn)"),
+    (
+        "Esc",
+        "leave the composer (or cancel the pending turn; Esc again leaves)",
+    ),
 ];
 
 /// The keys in use: the defaults, changed by the user's keys.toml.

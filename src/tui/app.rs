@@ -141,6 +141,8 @@ pub struct Paths {
     pub data_dir: Option<PathBuf>,
     /// This run's own autosave (in the data directory, named by the process id).
     pub autosave: Option<PathBuf>,
+    /// This run's drafts' autosave (the same).
+    pub drafts: Option<PathBuf>,
     /// Where Open lists sessions, and where a bare name is saved when it exists.
     pub sessions_dir: PathBuf,
     pub sessions_dir_exists: bool,
@@ -192,6 +194,9 @@ pub struct Options {
     /// Follow a proxy's recording from the start: this file, or (None) the newest in the
     /// data directory's recordings/.
     pub watch: Option<Option<PathBuf>>,
+    /// The bearer token of the command line (`--token`, `BKN_TOKEN`): for the --url servers,
+    /// and for the HTTP servers of a recording followed (a take-over reaches them).
+    pub token: Option<String>,
 }
 
 pub struct App {
@@ -233,8 +238,14 @@ pub struct App {
     pub asked: std::collections::VecDeque<crate::tui::event::AskView>,
     /// Autosaves of earlier runs still to offer (one question at a time).
     pub recoveries: Vec<crate::tui::persist::Recovery>,
+    /// The command line's bearer token (`Options::token`).
+    pub token: Option<String>,
     /// What to do once the save under way is written (Ctrl-O's "save first" opens then).
     pub after_save: Option<crate::tui::action::Action>,
+    /// The drafts to put back once the recovered session is read.
+    pub recover_drafts: Option<PathBuf>,
+    /// The composers' changes the drafts' autosave last had (None: never written).
+    pub drafts_written: Option<u64>,
 }
 
 /// How long a notice stays.
@@ -274,7 +285,10 @@ impl App {
             live: None,
             asked: Default::default(),
             recoveries: options.recover,
+            token: options.token,
             after_save: None,
+            recover_drafts: None,
+            drafts_written: None,
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {
@@ -329,13 +343,20 @@ impl App {
                 ),
             ),
         };
+        let what = match (&r.path, &r.drafts) {
+            (Some(session), Some(drafts)) => format!(
+                "the session it autosaved ({}) and its unsent drafts ({})",
+                session.display(),
+                drafts.display()
+            ),
+            (Some(session), None) => format!("the session it autosaved ({})", session.display()),
+            (None, Some(drafts)) => format!("its unsent drafts ({})", drafts.display()),
+            (None, None) => return,
+        };
         self.overlay = Some(Overlay::Confirm(Confirm {
             title,
-            message: format!(
-                "{why} Recover the session it autosaved ({})? y recovers, n starts afresh (the file stays)",
-                r.path.display()
-            ),
-            purpose: ConfirmPurpose::Recover(r.path),
+            message: format!("{why} Recover {what}? y recovers, n starts afresh (the files stay)"),
+            purpose: ConfirmPurpose::Recover(r),
         }));
     }
 

@@ -280,6 +280,8 @@ pub struct Replay {
 pub struct DialogueState {
     pub key: DialogueKey,
     pub name: String,
+    /// Its turns since the session was last saved (closing it takes them out of the count).
+    pub unsaved: usize,
     /// Index of its server in the explorer's list.
     pub server: usize,
     pub interface: Interface,
@@ -344,6 +346,7 @@ impl DialogueState {
     ) -> DialogueState {
         DialogueState {
             key,
+            unsaved: 0,
             name,
             server,
             interface,

@@ -84,6 +84,16 @@ pub enum Effect {
         path: PathBuf,
         what: SaveWhat,
     },
+    /// Write the unsent drafts (atomically) to this run's drafts' autosave; only a failure
+    /// comes back (`FileWritten`).
+    WriteDrafts {
+        path: PathBuf,
+        text: String,
+    },
+    /// Read a drafts' autosave; `DraftsRead` follows.
+    ReadDrafts {
+        path: PathBuf,
+    },
     /// Read a session file; `SessionRead` follows.
     ReadSession {
         path: PathBuf,

@@ -57,6 +57,11 @@ pub enum Event {
         /// The file as it was read.
         stamp: Option<FileStamp>,
     },
+    /// A drafts' autosave was read (or could not be).
+    DraftsRead {
+        path: PathBuf,
+        result: Result<Vec<crate::tui::persist::SavedDraft>, String>,
+    },
     /// The session files the Open overlay offers.
     PickerItems(Vec<PickerItem>),
     /// The servers of the servers files found, and the files that could not be read.

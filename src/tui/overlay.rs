@@ -331,8 +331,8 @@ impl Default for OpenFile {
 pub enum ConfirmPurpose {
     /// Quit although the session has unsaved turns.
     Quit,
-    /// Recover the autosaved session of a run that did not end cleanly.
-    Recover(PathBuf),
+    /// Recover what a run that did not end cleanly autosaved (its session, its drafts).
+    Recover(crate::tui::persist::Recovery),
     /// Close a dialogue that has turns.
     CloseDialogue(DialogueKey),
     /// Save over a file that exists.

@@ -20,6 +20,25 @@ pub fn autosave_of(data_dir: &Path, pid: u32) -> PathBuf {
     data_dir.join(format!("autosave-{pid}.json"))
 }
 
+/// Each run's unsent drafts, written as they change (a crash loses no typing).
+pub fn drafts_of(data_dir: &Path, pid: u32) -> PathBuf {
+    data_dir.join(format!("drafts-{pid}.json"))
+}
+
+/// An unsent draft as the drafts' autosave keeps it: the dialogue it was typed in.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedDraft {
+    pub dialogue: String,
+    pub interface: crate::protocol::Interface,
+    pub draft: crate::tui::composer::Draft,
+}
+
+/// Reads a drafts' autosave.
+pub fn read_drafts(path: &Path) -> Result<Vec<SavedDraft>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Each run's marker, `running-PID`: there while it runs. It holds nothing, or why the run
 /// ended when a signal ended it with unsaved turns (`ended SIGHUP`).
 fn marker_of(data_dir: &Path, pid: u32) -> PathBuf {
@@ -40,7 +59,10 @@ pub enum Ending {
 /// before the user answers).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recovery {
-    pub path: PathBuf,
+    /// The session it autosaved (none when it had only drafts).
+    pub path: Option<PathBuf>,
+    /// Its unsent drafts, when it had some.
+    pub drafts: Option<PathBuf>,
     pub ending: Ending,
 }
 
@@ -63,7 +85,8 @@ pub fn mark_running(data_dir: &Path) -> Vec<Recovery> {
         let kept = data_dir.join(format!("recovered-{stamp}.json"));
         if autosave.exists() && std::fs::rename(&autosave, &kept).is_ok() {
             found.push(Recovery {
-                path: kept,
+                path: Some(kept),
+                drafts: None,
                 ending: Ending::Unclean,
             });
         }
@@ -90,10 +113,23 @@ pub fn mark_running(data_dir: &Path) -> Vec<Recovery> {
             None => Ending::Unclean,
         };
         let _ = std::fs::remove_file(&marker);
-        let autosave = autosave_of(data_dir, pid);
-        let kept = data_dir.join(format!("recovered-{pid}-{stamp}.json"));
-        if autosave.exists() && std::fs::rename(&autosave, &kept).is_ok() {
-            found.push(Recovery { path: kept, ending });
+        let moved = |from: PathBuf, to: PathBuf| {
+            (from.exists() && std::fs::rename(&from, &to).is_ok()).then_some(to)
+        };
+        let path = moved(
+            autosave_of(data_dir, pid),
+            data_dir.join(format!("recovered-{pid}-{stamp}.json")),
+        );
+        let drafts = moved(
+            drafts_of(data_dir, pid),
+            data_dir.join(format!("recovered-{pid}-{stamp}.drafts.json")),
+        );
+        if path.is_some() || drafts.is_some() {
+            found.push(Recovery {
+                path,
+                drafts,
+                ending,
+            });
         }
     }
     let _ = std::fs::write(marker_of(data_dir, std::process::id()), "");
@@ -118,6 +154,11 @@ pub fn mark_stopped(data_dir: &Path) {
     let autosave = autosave_of(data_dir, pid);
     if autosave.exists() {
         let _ = std::fs::rename(autosave, data_dir.join(LAST_RUN));
+    }
+    // The quit question named the drafts; kept all the same until the next clean end.
+    let drafts = drafts_of(data_dir, pid);
+    if drafts.exists() {
+        let _ = std::fs::rename(drafts, data_dir.join("last-run.drafts.json"));
     }
 }
 
@@ -318,7 +359,8 @@ mod tests {
         let kept = mark_running(dir.path());
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].ending, Ending::Unclean);
-        assert!(kept[0].path.exists() && !dir.path().join(AUTOSAVE).exists());
+        let path = kept[0].path.clone().unwrap();
+        assert!(path.exists() && !dir.path().join(AUTOSAVE).exists());
         // A clean end leaves nothing to offer.
         mark_stopped(dir.path());
         assert_eq!(mark_running(dir.path()), []);
@@ -337,7 +379,7 @@ mod tests {
         let kept = mark_running(dir.path());
         assert_eq!(kept.len(), 1, "{kept:?}");
         assert_eq!(
-            std::fs::read_to_string(&kept[0].path).unwrap(),
+            std::fs::read_to_string(kept[0].path.as_ref().unwrap()).unwrap(),
             killed.to_string()
         );
         assert!(
@@ -345,12 +387,14 @@ mod tests {
             "the running one's are left alone"
         );
         assert!(marker_of(dir.path(), std::process::id()).exists());
-        // A signal's end is said, and not taken for a crash.
-        std::fs::write(autosave_of(dir.path(), std::process::id()), "mine").unwrap();
+        // A signal's end is said, and not taken for a crash; drafts alone are offered too.
+        std::fs::write(drafts_of(dir.path(), std::process::id()), "[]").unwrap();
         mark_ended(dir.path(), "SIGHUP");
         let kept = mark_running(dir.path());
         assert_eq!(kept.len(), 1, "{kept:?}");
         assert_eq!(kept[0].ending, Ending::Signal("SIGHUP".into()));
+        assert_eq!(kept[0].path, None);
+        assert!(kept[0].drafts.as_ref().unwrap().exists());
         mark_stopped(dir.path());
         assert!(!marker_of(dir.path(), std::process::id()).exists());
     }

@@ -307,6 +307,22 @@ impl Runner {
                     }
                 });
             }
+            Effect::WriteDrafts { path, text } => {
+                self.blocking(
+                    move || match crate::session::atomic::write(&path, text.as_bytes()) {
+                        Ok(()) => Event::Tick,
+                        Err(e) => Event::FileWritten {
+                            path,
+                            what: "the drafts' autosave",
+                            result: Err(e.to_string()),
+                        },
+                    },
+                )
+            }
+            Effect::ReadDrafts { path } => self.blocking(move || Event::DraftsRead {
+                result: persist::read_drafts(&path),
+                path,
+            }),
             Effect::ListSessions => {
                 let (dir, data) = (
                     self.app.paths.sessions_dir.clone(),
@@ -576,6 +592,8 @@ pub struct Launch {
     pub session: Option<PathBuf>,
     /// Follow a proxy's recording (`--watch [FILE]`).
     pub watch: Option<Option<PathBuf>>,
+    /// `--token` / `BKN_TOKEN`.
+    pub token: Option<String>,
     /// The theme asked for (else the remembered one, else dark).
     pub theme: Option<String>,
     pub connect: ConnectOptions,
@@ -602,12 +620,20 @@ impl Launch {
             .unwrap_or_default();
         // The command line's theme over NO_COLOR over the settings (no-color.org: a choice
         // made for this run wins over the environment).
+        let asked = self.theme.clone();
         let name = self
             .theme
             .or_else(|| (!crate::settings::colour_wanted()).then(|| "no-color".to_owned()))
             .or(settings.theme.clone())
             .unwrap_or_else(|| "dark".into());
         let (theme, theme_warning) = Theme::load_or_default(&name, theme_dir.as_deref());
+        // `--theme NAME` is remembered for the next run, as choosing one in the explorer is
+        // (the README says so); a theme that could not be used is not.
+        if let (Some(asked), None, Some(dir)) = (&asked, &theme_warning, &self.config_dir)
+            && settings.theme.as_deref() != Some(asked.as_str())
+        {
+            let _ = crate::settings::remember(dir, "theme", asked);
+        }
         let (keymap, key_problems) = match self.config_dir.as_deref() {
             Some(dir) => crate::tui::keys_file::load(dir),
             None => Default::default(),
@@ -635,6 +661,10 @@ impl Launch {
             themes: Theme::names(theme_dir.as_deref()),
             keymap,
             paths: crate::tui::app::Paths {
+                drafts: self
+                    .data_dir
+                    .as_deref()
+                    .map(|d| persist::drafts_of(d, std::process::id())),
                 autosave: self
                     .data_dir
                     .as_deref()
@@ -647,6 +677,7 @@ impl Launch {
             },
             recover,
             watch: self.watch,
+            token: self.token,
             overrides: self.overrides,
             in_tmux: std::env::var_os("TMUX").is_some(),
             found: self.found,

@@ -40,6 +40,7 @@ pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
         paths: Paths {
             data_dir: None,
             autosave: None,
+            drafts: None,
             sessions_dir: root().join("sessions"),
             sessions_dir_exists: true,
             scenarios_dir_exists: true,
@@ -50,6 +51,7 @@ pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
         in_tmux: false,
         found: Vec::new(),
         watch: None,
+        token: None,
     }
 }
 

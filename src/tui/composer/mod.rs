@@ -27,7 +27,8 @@ use std::collections::HashMap;
 pub use complete::Completion;
 
 /// Form or raw JSON.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     Form,
     Raw,
@@ -141,8 +142,9 @@ pub struct Composer {
     undone: Vec<Draft>,
 }
 
-/// Everything the composer holds, to put back as it was.
-#[derive(Clone, Debug, PartialEq)]
+/// Everything the composer holds, to put back as it was (and, written to the drafts'
+/// autosave, after a crash).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Draft {
     mode: Mode,
     kind: Kind,
@@ -259,6 +261,14 @@ impl Composer {
     pub fn content(&self, taken: &[String]) -> Result<Map<String, Value>, String> {
         match self.mode {
             Mode::Raw => match crate::protocol::json::from_str::<Value>(&text_of(&self.raw)) {
+                // A key written twice: JSON readers differ on which one counts (serde_json
+                // keeps the last), so none is sent until it is said once.
+                Ok(Value::Object(_)) if !duplicate_keys(&text_of(&self.raw)).is_empty() => {
+                    Err(format!(
+                        "a key is written twice: {} (say it once)",
+                        duplicate_keys(&text_of(&self.raw)).join(", ")
+                    ))
+                }
                 Ok(Value::Object(map)) => Ok(map),
                 Ok(_) => Err("the Request must be a JSON object".into()),
                 Err(_) => Err(format!(
@@ -321,7 +331,15 @@ impl Composer {
     pub fn recheck(&mut self, ctx: &Context) {
         let mut checked = Checked::default();
         if self.mode == Mode::Raw {
-            checked.syntax = raw_syntax_error(&text_of(&self.raw));
+            let text = text_of(&self.raw);
+            checked.syntax = raw_syntax_error(&text);
+            let twice = duplicate_keys(&text);
+            if checked.syntax.is_none() && !twice.is_empty() {
+                checked.field_error = Some((
+                    "Raw JSON".into(),
+                    format!("a key is written twice: {} (say it once)", twice.join(", ")),
+                ));
+            }
         }
         if self.mode == Mode::Form {
             for f in &self.fields {
@@ -385,6 +403,44 @@ impl Composer {
         unknown(strings("/Space/SpaceID"), Words::Spaces, &mut out);
         unknown(strings("/Space/MLocation"), Words::MLocations, &mut out);
         unknown(strings("/UserID"), Words::Users, &mut out);
+        // The Items and places a Process Action statement names (not its With attributes).
+        let places: Vec<&String> = [Words::Entities, Words::MLocations, Words::Spaces]
+            .into_iter()
+            .flat_map(|w| ctx.vocabulary.list(w).iter())
+            .collect();
+        if !places.is_empty() {
+            for step in request
+                .get("ProcessActions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(Ok(statement)) = step
+                    .get("Statement")
+                    .and_then(Value::as_str)
+                    .map(process_action::parse)
+                else {
+                    continue;
+                };
+                let strangers: Vec<&str> = statement
+                    .complements
+                    .iter()
+                    .filter(|c| c.preposition != process_action::Preposition::With)
+                    .map(|c| c.target.id.as_str())
+                    .filter(|id| !places.iter().any(|k| k.as_str() == *id))
+                    .collect();
+                if !strangers.is_empty() {
+                    let n = step.get("Step").map(Value::to_string).unwrap_or_default();
+                    out.push(format!(
+                        "step {n}: {} not among the server's {}, {} or {}",
+                        strangers.join(", "),
+                        Words::Entities.name(),
+                        Words::MLocations.name(),
+                        Words::Spaces.name()
+                    ));
+                }
+            }
+        }
         if let (Some(turn), Some(last)) = (
             request
                 .get("TurnIndex")
@@ -568,6 +624,12 @@ impl Composer {
             extra: self.extra.clone(),
             raw: text_of(&self.raw),
         }
+    }
+
+    /// Puts a draft back (from the drafts' autosave), keeping what is there for Ctrl-Z.
+    pub fn recover(&mut self, draft: Draft, ctx: &Context) {
+        self.keep_draft();
+        self.restore(draft, ctx);
     }
 
     fn restore(&mut self, draft: Draft, ctx: &Context) {
@@ -932,6 +994,88 @@ fn raw_syntax_error(text: &str) -> Option<SyntaxError> {
         });
     }
     Some(e)
+}
+
+/// The keys written twice in one object of a JSON text, as JSON pointers (none when it is
+/// not JSON: the syntax error says that).
+fn duplicate_keys(text: &str) -> Vec<String> {
+    use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    use std::cell::RefCell;
+    struct Check<'a> {
+        path: String,
+        out: &'a RefCell<Vec<String>>,
+    }
+    impl<'de> DeserializeSeed<'de> for Check<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Check<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let path = format!(
+                    "{}/{}",
+                    self.path,
+                    key.replace('~', "~0").replace('/', "~1")
+                );
+                if !seen.insert(key) {
+                    self.out.borrow_mut().push(path.clone());
+                }
+                map.next_value_seed(Check {
+                    path,
+                    out: self.out,
+                })?;
+            }
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while seq
+                .next_element_seed(Check {
+                    path: format!("{}/{i}", self.path),
+                    out: self.out,
+                })?
+                .is_some()
+            {
+                i += 1;
+            }
+            Ok(())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    }
+    let out = RefCell::new(Vec::new());
+    let mut de = serde_json::Deserializer::from_str(text);
+    let check = Check {
+        path: String::new(),
+        out: &out,
+    };
+    if check.deserialize(&mut de).is_err() {
+        return Vec::new();
+    }
+    out.into_inner()
 }
 
 /// The line and column of the quote that opens a string left open at the end of `text`.

@@ -316,3 +316,58 @@ fn completion_never_rewrites_prose_and_enter_is_a_new_line_unless_the_list_was_c
     go_to(&mut c, "Release");
     assert!(!c.fields[c.focused_field().unwrap()].spec.widget.multiline());
 }
+
+#[test]
+fn unknown_ids_inside_process_action_statements_are_warned_about_before_sending() {
+    let fx = Fixture::new();
+    let ctx = fx.ctx();
+    let mut c = Composer::new(Interface::Dac);
+    c.set_kind(Kind::Feasibility);
+    go_to(&mut c, "Steps");
+    c.paste(
+        "MM-Move Nil Avatar#7 To MLoc:Square.Stage With SpatialAttitude=upright\n\
+         Post Nil Item#99 To Process#Market\n\
+         MM-Add Nil Kiosk#3 At MLoc:Nowhere",
+        &ctx,
+    );
+    assert!(c.checked.ok(), "{:?}", c.checked);
+    let warnings = &c.checked.warnings;
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("step 1: Item#99 not among"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].starts_with("step 2: MLoc:Nowhere"),
+        "{warnings:?}"
+    );
+    // Still sendable: a warning, never a block.
+    assert!(c.content(&[]).is_ok());
+}
+
+#[test]
+fn a_key_written_twice_in_the_raw_editor_is_refused_with_its_place() {
+    let fx = Fixture::new();
+    let ctx = fx.ctx();
+    let mut c = Composer::new(Interface::Dac);
+    c.toggle_mode(&ctx);
+    assert_eq!(c.mode, Mode::Raw);
+    c.raw = editor(
+        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench", "Text": "fountain"}], "Kind": "affordances"}"#,
+    );
+    c.recheck(&ctx);
+    let (field, why) = c.checked.field_error.clone().expect("refused");
+    assert_eq!(field, "Raw JSON");
+    assert!(
+        why.contains("/Terms/0/Text") && why.contains("/Kind"),
+        "{why}"
+    );
+    assert!(!c.checked.ok());
+    let e = c.content(&[]).unwrap_err();
+    assert!(e.contains("written twice"), "{e}");
+    // Said once: sent.
+    c.raw = editor(r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}]}"#);
+    c.recheck(&ctx);
+    assert!(c.checked.field_error.is_none());
+    assert!(c.content(&[]).is_ok());
+}

@@ -290,6 +290,10 @@ impl App {
                 fx.push(Effect::Close { key: d.key });
             }
         }
+        // The drafts typed since the last tick's look, too.
+        self.drafts_written = None;
+        self.ticks = 0;
+        self.autosave_drafts(fx);
         let work = self.session.unsaved > 0;
         match (self.paths.autosave.clone(), work) {
             (Some(path), true) => {
@@ -319,6 +323,8 @@ impl App {
             return;
         };
         let d = self.dialogues.remove(i);
+        // Its turns are in no later save: no longer counted as unsaved (the question said so).
+        self.session.unsaved = self.session.unsaved.saturating_sub(d.unsaved);
         fx.push(Effect::Close { key: d.key });
         fx.push(Effect::StopReplay { key: d.key });
         fx.push(Effect::StopScenario { key: d.key });
@@ -487,20 +493,29 @@ impl App {
                 self.act(action, fx);
             }
             ConfirmPurpose::Quit => self.quit(fx),
-            ConfirmPurpose::Recover(path) => {
-                fx.push(Effect::ReadSession {
-                    path,
-                    purpose: crate::tui::event::OpenPurpose::Recover,
-                });
+            ConfirmPurpose::Recover(r) => {
+                match (r.path, r.drafts) {
+                    (Some(path), drafts) => {
+                        // The drafts go into the recovered dialogues, once they are there.
+                        self.recover_drafts = drafts;
+                        fx.push(Effect::ReadSession {
+                            path,
+                            purpose: crate::tui::event::OpenPurpose::Recover,
+                        });
+                    }
+                    (None, Some(path)) => fx.push(Effect::ReadDrafts { path }),
+                    (None, None) => {}
+                }
                 // The others are not read over this one: said, to open later.
                 let others: Vec<String> = std::mem::take(&mut self.recoveries)
                     .into_iter()
-                    .map(|r| r.path.display().to_string())
+                    .filter_map(|r| r.path.or(r.drafts))
+                    .map(|p| p.display().to_string())
                     .collect();
                 if !others.is_empty() {
                     self.notify(
                         format!(
-                            "other runs' unsaved turns are kept in {} (Ctrl-O opens them)",
+                            "other runs' unsaved work is kept in {} (Ctrl-O opens a session)",
                             others.join(", ")
                         ),
                         Severity::Info,
@@ -750,7 +765,10 @@ impl App {
     fn cancel(&mut self, fx: &mut Vec<Effect>) {
         if let Some(i) = self.current {
             let d = &mut self.dialogues[i];
-            if let Some(p) = &mut d.pending {
+            // Asked once already: a second Esc leaves the composer.
+            if let Some(p) = &mut d.pending
+                && !p.cancelling
+            {
                 p.cancelling = true;
                 fx.push(Effect::Cancel { key: d.key });
                 // A turn that became a task is cancelled as a task (SEP-2663).
@@ -758,8 +776,14 @@ impl App {
                     Some(task) => format!("tasks/cancel for task {}", task.task_id),
                     None => "notifications/cancelled".to_owned(),
                 };
+                // Esc did only that: the composer keeps the focus (the status line's TYPING
+                // says so), and says how to leave it.
+                let again = match self.focus {
+                    Pane::Composer => "; Esc again leaves the composer",
+                    _ => "",
+                };
                 self.notify(
-                    format!("cancelling: the server is told ({told})"),
+                    format!("cancelling: the server is told ({told}){again}"),
                     Severity::Info,
                 );
                 return;

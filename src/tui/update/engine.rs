@@ -5,6 +5,7 @@ use crate::client::connection::DialogIdOrigin;
 use crate::client::engine::{DialogueKey, EngineEvent};
 use crate::client::event::Event as ClientEvent;
 use crate::client::oauth::SignInNotice;
+use crate::client::turn::ErrorKind;
 use crate::client::turn::{Reply, TurnKind};
 use crate::protocol::Interface;
 use crate::protocol::dac::Kind;
@@ -147,6 +148,17 @@ impl App {
                     && self.dialogues[i].status == Status::Open
                 {
                     self.dialogues[i].status = Status::Closed("the session ended".into());
+                    // Its server's dot says so too, unless another dialogue is still open on it.
+                    let server = self.dialogues[i].server;
+                    if !self
+                        .dialogues
+                        .iter()
+                        .any(|d| d.server == server && d.status == Status::Open)
+                        && let Some(s) = self.servers.get_mut(server)
+                        && s.status == ServerStatus::Connected
+                    {
+                        s.status = ServerStatus::Failed("its session ended".into());
+                    }
                 }
             }
             EngineEvent::Client(ClientEvent::Log(entry)) => self.log.push(entry),
@@ -347,6 +359,8 @@ impl App {
         self.with_composer(|c, ctx| c.after_send(ctx, answered));
         self.current = current;
         self.session.unsaved += 1;
+        self.dialogues[i].unsaved += 1;
+        self.server_health(i);
         if let Some((text, severity)) = summary {
             self.notify(text, severity);
         }
@@ -354,6 +368,28 @@ impl App {
         if self.dialogues[i].takeover.is_some() {
             let turn = self.dialogues[i].turns[last].turn.clone();
             self.take_over_turn(i, &turn, fx);
+        }
+    }
+
+    /// The sidebar's dot follows what the last turn on a server says of it: gone, broken or
+    /// silent is not "connected"; an answer is.
+    fn server_health(&mut self, i: usize) {
+        let d = &self.dialogues[i];
+        let Some(view) = d.turns.last() else { return };
+        let Some(s) = self.servers.get_mut(d.server) else {
+            return;
+        };
+        match &view.turn.reply {
+            Reply::Error(e)
+                if matches!(
+                    e.kind,
+                    ErrorKind::Gone | ErrorKind::Transport | ErrorKind::Timeout
+                ) =>
+            {
+                s.status = ServerStatus::Failed(format!("not answering: {}", e.message));
+            }
+            Reply::Response(_) | Reply::ToolError(_) => s.status = ServerStatus::Connected,
+            Reply::Error(_) => {}
         }
     }
 

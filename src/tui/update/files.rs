@@ -211,6 +211,7 @@ impl App {
             SavePurpose::SetAside => match result {
                 Ok(()) => {
                     self.session.unsaved = 0;
+                    self.dialogues.iter_mut().for_each(|d| d.unsaved = 0);
                     self.notify(
                         format!(
                             "the unsaved turns are set aside in {} (Open lists it)",
@@ -237,6 +238,7 @@ impl App {
                 match result {
                     Ok(()) => {
                         self.session.unsaved = 0;
+                        self.dialogues.iter_mut().for_each(|d| d.unsaved = 0);
                         self.session.stamp = stamp;
                         if self.session.name.is_none() {
                             self.session.name =
@@ -299,6 +301,9 @@ impl App {
                 self.session.stamp = None;
                 self.session.name = Some("recovered".into());
                 // Not saved anywhere but in the file it was recovered from.
+                for d in &mut self.dialogues {
+                    d.unsaved = d.turns.len();
+                }
                 self.session.unsaved = self.dialogues.iter().map(|d| d.turns.len()).sum();
                 self.notify(
                     format!(
@@ -307,6 +312,9 @@ impl App {
                     ),
                     Severity::Success,
                 );
+                if let Some(path) = self.recover_drafts.take() {
+                    fx.push(Effect::ReadDrafts { path });
+                }
             }
         }
     }

@@ -6,6 +6,7 @@
 mod actions;
 mod asks;
 mod defaults;
+mod drafts;
 mod engine;
 mod files;
 mod keys;
@@ -47,7 +48,9 @@ impl App {
                 if self.notice.as_ref().is_some_and(|n| n.until <= self.now) {
                     self.notice = None;
                 }
+                self.autosave_drafts(&mut fx);
             }
+            Event::DraftsRead { path, result } => self.drafts_read(path, result),
             Event::Engine(e) => self.engine_event(*e, &mut fx),
             Event::Replay(e) => self.replay_event(e),
             Event::Saved {

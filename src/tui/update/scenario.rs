@@ -284,6 +284,7 @@ impl App {
                     }
                 }
                 self.session.unsaved += 1;
+                self.dialogues[i].unsaved += 1;
                 self.autosave(fx);
             }
             ScenarioEvent::Done { dialogue, error } => {

@@ -32,6 +32,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         paths: Paths {
             data_dir: Some(PathBuf::from("/data")),
             autosave: Some(PathBuf::from("/data/autosave-7.json")),
+            drafts: Some(PathBuf::from("/data/drafts-7.json")),
             sessions_dir: PathBuf::from("/work/sessions"),
             sessions_dir_exists: true,
             scenarios_dir_exists: false,
@@ -42,6 +43,7 @@ fn options(servers: Vec<ServerSpec>) -> Options {
         in_tmux: false,
         found: Vec::new(),
         watch: None,
+        token: None,
     }
 }
 
@@ -759,7 +761,8 @@ fn a_session_that_cannot_be_read_changes_nothing() {
 fn a_recovery_is_offered_at_start_and_y_reads_it() {
     let mut o = options(Vec::new());
     o.recover = vec![crate::tui::persist::Recovery {
-        path: PathBuf::from("/data/recovered-1.json"),
+        path: Some(PathBuf::from("/data/recovered-1.json")),
+        drafts: None,
         ending: crate::tui::persist::Ending::Unclean,
     }];
     let (mut app, _) = App::new(o, Instant::now());
@@ -1145,8 +1148,8 @@ fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
     assert_eq!(closes(&fx), [1]);
     assert!(t.app.servers[0].removed);
     assert_eq!(
-        t.app.session.unsaved, 1,
-        "its turn was never saved: quitting still asks (as closing a dialogue does)"
+        t.app.session.unsaved, 0,
+        "its turn is in no later save (the question said so): no longer counted"
     );
     assert_eq!(
         t.app.sidebar_rows().len(),
@@ -1600,11 +1603,13 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
     let mut o = options(Vec::new());
     o.recover = vec![
         Recovery {
-            path: PathBuf::from("/data/recovered-11-1.json"),
+            path: Some(PathBuf::from("/data/recovered-11-1.json")),
+            drafts: None,
             ending: Ending::Signal("SIGHUP".into()),
         },
         Recovery {
-            path: PathBuf::from("/data/recovered-12-1.json"),
+            path: Some(PathBuf::from("/data/recovered-12-1.json")),
+            drafts: None,
             ending: Ending::Unclean,
         },
     ];
@@ -1630,10 +1635,10 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
         panic!("the second offer")
     };
     assert!(c.title.contains("did not close cleanly"));
-    assert_eq!(
-        c.purpose,
-        ConfirmPurpose::Recover(PathBuf::from("/data/recovered-12-1.json"))
-    );
+    assert!(matches!(
+        &c.purpose,
+        ConfirmPurpose::Recover(r) if r.path == Some(PathBuf::from("/data/recovered-12-1.json"))
+    ));
     let fx = t.key(KeyCode::Char('y'));
     assert!(
         matches!(&fx[..], [Effect::ReadSession { path, purpose: OpenPurpose::Recover }] if path.ends_with("recovered-12-1.json")),
@@ -1931,5 +1936,344 @@ fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
     assert_eq!(
         field_text(&t, "Commit"),
         "c1: Kiosk#3 locatedAt near the fountain\nc2: Avatar#7 isA Foun\n"
+    );
+}
+
+fn drafts_written(fx: &[Effect]) -> Vec<(PathBuf, Vec<crate::tui::persist::SavedDraft>)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::WriteDrafts { path, text } => {
+                Some((path.clone(), serde_json::from_str(text).expect("drafts")))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn ticks(t: &mut T, n: usize) -> Vec<Effect> {
+    (0..n).flat_map(|_| t.event(Event::Tick)).collect()
+}
+
+#[test]
+fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    let session = t.app.snapshot();
+    // Nothing typed: nothing written.
+    assert!(drafts_written(&ticks(&mut t, 20)).is_empty());
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("Where is the fountain?");
+    let written = drafts_written(&ticks(&mut t, 10));
+    assert_eq!(written.len(), 1);
+    assert_eq!(written[0].0, PathBuf::from("/data/drafts-7.json"));
+    assert_eq!(written[0].1.len(), 1);
+    assert_eq!(written[0].1[0].dialogue, "domain-access #1");
+    // Unchanged: not written again; a signal writes what changed since the last look.
+    assert!(drafts_written(&ticks(&mut t, 30)).is_empty());
+    t.type_text(" Now.");
+    let fx = t.event(Event::Signal("SIGHUP"));
+    assert_eq!(drafts_written(&fx).len(), 1);
+    let saved = drafts_written(&fx).remove(0).1;
+
+    // The next start: the recovery names the drafts, y reads the session, then the drafts.
+    let mut o = options(vec![
+        ServerSpec::embedded(Interface::Dac),
+        ServerSpec::embedded(Interface::Usr),
+    ]);
+    o.recover = vec![crate::tui::persist::Recovery {
+        path: Some("/data/recovered-7-1.json".into()),
+        drafts: Some("/data/recovered-7-1.drafts.json".into()),
+        ending: crate::tui::persist::Ending::Signal("SIGHUP".into()),
+    }];
+    let (app, _) = App::new(o, Instant::now());
+    let mut t = T {
+        app,
+        now: Instant::now(),
+        hits: Hits::default(),
+    };
+    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        panic!("offered")
+    };
+    assert!(c.message.contains("unsent drafts"), "{}", c.message);
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(matches!(&fx[..], [Effect::ReadSession { .. }]), "{fx:?}");
+    let fx = t.event(Event::SessionRead {
+        path: "/data/recovered-7-1.json".into(),
+        purpose: OpenPurpose::Recover,
+        result: Ok(session),
+        stamp: None,
+    });
+    assert!(
+        matches!(fx.last(), Some(Effect::ReadDrafts { path }) if path.ends_with("recovered-7-1.drafts.json")),
+        "{fx:?}"
+    );
+    t.event(Event::DraftsRead {
+        path: "/data/recovered-7-1.drafts.json".into(),
+        result: Ok(saved),
+    });
+    let d = &t.app.dialogues[0];
+    let question = d
+        .composer
+        .fields
+        .iter()
+        .find(|f| f.spec.label == "Question")
+        .unwrap()
+        .text();
+    assert_eq!(d.name, "domain-access #1");
+    assert_eq!(question, "Where is the fountain? Now.");
+    assert!(d.composer.has_draft());
+}
+
+/// The screen as text, as the explorer draws it now.
+fn screen(t: &T, width: u16, height: u16) -> String {
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|f| {
+            crate::tui::view::render(f, &t.app);
+        })
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..height {
+        for x in 0..width {
+            out.push_str(buffer[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_feasibility_tab_never_looks_better_than_the_steps() {
+    let mut t = T::reference();
+    let request = json!({"Header": "PGM-KDA-V1.0", "Kind": "feasibility", "TurnIndex": 0,
+        "ProcessActions": [
+            {"Step": 1, "Statement": "MM-Add Nil Kiosk#3 At MLoc:Square.Stage"},
+            {"Step": 2, "Statement": "Post Nil Item#12 To Process#Market"}]});
+    let response = json!({"Header": "PGM-KDA-V1.0", "TurnIndex": 0, "Outcome": "answered",
+        "Feasibility": {"Overall": "feasible",
+            "Steps": [{"Step": 1, "PAStatus": "Clash", "Reason": "c1 conflicts"}]}});
+    t.finished(1, turn(request, Some(response)));
+    t.app.focus = Pane::Detail;
+    t.app.current_dialogue_mut().unwrap().detail_tab = DetailTab::Feasibility;
+    let text = screen(&t, 120, 40);
+    assert!(text.contains("0 of 2 steps Ack, 1 not answered"), "{text}");
+    assert!(
+        text.contains("the server says feasible, but its steps say infeasible"),
+        "{text}"
+    );
+    let missing = text
+        .lines()
+        .find(|l| l.contains("Post Nil Item#12"))
+        .expect("the missing step shown");
+    assert!(
+        missing.contains("missing") && missing.contains("no PA Status"),
+        "{missing}"
+    );
+    // The badge is not in the colour of "feasible".
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    terminal
+        .draw(|f| {
+            crate::tui::view::render(f, &t.app);
+        })
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let (x, y) = (0..40u16)
+        .flat_map(|y| (0..120u16).map(move |x| (x, y)))
+        .find(|&(x, y)| {
+            buffer[(x, y)].symbol() == "F"
+                && (1..8).all(|k| x + k < 120)
+                && (0..8)
+                    .map(|k| buffer[(x + k, y)].symbol())
+                    .collect::<String>()
+                    == "FEASIBLE"
+        })
+        .expect("the badge");
+    let theme = &t.app.theme;
+    assert_ne!(
+        buffer[(x, y)].bg,
+        theme.overall(crate::protocol::dac::Overall::Feasible)
+    );
+    assert_eq!(
+        buffer[(x, y)].bg,
+        theme.overall(crate::protocol::dac::Overall::Infeasible)
+    );
+}
+
+#[test]
+fn an_unknown_id_in_a_statement_is_warned_about_and_the_request_still_sent() {
+    use crate::protocol::resources::Words;
+    let mut t = T::reference();
+    for (w, id) in [
+        (Words::Entities, "Avatar#7"),
+        (Words::MLocations, "MLoc:Square.Stage"),
+    ] {
+        t.app.servers[0].vocabulary.add(w, id);
+    }
+    focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
+    t.type_text("MM-Move Nil Ghost#1 To MLoc:Square.Stage");
+    let warnings = t.current().composer.checked.warnings.clone();
+    assert!(
+        warnings.iter().any(|w| w.contains("Ghost#1 not among")),
+        "{warnings:?}"
+    );
+    let fx = t.key(KeyCode::F(5));
+    assert!(
+        matches!(&fx[..], [Effect::Send { .. }]),
+        "a warning never blocks: {fx:?}"
+    );
+}
+
+#[test]
+fn closing_a_dialogue_takes_its_turns_out_of_the_unsaved_count() {
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.finished(
+        2,
+        turn(
+            json!({"Header": "PGM-USR-V1.0", "TurnIndex": 0}),
+            Some(json!({})),
+        ),
+    );
+    assert_eq!(t.app.session.unsaved, 2);
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('x'));
+    t.key(KeyCode::Char('y'));
+    assert_eq!(t.app.session.unsaved, 1, "the other dialogue's turn only");
+    t.key(KeyCode::Char('x'));
+    t.key(KeyCode::Char('y'));
+    assert_eq!(t.app.session.unsaved, 0);
+    // Nothing unsaved: q quits at once.
+    assert_eq!(quits(&t.key(KeyCode::Char('q'))), [true]);
+}
+
+#[test]
+fn the_sidebar_dot_follows_the_servers_health() {
+    use crate::tui::app::ServerStatus;
+    let mut t = T::reference();
+    assert_eq!(t.app.servers[0].status, ServerStatus::Connected);
+    // The server died under a turn: not "connected" any more.
+    let mut gone = grounding(0);
+    gone.reply = Reply::Error(TurnError {
+        kind: ErrorKind::Gone,
+        message: "the server exited".into(),
+    });
+    t.finished(1, gone);
+    assert!(
+        matches!(&t.app.servers[0].status, ServerStatus::Failed(e) if e.contains("the server exited")),
+        "{:?}",
+        t.app.servers[0].status
+    );
+    // An answer again: connected.
+    t.finished(1, grounding(1));
+    assert_eq!(t.app.servers[0].status, ServerStatus::Connected);
+    // Its only dialogue's session ended: said on the server too.
+    t.event(Event::Engine(Box::new(EngineEvent::Closed { dialogue: 2 })));
+    assert!(matches!(&t.app.servers[1].status, ServerStatus::Failed(_)));
+}
+
+#[test]
+fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
+    use crate::client::spec::TransportSpec;
+    use crate::session::journal::Line;
+    use crate::tui::event::WatchEvent;
+    let mut o = options(Vec::new());
+    o.token = Some("s3cret".into());
+    let (app, _) = App::new(o, Instant::now());
+    let mut t = T {
+        app,
+        now: Instant::now(),
+        hits: Hits::default(),
+    };
+    let line = |l: Line| Event::Watch(WatchEvent::Line(Box::new(l)));
+    t.event(Event::Watch(WatchEvent::Started(PathBuf::from(
+        "/data/recordings/r.jsonl",
+    ))));
+    let server = ServerSpec::from_url("http://127.0.0.1:9/mcp").unwrap();
+    t.event(line(Line::Start {
+        name: None,
+        servers: vec![server.clone()],
+    }));
+    t.event(line(Line::Dialogue {
+        id: 1,
+        server: server.name.clone(),
+        interface: Interface::Dac,
+        dialog_id: "D".into(),
+    }));
+    t.event(line(Line::Turn {
+        dialogue: 1,
+        turn: Box::new(grounding(0)),
+    }));
+    t.app.focus = Pane::Transcript;
+    let fx = t.key(KeyCode::Char('O'));
+    let token = fx.iter().find_map(|e| match e {
+        Effect::Open { spec, .. } => match &spec.transport {
+            TransportSpec::Http(h) => Some(h.token.clone()),
+            _ => None,
+        },
+        _ => None,
+    });
+    assert_eq!(token, Some(Some("s3cret".into())), "{fx:?}");
+}
+
+#[test]
+fn focus_is_unmistakable_and_esc_after_cancelling_a_turn_leaves_the_composer() {
+    let mut t = T::reference();
+    assert!(t.app.typing());
+    // The status line says letters are text.
+    assert!(
+        screen(&t, 120, 40)
+            .lines()
+            .last()
+            .unwrap()
+            .contains("✎ TYPING")
+    );
+    t.type_text("Where?");
+    let fx = t.key(KeyCode::F(5));
+    assert!(matches!(&fx[..], [Effect::Send { .. }]), "{fx:?}");
+    // Esc cancels the pending turn, and says that the composer still has the focus.
+    let fx = t.key(KeyCode::Esc);
+    assert!(matches!(&fx[..], [Effect::Cancel { .. }]), "{fx:?}");
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("Esc again leaves")
+    );
+    assert!(screen(&t, 120, 40).contains("✎ TYPING"));
+    // Esc again: out of it, and the badge gone; the next letter is a command.
+    t.key(KeyCode::Esc);
+    assert_eq!(t.app.focus, Pane::Transcript);
+    assert!(!t.app.typing());
+    assert!(!screen(&t, 120, 40).contains("✎ TYPING"));
+    t.key(KeyCode::Char('?'));
+    assert!(
+        matches!(t.app.overlay, Some(Overlay::Help { .. })),
+        "a command, not text"
+    );
+}
+
+#[test]
+fn a_duplicate_key_in_the_raw_editor_is_not_sent() {
+    let mut t = T::reference();
+    t.key(KeyCode::F(2));
+    assert_eq!(t.current().composer.mode, crate::tui::composer::Mode::Raw);
+    t.app.current_dialogue_mut().unwrap().composer.raw = crate::tui::composer::editor(
+        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}], "Kind": "feasibility"}"#,
+    );
+    t.app.with_composer(|c, ctx| c.recheck(ctx));
+    let fx = t.key(KeyCode::F(5));
+    assert!(fx.is_empty(), "{fx:?}");
+    let notice = &t.app.notice.as_ref().unwrap().text;
+    assert!(
+        notice.contains("written twice") && notice.contains("/Kind"),
+        "{notice}"
     );
 }

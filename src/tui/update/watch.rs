@@ -45,6 +45,16 @@ impl App {
                     let index = match existing {
                         Some(i) => i,
                         None => {
+                            let mut spec = spec;
+                            // The recording keeps no credentials: a take-over reaches the
+                            // server with the command line's token (--token, BKN_TOKEN).
+                            if let crate::client::spec::TransportSpec::Http(http) =
+                                &mut spec.transport
+                                && http.token.is_none()
+                                && self.token.is_some()
+                            {
+                                http.token = self.token.clone();
+                            }
                             let i = self.add_server(spec, crate::protocol::Interface::Dac);
                             self.servers[i].status = ServerStatus::Recorded;
                             i

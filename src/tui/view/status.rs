@@ -81,18 +81,31 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let c = &t.colors;
     let base = t.fg(c.status_fg).bg(c.status_bg);
     let width = area.width as usize;
+    // Where keys go, never in doubt: while a text input has the focus, letters are text and
+    // the line starts by saying so (reverse video, seen without colour too).
+    let typing = app.overlay.is_none() && app.typing();
+    let badge = if typing { " ✎ TYPING " } else { "" };
     // The most detail that fits, leaving room for a notice (which comes first) or a hint.
-    let wanted = 3 + app
-        .notice
-        .as_ref()
-        .map_or(12, |n| n.text.chars().count().min(60));
+    let wanted = 3
+        + badge.chars().count()
+        + app
+            .notice
+            .as_ref()
+            .map_or(12, |n| n.text.chars().count().min(60));
     let left = [Detail::Full, Detail::Medium]
         .into_iter()
         .map(|d| context(app, d))
         .find(|c| c.chars().count() + wanted <= width)
         .unwrap_or_else(|| context(app, Detail::Short));
-    let mut spans = vec![Span::styled(left.clone(), base)];
-    let room = (area.width as usize).saturating_sub(left.chars().count() + 3);
+    let mut spans = vec![
+        Span::styled(
+            badge,
+            t.selected().add_modifier(ratatui::style::Modifier::BOLD),
+        ),
+        Span::styled(left.clone(), base),
+    ];
+    let room =
+        (area.width as usize).saturating_sub(left.chars().count() + badge.chars().count() + 3);
     if let Some(n) = &app.notice {
         let color = match n.severity {
             Severity::Info => c.info,

@@ -341,29 +341,6 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         .iter()
         .filter(|s| **s == Some(PaStatus::Ack))
         .count();
-    let overall = f.get("Overall").and_then(Value::as_str).unwrap_or("?");
-    let overall_color = match Overall::ALL.into_iter().find(|o| o.as_str() == overall) {
-        Some(o) => t.overall(o),
-        // A value no Overall has: shown as it came, in the error colour.
-        None => t.colors.error,
-    };
-    let mut lines = vec![Line::from(vec![
-        Span::styled("Overall  ", t.muted()),
-        Span::styled(
-            format!(" {} ", overall.replace('_', " ").to_uppercase()),
-            t.fg(t.colors.background)
-                .bg(overall_color)
-                .add_modifier(Modifier::BOLD),
-        ),
-        Span::styled(
-            format!(
-                "   {acks} of {} step{} Ack",
-                steps.len(),
-                if steps.len() == 1 { "" } else { "s" }
-            ),
-            t.muted(),
-        ),
-    ])];
     let statements: Vec<(u64, String)> = c
         .selected
         .request
@@ -380,6 +357,63 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
                 .collect()
         })
         .unwrap_or_default();
+    // The Request's steps the server gave no PA Status for: shown, and counted.
+    let answered: Vec<u64> = steps
+        .iter()
+        .filter_map(|s| s.get("Step").and_then(crate::protocol::message::as_index))
+        .collect();
+    let missing: Vec<&(u64, String)> = statements
+        .iter()
+        .filter(|(n, _)| !answered.contains(n))
+        .collect();
+    let total = steps.len() + missing.len();
+    // What the steps themselves say: a server's claim never looks better than that.
+    let implied = match (acks, total) {
+        (_, 0) => None,
+        (a, n) if a == n => Some(Overall::Feasible),
+        (0, _) => Some(Overall::Infeasible),
+        _ => Some(Overall::PartiallyFeasible),
+    };
+    let overall = f.get("Overall").and_then(Value::as_str).unwrap_or("?");
+    let claimed = Overall::ALL.into_iter().find(|o| o.as_str() == overall);
+    let rank = |o: Overall| Overall::ALL.iter().position(|x| *x == o).unwrap_or(0);
+    let contradicted = matches!((claimed, implied), (Some(c), Some(i)) if rank(c) < rank(i));
+    let overall_color = match (claimed, implied) {
+        (Some(_), Some(i)) if contradicted => t.overall(i),
+        (Some(o), _) => t.overall(o),
+        // A value no Overall has: shown as it came, in the error colour.
+        (None, _) => t.colors.error,
+    };
+    let mut lines = vec![Line::from(vec![
+        Span::styled("Overall  ", t.muted()),
+        Span::styled(
+            format!(" {} ", overall.replace('_', " ").to_uppercase()),
+            t.fg(t.colors.background)
+                .bg(overall_color)
+                .add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!(
+                "   {acks} of {total} step{} Ack{}",
+                if total == 1 { "" } else { "s" },
+                match missing.len() {
+                    0 => String::new(),
+                    n => format!(", {n} not answered"),
+                }
+            ),
+            t.muted(),
+        ),
+    ])];
+    if contradicted && let Some(i) = implied {
+        lines.push(Line::styled(
+            format!(
+                "⚠ the server says {}, but its steps say {}",
+                overall.replace('_', " "),
+                i.as_str().replace('_', " ")
+            ),
+            t.bold(t.colors.warning),
+        ));
+    }
     // Step (4) + gap (2) + Statement + gap (2) + PA Status (10) + gap (2), then Reason.
     const FIXED: usize = 20;
     let statement_width = ((c.width.saturating_sub(FIXED)) * 45 / 100).max(12);
@@ -425,6 +459,28 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
                 Span::styled(format!("{status_text:<10}"), t.bold(color)),
                 Span::raw("  "),
                 Span::raw(reason_lines.get(row).cloned().unwrap_or_default()),
+            ]));
+        }
+    }
+    for (n, statement) in missing {
+        for (row, text) in wrap_window(statement, statement_width, 0, 4)
+            .iter()
+            .enumerate()
+        {
+            let (number, status, reason) = match row {
+                0 => (
+                    n.to_string(),
+                    "missing",
+                    "the server gave no PA Status for this step",
+                ),
+                _ => (String::new(), "", ""),
+            };
+            lines.push(Line::from(vec![
+                Span::raw(format!("{number:>4}  ")),
+                Span::raw(format!("{text:<statement_width$}  ")),
+                Span::styled(format!("{status:<10}"), t.bold(t.colors.error)),
+                Span::raw("  "),
+                Span::styled(reason, t.fg(t.colors.error)),
             ]));
         }
     }

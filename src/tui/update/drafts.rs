@@ -1,0 +1,104 @@
+//! Unsent drafts kept across a crash: written to this run's drafts' autosave about once a
+//! second while they change (not on every key), and put back into their dialogues when a
+//! recovery is accepted.
+
+use crate::tui::app::{App, Severity};
+use crate::tui::effect::Effect;
+use crate::tui::persist::SavedDraft;
+use std::path::PathBuf;
+
+/// Ticks between two looks at whether the drafts changed (a tick is 100 ms).
+const EVERY: u64 = 10;
+
+impl App {
+    /// On a tick: the drafts' autosave, when the composers changed since it was written.
+    pub(super) fn autosave_drafts(&mut self, fx: &mut Vec<Effect>) {
+        if !self.ticks.is_multiple_of(EVERY) {
+            return;
+        }
+        let Some(path) = self.paths.drafts.clone() else {
+            return;
+        };
+        // Every change counts, and so does a dialogue closed (its draft goes).
+        let changes: u64 = self
+            .dialogues
+            .iter()
+            .map(|d| d.composer.changes)
+            .sum::<u64>()
+            + self.dialogues.len() as u64;
+        if self.drafts_written == Some(changes)
+            || (self.drafts_written.is_none() && self.unsent().is_empty())
+        {
+            return;
+        }
+        self.drafts_written = Some(changes);
+        let text = serde_json::to_string_pretty(&self.unsent()).unwrap_or_default();
+        fx.push(Effect::WriteDrafts { path, text });
+    }
+
+    /// The unsent drafts, by dialogue.
+    fn unsent(&self) -> Vec<SavedDraft> {
+        self.dialogues
+            .iter()
+            .filter(|d| d.composer.has_draft())
+            .map(|d| SavedDraft {
+                dialogue: d.name.clone(),
+                interface: d.interface,
+                draft: d.composer.draft(),
+            })
+            .collect()
+    }
+
+    /// Recovered drafts: each into its dialogue (by name), else the first of its interface;
+    /// what was in a composer is kept for Ctrl-Z.
+    pub(super) fn drafts_read(&mut self, path: PathBuf, result: Result<Vec<SavedDraft>, String>) {
+        let drafts = match result {
+            Ok(d) => d,
+            Err(e) => {
+                self.notify(
+                    format!("the drafts could not be read: {e}"),
+                    Severity::Error,
+                );
+                return;
+            }
+        };
+        let mut placed = Vec::new();
+        let mut lost = Vec::new();
+        for saved in drafts {
+            let target = self
+                .dialogues
+                .iter()
+                .position(|d| d.name == saved.dialogue && d.interface == saved.interface)
+                .or_else(|| {
+                    self.dialogues
+                        .iter()
+                        .position(|d| d.interface == saved.interface)
+                });
+            match target {
+                Some(i) => {
+                    let current = self.current;
+                    self.current = Some(i);
+                    self.with_composer(|c, ctx| c.recover(saved.draft, ctx));
+                    self.current = current;
+                    placed.push(self.dialogues[i].name.clone());
+                }
+                None => lost.push(saved.dialogue),
+            }
+        }
+        if !lost.is_empty() {
+            self.notify(
+                format!(
+                    "no dialogue to put the drafts of {} in; they stay in {}",
+                    lost.join(", "),
+                    path.display()
+                ),
+                Severity::Warning,
+            );
+        } else if !placed.is_empty() {
+            self.notify(
+                format!("recovered the unsent drafts of {}", placed.join(", ")),
+                Severity::Success,
+            );
+        }
+    }
+}
