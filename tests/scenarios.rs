@@ -572,3 +572,28 @@ fn a_step_that_got_no_answer_fails_whatever_it_expects() {
         "{report}"
     );
 }
+
+/// `test --servers FILE` without --server runs on every server of the file (it was ignored,
+/// and the scenario ran on its own server without a word).
+#[test]
+fn test_with_a_servers_file_runs_on_its_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({"mcpServers": {"lab-dac": {
+            "command": common::bin(), "args": ["serve", "dac"]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let (code, out, err) = run(&[
+        "test",
+        &shipped("dac-kiosk.yaml"),
+        "--servers",
+        file.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("lab-dac"), "the file's server ran it: {out}");
+}
