@@ -625,3 +625,28 @@ async fn a_new_session_step_passes_in_both_generations_over_stdio_and_http() {
         }
     }
 }
+
+/// `test --servers FILE` without --server runs on every server of the file (it was ignored,
+/// and the scenario ran on its own server without a word).
+#[test]
+fn test_with_a_servers_file_runs_on_its_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({"mcpServers": {"lab-dac": {
+            "command": common::bin(), "args": ["serve", "dac"]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let (code, out, err) = run(&[
+        "test",
+        &shipped("dac-kiosk.yaml"),
+        "--servers",
+        file.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("lab-dac"), "the file's server ran it: {out}");
+}

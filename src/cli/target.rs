@@ -199,21 +199,7 @@ impl ServerArgs {
         {
             return None;
         }
-        Some(if is_found(path) {
-            let settings = Settings::current().0;
-            let (found, problems) = discovered_servers(&settings);
-            if found.is_empty() {
-                let mut message = format!("no servers found in {}", discovery_places(&settings));
-                for p in problems {
-                    message.push_str(&format!("; {p}"));
-                }
-                Err(message)
-            } else {
-                Ok(found)
-            }
-        } else {
-            read_servers(path)
-        })
+        Some(every_server_of(path))
     }
 
     /// The defaults the user set on the command line.
@@ -294,6 +280,24 @@ pub fn read_servers(path: &Path) -> Result<Vec<ServerSpec>, String> {
 /// The servers of the files found without being named: the project's (`.mcp.json`,
 /// `.vscode/mcp.json`, `.cursor/mcp.json`), the configuration's `servers.json`, and the file
 /// config.toml names; with the mistakes of those that cannot be read.
+/// Every server of a servers file, or of the files found (`--servers` without a file).
+fn every_server_of(path: &Path) -> Result<Vec<ServerSpec>, String> {
+    if !is_found(path) {
+        return read_servers(path);
+    }
+    let settings = Settings::current().0;
+    let (found, problems) = discovered_servers(&settings);
+    if found.is_empty() {
+        let mut message = format!("no servers found in {}", discovery_places(&settings));
+        for p in problems {
+            message.push_str(&format!("; {p}"));
+        }
+        Err(message)
+    } else {
+        Ok(found)
+    }
+}
+
 pub fn discovered_servers(settings: &Settings) -> (Vec<ServerSpec>, Vec<String>) {
     let cwd = std::env::current_dir().unwrap_or_default();
     let config = crate::settings::config_dir();
@@ -436,6 +440,13 @@ impl Targets {
     /// The servers named, in the order: --stdio, --url, --server, --embedded.
     pub fn resolve(&self) -> Result<Vec<ServerSpec>, String> {
         let mut out = Vec::new();
+        // `--servers [FILE]` without --server: every server of the file, or of the files
+        // found (it was ignored, and the scenario ran on its own server without a word).
+        if self.server.is_empty()
+            && let Some(path) = &self.servers
+        {
+            out.extend(every_server_of(path)?);
+        }
         for line in &self.stdio {
             out.push(ServerSpec::from_command_line(line)?);
         }

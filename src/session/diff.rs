@@ -99,7 +99,7 @@ pub fn compare(recorded: &Turn, replayed: &Turn) -> Vec<Difference> {
 }
 
 /// Leaf-by-leaf differences; objects by key (in the recorded order, then new keys), arrays by
-/// position.
+/// alignment (`diff_arrays`).
 pub fn diff_values(a: &Value, b: &Value, pointer: String, out: &mut Vec<Difference>) {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
@@ -125,25 +125,49 @@ pub fn diff_values(a: &Value, b: &Value, pointer: String, out: &mut Vec<Differen
                 }
             }
         }
-        (Value::Array(x), Value::Array(y)) => {
-            for i in 0..x.len().max(y.len()) {
-                let p = format!("{pointer}/{i}");
-                match (x.get(i), y.get(i)) {
-                    (Some(va), Some(vb)) => diff_values(va, vb, p, out),
-                    (va, vb) => out.push(Difference {
-                        pointer: p,
-                        recorded: va.cloned(),
-                        replayed: vb.cloned(),
-                    }),
-                }
-            }
-        }
+        (Value::Array(x), Value::Array(y)) => diff_arrays(x, y, &pointer, out),
         _ if a == b => {}
         _ => out.push(Difference {
             pointer,
             recorded: Some(a.clone()),
             replayed: Some(b.clone()),
         }),
+    }
+}
+
+/// Arrays aligned (similar's Myers diff over each element's JSON): an element removed or
+/// added is one difference, not a change of every element after it. Elements replaced in
+/// place are compared member by member; pointers name the recorded index, or the replayed
+/// one for what was added.
+fn diff_arrays(x: &[Value], y: &[Value], pointer: &str, out: &mut Vec<Difference>) {
+    let keys = |v: &[Value]| v.iter().map(Value::to_string).collect::<Vec<_>>();
+    let (a, b) = (keys(x), keys(y));
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b) {
+        let (old, new) = (op.old_range(), op.new_range());
+        if matches!(op.tag(), similar::DiffTag::Equal) {
+            continue;
+        }
+        for k in 0..old.len().max(new.len()) {
+            match (
+                x.get(old.start + k).filter(|_| k < old.len()),
+                y.get(new.start + k).filter(|_| k < new.len()),
+            ) {
+                (Some(va), Some(vb)) => {
+                    diff_values(va, vb, format!("{pointer}/{}", old.start + k), out)
+                }
+                (Some(va), None) => out.push(Difference {
+                    pointer: format!("{pointer}/{}", old.start + k),
+                    recorded: Some(va.clone()),
+                    replayed: None,
+                }),
+                (None, Some(vb)) => out.push(Difference {
+                    pointer: format!("{pointer}/{}", new.start + k),
+                    recorded: None,
+                    replayed: Some(vb.clone()),
+                }),
+                (None, None) => {}
+            }
+        }
     }
 }
 
@@ -190,6 +214,27 @@ mod tests {
         diff_values(&normalize(&a), &normalize(&b), String::new(), &mut out);
         let shown: Vec<String> = out.iter().map(|d| d.to_string()).collect();
         assert_eq!(shown, ["/Steps/1: 2 -> 3", "/Steps/2: (absent) -> 4"]);
+    }
+
+    #[test]
+    fn an_element_removed_from_an_array_is_one_difference() {
+        let a = json!({"Steps": [{"Step": 0, "PAStatus": "Ack"}, {"Step": 1, "PAStatus": "Clash"},
+                                 {"Step": 2, "PAStatus": "Ack"}, {"Step": 3, "PAStatus": "Ack"}]});
+        let b = json!({"Steps": [{"Step": 0, "PAStatus": "Ack"}, {"Step": 2, "PAStatus": "Ack"},
+                                 {"Step": 3, "PAStatus": "Ack"}]});
+        let mut out = Vec::new();
+        diff_values(&a, &b, String::new(), &mut out);
+        let shown: Vec<String> = out.iter().map(|d| d.to_string()).collect();
+        assert_eq!(
+            shown,
+            [r#"/Steps/1: {"Step":1,"PAStatus":"Clash"} -> (absent)"#]
+        );
+        // One added: one difference, at its replayed index.
+        let mut out = Vec::new();
+        diff_values(&b, &a, String::new(), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].pointer, "/Steps/1");
+        assert_eq!(out[0].recorded, None);
     }
 
     #[test]

@@ -162,12 +162,13 @@ impl App {
                 // Opening replaces the dialogues in view, and the next turn's autosave what
                 // they were: never without a question.
                 let n = self.session.unsaved;
+                let them = if n == 1 { "it" } else { "them" };
                 self.overlay = Some(Overlay::Confirm(Confirm {
                     title: "Open another session".into(),
                     message: format!(
-                        "{n} turn{} not saved, and opening replaces them. s saves them first (then \
-                         opens), a sets them aside in a file of the data directory (Open lists \
-                         it), n stays",
+                        "{n} turn{} not saved, and opening replaces {them}. s saves {them} first \
+                         (then opens), a sets {them} aside in a file of the data directory (Open \
+                         lists it), n stays",
                         if n == 1 { " is" } else { "s are" }
                     ),
                     purpose: ConfirmPurpose::OpenOverUnsaved,
