@@ -235,6 +235,8 @@ pub struct App {
     pub recoveries: Vec<crate::tui::persist::Recovery>,
     /// What to do once the save under way is written (Ctrl-O's "save first" opens then).
     pub after_save: Option<crate::tui::action::Action>,
+    /// The last certify run and its pane (`tui::certify`).
+    pub certify: Option<crate::tui::certify::CertifyPane>,
 }
 
 /// How long a notice stays.
@@ -275,6 +277,7 @@ impl App {
             asked: Default::default(),
             recoveries: options.recover,
             after_save: None,
+            certify: None,
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {
