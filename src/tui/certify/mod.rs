@@ -375,6 +375,7 @@ impl App {
                 }
             }
             CertifyEvent::Written { path, result } => {
+                c.saving = None;
                 let (text, severity) = match result {
                     Ok(()) => (
                         format!("saved the report to {}", path.display()),
@@ -551,8 +552,7 @@ impl App {
             let name = self.dialogues[i].name.clone();
             self.notify(
                 format!(
-                    "{name}: the rule's evidence ({opened} dialogue{} opened; r replays it, {} shows the rules again)",
-                    if opened == 1 { "" } else { "s" },
+                    "evidence {name} ({opened} new; r replays, {} the rules)",
                     self.keymap.first_key(&Action::Certify)
                 ),
                 Severity::Info,

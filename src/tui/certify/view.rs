@@ -8,8 +8,9 @@ use crate::certify::Verdict;
 use crate::tui::action::{Action, Context};
 use crate::tui::app::{App, Severity};
 use crate::tui::hits::Hits;
-use crate::tui::view::overlays::{centered, open_box};
+use crate::tui::view::overlays::open_box;
 use crate::tui::view::text::cut;
+use crate::tui::view::text::wrap_window;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -58,7 +59,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let Some(c) = app.certify.as_ref().filter(|c| c.shown) else {
         return;
     };
-    let r = centered(area, 118, area.height.saturating_sub(2));
+    // Between the tab line and the status line, the whole width: the rules need it.
+    let r = Rect::new(
+        area.x,
+        area.y + 1.min(area.height),
+        area.width,
+        area.height.saturating_sub(2),
+    );
     let title = format!(" Certify {} ({}) ", c.server_name, c.interface.name());
     let inner = open_box(frame, app, r, &title, hits);
     if inner.height < 6 || inner.width < 20 {
@@ -218,11 +225,16 @@ fn detail_lines(app: &App, c: &CertifyPane, w: usize) -> Vec<Line<'static>> {
         Span::raw(r.rule.title.to_owned()),
     ])];
     let style: Style = t.fg(color(app, r.verdict));
-    if r.problems.is_empty() {
-        out.push(Line::styled(cut(&r.summary, w), style));
-    }
-    for p in &r.problems {
-        out.push(Line::styled(cut(&format!("• {p}"), w), style));
+    // What was found is never cut: it wraps (the evidence below may be).
+    let said: Vec<String> = if r.problems.is_empty() {
+        vec![r.summary.clone()]
+    } else {
+        r.problems.iter().map(|p| format!("• {p}")).collect()
+    };
+    for text in said {
+        for part in wrap_window(&text, w, 0, 6) {
+            out.push(Line::styled(part, style));
+        }
     }
     let evidence = crate::certify::report::evidence_lines(r);
     if !evidence.is_empty() {
