@@ -624,3 +624,6 @@ fn file_safe(name: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
