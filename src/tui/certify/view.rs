@@ -137,8 +137,14 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         Line::styled("─".repeat(w), t.fg(t.colors.border)),
     );
     let detail = detail_lines(app, c, w);
-    for (k, l) in detail.into_iter().take(detail_height as usize).enumerate() {
+    // Saving, the line above the path says what Enter does.
+    let asking = c.saving.as_ref().map(|s| ask_line(app, s, w));
+    let shown = detail_height as usize - usize::from(asking.is_some());
+    for (k, l) in detail.into_iter().take(shown).enumerate() {
         line(frame, rule_y + 1 + k as u16, l);
+    }
+    if let Some(l) = asking {
+        line(frame, bottom - 1, l);
     }
     // The keys, the path being typed, or what the pane last said.
     line(frame, bottom, foot(app, c, w));
@@ -263,13 +269,6 @@ fn detail_lines(app: &App, c: &CertifyPane, w: usize) -> Vec<Line<'static>> {
 fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
     let t = &app.theme;
     if let Some(s) = &c.saving {
-        let ask = match &s.exists {
-            Some(p) => format!(
-                "{} is there: Enter writes over it, Esc keeps it",
-                p.display()
-            ),
-            None => "Enter saves, Esc does not".into(),
-        };
         return Line::from(vec![
             Span::styled(
                 format!("save the {} report as: ", s.format.name()),
@@ -278,14 +277,6 @@ fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
             Span::styled(
                 format!("{}▏", s.input.text),
                 t.fg(t.colors.foreground).bg(t.colors.input_bg),
-            ),
-            Span::styled(
-                format!("  {ask}"),
-                if s.exists.is_some() {
-                    t.bold(t.colors.warning)
-                } else {
-                    t.muted()
-                },
             ),
         ]);
     }
@@ -321,4 +312,25 @@ fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
         spans.push(Span::styled(format!(" {what}  "), t.muted()));
     }
     Line::from(spans)
+}
+
+/// What Enter does with the path typed: save, or write over the file that is there.
+fn ask_line(app: &App, s: &super::Saving, w: usize) -> Line<'static> {
+    let t = &app.theme;
+    match &s.exists {
+        Some(p) => Line::styled(
+            cut(
+                &format!(
+                    "{} is there: Enter writes over it, Esc keeps it",
+                    p.display()
+                ),
+                w,
+            ),
+            t.bold(t.colors.warning),
+        ),
+        None => Line::styled(
+            "Enter saves (a relative path is in the working folder), Esc does not",
+            t.muted(),
+        ),
+    }
 }
