@@ -552,7 +552,7 @@ impl Keymap {
                             .map(Key::label)
                             .collect::<Vec<_>>()
                             .join(" / "),
-                        b.action.title(),
+                        title_in(&b.action, context),
                     )
                 })
                 .collect();
@@ -588,6 +588,19 @@ impl Keymap {
             ],
         ));
         groups
+    }
+}
+
+/// What an action does in a place, where that says more than its title.
+fn title_in(action: &Action, context: Context) -> String {
+    match (context, action) {
+        (Context::Certify, Action::Select) => {
+            "open the selected rule's evidence as dialogues".into()
+        }
+        (Context::Certify, Action::Cancel) => {
+            "stop the run (after the rule under way); once it is over, close the pane".into()
+        }
+        _ => action.title(),
     }
 }
 

@@ -33,7 +33,9 @@ use std::time::Duration;
 /// default): a server that hangs never hangs the pane.
 pub const RULE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What update asks of the runner.
+/// What update asks of the runner. (Moved once to the runner, as `Effect` is: the size of
+/// `Start` does not matter.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum CertifyEffect {
     /// Certify `spec`'s `interface` (run `run`); `Learnt`, `Started`, `Finished` and `Done`
