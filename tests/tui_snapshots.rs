@@ -364,6 +364,19 @@ async fn state(name: &str, theme: &str) -> Harness {
         "certify_report" => certify_pane(&mut h, "done"),
         // Only the failed rules, the report being saved over a file that is there.
         "certify_save_over" => certify_pane(&mut h, "save"),
+        // A server that serves no tool of the interface: the whole reason, and no rule.
+        "certify_unreachable" => {
+            certify_pane(&mut h, "running");
+            let c = h.runner.app.certify.as_mut().unwrap();
+            c.results.clear();
+            c.current = None;
+            c.phase = bkn_explorer::tui::certify::Phase::Unreachable(
+                "python3 serves no BKN tool (none has Header PGM-KDA-V1.0 or PGM-KUS-V1.0, none \
+                 is named bkn_dac or bkn_usr); its tools: echo, add, weather_forecast, \
+                 translate, summarise"
+                    .into(),
+            );
+        }
         other => panic!("no state {other}"),
     }
     h
@@ -741,6 +754,7 @@ snapshots!(
     certify_running,
     certify_report,
     certify_save_over,
+    certify_unreachable,
 );
 
 /// A theme whose every colour is distinct: whatever a frame shows must be one of them (or

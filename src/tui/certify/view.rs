@@ -83,9 +83,15 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     // The rules, then the selected one's detail below a rule.
     let bottom = inner.y + inner.height - 1;
     let room = bottom - y;
-    let detail_height = (room / 3).max(3).min(room.saturating_sub(2));
-    let list_height = room - detail_height - 1;
     let rows = c.rows();
+    // The detail has a third at least, and what the rules shown leave (a filter showing a
+    // few rules leaves room for their evidence).
+    let needed = (rows.len() as u16).max(3);
+    let detail_height = (room / 3)
+        .max(room.saturating_sub(1 + needed))
+        .max(3)
+        .min(room.saturating_sub(2));
+    let list_height = room - detail_height - 1;
     let top = c
         .selected
         .saturating_sub(list_height.saturating_sub(1) as usize);
@@ -205,15 +211,23 @@ fn head(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
             spans.push(Span::styled(tail, t.muted()));
             Line::from(spans)
         }
-        Phase::Unreachable(why) => {
-            Line::styled(cut(&format!("no report: {why}"), w), t.bold(t.colors.error))
-        }
+        Phase::Unreachable(_) => Line::styled(
+            "no report: the server could not be certified (why below; r tries again)",
+            t.bold(t.colors.error),
+        ),
     }
 }
 
 /// The selected rule: its id, section and title, its problems, and its evidence.
 fn detail_lines(app: &App, c: &CertifyPane, w: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
+    if let Phase::Unreachable(why) = &c.phase {
+        // The whole reason (the tools the server serves, say), wrapped.
+        return wrap_window(why, w, 0, 12)
+            .into_iter()
+            .map(|l| Line::styled(l, t.fg(t.colors.error)))
+            .collect();
+    }
     let Some(r) = c.selected_result() else {
         return c
             .learnt
