@@ -418,3 +418,35 @@ fn the_panes_keys_come_from_the_key_table() {
     t.key(KeyCode::Char('v'));
     assert_eq!(t.pane().filter, Some(Verdict::Fail));
 }
+
+#[test]
+fn a_click_selects_a_rule_and_a_click_on_the_selected_one_opens_its_evidence() {
+    use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mut t = T::new();
+    let run = t.start();
+    three_rules(&mut t, run);
+    // Where the frame drew the rows.
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40))
+        .expect("a test terminal");
+    let mut hits = Hits::default();
+    terminal
+        .draw(|f| hits = crate::tui::view::render(f, &t.app))
+        .expect("a frame");
+    let (row, n) = hits.overlay_rows[1];
+    assert_eq!(n, 1);
+    let click = || {
+        Event::Input(Input::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: row.x + 3,
+            row: row.y,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    let before = t.app.dialogues.len();
+    t.app.handle(click(), t.now, &hits);
+    assert_eq!(t.pane().selected, 1);
+    assert_eq!(t.app.dialogues.len(), before, "the first click selects");
+    t.app.handle(click(), t.now, &hits);
+    assert_eq!(t.app.dialogues.len(), before + 1, "the second opens");
+    assert!(!t.pane().shown);
+}
