@@ -129,6 +129,7 @@ actions! {
     Certify = "certify", "Certify this server: run the conformance rules on the server in view (again: show the run)";
     CertifyFilter = "certify-filter", "Certify: show every rule, or only the failed, passed or skipped";
     CertifyAgain = "certify-again", "Certify: run the rules again";
+    CertifyHide = "certify-hide", "Certify: hide the pane (a run goes on; V shows it again)";
     CertifySaveJson = "certify-save-json", "Certify: save the report as JSON";
     CertifySaveMarkdown = "certify-save-markdown", "Certify: save the report as Markdown";
 }
@@ -407,11 +408,8 @@ pub fn default_bindings() -> Vec<Binding> {
             Action::Bottom,
         ),
         b(&[Key::plain(K::Enter)], Context::Certify, Action::Select),
-        b(
-            &[Key::plain(K::Esc), Key::ch('q')],
-            Context::Certify,
-            Action::Cancel,
-        ),
+        b(&[Key::plain(K::Esc)], Context::Certify, Action::Cancel),
+        b(&[Key::ch('q')], Context::Certify, Action::CertifyHide),
         b(&[Key::ch('f')], Context::Certify, Action::CertifyFilter),
         b(&[Key::ch('r')], Context::Certify, Action::CertifyAgain),
         b(&[Key::ch('J')], Context::Certify, Action::CertifySaveJson),

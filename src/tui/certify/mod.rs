@@ -457,7 +457,7 @@ impl App {
                 c.phase = Phase::Cancelling;
                 fx.push(Effect::Certify(CertifyEffect::Stop { run: c.run }));
             }
-            Action::Cancel => c.shown = false,
+            Action::Cancel | Action::CertifyHide => c.shown = false,
             Action::CertifyAgain if c.running() => {
                 c.note = Some((
                     "the rules are still running (Esc stops them)".into(),

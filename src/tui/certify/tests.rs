@@ -248,6 +248,11 @@ fn esc_stops_the_run_then_the_pane_shows_what_ran_and_esc_hides_it() {
         "{fx:?}"
     );
     assert_eq!(t.pane().phase, Phase::Cancelling);
+    // q hides the pane; the run goes on, and V shows it again.
+    assert!(t.key(KeyCode::Char('q')).is_empty());
+    assert!(!t.pane().shown && t.pane().running());
+    assert!(t.key(KeyCode::Char('V')).is_empty());
+    assert!(t.pane().shown);
     let report = report(&t);
     t.certify(CertifyEvent::Done {
         run,

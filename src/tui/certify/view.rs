@@ -308,6 +308,9 @@ fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
         (key(Action::CertifyFilter), format!("filter ({filter})")),
         (key(Action::Cancel), stop.to_owned()),
     ];
+    if c.running() {
+        hints.push((key(Action::CertifyHide), "hide (the run goes on)".into()));
+    }
     if !c.running() {
         hints.push((key(Action::CertifyAgain), "run again".into()));
         hints.push((key(Action::CertifySaveJson), "save JSON".into()));

@@ -133,6 +133,7 @@ impl App {
             Action::Certify => self.certify_this_server(fx),
             Action::CertifyFilter
             | Action::CertifyAgain
+            | Action::CertifyHide
             | Action::CertifySaveJson
             | Action::CertifySaveMarkdown => self.certify_act(action, fx),
             Action::ToggleLog => {
