@@ -224,7 +224,11 @@ impl CertifyPane {
     /// The report as it stands: the run's own once done, else what ran so far.
     fn report_so_far(&self, spec: &ServerSpec) -> Report {
         match &self.report {
-            Some(r) => (**r).clone(),
+            // Named as the explorer shows the server (the name it gave), not by its command.
+            Some(r) => Report {
+                server: self.server_name.clone(),
+                ..(**r).clone()
+            },
             None => Report {
                 server: self.server_name.clone(),
                 interface: self.interface,
