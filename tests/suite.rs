@@ -30,6 +30,7 @@ mod schema_types;
 mod security;
 mod sessions;
 mod tasks;
+mod tui_certify;
 mod tui_e2e;
 mod tui_snapshots;
 mod tui_update;

@@ -1263,5 +1263,76 @@ fn no_color_still_shows_the_selected_rows() {
         "{screen}"
     );
     t.keys(&["Escape", "Escape", "C-q", "y"]);
+}
+
+/// Waits up to `secs` until the screen shows all of `texts` (a whole certify run takes tens
+/// of seconds in a debug build).
+fn wait_long(t: &Tmux, texts: &[&str], what: &str, secs: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let screen = t.screen();
+        if texts.iter().all(|x| screen.contains(x)) {
+            return screen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "waited {secs} s for {what} ({texts:?}); the screen shows:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+#[test]
+fn certify_from_the_palette_shows_the_rules_of_the_reference_server() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+    t.keys(&["Escape", ":"]);
+    t.type_text("certify this");
+    t.keys(&["Enter"]);
+    let screen = wait_long(
+        &t,
+        &["Certify domain-access (BKN-DAC)", "/46 "],
+        "the bar",
+        60,
+    );
+    assert!(screen.contains("Esc stop"), "{screen}");
+    let screen = wait_long(&t, &["✗ 0 failed", "46 rules"], "the report", 300);
+    assert!(screen.contains("✓ pass tools.found-by-header"), "{screen}");
+    assert!(screen.contains("- skip turns.dialog-id"), "{screen}");
+    // Only the skipped rules: f twice more than failed and passed.
+    t.keys(&["f", "f", "f"]);
+    let screen = t.wait_for(&["filter (only skip)"], "the skipped rules");
+    assert!(!screen.contains("✓ pass"), "{screen}");
+    t.keys(&["Escape"]);
+    t.wait_until("the pane to close", |s| {
+        !s.contains("Certify domain-access")
+    });
+    t.keys(&["C-q"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+#[test]
+fn enter_on_a_failed_rule_opens_its_evidence_against_a_faulty_server() {
+    let t = Tmux::start(
+        80,
+        24,
+        "--stdio 'python3 tests/peers/certify_peer.py --forget-release'",
+    );
+    t.wait_for(&["semantic_grounding"], "the peer's dialogue");
+    t.keys(&["Escape", "V"]);
+    wait_long(&t, &["✗ 1 failed"], "the report", 300);
+    t.keys(&["f"]);
+    let screen = t.wait_for(&["✗ fail commitments.release"], "the failed rule");
+    assert!(screen.contains("is not listed"), "{screen}");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for(
+        &["commitments.release: A", "recorded", "release certify-1"],
+        "the evidence as a dialogue",
+    );
+    assert!(screen.contains("1 finding"), "{screen}");
+    // It replays against the server, every reply compared.
+    t.keys(&["r"]);
+    t.wait_for(&["Replay"], "the replay");
+    t.keys(&["C-q"]);
     assert_eq!(t.wait_exit(), "0");
 }

@@ -357,9 +357,143 @@ async fn state(name: &str, theme: &str) -> Harness {
             h.runner.app.session.unsaved = 3;
             h.act(Action::Quit);
         }
+        // Certify this server: the progress bar and the rules so far.
+        "certify_running" => certify_pane(&mut h, "running"),
+        // The report: every verdict (a mark and a word), a failed rule's problems and its
+        // evidence below.
+        "certify_report" => certify_pane(&mut h, "done"),
+        // Only the failed rules, the report being saved over a file that is there.
+        "certify_save_over" => certify_pane(&mut h, "save"),
+        // A server that serves no tool of the interface: the whole reason, and no rule.
+        "certify_unreachable" => {
+            certify_pane(&mut h, "running");
+            let c = h.runner.app.certify.as_mut().unwrap();
+            c.results.clear();
+            c.current = None;
+            c.phase = bkn_explorer::tui::certify::Phase::Unreachable(
+                "python3 serves no BKN tool (none has Header PGM-KDA-V1.0 or PGM-KUS-V1.0, none \
+                 is named bkn_dac or bkn_usr); its tools: echo, add, weather_forecast, \
+                 translate, summarise"
+                    .into(),
+            );
+        }
         other => panic!("no state {other}"),
     }
     h
+}
+
+/// A certify run of the Domain Access rules as the runner reports it: the first dozen pass
+/// but one that skips and one that fails with a turn and a raw exchange for evidence.
+fn certify_pane(h: &mut Harness, stage: &str) {
+    use bkn_explorer::certify::rules::RULES;
+    use bkn_explorer::certify::{Evidence, RuleResult, Verdict};
+    use bkn_explorer::client::turn::{Reply, Turn};
+    use bkn_explorer::protocol::raw::RawJson;
+    use bkn_explorer::tui::certify::{CertifyPane, Phase, ReportFormat, Saving};
+    let rules: Vec<_> = RULES
+        .iter()
+        .filter(|r| r.applies_to(Interface::Dac))
+        .collect();
+    let turn = Turn {
+        request: RawJson::from_value(&serde_json::json!({"Header": "PGM-KDA-V1.0",
+            "Kind": "commitment", "TurnIndex": 2, "Release": ["certify-1"]})),
+        reply: Reply::Response(RawJson::from_value(&serde_json::json!({
+            "Header": "PGM-KDA-V1.0", "TurnIndex": 2, "Outcome": "answered"}))),
+        findings: Vec::new(),
+        sent: "2026-11-30T00:00:00.000Z".into(),
+        received: Some("2026-11-30T00:00:00.001Z".into()),
+        latency_ms: 1.0,
+        new_session: false,
+        asked: Vec::new(),
+    };
+    let done = if stage == "running" { 12 } else { rules.len() };
+    let results: Vec<RuleResult> = rules
+        .iter()
+        .take(done)
+        .enumerate()
+        .map(|(i, rule)| {
+            let (verdict, problems, evidence) = match i {
+                7 => (
+                    Verdict::Fail,
+                    vec![
+                        "turn 2: the server exited mid-rule (crashed): the connection is gone"
+                            .to_owned(),
+                        "a later Request: commitment certify-1 is not listed, not released"
+                            .to_owned(),
+                    ],
+                    vec![
+                        Evidence::Turn {
+                            dialogue: "A".into(),
+                            dialog_id: "d-1".into(),
+                            protocol: "2026-07-28".into(),
+                            turn: Box::new(turn.clone()),
+                        },
+                        Evidence::Raw {
+                            transport: "stdio".into(),
+                            sent: "{not json".into(),
+                            received: "(nothing: the server exited)".into(),
+                        },
+                    ],
+                ),
+                11 => (Verdict::Skip, Vec::new(), Vec::new()),
+                _ => (Verdict::Pass, Vec::new(), Vec::new()),
+            };
+            let summary = match verdict {
+                Verdict::Fail => format!("{} (and 1 more)", problems[0]),
+                Verdict::Skip => {
+                    "the domain publishes no wallet, so InsValue cannot be provoked".into()
+                }
+                Verdict::Pass => format!("{} (3 checks)", rule.title),
+            };
+            RuleResult {
+                rule,
+                verdict,
+                summary,
+                problems,
+                checked: 3,
+                evidence,
+                seconds: 0.25,
+            }
+        })
+        .collect();
+    let report = (stage != "running").then(|| {
+        Box::new(bkn_explorer::certify::Report {
+            server: "domain-access".into(),
+            interface: Interface::Dac,
+            protocol: "2026-07-28".into(),
+            learnt: vec!["tool bkn_dac (found by its Header const), MCP 2026-07-28".into()],
+            rules: results.clone(),
+            seconds: 48.7,
+            spec: bkn_explorer::client::spec::ServerSpec::embedded(Interface::Dac),
+        })
+    });
+    let app = &mut h.runner.app;
+    app.ticks = 3;
+    app.certify = Some(CertifyPane {
+        run: 1,
+        server: 0,
+        server_name: "domain-access".into(),
+        interface: Interface::Dac,
+        phase: if stage == "running" {
+            Phase::Running
+        } else {
+            Phase::Done
+        },
+        total: Some(rules.len()),
+        learnt: vec!["tool bkn_dac (found by its Header const), MCP 2026-07-28".into()],
+        current: (stage == "running").then(|| (12, rules[12])),
+        results,
+        report,
+        filter: (stage == "save").then_some(Verdict::Fail),
+        selected: if stage == "save" { 0 } else { 7 },
+        shown: true,
+        saving: (stage == "save").then(|| Saving {
+            format: ReportFormat::Markdown,
+            input: bkn_explorer::tui::overlay::Input::new("certify-domain-access.md"),
+            exists: Some("/work/certify-domain-access.md".into()),
+        }),
+        note: None,
+    });
 }
 
 /// A scenario's run as the runner reports it, made of the tour's recorded turns: three
@@ -617,6 +751,10 @@ snapshots!(
     overlay_close_dialogue,
     overlay_open,
     overlay_quit_unsaved,
+    certify_running,
+    certify_report,
+    certify_save_over,
+    certify_unreachable,
 );
 
 /// A theme whose every colour is distinct: whatever a frame shows must be one of them (or

@@ -82,7 +82,7 @@ fn cut(text: &str, n: usize) -> String {
 }
 
 /// The evidence of a failed rule, as lines (a turn's Request and what came back).
-fn evidence_lines(result: &RuleResult) -> Vec<String> {
+pub fn evidence_lines(result: &RuleResult) -> Vec<String> {
     let mut out = Vec::new();
     for e in &result.evidence {
         match e {

@@ -126,6 +126,12 @@ actions! {
     FilterLog = "filter-log", "Filter the protocol log";
     ClearLog = "clear-log", "Clear the protocol log";
     ToggleFollowLog = "follow-log", "Follow the end of the log, or stop";
+    Certify = "certify", "Certify this server: run the conformance rules on the server in view (again: show the run)";
+    CertifyFilter = "certify-filter", "Certify: show every rule, or only the failed, passed or skipped";
+    CertifyAgain = "certify-again", "Certify: run the rules again";
+    CertifyHide = "certify-hide", "Certify: hide the pane (a run goes on; V shows it again)";
+    CertifySaveJson = "certify-save-json", "Certify: save the report as JSON";
+    CertifySaveMarkdown = "certify-save-markdown", "Certify: save the report as Markdown";
 }
 
 /// Where a binding applies.
@@ -136,6 +142,8 @@ pub enum Context {
     /// Whenever the focus is not in the composer.
     Global,
     Pane(Pane),
+    /// The certify pane (`tui::certify`), while it is shown.
+    Certify,
 }
 
 impl Context {
@@ -148,6 +156,7 @@ impl Context {
             Context::Pane(Pane::Detail) => "Detail",
             Context::Pane(Pane::Composer) => "Composer",
             Context::Pane(Pane::Log) => "Protocol log",
+            Context::Certify => "Certify pane",
         }
     }
 
@@ -161,10 +170,11 @@ impl Context {
             Context::Pane(Pane::Detail) => "detail",
             Context::Pane(Pane::Composer) => "composer",
             Context::Pane(Pane::Log) => "log",
+            Context::Certify => "certify",
         }
     }
 
-    pub const ALL: [Context; 7] = [
+    pub const ALL: [Context; 8] = [
         Context::Anywhere,
         Context::Global,
         Context::Pane(Pane::Sidebar),
@@ -172,6 +182,7 @@ impl Context {
         Context::Pane(Pane::Detail),
         Context::Pane(Pane::Composer),
         Context::Pane(Pane::Log),
+        Context::Certify,
     ];
 }
 
@@ -368,6 +379,45 @@ pub fn default_bindings() -> Vec<Binding> {
         b(&[Key::ch('/')], In(Pane::Log), Action::FilterLog),
         b(&[Key::ch('C')], In(Pane::Log), Action::ClearLog),
         b(&[Key::ch('f')], In(Pane::Log), Action::ToggleFollowLog),
+        b(&[Key::ch('V')], Global, Action::Certify),
+        // The certify pane's own keys (`tui::certify`): it takes every key while shown.
+        b(
+            &[Key::ch('k'), Key::plain(K::Up)],
+            Context::Certify,
+            Action::Up,
+        ),
+        b(
+            &[Key::ch('j'), Key::plain(K::Down)],
+            Context::Certify,
+            Action::Down,
+        ),
+        b(&[Key::plain(K::PageUp)], Context::Certify, Action::PageUp),
+        b(
+            &[Key::plain(K::PageDown)],
+            Context::Certify,
+            Action::PageDown,
+        ),
+        b(
+            &[Key::ch('g'), Key::plain(K::Home)],
+            Context::Certify,
+            Action::Top,
+        ),
+        b(
+            &[Key::ch('G'), Key::plain(K::End)],
+            Context::Certify,
+            Action::Bottom,
+        ),
+        b(&[Key::plain(K::Enter)], Context::Certify, Action::Select),
+        b(&[Key::plain(K::Esc)], Context::Certify, Action::Cancel),
+        b(&[Key::ch('q')], Context::Certify, Action::CertifyHide),
+        b(&[Key::ch('f')], Context::Certify, Action::CertifyFilter),
+        b(&[Key::ch('r')], Context::Certify, Action::CertifyAgain),
+        b(&[Key::ch('J')], Context::Certify, Action::CertifySaveJson),
+        b(
+            &[Key::ch('m')],
+            Context::Certify,
+            Action::CertifySaveMarkdown,
+        ),
     ]
 }
 
@@ -422,6 +472,8 @@ impl Keymap {
                 Context::Anywhere => true,
                 Context::Global => !typing,
                 Context::Pane(p) => !typing && p == focus,
+                // Only the pane asks for these (`action_in`).
+                Context::Certify => false,
             };
             if applies && b.keys.iter().any(|k| k.matches(event)) {
                 return Some(b.action.clone());
@@ -434,6 +486,30 @@ impl Keymap {
             return Some(Action::GoToDialogue(c as usize - '1' as usize));
         }
         None
+    }
+
+    /// The action a key does in one place only (the certify pane's keys).
+    pub fn action_in(&self, event: &KeyEvent, context: Context) -> Option<Action> {
+        self.bindings
+            .iter()
+            .filter(|b| b.context == context)
+            .find(|b| b.keys.iter().any(|k| k.matches(event)))
+            .map(|b| b.action.clone())
+    }
+
+    /// The keys of an action in one place, for the pane's hints.
+    pub fn keys_in(&self, action: &Action, context: Context) -> String {
+        self.bindings
+            .iter()
+            .find(|b| &b.action == action && b.context == context)
+            .map(|b| {
+                b.keys
+                    .iter()
+                    .map(Key::label)
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+            })
+            .unwrap_or_default()
     }
 
     /// The keys of an action, for hints ("F5 / Ctrl-Enter").
@@ -477,7 +553,7 @@ impl Keymap {
                             .map(Key::label)
                             .collect::<Vec<_>>()
                             .join(" / "),
-                        b.action.title(),
+                        title_in(&b.action, context),
                     )
                 })
                 .collect();
@@ -513,6 +589,19 @@ impl Keymap {
             ],
         ));
         groups
+    }
+}
+
+/// What an action does in a place, where that says more than its title.
+fn title_in(action: &Action, context: Context) -> String {
+    match (context, action) {
+        (Context::Certify, Action::Select) => {
+            "open the selected rule's evidence as dialogues".into()
+        }
+        (Context::Certify, Action::Cancel) => {
+            "stop the run (after the rule under way); once it is over, close the pane".into()
+        }
+        _ => action.title(),
     }
 }
 

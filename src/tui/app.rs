@@ -246,6 +246,8 @@ pub struct App {
     pub recover_drafts: Option<PathBuf>,
     /// The composers' changes the drafts' autosave last had (None: never written).
     pub drafts_written: Option<u64>,
+    /// The last certify run and its pane (`tui::certify`).
+    pub certify: Option<crate::tui::certify::CertifyPane>,
 }
 
 /// How long a notice stays.
@@ -289,6 +291,7 @@ impl App {
             after_save: None,
             recover_drafts: None,
             drafts_written: None,
+            certify: None,
         };
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {

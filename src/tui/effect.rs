@@ -139,6 +139,9 @@ pub enum Effect {
     Refresh {
         key: DialogueKey,
     },
+    /// Certify a server, stop a run, write a report (`tui::certify`); `Event::Certify`
+    /// follows.
+    Certify(crate::tui::certify::CertifyEffect),
     /// What the person answered a server's question (`Event::Asked`).
     Answer {
         id: u64,

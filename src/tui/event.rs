@@ -84,6 +84,8 @@ pub enum Event {
         path: PathBuf,
         result: Result<(), String>,
     },
+    /// What a certify run reports as it goes, and what came of writing its report.
+    Certify(crate::tui::certify::CertifyEvent),
     /// SIGTERM or SIGHUP (the terminal closed): leave as a quit with unsaved work would,
     /// keeping the autosave for the next start.
     Signal(&'static str),

@@ -1,5 +1,5 @@
 //! `keys.toml`: the user's changes to the key table. A section per place (`anywhere`, `global`,
-//! `servers`, `transcript`, `detail`, `composer`, `log`), an action's name and its keys:
+//! `servers`, `transcript`, `detail`, `composer`, `log`, `certify`), an action's name and its keys:
 //!
 //! ```toml
 //! [anywhere]

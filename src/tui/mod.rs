@@ -5,6 +5,7 @@
 pub mod action;
 pub mod app;
 pub mod ask;
+pub mod certify;
 pub mod composer;
 pub mod dialogue;
 pub mod effect;

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+mod certify;
+
 /// The explorer and what carries out its effects.
 pub struct Runner {
     pub app: App,
@@ -33,6 +35,8 @@ pub struct Runner {
     /// The recording being followed.
     watching: Option<CancellationToken>,
     scenarios: HashMap<DialogueKey, CancellationToken>,
+    /// The certify run under way, by its number.
+    certifying: Option<(u64, CancellationToken)>,
     /// Where user themes are, and where the explorer's settings are remembered.
     theme_dir: Option<PathBuf>,
     config_dir: Option<PathBuf>,
@@ -107,6 +111,7 @@ impl Runner {
             replays: HashMap::new(),
             watching: None,
             scenarios: HashMap::new(),
+            certifying: None,
             theme_dir,
             config_dir,
             clipboard: None,
@@ -382,6 +387,7 @@ impl Runner {
                     Event::CopyWritten { path, result }
                 });
             }
+            Effect::Certify(e) => self.certify(e),
             Effect::Quit { clean } => self.quit = Some(clean),
             Effect::Refresh { key } => {
                 self.engine.refresh(key);
@@ -970,6 +976,7 @@ fn matters(app: &App, event: &Event) -> bool {
                     .servers
                     .iter()
                     .any(|s| s.status == ServerStatus::Connecting)
+                || app.certify.as_ref().is_some_and(|c| c.running())
         }
         _ => true,
     }

@@ -130,6 +130,12 @@ impl App {
             Action::Reconnect => self.reconnect(fx),
             Action::Send => self.send(fx),
             Action::Cancel => self.cancel(fx),
+            Action::Certify => self.certify_this_server(fx),
+            Action::CertifyFilter
+            | Action::CertifyAgain
+            | Action::CertifyHide
+            | Action::CertifySaveJson
+            | Action::CertifySaveMarkdown => self.certify_act(action, fx),
             Action::ToggleLog => {
                 self.show_log = !self.show_log;
                 if !self.show_log && self.focus == Pane::Log {
@@ -457,7 +463,7 @@ impl App {
     /// action follows a yes).
     fn asks_consent(&mut self, action: Action) -> bool {
         let server = match action {
-            Action::NewDialogue => self.server_in_view(),
+            Action::NewDialogue | Action::Certify => self.server_in_view(),
             Action::Reconnect | Action::Replay | Action::TakeOver => {
                 self.current_dialogue().map(|d| d.server)
             }

@@ -369,49 +369,60 @@ impl App {
                 .iter()
                 .position(|s| s.spec.name == record.server)
                 .unwrap_or(0);
-            let key = self.new_key();
-            let name = record
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("{} #{}", record.server, i + 1));
-            let mut d = DialogueState::new(key, name, server, record.interface);
-            d.status = Status::Recorded;
-            d.dialog_id = Some(record.dialog_id.clone());
-            d.notes = record.notes.clone();
-            if let Some(values) = &record.defaults {
-                d.defaults = Some(crate::client::defaults::Chosen::from_base(
-                    values.clone(),
-                    crate::client::defaults::Origin::Session,
-                ));
-            }
-            d.load_turns(record.turns);
-            d.next_turn = d
-                .turns
-                .iter()
-                .filter_map(|t| t.summary.turn_index)
-                .max()
-                .map(|t| t + 1)
-                .unwrap_or(0);
-            let last = d.turns.len().checked_sub(1);
-            d.select(last);
-            d.focus = Some(crate::tui::action::Pane::Transcript);
-            self.dialogues.push(d);
-            let index = self.dialogues.len() - 1;
-            if let Some(request) = self.dialogues[index]
-                .turns
-                .last()
-                .map(|t| t.turn.request_value())
-            {
-                let current = self.current;
-                self.current = Some(index);
-                self.with_composer(|c, ctx| c.load(&request, ctx));
-                self.current = current;
-            }
+            let name = format!("{} #{}", record.server, i + 1);
+            self.add_recorded_dialogue(server, record, &name);
         }
         self.session.name = session.name.clone();
         self.session.notes = session.notes.clone();
         self.session.unsaved = 0;
         self.current = (!self.dialogues.is_empty()).then_some(0);
         self.focus = crate::tui::action::Pane::Transcript;
+    }
+
+    /// Adds a recorded dialogue (read-only, as a session file's) on a server, its last turn
+    /// selected and its Request in the composer; returns its index. `name` when the record
+    /// has none.
+    pub fn add_recorded_dialogue(
+        &mut self,
+        server: usize,
+        record: DialogueRecord,
+        name: &str,
+    ) -> usize {
+        let key = self.new_key();
+        let name = record.name.clone().unwrap_or_else(|| name.to_owned());
+        let mut d = DialogueState::new(key, name, server, record.interface);
+        d.status = Status::Recorded;
+        d.dialog_id = Some(record.dialog_id.clone());
+        d.notes = record.notes.clone();
+        if let Some(values) = &record.defaults {
+            d.defaults = Some(crate::client::defaults::Chosen::from_base(
+                values.clone(),
+                crate::client::defaults::Origin::Session,
+            ));
+        }
+        d.load_turns(record.turns);
+        d.next_turn = d
+            .turns
+            .iter()
+            .filter_map(|t| t.summary.turn_index)
+            .max()
+            .map(|t| t + 1)
+            .unwrap_or(0);
+        let last = d.turns.len().checked_sub(1);
+        d.select(last);
+        d.focus = Some(crate::tui::action::Pane::Transcript);
+        self.dialogues.push(d);
+        let index = self.dialogues.len() - 1;
+        if let Some(request) = self.dialogues[index]
+            .turns
+            .last()
+            .map(|t| t.turn.request_value())
+        {
+            let current = self.current;
+            self.current = Some(index);
+            self.with_composer(|c, ctx| c.load(&request, ctx));
+            self.current = current;
+        }
+        index
     }
 }

@@ -32,6 +32,14 @@ impl App {
             }
             return;
         }
+        if self.certify_shown() {
+            if self.certify_key(key, fx) == Handled::Ignored
+                && let Some(action) = self.keymap.action_for(&key, self.focus, true)
+            {
+                self.act(action, fx);
+            }
+            return;
+        }
         if self.focus == Pane::Log && self.log.editing_filter {
             self.log_filter_key(key);
             return;

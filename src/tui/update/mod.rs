@@ -87,6 +87,7 @@ impl App {
             Event::ThemeLoaded { name, result } => self.theme_loaded(name, result, &mut fx),
             Event::CopyWritten { path, result } => self.copy_written(path, result),
             Event::Signal(name) => self.signal(name, &mut fx),
+            Event::Certify(e) => self.certify_event(e),
         }
         fx
     }
@@ -100,6 +101,10 @@ impl App {
         use crate::tui::overlay::Overlay;
         // Terminals paste lines ended by CR (tmux, many others) or CRLF: lines all the same.
         let text = &normalize_line_ends(text);
+        if self.overlay.is_none() && self.certify_shown() {
+            self.certify_paste(text);
+            return;
+        }
         match &mut self.overlay {
             Some(Overlay::Prompt(p)) => p.input.insert_str(text.lines().next().unwrap_or_default()),
             Some(Overlay::Palette(p)) => {

@@ -15,6 +15,10 @@ impl App {
             self.overlay_mouse(mouse, at, hits, fx);
             return;
         }
+        if self.certify_shown() {
+            self.certify_mouse(mouse, hits, fx);
+            return;
+        }
         let pane = hits.pane_at(at);
         match mouse.kind {
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {

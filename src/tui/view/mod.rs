@@ -48,6 +48,8 @@ pub fn render(frame: &mut Frame, app: &App) -> Hits {
         log::render(frame, app, l, &mut hits);
     }
     status::render(frame, app, a.status);
+    // Under the overlays: a question or the palette can open over it.
+    crate::tui::certify::view::render(frame, app, area, &mut hits);
     overlays::render(frame, app, area, &mut hits);
     hits
 }
