@@ -32,23 +32,10 @@ fn totals(r: &Report) -> String {
 /// times, metadata), the same in every turn, are left out; the JSON report and the saved
 /// session keep them.
 fn gist(text: &str) -> String {
-    const COMMON: [&str; 11] = [
-        "Header",
-        "Mode",
-        "MInstance",
-        "UEnvironment",
-        "SessionID",
-        "QueryID",
-        "QueryTime",
-        "DialogID",
-        "TurnIndex",
-        "DataXMData",
-        "RequestID",
-    ];
     match crate::protocol::json::from_str::<Value>(text) {
         Ok(Value::Object(mut m)) => {
             let turn = m.get("TurnIndex").map(|t| format!("turn {t} "));
-            for k in COMMON {
+            for k in crate::protocol::message::COMMON_FIELDS {
                 m.remove(k);
             }
             // The Kind first: it says what the rest is.

@@ -7,6 +7,23 @@ use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+/// The members every message of both data types has: the header, the identification, the
+/// dialogue's correlation and the metadata (and a Response's RequestID). They say nothing of
+/// what a message is about: a recording's expectations and a report's gist leave them out.
+pub const COMMON_FIELDS: [&str; 11] = [
+    "Header",
+    "Mode",
+    "MInstance",
+    "UEnvironment",
+    "SessionID",
+    "QueryID",
+    "QueryTime",
+    "DialogID",
+    "TurnIndex",
+    "DataXMData",
+    "RequestID",
+];
+
 /// The properties common to the Request and the Response (Table 1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]

@@ -22,21 +22,9 @@ const FILLED: [&str; 7] = [
 ];
 /// Common fields, said once in `defaults`.
 const COMMON: [&str; 3] = ["MInstance", "UEnvironment", "SessionID"];
-/// Fields of a Response that are not expectations: they change from run to run, or copy
-/// the Request.
-const VOLATILE: [&str; 11] = [
-    "Header",
-    "Mode",
-    "MInstance",
-    "UEnvironment",
-    "SessionID",
-    "QueryID",
-    "QueryTime",
-    "DialogID",
-    "TurnIndex",
-    "DataXMData",
-    "RequestID",
-];
+// Fields of a Response that are not expectations: they change from run to run, or copy the
+// Request.
+use crate::protocol::message::COMMON_FIELDS as VOLATILE;
 
 #[derive(Serialize)]
 struct Out {
