@@ -33,13 +33,13 @@ fn run(
     for (k, v) in env {
         c.env(k, v);
     }
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[cfg(target_os = "linux")]
     let out = {
         let (out, peak) = common::output_and_peak(&mut c);
         LARGEST_PEAK_KIB.with(|p| p.set(p.get().max(peak)));
         out
     };
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    #[cfg(not(target_os = "linux"))]
     let out = c.output().unwrap();
     (
         out.status.code().unwrap_or(-1),

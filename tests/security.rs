@@ -538,39 +538,16 @@ fn endless_answer_to_the_opening(server: &str, mode: &str) {
         r#"{"Kind": "constraints", "EntityIDs": ["Kiosk#3"]}"#,
     )
     .unwrap();
-    let child = std::process::Command::new(common::bin())
-        .arg("send")
+    let mut send = std::process::Command::new(common::bin());
+    send.arg("send")
         .arg(&request)
         .args(["--url", &format!("http://127.0.0.1:{}/mcp", port.trim())])
-        .args(["--max-message-mb", "8", "--timeout", "5"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut stderr = child.stderr.unwrap();
-    let err = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
-        text
-    });
-    // The child's own peak, from wait4 (getrusage(RUSAGE_CHILDREN) would count every child
-    // this test binary ever waited for, other tests' among them).
-    // SAFETY: wait4 only fills the status and the struct it is given, for our own child.
-    let (status, peak_kib) = unsafe {
-        let mut status = 0;
-        let mut usage: libc::rusage = std::mem::zeroed();
-        let waited = libc::wait4(pid, &mut status, 0, &mut usage);
-        assert_eq!(waited, pid, "wait4");
-        (status, usage.ru_maxrss)
-    };
+        .args(["--max-message-mb", "8", "--timeout", "5"]);
+    let (out, peak_kib) = common::output_and_peak(&mut send);
     let _ = python.kill();
     let _ = python.wait();
-    let err = err.join().unwrap();
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 2,
-        "{mode}: exit status {status}: {err}"
-    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{mode}: {err}");
     assert!(
         err.len() < 16 * 1024,
         "a short reason, not the body: {} bytes",

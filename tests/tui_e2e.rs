@@ -1289,14 +1289,9 @@ fn certify_from_the_palette_shows_the_rules_of_the_reference_server() {
     t.keys(&["Escape", ":"]);
     t.type_text("certify this");
     t.keys(&["Enter"]);
-    let screen = wait_long(
-        &t,
-        &["Certify domain-access (BKN-DAC)", "/46 "],
-        "the bar",
-        60,
-    );
+    let screen = wait_long(&t, &["Certify domain-access (BKN-DAC)", "░"], "the bar", 60);
     assert!(screen.contains("Esc stop"), "{screen}");
-    let screen = wait_long(&t, &["✗ 0 failed", "46 rules"], "the report", 300);
+    let screen = wait_long(&t, &["✗ 0 failed", " rules, "], "the report", 300);
     assert!(screen.contains("✓ pass tools.found-by-header"), "{screen}");
     assert!(screen.contains("- skip turns.dialog-id"), "{screen}");
     // Only the skipped rules: f twice more than failed and passed.

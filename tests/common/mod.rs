@@ -513,19 +513,20 @@ pub fn resident_kib(pid: u32) -> u64 {
 }
 
 /// Runs a command to its end, as `Command::output` does, and returns with its output the
-/// child's own peak resident memory in KiB, from `wait4` (`getrusage(RUSAGE_CHILDREN)` would
-/// give the largest of every child the test binary ever waited for: other tests' among them,
-/// all the tests being one binary).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+/// child's own peak resident memory in KiB: its VmHWM, read from /proc while it runs (the
+/// mark is its own from its exec on). Neither getrusage(RUSAGE_CHILDREN) (the largest child
+/// the test binary ever waited for: other tests' among them) nor wait4's maxrss (which counts
+/// the parent's memory the child shared until its exec: the whole test binary's) would do,
+/// all the tests being one binary. Growth in the last few milliseconds before the end may be
+/// missed: the bounds checked are generous, and what they catch grows for seconds.
+#[cfg(target_os = "linux")]
 pub fn output_and_peak(command: &mut std::process::Command) -> (std::process::Output, i64) {
-    use std::os::unix::process::ExitStatusExt;
     let mut child = command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("the command starts");
-    let pid = child.id() as libc::pid_t;
     let read = |mut from: Box<dyn std::io::Read + Send>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
@@ -535,18 +536,25 @@ pub fn output_and_peak(command: &mut std::process::Command) -> (std::process::Ou
     };
     let stdout = read(Box::new(child.stdout.take().unwrap()));
     let stderr = read(Box::new(child.stderr.take().unwrap()));
-    // SAFETY: wait4 only fills the status and the struct it is given, for our own child
-    // (which nothing else waits for: `child` is dropped without a wait).
-    let (status, peak_kib) = unsafe {
-        let mut status = 0;
-        let mut usage: libc::rusage = std::mem::zeroed();
-        let waited = libc::wait4(pid, &mut status, 0, &mut usage);
-        assert_eq!(waited, pid, "wait4");
-        (status, usage.ru_maxrss)
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0i64;
+    let status = loop {
+        // Read before the wait: once reaped, its /proc entry is gone.
+        if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse::<i64>().ok())
+        }) {
+            peak_kib = peak_kib.max(kib);
+        }
+        if let Some(status) = child.try_wait().expect("the child can be waited for") {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     };
-    drop(child);
     let output = std::process::Output {
-        status: std::process::ExitStatus::from_raw(status),
+        status,
         stdout: stdout.join().unwrap(),
         stderr: stderr.join().unwrap(),
     };
