@@ -1656,3 +1656,17 @@ fn validate_judges_the_exchanges_of_dialogue_output() {
     assert_eq!(report["files"][0]["findings"][0]["exchange"], 0);
     assert_eq!(report["files"][0]["findings"][0]["on"], "response");
 }
+
+/// `send` names a server by the name it gives itself once connected, not by its program.
+#[test]
+fn send_names_a_stdio_server_by_its_server_info() {
+    let (code, _, err) = explorer(
+        &["send", "-", "--interface", "usr", "--stdio", &peer("")],
+        r#"{"Kind": "refine"}"#,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("lab-dac (python3) has no BKN-USR tool"),
+        "{err}"
+    );
+}

@@ -266,6 +266,31 @@ pub enum CallError {
 /// A call's error when the server has forgotten the HTTP session.
 const SESSION_GONE: &str = "the server no longer knows this HTTP session (404): it expired or the server restarted, and the dialogue's state there (its commitments) is gone; reconnect to start a new dialogue";
 
+/// See `Connection::shown_name`.
+pub fn shown_name(given: &str, ours: &str) -> String {
+    const MOST: usize = 80;
+    let given = given.trim();
+    let mut own: String = given
+        .chars()
+        .take(MOST)
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_debug().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    if given.chars().count() > MOST {
+        own.push('…');
+    }
+    if own.is_empty() || own == ours {
+        ours.to_owned()
+    } else {
+        format!("{own} ({ours})")
+    }
+}
+
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
 pub struct Connection {
@@ -302,6 +327,14 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// The server as messages name it once connected: the name it gives itself in
+    /// `serverInfo`, with ours (a stdio server's program, the user's name for it) in
+    /// parentheses when it differs, so that "python" becomes "weather-demo (python)". Control
+    /// characters in the server's name are escaped, and a long one cut: it is the server's
+    /// text.
+    pub fn shown_name(&self) -> String {
+        shown_name(&self.summary.name, &self.spec.name)
+    }
     /// Connects, initializes and discovers. The connection is one MCP session.
     pub async fn connect(
         spec: &ServerSpec,
