@@ -251,6 +251,36 @@ fn our_servers_pass_every_step() {
     assert_eq!(names, ["command", "mcp", "session", "bkn tools"]);
 }
 
+/// Bare `doctor` checks both reference servers, as bare `tools` and `resources` cover both.
+#[test]
+fn bare_doctor_checks_both_reference_servers() {
+    let (code, out, err) = run(&["doctor", "--timeout", "10"], None, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("bkn_dac"), "{out}");
+    assert!(out.contains("bkn_usr"), "{out}");
+    assert!(!out.contains("FAILED"), "{out}");
+    let (code, out, err) = run(
+        &["doctor", "--format", "json", "--timeout", "10"],
+        None,
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let servers = v.as_array().expect("an array of the two");
+    assert_eq!(servers.len(), 2, "{out}");
+    for (server, tool) in servers.iter().zip(["bkn_dac", "bkn_usr"]) {
+        assert_eq!(server["ok"], true, "{server}");
+        assert!(
+            server["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["step"] == "bkn tools" && s["detail"].as_str().unwrap().contains(tool)),
+            "{server}"
+        );
+    }
+}
+
 #[test]
 fn servers_files_in_each_shape_are_found_in_the_project() {
     let dir = tempfile::tempdir().unwrap();
