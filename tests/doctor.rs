@@ -251,6 +251,47 @@ fn our_servers_pass_every_step() {
     assert_eq!(names, ["command", "mcp", "session", "bkn tools"]);
 }
 
+/// `config path` says what is wrong with each theme file: every error, each with its line.
+#[test]
+fn config_path_reports_every_error_of_a_broken_theme_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let themes = dir.path().join("themes");
+    std::fs::create_dir(&themes).unwrap();
+    std::fs::write(
+        themes.join("mine.toml"),
+        "extends = \"dark\"\n[colors]\npa_clash = \"#ff00zz\"\nnot_a_color = \"red\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        themes.join("fine.toml"),
+        "extends = \"light\"\n[colors]\npa_clash = \"#ff00ff\"\n",
+    )
+    .unwrap();
+    let config = dir.path().to_str().unwrap();
+    let (code, _, err) = run(
+        &["config", "path"],
+        None,
+        &[("BKN_EXPLORER_CONFIG_DIR", config)],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("mine.toml:3: colors.pa_clash = \"#ff00zz\""),
+        "{err}"
+    );
+    assert!(err.contains("mine.toml:4: colors.not_a_color"), "{err}");
+    assert!(!err.contains("fine.toml"), "{err}");
+    // A theme config.toml chooses that is nowhere.
+    std::fs::remove_file(themes.join("mine.toml")).unwrap();
+    std::fs::write(dir.path().join("config.toml"), "theme = \"nope\"\n").unwrap();
+    let (code, _, err) = run(
+        &["config", "path"],
+        None,
+        &[("BKN_EXPLORER_CONFIG_DIR", config)],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("theme = \"nope\": no theme nope"), "{err}");
+}
+
 /// Bare `doctor` checks both reference servers, as bare `tools` and `resources` cover both.
 #[test]
 fn bare_doctor_checks_both_reference_servers() {
