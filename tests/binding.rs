@@ -1611,3 +1611,62 @@ async fn an_idle_dialogue_expires_and_its_next_turn_says_so() {
         );
     }
 }
+
+/// What `dialogue` prints (a JSON line per exchange) is no file of Requests: `validate`
+/// judges the exchanges it holds, as one dialogue, and finds a Response that breaks a rule.
+#[test]
+fn validate_judges_the_exchanges_of_dialogue_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let requests = r#"{"Kind": "commitment", "Commitments": [{"CommitmentID": "c1", "Statement": "Robot#1 locatedAt MLoc:Lab.Bench"}]}
+{"Kind": "constraints"}"#;
+    let (code, out, err) = explorer(&["dialogue", "-", "--embedded", "dac"], requests);
+    assert_eq!(code, 0, "{err}");
+    let clean = dir.path().join("clean.jsonl");
+    std::fs::write(&clean, &out).unwrap();
+    let (code, out, err) = explorer(&["validate", clean.to_str().unwrap()], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("checked 4 messages in 1 file: all conform"),
+        "{out}"
+    );
+
+    // The peer drops the commitment status: the dialogue rule catches it, again.
+    let (code, out, _) = explorer(
+        &["dialogue", "-", "--stdio", &peer("--drop-commitments")],
+        requests,
+    );
+    assert_eq!(code, 1);
+    let broken = dir.path().join("broken.jsonl");
+    std::fs::write(&broken, &out).unwrap();
+    let (code, out, err) = explorer(&["validate", broken.to_str().unwrap()], "");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(!out.contains("is not a property"), "{out}");
+    let findings: Vec<&str> = out.lines().filter(|l| l.contains('[')).collect();
+    assert!(!findings.is_empty(), "{out}");
+    for f in &findings {
+        assert!(f.contains("dialogue.commitment-missing"), "{out}");
+    }
+    assert!(findings[0].contains(":1: exchange 0 response: "), "{out}");
+    let (_, out, _) = explorer(
+        &["validate", "--format", "json", broken.to_str().unwrap()],
+        "",
+    );
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["files"][0]["kind"], "exchanges");
+    assert_eq!(report["files"][0]["findings"][0]["exchange"], 0);
+    assert_eq!(report["files"][0]["findings"][0]["on"], "response");
+}
+
+/// `send` names a server by the name it gives itself once connected, not by its program.
+#[test]
+fn send_names_a_stdio_server_by_its_server_info() {
+    let (code, _, err) = explorer(
+        &["send", "-", "--interface", "usr", "--stdio", &peer("")],
+        r#"{"Kind": "refine"}"#,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("lab-dac (python3) has no BKN-USR tool"),
+        "{err}"
+    );
+}

@@ -322,9 +322,16 @@ fn an_unreachable_server_or_one_without_a_bkn_tool_exits_2() {
     let (code, _, stderr) = certify(&["--stdio", &format!("{} --no-tool", peer())]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("serves no BKN tool"), "{stderr}");
+    // Once connected, the server is named as it names itself, its program in parentheses.
+    assert!(
+        stderr.contains("peer-dac (python3) serves no BKN tool"),
+        "{stderr}"
+    );
     let (code, _, stderr) = certify(&["--only", "no.such.rule"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no such rule"), "{stderr}");
+    let (code, report, stderr) = certify(&["--stdio", &peer(), "--only", "tools.found-by-header"]);
+    assert_eq!(report["server"], "peer-dac (python3)", "{code} {stderr}");
     let (code, _, stderr) = certify(&["--stdio", &peer(), "--only", "usr.carried"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("applies to BKN-DAC"), "{stderr}");

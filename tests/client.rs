@@ -465,6 +465,35 @@ async fn read_url(child: &mut tokio::process::Child) -> String {
     panic!("no URL");
 }
 
+/// A command that is no MCP server, prints a line and exits: the error quotes what it wrote
+/// and says what to do, in the program's words (no transport library's "Broken pipe").
+#[tokio::test]
+async fn a_stdio_server_that_prints_no_json_rpc_and_exits_is_quoted() {
+    for command in ["echo hello world", "sh -c 'echo hello world; exit 3'"] {
+        let spec = ServerSpec::from_command_line(command).unwrap();
+        let e = Connection::connect(&spec, &options(10))
+            .await
+            .err()
+            .unwrap();
+        let m = &e.message;
+        assert!(m.contains("\"hello world\""), "{m}");
+        assert!(m.contains("not JSON-RPC"), "{m}");
+        assert!(m.contains("before completing the MCP handshake"), "{m}");
+        assert!(m.contains("check that the command is an MCP server"), "{m}");
+        for raw in ["Broken pipe", "os error", "Send message error", "when send"] {
+            assert!(!m.contains(raw), "{m}");
+        }
+    }
+    let spec = ServerSpec::from_command_line("sh -c 'exit 4'").unwrap();
+    let e = Connection::connect(&spec, &options(10))
+        .await
+        .err()
+        .unwrap();
+    assert!(e.message.contains("exited with status 4"), "{e}");
+    assert!(e.message.contains("run the command by hand"), "{e}");
+    assert!(!e.message.contains("os error"), "{e}");
+}
+
 #[tokio::test]
 async fn servers_that_fail_to_start_or_cannot_be_reached() {
     let e = Connection::connect(&common::fault_spec("exit-on-initialize", &[]), &options(10))

@@ -251,6 +251,77 @@ fn our_servers_pass_every_step() {
     assert_eq!(names, ["command", "mcp", "session", "bkn tools"]);
 }
 
+/// `config path` says what is wrong with each theme file: every error, each with its line.
+#[test]
+fn config_path_reports_every_error_of_a_broken_theme_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let themes = dir.path().join("themes");
+    std::fs::create_dir(&themes).unwrap();
+    std::fs::write(
+        themes.join("mine.toml"),
+        "extends = \"dark\"\n[colors]\npa_clash = \"#ff00zz\"\nnot_a_color = \"red\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        themes.join("fine.toml"),
+        "extends = \"light\"\n[colors]\npa_clash = \"#ff00ff\"\n",
+    )
+    .unwrap();
+    let config = dir.path().to_str().unwrap();
+    let (code, _, err) = run(
+        &["config", "path"],
+        None,
+        &[("BKN_EXPLORER_CONFIG_DIR", config)],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("mine.toml:3: colors.pa_clash = \"#ff00zz\""),
+        "{err}"
+    );
+    assert!(err.contains("mine.toml:4: colors.not_a_color"), "{err}");
+    assert!(!err.contains("fine.toml"), "{err}");
+    // A theme config.toml chooses that is nowhere.
+    std::fs::remove_file(themes.join("mine.toml")).unwrap();
+    std::fs::write(dir.path().join("config.toml"), "theme = \"nope\"\n").unwrap();
+    let (code, _, err) = run(
+        &["config", "path"],
+        None,
+        &[("BKN_EXPLORER_CONFIG_DIR", config)],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("theme = \"nope\": no theme nope"), "{err}");
+}
+
+/// Bare `doctor` checks both reference servers, as bare `tools` and `resources` cover both.
+#[test]
+fn bare_doctor_checks_both_reference_servers() {
+    let (code, out, err) = run(&["doctor", "--timeout", "10"], None, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("bkn_dac"), "{out}");
+    assert!(out.contains("bkn_usr"), "{out}");
+    assert!(!out.contains("FAILED"), "{out}");
+    let (code, out, err) = run(
+        &["doctor", "--format", "json", "--timeout", "10"],
+        None,
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let servers = v.as_array().expect("an array of the two");
+    assert_eq!(servers.len(), 2, "{out}");
+    for (server, tool) in servers.iter().zip(["bkn_dac", "bkn_usr"]) {
+        assert_eq!(server["ok"], true, "{server}");
+        assert!(
+            server["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["step"] == "bkn tools" && s["detail"].as_str().unwrap().contains(tool)),
+            "{server}"
+        );
+    }
+}
+
 #[test]
 fn servers_files_in_each_shape_are_found_in_the_project() {
     let dir = tempfile::tempdir().unwrap();

@@ -29,6 +29,29 @@ fn the_readme_scenario_is_a_scenario() {
     assert_eq!(scenario.steps.len(), 2);
 }
 
+/// The README's keys.toml example loads without a conflict (it once bound `x`, which closes a
+/// dialogue), and the README names every theme `T` cycles through.
+#[test]
+fn the_readme_keys_example_loads_and_every_theme_is_named() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("the README");
+    let start = readme
+        .find("```toml\n# keys.toml\n")
+        .expect("the keys.toml example")
+        + "```toml\n".len();
+    let end = start + readme[start..].find("```").expect("its end");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keys.toml"), &readme[start..end]).unwrap();
+    let (_, problems) = bkn_explorer::tui::keys_file::load(dir.path());
+    assert!(problems.is_empty(), "{problems:?}");
+    for name in bkn_explorer::tui::theme::Theme::names(None) {
+        assert!(
+            readme.contains(&format!("`{name}`")),
+            "the README does not name {name}"
+        );
+    }
+}
+
 /// `rust-version` in Cargo.toml is true: no dependency asks for a newer Rust, and the README
 /// names the same one.
 #[test]

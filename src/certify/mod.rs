@@ -99,7 +99,8 @@ pub struct RuleResult {
 /// The whole run.
 #[derive(Clone, Debug)]
 pub struct Report {
-    /// The server's name, as the command line or servers file gave it.
+    /// The server as it names itself (serverInfo), with the name the command line or servers
+    /// file gave it in parentheses when that differs.
     pub server: String,
     pub interface: crate::protocol::Interface,
     /// The MCP version spoken by the first connection.

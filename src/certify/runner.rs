@@ -73,13 +73,15 @@ pub async fn certify(
                 options.spec.name, e.message
             ))
         })?;
+    // Once connected, the server is named as it names itself (serverInfo).
+    let name = first.shown_name();
     let served: Vec<Interface> = first.summary.bkn_tools.keys().copied().collect();
     let interface = match (options.interface, served.as_slice()) {
         (Some(i), _) if served.contains(&i) => i,
         (Some(i), _) => {
             let message = format!(
                 "{} serves no {} tool (no tool's inputSchema has Header {} and none is named {}); its tools: {}",
-                options.spec.name,
+                name,
                 i.name(),
                 i.header(),
                 i.tool_name(),
@@ -92,7 +94,7 @@ pub async fn certify(
         (None, []) => {
             let message = format!(
                 "{} serves no BKN tool (none has Header PGM-KDA-V1.0 or PGM-KUS-V1.0, none is named bkn_dac or bkn_usr); its tools: {}",
-                options.spec.name,
+                name,
                 tool_names(&first)
             );
             first.close().await;
@@ -102,7 +104,7 @@ pub async fn certify(
             first.close().await;
             return Err(Unreachable(format!(
                 "{} serves both BKN-DAC and BKN-USR: say which with --interface dac|usr",
-                options.spec.name
+                name
             )));
         }
     };
@@ -143,7 +145,7 @@ pub async fn certify(
         }
     }
     Ok(Report {
-        server: options.spec.name.clone(),
+        server: name.clone(),
         interface,
         protocol: ctx.learnt.protocol.clone(),
         learnt: described,

@@ -22,6 +22,37 @@ pub fn run(args: Args) -> u8 {
     }
 }
 
+/// What is wrong with each theme file of `themes` (every error of each, with its line), and
+/// with the theme config.toml chooses when there is no such theme.
+fn theme_problems(themes: &std::path::Path, chosen: Option<&str>) -> Vec<String> {
+    use crate::tui::theme::Theme;
+    let mut problems = Vec::new();
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(themes)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    for file in &files {
+        let Some(name) = file.file_stem().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if let Err(e) = Theme::find(name, Some(themes), &mut Vec::new()) {
+            problems.push(e.to_string());
+        }
+    }
+    if let Some(name) = chosen
+        && !themes.join(format!("{name}.toml")).exists()
+        && let Err(e) = Theme::find(name, Some(themes), &mut Vec::new())
+    {
+        problems.push(format!("{}: theme = \"{name}\": {e}", settings::FILE));
+    }
+    problems
+}
+
 fn path() -> u8 {
     let Some(dir) = settings::config_dir() else {
         eprintln!("bkn-explorer: no configuration directory (set XDG_CONFIG_HOME or HOME)");
@@ -35,6 +66,10 @@ fn path() -> u8 {
     problems.extend(problem);
     let (_, key_problems) = crate::tui::keys_file::load(&dir);
     problems.extend(key_problems);
+    problems.extend(theme_problems(
+        &dir.join("themes"),
+        settings.theme.as_deref(),
+    ));
     let state = |p: &std::path::Path| if p.exists() { "" } else { "  (not there)" };
     let rows = [
         ("settings", dir.join(settings::FILE)),

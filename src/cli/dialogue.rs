@@ -1,5 +1,6 @@
 //! `bkn-explorer dialogue FILE`: the Requests in FILE (a JSON array or JSON Lines) sent in
-//! order in one dialogue; one JSON line per exchange on standard output.
+//! order in one dialogue; one JSON line per exchange on standard output (the Request as sent
+//! and its reply: `validate` judges such a file again, exchange by exchange, as a dialogue).
 //!
 //! Exit 0 when every Response conforms; 1 when one does not or the server rejected a Request;
 //! 2 on a usage or connection failure.
@@ -330,6 +331,9 @@ fn write_line(out: &mut Vec<u8>, i: usize, turn: &Turn) {
         latency_ms: f64,
         conforms: bool,
         findings: &'a [crate::client::turn::TurnFinding],
+        /// The Request as sent (with the fields filled), so that `validate` can judge the
+        /// exchanges of this output as a dialogue again.
+        request: &'a RawValue,
         #[serde(skip_serializing_if = "Option::is_none")]
         response: Option<&'a RawValue>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -346,6 +350,7 @@ fn write_line(out: &mut Vec<u8>, i: usize, turn: &Turn) {
         latency_ms: turn.latency_ms,
         conforms: turn.conforms(),
         findings: &turn.findings,
+        request: turn.request.raw(),
         response: match &turn.reply {
             Reply::Response(r) => Some(r.raw()),
             _ => None,

@@ -1,9 +1,11 @@
 //! `bkn-explorer doctor [server options]`: each step of reaching the server, ok or failed, with
-//! what to do. Exit 0 when every step passes, 1 when one fails, 2 for a usage mistake.
+//! what to do; without a server named, both reference servers (Domain Access and User State
+//! Refinement). Exit 0 when every step passes, 1 when one fails, 2 for a usage mistake.
 
 use super::exit;
 use super::target::ServerArgs;
 use crate::client::doctor;
+use crate::client::spec::ServerSpec;
 use crate::protocol::Interface;
 
 #[derive(clap::Args, Debug)]
@@ -16,12 +18,20 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    let spec = match args.server.resolve(Some(Interface::Dac)) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("bkn-explorer doctor: {e}");
-            return exit::FAILURE;
+    // Without a server named, both reference servers, as `tools` and `resources` do.
+    let specs = if args.server.names_a_server() {
+        match args.server.resolve(Some(Interface::Dac)) {
+            Ok(s) => vec![s],
+            Err(e) => {
+                eprintln!("bkn-explorer doctor: {e}");
+                return exit::FAILURE;
+            }
         }
+    } else {
+        vec![
+            ServerSpec::embedded(Interface::Dac),
+            ServerSpec::embedded(Interface::Usr),
+        ]
     };
     let runtime = match super::target::runtime() {
         Ok(r) => r,
@@ -33,35 +43,52 @@ pub fn run(args: Args) -> u8 {
     let options = args
         .server
         .connect_options(crate::client::event::EventSink::none());
-    if args.format != "json" {
-        println!("{} ({})", spec.name, spec.location());
-    }
-    let checks = runtime.block_on(doctor::examine(&spec, &options));
-    let all_ok = checks.iter().all(|c| c.ok);
-    if args.format == "json" {
-        let steps: Vec<serde_json::Value> = checks
-            .iter()
-            .map(|c| {
-                serde_json::json!({"step": c.step, "ok": c.ok, "detail": c.detail, "advice": c.advice})
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::json!({"server": spec.name, "location": spec.location(), "ok": all_ok, "steps": steps})
-        );
-    } else {
-        for c in &checks {
-            println!(
-                "  {:<6} {:<10} {}",
-                if c.ok { "ok" } else { "FAILED" },
-                c.step,
-                c.detail
+    let json = args.format == "json";
+    let mut all_ok = true;
+    let mut outputs = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        if !json {
+            if i > 0 {
+                println!();
+            }
+            println!("{} ({})", spec.name, spec.location());
+        }
+        let checks = runtime.block_on(doctor::examine(spec, &options));
+        let ok = checks.iter().all(|c| c.ok);
+        all_ok &= ok;
+        if json {
+            let steps: Vec<serde_json::Value> = checks
+                .iter()
+                .map(|c| {
+                    serde_json::json!({"step": c.step, "ok": c.ok, "detail": c.detail, "advice": c.advice})
+                })
+                .collect();
+            outputs.push(
+                serde_json::json!({"server": spec.name, "location": spec.location(), "ok": ok, "steps": steps}),
             );
-            if let Some(a) = &c.advice {
-                println!("  {:<6} {:<10} → {a}", "", "");
+        } else {
+            for c in &checks {
+                println!(
+                    "  {:<6} {:<10} {}",
+                    if c.ok { "ok" } else { "FAILED" },
+                    c.step,
+                    c.detail
+                );
+                if let Some(a) = &c.advice {
+                    println!("  {:<6} {:<10} → {a}", "", "");
+                }
             }
         }
     }
+    if json {
+        // One server: its object; the two reference servers: an array of both (as `tools`).
+        let out = match outputs.len() {
+            1 => outputs.remove(0),
+            _ => serde_json::Value::Array(outputs),
+        };
+        println!("{out}");
+    }
+    // 1 when a step of any server failed.
     if all_ok {
         exit::OK
     } else {

@@ -3,7 +3,8 @@
 //! A file holds one message, a JSON array of messages, or JSON Lines; a sequence is also
 //! checked as one dialogue, in order. A session file (the explorer's, or what `dialogue
 //! --save` writes) is checked dialogue by dialogue, turn by turn, knowing which Requests the
-//! server rejected. Files are read as streams: memory holds the dialogue state and one
+//! server rejected. What `dialogue` writes (a line per exchange) is judged exchange by
+//! exchange, as one dialogue. Files are read as streams: memory holds the dialogue state and one
 //! message, whatever the size of the file. Exit 0 when everything conforms, 1 when something
 //! does not, 2 when a file cannot be read or parsed, wholly or in part (a journal with a
 //! damaged line: its other lines are checked and their findings said, but no verdict on
@@ -46,7 +47,8 @@ pub(crate) fn parse_interface(s: &str) -> Result<Interface, String> {
 #[derive(Serialize)]
 struct FileReport {
     file: String,
-    /// What the file was read as: message, array, lines or session.
+    /// What the file was read as: message, array, lines, session or exchanges (the output of
+    /// `dialogue`).
     #[serde(skip_serializing_if = "Option::is_none")]
     kind: Option<&'static str>,
     messages: usize,
@@ -73,6 +75,9 @@ struct Located {
     dialogue: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     turn: Option<usize>,
+    /// In `dialogue`'s output: the exchange (its number there, 0-based).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exchange: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     on: Option<&'static str>,
     pointer: String,
@@ -89,6 +94,7 @@ impl Located {
             line: None,
             dialogue: None,
             turn: None,
+            exchange: None,
             on: None,
             pointer: finding.pointer.clone(),
             requirement: finding.requirement.to_string(),
@@ -108,6 +114,10 @@ impl Located {
         let place = match (self.dialogue, self.turn, self.on, self.line, self.index) {
             (Some(d), Some(t), Some(on), _, _) => {
                 format!("{file}: dialogue {d} turn {t} {on}: {pointer}")
+            }
+            (_, _, Some(on), Some(line), _) if self.exchange.is_some() => {
+                let n = self.exchange.unwrap_or_default();
+                format!("{file}:{line}: exchange {n} {on}: {pointer}")
             }
             (_, _, _, Some(line), _) => format!("{file}:{line}: {pointer}"),
             (_, _, _, None, Some(index)) => format!("{file}: /{index}{}", self.pointer),
@@ -259,6 +269,8 @@ fn check_file(
     };
     if session || journal {
         check_session(source, journal, interface, &mut out, &mut found);
+    } else if looks_like_exchanges(head_of(&mut source)) {
+        check_exchanges(source, interface, &mut out, &mut found);
     } else {
         check_messages(source, interface, &mut out, &mut found);
     }
@@ -342,6 +354,95 @@ fn check_messages(
         {
             found(out, Located::new(f));
         }
+    }
+}
+
+fn head_of(source: &mut impl BufRead) -> &[u8] {
+    source.fill_buf().unwrap_or_default()
+}
+
+/// Whether a file starts as `dialogue`'s output does: a JSON line whose first member is
+/// `exchange`.
+fn looks_like_exchanges(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&head[..head.len().min(512)]);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    text.strip_prefix('{')
+        .is_some_and(|rest| rest.trim_start().starts_with("\"exchange\""))
+}
+
+/// What `dialogue` writes: one line per exchange, the Request as sent and its reply. Each
+/// exchange is judged again (the Request, the Response, and the two as a turn of one
+/// dialogue), not the lines themselves, which are no BKN messages.
+fn check_exchanges(
+    source: impl Read,
+    interface: Option<Interface>,
+    out: &mut Checked,
+    found: &mut Found,
+) {
+    out.kind = Some("exchanges");
+    let mut verdicts = crate::session::check::Verdicts::new(interface);
+    let mut without_request = 0usize;
+    for next in Reader::new(source) {
+        let line = match next {
+            Ok(m) => m,
+            Err(e) => {
+                out.error = Some(format!("not JSON: {e}"));
+                return;
+            }
+        };
+        let value = &line.value;
+        let Some(exchange) = value.get("exchange").and_then(serde_json::Value::as_u64) else {
+            out.error = Some(format!(
+                "line {}: not a line of `bkn-explorer dialogue` output (no exchange number), \
+                 though the file starts as one",
+                line.line
+            ));
+            return;
+        };
+        let exchange = usize::try_from(exchange).unwrap_or(usize::MAX);
+        let response = value.get("response");
+        let reply = match response {
+            Some(r) => TurnReply::Response(r),
+            None if value.get("toolError").is_some() => TurnReply::Rejected,
+            None => TurnReply::Nothing,
+        };
+        let mut report = |on: &'static str, findings: Vec<Finding>, out: &mut Checked| {
+            for f in findings {
+                let mut l = Located::new(f);
+                l.line = Some(line.line);
+                l.exchange = Some(exchange);
+                l.on = Some(on);
+                found(out, l);
+            }
+        };
+        match value.get("request") {
+            Some(request) => {
+                out.messages += 1 + usize::from(response.is_some());
+                let given = crate::protocol::conformance::interface_of(request);
+                let findings = verdicts.turn(0, given, false, request, reply);
+                report("request", findings.request.into_iter().collect(), out);
+                report("response", findings.response.into_iter().collect(), out);
+            }
+            // Written by a `dialogue` that did not keep the Request: its Response can only
+            // be checked alone.
+            None => {
+                without_request += 1;
+                if let Some(r) = response {
+                    out.messages += 1;
+                    report("response", check_message(r, interface).findings, out);
+                }
+            }
+        }
+    }
+    if without_request > 0 {
+        eprintln!(
+            "note: {without_request} line(s) of this `dialogue` output hold no Request (an older \
+             bkn-explorer wrote them): their Responses were checked alone, not as a dialogue; \
+             `dialogue --save SESSION` keeps a file that `validate` judges whole"
+        );
+    }
+    if out.messages == 0 && without_request == 0 {
+        out.error = Some("no exchange in the file".into());
     }
 }
 

@@ -266,6 +266,31 @@ pub enum CallError {
 /// A call's error when the server has forgotten the HTTP session.
 const SESSION_GONE: &str = "the server no longer knows this HTTP session (404): it expired or the server restarted, and the dialogue's state there (its commitments) is gone; reconnect to start a new dialogue";
 
+/// See `Connection::shown_name`.
+pub fn shown_name(given: &str, ours: &str) -> String {
+    const MOST: usize = 80;
+    let given = given.trim();
+    let mut own: String = given
+        .chars()
+        .take(MOST)
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_debug().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    if given.chars().count() > MOST {
+        own.push('…');
+    }
+    if own.is_empty() || own == ours {
+        ours.to_owned()
+    } else {
+        format!("{own} ({ours})")
+    }
+}
+
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
 pub struct Connection {
@@ -302,6 +327,14 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// The server as messages name it once connected: the name it gives itself in
+    /// `serverInfo`, with ours (a stdio server's program, the user's name for it) in
+    /// parentheses when it differs, so that "python" becomes "weather-demo (python)". Control
+    /// characters in the server's name are escaped, and a long one cut: it is the server's
+    /// text.
+    pub fn shown_name(&self) -> String {
+        shown_name(&self.summary.name, &self.spec.name)
+    }
     /// Connects, initializes and discovers. The connection is one MCP session.
     pub async fn connect(
         spec: &ServerSpec,
@@ -488,7 +521,12 @@ impl Connection {
                 {
                     Ok(started) => started,
                     Err(failed) => {
-                        return Err(failed.error(&spec.name, options.timeout, "", protocol));
+                        return Err(failed.error(
+                            &spec.name,
+                            options.timeout,
+                            &ServerEnd::default(),
+                            protocol,
+                        ));
                     }
                 };
                 (service, None, None, Some(direct))
@@ -532,11 +570,11 @@ impl Connection {
                 {
                     Ok(started) => started,
                     Err(failed) => {
-                        let why = exit_note(&child, &health).await;
+                        let end = server_end(&child, &health).await;
                         // A server that failed or never answered may still be running: it is
                         // ended, so that a retry does not leave one more behind.
                         end_child(&child, &closing).await;
-                        return Err(failed.error(&spec.name, options.timeout, &why, protocol));
+                        return Err(failed.error(&spec.name, options.timeout, &end, protocol));
                     }
                 };
                 // After the handshake: the start-up work on both sides is done by then.
@@ -1280,21 +1318,49 @@ enum HandshakeFailure {
 }
 
 impl HandshakeFailure {
-    /// The error, with `why` (what is known of the server's end) after it.
+    /// The error, with what is known of the server's end after it and what to do.
     fn error(
         self,
         name: &str,
         timeout: Duration,
-        why: &str,
+        end: &ServerEnd,
         asked: ProtocolChoice,
     ) -> ConnectError {
+        const BY_HAND: &str = "run the command by hand to see what it does, and check its \
+             arguments and environment; `bkn-explorer doctor` with the same server options \
+             shows each step";
+        let wrote_junk = end
+            .said
+            .as_deref()
+            .is_some_and(|s| s.contains("not JSON-RPC"));
+        let advice = if wrote_junk {
+            "a stdio MCP server writes only JSON-RPC messages to its stdout (its logs go to \
+             stderr): check that the command is an MCP server"
+        } else {
+            BY_HAND
+        };
+        let said = end
+            .said
+            .as_deref()
+            .map(|s| format!("; {s}"))
+            .unwrap_or_default();
         ConnectError::from(match self {
             HandshakeFailure::Refused(e) => {
-                format!("{name} {}{why}", initialize_error(&e, asked))
+                match (super::opening::handshake_refusal(&e, asked), &end.exited) {
+                    // It answered, and refused: its answer says why.
+                    (Some(refused), _) => format!("{name} {refused}{}", end.note()),
+                    (None, Some(exited)) => format!(
+                        "{name} {exited} before completing the MCP handshake{said}: {advice}"
+                    ),
+                    (None, None) => {
+                        format!("{name} {}{said}: {advice}", initialize_error(&e, asked))
+                    }
+                }
             }
             HandshakeFailure::TimedOut => format!(
-                "{name} did not complete the MCP handshake within {} s{why}",
-                timeout.as_secs()
+                "{name} did not complete the MCP handshake within {} s{}: {advice}",
+                timeout.as_secs(),
+                end.note()
             ),
         })
     }
@@ -1538,27 +1604,65 @@ async fn end_child(child: &tokio::sync::Mutex<tokio::process::Child>, closing: &
     let _ = child.kill().await;
 }
 
+/// What is known of a stdio server's end: how it exited (if it has), and what it said (lines
+/// on its stdout that are not JSON-RPC, its last stderr line).
+#[derive(Default)]
+struct ServerEnd {
+    /// "exited with status 3", "was killed by a signal".
+    exited: Option<String>,
+    said: Option<String>,
+}
+
+impl ServerEnd {
+    /// "; the server exited with status 3; its last stderr line: …".
+    fn note(&self) -> String {
+        let mut note = String::new();
+        if let Some(exited) = &self.exited {
+            note.push_str("; the server ");
+            note.push_str(exited);
+        }
+        if let Some(said) = &self.said {
+            note.push_str("; ");
+            note.push_str(said);
+        }
+        note
+    }
+}
+
+async fn server_end(
+    child: &tokio::sync::Mutex<tokio::process::Child>,
+    health: &Mutex<Health>,
+) -> ServerEnd {
+    let mut child = child.lock().await;
+    let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+    // Give the stderr reader a moment to take the last lines, and the transport, when it
+    // never had an answer, to read what the server left on its stdout.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let drained = health
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .drained
+        .take();
+    if let Some(drained) = drained {
+        let _ = tokio::time::timeout(Duration::from_secs(1), drained).await;
+    }
+    let exited = match status {
+        Ok(Ok(s)) => Some(match s.code() {
+            Some(code) => format!("exited with status {code}"),
+            None => "was killed by a signal".to_owned(),
+        }),
+        _ => None,
+    };
+    let said = health.lock().unwrap_or_else(|p| p.into_inner()).describe();
+    ServerEnd { exited, said }
+}
+
 /// "; it exited with status 3; its last stderr line: …", once the process has exited.
 async fn exit_note(
     child: &tokio::sync::Mutex<tokio::process::Child>,
     health: &Mutex<Health>,
 ) -> String {
-    let mut child = child.lock().await;
-    let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
-    // Give the stderr reader a moment to take the last lines.
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    let mut note = match status {
-        Ok(Ok(s)) => match s.code() {
-            Some(code) => format!("; the server exited with status {code}"),
-            None => "; the server was killed by a signal".to_owned(),
-        },
-        _ => String::new(),
-    };
-    if let Some(more) = health.lock().unwrap_or_else(|p| p.into_inner()).describe() {
-        note.push_str("; ");
-        note.push_str(&more);
-    }
-    note
+    server_end(child, health).await.note()
 }
 
 /// An error with the errors that caused it: reqwest says "connection refused" only in its
@@ -1600,6 +1704,8 @@ fn initialize_error(e: &rmcp::service::ClientInitializeError, asked: ProtocolCho
         "refused the connection (is the server running?)".into()
     } else if error.contains("closed") || error.contains("Closed") {
         "closed the connection during the MCP handshake".into()
+    } else if error.contains("Broken pipe") || error.contains("broken pipe") {
+        "stopped reading its input during the MCP handshake".into()
     } else {
         format!("failed the MCP handshake: {}", plain(error))
     }

@@ -94,7 +94,7 @@ impl Dialogue {
                 .collect();
             let message = format!(
                 "{} has no {} tool (no tool's inputSchema has Header {} and none is named {}); its tools: {}",
-                connection.spec.name,
+                connection.shown_name(),
                 interface.name(),
                 interface.header(),
                 interface.tool_name(),

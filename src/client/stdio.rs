@@ -36,6 +36,10 @@ pub struct Health {
     pub last_garbage: Option<String>,
     /// The last lines the server wrote to stderr.
     pub stderr_tail: VecDeque<String>,
+    /// Set while what a server that never answered left on its stdout is read (when its
+    /// transport is dropped: a handshake that failed on writing, before anything was read);
+    /// fires once that is in `garbage_lines`.
+    pub drained: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl Health {
@@ -81,6 +85,8 @@ pub struct StdioTransport {
     queued: VecDeque<ServerJsonRpcMessage>,
     health: Arc<Mutex<Health>>,
     direct: Arc<Direct>,
+    /// Whether the server ever wrote a JSON-RPC message.
+    answered: bool,
 }
 
 /// Turns sent on the hot path: written by the caller, answered through a oneshot channel by
@@ -215,6 +221,7 @@ impl StdioTransport {
             queued: VecDeque::new(),
             health,
             direct,
+            answered: false,
         }
     }
 
@@ -227,6 +234,51 @@ impl StdioTransport {
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         self.direct.end();
+        if !self.answered {
+            self.drain();
+        }
+    }
+}
+
+impl StdioTransport {
+    /// A server that never answered (the handshake failed, often on writing to a server that
+    /// had exited already) may have said why on its stdout: "hello world", a usage text, a
+    /// log line. What it left there is read (a few lines, briefly) into `Health`, so that the
+    /// error can quote it.
+    fn drain(&mut self) {
+        const LINES: usize = 3;
+        const WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let empty: ServerOutput = Box::new(tokio::io::empty());
+        let mut reader = std::mem::replace(&mut self.reader, BufReader::new(empty));
+        let health = self.health.clone();
+        let limit = self.limit;
+        let (done, drained) = oneshot::channel();
+        health.lock().unwrap_or_else(|p| p.into_inner()).drained = Some(drained);
+        runtime.spawn(async move {
+            let read = async {
+                for _ in 0..LINES {
+                    let Ok(Line::Text(bytes)) = read_line(&mut reader, limit).await else {
+                        break;
+                    };
+                    if bytes.iter().all(u8::is_ascii_whitespace)
+                        || crate::protocol::json::frame_from_slice::<ServerJsonRpcMessage>(&bytes)
+                            .is_ok()
+                    {
+                        continue;
+                    }
+                    let text = String::from_utf8_lossy(&bytes);
+                    let shown: String = text.trim_end().chars().take(120).collect();
+                    let mut health = health.lock().unwrap_or_else(|p| p.into_inner());
+                    health.garbage_lines += 1;
+                    health.last_garbage = Some(format!("\"{shown}\""));
+                }
+            };
+            let _ = tokio::time::timeout(WITHIN, read).await;
+            let _ = done.send(());
+        });
     }
 }
 
@@ -410,6 +462,7 @@ impl Transport<RoleClient> for StdioTransport {
                     };
                     match decoded {
                         Ok(message) => {
+                            self.answered = true;
                             if self.events.wants_logs() {
                                 // JSON that parsed is UTF-8: the bytes become the text as
                                 // they are.

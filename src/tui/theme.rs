@@ -104,8 +104,9 @@ pub struct Theme {
 struct ThemeFile {
     name: Option<String>,
     extends: Option<String>,
+    /// Each value with where it is, so that an error names its line.
     #[serde(default)]
-    colors: BTreeMap<String, String>,
+    colors: BTreeMap<String, toml::Spanned<String>>,
 }
 
 /// Why a theme could not be used.
@@ -168,17 +169,30 @@ impl Theme {
             }
             None => Colors::blank(),
         };
+        // Every error of the file, each with its line, not only the first.
+        let mut errors = Vec::new();
         for (key, value) in &file.colors {
-            let color = Color::from_str(value)
-                .map_err(|_| ThemeError(format!("{origin}: colors.{key} = \"{value}\" is not a colour (a name like red, #rrggbb, or 0-255)")))?;
+            let line = text[..value.span().start.min(text.len())]
+                .lines()
+                .count()
+                .max(1);
+            let place = format!("{origin}:{line}");
+            let value = value.get_ref();
+            let Ok(color) = Color::from_str(value) else {
+                errors.push(format!("{place}: colors.{key} = \"{value}\" is not a colour (a name like red, #rrggbb, or 0-255)"));
+                continue;
+            };
             if !colors.set(key, color) {
                 let hint = crate::protocol::spelling::closest(key, Colors::KEYS.iter().copied())
                     .map(|k| format!(" (did you mean {k}?)"))
                     .unwrap_or_default();
-                return Err(ThemeError(format!(
-                    "{origin}: colors.{key} is not a colour this explorer uses{hint}"
-                )));
+                errors.push(format!(
+                    "{place}: colors.{key} is not a colour this explorer uses{hint}"
+                ));
             }
+        }
+        if !errors.is_empty() {
+            return Err(ThemeError(errors.join("; ")));
         }
         if file.extends.is_none() {
             let missing: Vec<&str> = Colors::KEYS
@@ -498,6 +512,23 @@ mod tests {
         std::fs::write(dir.path().join("broken.toml"), "[colors\n").unwrap();
         let (_, warning) = Theme::load_or_default("broken", Some(dir.path()));
         assert!(warning.unwrap().contains("broken.toml"));
+
+        // Two errors: both said, each with its line, in the order of the file's keys.
+        std::fs::write(
+            dir.path().join("two.toml"),
+            "extends = \"dark\"\n[colors]\npa_clash = \"#ff00zz\"\nnot_a_color = \"red\"\n",
+        )
+        .unwrap();
+        let (_, warning) = Theme::load_or_default("two", Some(dir.path()));
+        let warning = warning.unwrap();
+        assert!(
+            warning.contains("two.toml:4: colors.not_a_color is not a colour this explorer uses"),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("two.toml:3: colors.pa_clash = \"#ff00zz\" is not a colour"),
+            "{warning}"
+        );
 
         let (_, warning) = Theme::load_or_default("nope", Some(dir.path()));
         assert!(warning.unwrap().contains("no theme nope"));
