@@ -314,12 +314,11 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     Rect::new(inner.x, inner.y + 1 + (k - start) as u16, inner.width, 1),
                     k,
                 ));
+                // A space always between the title and its keys: a title as long as its room
+                // ran into them ("… in viewn" at 80 columns).
+                let room = width.saturating_sub(keys.chars().count() + 4);
                 let line = Line::from(vec![
-                    Span::raw(format!(
-                        " {:<w$}",
-                        cut(title, width.saturating_sub(keys.len() + 3)),
-                        w = width.saturating_sub(keys.len() + 3)
-                    )),
+                    Span::raw(format!(" {:<room$} ", cut(title, room))),
                     Span::styled(format!("{keys} "), t.fg(t.colors.key_hint)),
                 ]);
                 lines.push(if k == p.selected {
