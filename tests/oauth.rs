@@ -711,3 +711,32 @@ async fn signing_in_to_a_server_without_oauth_says_there_is_nothing_to_sign_in_t
     let tools = run(data.path(), false, &["tools", "--url", &plain.url]).await;
     assert!(tools.status.success(), "{}", text(&tools));
 }
+
+/// A server that wants a plain bearer token (`serve --token`: a bare `WWW-Authenticate:
+/// Bearer`, no OAuth metadata) is not explained as an OAuth sign-in: the error says to give
+/// the token first, and only then that a sign-in at the default endpoints was tried and why it
+/// failed (issue 29, item 13). With the token, it answers.
+#[tokio::test]
+async fn a_plain_bearer_token_server_is_told_to_want_a_token_not_a_sign_in() {
+    let server = common::spawn_http(&["dac".into(), "--token".into(), "s3cret".into()]).await;
+    let data = tempfile::tempdir().unwrap();
+    let out = run(data.path(), true, &["tools", "--url", &server.url]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("publishes no OAuth metadata") && err.contains("--token TOKEN"),
+        "{err}"
+    );
+    let said = err.find("--token TOKEN").unwrap();
+    let tried = err
+        .find("registering with the authorization server")
+        .unwrap();
+    assert!(said < tried, "the token first, the sign-in after: {err}");
+    let out = run(
+        data.path(),
+        false,
+        &["tools", "--url", &server.url, "--token", "s3cret"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out));
+}

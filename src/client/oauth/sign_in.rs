@@ -85,16 +85,25 @@ pub async fn sign_in(
             .register_client(CLIENT_NAME, &redirect_uri, &refs)
             .await
             .map_err(|e| {
-                format!(
+                let failed = format!(
                     "registering with the authorization server failed: {}",
                     words(&e)
-                )
+                );
+                if legacy {
+                    plain_bearer(&failed)
+                } else {
+                    failed
+                }
             })?;
         request = request.with_preregistered_client(&registered.client_id);
         if let Some(s) = &registered.client_secret {
             request = request.with_client_secret(s);
         }
         secret = registered.client_secret;
+    } else if legacy {
+        return Err(plain_bearer(
+            "no authorization server metadata, and no registration endpoint",
+        ));
     } else {
         return Err(format!(
             "the authorization server ({}) does not offer dynamic client registration{}; \
@@ -161,4 +170,16 @@ pub fn words(error: &AuthError) -> String {
         }
         other => other.to_string(),
     }
+}
+
+/// A server that answers 401 with a bare `WWW-Authenticate: Bearer` and publishes no OAuth
+/// metadata (neither protected-resource nor authorization-server) most likely takes a plain
+/// bearer token, as `serve --token` does: that is said first; the OAuth sign-in at the default
+/// endpoints (MCP 2025-03-26's fallback) was tried too, and why it failed follows.
+fn plain_bearer(failed: &str) -> String {
+    format!(
+        "the server asks for a bearer token and publishes no OAuth metadata, so it most likely \
+         takes a plain token: give --token TOKEN (or BKN_TOKEN), or --header \"Authorization: \
+         Bearer …\"; an OAuth sign-in at its default endpoints was tried too: {failed}"
+    )
 }
