@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -622,6 +622,8 @@ async fn a_new_session_step_passes_in_both_generations_over_stdio_and_http() {
             let report = json(&out);
             let steps = report.pointer("/runs/0/steps").cloned().unwrap_or_default();
             assert_eq!(steps.as_array().map(Vec::len), Some(2), "{report}");
+            // The report names the generation the run spoke.
+            assert_eq!(report.pointer("/runs/0/protocol"), Some(&json!(protocol)));
         }
     }
 }

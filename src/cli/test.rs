@@ -261,8 +261,13 @@ impl ProgressLine {
 fn print_run(run: &ScenarioRun) {
     let passed = run.steps.iter().filter(|s| s.passed()).count();
     let mark = if run.passed() { "✓" } else { "✗" };
+    let protocol = run
+        .protocol
+        .as_deref()
+        .map(|p| format!(" (MCP {p})"))
+        .unwrap_or_default();
     println!(
-        "{mark} {} ({}) on {}: {passed} of {} steps passed ({:.2} s)",
+        "{mark} {} ({}) on {}{protocol}: {passed} of {} steps passed ({:.2} s)",
         run.scenario,
         run.file,
         run.server,
@@ -336,6 +341,7 @@ fn print_json(runs: &[ScenarioRun], differences: &[(String, Vec<StepDifference>)
                 "scenario": r.scenario,
                 "file": r.file,
                 "server": r.server,
+                "protocol": r.protocol,
                 "passed": r.passed(),
                 "error": r.error,
                 "seconds": r.seconds,

@@ -13,6 +13,12 @@ pub fn report(runs: &[ScenarioRun]) -> String {
     for run in runs {
         let mut suite = TestSuite::new(format!("{} on {}", run.scenario, run.server));
         suite.set_time(Duration::from_secs_f64(run.seconds));
+        if let Some(protocol) = &run.protocol {
+            suite.add_property(quick_junit::Property::new(
+                "mcp.protocol",
+                protocol.as_str(),
+            ));
+        }
         if let Some(error) = &run.error {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
             status.set_message(format!("the server could not be reached: {error}"));

@@ -44,6 +44,8 @@ pub struct ScenarioRun {
     pub scenario: String,
     pub file: String,
     pub server: String,
+    /// The MCP version the server and the client agreed on (its generation), once connected.
+    pub protocol: Option<String>,
     pub steps: Vec<StepRun>,
     /// The dialogue could not be opened: why.
     pub error: Option<String>,
@@ -92,6 +94,7 @@ pub async fn run(
         scenario: scenario.name.clone(),
         file: scenario.path.display().to_string(),
         server: spec.name.clone(),
+        protocol: None,
         steps: Vec::new(),
         error: None,
         seconds: 0.0,
@@ -114,6 +117,7 @@ pub async fn run(
             return out;
         }
     };
+    out.protocol = Some(dialogue.connection.summary.protocol_version.clone());
     progress(Progress::Opened {
         dialog_id: dialogue.dialog_id(),
     });
