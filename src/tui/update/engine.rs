@@ -43,6 +43,9 @@ impl App {
                             Severity::Success,
                         );
                     } else {
+                        // The server holds nothing of before: no TurnIndex of it is "the last
+                        // the server took" (the composer warned about its own number).
+                        self.dialogues[i].last_accepted = None;
                         self.notify(
                             "reconnected: a new dialogue on the server (a new MCP session, or a new server process); its state there (commitments) is gone",
                             Severity::Warning,

@@ -454,7 +454,11 @@ fn a_reconnect_is_a_new_session_recorded_on_the_next_turn() {
         .expect("an Open");
     assert_ne!(key, 1, "a new engine dialogue");
     assert_eq!(first, 1, "TurnIndex carries on");
+    assert_eq!(t.current().last_accepted, Some(0));
     t.opened(key);
+    // A new dialogue on the server: nothing of before is "the last TurnIndex it took" (the
+    // composer warned about the number it chose itself after R over 2026-07-28).
+    assert_eq!(t.current().last_accepted, None);
     t.finished(key, grounding(1));
     let d = t.current();
     assert!(!d.turns[0].turn.new_session);
