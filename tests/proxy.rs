@@ -400,43 +400,6 @@ fn a_server_made_from_a_recording_answers_its_requests_again() {
     );
 }
 
-/// Starts `proxy --http` in front of `upstream`; returns it and the URL it listens on.
-async fn http_proxy(
-    upstream: &str,
-    record: &Path,
-    extra: &[&str],
-) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(common::bin())
-        .args([
-            "proxy",
-            "--http",
-            "127.0.0.1:0",
-            "--upstream",
-            upstream,
-            "--record",
-        ])
-        .arg(record)
-        .args(extra)
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the proxy says where it listens");
-        if let Some(at) = line.find("http://") {
-            break line[at..].split([',', ' ']).next().unwrap().to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, url)
-}
-
 /// `proxy --http`: an MCP client (the explorer's own `dialogue`, and raw HTTP) through the
 /// proxy to the reference server over Streamable HTTP: the session, its messages and their
 /// answers pass (the same answers as directly), one dialogue per MCP session is recorded,
@@ -446,7 +409,7 @@ async fn an_http_proxy_passes_sessions_through_and_records_one_dialogue_each() {
     let upstream = common::spawn_http(&["dac".to_owned()]).await;
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("http.jsonl");
-    let (mut proxy, url) = http_proxy(&upstream.url, &record, &[]).await;
+    let (mut proxy, url) = common::http_proxy(&upstream.url, &record, &[]).await;
     let requests = dir.path().join("requests.jsonl");
     std::fs::write(&requests, (0..3).map(|i| format!("{}\n", json!({"Kind":"constraints","EntityIDs":[format!("Kiosk#{i}")],"Space":{"SpaceID":"Space:Square"}}))).collect::<String>()).unwrap();
     for protocol in ["2025-11-25", "2026-07-28"] {
@@ -585,7 +548,7 @@ async fn an_http_proxy_passes_sessions_through_and_records_one_dialogue_each() {
     );
 
     // Guarded: without the proxy's token the agent is refused; with it, it passes.
-    let (_guarded, url) = http_proxy(
+    let (_guarded, url) = common::http_proxy(
         &upstream.url,
         &dir.path().join("guarded.jsonl"),
         &["--token", "s3cret"],
@@ -616,7 +579,7 @@ async fn an_http_proxy_passes_sessions_through_and_records_one_dialogue_each() {
 async fn the_http_proxy_checks_host_and_origin_and_bounds_bodies() {
     let server = common::spawn_http(&["dac".into()]).await;
     let dir = tempfile::tempdir().unwrap();
-    let (_proxy, url) = http_proxy(
+    let (_proxy, url) = common::http_proxy(
         &server.url,
         &dir.path().join("r.jsonl"),
         &["--max-message-mb", "1"],
@@ -704,7 +667,8 @@ async fn the_http_proxy_checks_host_and_origin_and_bounds_bodies() {
 async fn a_password_in_the_upstream_url_is_never_recorded_in_clear() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("r.jsonl");
-    let (mut proxy, _url) = http_proxy("http://ana:s3cret@127.0.0.1:9/mcp", &record, &[]).await;
+    let (mut proxy, _url) =
+        common::http_proxy("http://ana:s3cret@127.0.0.1:9/mcp", &record, &[]).await;
     proxy.start_kill().unwrap();
     proxy.wait().await.unwrap();
     let text = std::fs::read_to_string(&record).unwrap();

@@ -330,7 +330,6 @@ fn address_of(url: &str) -> String {
 
 /// `bkn-fault-server --fault none --http 0` with `extra`, and the address it listens on.
 async fn fault_server_http(extra: &[&str]) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bkn-fault-server"))
         .args(["--fault", "none", "--http", "0"])
         .args(extra)
@@ -338,18 +337,7 @@ async fn fault_server_http(extra: &[&str]) -> (tokio::process::Child, String) {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the fault server says where it listens");
-        if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let url = common::listening_url(&mut child, "the fault server").await;
     (child, address_of(&url))
 }
 
@@ -420,7 +408,7 @@ async fn slow_connections_hold_the_bound(
 async fn a_stalled_head_on_a_kept_alive_connection_is_closed_on_every_listener() {
     let server = spawn_http(&["dac".into()]).await;
     let dir = tempfile::tempdir().unwrap();
-    let (_proxy, proxy) = http_proxy(&server.url, &dir.path().join("r.jsonl"), &[]).await;
+    let (_proxy, proxy) = common::http_proxy(&server.url, &dir.path().join("r.jsonl"), &[]).await;
     let (_fault, fault) = fault_server_http(&[]).await;
     let (reference, proxy) = (address_of(&server.url), address_of(&proxy));
     let (a, b, c) = tokio::join!(
@@ -560,37 +548,6 @@ fn endless_answer_to_the_opening(server: &str, mode: &str) {
     );
 }
 
-/// The HTTP proxy, listening before `upstream`, and the URL it listens on.
-async fn http_proxy(
-    upstream: &str,
-    record: &std::path::Path,
-    extra: &[&str],
-) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(common::bin())
-        .args(["proxy", "--http", "127.0.0.1:0", "--upstream", upstream])
-        .arg("--record")
-        .arg(record)
-        .args(extra)
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the proxy says where it listens");
-        if let Some(at) = line.find("http://") {
-            break line[at..].split([',', ' ']).next().unwrap().to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, url)
-}
-
 /// A process's peak and current resident memory (VmHWM, VmRSS), in MiB.
 fn memory_of(pid: u32) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -707,7 +664,7 @@ async fn the_http_proxy_holds_little_of_big_bodies_however_many_come_at_once() {
     // Before the reference server, with the proxy's defaults.
     let server = spawn_http(&["dac".into()]).await;
     let record = dir.path().join("refused.jsonl");
-    let (proxy, url) = http_proxy(&server.url, &record, &[]).await;
+    let (proxy, url) = common::http_proxy(&server.url, &record, &[]).await;
     let pid = proxy.id().unwrap();
     let (idle, _) = memory_of(pid);
     let answers = six_big_posts(&url, &body).await;
@@ -779,7 +736,7 @@ s.serve_forever()
         .read_line(&mut port)
         .unwrap();
     let record = dir.path().join("passed.jsonl");
-    let (proxy, url) = http_proxy(
+    let (proxy, url) = common::http_proxy(
         &format!("http://127.0.0.1:{}/mcp", port.trim()),
         &record,
         &["--max-body-mb", "256"],
@@ -863,7 +820,7 @@ async fn every_refusal_of_the_transport_has_a_json_rpc_body() {
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let (_proxy, proxy) = http_proxy(
+    let (_proxy, proxy) = common::http_proxy(
         &server.url,
         &dir.path().join("r.jsonl"),
         &["--token", "ptok", "--max-body-mb", "1"],
@@ -972,7 +929,7 @@ async fn every_refusal_of_the_transport_has_a_json_rpc_body() {
 async fn a_body_that_never_comes_whole_is_answered_408() {
     let server = spawn_http(&["dac".into()]).await;
     let dir = tempfile::tempdir().unwrap();
-    let (_proxy, proxy) = http_proxy(&server.url, &dir.path().join("r.jsonl"), &[]).await;
+    let (_proxy, proxy) = common::http_proxy(&server.url, &dir.path().join("r.jsonl"), &[]).await;
     let stalled = |address: String| async move {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
@@ -1103,7 +1060,7 @@ async fn the_recording_is_streamed_to_many_readers() {
     let server = spawn_http(&["dac".into()]).await;
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("r.jsonl");
-    let (proxy, url) = http_proxy(&server.url, &record, &[]).await;
+    let (proxy, url) = common::http_proxy(&server.url, &record, &[]).await;
     let pid = proxy.id().unwrap();
     // The recording grown to 100 MiB behind the proxy's back (its reader reads the file).
     {

@@ -560,3 +560,43 @@ pub fn output_and_peak(command: &mut std::process::Command) -> (std::process::Ou
     };
     (output, peak_kib)
 }
+
+/// Reads a child's standard error until it says where it listens (its first `http://…`
+/// word), then drains the rest in the background so that the child never blocks on a full
+/// pipe. `who` names the child in the failure.
+pub async fn listening_url(child: &mut tokio::process::Child, who: &str) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+    let url = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{who} says where it listens"));
+        if let Some(at) = line.find("http://") {
+            break line[at..].split([',', ' ']).next().unwrap().to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    url
+}
+
+/// Starts `proxy --http` in front of `upstream`, recording to `record`; returns it and the
+/// URL it listens on.
+pub async fn http_proxy(
+    upstream: &str,
+    record: &std::path::Path,
+    extra: &[&str],
+) -> (tokio::process::Child, String) {
+    let mut child = tokio::process::Command::new(bin())
+        .args(["proxy", "--http", "127.0.0.1:0", "--upstream", upstream])
+        .arg("--record")
+        .arg(record)
+        .args(extra)
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = listening_url(&mut child, "the proxy").await;
+    (child, url)
+}
