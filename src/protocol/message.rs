@@ -74,33 +74,30 @@ pub enum SourceRef {
 }
 
 /// The outcome of a Response, in both data types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Outcome {
     Answered,
     PartiallyAnswered,
     NotAnswered,
 }
 
-impl Outcome {
-    pub const ALL: [Outcome; 3] = [
-        Outcome::Answered,
-        Outcome::PartiallyAnswered,
-        Outcome::NotAnswered,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Answered => "answered",
-            Outcome::PartiallyAnswered => "partially_answered",
-            Outcome::NotAnswered => "not_answered",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Outcome> {
-        Outcome::ALL.into_iter().find(|o| o.as_str() == s)
-    }
-}
+names!(Outcome);
 
 /// A number from 0 to 1 (a Confidence, an Engagement Level), kept exactly as written so that
 /// `1` stays `1` and does not come back as `1.0`.

@@ -55,33 +55,30 @@ pub struct Engagement {
 }
 
 /// How the User engages (MMC V2.5 Entity State), per MCP-BINDING section 6.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum EngagementMode {
     Passive,
     Interactive,
     Directive,
 }
 
-impl EngagementMode {
-    pub const ALL: [EngagementMode; 3] = [
-        EngagementMode::Passive,
-        EngagementMode::Interactive,
-        EngagementMode::Directive,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EngagementMode::Passive => "passive",
-            EngagementMode::Interactive => "interactive",
-            EngagementMode::Directive => "directive",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<EngagementMode> {
-        EngagementMode::ALL.into_iter().find(|m| m.as_str() == s)
-    }
-}
+names!(EngagementMode);
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
