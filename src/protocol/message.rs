@@ -127,6 +127,11 @@ impl Index {
     pub fn get(&self) -> u64 {
         as_count(&self.0).unwrap_or(0)
     }
+
+    /// The number, when it is one an Index may be (a lenient reading keeps any number).
+    pub fn checked(&self) -> Option<u64> {
+        as_count(&self.0)
+    }
 }
 
 impl From<u64> for Index {
@@ -136,8 +141,12 @@ impl From<u64> for Index {
 }
 
 impl std::fmt::Display for Index {
+    /// The count, or the number as it came when it is none (`-1` is not shown as `0`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.get())
+        match self.checked() {
+            Some(n) => write!(f, "{n}"),
+            None => write!(f, "{}", self.0),
+        }
     }
 }
 

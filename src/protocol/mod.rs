@@ -30,6 +30,7 @@ pub mod dac;
 pub mod document;
 pub mod ijson;
 pub mod json;
+pub mod lenient;
 pub mod message;
 pub mod process_action;
 pub mod raw;

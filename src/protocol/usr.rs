@@ -80,6 +80,37 @@ pub enum EngagementMode {
 
 names!(EngagementMode);
 
+/// How far the evidence supports a hypothesis, in the User State the reference server
+/// refines (shaped after the MMC V2.5 Entity State; `RefinedUserState` is any object in the
+/// data type, so a foreign server may say it otherwise).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum HypothesisStatus {
+    /// Confidence 0.7 or more.
+    Supported,
+    /// Between 0.3 and 0.7.
+    Open,
+    /// Confidence 0.3 or less.
+    Rejected,
+}
+
+names!(HypothesisStatus);
+
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Provenance {
