@@ -3,9 +3,11 @@
 //! elapsed time.
 
 use crate::client::turn::{Reply, Shown};
+use crate::protocol::lenient::Field;
+use crate::protocol::lenient::dac::StatusName;
 use crate::tui::action::{Action, Pane};
 use crate::tui::app::App;
-use crate::tui::dialogue::{DialogueState, Status};
+use crate::tui::dialogue::{DialogueState, Status, TurnView};
 use crate::tui::hits::Hits;
 use crate::tui::view::text::cut;
 use ratatui::Frame;
@@ -143,11 +145,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 (Reply::Response(_), _) => c.error,
                 _ => c.tool_error,
             };
-            let overall = match &view.summary.overall {
-                Some(Shown::Known(o)) => format!(" · {}", o.as_str().replace('_', " ")),
-                Some(Shown::Other(o)) => format!(" · {o}?"),
-                None => String::new(),
-            };
+            let (overall, overall_style) = overall_label(app, view);
             let check = match view.turn.findings.len() {
                 0 if matches!(view.turn.reply, Reply::ToolError(_)) => {
                     Span::styled("rejected", t.fg(c.tool_error))
@@ -186,13 +184,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                             &overall,
                             (outcome_width as usize).saturating_sub(outcome.chars().count()),
                         ),
-                        t.muted(),
+                        overall_style,
                     ),
                 ])),
-                Cell::from(Line::styled(
-                    cut(&view.summary.about, about_width),
-                    t.muted(),
-                )),
+                Cell::from(about(app, view, about_width)),
                 Cell::from(Line::from(format!("{:.1}", view.turn.latency_ms)).right_aligned()),
                 Cell::from(Line::from(vec![check, replay])),
             ]);
@@ -282,4 +277,83 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             Rect::new(inner.x + 1, y, inner.width.saturating_sub(1), 1),
         );
     }
+}
+
+/// The Overall after the Outcome: " · feasible". A claim its own steps contradict is marked
+/// "⚠" (in the warning colour too), so that it never reads as plainly feasible.
+fn overall_label(app: &App, view: &TurnView) -> (String, Style) {
+    let t = &app.theme;
+    let Some(verdict) = &view.verdict else {
+        return (String::new(), t.muted());
+    };
+    let claimed = match &verdict.claimed {
+        Field::Absent => return (String::new(), t.muted()),
+        Field::Known(o) => o.as_str().replace('_', " "),
+        other => format!("{}?", other.text()),
+    };
+    if verdict.contradicted() {
+        (format!(" · ⚠ {claimed}"), t.bold(t.colors.warning))
+    } else {
+        (format!(" · {claimed}"), t.muted())
+    }
+}
+
+/// What a turn is about; for a feasibility Response, its steps counted by PA Status, each
+/// count in its status's colour, as many as fit, then how many more ("+2").
+fn about<'a>(app: &App, view: &TurnView, width: usize) -> Line<'a> {
+    let t = &app.theme;
+    let Some(verdict) = &view.verdict else {
+        return Line::styled(cut(&view.summary.about, width), t.muted());
+    };
+    let mut parts: Vec<(String, Style)> = verdict
+        .counts
+        .iter()
+        .map(|(name, n)| {
+            let color = match name {
+                StatusName::Known(s) => t.pa_status(*s),
+                _ => t.colors.error,
+            };
+            (format!("{n} {name}"), t.fg(color))
+        })
+        .collect();
+    if !verdict.unanswered.is_empty() {
+        parts.push((
+            format!("{} not answered", verdict.unanswered.len()),
+            t.fg(t.colors.error),
+        ));
+    }
+    if parts.is_empty() {
+        return Line::styled(cut(&verdict.counts_text(), width), t.muted());
+    }
+    let len = |s: &str| s.chars().count();
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for (j, (text, style)) in parts.iter().enumerate() {
+        let rest = parts.len() - j - 1;
+        let more = if rest > 0 {
+            len(&format!(" +{rest}"))
+        } else {
+            0
+        };
+        let sep = if j > 0 { 3 } else { 0 };
+        if used + sep + len(text) + more > width {
+            let left = parts.len() - j;
+            let tail = if j == 0 {
+                cut(text, width)
+            } else {
+                format!(" +{left}")
+            };
+            spans.push(Span::styled(
+                cut(&tail, width.saturating_sub(used)),
+                t.muted(),
+            ));
+            break;
+        }
+        if j > 0 {
+            spans.push(Span::styled(" · ", t.muted()));
+        }
+        spans.push(Span::styled(text.clone(), *style));
+        used += sep + len(text);
+    }
+    Line::from(spans)
 }
