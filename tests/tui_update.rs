@@ -4,6 +4,7 @@
 //! state the explorer arrives at; nothing here is mocked.
 
 use crate::common;
+use strum::VariantArray;
 
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::TurnKind;
@@ -85,7 +86,7 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
     for _ in 0..10 {
         h.key_with(KeyCode::Up, KeyModifiers::ALT);
     }
-    for _ in 0..Kind::ALL.len() {
+    for _ in 0..Kind::VARIANTS.len() {
         if h.runner.app.dialogues[d].composer.kind == kind {
             return;
         }
@@ -178,7 +179,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         "the explorer starts on Domain Access"
     );
     assert_eq!(h.runner.app.focus, Pane::Composer);
-    for (n, kind) in Kind::ALL.into_iter().enumerate() {
+    for (n, kind) in Kind::VARIANTS.iter().copied().enumerate() {
         compose(&mut h, kind);
         let turn = send(&mut h).await;
         let d = &h.runner.app.dialogues[0];
@@ -222,7 +223,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         }
     }
     // The feasibility turn's statuses are on screen, as the Feasibility tab draws them.
-    let feasibility = Kind::ALL
+    let feasibility = Kind::VARIANTS
         .iter()
         .position(|k| *k == Kind::Feasibility)
         .unwrap();
@@ -232,7 +233,7 @@ async fn every_kind_is_composed_sent_and_shown() {
     assert!(screen.contains("Ack"), "{screen}");
     assert!(screen.contains("InsRights"), "{screen}");
     // The commitment of the last turn is retained, and the Commitments tab says so.
-    h.runner.app.dialogues[0].select(Some(Kind::ALL.len() - 1));
+    h.runner.app.dialogues[0].select(Some(Kind::VARIANTS.len() - 1));
     h.runner.app.dialogues[0].detail_tab = DetailTab::Commitments;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(
@@ -276,7 +277,9 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     fill(&mut h, "Question", "anything");
     h.key(KeyCode::F(5));
     assert!(h.runner.app.dialogues[0].pending.is_some());
-    // Esc cancels the pending turn before it means anything else.
+    // Esc leaves the composer (NAV, always); Esc again cancels the pending turn.
+    h.key(KeyCode::Esc);
+    assert!(h.runner.app.dialogues[0].pending.is_some());
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
         app.dialogues[0].turns.len() == 1
@@ -319,7 +322,7 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
     .await;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("task task-1 working"), "{screen}");
-    h.key(KeyCode::Esc);
+    h.keys(&[KeyCode::Esc, KeyCode::Esc]);
     h.until(WAIT, "the cancelled turn", |app| {
         app.dialogues[0].turns.len() == 1
     })

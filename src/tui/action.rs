@@ -549,8 +549,38 @@ pub static COMPOSER_KEYS: &[(&str, &str)] = &[
         "back to the draft a turn's Request or Clear replaced / forward again",
     ),
     (
+        "Enter",
+        "a new line in a multi-line field (Steps, Statements…) and in raw JSON; the next field \
+         in the others; accepts a completion once chosen with ↑/↓ (in a one-line field, the \
+         first); the status line says which",
+    ),
+    (
         "Esc",
-        "leave the composer (or cancel the pending turn; Esc again leaves)",
+        "back to NAV, always (an open completion list closes first); outside, Esc cancels the \
+         pending turn",
+    ),
+];
+
+/// The rule of the two modes (help and README): where letters go is never a guess.
+pub static MODE_KEYS: &[(&str, &str)] = &[
+    (
+        "NAV",
+        "the status line starts with NAV: letters are commands (the focused pane: ▶ before its \
+         title, a thick border)",
+    ),
+    (
+        "EDIT",
+        "the status line starts with ✎ EDIT: the composer (or the log's filter) has the focus, \
+         letters are text; only the keys of \"Anywhere\" are commands",
+    ),
+    (
+        "into EDIT",
+        "only by your own key: c, Tab into the composer, a click on it, Enter on a turn, n (a \
+         new dialogue), O (take over), a (add a server); switching dialogues never enters it",
+    ),
+    (
+        "out of EDIT",
+        "Esc (always), Tab past the last field, F6, a click elsewhere",
     ),
 ];
 
@@ -654,7 +684,13 @@ impl Keymap {
     /// overlay shows and what the README's table is made from (`keys_markdown`). Sections
     /// without keys are left out.
     pub fn groups(&self) -> Vec<(&'static str, Vec<(String, String)>)> {
-        let mut groups = Vec::new();
+        let mut groups = vec![(
+            "Modes",
+            MODE_KEYS
+                .iter()
+                .map(|(k, w)| (k.to_string(), w.to_string()))
+                .collect(),
+        )];
         for context in Context::ALL {
             let mut keys: Vec<(String, String)> = self
                 .bindings

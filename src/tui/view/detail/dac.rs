@@ -375,9 +375,8 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         _ => Some(Overall::PartiallyFeasible),
     };
     let overall = f.get("Overall").and_then(Value::as_str).unwrap_or("?");
-    let claimed = Overall::ALL.into_iter().find(|o| o.as_str() == overall);
-    let rank = |o: Overall| Overall::ALL.iter().position(|x| *x == o).unwrap_or(0);
-    let contradicted = matches!((claimed, implied), (Some(c), Some(i)) if rank(c) < rank(i));
+    let claimed = Overall::parse(overall);
+    let contradicted = matches!((claimed, implied), (Some(c), Some(i)) if c < i);
     let overall_color = match (claimed, implied) {
         (Some(_), Some(i)) if contradicted => t.overall(i),
         (Some(o), _) => t.overall(o),
