@@ -277,7 +277,9 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     fill(&mut h, "Question", "anything");
     h.key(KeyCode::F(5));
     assert!(h.runner.app.dialogues[0].pending.is_some());
-    // Esc cancels the pending turn before it means anything else.
+    // Esc leaves the composer (NAV, always); Esc again cancels the pending turn.
+    h.key(KeyCode::Esc);
+    assert!(h.runner.app.dialogues[0].pending.is_some());
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
         app.dialogues[0].turns.len() == 1
@@ -320,7 +322,7 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
     .await;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("task task-1 working"), "{screen}");
-    h.key(KeyCode::Esc);
+    h.keys(&[KeyCode::Esc, KeyCode::Esc]);
     h.until(WAIT, "the cancelled turn", |app| {
         app.dialogues[0].turns.len() == 1
     })

@@ -218,6 +218,21 @@ impl Composer {
             .filter(|i| *i < self.fields.len())
     }
 
+    /// What Enter does now, in a word or two (the status line shows it, so that its three
+    /// jobs are never a guess): accept the completion chosen, a new line in a multi-line
+    /// field or the raw JSON, else the next field. Mirrors `key`.
+    pub fn enter_does(&self) -> &'static str {
+        let multiline_field = self.mode == Mode::Form
+            && self
+                .focused_field()
+                .is_some_and(|i| self.fields[i].spec.widget.multiline());
+        match &self.completion {
+            Some(c) if c.chosen || !multiline_field => "accept",
+            _ if multiline_field || self.mode == Mode::Raw => "new line",
+            _ => "next field",
+        }
+    }
+
     fn save_texts(&mut self) {
         for f in &self.fields {
             self.texts.insert(f.spec.key.clone(), f.text());

@@ -162,6 +162,8 @@ impl App {
                     purpose: PromptPurpose::SaveAs,
                     note,
                     secret: false,
+                    completions: Vec::new(),
+                    selected: 0,
                 }));
             }
             Action::Open if self.session.unsaved > 0 => {
@@ -220,6 +222,15 @@ impl App {
             | Action::Top
             | Action::Bottom => self.move_in(action),
             Action::Select => self.select(fx),
+            Action::Search | Action::SearchNext | Action::SearchPrev => {}
+            // Only an overlay or a question means something by these (`tui::overlay`).
+            Action::Complete
+            | Action::Yes
+            | Action::No
+            | Action::SaveFirst
+            | Action::SetAside
+            | Action::Overwrite
+            | Action::SaveElsewhere => {}
             Action::ComposerMode => {
                 if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() {
                     self.focus = Pane::Composer;
@@ -441,6 +452,7 @@ impl App {
                 }
                 _ => {}
             },
+            Outcome::CompletePath(typed) => fx.push(Effect::CompletePath { typed }),
             Outcome::OpenPath(path) => fx.push(Effect::ReadSession {
                 path,
                 purpose: crate::tui::event::OpenPurpose::Open,
@@ -556,7 +568,11 @@ impl App {
                     | Action::Top
                     | Action::Bottom
                     | Action::Cancel
-            ) {
+                    | Action::Search
+                    | Action::SearchNext
+                    | Action::SearchPrev
+            ) && !a.in_overlay_only()
+            {
                 push(a.clone());
             }
         }
@@ -769,10 +785,27 @@ impl App {
         });
     }
 
+    /// Esc, one step out: in the composer (EDIT), back to NAV, always (a completion list
+    /// closed first, by the composer); outside it, the pending turn, replay or scenario is
+    /// stopped.
     fn cancel(&mut self, fx: &mut Vec<Effect>) {
+        if self.focus == Pane::Composer {
+            self.focus = Pane::Transcript;
+            let running = self.current_dialogue().is_some_and(|d| {
+                d.pending.as_ref().is_some_and(|p| !p.cancelling)
+                    || d.replay.as_ref().is_some_and(|r| r.running)
+                    || d.scenario.as_ref().is_some_and(|s| s.running)
+            });
+            if running {
+                self.notify(
+                    "out of the composer; a turn is under way: Esc again cancels it",
+                    Severity::Info,
+                );
+            }
+            return;
+        }
         if let Some(i) = self.current {
             let d = &mut self.dialogues[i];
-            // Asked once already: a second Esc leaves the composer.
             if let Some(p) = &mut d.pending
                 && !p.cancelling
             {
@@ -783,14 +816,8 @@ impl App {
                     Some(task) => format!("tasks/cancel for task {}", task.task_id),
                     None => "notifications/cancelled".to_owned(),
                 };
-                // Esc did only that: the composer keeps the focus (the status line's TYPING
-                // says so), and says how to leave it.
-                let again = match self.focus {
-                    Pane::Composer => "; Esc again leaves the composer",
-                    _ => "",
-                };
                 self.notify(
-                    format!("cancelling: the server is told ({told}){again}"),
+                    format!("cancelling: the server is told ({told})"),
                     Severity::Info,
                 );
                 return;
@@ -811,9 +838,6 @@ impl App {
                 );
                 return;
             }
-        }
-        if self.focus == Pane::Composer {
-            self.focus = Pane::Transcript;
         }
     }
 
