@@ -251,25 +251,7 @@ fn change_line<'a>(c: &Content<'a>, change: &Change) -> Line<'a> {
 /// The refined User State, member by member.
 fn state_lines<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
     let t = &c.app.theme;
-    let mut lines = Vec::new();
-    let attributes = [
-        ("CognitiveState", &state.cognitive_state),
-        ("Emotion", &state.emotion),
-        ("SocialAttitude", &state.social_attitude),
-    ];
-    if attributes.iter().any(|(_, v)| !v.is_absent()) {
-        let spans: Vec<Span> = attributes
-            .iter()
-            .flat_map(|(k, v)| {
-                [
-                    Span::styled(format!("{k} "), t.muted()),
-                    super::field(c.app, v, t.fg(t.colors.foreground)),
-                    Span::raw("   "),
-                ]
-            })
-            .collect();
-        lines.extend(wrap_line(Line::from(spans), c.width));
-    }
+    let mut lines = attributes(c, state);
     match &state.focus {
         Field::Known(f) => lines.push(Line::from(vec![
             Span::styled("Focus ", t.muted()),
@@ -304,6 +286,45 @@ fn state_lines<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
                 .map(|g| Line::raw(format!("  • {g}"))),
         );
     }
+    lines.extend(answer(c, state));
+    lines.extend(super::members(
+        c.app,
+        "Other members of the User State",
+        &state.other,
+        c.width,
+    ));
+    lines
+}
+
+/// CognitiveState, Emotion and SocialAttitude on one line (wrapped when narrow).
+fn attributes<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let mut lines = Vec::new();
+    let attributes = [
+        ("CognitiveState", &state.cognitive_state),
+        ("Emotion", &state.emotion),
+        ("SocialAttitude", &state.social_attitude),
+    ];
+    if attributes.iter().any(|(_, v)| !v.is_absent()) {
+        let spans: Vec<Span> = attributes
+            .iter()
+            .flat_map(|(k, v)| {
+                [
+                    Span::styled(format!("{k} "), t.muted()),
+                    super::field(c.app, v, t.fg(t.colors.foreground)),
+                    Span::raw("   "),
+                ]
+            })
+            .collect();
+        lines.extend(wrap_line(Line::from(spans), c.width));
+    }
+    lines
+}
+
+/// The Answer to Basic Knowledge's Question, in the state.
+fn answer<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let mut lines = Vec::new();
     match &state.answer {
         Field::Known(a) => {
             lines.push(heading(c.app, "Answer to the Question"));
@@ -324,12 +345,6 @@ fn state_lines<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
         ])),
         Field::Absent => {}
     }
-    lines.extend(super::members(
-        c.app,
-        "Other members of the User State",
-        &state.other,
-        c.width,
-    ));
     lines
 }
 
