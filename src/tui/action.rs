@@ -126,6 +126,8 @@ actions! {
     FilterLog = "filter-log", "Filter the protocol log";
     ClearLog = "clear-log", "Clear the protocol log";
     ToggleFollowLog = "follow-log", "Follow the end of the log, or stop";
+    Export = "export", "Export the turn (or the draft) as a command line: bkn-explorer send, curl";
+    Resources = "resources", "Resources of the server in view: list, read (pretty JSON), copy";
     Certify = "certify", "Certify this server: run the conformance rules on the server in view (again: show the run)";
     CertifyFilter = "certify-filter", "Certify: show every rule, or only the failed, passed or skipped";
     CertifyAgain = "certify-again", "Certify: run the rules again";
@@ -298,6 +300,7 @@ pub fn default_bindings() -> Vec<Binding> {
         b(&[Key::plain(K::F(2))], Anywhere, Action::ComposerMode),
         b(&[Key::plain(K::F(7))], Anywhere, Action::ResetField),
         b(&[Key::plain(K::F(8))], Anywhere, Action::ClearComposer),
+        b(&[Key::plain(K::F(3))], Anywhere, Action::Resources),
         // Tab moves between the composer's fields first; F6 leaves it at once.
         b(
             &[Key::plain(K::Tab), Key::plain(K::F(6))],
@@ -380,6 +383,7 @@ pub fn default_bindings() -> Vec<Binding> {
         b(&[Key::ch('C')], In(Pane::Log), Action::ClearLog),
         b(&[Key::ch('f')], In(Pane::Log), Action::ToggleFollowLog),
         b(&[Key::ch('V')], Global, Action::Certify),
+        b(&[Key::ch('e')], Global, Action::Export),
         // The certify pane's own keys (`tui::certify`): it takes every key while shown.
         b(
             &[Key::ch('k'), Key::plain(K::Up)],

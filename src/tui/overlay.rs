@@ -31,6 +31,10 @@ pub enum Overlay {
     Defaults(DefaultsForm),
     /// What a server asks of the person (`tui::ask`).
     Ask(Box<crate::tui::ask::AskOverlay>),
+    /// The resources of the server in view (`tui::resources`).
+    Resources(Box<crate::tui::resources::ResourcesOverlay>),
+    /// A turn as command lines (`tui::export`).
+    Export(Box<crate::tui::export::ExportOverlay>),
 }
 
 /// What came of a key in an overlay.
@@ -57,6 +61,10 @@ pub enum Outcome {
     SetDefaults([Option<String>; 3], DefaultsScope),
     /// A server's question was answered (or declined, or dismissed).
     Replied(crate::tui::event::AskView, crate::client::answers::Reply),
+    /// What the Resources overlay asks.
+    Resources(crate::tui::resources::Ask),
+    /// What the Export overlay asks.
+    Export(crate::tui::export::Ask),
 }
 
 /// What an override of the defaults applies to.
@@ -517,6 +525,14 @@ impl Overlay {
                 },
             },
             Overlay::Defaults(form) => (Consumed, form.key(&key)),
+            Overlay::Resources(r) => {
+                let (handled, ask) = r.key(&key);
+                (handled, Outcome::Resources(ask))
+            }
+            Overlay::Export(e) => {
+                let (handled, ask) = e.key(&key);
+                (handled, Outcome::Export(ask))
+            }
             Overlay::Ask(ask) => match ask.key(&key) {
                 (handled, crate::tui::ask::AskOutcome::Stay) => (handled, Outcome::Stay),
                 (handled, crate::tui::ask::AskOutcome::Answer(reply)) => {

@@ -23,6 +23,11 @@ impl App {
             {
                 *scroll = (*scroll).min(max);
             }
+            match (&mut overlay, hits.overlay_scroll_max) {
+                (Overlay::Resources(r), Some(max)) => r.scroll = r.scroll.min(max),
+                (Overlay::Export(e), Some(max)) => e.scroll = e.scroll.min(max),
+                _ => {}
+            }
             self.overlay = Some(overlay);
             self.overlay_outcome(outcome, fx);
             if handled == Handled::Ignored

@@ -110,6 +110,17 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         let inside = hits.overlay.is_some_and(|r| r.contains(at));
+        // An overlay of its own module takes its mouse itself (a click outside still closes).
+        if inside && let Some(Overlay::Resources(r)) = &mut self.overlay {
+            let ask = r.mouse(&mouse, hits);
+            self.overlay_outcome(Outcome::Resources(ask), fx);
+            return;
+        }
+        if inside && let Some(Overlay::Export(e)) = &mut self.overlay {
+            let ask = e.mouse(&mouse, hits);
+            self.overlay_outcome(Outcome::Export(ask), fx);
+            return;
+        }
         match mouse.kind {
             // A server's question stays until it is answered: a stray click does not throw
             // away a filled form.

@@ -156,6 +156,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             frame.render_widget(Paragraph::new(lines), inner);
         }
         Overlay::Ask(ask) => crate::tui::ask::view::render(frame, app, ask, area, hits),
+        Overlay::Resources(r) => crate::tui::resources::view::render(frame, app, r, area, hits),
+        Overlay::Export(e) => crate::tui::export::view::render(frame, app, e, area, hits),
         Overlay::Defaults(form) => {
             let r = centered(area, 96, 14);
             let inner = open_box(
