@@ -91,7 +91,7 @@ actions! {
     CloseDialogue = "close-dialogue", "Close the dialogue (ends its MCP session)";
     Reconnect = "reconnect", "Reconnect: continue the dialogue in a new MCP session";
     Send = "send", "Send the Request";
-    Cancel = "cancel", "Cancel the pending turn / leave";
+    Cancel = "cancel", "Cancel the pending turn (in the composer: back to NAV, always)";
     ToggleLog = "toggle-log", "Show or hide the protocol log";
     Messages = "messages", "Show the messages of this run";
     Save = "save", "Save the session";
@@ -449,7 +449,7 @@ pub static COMPOSER_KEYS: &[(&str, &str)] = &[
     ),
     (
         "Enter",
-        "a new line in a multi-line field (Steps, Statements…) and in raw JSON; the next field \
+        "a new line in a multi-line field (Terms, Steps, Commit…) and in raw JSON; the next field \
          in the others; accepts a completion once chosen with ↑/↓ (in a one-line field, the \
          first); the status line says which",
     ),

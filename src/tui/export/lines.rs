@@ -31,6 +31,8 @@ pub struct Turn<'a> {
 
 const NEW_GENERATION: &str = "2026-07-28";
 const SESSIONS: &str = "2025-11-25";
+/// Where the DialogID's shell variable goes in a body (no JSON text has it).
+const DIALOG_MARK: &str = "@@BKN_DIALOG@@";
 
 fn quote(word: &str) -> String {
     shlex::try_quote(word)
@@ -183,17 +185,29 @@ pub fn curl(turn: &Turn) -> Option<Block> {
         return None;
     };
     let mut notes = vec![
-        "the Request as it was sent, DialogID and TurnIndex too: a server that keeps the \
-         dialogue takes it as a turn of that dialogue (change TurnIndex to send it again)"
+        "curl opens a new dialogue too: the Request as sent, but for its DialogID (the new \
+         dialogue's: $DIALOG or the session's $SID) and TurnIndex 0"
             .to_owned(),
     ];
     let headers = common_headers(turn, &mut notes);
     notes.dedup();
     let url = quote(&h.url);
-    let arguments = turn.request.clone();
+    let mut arguments = turn.request.clone();
+    if let Some(o) = arguments.as_object_mut() {
+        o.insert("DialogID".into(), json!(DIALOG_MARK));
+        o.insert("TurnIndex".into(), json!(0));
+    }
+    // The body quoted in pieces, the DialogID a shell variable between them (one word).
+    let body = |body: &Value, var: &str| {
+        body.to_string()
+            .split(DIALOG_MARK)
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(&format!("\"${var}\""))
+    };
     let block = match turn.protocol.unwrap_or(SESSIONS) {
         NEW_GENERATION => {
-            let body = json!({
+            let call = json!({
                 "jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": {
                     "name": turn.tool,
@@ -215,7 +229,7 @@ pub fn curl(turn: &Turn) -> Option<Block> {
                 words.push(quote(&h));
             }
             words.push("--data-binary".into());
-            words.push(quote(&body.to_string()));
+            words.push(body(&call, "DIALOG"));
             notes.insert(
                 0,
                 "MCP 2026-07-28: one POST, no session; the version and the client's \
@@ -224,7 +238,8 @@ pub fn curl(turn: &Turn) -> Option<Block> {
             );
             Block {
                 title: "curl (MCP 2026-07-28)".into(),
-                text: words.join(" "),
+                // The client names a dialogue over 2026-07-28: a new one for each run.
+                text: format!("DIALOG=bkn-curl-$(date +%s)-$$\n{}", words.join(" ")),
                 notes,
             }
         }
@@ -232,10 +247,10 @@ pub fn curl(turn: &Turn) -> Option<Block> {
             let session = "-H \"Mcp-Session-Id: $SID\"".to_owned();
             let version = format!("-H {}", quote(&format!("MCP-Protocol-Version: {SESSIONS}")));
             let headers = headers.join(" ");
-            let post = |body: &Value| {
+            let post = |json: &Value| {
                 format!(
                     "curl -sS \"$URL\" {headers} {session} {version} --data-binary {}",
-                    quote(&body.to_string())
+                    body(json, "SID")
                 )
             };
             let initialize = json!({

@@ -824,7 +824,6 @@ impl App {
                     "stopping the scenario after the step in flight",
                     Severity::Info,
                 );
-                return;
             }
         }
     }
