@@ -875,7 +875,10 @@ async fn every_colour_on_screen_comes_from_the_theme() {
 async fn the_states_cover_every_pa_status_and_commitment_state() {
     let h = state("feasibility_every_status", "dark").await;
     let screen = text(&render(&h.runner.app, 200, 60));
-    for status in bkn_explorer::protocol::dac::PaStatus::ALL {
+    for status in <bkn_explorer::protocol::dac::PaStatus as strum::VariantArray>::VARIANTS
+        .iter()
+        .copied()
+    {
         assert!(
             screen.contains(status.as_str()),
             "{} is not on the feasibility screen:\n{screen}",

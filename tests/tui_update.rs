@@ -4,6 +4,7 @@
 //! state the explorer arrives at; nothing here is mocked.
 
 use crate::common;
+use strum::VariantArray;
 
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::TurnKind;
@@ -85,7 +86,7 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
     for _ in 0..10 {
         h.key_with(KeyCode::Up, KeyModifiers::ALT);
     }
-    for _ in 0..Kind::ALL.len() {
+    for _ in 0..Kind::VARIANTS.len() {
         if h.runner.app.dialogues[d].composer.kind == kind {
             return;
         }
@@ -178,7 +179,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         "the explorer starts on Domain Access"
     );
     assert_eq!(h.runner.app.focus, Pane::Composer);
-    for (n, kind) in Kind::ALL.into_iter().enumerate() {
+    for (n, kind) in Kind::VARIANTS.iter().copied().enumerate() {
         compose(&mut h, kind);
         let turn = send(&mut h).await;
         let d = &h.runner.app.dialogues[0];
@@ -222,7 +223,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         }
     }
     // The feasibility turn's statuses are on screen, as the Feasibility tab draws them.
-    let feasibility = Kind::ALL
+    let feasibility = Kind::VARIANTS
         .iter()
         .position(|k| *k == Kind::Feasibility)
         .unwrap();
@@ -232,7 +233,7 @@ async fn every_kind_is_composed_sent_and_shown() {
     assert!(screen.contains("Ack"), "{screen}");
     assert!(screen.contains("InsRights"), "{screen}");
     // The commitment of the last turn is retained, and the Commitments tab says so.
-    h.runner.app.dialogues[0].select(Some(Kind::ALL.len() - 1));
+    h.runner.app.dialogues[0].select(Some(Kind::VARIANTS.len() - 1));
     h.runner.app.dialogues[0].detail_tab = DetailTab::Commitments;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(

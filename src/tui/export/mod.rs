@@ -45,7 +45,12 @@ impl ExportOverlay {
         self.blocks.get(self.selected).map(|b| b.text.clone())
     }
 
-    pub fn key(&mut self, key: &KeyEvent) -> (Handled, Ask) {
+    pub fn key(&mut self, key: &KeyEvent, max: Option<usize>) -> (Handled, Ask) {
+        // A scroll stops at the last page the frame showed, so that going back up moves at
+        // once.
+        if let Some(max) = max {
+            self.scroll = self.scroll.min(max);
+        }
         if key.modifiers.contains(KeyModifiers::CONTROL) || matches!(key.code, KeyCode::F(_)) {
             return (Handled::Ignored, Ask::Nothing);
         }
@@ -113,20 +118,20 @@ mod tests {
         let mut o = ExportOverlay::new("turn 0".into(), vec![block("send"), block("curl")]);
         let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
         assert_eq!(
-            o.key(&key(KeyCode::Char('y'))).1,
+            o.key(&key(KeyCode::Char('y')), None).1,
             Ask::Copy("send line".into())
         );
-        o.key(&key(KeyCode::Tab));
+        o.key(&key(KeyCode::Tab), None);
         assert_eq!(
-            o.key(&key(KeyCode::Char('y'))).1,
+            o.key(&key(KeyCode::Char('y')), None).1,
             Ask::Copy("curl line".into())
         );
         assert_eq!(
-            o.key(&key(KeyCode::Char('W'))).1,
+            o.key(&key(KeyCode::Char('W')), None).1,
             Ask::Write("curl line".into())
         );
-        o.key(&key(KeyCode::Tab));
+        o.key(&key(KeyCode::Tab), None);
         assert_eq!(o.selected, 0);
-        assert_eq!(o.key(&key(KeyCode::Esc)).1, Ask::Close);
+        assert_eq!(o.key(&key(KeyCode::Esc), None).1, Ask::Close);
     }
 }

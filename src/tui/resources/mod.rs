@@ -116,7 +116,12 @@ impl ResourcesOverlay {
         }
     }
 
-    pub fn key(&mut self, key: &KeyEvent) -> (Handled, Ask) {
+    pub fn key(&mut self, key: &KeyEvent, max: Option<usize>) -> (Handled, Ask) {
+        // A scroll stops at the last page the frame showed, so that going back up moves at
+        // once.
+        if let Some(max) = max {
+            self.scroll = self.scroll.min(max);
+        }
         use Handled::Consumed;
         if key.modifiers.contains(KeyModifiers::CONTROL) {
             // Ctrl keys are the explorer's (quit, palette).
@@ -249,19 +254,23 @@ mod tests {
     #[test]
     fn enter_reads_the_selected_resource_and_y_copies_it() {
         let mut o = ResourcesOverlay::new(7, "domain-access".into());
-        assert_eq!(o.key(&key(KeyCode::Enter)).1, Ask::Nothing, "no list yet");
+        assert_eq!(
+            o.key(&key(KeyCode::Enter), None).1,
+            Ask::Nothing,
+            "no list yet"
+        );
         o.listed(Ok(vec![
             listed("dac://domain"),
             listed("dac://spaces/Square"),
         ]));
-        o.key(&key(KeyCode::Down));
+        o.key(&key(KeyCode::Down), None);
         assert_eq!(
-            o.key(&key(KeyCode::Enter)).1,
+            o.key(&key(KeyCode::Enter), None).1,
             Ask::Read(7, "dac://spaces/Square".into())
         );
         assert_eq!(o.reading.as_deref(), Some("dac://spaces/Square"));
         assert_eq!(
-            o.key(&key(KeyCode::Char('y'))).1,
+            o.key(&key(KeyCode::Char('y')), None).1,
             Ask::Nothing,
             "nothing read"
         );
@@ -275,7 +284,10 @@ mod tests {
             }),
         );
         assert_eq!(o.reading, None);
-        assert_eq!(o.key(&key(KeyCode::Char('y'))).1, Ask::Copy("{}\n".into()));
+        assert_eq!(
+            o.key(&key(KeyCode::Char('y')), None).1,
+            Ask::Copy("{}\n".into())
+        );
         // A list read again keeps the selection on its URI.
         o.listed(Ok(vec![
             listed("dac://a"),
@@ -283,7 +295,7 @@ mod tests {
             listed("dac://spaces/Square"),
         ]));
         assert_eq!(o.selected, 2);
-        assert_eq!(o.key(&key(KeyCode::Char('r'))).1, Ask::List(7));
-        assert_eq!(o.key(&key(KeyCode::Esc)).1, Ask::Close);
+        assert_eq!(o.key(&key(KeyCode::Char('r')), None).1, Ask::List(7));
+        assert_eq!(o.key(&key(KeyCode::Esc), None).1, Ask::Close);
     }
 }

@@ -164,6 +164,8 @@ impl App {
                     purpose: PromptPurpose::SaveAs,
                     note,
                     secret: false,
+                    completions: Vec::new(),
+                    selected: 0,
                 }));
             }
             Action::Open if self.session.unsaved > 0 => {
@@ -222,6 +224,15 @@ impl App {
             | Action::Top
             | Action::Bottom => self.move_in(action),
             Action::Select => self.select(fx),
+            Action::Search | Action::SearchNext | Action::SearchPrev => {}
+            // Only an overlay or a question means something by these (`tui::overlay`).
+            Action::Complete
+            | Action::Yes
+            | Action::No
+            | Action::SaveFirst
+            | Action::SetAside
+            | Action::Overwrite
+            | Action::SaveElsewhere => {}
             Action::ComposerMode => {
                 if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() {
                     self.focus = Pane::Composer;
@@ -445,6 +456,7 @@ impl App {
                 }
                 _ => {}
             },
+            Outcome::CompletePath(typed) => fx.push(Effect::CompletePath { typed }),
             Outcome::OpenPath(path) => fx.push(Effect::ReadSession {
                 path,
                 purpose: crate::tui::event::OpenPurpose::Open,
@@ -560,7 +572,11 @@ impl App {
                     | Action::Top
                     | Action::Bottom
                     | Action::Cancel
-            ) {
+                    | Action::Search
+                    | Action::SearchNext
+                    | Action::SearchPrev
+            ) && !a.in_overlay_only()
+            {
                 push(a.clone());
             }
         }

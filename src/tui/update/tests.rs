@@ -484,7 +484,7 @@ fn a_failed_turn_leaves_its_commitments_unsent_and_ids_stay_unique() {
     let d = t.current();
     let view = d.commitments_at(0);
     assert!(
-        view.rows.iter().all(|r| r.state.is_none()),
+        view.rows.iter().all(|r| r.state.is_absent()),
         "nothing is shown as retained: {view:?}"
     );
     // Two commitments typed without an ID get IDs the dialogue has not used.

@@ -20,7 +20,7 @@ use crate::tui::layout;
 use ratatui::Frame;
 use ratatui::widgets::{Block, BorderType, Borders};
 
-pub use overlays::help_lines;
+pub use crate::tui::overlay::help_lines;
 
 /// Draws the whole screen; returns where things went.
 pub fn render(frame: &mut Frame, app: &App) -> Hits {
