@@ -11,6 +11,7 @@ pub mod dialogue;
 pub mod effect;
 pub mod event;
 pub mod hits;
+pub mod ids;
 pub mod keys_file;
 pub mod layout;
 pub mod log;

@@ -262,8 +262,8 @@ pub enum PromptPurpose {
     RunScenario,
     /// A server to add: a command line, a URL, or the name of one found.
     AddServer,
-    /// The value of a server's `${input:ID}` (server index, input ID).
-    ServerInput(usize, String),
+    /// The value of a server's `${input:ID}` (the server, the input's ID).
+    ServerInput(crate::tui::ids::ServerId, String),
 }
 
 pub struct Prompt {
@@ -337,11 +337,10 @@ pub enum ConfirmPurpose {
     CloseDialogue(DialogueKey),
     /// Save over a file that exists.
     Overwrite(PathBuf, crate::tui::event::SaveWhat),
-    /// Remove a server whose dialogues have turns (its index).
-    RemoveServer(usize),
-    /// Start the command a session file's server runs (its index), then do the action that
-    /// needed it.
-    StartCommand(usize, crate::tui::action::Action),
+    /// Remove a server whose dialogues have turns.
+    RemoveServer(crate::tui::ids::ServerId),
+    /// Start the command a session file's server runs, then do the action that needed it.
+    StartCommand(crate::tui::ids::ServerId, crate::tui::action::Action),
     /// Open another session although this one has unsaved turns: save them first, set them
     /// aside (a file of the data directory), or stay.
     OpenOverUnsaved,
