@@ -36,7 +36,7 @@ async fn on(spec: ServerSpec) -> Harness {
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(Duration::from_secs(30), "the dialogue to open", |app| {
         app.dialogues
-            .first()
+            .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
     .await;

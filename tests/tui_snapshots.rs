@@ -45,9 +45,9 @@ fn scripted(theme: &str) -> Harness {
 
 fn show(h: &mut Harness, dialogue: usize, turn: usize, tab: DetailTab, focus: Pane) {
     let app = &mut h.runner.app;
-    app.current = Some(dialogue);
-    app.dialogues[dialogue].select(Some(turn));
-    app.dialogues[dialogue].detail_tab = tab;
+    app.current = app.dialogues.id_at(dialogue);
+    app.dialogues.nth_mut(dialogue).unwrap().select(Some(turn));
+    app.dialogues.nth_mut(dialogue).unwrap().detail_tab = tab;
     app.focus = focus;
     h.draw();
 }
@@ -81,17 +81,17 @@ fn vocabulary() -> Vocabulary {
 /// A fresh feasibility form in the tour's composer, with the focus on its Steps.
 fn feasibility_form(h: &mut Harness) {
     show(h, TOUR, 6, DetailTab::Feasibility, Pane::Composer);
-    h.runner.app.servers[0].vocabulary = vocabulary();
+    h.runner.app.servers.nth_mut(0).unwrap().vocabulary = vocabulary();
     let mut c = Composer::new(Interface::Dac);
     c.set_kind(Kind::Feasibility);
-    h.runner.app.dialogues[TOUR].composer = c;
+    h.runner.app.dialogues.nth_mut(TOUR).unwrap().composer = c;
     go_to(h, "Steps");
 }
 
 /// Tabs to a composer field (Tab or Shift-Tab), as a user does.
 fn go_to(h: &mut Harness, label: &str) {
     for _ in 0..12 {
-        let c = &h.runner.app.dialogues[h.runner.app.current.unwrap()].composer;
+        let c = &h.runner.app.current_dialogue().unwrap().composer;
         let target = c
             .fields
             .iter()
@@ -147,41 +147,48 @@ async fn state(name: &str, theme: &str) -> Harness {
         }
         "dialogue_failed" => {
             let app = &mut h.runner.app;
-            app.servers[0].status = ServerStatus::Failed(
+            app.servers.nth_mut(0).unwrap().status = ServerStatus::Failed(
                 "cannot start bkn-explorer: No such file or directory (os error 2)".into(),
             );
-            let mut d = DialogueState::new(9999, "domain-access #2".into(), 0, Interface::Dac);
+            let server = app.servers.id_at(0).unwrap();
+            let mut d = DialogueState::new(9999, "domain-access #2".into(), server, Interface::Dac);
             d.status = Status::Failed(
                 "domain-access: cannot start bkn-explorer: No such file or directory (os error 2)"
                     .into(),
             );
-            app.dialogues.push(d);
-            app.current = Some(app.dialogues.len() - 1);
+            app.current = Some(app.dialogues.push(d));
             app.focus = Pane::Sidebar;
         }
         // A new BKN-USR dialogue opens on the User State tab.
         "usr_fresh_dialogue" => {
             let app = &mut h.runner.app;
-            let d = DialogueState::new(9998, "user-state #2".into(), 1, Interface::Usr);
-            app.dialogues.push(d);
-            app.show_dialogue(app.dialogues.len() - 1);
+            let server = app.servers.id_at(1).unwrap();
+            let d = DialogueState::new(9998, "user-state #2".into(), server, Interface::Usr);
+            let id = app.dialogues.push(d);
+            app.show_dialogue(id);
             app.focus = Pane::Composer;
         }
         // Many dialogues: the tab of the one in view is always on the bar.
         "tabs_many_dialogues" => {
             let app = &mut h.runner.app;
+            let server = app.servers.id_at(0).unwrap();
+            let mut last = None;
             for n in 2..14 {
-                let d =
-                    DialogueState::new(9000 + n, format!("domain-access #{n}"), 0, Interface::Dac);
-                app.dialogues.push(d);
+                let d = DialogueState::new(
+                    9000 + n,
+                    format!("domain-access #{n}"),
+                    server,
+                    Interface::Dac,
+                );
+                last = Some(app.dialogues.push(d));
             }
-            app.show_dialogue(app.dialogues.len() - 1);
+            app.show_dialogue(last.unwrap());
             app.focus = Pane::Transcript;
         }
         // A long title stops at the border.
         "long_title" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            h.runner.app.dialogues[TOUR].name =
+            h.runner.app.dialogues.nth_mut(TOUR).unwrap().name =
                 "a dialogue with a very long name that a user typed to remember what it was about"
                     .into();
         }
@@ -189,7 +196,7 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
             let app = &mut h.runner.app;
             let started = app.now - Duration::from_millis(2500);
-            app.dialogues[STATES].pending = Some(Pending {
+            app.dialogues.nth_mut(STATES).unwrap().pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
@@ -203,7 +210,7 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
             let app = &mut h.runner.app;
             let started = app.now - Duration::from_millis(2500);
-            app.dialogues[STATES].pending = Some(Pending {
+            app.dialogues.nth_mut(STATES).unwrap().pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
@@ -253,7 +260,7 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Composer);
             let mut c = Composer::new(Interface::Dac);
             c.set_kind(Kind::Affordances);
-            h.runner.app.dialogues[TOUR].composer = c;
+            h.runner.app.dialogues.nth_mut(TOUR).unwrap().composer = c;
             go_to(&mut h, "Entity IDs");
         }
         "composer_raw" => {
@@ -481,8 +488,9 @@ fn certify_pane(h: &mut Harness, stage: &str) {
     app.ticks = 3;
     app.certify = Some(CertifyPane {
         run: 1,
-        server: 0,
+        server: app.servers.id_at(0).unwrap(),
         server_name: "domain-access".into(),
+        spec: app.servers.nth(0).unwrap().spec.clone(),
         interface: Interface::Dac,
         phase: if stage == "running" {
             Phase::Running
@@ -518,8 +526,13 @@ fn play_scenario_run(h: &mut Harness) {
         p.input = bkn_explorer::tui::overlay::Input::new("/nowhere/kiosk.yaml");
     }
     h.key(KeyCode::Enter);
-    let key = h.runner.app.dialogues.last().unwrap().key;
-    let turns: Vec<_> = h.runner.app.dialogues[TOUR]
+    let key = h.runner.app.dialogues.values().last().unwrap().key;
+    let turns: Vec<_> = h
+        .runner
+        .app
+        .dialogues
+        .nth(TOUR)
+        .unwrap()
         .turns
         .iter()
         .map(|t| t.turn.clone())
@@ -610,8 +623,8 @@ fn play_scenario_run(h: &mut Harness) {
         },
     );
     let d = h.runner.app.dialogues.len() - 1;
-    h.runner.app.dialogues[d].select(Some(3));
-    h.runner.app.dialogues[d].detail_tab = DetailTab::Expect;
+    h.runner.app.dialogues.nth_mut(d).unwrap().select(Some(3));
+    h.runner.app.dialogues.nth_mut(d).unwrap().detail_tab = DetailTab::Expect;
     h.draw();
 }
 

@@ -34,7 +34,7 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
     };
     let index = app
         .dialogues
-        .iter()
+        .values()
         .position(|o| o.key == d.key)
         .map(|i| i + 1)
         .unwrap_or(0);
