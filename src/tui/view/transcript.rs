@@ -79,17 +79,38 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     if let Status::Failed(e) | Status::Closed(e) = &d.status
         && d.turns.is_empty()
     {
-        let lines = vec![
-            Line::styled(e.clone(), t.fg(c.error)),
-            Line::styled(
+        // A server reached that has no BKN tool: reconnecting changes nothing, and the error
+        // already says what can be done with it (its tools, a call, its resources).
+        let no_bkn_tool = app
+            .servers
+            .get(d.server)
+            .and_then(|s| s.summary.as_ref())
+            .is_some_and(|s| s.bkn_tools.is_empty());
+        let mut lines: Vec<Line> = e
+            .lines()
+            .enumerate()
+            .map(|(n, l)| {
+                // The first line is the failure; the lines after it, what to do.
+                Line::styled(
+                    l.to_owned(),
+                    if n == 0 {
+                        t.fg(c.error)
+                    } else {
+                        t.fg(c.foreground)
+                    },
+                )
+            })
+            .collect();
+        if !no_bkn_tool {
+            lines.push(Line::styled(
                 format!(
                     "{} reconnects; {} opens another dialogue",
                     app.keymap.first_key(&Action::Reconnect),
                     app.keymap.first_key(&Action::NewDialogue)
                 ),
                 t.muted(),
-            ),
-        ];
+            ));
+        }
         frame.render_widget(
             Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
             inner,
