@@ -321,6 +321,8 @@ fn compose_and_send_a_feasibility_request_and_read_the_pa_statuses() {
     );
     assert!(screen.contains("2 of 3 steps Ack"), "{screen}");
     assert!(screen.contains("answered · partia"), "{screen}");
+    // The transcript row counts the steps by PA Status.
+    assert!(screen.contains("2 Ack · 1 InsRights"), "{screen}");
     // Out of the composer (Esc: no turn is pending), q asks first (one turn is not saved),
     // y leaves, and the terminal is itself again.
     t.keys(&["Escape"]);

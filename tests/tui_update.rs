@@ -843,11 +843,11 @@ async fn a_server_without_a_bkn_tool_is_shown_what_can_be_done_with_it() {
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to fail", |app| {
         app.dialogues
-            .first()
+            .nth(0)
             .is_some_and(|d| matches!(d.status, Status::Failed(_)))
     })
     .await;
-    let Status::Failed(error) = &h.runner.app.dialogues[0].status else {
+    let Status::Failed(error) = &h.runner.app.dialogues.nth(0).unwrap().status else {
         unreachable!()
     };
     assert!(error.contains("bkn-explorer tools --stdio"), "{error}");
