@@ -731,7 +731,8 @@ async fn resources_have_the_shapes_of_docs_resources() {
 
 fn peer(flags: &str) -> String {
     format!(
-        "python3 {}/tests/peers/raw_dac_server.py {flags}",
+        "{} {}/tests/peers/raw_dac_server.py {flags}",
+        common::python3().expect("python3"),
         env!("CARGO_MANIFEST_DIR")
     )
 }
