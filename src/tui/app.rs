@@ -444,7 +444,9 @@ impl App {
         index
     }
 
-    /// Shows a dialogue, keeping the focus of the one that was shown with it.
+    /// Shows a dialogue, keeping the focus of the one that was shown with it; but never
+    /// into the composer from outside it (switching dialogues in NAV leaves letters commands:
+    /// only the user's own keys enter EDIT).
     pub fn show_dialogue(&mut self, index: usize) {
         if let Some(old) = self.current.and_then(|i| self.dialogues.get_mut(i)) {
             old.focus = Some(self.focus);
@@ -453,6 +455,7 @@ impl App {
             self.current = Some(index);
             if matches!(self.focus, Pane::Transcript | Pane::Detail | Pane::Composer)
                 && let Some(focus) = d.focus
+                && (focus != Pane::Composer || self.focus == Pane::Composer)
             {
                 self.focus = focus;
             }

@@ -59,6 +59,8 @@ impl App {
             purpose: PromptPurpose::AddServer,
             note: self.add_server_note(),
             secret: false,
+            completions: Vec::new(),
+            selected: 0,
         }));
     }
 
@@ -199,6 +201,8 @@ impl App {
                 request.variable()
             ),
             secret: request.password,
+            completions: Vec::new(),
+            selected: 0,
         }));
     }
 
