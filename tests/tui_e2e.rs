@@ -1323,7 +1323,10 @@ fn enter_on_a_failed_rule_opens_its_evidence_against_a_faulty_server() {
     let t = Tmux::start(
         80,
         24,
-        "--stdio 'python3 tests/peers/certify_peer.py --forget-release'",
+        &format!(
+            "--stdio '{} tests/peers/certify_peer.py --forget-release'",
+            common::python3().expect("python3")
+        ),
     );
     t.wait_for(&["semantic_grounding"], "the peer's dialogue");
     t.keys(&["Escape", "V"]);

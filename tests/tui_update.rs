@@ -801,7 +801,8 @@ async fn sessions_opened_by_reconnects_are_ended_on_quit() {
 #[tokio::test]
 async fn a_third_party_server_in_another_m_instance_works_from_the_form() {
     let line = format!(
-        "python3 {}/tests/peers/raw_dac_server.py",
+        "{} {}/tests/peers/raw_dac_server.py",
+        common::python3().expect("python3"),
         env!("CARGO_MANIFEST_DIR")
     );
     let spec = ServerSpec::from_command_line(&line).expect("a command line");
