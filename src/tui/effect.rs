@@ -125,10 +125,12 @@ pub enum Effect {
     Clipboard {
         text: String,
     },
-    /// Write JSON to a file of the data directory (where OSC 52 may not reach);
-    /// `CopyWritten` follows, with the path.
+    /// Write what would be copied to a file of the data directory (where OSC 52 may not
+    /// reach), named with this extension (`json`, `txt`, `sh`); `CopyWritten` follows, with
+    /// the path.
     WriteCopy {
         text: String,
+        extension: &'static str,
     },
     /// Leave. `clean`: the run ended as the user asked, nothing to recover next time;
     /// otherwise (a signal) the recovery marker stays so the next start offers the autosave.

@@ -207,7 +207,10 @@ impl App {
             Action::CopyJson => self.copy(false, fx),
             Action::CopyRequest => self.copy(true, fx),
             Action::WriteJson => match self.json_in_view(false) {
-                Some(text) => fx.push(Effect::WriteCopy { text }),
+                Some(text) => fx.push(Effect::WriteCopy {
+                    text,
+                    extension: "json",
+                }),
                 None => self.notify("no JSON in view to write", Severity::Warning),
             },
             Action::NextDetailTab | Action::PrevDetailTab => {
@@ -1028,10 +1031,7 @@ impl App {
 
     pub(super) fn copy_written(&mut self, path: std::path::PathBuf, result: Result<(), String>) {
         match result {
-            Ok(()) => self.notify(
-                format!("wrote the JSON to {}", path.display()),
-                Severity::Success,
-            ),
+            Ok(()) => self.notify(format!("wrote {}", path.display()), Severity::Success),
             Err(e) => self.notify(
                 format!("cannot write {}: {e}", path.display()),
                 Severity::Error,

@@ -2465,6 +2465,7 @@ fn export_without_a_turn_exports_the_draft() {
         "{}",
         e.blocks[0].text
     );
+    assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
 }
 
