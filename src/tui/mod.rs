@@ -17,6 +17,7 @@ pub mod log;
 pub mod overlay;
 pub mod persist;
 pub mod run;
+pub mod search;
 pub mod theme;
 pub mod update;
 pub mod view;

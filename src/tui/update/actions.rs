@@ -222,7 +222,7 @@ impl App {
             | Action::Top
             | Action::Bottom => self.move_in(action),
             Action::Select => self.select(fx),
-            Action::Search | Action::SearchNext | Action::SearchPrev => {}
+            Action::Search | Action::SearchNext | Action::SearchPrev => self.search_act(action),
             // Only an overlay or a question means something by these (`tui::overlay`).
             Action::Complete
             | Action::Yes
@@ -270,6 +270,7 @@ impl App {
                 self.show_log = true;
                 self.focus = Pane::Log;
                 self.log.editing_filter = true;
+                self.log.filter_input = crate::tui::overlay::Input::new(&self.log.filter);
             }
             Action::ClearLog => self.log.clear(),
             Action::ToggleFollowLog => {
@@ -568,7 +569,6 @@ impl App {
                     | Action::Top
                     | Action::Bottom
                     | Action::Cancel
-                    | Action::Search
                     | Action::SearchNext
                     | Action::SearchPrev
             ) && !a.in_overlay_only()
