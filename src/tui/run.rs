@@ -346,10 +346,10 @@ impl Runner {
                     Event::ServersFound { servers, problems }
                 });
             }
-            Effect::CompletePath { typed } => {
+            Effect::CompletePath { typed, extensions } => {
                 let cwd = self.app.paths.cwd.clone();
                 self.blocking(move || Event::PathCompletions {
-                    paths: persist::complete_path(&typed, &cwd),
+                    paths: persist::complete_path(&typed, &cwd, extensions),
                     typed,
                 });
             }
@@ -371,22 +371,11 @@ impl Runner {
                 }
             }
             Effect::Clipboard { text } => self.clipboard = Some(text),
-            Effect::WriteCopy { text } => {
-                let dir = self.app.paths.data_dir.clone();
-                self.blocking(move || {
-                    let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-                    let path = dir
-                        .unwrap_or_else(std::env::temp_dir)
-                        .join("copies")
-                        .join(format!("copy-{stamp}.json"));
-                    let result = path
-                        .parent()
-                        .map_or(Ok(()), std::fs::create_dir_all)
-                        .and_then(|()| crate::session::atomic::write(&path, text.as_bytes()))
-                        .map_err(|e| e.to_string());
-                    Event::CopyWritten { path, result }
-                });
-            }
+            Effect::WriteCopy { path, text } => self.blocking(move || Event::CopyWritten {
+                result: crate::session::atomic::write(&path, text.as_bytes())
+                    .map_err(|e| e.to_string()),
+                path,
+            }),
             Effect::Certify(e) => self.certify(e),
             Effect::Quit { clean } => self.quit = Some(clean),
             Effect::Refresh { key } => {

@@ -732,7 +732,7 @@ fn ctrl_o_lists_sessions_and_completes_typed_paths() {
     assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
     let fx = t.type_text("/tm");
     assert!(
-        matches!(fx.last(), Some(Effect::CompletePath { typed }) if typed == "/tm"),
+        matches!(fx.last(), Some(Effect::CompletePath { typed, .. }) if typed == "/tm"),
         "{fx:?}"
     );
     t.event(Event::PathCompletions {
@@ -808,8 +808,23 @@ fn copying_says_honestly_where_the_text_can_have_gone() {
         text.contains("set-clipboard") && text.contains('W'),
         "{text}"
     );
-    let fx = t.key(KeyCode::Char('W'));
-    assert!(matches!(&fx[..], [Effect::WriteCopy { .. }]), "{fx:?}");
+    // W asks where (Tab completes the path), then checks the target before writing.
+    t.key(KeyCode::Char('W'));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("a prompt for the path")
+    };
+    assert_eq!(p.input.text(), "turn-0.json");
+    let fx = t.key(KeyCode::Tab);
+    assert!(
+        matches!(&fx[..], [Effect::CompletePath { typed, extensions: [] }] if typed == "turn-0.json"),
+        "{fx:?}"
+    );
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::CheckSaveTarget { path, what: crate::tui::event::SaveWhat::Json(text) }]
+            if path.ends_with("turn-0.json") && text.contains("answered")),
+        "{fx:?}"
+    );
 }
 
 #[test]
