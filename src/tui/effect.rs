@@ -127,9 +127,13 @@ pub enum Effect {
     Clipboard {
         text: String,
     },
-    /// Write JSON to the file the user chose (`W`: where OSC 52 may not reach);
-    /// `CopyWritten` follows.
+    /// Write JSON to a file of the data directory (where OSC 52 may not reach);
+    /// `CopyWritten` follows, with the path.
     WriteCopy {
+        text: String,
+    },
+    /// Write JSON to the file the user chose (`W`); `CopyWritten` follows.
+    WriteJson {
         path: PathBuf,
         text: String,
     },
@@ -141,6 +145,15 @@ pub enum Effect {
     /// Read again what a dialogue's server offers (it said its tools or resources changed).
     Refresh {
         key: DialogueKey,
+    },
+    /// List the resources of a dialogue's server; `EngineEvent::ResourcesListed` follows.
+    ListResources {
+        key: DialogueKey,
+    },
+    /// Read a resource of a dialogue's server; `EngineEvent::ResourceRead` follows.
+    ReadResource {
+        key: DialogueKey,
+        uri: String,
     },
     /// Certify a server, stop a run, write a report (`tui::certify`); `Event::Certify`
     /// follows.

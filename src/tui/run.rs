@@ -371,7 +371,23 @@ impl Runner {
                 }
             }
             Effect::Clipboard { text } => self.clipboard = Some(text),
-            Effect::WriteCopy { path, text } => self.blocking(move || Event::CopyWritten {
+            Effect::WriteCopy { text } => {
+                let dir = self.app.paths.data_dir.clone();
+                self.blocking(move || {
+                    let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+                    let path = dir
+                        .unwrap_or_else(std::env::temp_dir)
+                        .join("copies")
+                        .join(format!("copy-{stamp}.json"));
+                    let result = path
+                        .parent()
+                        .map_or(Ok(()), std::fs::create_dir_all)
+                        .and_then(|()| crate::session::atomic::write(&path, text.as_bytes()))
+                        .map_err(|e| e.to_string());
+                    Event::CopyWritten { path, result }
+                });
+            }
+            Effect::WriteJson { path, text } => self.blocking(move || Event::CopyWritten {
                 result: crate::session::atomic::write(&path, text.as_bytes())
                     .map_err(|e| e.to_string()),
                 path,
@@ -380,6 +396,23 @@ impl Runner {
             Effect::Quit { clean } => self.quit = Some(clean),
             Effect::Refresh { key } => {
                 self.engine.refresh(key);
+            }
+            Effect::ListResources { key } => {
+                if !self.engine.list_resources(key) {
+                    self.send(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+                        dialogue: key,
+                        result: Err("the dialogue is not open: R reconnects it".into()),
+                    })));
+                }
+            }
+            Effect::ReadResource { key, uri } => {
+                if !self.engine.read_resource(key, uri.clone()) {
+                    self.send(Event::Engine(Box::new(EngineEvent::ResourceRead {
+                        dialogue: key,
+                        uri,
+                        result: Err("the dialogue is not open: R reconnects it".into()),
+                    })));
+                }
             }
             Effect::Answer { id, reply: answer } => {
                 let reply = self

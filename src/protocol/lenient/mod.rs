@@ -126,6 +126,57 @@ impl<T: Serialize> Serialize for Field<T> {
     }
 }
 
+/// A turn's two messages read leniently, by the data type of the Request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Exchange {
+    Dac {
+        request: DacRequestView,
+        response: Option<DacResponseView>,
+    },
+    Usr {
+        request: UsrRequestView,
+        response: Option<UsrResponseView>,
+    },
+}
+
+impl Exchange {
+    pub fn read(
+        interface: crate::protocol::Interface,
+        request: &Value,
+        response: Option<&Value>,
+    ) -> Exchange {
+        match interface {
+            crate::protocol::Interface::Dac => Exchange::Dac {
+                request: read(request),
+                response: response.map(read),
+            },
+            crate::protocol::Interface::Usr => Exchange::Usr {
+                request: read(request),
+                response: response.map(read),
+            },
+        }
+    }
+
+    /// The Response's Outcome, if a Response came.
+    pub fn outcome(&self) -> Option<&Field<crate::protocol::message::Outcome>> {
+        match self {
+            Exchange::Dac { response, .. } => response.as_ref().map(|r| &r.outcome),
+            Exchange::Usr { response, .. } => response.as_ref().map(|r| &r.outcome),
+        }
+    }
+
+    /// The feasibility of a BKN-DAC turn's steps, when its Response has a Feasibility.
+    pub fn verdict(&self) -> Option<dac::Verdict> {
+        match self {
+            Exchange::Dac {
+                request,
+                response: Some(response),
+            } => response.verdict(request),
+            _ => None,
+        }
+    }
+}
+
 /// Reads a view from a message; a message that is not an object reads as an empty view
 /// (the Raw tab shows it as it is).
 pub fn read<T: DeserializeOwned + Default>(message: &Value) -> T {

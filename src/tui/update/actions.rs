@@ -130,6 +130,8 @@ impl App {
             Action::Reconnect => self.reconnect(fx),
             Action::Send => self.send(fx),
             Action::Cancel => self.cancel(fx),
+            Action::Resources => self.open_resources(fx),
+            Action::Export => self.open_export(),
             Action::Certify => self.certify_this_server(fx),
             Action::CertifyFilter
             | Action::CertifyAgain
@@ -381,6 +383,8 @@ impl App {
                     _ => {}
                 }
             }
+            Outcome::Resources(ask) => self.resources_ask(ask, fx),
+            Outcome::Export(ask) => self.export_ask(ask, fx),
             Outcome::Replied(ask, reply) => {
                 self.overlay = None;
                 self.replied(ask, reply, fx);
@@ -839,7 +843,6 @@ impl App {
                     "stopping the scenario after the step in flight",
                     Severity::Info,
                 );
-                return;
             }
         }
     }
@@ -1016,7 +1019,7 @@ impl App {
     }
 
     /// Puts text on the clipboard by OSC 52, and says honestly whether that can have worked.
-    fn clipboard(&mut self, text: String, fx: &mut Vec<Effect>) {
+    pub(super) fn clipboard(&mut self, text: String, fx: &mut Vec<Effect>) {
         let size = text.len();
         let write = self.keymap.first_key(&Action::WriteJson);
         let how = if self.in_tmux {

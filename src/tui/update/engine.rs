@@ -165,15 +165,29 @@ impl App {
                 }
             }
             EngineEvent::Client(ClientEvent::Log(entry)) => self.log.push(entry),
-            EngineEvent::Client(ClientEvent::ListChanged { connection, .. }) => {
+            EngineEvent::Client(ClientEvent::ListChanged {
+                connection, what, ..
+            }) => {
                 if let Some(d) = self
                     .dialogues
                     .iter()
                     .find(|d| d.connection == Some(connection) && d.status == Status::Open)
                 {
-                    fx.push(Effect::Refresh { key: d.key });
+                    let key = d.key;
+                    fx.push(Effect::Refresh { key });
+                    if what.contains("resources") {
+                        self.resources_changed(key, fx);
+                    }
                 }
             }
+            EngineEvent::ResourcesListed { dialogue, result } => {
+                self.resources_listed(dialogue, result)
+            }
+            EngineEvent::ResourceRead {
+                dialogue,
+                uri,
+                result,
+            } => self.resource_read(dialogue, uri, result),
             EngineEvent::Refreshed {
                 dialogue,
                 summary,

@@ -484,7 +484,7 @@ fn a_failed_turn_leaves_its_commitments_unsent_and_ids_stay_unique() {
     let d = t.current();
     let view = d.commitments_at(0);
     assert!(
-        view.rows.iter().all(|r| r.state.is_none()),
+        view.rows.iter().all(|r| r.state.is_absent()),
         "nothing is shown as retained: {view:?}"
     );
     // Two commitments typed without an ID get IDs the dialogue has not used.
@@ -2457,4 +2457,98 @@ fn the_log_filter_is_the_one_line_editor() {
     assert_eq!(t.app.log.visible_len(), 1);
     t.key(KeyCode::Enter);
     assert!(!t.app.log.editing_filter);
+}
+
+#[test]
+fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes() {
+    use crate::client::resources::{Listed, Read};
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::F(3));
+    assert!(
+        matches!(&fx[..], [Effect::ListResources { key: 1 }]),
+        "{fx:?}"
+    );
+    let listed = |uri: &str| Listed {
+        uri: uri.into(),
+        name: uri.into(),
+        title: None,
+        description: None,
+        mime_type: Some("application/json".into()),
+    };
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 1,
+        result: Ok(vec![listed("dac://domain"), listed("dac://spaces/S")]),
+    })));
+    // A list for another dialogue is not this overlay's.
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 2,
+        result: Ok(Vec::new()),
+    })));
+    assert!(screen(&t, 120, 40).contains("› dac://domain"));
+    t.key(KeyCode::Down);
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::ReadResource { key: 1, uri }] if uri == "dac://spaces/S"),
+        "{fx:?}"
+    );
+    t.event(Event::Engine(Box::new(EngineEvent::ResourceRead {
+        dialogue: 1,
+        uri: "dac://spaces/S".into(),
+        result: Ok(Read {
+            uri: "dac://spaces/S".into(),
+            mime_type: Some("application/json".into()),
+            shown: "{\n  \"SpaceID\": \"S\"\n}\n".into(),
+            json: true,
+        }),
+    })));
+    assert!(screen(&t, 120, 40).contains("\"SpaceID\": \"S\""));
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(
+        matches!(&fx[..], [Effect::Clipboard { text }] if text.contains("SpaceID")),
+        "{fx:?}"
+    );
+    // notifications/resources/list_changed: the server's offer read again, and the list.
+    let fx = t.event(Event::Engine(Box::new(EngineEvent::Client(
+        crate::client::event::Event::ListChanged {
+            connection: 1,
+            what: "resources",
+        },
+    ))));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ListResources { key: 1 }))
+            && fx.iter().any(|e| matches!(e, Effect::Refresh { key: 1 })),
+        "{fx:?}"
+    );
+    // The selection stays on its URI when the new list comes.
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 1,
+        result: Ok(vec![
+            listed("dac://a"),
+            listed("dac://domain"),
+            listed("dac://spaces/S"),
+        ]),
+    })));
+    assert!(screen(&t, 120, 40).contains("› dac://spaces/S"));
+    t.key(KeyCode::Esc);
+    assert!(t.app.overlay.is_none());
+}
+
+#[test]
+fn export_without_a_turn_exports_the_draft() {
+    let mut t = T::reference();
+    t.type_text("Where is the bench?");
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('e'));
+    let Some(Overlay::Export(e)) = &t.app.overlay else {
+        panic!("no Export overlay");
+    };
+    assert_eq!(e.what, "the draft");
+    assert!(
+        e.blocks[0].text.contains("Where is the bench?"),
+        "{}",
+        e.blocks[0].text
+    );
+    assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
 }
