@@ -91,7 +91,7 @@ actions! {
     CloseDialogue = "close-dialogue", "Close the dialogue (ends its MCP session)";
     Reconnect = "reconnect", "Reconnect: continue the dialogue in a new MCP session";
     Send = "send", "Send the Request";
-    Cancel = "cancel", "Cancel the pending turn / leave";
+    Cancel = "cancel", "Cancel the pending turn (in the composer: back to NAV, always)";
     ToggleLog = "toggle-log", "Show or hide the protocol log";
     Messages = "messages", "Show the messages of this run";
     Save = "save", "Save the session";
@@ -126,6 +126,8 @@ actions! {
     FilterLog = "filter-log", "Filter the protocol log";
     ClearLog = "clear-log", "Clear the protocol log";
     ToggleFollowLog = "follow-log", "Follow the end of the log, or stop";
+    Export = "export", "Export the turn (or the draft) as a command line: bkn-explorer send, curl";
+    Resources = "resources", "Resources of the server in view: list, read (pretty JSON), copy";
     Certify = "certify", "Certify this server: run the conformance rules on the server in view (again: show the run)";
     CertifyFilter = "certify-filter", "Certify: show every rule, or only the failed, passed or skipped";
     CertifyAgain = "certify-again", "Certify: run the rules again";
@@ -341,6 +343,7 @@ pub fn default_bindings() -> Vec<Binding> {
         b(&[Key::plain(K::F(2))], Anywhere, Action::ComposerMode),
         b(&[Key::plain(K::F(7))], Anywhere, Action::ResetField),
         b(&[Key::plain(K::F(8))], Anywhere, Action::ClearComposer),
+        b(&[Key::plain(K::F(3))], Anywhere, Action::Resources),
         // Tab moves between the composer's fields first; F6 leaves it at once.
         b(
             &[Key::plain(K::Tab), Key::plain(K::F(6))],
@@ -419,10 +422,13 @@ pub fn default_bindings() -> Vec<Binding> {
             In(Pane::Transcript),
             Action::PrevDetailTab,
         ),
-        b(&[Key::ch('/')], In(Pane::Log), Action::FilterLog),
+        b(&[Key::ch('/')], In(Pane::Detail), Action::Search),
+        b(&[Key::ch('/')], In(Pane::Log), Action::Search),
+        b(&[Key::ch('|')], In(Pane::Log), Action::FilterLog),
         b(&[Key::ch('C')], In(Pane::Log), Action::ClearLog),
         b(&[Key::ch('f')], In(Pane::Log), Action::ToggleFollowLog),
         b(&[Key::ch('V')], Global, Action::Certify),
+        b(&[Key::ch('e')], Global, Action::Export),
         // The certify pane's own keys (`tui::certify`): it takes every key while shown.
         b(
             &[Key::ch('k'), Key::plain(K::Up)],
@@ -523,6 +529,7 @@ pub fn default_bindings() -> Vec<Binding> {
         b(&[Key::ch('s')], Context::Question, Action::SaveElsewhere),
         b(&[Key::ch('n')], Context::Search, Action::SearchNext),
         b(&[Key::ch('N')], Context::Search, Action::SearchPrev),
+        b(&[Key::plain(K::Esc)], Context::Search, Action::Cancel),
     ]
 }
 
@@ -550,7 +557,7 @@ pub static COMPOSER_KEYS: &[(&str, &str)] = &[
     ),
     (
         "Enter",
-        "a new line in a multi-line field (Steps, Statements…) and in raw JSON; the next field \
+        "a new line in a multi-line field (Terms, Steps, Commit…) and in raw JSON; the next field \
          in the others; accepts a completion once chosen with ↑/↓ (in a one-line field, the \
          first); the status line says which",
     ),
@@ -764,6 +771,7 @@ fn title_in(action: &Action, context: Context) -> String {
         }
         (Context::Overlay, Action::CopyJson) => "copy the log entry shown".into(),
         (Context::Question, Action::No) => "no, cancel".into(),
+        (Context::Search, Action::Cancel) => "end the search".into(),
         _ => action.title(),
     }
 }

@@ -294,8 +294,8 @@ pub struct DialogueState {
     pub name: String,
     /// Its turns since the session was last saved (closing it takes them out of the count).
     pub unsaved: usize,
-    /// Index of its server in the explorer's list.
-    pub server: usize,
+    /// Its server.
+    pub server: crate::tui::ids::ServerId,
     pub interface: Interface,
     pub status: Status,
     /// The engine's connection it runs on (client events name connections).
@@ -353,7 +353,7 @@ impl DialogueState {
     pub fn new(
         key: DialogueKey,
         name: String,
-        server: usize,
+        server: crate::tui::ids::ServerId,
         interface: Interface,
     ) -> DialogueState {
         DialogueState {
@@ -563,7 +563,12 @@ mod tests {
     }
 
     fn dialogue(turns: Vec<Turn>) -> DialogueState {
-        let mut d = DialogueState::new(1, "d".into(), 0, Interface::Dac);
+        let mut d = DialogueState::new(
+            1,
+            "d".into(),
+            crate::tui::ids::ServerId::TEST,
+            Interface::Dac,
+        );
         d.load_turns(turns);
         d
     }

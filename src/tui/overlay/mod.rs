@@ -60,6 +60,10 @@ pub enum Overlay {
     Defaults(DefaultsForm),
     /// What a server asks of the person (`tui::ask`).
     Ask(Box<crate::tui::ask::AskOverlay>),
+    /// The resources of the server in view (`tui::resources`).
+    Resources(Box<crate::tui::resources::ResourcesOverlay>),
+    /// A turn as command lines (`tui::export`).
+    Export(Box<crate::tui::export::ExportOverlay>),
 }
 
 /// What came of a key, a click or a paste in an overlay.
@@ -80,14 +84,19 @@ pub enum Outcome {
     OpenPath(PathBuf),
     /// What was typed changed (the Open overlay completes it; a prompt's note follows it).
     Typed(String),
-    /// Tab in a line that takes a path: list what completes it.
-    CompletePath(String),
+    /// Tab in a line that takes a path: list what completes it (folders, and files ending
+    /// so; any file when empty).
+    CompletePath(String, &'static [&'static str]),
     /// The entry's JSON should be copied.
     CopyEntry(usize),
     /// The defaults form was applied: the values typed (empty: not overridden), and to what.
     SetDefaults([Option<String>; 3], DefaultsScope),
     /// A server's question was answered (or declined, or dismissed).
     Replied(crate::tui::event::AskView, crate::client::answers::Reply),
+    /// What the Resources overlay asks.
+    Resources(crate::tui::resources::Ask),
+    /// What the Export overlay asks.
+    Export(crate::tui::export::Ask),
 }
 
 /// Where an overlay drew itself: its box (a click outside closes it), its list rows by item,
@@ -97,6 +106,20 @@ pub struct OverlayHits {
     pub area: Option<Rect>,
     pub rows: Vec<(Rect, usize)>,
     pub scroll_max: Option<usize>,
+    /// Its parts, by its own numbers (where the wheel scrolls).
+    pub areas: Vec<(Rect, usize)>,
+}
+
+impl OverlayHits {
+    /// What a box drawn into a frame's `Hits` drew.
+    fn of(hits: Hits) -> OverlayHits {
+        OverlayHits {
+            area: hits.overlay,
+            rows: hits.overlay_rows,
+            scroll_max: hits.overlay_scroll_max,
+            areas: hits.overlay_areas,
+        }
+    }
 }
 
 impl Overlay {
@@ -133,6 +156,14 @@ impl Overlay {
                     (handled, Outcome::Replied(ask.ask.clone(), reply))
                 }
             },
+            Overlay::Resources(r) => {
+                let (handled, ask) = r.key(&key, action, max);
+                (handled, Outcome::Resources(ask))
+            }
+            Overlay::Export(e) => {
+                let (handled, ask) = e.key(&key, action, max);
+                (handled, Outcome::Export(ask))
+            }
         }
     }
 
@@ -142,6 +173,12 @@ impl Overlay {
     pub fn mouse(&mut self, mouse: MouseEvent, hits: &Hits) -> Outcome {
         let at = Position::new(mouse.column, mouse.row);
         let inside = hits.overlay.is_some_and(|r| r.contains(at));
+        // The overlays of their own module take their mouse inside the box themselves.
+        match self {
+            Overlay::Resources(r) if inside => return Outcome::Resources(r.mouse(&mouse, hits)),
+            Overlay::Export(e) if inside => return Outcome::Export(e.mouse(&mouse, hits)),
+            _ => {}
+        }
         match mouse.kind {
             MouseEventKind::Down(MouseButton::Left) if !inside => match self {
                 Overlay::Ask(_) => Outcome::Stay,
@@ -194,7 +231,9 @@ impl Overlay {
             Overlay::Help { .. }
             | Overlay::Messages { .. }
             | Overlay::LogEntry { .. }
-            | Overlay::Confirm(_) => Outcome::Stay,
+            | Overlay::Confirm(_)
+            | Overlay::Resources(_)
+            | Overlay::Export(_) => Outcome::Stay,
         }
     }
 
@@ -214,11 +253,17 @@ impl Overlay {
             Overlay::Ask(ask) => {
                 let mut hits = Hits::default();
                 crate::tui::ask::view::render(frame, app, ask, area, &mut hits);
-                OverlayHits {
-                    area: hits.overlay,
-                    rows: hits.overlay_rows,
-                    scroll_max: hits.overlay_scroll_max,
-                }
+                OverlayHits::of(hits)
+            }
+            Overlay::Resources(r) => {
+                let mut hits = Hits::default();
+                crate::tui::resources::view::render(frame, app, r, area, &mut hits);
+                OverlayHits::of(hits)
+            }
+            Overlay::Export(e) => {
+                let mut hits = Hits::default();
+                crate::tui::export::view::render(frame, app, e, area, &mut hits);
+                OverlayHits::of(hits)
             }
         }
     }

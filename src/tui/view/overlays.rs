@@ -35,4 +35,5 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     hits.overlay = drawn.area;
     hits.overlay_rows = drawn.rows;
     hits.overlay_scroll_max = drawn.scroll_max;
+    hits.overlay_areas = drawn.areas;
 }

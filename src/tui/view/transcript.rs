@@ -36,7 +36,7 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
     };
     let index = app
         .dialogues
-        .iter()
+        .values()
         .position(|o| o.key == d.key)
         .map(|i| i + 1)
         .unwrap_or(0);
@@ -70,7 +70,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     if let Status::Failed(e) | Status::Closed(e) = &d.status
         && d.turns.is_empty()
     {
-        failed(frame, app, e, inner);
+        failed(frame, app, d, e, inner);
         return;
     }
     let header_height = 1u16;
@@ -180,19 +180,39 @@ fn no_dialogue(frame: &mut Frame, app: &App, area: Rect, focused: bool) {
 }
 
 /// A dialogue that failed (or closed) before any turn: why, and what to do.
-fn failed(frame: &mut Frame, app: &App, error: &str, inner: Rect) {
+/// A dialogue that failed: the failure, the lines after it (what to do), and the keys that
+/// go on from it.
+fn failed(frame: &mut Frame, app: &App, d: &DialogueState, error: &str, inner: Rect) {
     let t = &app.theme;
-    let lines = vec![
-        Line::styled(error.to_owned(), t.fg(t.colors.error)),
-        Line::styled(
+    // A server reached that has no BKN tool: reconnecting changes nothing, and the error
+    // already says what can be done with it (its tools, a call, its resources).
+    let no_bkn_tool = app
+        .servers
+        .get(d.server)
+        .and_then(|s| s.summary.as_ref())
+        .is_some_and(|s| s.bkn_tools.is_empty());
+    let mut lines: Vec<Line> = error
+        .lines()
+        .enumerate()
+        .map(|(n, l)| {
+            let colour = if n == 0 {
+                t.colors.error
+            } else {
+                t.colors.foreground
+            };
+            Line::styled(l.to_owned(), t.fg(colour))
+        })
+        .collect();
+    if !no_bkn_tool {
+        lines.push(Line::styled(
             format!(
                 "{} reconnects; {} opens another dialogue",
                 app.keymap.first_key(&Action::Reconnect),
                 app.keymap.first_key(&Action::NewDialogue)
             ),
             t.muted(),
-        ),
-    ];
+        ));
+    }
     frame.render_widget(
         Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
         inner,
