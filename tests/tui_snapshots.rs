@@ -36,16 +36,7 @@ const USR: usize = 2;
 const RECONNECT: usize = 3;
 
 fn scripted(theme: &str) -> Harness {
-    let options = match theme {
-        // NO_COLOR's theme: no colour at all (no built-in theme file).
-        "no-color" => {
-            let mut options = options(Vec::new(), "dark");
-            options.theme = Theme::no_color();
-            options
-        }
-        theme => options(Vec::new(), theme),
-    };
-    let mut h = Harness::new(options);
+    let mut h = Harness::new(options(Vec::new(), theme));
     let session = Session::load(&root().join("tests/fixtures/tui/states.json"))
         .expect("the fixture session loads");
     h.show_session(session);
@@ -859,16 +850,21 @@ async fn overlay_export_without_colour() {
     snapshot_no_color("overlay_export").await;
 }
 
-/// The states whose colours say something text must say too: drawn with NO_COLOR as well.
-const NO_COLOR: &[&str] = &[
-    "feasibility_contradicted",
-    "feasibility_foreign",
-    "user_state_changes",
-];
+/// The states whose colours say something text must say too: a contradicted Overall, a
+/// foreign server's values, what changed in a User State.
+#[tokio::test]
+async fn what_colour_says_text_says_too() {
+    for name in [
+        "feasibility_contradicted",
+        "feasibility_foreign",
+        "user_state_changes",
+    ] {
+        snapshot_no_color(name).await;
+    }
+}
 
 async fn snapshot(name: &str) {
-    let no_color = NO_COLOR.contains(&name).then_some("no-color");
-    for theme in ["dark", "high-contrast"].into_iter().chain(no_color) {
+    for theme in ["dark", "high-contrast"] {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
             let mut h = state(name, theme).await;
             h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
