@@ -384,6 +384,16 @@ async fn state(name: &str, theme: &str) -> Harness {
                     .into(),
             );
         }
+        // The Resources overlay: the list, the second resource read (pretty JSON).
+        "overlay_resources" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+            h.runner.app.overlay = Some(Overlay::Resources(Box::new(resources_overlay())));
+        }
+        // A turn exported as command lines (a stdio server: send only).
+        "overlay_export" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+            h.act(Action::Export);
+        }
         other => panic!("no state {other}"),
     }
     h
@@ -693,6 +703,68 @@ fn log_entries(h: &mut Harness) {
     }
 }
 
+/// The Resources overlay of the reference Domain Access, its Square read.
+fn resources_overlay() -> bkn_explorer::tui::resources::ResourcesOverlay {
+    use bkn_explorer::client::resources::{Listed, Read};
+    let listed = |uri: &str, title: &str| Listed {
+        uri: uri.into(),
+        name: uri.into(),
+        title: Some(title.into()),
+        description: None,
+        mime_type: Some("application/json".into()),
+    };
+    let mut o = bkn_explorer::tui::resources::ResourcesOverlay::new(1, "domain-access".into());
+    o.listed(Ok(vec![
+        listed("dac://domain", "The domain MI:PublicSquare"),
+        listed("dac://spaces/Space:Square", "Space:Square (central square)"),
+        listed("dac://spaces/Space:Market", "Space:Market (market hall)"),
+    ]));
+    o.selected = 1;
+    o.read(
+        "dac://spaces/Space:Square".into(),
+        Ok(Read {
+            uri: "dac://spaces/Space:Square".into(),
+            mime_type: Some("application/json".into()),
+            shown: serde_json::to_string_pretty(&serde_json::json!({
+                "SpaceID": "Space:Square",
+                "Label": "central square",
+                "MLocations": ["MLoc:Square.Gate", "MLoc:Square.Stage", "MLoc:Square.Fountain"],
+                "Items": [{"ItemID": "Bench#2", "Class": "Bench", "At": "MLoc:Square.Gate"}]
+            }))
+            .unwrap(),
+            json: true,
+        }),
+    );
+    o
+}
+
+/// The states drawn without colour too (the no-color theme, what NO_COLOR starts in): the
+/// selection must show by its mark and reverse video alone.
+async fn snapshot_no_color(name: &str) {
+    for (w, hgt) in [(120u16, 40u16), (80, 24)] {
+        let mut h = state(name, "dark").await;
+        h.runner.app.theme = Theme::no_color();
+        h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+        let buffer = render(&h.runner.app, w, hgt);
+        let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
+        let mut settings = insta::Settings::clone_current();
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| {
+            insta::assert_snapshot!(format!("tui_snapshots__{name}@{w}x{hgt}-no-color"), shot)
+        });
+    }
+}
+
+#[tokio::test]
+async fn overlay_resources_without_colour() {
+    snapshot_no_color("overlay_resources").await;
+}
+
+#[tokio::test]
+async fn overlay_export_without_colour() {
+    snapshot_no_color("overlay_export").await;
+}
+
 async fn snapshot(name: &str) {
     for theme in ["dark", "high-contrast"] {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
@@ -768,6 +840,8 @@ snapshots!(
     certify_report,
     certify_save_over,
     certify_unreachable,
+    overlay_resources,
+    overlay_export,
 );
 
 /// A theme whose every colour is distinct: whatever a frame shows must be one of them (or
@@ -814,7 +888,10 @@ async fn every_colour_on_screen_comes_from_the_theme() {
 async fn the_states_cover_every_pa_status_and_commitment_state() {
     let h = state("feasibility_every_status", "dark").await;
     let screen = text(&render(&h.runner.app, 200, 60));
-    for status in bkn_explorer::protocol::dac::PaStatus::ALL {
+    for status in <bkn_explorer::protocol::dac::PaStatus as strum::VariantArray>::VARIANTS
+        .iter()
+        .copied()
+    {
         assert!(
             screen.contains(status.as_str()),
             "{} is not on the feasibility screen:\n{screen}",

@@ -4,6 +4,7 @@
 //! state the explorer arrives at; nothing here is mocked.
 
 use crate::common;
+use strum::VariantArray;
 
 use bkn_explorer::client::spec::ServerSpec;
 use bkn_explorer::client::turn::TurnKind;
@@ -93,7 +94,7 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
     for _ in 0..10 {
         h.key_with(KeyCode::Up, KeyModifiers::ALT);
     }
-    for _ in 0..Kind::ALL.len() {
+    for _ in 0..Kind::VARIANTS.len() {
         if h.runner.app.dialogues.get(d).unwrap().composer.kind == kind {
             return;
         }
@@ -188,7 +189,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         "the explorer starts on Domain Access"
     );
     assert_eq!(h.runner.app.focus, Pane::Composer);
-    for (n, kind) in Kind::ALL.into_iter().enumerate() {
+    for (n, kind) in Kind::VARIANTS.iter().copied().enumerate() {
         compose(&mut h, kind);
         let turn = send(&mut h).await;
         let d = &h.runner.app.dialogues.nth(0).unwrap();
@@ -232,7 +233,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         }
     }
     // The feasibility turn's statuses are on screen, as the Feasibility tab draws them.
-    let feasibility = Kind::ALL
+    let feasibility = Kind::VARIANTS
         .iter()
         .position(|k| *k == Kind::Feasibility)
         .unwrap();
@@ -252,7 +253,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         .dialogues
         .nth_mut(0)
         .unwrap()
-        .select(Some(Kind::ALL.len() - 1));
+        .select(Some(Kind::VARIANTS.len() - 1));
     h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Commitments;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(
@@ -299,7 +300,9 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     fill(&mut h, "Question", "anything");
     h.key(KeyCode::F(5));
     assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_some());
-    // Esc cancels the pending turn before it means anything else.
+    // Esc leaves the composer (NAV, always); Esc again cancels the pending turn.
+    h.key(KeyCode::Esc);
+    assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_some());
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
         app.dialogues.nth(0).unwrap().turns.len() == 1
@@ -344,7 +347,7 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
     .await;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("task task-1 working"), "{screen}");
-    h.key(KeyCode::Esc);
+    h.keys(&[KeyCode::Esc, KeyCode::Esc]);
     h.until(WAIT, "the cancelled turn", |app| {
         app.dialogues.nth(0).unwrap().turns.len() == 1
     })
@@ -1128,5 +1131,188 @@ async fn the_generation_and_where_state_lives_are_shown() {
         h.runner.app.current = h.runner.app.dialogues.id_at(d);
         let screen = text(&render(&h.runner.app, 160, 40));
         assert!(screen.contains(&format!("connected {words}")), "{screen}");
+    }
+}
+
+/// F3: the reference Domain Access's resources listed, one read (pretty JSON), copied; a
+/// click on another row reads that one.
+#[tokio::test]
+async fn the_resources_overlay_lists_reads_and_copies_a_servers_resources() {
+    use bkn_explorer::tui::resources::ResourcesOverlay;
+    fn overlay(app: &App) -> Option<&ResourcesOverlay> {
+        match &app.overlay {
+            Some(Overlay::Resources(r)) => Some(r),
+            _ => None,
+        }
+    }
+    let mut h = on_reference_servers().await;
+    h.key(KeyCode::F(3));
+    h.until(WAIT, "the list of resources", |app| {
+        overlay(app).is_some_and(|r| matches!(&r.list, Some(Ok(l)) if l.len() == 4))
+    })
+    .await;
+    let screen = h.screen();
+    assert!(screen.contains("Resources · domain-access"), "{screen}");
+    assert!(screen.contains("› dac://domain"), "{screen}");
+    h.key(KeyCode::Enter);
+    h.until(WAIT, "dac://domain read", |app| {
+        overlay(app)
+            .is_some_and(|r| matches!(&r.shown, Some(Ok(read)) if read.uri == "dac://domain"))
+    })
+    .await;
+    let screen = h.screen();
+    assert!(
+        screen.contains("\"MInstance\": \"MI:PublicSquare\""),
+        "{screen}"
+    );
+    assert!(screen.contains("application/json · JSON"), "{screen}");
+    h.key(KeyCode::Char('y'));
+    let copied = h.runner.clipboard.clone().expect("a copy");
+    let v: Value = serde_json::from_str(&copied).expect("the copy is the JSON");
+    assert_eq!(v["MInstance"], "MI:PublicSquare");
+    // A click on the second resource reads it.
+    let screen = h.screen();
+    let (row, col) = screen
+        .lines()
+        .enumerate()
+        .find_map(|(y, l)| {
+            l.find("dac://spaces/Space:Square")
+                .map(|x| (y, l[..x].chars().count()))
+        })
+        .expect("the second row");
+    h.click(col as u16, row as u16);
+    h.until(WAIT, "the Space read", |app| {
+        overlay(app).is_some_and(
+            |r| matches!(&r.shown, Some(Ok(read)) if read.uri == "dac://spaces/Space:Square"),
+        )
+    })
+    .await;
+    h.key(KeyCode::Esc);
+    assert!(h.runner.app.overlay.is_none());
+}
+
+/// `e` on a turn: the `bkn-explorer send` line, run for real in a shell, reaches the same
+/// server and gives the same answer.
+#[tokio::test]
+async fn an_exported_send_line_run_for_real_gives_the_same_answer() {
+    let mut h = on_reference_servers().await;
+    fill(&mut h, "Question", "What is the bench, and isn't it Ana's?");
+    fill(&mut h, "Terms", "bench");
+    let turn = send(&mut h).await;
+    let expected = response(&h, turn);
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char('e'));
+    let line = match &h.runner.app.overlay {
+        Some(Overlay::Export(e)) => e.blocks[0].text.clone(),
+        _ => panic!("no Export overlay: {}", h.screen()),
+    };
+    assert!(
+        line.contains("| bkn-explorer send - --embedded dac --protocol"),
+        "{line}"
+    );
+    h.key(KeyCode::Char('y'));
+    assert_eq!(h.runner.clipboard.as_deref(), Some(line.as_str()));
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bkn-explorer"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = tokio::process::Command::new("sh")
+        .args(["-c", &line])
+        .env("PATH", path)
+        .output()
+        .await
+        .expect("sh runs");
+    assert!(
+        out.status.success(),
+        "{line}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut got: Value = serde_json::from_slice(&out.stdout).expect("send prints the Response");
+    let mut expected = expected;
+    // A new dialogue: its own DialogID; the ids and the time each answer is given anew
+    // (QueryID, QueryTime, the DataID of its data); everything else the same.
+    for v in [&mut got, &mut expected] {
+        let o = v.as_object_mut().unwrap();
+        for k in ["DialogID", "QueryID", "QueryTime"] {
+            assert!(o.remove(k).is_some(), "{k}");
+        }
+        o["DataXMData"].as_object_mut().unwrap().remove("DataID");
+    }
+    assert_eq!(got, expected);
+}
+
+/// The JSON-RPC answer with id 1 in what curl printed (JSON, or server-sent events), and
+/// the Response its tool result holds.
+fn curl_response(out: &str) -> Value {
+    let answer = out
+        .lines()
+        .map(|l| l.trim().trim_start_matches("data:").trim())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["id"] == 1)
+        .unwrap_or_else(|| panic!("no answer with id 1 in:\n{out}"));
+    let result = &answer["result"];
+    assert_ne!(result["isError"], true, "{answer:#}");
+    serde_json::from_str(
+        result["content"][0]["text"]
+            .as_str()
+            .expect("a text content"),
+    )
+    .expect("the Response")
+}
+
+/// `e` on a turn with an HTTP server, in both generations: the curl lines, run for real,
+/// reach the server (2026-07-28: one POST; 2025-11-25: initialize, the call on the session,
+/// DELETE) and give the same answer.
+#[tokio::test]
+async fn exported_curl_lines_run_for_real_give_the_same_answer_in_both_generations() {
+    use bkn_explorer::client::generation::ProtocolChoice;
+    let server = common::spawn_http(&["dac".to_owned()]).await;
+    for (choice, version) in [
+        (ProtocolChoice::Stateless, "2026-07-28"),
+        (ProtocolChoice::Session, "2025-11-25"),
+    ] {
+        let mut spec = ServerSpec::from_url(&server.url).expect("a URL");
+        spec.protocol = Some(choice);
+        let mut h = Harness::new(options(vec![spec], "dark"));
+        h.until(WAIT, "the dialogue to open", |app| {
+            app.dialogues
+                .nth(0)
+                .is_some_and(|d| d.status == Status::Open)
+        })
+        .await;
+        fill(&mut h, "Question", "What is the bench?");
+        fill(&mut h, "Terms", "bench");
+        let turn = send(&mut h).await;
+        let mut expected = response(&h, turn);
+        h.key(KeyCode::Esc);
+        h.key(KeyCode::Char('e'));
+        let curl = match &h.runner.app.overlay {
+            Some(Overlay::Export(e)) => e.blocks[1].clone(),
+            _ => panic!("no Export overlay: {}", h.screen()),
+        };
+        assert!(curl.title.contains(version), "{}", curl.title);
+        let out = tokio::process::Command::new("sh")
+            .args(["-c", &curl.text])
+            .output()
+            .await
+            .expect("sh runs");
+        let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{}\n{printed}\n{}",
+            curl.text,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut got = curl_response(&printed);
+        for v in [&mut got, &mut expected] {
+            let o = v.as_object_mut().unwrap();
+            for k in ["DialogID", "QueryID", "QueryTime"] {
+                assert!(o.remove(k).is_some(), "{k}");
+            }
+            o["DataXMData"].as_object_mut().unwrap().remove("DataID");
+        }
+        assert_eq!(got, expected, "{version}");
     }
 }

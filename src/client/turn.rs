@@ -371,7 +371,7 @@ impl Turn {
             kind,
             outcome: text(response.as_ref(), "/Outcome").map(|o| Shown::read(&o, Outcome::parse)),
             overall: text(response.as_ref(), "/Feasibility/Overall")
-                .map(|o| Shown::read(&o, |s| Overall::ALL.into_iter().find(|v| v.as_str() == s))),
+                .map(|o| Shown::read(&o, Overall::parse)),
         }
     }
 

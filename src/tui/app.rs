@@ -453,7 +453,9 @@ impl App {
         Some(id)
     }
 
-    /// Shows a dialogue, keeping the focus of the one that was shown with it.
+    /// Shows a dialogue, keeping the focus of the one that was shown with it; but never
+    /// into the composer from outside it (switching dialogues in NAV leaves letters commands:
+    /// only the user's own keys enter EDIT).
     pub fn show_dialogue(&mut self, id: DialogueId) {
         if let Some(old) = self.current.and_then(|i| self.dialogues.get_mut(i)) {
             old.focus = Some(self.focus);
@@ -462,6 +464,7 @@ impl App {
             self.current = Some(id);
             if matches!(self.focus, Pane::Transcript | Pane::Detail | Pane::Composer)
                 && let Some(focus) = d.focus
+                && (focus != Pane::Composer || self.focus == Pane::Composer)
             {
                 self.focus = focus;
             }

@@ -139,6 +139,15 @@ pub enum Effect {
     Refresh {
         key: DialogueKey,
     },
+    /// List the resources of a dialogue's server; `EngineEvent::ResourcesListed` follows.
+    ListResources {
+        key: DialogueKey,
+    },
+    /// Read a resource of a dialogue's server; `EngineEvent::ResourceRead` follows.
+    ReadResource {
+        key: DialogueKey,
+        uri: String,
+    },
     /// Certify a server, stop a run, write a report (`tui::certify`); `Event::Certify`
     /// follows.
     Certify(crate::tui::certify::CertifyEffect),

@@ -34,6 +34,9 @@ pub struct Hits {
     pub overlay: Option<Rect>,
     /// An overlay's list rows (palette entries, sessions), by item.
     pub overlay_rows: Vec<(Rect, usize)>,
+    /// The parts of an overlay, by the overlay's own numbers (the Resources overlay's list
+    /// and content: where the wheel scrolls).
+    pub overlay_areas: Vec<(Rect, usize)>,
     /// How far a scrolling overlay (help, messages, a log entry) can scroll: its last page.
     pub overlay_scroll_max: Option<usize>,
 }

@@ -392,6 +392,23 @@ impl Runner {
             Effect::Refresh { key } => {
                 self.engine.refresh(key);
             }
+            Effect::ListResources { key } => {
+                if !self.engine.list_resources(key) {
+                    self.send(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+                        dialogue: key,
+                        result: Err("the dialogue is not open: R reconnects it".into()),
+                    })));
+                }
+            }
+            Effect::ReadResource { key, uri } => {
+                if !self.engine.read_resource(key, uri.clone()) {
+                    self.send(Event::Engine(Box::new(EngineEvent::ResourceRead {
+                        dialogue: key,
+                        uri,
+                        result: Err("the dialogue is not open: R reconnects it".into()),
+                    })));
+                }
+            }
             Effect::Answer { id, reply: answer } => {
                 let reply = self
                     .asks

@@ -413,7 +413,7 @@ impl App {
                 KeyCode::Esc => c.saving = None,
                 KeyCode::Enter => {
                     let format = s.format;
-                    let path = report_path(&s.input.text, format, &self.paths.cwd);
+                    let path = report_path(s.input.text(), format, &self.paths.cwd);
                     let overwrite = s.exists.as_ref() == Some(&path);
                     let text = format.text(&c.report_so_far(&c.spec));
                     fx.push(Effect::Certify(CertifyEffect::Write {

@@ -138,6 +138,8 @@ impl App {
             Action::Reconnect => self.reconnect(fx),
             Action::Send => self.send(fx),
             Action::Cancel => self.cancel(fx),
+            Action::Resources => self.open_resources(fx),
+            Action::Export => self.open_export(),
             Action::Certify => self.certify_this_server(fx),
             Action::CertifyFilter
             | Action::CertifyAgain
@@ -170,6 +172,8 @@ impl App {
                     purpose: PromptPurpose::SaveAs,
                     note,
                     secret: false,
+                    completions: Vec::new(),
+                    selected: 0,
                 }));
             }
             Action::Open if self.session.unsaved > 0 => {
@@ -228,6 +232,15 @@ impl App {
             | Action::Top
             | Action::Bottom => self.move_in(action),
             Action::Select => self.select(fx),
+            Action::Search | Action::SearchNext | Action::SearchPrev => {}
+            // Only an overlay or a question means something by these (`tui::overlay`).
+            Action::Complete
+            | Action::Yes
+            | Action::No
+            | Action::SaveFirst
+            | Action::SetAside
+            | Action::Overwrite
+            | Action::SaveElsewhere => {}
             Action::ComposerMode => {
                 if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() {
                     self.focus = Pane::Composer;
@@ -384,6 +397,8 @@ impl App {
                     _ => {}
                 }
             }
+            Outcome::Resources(ask) => self.resources_ask(ask, fx),
+            Outcome::Export(ask) => self.export_ask(ask, fx),
             Outcome::Replied(ask, reply) => {
                 self.overlay = None;
                 self.replied(ask, reply, fx);
@@ -453,6 +468,7 @@ impl App {
                 }
                 _ => {}
             },
+            Outcome::CompletePath(typed) => fx.push(Effect::CompletePath { typed }),
             Outcome::OpenPath(path) => fx.push(Effect::ReadSession {
                 path,
                 purpose: crate::tui::event::OpenPurpose::Open,
@@ -568,7 +584,11 @@ impl App {
                     | Action::Top
                     | Action::Bottom
                     | Action::Cancel
-            ) {
+                    | Action::Search
+                    | Action::SearchNext
+                    | Action::SearchPrev
+            ) && !a.in_overlay_only()
+            {
                 push(a.clone());
             }
         }
@@ -787,11 +807,28 @@ impl App {
         }
     }
 
+    /// Esc, one step out: in the composer (EDIT), back to NAV, always (a completion list
+    /// closed first, by the composer); outside it, the pending turn, replay or scenario is
+    /// stopped.
     fn cancel(&mut self, fx: &mut Vec<Effect>) {
+        if self.focus == Pane::Composer {
+            self.focus = Pane::Transcript;
+            let running = self.current_dialogue().is_some_and(|d| {
+                d.pending.as_ref().is_some_and(|p| !p.cancelling)
+                    || d.replay.as_ref().is_some_and(|r| r.running)
+                    || d.scenario.as_ref().is_some_and(|s| s.running)
+            });
+            if running {
+                self.notify(
+                    "out of the composer; a turn is under way: Esc again cancels it",
+                    Severity::Info,
+                );
+            }
+            return;
+        }
         if let Some(i) = self.current
             && let Some(d) = self.dialogues.get_mut(i)
         {
-            // Asked once already: a second Esc leaves the composer.
             if let Some(p) = &mut d.pending
                 && !p.cancelling
             {
@@ -802,14 +839,8 @@ impl App {
                     Some(task) => format!("tasks/cancel for task {}", task.task_id),
                     None => "notifications/cancelled".to_owned(),
                 };
-                // Esc did only that: the composer keeps the focus (the status line's TYPING
-                // says so), and says how to leave it.
-                let again = match self.focus {
-                    Pane::Composer => "; Esc again leaves the composer",
-                    _ => "",
-                };
                 self.notify(
-                    format!("cancelling: the server is told ({told}){again}"),
+                    format!("cancelling: the server is told ({told})"),
                     Severity::Info,
                 );
                 return;
@@ -828,11 +859,7 @@ impl App {
                     "stopping the scenario after the step in flight",
                     Severity::Info,
                 );
-                return;
             }
-        }
-        if self.focus == Pane::Composer {
-            self.focus = Pane::Transcript;
         }
     }
 
@@ -981,7 +1008,7 @@ impl App {
     }
 
     /// Puts text on the clipboard by OSC 52, and says honestly whether that can have worked.
-    fn clipboard(&mut self, text: String, fx: &mut Vec<Effect>) {
+    pub(super) fn clipboard(&mut self, text: String, fx: &mut Vec<Effect>) {
         let size = text.len();
         let write = self.keymap.first_key(&Action::WriteJson);
         let how = if self.in_tmux {

@@ -184,15 +184,29 @@ impl App {
                 }
             }
             EngineEvent::Client(ClientEvent::Log(entry)) => self.log.push(entry),
-            EngineEvent::Client(ClientEvent::ListChanged { connection, .. }) => {
-                if let Some(d) = self
+            EngineEvent::Client(ClientEvent::ListChanged {
+                connection, what, ..
+            }) => {
+                let open = self
                     .dialogues
                     .values()
                     .find(|d| d.connection == Some(connection) && d.status == Status::Open)
-                {
-                    fx.push(Effect::Refresh { key: d.key });
+                    .map(|d| d.key);
+                if let Some(key) = open {
+                    fx.push(Effect::Refresh { key });
+                    if what.contains("resources") {
+                        self.resources_changed(key, fx);
+                    }
                 }
             }
+            EngineEvent::ResourcesListed { dialogue, result } => {
+                self.resources_listed(dialogue, result)
+            }
+            EngineEvent::ResourceRead {
+                dialogue,
+                uri,
+                result,
+            } => self.resource_read(dialogue, uri, result),
             EngineEvent::Refreshed {
                 dialogue,
                 summary,

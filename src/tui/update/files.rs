@@ -329,12 +329,24 @@ impl App {
         }
     }
 
-    pub(super) fn path_completions(&mut self, typed: String, paths: Vec<String>) {
-        if let Some(Overlay::Open(o)) = &mut self.overlay
-            && o.input.text == typed
-        {
-            o.completions = paths;
-            o.selected = 0;
+    /// What the runner found to complete a path typed (in the Open overlay, as it is typed;
+    /// in a prompt, after Tab).
+    pub(super) fn path_completions(
+        &mut self,
+        typed: String,
+        paths: Vec<String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let outcome = match &mut self.overlay {
+            Some(Overlay::Open(o)) => {
+                o.completed(&typed, paths);
+                None
+            }
+            Some(Overlay::Prompt(p)) => p.completed(&typed, paths),
+            _ => None,
+        };
+        if let Some(outcome) = outcome {
+            self.overlay_outcome(outcome, fx);
         }
     }
 

@@ -82,6 +82,8 @@ impl App {
             purpose: PromptPurpose::SaveTest,
             note,
             secret: false,
+            completions: Vec::new(),
+            selected: 0,
         }));
     }
 
@@ -158,6 +160,8 @@ impl App {
             purpose: PromptPurpose::RunScenario,
             note: "its steps become the turns of a dialogue of their own".into(),
             secret: false,
+            completions: Vec::new(),
+            selected: 0,
         }));
     }
 

@@ -60,6 +60,8 @@ impl App {
             purpose: PromptPurpose::AddServer,
             note: self.add_server_note(),
             secret: false,
+            completions: Vec::new(),
+            selected: 0,
         }));
     }
 
@@ -198,6 +200,8 @@ impl App {
                 request.variable()
             ),
             secret: request.password,
+            completions: Vec::new(),
+            selected: 0,
         }));
     }
 

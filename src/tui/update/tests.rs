@@ -484,7 +484,7 @@ fn a_failed_turn_leaves_its_commitments_unsent_and_ids_stay_unique() {
     let d = t.current();
     let view = d.commitments_at(0);
     assert!(
-        view.rows.iter().all(|r| r.state.is_none()),
+        view.rows.iter().all(|r| r.state.is_absent()),
         "nothing is shown as retained: {view:?}"
     );
     // Two commitments typed without an ID get IDs the dialogue has not used.
@@ -614,9 +614,16 @@ fn send_asks_the_runner_and_esc_cancels_the_pending_turn() {
     assert!(t.current().pending.is_some());
     // A second F5 while pending sends nothing.
     assert!(t.key(KeyCode::F(5)).is_empty());
+    // Esc in the composer leaves it (NAV); Esc outside cancels the turn, and only that.
+    assert!(t.key(KeyCode::Esc).is_empty());
+    assert_eq!(t.app.focus, Pane::Transcript);
     let fx = t.key(KeyCode::Esc);
     assert!(matches!(&fx[..], [Effect::Cancel { key: 1 }]), "{fx:?}");
-    assert_eq!(t.app.focus, Pane::Composer, "Esc cancelled, and only that");
+    assert_eq!(
+        t.app.focus,
+        Pane::Transcript,
+        "Esc cancelled, and only that"
+    );
 }
 
 #[test]
@@ -659,6 +666,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
             .task_id,
         "task-9"
     );
+    t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Esc);
     assert!(matches!(&fx[..], [Effect::Cancel { key: 1 }]), "{fx:?}");
     let said = &t.app.notice.as_ref().unwrap().text;
@@ -2251,43 +2259,101 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
     assert_eq!(token, Some(Some("s3cret".into())), "{fx:?}");
 }
 
+/// The status line's first word: the mode.
+fn mode_word(t: &T) -> &'static str {
+    let s = screen(t, 120, 40);
+    let last = s.lines().last().unwrap().trim_start().to_owned();
+    if last.starts_with("✎ EDIT ") {
+        "✎ EDIT"
+    } else if last.starts_with("NAV ") {
+        "NAV"
+    } else {
+        panic!("no mode on the status line: {last}")
+    }
+}
+
 #[test]
-fn focus_is_unmistakable_and_esc_after_cancelling_a_turn_leaves_the_composer() {
+fn focus_is_unmistakable_and_esc_always_leaves_the_composer() {
     let mut t = T::reference();
     assert!(t.app.typing());
-    // The status line says letters are text.
-    assert!(
-        screen(&t, 120, 40)
-            .lines()
-            .last()
-            .unwrap()
-            .contains("✎ TYPING")
-    );
+    // The status line says letters are text; the composer's title has the mark.
+    assert_eq!(mode_word(&t), "✎ EDIT");
+    assert!(screen(&t, 120, 40).contains("▶ Compose"));
     t.type_text("Where?");
     let fx = t.key(KeyCode::F(5));
     assert!(matches!(&fx[..], [Effect::Send { .. }]), "{fx:?}");
-    // Esc cancels the pending turn, and says that the composer still has the focus.
+    // Esc in the composer: back to NAV, always; the turn goes on, and how to cancel it is said.
     let fx = t.key(KeyCode::Esc);
-    assert!(matches!(&fx[..], [Effect::Cancel { .. }]), "{fx:?}");
-    assert!(
-        t.app
-            .notice
-            .as_ref()
-            .unwrap()
-            .text
-            .contains("Esc again leaves")
-    );
-    assert!(screen(&t, 120, 40).contains("✎ TYPING"));
-    // Esc again: out of it, and the badge gone; the next letter is a command.
-    t.key(KeyCode::Esc);
+    assert!(fx.is_empty(), "{fx:?}");
     assert_eq!(t.app.focus, Pane::Transcript);
     assert!(!t.app.typing());
-    assert!(!screen(&t, 120, 40).contains("✎ TYPING"));
+    assert_eq!(mode_word(&t), "NAV");
+    assert!(screen(&t, 120, 40).contains("┏▶ Dialogue 1"));
+    let notice = &t.app.notice.as_ref().unwrap().text;
+    assert!(notice.contains("Esc again cancels"), "{notice}");
+    // Esc outside the composer: the pending turn is cancelled; the focus stays in NAV.
+    let fx = t.key(KeyCode::Esc);
+    assert!(matches!(&fx[..], [Effect::Cancel { .. }]), "{fx:?}");
+    assert_eq!(t.app.focus, Pane::Transcript);
     t.key(KeyCode::Char('?'));
     assert!(
         matches!(t.app.overlay, Some(Overlay::Help { .. })),
         "a command, not text"
     );
+}
+
+#[test]
+fn switching_to_a_dialogue_never_enters_edit() {
+    let mut t = T::reference();
+    // The first dialogue was left in the composer (a click on the next tab, say).
+    assert_eq!(t.app.focus, Pane::Composer);
+    t.app.show_dialogue(t.app.dialogues.id_at(1).unwrap());
+    t.key(KeyCode::Esc);
+    assert_eq!(t.app.focus, Pane::Transcript);
+    // Back to the first, whose composer had the focus: NAV stays, `1` is a command.
+    t.key(KeyCode::Char('1'));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(0));
+    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(mode_word(&t), "NAV");
+    t.key(KeyCode::Char('2'));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(1));
+    assert!(
+        t.current()
+            .composer
+            .fields
+            .iter()
+            .all(|f| f.text().is_empty())
+    );
+}
+
+#[test]
+fn the_status_line_says_what_enter_does_in_the_composer() {
+    let mut t = T::reference();
+    focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
+    assert!(screen(&t, 120, 40).contains("Enter new line"));
+    focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Space");
+    assert!(screen(&t, 120, 40).contains("Enter next field"));
+}
+
+#[test]
+fn fields_below_the_composers_room_are_said_at_80x24() {
+    let mut t = T::reference();
+    // A feasibility's first field: its Release field is out of view at 80x24.
+    focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Question");
+    t.app.size = ratatui::layout::Rect::new(0, 0, 80, 24);
+    let s = screen(&t, 80, 24);
+    assert!(!s.contains("Release"), "{s}");
+    assert!(s.contains("more (Tab)"), "{s}");
+    // Tab down to it: in view, and what is above said.
+    for _ in 0..8 {
+        if screen(&t, 80, 24).contains("Release") {
+            break;
+        }
+        t.key(KeyCode::Tab);
+    }
+    let s = screen(&t, 80, 24);
+    assert!(s.contains("Release"), "{s}");
+    assert!(s.contains("above"), "{s}");
 }
 
 #[test]
@@ -2342,4 +2408,98 @@ fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
     // What the engine still says of the closed dialogue is dropped.
     assert!(t.finished(1, grounding(0)).is_empty());
     assert_eq!(t.app.session.unsaved, 0);
+}
+
+#[test]
+fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes() {
+    use crate::client::resources::{Listed, Read};
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::F(3));
+    assert!(
+        matches!(&fx[..], [Effect::ListResources { key: 1 }]),
+        "{fx:?}"
+    );
+    let listed = |uri: &str| Listed {
+        uri: uri.into(),
+        name: uri.into(),
+        title: None,
+        description: None,
+        mime_type: Some("application/json".into()),
+    };
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 1,
+        result: Ok(vec![listed("dac://domain"), listed("dac://spaces/S")]),
+    })));
+    // A list for another dialogue is not this overlay's.
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 2,
+        result: Ok(Vec::new()),
+    })));
+    assert!(screen(&t, 120, 40).contains("› dac://domain"));
+    t.key(KeyCode::Down);
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::ReadResource { key: 1, uri }] if uri == "dac://spaces/S"),
+        "{fx:?}"
+    );
+    t.event(Event::Engine(Box::new(EngineEvent::ResourceRead {
+        dialogue: 1,
+        uri: "dac://spaces/S".into(),
+        result: Ok(Read {
+            uri: "dac://spaces/S".into(),
+            mime_type: Some("application/json".into()),
+            shown: "{\n  \"SpaceID\": \"S\"\n}\n".into(),
+            json: true,
+        }),
+    })));
+    assert!(screen(&t, 120, 40).contains("\"SpaceID\": \"S\""));
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(
+        matches!(&fx[..], [Effect::Clipboard { text }] if text.contains("SpaceID")),
+        "{fx:?}"
+    );
+    // notifications/resources/list_changed: the server's offer read again, and the list.
+    let fx = t.event(Event::Engine(Box::new(EngineEvent::Client(
+        crate::client::event::Event::ListChanged {
+            connection: 1,
+            what: "resources",
+        },
+    ))));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ListResources { key: 1 }))
+            && fx.iter().any(|e| matches!(e, Effect::Refresh { key: 1 })),
+        "{fx:?}"
+    );
+    // The selection stays on its URI when the new list comes.
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 1,
+        result: Ok(vec![
+            listed("dac://a"),
+            listed("dac://domain"),
+            listed("dac://spaces/S"),
+        ]),
+    })));
+    assert!(screen(&t, 120, 40).contains("› dac://spaces/S"));
+    t.key(KeyCode::Esc);
+    assert!(t.app.overlay.is_none());
+}
+
+#[test]
+fn export_without_a_turn_exports_the_draft() {
+    let mut t = T::reference();
+    t.type_text("Where is the bench?");
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('e'));
+    let Some(Overlay::Export(e)) = &t.app.overlay else {
+        panic!("no Export overlay");
+    };
+    assert_eq!(e.what, "the draft");
+    assert!(
+        e.blocks[0].text.contains("Where is the bench?"),
+        "{}",
+        e.blocks[0].text
+    );
+    assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
 }
