@@ -2485,6 +2485,42 @@ fn the_log_filter_is_the_one_line_editor() {
     assert!(!t.app.log.editing_filter);
 }
 
+/// An id kept from before (the last frame's hits, an engine event under way) names
+/// nothing once its server and dialogue are gone: nothing happens, nothing panics.
+#[test]
+fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
+    use crate::tui::app::SidebarRow;
+    let mut t = T::reference();
+    let server = t.app.servers.id_at(0).unwrap();
+    let dialogue = t.app.dialogues.id_at(0).unwrap();
+    let other = t.app.dialogues.id_at(1).unwrap();
+    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
+    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
+    t.app.current = Some(dialogue);
+    let mut fx = Vec::new();
+    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    assert_eq!(closes(&fx), [1], "no turns: removed at once");
+    assert!(!t.app.servers.contains(server) && !t.app.dialogues.contains(dialogue));
+    assert_eq!(t.app.current, Some(other), "the tab after it shows");
+    assert_eq!(
+        t.app.sidebar_rows().len(),
+        2,
+        "the other server and its dialogue"
+    );
+    for (column, row) in [(25, 0), (5, 2)] {
+        t.event(Event::Input(Input::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })));
+        assert_eq!(t.app.current, Some(other), "a stale hit does nothing");
+    }
+    // What the engine still says of the closed dialogue is dropped.
+    assert!(t.finished(1, grounding(0)).is_empty());
+    assert_eq!(t.app.session.unsaved, 0);
+}
+
 #[test]
 fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes() {
     use crate::client::resources::{Listed, Read};
@@ -2578,40 +2614,4 @@ fn export_without_a_turn_exports_the_draft() {
     );
     assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
-}
-
-/// An id kept from before (the last frame's hits, an engine event under way) names
-/// nothing once its server and dialogue are gone: nothing happens, nothing panics.
-#[test]
-fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
-    use crate::tui::app::SidebarRow;
-    let mut t = T::reference();
-    let server = t.app.servers.id_at(0).unwrap();
-    let dialogue = t.app.dialogues.id_at(0).unwrap();
-    let other = t.app.dialogues.id_at(1).unwrap();
-    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
-    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
-    t.app.current = Some(dialogue);
-    let mut fx = Vec::new();
-    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
-    assert_eq!(closes(&fx), [1], "no turns: removed at once");
-    assert!(!t.app.servers.contains(server) && !t.app.dialogues.contains(dialogue));
-    assert_eq!(t.app.current, Some(other), "the tab after it shows");
-    assert_eq!(
-        t.app.sidebar_rows().len(),
-        2,
-        "the other server and its dialogue"
-    );
-    for (column, row) in [(25, 0), (5, 2)] {
-        t.event(Event::Input(Input::Mouse(MouseEvent {
-            kind: MouseEventKind::Down(MouseButton::Left),
-            column,
-            row,
-            modifiers: KeyModifiers::NONE,
-        })));
-        assert_eq!(t.app.current, Some(other), "a stale hit does nothing");
-    }
-    // What the engine still says of the closed dialogue is dropped.
-    assert!(t.finished(1, grounding(0)).is_empty());
-    assert_eq!(t.app.session.unsaved, 0);
 }
