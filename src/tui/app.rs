@@ -417,6 +417,18 @@ impl App {
         interface: Interface,
         effects: &mut Vec<Effect>,
     ) -> usize {
+        self.open_dialogue_as(server, interface, None, effects)
+    }
+
+    /// The same, asking first for the MCP generation of `spoke` (the version a dialogue it
+    /// goes on with spoke: a take-over).
+    pub fn open_dialogue_as(
+        &mut self,
+        server: usize,
+        interface: Interface,
+        spoke: Option<String>,
+        effects: &mut Vec<Effect>,
+    ) -> usize {
         let key = self.new_key();
         let n = self.dialogues.iter().filter(|d| d.server == server).count() + 1;
         let name = format!("{} #{n}", self.servers[server].name);
@@ -437,6 +449,7 @@ impl App {
             overrides,
             first_turn: 0,
             goes_on: None,
+            spoke,
         });
         self.dialogues.push(d);
         let index = self.dialogues.len() - 1;

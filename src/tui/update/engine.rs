@@ -56,8 +56,19 @@ impl App {
                     DialogIdOrigin::McpSession => "the MCP session id",
                     DialogIdOrigin::Client => "made by the explorer",
                 };
+                // It speaks another MCP generation than it did (recorded, or before the
+                // reconnect): said, as where its state lives changed.
+                if let Some(note) = &summary.generation_note {
+                    self.log.push(crate::client::event::LogEntry::new(
+                        connection,
+                        crate::client::event::LogKind::Client,
+                        note.clone(),
+                    ));
+                    self.notify(note.clone(), Severity::Warning);
+                }
                 let d = &mut self.dialogues[i];
                 d.status = Status::Open;
+                d.protocol_version = Some(summary.protocol_version.clone());
                 // A new 2026-07-28 dialogue starts at 0 whatever the transcript says.
                 d.next_turn = next_turn;
                 d.connection = Some(connection);
@@ -120,6 +131,7 @@ impl App {
                         overrides,
                         first_turn: 0,
                         goes_on: None,
+                        spoke: self.dialogues[i].protocol_version.clone(),
                     });
                     return;
                 }
@@ -423,6 +435,11 @@ impl App {
                 let Some(i) = self.dialogue_index(dialogue) else {
                     return;
                 };
+                if let Ok(r) = &result
+                    && let Some(note) = &r.generation_note
+                {
+                    self.notify(format!("replay: {note}"), Severity::Warning);
+                }
                 let d = &mut self.dialogues[i];
                 let (text, severity) = match &result {
                     Ok(r) if !r.differs() => (

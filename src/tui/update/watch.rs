@@ -71,6 +71,7 @@ impl App {
                 server,
                 interface,
                 dialog_id,
+                protocol_version,
             } => {
                 let index = live
                     .servers
@@ -90,6 +91,7 @@ impl App {
                 let mut d = DialogueState::new(key, name.clone(), index, interface);
                 d.status = Status::Live;
                 d.dialog_id = Some(dialog_id);
+                d.protocol_version = protocol_version;
                 d.focus = Some(crate::tui::action::Pane::Transcript);
                 self.dialogues.push(d);
                 if let Some(live) = &mut self.live {
@@ -177,8 +179,13 @@ impl App {
         let recorded: Vec<crate::client::turn::Turn> =
             d.turns[..=upto].iter().map(|t| t.turn.clone()).collect();
         let next = d.turns.get(upto + 1).map(|t| t.turn.request_value());
-        let (server, interface, source, source_key) =
-            (d.server, d.interface, d.name.clone(), d.key);
+        let (server, interface, source, source_key, spoke) = (
+            d.server,
+            d.interface,
+            d.name.clone(),
+            d.key,
+            d.protocol_version.clone(),
+        );
         // The source's Replay tab shows how the answers differ, turn by turn.
         let d = &mut self.dialogues[i];
         for t in &mut d.turns {
@@ -188,7 +195,8 @@ impl App {
             running: true,
             ..Default::default()
         });
-        let new = self.open_dialogue(server, interface, fx);
+        // In the MCP generation the recorded dialogue spoke, where the server still speaks it.
+        let new = self.open_dialogue_as(server, interface, spoke, fx);
         self.dialogues[new].name = format!("{source} · taken over");
         self.dialogues[new].takeover = Some(crate::tui::dialogue::TakeOver {
             source: source_key,
