@@ -755,7 +755,8 @@ fn send_to_a_server_without_a_bkn_tool_points_to_its_tools_calls_and_resources()
 
 fn peer(flags: &str) -> String {
     format!(
-        "python3 {}/tests/peers/raw_dac_server.py {flags}",
+        "{} {}/tests/peers/raw_dac_server.py {flags}",
+        common::python3().expect("python3"),
         env!("CARGO_MANIFEST_DIR")
     )
 }

@@ -12,6 +12,7 @@ use bkn_explorer::protocol::{Interface, Mode};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::path::Path;
+use strum::VariantArray;
 
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -286,7 +287,7 @@ enum Planned {
         /// Commitments asked for and released, from a pool of four IDs.
         retain: Vec<u8>,
         release: Vec<u8>,
-        /// PA Statuses of the plan (feasibility only), indices into `PaStatus::ALL`.
+        /// PA Statuses of the plan (feasibility only), indices into `PaStatus::VARIANTS`.
         steps: Vec<usize>,
         gap: u64,
         float: bool,
@@ -380,7 +381,7 @@ fn conformant_dialogue(plan: &[Planned]) -> (Vec<Value>, Vec<usize>, Vec<Recorde
                 not_answered,
             } => {
                 turn += gap;
-                let kind = Kind::ALL[*kind];
+                let kind = Kind::VARIANTS[*kind];
                 request["Kind"] = json!(kind.as_str());
                 request["TurnIndex"] = index(turn, *float);
                 let retain: Vec<String> = retain.iter().map(|i| format!("c{i}")).collect();
@@ -425,7 +426,7 @@ fn conformant_dialogue(plan: &[Planned]) -> (Vec<Value>, Vec<usize>, Vec<Recorde
                     }
                     if kind == Kind::Feasibility {
                         let statuses: Vec<PaStatus> =
-                            steps.iter().map(|s| PaStatus::ALL[*s]).collect();
+                            steps.iter().map(|s| PaStatus::VARIANTS[*s]).collect();
                         response["Feasibility"] = json!({
                             "Steps": statuses.iter().enumerate().map(|(i, s)| json!({"Step": i, "PAStatus": s.as_str(), "Reason": "because"})).collect::<Vec<_>>(),
                             "Overall": Overall::of(statuses.iter().copied()).as_str(),

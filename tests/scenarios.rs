@@ -492,7 +492,8 @@ steps:
     )
     .unwrap();
     let peer = format!(
-        "python3 {}/tests/peers/raw_dac_server.py --clash-feasible",
+        "{} {}/tests/peers/raw_dac_server.py --clash-feasible",
+        common::python3().expect("python3"),
         env!("CARGO_MANIFEST_DIR")
     );
     let (code, out, err) = run(&["test", path.to_str().unwrap(), "--stdio", &peer]);

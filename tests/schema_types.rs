@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
+use strum::VariantArray;
 
 fn base(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -111,54 +112,67 @@ fn assert_same(rust: &[&str], interface: Interface, mode: Mode, pointer: &str) {
 
 #[test]
 fn rust_enums_match_schema_enums() {
-    let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+    let kinds: Vec<&str> = Kind::VARIANTS.iter().map(|k| k.as_str()).collect();
     assert_same(&kinds, Interface::Dac, Mode::Request, "/properties/Kind");
-    let statuses: Vec<&str> = PaStatus::ALL.iter().map(|s| s.as_str()).collect();
+    let statuses: Vec<&str> = PaStatus::VARIANTS.iter().map(|s| s.as_str()).collect();
     assert_same(
         &statuses,
         Interface::Dac,
         Mode::Response,
         "/properties/Feasibility/properties/Steps/items/properties/PAStatus",
     );
-    let overall: Vec<&str> = Overall::ALL.iter().map(|s| s.as_str()).collect();
+    let overall: Vec<&str> = Overall::VARIANTS.iter().map(|s| s.as_str()).collect();
     assert_same(
         &overall,
         Interface::Dac,
         Mode::Response,
         "/properties/Feasibility/properties/Overall",
     );
-    let states: Vec<&str> = CommitmentState::ALL.iter().map(|s| s.as_str()).collect();
+    let states: Vec<&str> = CommitmentState::VARIANTS
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
     assert_same(
         &states,
         Interface::Dac,
         Mode::Response,
         "/properties/CommitmentStatus/items/properties/Status",
     );
-    let natures: Vec<&str> = Nature::ALL.iter().map(|s| s.as_str()).collect();
+    let natures: Vec<&str> = Nature::VARIANTS.iter().map(|s| s.as_str()).collect();
     assert_same(
         &natures,
         Interface::Dac,
         Mode::Response,
         "/properties/Failure/properties/Nature",
     );
-    let outcomes: Vec<&str> = Outcome::ALL.iter().map(|s| s.as_str()).collect();
+    let outcomes: Vec<&str> = Outcome::VARIANTS.iter().map(|s| s.as_str()).collect();
     for interface in Interface::ALL {
         assert_same(&outcomes, interface, Mode::Response, "/properties/Outcome");
     }
-    let modes: Vec<&str> = EngagementMode::ALL.iter().map(|s| s.as_str()).collect();
+    let modes: Vec<&str> = EngagementMode::VARIANTS
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
     assert_same(
         &modes,
         Interface::Usr,
         Mode::Response,
         "/properties/Engagement/properties/Mode",
     );
-    // serde spells them as the schema does.
-    for s in PaStatus::ALL {
-        assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+    // serde spells them as strum does (so as the schema does).
+    fn same_names<T: VariantArray + Serialize + Copy + Into<&'static str>>() {
+        for v in T::VARIANTS {
+            let name: &'static str = (*v).into();
+            assert_eq!(serde_json::to_value(v).unwrap(), name);
+        }
     }
-    for k in Kind::ALL {
-        assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
-    }
+    same_names::<Kind>();
+    same_names::<PaStatus>();
+    same_names::<Overall>();
+    same_names::<CommitmentState>();
+    same_names::<Nature>();
+    same_names::<Outcome>();
+    same_names::<EngagementMode>();
 }
 
 #[test]

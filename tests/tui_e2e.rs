@@ -321,6 +321,8 @@ fn compose_and_send_a_feasibility_request_and_read_the_pa_statuses() {
     );
     assert!(screen.contains("2 of 3 steps Ack"), "{screen}");
     assert!(screen.contains("answered · partia"), "{screen}");
+    // The transcript row counts the steps by PA Status.
+    assert!(screen.contains("2 Ack · 1 InsRights"), "{screen}");
     // Out of the composer (Esc: no turn is pending), q asks first (one turn is not saved),
     // y leaves, and the terminal is itself again.
     t.keys(&["Escape"]);
@@ -543,11 +545,21 @@ fn a_refused_recovery_keeps_the_file_and_new_turns_do_not_overwrite_it() {
     t.keys(&["n"]);
     t.wait_for(&["semantic_grounding"], "a fresh start");
     send_a_grounding(&t);
-    let kept: Vec<_> = std::fs::read_dir(data.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("recovered-"))
-        .collect();
+    // The runner moves the file aside on its own task: wait for it (the bound is only there
+    // so that a run where it never happens fails instead of hanging).
+    let moved_aside = || -> Vec<_> {
+        std::fs::read_dir(data.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("recovered-"))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut kept = moved_aside();
+    while kept.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        kept = moved_aside();
+    }
     assert_eq!(kept.len(), 1, "the crashed run's autosave was moved aside");
     let text = std::fs::read_to_string(kept[0].path()).unwrap();
     assert!(
@@ -1311,7 +1323,10 @@ fn enter_on_a_failed_rule_opens_its_evidence_against_a_faulty_server() {
     let t = Tmux::start(
         80,
         24,
-        "--stdio 'python3 tests/peers/certify_peer.py --forget-release'",
+        &format!(
+            "--stdio '{} tests/peers/certify_peer.py --forget-release'",
+            common::python3().expect("python3")
+        ),
     );
     t.wait_for(&["semantic_grounding"], "the peer's dialogue");
     t.keys(&["Escape", "V"]);
@@ -1329,5 +1344,94 @@ fn enter_on_a_failed_rule_opens_its_evidence_against_a_faulty_server() {
     t.keys(&["r"]);
     t.wait_for(&["Replay"], "the replay");
     t.keys(&["C-q"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// The Resources overlay as a user finds it: from the palette, in a terminal without colour
+/// (the selected row in reverse video and marked ›), a resource read by a click, pretty JSON;
+/// F3 opens it again, Esc closes it.
+#[test]
+fn the_resources_overlay_lists_and_reads_by_the_palette_and_the_mouse_without_colour() {
+    let t = Tmux::start_with(120, 40, "", &["NO_COLOR=1"], tempfile::tempdir().unwrap());
+    t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+    t.keys(&["Escape", ":"]);
+    t.wait_for(&["Quit"], "the palette");
+    t.type_text("resources of");
+    t.wait_for(&["Resources of the server in view"], "the action");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for(
+        &[
+            "Resources · domain-access",
+            "› dac://domain",
+            "dac://spaces/Space:Museum",
+        ],
+        "the list",
+    );
+    let styled = String::from_utf8_lossy(&t.run(&["capture-pane", "-e", "-p", "-t", "e2e"]).stdout)
+        .into_owned();
+    assert!(!styled.contains("\x1b[38;"), "no colour at all:\n{styled}");
+    assert!(
+        styled
+            .lines()
+            .any(|l| l.contains("\x1b[7m") && l.contains("dac://domain")),
+        "{styled}"
+    );
+    // A click on the Market's row reads it.
+    let (x, y) = position_of(&screen, "dac://spaces/Space:Market");
+    t.run(&[
+        "send-keys",
+        "-t",
+        "e2e",
+        "-l",
+        &format!("\x1b[<0;{x};{y}M\x1b[<0;{x};{y}m"),
+    ]);
+    t.wait_for(
+        &[
+            "dac://spaces/Space:Market · application/json · JSON",
+            "\"SpaceID\"",
+        ],
+        "the Space read",
+    );
+    t.keys(&["Escape"]);
+    t.wait_until("the overlay closed", |s| !s.contains("Resources · "));
+    t.keys(&["F3"]);
+    t.wait_for(&["Resources · domain-access"], "F3 opens it");
+    t.keys(&["Escape", "q"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+/// Where letters go is never a guess: the status line starts with ✎ EDIT in the composer and
+/// NAV outside it; Esc in the composer always goes back to NAV (a pending turn goes on until
+/// Esc outside it); switching dialogues in NAV never enters EDIT.
+#[test]
+fn the_mode_is_on_the_status_line_and_esc_always_leaves_edit() {
+    let t = Tmux::start(120, 40, "");
+    t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+    let status = |s: &str| s.lines().last().unwrap_or_default().trim_start().to_owned();
+    let screen = t.wait_still();
+    assert!(status(&screen).starts_with("✎ EDIT"), "{screen}");
+    assert!(screen.contains("▶ Compose"), "{screen}");
+    t.keys(&["Escape"]);
+    let screen = t.wait_until("NAV", |s| status(s).starts_with("NAV"));
+    assert!(screen.contains("▶ Dialogue 1"), "{screen}");
+    // To the second dialogue and back, in NAV: letters stay commands.
+    t.keys(&["2"]);
+    t.wait_for(&["user-state #1 ·"], "the second dialogue");
+    t.keys(&["1"]);
+    let screen = t.wait_still();
+    assert!(status(&screen).starts_with("NAV"), "{screen}");
+    // `c` enters EDIT; text goes to the composer; Esc leaves it again.
+    t.keys(&["c"]);
+    t.wait_until("EDIT", |s| status(s).starts_with("✎ EDIT"));
+    t.type_text("qx");
+    t.wait_for(&["qx"], "the letters typed as text");
+    t.keys(&["Escape"]);
+    t.wait_until("NAV again", |s| status(s).starts_with("NAV"));
+    t.keys(&["q"]);
+    t.wait_for(
+        &["has an unsent draft", "y quits"],
+        "q is a command: the question",
+    );
+    t.keys(&["y"]);
     assert_eq!(t.wait_exit(), "0");
 }

@@ -155,7 +155,7 @@ pub fn read(args: ReadArgs) -> u8 {
             format!("{}\n", pretty(&json!({ "contents": contents }))).as_bytes(),
         ),
         (Some(path), Format::Text) => emit(Some(path), &content_bytes(&contents)),
-        (None, Format::Text) => emit(None, shown(&contents).as_bytes()),
+        (None, Format::Text) => emit(None, crate::client::resources::shown(&contents).as_bytes()),
     };
     if let Err(e) = written {
         return fail("read", &e);
@@ -172,40 +172,6 @@ pub fn read(args: ReadArgs) -> u8 {
     } else {
         exit::NONCONFORMANT
     }
-}
-
-/// The content as a person reads it: JSON pretty-printed, text as it is, a binary content
-/// described (its bytes go to a file with `-o`).
-fn shown(contents: &[ResourceContents]) -> String {
-    let mut out = String::new();
-    for c in contents {
-        match c {
-            ResourceContents::TextResourceContents { text, .. } => {
-                match serde_json::from_str::<Value>(text) {
-                    Ok(v) => out.push_str(&pretty(&v)),
-                    Err(_) => out.push_str(text.trim_end()),
-                }
-            }
-            ResourceContents::BlobResourceContents {
-                mime_type, blob, ..
-            } => {
-                let size = base64::engine::general_purpose::STANDARD
-                    .decode(blob)
-                    .map_or_else(
-                        |_| "not valid base64".to_owned(),
-                        |b| format!("{} bytes", b.len()),
-                    );
-                out.push_str(&format!(
-                    "(binary content, {}, {size}: write it to a file with -o FILE)",
-                    mime_type.as_deref().unwrap_or("no MIME type")
-                ));
-            }
-            // A content of a kind rmcp adds later: shown as the JSON it came as.
-            other => out.push_str(&pretty(&json!(other))),
-        }
-        out.push('\n');
-    }
-    out
 }
 
 /// The content's own bytes (a binary content decoded), for `-o FILE`.

@@ -69,6 +69,17 @@ pub enum EngineEvent {
     Closed {
         dialogue: DialogueKey,
     },
+    /// The server's resources, listed (`Engine::list_resources`).
+    ResourcesListed {
+        dialogue: DialogueKey,
+        result: Result<Vec<crate::client::resources::Listed>, String>,
+    },
+    /// A resource, read (`Engine::read_resource`).
+    ResourceRead {
+        dialogue: DialogueKey,
+        uri: String,
+        result: Result<crate::client::resources::Read, String>,
+    },
     /// From the client layer: the protocol log, progress, ended connections.
     Client(Event),
 }
@@ -84,6 +95,10 @@ enum Command {
     Defaults(Box<Chosen>),
     /// Read again what the server offers (it said its tools or resources changed).
     Refresh,
+    /// List the server's resources.
+    ListResources,
+    /// Read one of them.
+    ReadResource(String),
 }
 
 struct Handle {
@@ -187,6 +202,22 @@ impl Engine {
         self.dialogues
             .get(&key)
             .is_some_and(|h| h.commands.send(Command::Refresh).is_ok())
+    }
+
+    /// Lists the resources of a dialogue's server (on its connection, after the turn in
+    /// flight); `ResourcesListed` follows. False when the dialogue is not open.
+    pub fn list_resources(&mut self, key: DialogueKey) -> bool {
+        self.dialogues
+            .get(&key)
+            .is_some_and(|h| h.commands.send(Command::ListResources).is_ok())
+    }
+
+    /// Reads a resource of a dialogue's server; `ResourceRead` follows. False when the
+    /// dialogue is not open.
+    pub fn read_resource(&mut self, key: DialogueKey, uri: String) -> bool {
+        self.dialogues
+            .get(&key)
+            .is_some_and(|h| h.commands.send(Command::ReadResource(uri)).is_ok())
     }
 
     /// Cancels the turn in flight on a dialogue, if any.
@@ -318,6 +349,35 @@ async fn run_dialogue(
             }
             Command::Defaults(chosen) => dialogue.defaults = *chosen,
             Command::Refresh => refresh(key, &mut dialogue, &events).await,
+            Command::ListResources => {
+                let result = if dialogue.connection.summary.has_resources {
+                    dialogue
+                        .connection
+                        .list_resources()
+                        .await
+                        .map(|list| list.iter().map(Into::into).collect())
+                        .map_err(|e| format!("resources/list failed: {e}"))
+                } else {
+                    Err("the server offers no resources (no resources capability)".into())
+                };
+                let _ = events.send(EngineEvent::ResourcesListed {
+                    dialogue: key,
+                    result,
+                });
+            }
+            Command::ReadResource(uri) => {
+                let result = dialogue
+                    .connection
+                    .read_resource_contents(&uri)
+                    .await
+                    .map(|contents| crate::client::resources::Read::of(&uri, &contents))
+                    .map_err(|e| format!("cannot read {uri}: {e}"));
+                let _ = events.send(EngineEvent::ResourceRead {
+                    dialogue: key,
+                    uri,
+                    result,
+                });
+            }
             Command::Close => break,
         }
     }

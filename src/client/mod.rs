@@ -20,6 +20,7 @@ pub mod listen;
 pub mod oauth;
 pub mod opening;
 pub mod param_headers;
+pub mod resources;
 pub mod spec;
 pub mod stdio;
 pub mod task;

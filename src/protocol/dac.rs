@@ -5,10 +5,28 @@
 use crate::protocol::interface::Interface;
 use crate::protocol::message::{Common, CommonDefaults, Fraction, Index, Outcome};
 use serde::{Deserialize, Serialize};
+use strum::{Display, EnumIter, EnumString, IntoStaticStr, VariantArray};
 
 /// What Basic Knowledge asks Domain Access for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    EnumIter,
+    EnumString,
+    IntoStaticStr,
+    Display,
+    VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Kind {
     SemanticGrounding,
     Affordances,
@@ -19,36 +37,26 @@ pub enum Kind {
     Commitment,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 7] = [
-        Kind::SemanticGrounding,
-        Kind::Affordances,
-        Kind::Constraints,
-        Kind::BehaviouralExpectations,
-        Kind::Feasibility,
-        Kind::Clarification,
-        Kind::Commitment,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::SemanticGrounding => "semantic_grounding",
-            Kind::Affordances => "affordances",
-            Kind::Constraints => "constraints",
-            Kind::BehaviouralExpectations => "behavioural_expectations",
-            Kind::Feasibility => "feasibility",
-            Kind::Clarification => "clarification",
-            Kind::Commitment => "commitment",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-}
+names!(Kind);
 
 /// The PA Status of MMM-TEC V2.2 that a Process Action would receive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    EnumIter,
+    EnumString,
+    IntoStaticStr,
+    Display,
+    VariantArray,
+)]
 pub enum PaStatus {
     Ack,
     Clash,
@@ -62,39 +70,9 @@ pub enum PaStatus {
     QualNS,
 }
 
+names!(PaStatus);
+
 impl PaStatus {
-    pub const ALL: [PaStatus; 10] = [
-        PaStatus::Ack,
-        PaStatus::Clash,
-        PaStatus::FaultyReq,
-        PaStatus::IncID,
-        PaStatus::IncDQ,
-        PaStatus::InsRights,
-        PaStatus::InsValue,
-        PaStatus::LocOOR,
-        PaStatus::PostRef,
-        PaStatus::QualNS,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PaStatus::Ack => "Ack",
-            PaStatus::Clash => "Clash",
-            PaStatus::FaultyReq => "FaultyReq",
-            PaStatus::IncID => "IncID",
-            PaStatus::IncDQ => "IncDQ",
-            PaStatus::InsRights => "InsRights",
-            PaStatus::InsValue => "InsValue",
-            PaStatus::LocOOR => "LocOOR",
-            PaStatus::PostRef => "PostRef",
-            PaStatus::QualNS => "QualNS",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<PaStatus> {
-        PaStatus::ALL.into_iter().find(|p| p.as_str() == s)
-    }
-
     /// When the status is given (MCP-BINDING section 5), in a few words.
     pub fn meaning(self) -> &'static str {
         match self {
@@ -114,30 +92,21 @@ impl PaStatus {
     }
 }
 
-/// Overall verdict of a feasibility check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Overall verdict of a feasibility check, from the best to the worst (a claim is
+/// contradicted by its steps when it is better than what they say).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(EnumIter, EnumString, IntoStaticStr, Display, VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum Overall {
     Feasible,
     PartiallyFeasible,
     Infeasible,
 }
 
+names!(Overall);
+
 impl Overall {
-    pub const ALL: [Overall; 3] = [
-        Overall::Feasible,
-        Overall::PartiallyFeasible,
-        Overall::Infeasible,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Overall::Feasible => "feasible",
-            Overall::PartiallyFeasible => "partially_feasible",
-            Overall::Infeasible => "infeasible",
-        }
-    }
-
     /// MCP-BINDING section 5: feasible when every step is Ack, infeasible when none is.
     pub fn of(statuses: impl IntoIterator<Item = PaStatus>) -> Overall {
         let (mut ack, mut total) = (0usize, 0usize);
@@ -145,7 +114,13 @@ impl Overall {
             total += 1;
             ack += usize::from(status == PaStatus::Ack);
         }
-        if ack == total {
+        Overall::of_counts(ack, total)
+    }
+
+    /// The same rule from counts: `ack` of `total` steps are Ack (a step with no PA Status,
+    /// or one no MMM-TEC has, is not).
+    pub fn of_counts(ack: usize, total: usize) -> Overall {
+        if ack >= total {
             Overall::Feasible
         } else if ack == 0 {
             Overall::Infeasible
@@ -158,54 +133,27 @@ impl Overall {
 /// Status of one commitment of the dialogue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(EnumIter, EnumString, IntoStaticStr, Display, VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum CommitmentState {
     Retained,
     Released,
     Conflicting,
 }
 
-impl CommitmentState {
-    pub const ALL: [CommitmentState; 3] = [
-        CommitmentState::Retained,
-        CommitmentState::Released,
-        CommitmentState::Conflicting,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CommitmentState::Retained => "retained",
-            CommitmentState::Released => "released",
-            CommitmentState::Conflicting => "conflicting",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<CommitmentState> {
-        CommitmentState::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-}
+names!(CommitmentState);
 
 /// Whether a failed knowledge source may work if asked again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(EnumIter, EnumString, IntoStaticStr, Display, VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum Nature {
     Transient,
     Permanent,
 }
 
-impl Nature {
-    pub const ALL: [Nature; 2] = [Nature::Transient, Nature::Permanent];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Nature::Transient => "transient",
-            Nature::Permanent => "permanent",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Nature> {
-        Nature::ALL.into_iter().find(|n| n.as_str() == s)
-    }
-}
+names!(Nature);
 
 /// A BKN-DAC Request (Mode RQ).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

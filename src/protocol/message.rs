@@ -74,33 +74,30 @@ pub enum SourceRef {
 }
 
 /// The outcome of a Response, in both data types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Outcome {
     Answered,
     PartiallyAnswered,
     NotAnswered,
 }
 
-impl Outcome {
-    pub const ALL: [Outcome; 3] = [
-        Outcome::Answered,
-        Outcome::PartiallyAnswered,
-        Outcome::NotAnswered,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Answered => "answered",
-            Outcome::PartiallyAnswered => "partially_answered",
-            Outcome::NotAnswered => "not_answered",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Outcome> {
-        Outcome::ALL.into_iter().find(|o| o.as_str() == s)
-    }
-}
+names!(Outcome);
 
 /// A number from 0 to 1 (a Confidence, an Engagement Level), kept exactly as written so that
 /// `1` stays `1` and does not come back as `1.0`.
@@ -130,6 +127,11 @@ impl Index {
     pub fn get(&self) -> u64 {
         as_count(&self.0).unwrap_or(0)
     }
+
+    /// The number, when it is one an Index may be (a lenient reading keeps any number).
+    pub fn checked(&self) -> Option<u64> {
+        as_count(&self.0)
+    }
 }
 
 impl From<u64> for Index {
@@ -139,8 +141,12 @@ impl From<u64> for Index {
 }
 
 impl std::fmt::Display for Index {
+    /// The count, or the number as it came when it is none (`-1` is not shown as `0`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.get())
+        match self.checked() {
+            Some(n) => write!(f, "{n}"),
+            None => write!(f, "{}", self.0),
+        }
     }
 }
 

@@ -55,33 +55,61 @@ pub struct Engagement {
 }
 
 /// How the User engages (MMC V2.5 Entity State), per MCP-BINDING section 6.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum EngagementMode {
     Passive,
     Interactive,
     Directive,
 }
 
-impl EngagementMode {
-    pub const ALL: [EngagementMode; 3] = [
-        EngagementMode::Passive,
-        EngagementMode::Interactive,
-        EngagementMode::Directive,
-    ];
+names!(EngagementMode);
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EngagementMode::Passive => "passive",
-            EngagementMode::Interactive => "interactive",
-            EngagementMode::Directive => "directive",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<EngagementMode> {
-        EngagementMode::ALL.into_iter().find(|m| m.as_str() == s)
-    }
+/// How far the evidence supports a hypothesis, in the User State the reference server
+/// refines (shaped after the MMC V2.5 Entity State; `RefinedUserState` is any object in the
+/// data type, so a foreign server may say it otherwise).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum HypothesisStatus {
+    /// Confidence 0.7 or more.
+    Supported,
+    /// Between 0.3 and 0.7.
+    Open,
+    /// Confidence 0.3 or less.
+    Rejected,
 }
+
+names!(HypothesisStatus);
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]

@@ -27,6 +27,7 @@ use serde_saphyr::Spanned;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use strum::VariantArray;
 
 /// The JSON Schema of scenario files (`docs/scenario.schema.json`, `bkn-explorer schema
 /// scenario`), for editors and other tools; the loader's own checks say more, with places.
@@ -346,8 +347,8 @@ impl Checker {
                         let shown = other
                             .map(str::to_owned)
                             .unwrap_or_else(|| value.value.to_string());
-                        let names = Kind::ALL.map(Kind::as_str);
-                        let hint = spelling::closest(&shown, names)
+                        let names: Vec<&str> = Kind::VARIANTS.iter().map(|k| k.as_str()).collect();
+                        let hint = spelling::closest(&shown, names.iter().copied())
                             .map(|c| format!(" (did you mean {c}?)"))
                             .unwrap_or_default();
                         self.error(
@@ -507,8 +508,9 @@ impl Checker {
             if let Some(steps) = &f.steps {
                 for s in steps {
                     if PaStatus::parse(&s.value).is_none() {
-                        let names = PaStatus::ALL.map(PaStatus::as_str);
-                        let hint = spelling::closest(&s.value, names)
+                        let names: Vec<&str> =
+                            PaStatus::VARIANTS.iter().map(|s| s.as_str()).collect();
+                        let hint = spelling::closest(&s.value, names.iter().copied())
                             .map(|c| format!(" (did you mean {c}?)"))
                             .unwrap_or_default();
                         self.error(
@@ -522,7 +524,7 @@ impl Checker {
                 ));
             }
             if let Some(o) = &f.overall {
-                if !Overall::ALL.iter().any(|v| v.as_str() == o.value) {
+                if Overall::parse(&o.value).is_none() {
                     self.error(
                         Some(Place::of(o)),
                         format!(

@@ -4,6 +4,7 @@
 //! same bytes. Secrets are written as `${VAR}` references, never in clear.
 
 pub use crate::atomic;
+pub mod changes;
 pub mod check;
 pub mod diff;
 pub mod feed;

@@ -91,7 +91,7 @@ actions! {
     CloseDialogue = "close-dialogue", "Close the dialogue (ends its MCP session)";
     Reconnect = "reconnect", "Reconnect: continue the dialogue in a new MCP session";
     Send = "send", "Send the Request";
-    Cancel = "cancel", "Cancel the pending turn / leave";
+    Cancel = "cancel", "Cancel the pending turn (in the composer: back to NAV, always)";
     ToggleLog = "toggle-log", "Show or hide the protocol log";
     Messages = "messages", "Show the messages of this run";
     Save = "save", "Save the session";
@@ -126,12 +126,41 @@ actions! {
     FilterLog = "filter-log", "Filter the protocol log";
     ClearLog = "clear-log", "Clear the protocol log";
     ToggleFollowLog = "follow-log", "Follow the end of the log, or stop";
+    Export = "export", "Export the turn (or the draft) as a command line: bkn-explorer send, curl";
+    Resources = "resources", "Resources of the server in view: list, read (pretty JSON), copy";
     Certify = "certify", "Certify this server: run the conformance rules on the server in view (again: show the run)";
     CertifyFilter = "certify-filter", "Certify: show every rule, or only the failed, passed or skipped";
     CertifyAgain = "certify-again", "Certify: run the rules again";
     CertifyHide = "certify-hide", "Certify: hide the pane (a run goes on; V shows it again)";
     CertifySaveJson = "certify-save-json", "Certify: save the report as JSON";
     CertifySaveMarkdown = "certify-save-markdown", "Certify: save the report as Markdown";
+    Complete = "complete", "Complete the path typed (a list when more than one fits); in a form: next field";
+    Search = "search", "Search (Raw detail tab, protocol log)";
+    SearchNext = "search-next", "Next match of the search";
+    SearchPrev = "search-previous", "Previous match of the search";
+    Yes = "yes", "Yes";
+    No = "no", "No";
+    SaveFirst = "save-first", "Save first";
+    SetAside = "set-aside", "Set the turns aside";
+    Overwrite = "overwrite", "Overwrite";
+    SaveElsewhere = "save-elsewhere", "Save as another file";
+}
+
+impl Action {
+    /// Whether the action means something only in an overlay or a question (the palette
+    /// does not list it).
+    pub fn in_overlay_only(&self) -> bool {
+        matches!(
+            self,
+            Action::Complete
+                | Action::Yes
+                | Action::No
+                | Action::SaveFirst
+                | Action::SetAside
+                | Action::Overwrite
+                | Action::SaveElsewhere
+        )
+    }
 }
 
 /// Where a binding applies.
@@ -144,6 +173,13 @@ pub enum Context {
     Pane(Pane),
     /// The certify pane (`tui::certify`), while it is shown.
     Certify,
+    /// An overlay (a list, a prompt, a scrolling box: `tui::overlay`). In one that is typed
+    /// into, the line editor's keys come first (`overlay::input`).
+    Overlay,
+    /// A question (`overlay::confirm`).
+    Question,
+    /// While a search is shown in the Raw tab or the log.
+    Search,
 }
 
 impl Context {
@@ -157,6 +193,9 @@ impl Context {
             Context::Pane(Pane::Composer) => "Composer",
             Context::Pane(Pane::Log) => "Protocol log",
             Context::Certify => "Certify pane",
+            Context::Overlay => "Overlays (lists, prompts)",
+            Context::Question => "Questions",
+            Context::Search => "While searching",
         }
     }
 
@@ -171,10 +210,13 @@ impl Context {
             Context::Pane(Pane::Composer) => "composer",
             Context::Pane(Pane::Log) => "log",
             Context::Certify => "certify",
+            Context::Overlay => "overlay",
+            Context::Question => "question",
+            Context::Search => "search",
         }
     }
 
-    pub const ALL: [Context; 8] = [
+    pub const ALL: [Context; 11] = [
         Context::Anywhere,
         Context::Global,
         Context::Pane(Pane::Sidebar),
@@ -183,6 +225,9 @@ impl Context {
         Context::Pane(Pane::Composer),
         Context::Pane(Pane::Log),
         Context::Certify,
+        Context::Overlay,
+        Context::Question,
+        Context::Search,
     ];
 }
 
@@ -298,6 +343,7 @@ pub fn default_bindings() -> Vec<Binding> {
         b(&[Key::plain(K::F(2))], Anywhere, Action::ComposerMode),
         b(&[Key::plain(K::F(7))], Anywhere, Action::ResetField),
         b(&[Key::plain(K::F(8))], Anywhere, Action::ClearComposer),
+        b(&[Key::plain(K::F(3))], Anywhere, Action::Resources),
         // Tab moves between the composer's fields first; F6 leaves it at once.
         b(
             &[Key::plain(K::Tab), Key::plain(K::F(6))],
@@ -380,6 +426,7 @@ pub fn default_bindings() -> Vec<Binding> {
         b(&[Key::ch('C')], In(Pane::Log), Action::ClearLog),
         b(&[Key::ch('f')], In(Pane::Log), Action::ToggleFollowLog),
         b(&[Key::ch('V')], Global, Action::Certify),
+        b(&[Key::ch('e')], Global, Action::Export),
         // The certify pane's own keys (`tui::certify`): it takes every key while shown.
         b(
             &[Key::ch('k'), Key::plain(K::Up)],
@@ -418,6 +465,68 @@ pub fn default_bindings() -> Vec<Binding> {
             Context::Certify,
             Action::CertifySaveMarkdown,
         ),
+        // Overlays (`tui::overlay`): what each does with them is its own.
+        b(
+            &[Key::ch('k'), Key::plain(K::Up)],
+            Context::Overlay,
+            Action::Up,
+        ),
+        b(
+            &[Key::ch('j'), Key::plain(K::Down)],
+            Context::Overlay,
+            Action::Down,
+        ),
+        b(&[Key::plain(K::PageUp)], Context::Overlay, Action::PageUp),
+        b(
+            &[Key::plain(K::PageDown)],
+            Context::Overlay,
+            Action::PageDown,
+        ),
+        b(
+            &[Key::ch('g'), Key::plain(K::Home)],
+            Context::Overlay,
+            Action::Top,
+        ),
+        b(
+            &[Key::ch('G'), Key::plain(K::End)],
+            Context::Overlay,
+            Action::Bottom,
+        ),
+        b(&[Key::plain(K::Enter)], Context::Overlay, Action::Select),
+        b(&[Key::plain(K::Esc)], Context::Overlay, Action::Cancel),
+        b(&[Key::plain(K::Tab)], Context::Overlay, Action::Complete),
+        b(
+            &[Key::plain(K::BackTab)],
+            Context::Overlay,
+            Action::FocusPrev,
+        ),
+        b(
+            &[Key::plain(K::Right), Key::ch(' ')],
+            Context::Overlay,
+            Action::NextDetailTab,
+        ),
+        b(
+            &[Key::plain(K::Left)],
+            Context::Overlay,
+            Action::PrevDetailTab,
+        ),
+        b(&[Key::ch('y')], Context::Overlay, Action::CopyJson),
+        b(
+            &[Key::ch('y'), Key::plain(K::Enter)],
+            Context::Question,
+            Action::Yes,
+        ),
+        b(
+            &[Key::ch('n'), Key::plain(K::Esc)],
+            Context::Question,
+            Action::No,
+        ),
+        b(&[Key::ch('s')], Context::Question, Action::SaveFirst),
+        b(&[Key::ch('a')], Context::Question, Action::SetAside),
+        b(&[Key::ch('o')], Context::Question, Action::Overwrite),
+        b(&[Key::ch('s')], Context::Question, Action::SaveElsewhere),
+        b(&[Key::ch('n')], Context::Search, Action::SearchNext),
+        b(&[Key::ch('N')], Context::Search, Action::SearchPrev),
     ]
 }
 
@@ -444,8 +553,38 @@ pub static COMPOSER_KEYS: &[(&str, &str)] = &[
         "back to the draft a turn's Request or Clear replaced / forward again",
     ),
     (
+        "Enter",
+        "a new line in a multi-line field (Terms, Steps, Commit…) and in raw JSON; the next field \
+         in the others; accepts a completion once chosen with ↑/↓ (in a one-line field, the \
+         first); the status line says which",
+    ),
+    (
         "Esc",
-        "leave the composer (or cancel the pending turn; Esc again leaves)",
+        "back to NAV, always (an open completion list closes first); outside, Esc cancels the \
+         pending turn",
+    ),
+];
+
+/// The rule of the two modes (help and README): where letters go is never a guess.
+pub static MODE_KEYS: &[(&str, &str)] = &[
+    (
+        "NAV",
+        "the status line starts with NAV: letters are commands (the focused pane: ▶ before its \
+         title, a thick border)",
+    ),
+    (
+        "EDIT",
+        "the status line starts with ✎ EDIT: the composer (or the log's filter) has the focus, \
+         letters are text; only the keys of \"Anywhere\" are commands",
+    ),
+    (
+        "into EDIT",
+        "only by your own key: c, Tab into the composer, a click on it, Enter on a turn, n (a \
+         new dialogue), O (take over), a (add a server); switching dialogues never enters it",
+    ),
+    (
+        "out of EDIT",
+        "Esc (always), Tab past the last field, F6, a click elsewhere",
     ),
 ];
 
@@ -472,8 +611,8 @@ impl Keymap {
                 Context::Anywhere => true,
                 Context::Global => !typing,
                 Context::Pane(p) => !typing && p == focus,
-                // Only the pane asks for these (`action_in`).
-                Context::Certify => false,
+                // Only their part asks for these (`action_in`).
+                Context::Certify | Context::Overlay | Context::Question | Context::Search => false,
             };
             if applies && b.keys.iter().any(|k| k.matches(event)) {
                 return Some(b.action.clone());
@@ -495,6 +634,15 @@ impl Keymap {
             .filter(|b| b.context == context)
             .find(|b| b.keys.iter().any(|k| k.matches(event)))
             .map(|b| b.action.clone())
+    }
+
+    /// Every action a key does in one place (a question's choices share keys).
+    pub fn actions_in(&self, event: &KeyEvent, context: Context) -> Vec<Action> {
+        self.bindings
+            .iter()
+            .filter(|b| b.context == context && b.keys.iter().any(|k| k.matches(event)))
+            .map(|b| b.action.clone())
+            .collect()
     }
 
     /// The keys of an action in one place, for the pane's hints.
@@ -540,7 +688,13 @@ impl Keymap {
     /// overlay shows and what the README's table is made from (`keys_markdown`). Sections
     /// without keys are left out.
     pub fn groups(&self) -> Vec<(&'static str, Vec<(String, String)>)> {
-        let mut groups = Vec::new();
+        let mut groups = vec![(
+            "Modes",
+            MODE_KEYS
+                .iter()
+                .map(|(k, w)| (k.to_string(), w.to_string()))
+                .collect(),
+        )];
         for context in Context::ALL {
             let mut keys: Vec<(String, String)> = self
                 .bindings
@@ -601,6 +755,19 @@ fn title_in(action: &Action, context: Context) -> String {
         (Context::Certify, Action::Cancel) => {
             "stop the run (after the rule under way); once it is over, close the pane".into()
         }
+        (Context::Overlay, Action::Up | Action::Down) => {
+            "scroll, or move in a list (k and j only where nothing is typed)".into()
+        }
+        (Context::Overlay, Action::Select) => {
+            "run, open, confirm: the same as a click on the row".into()
+        }
+        (Context::Overlay, Action::Cancel) => "close the overlay".into(),
+        (Context::Overlay, Action::FocusPrev) => "previous field of a form".into(),
+        (Context::Overlay, Action::NextDetailTab | Action::PrevDetailTab) => {
+            "change a form's choice".into()
+        }
+        (Context::Overlay, Action::CopyJson) => "copy the log entry shown".into(),
+        (Context::Question, Action::No) => "no, cancel".into(),
         _ => action.title(),
     }
 }

@@ -8,6 +8,7 @@ use crate::client::engine::DialogueKey;
 use crate::client::turn::{ErrorKind, Reply, Summary, Turn};
 use crate::protocol::Interface;
 use crate::protocol::dac::CommitmentState;
+use crate::protocol::lenient::{Exchange, Field, dac::Verdict};
 use crate::session::diff::{self, Difference, SideBySide};
 use crate::tui::action::Pane;
 use crate::tui::app::DetailTab;
@@ -35,7 +36,8 @@ pub enum Listed {
     NoResponse,
     /// A Response without CommitmentStatus.
     LeftOut,
-    Statuses(Vec<(String, CommitmentState)>),
+    /// Each listed ID (as text when it is not a string) and its status as it came.
+    Statuses(Vec<(String, Field<CommitmentState>)>),
 }
 
 /// A turn and what the transcript and the commitments view need of it, read once.
@@ -43,13 +45,15 @@ pub enum Listed {
 pub struct TurnView {
     pub turn: Turn,
     pub summary: Summary,
+    /// Its messages read once, leniently: what the detail panes show.
+    pub exchange: Exchange,
+    /// A feasibility Response's steps counted, and its Overall beside theirs.
+    pub verdict: Option<Verdict>,
     pub listed: Listed,
     /// The commitments the Request asked to retain: (ID, Statement).
     pub asked: Vec<(String, String)>,
     /// The CommitmentIDs the Request released.
     pub released: Vec<String>,
-    /// Why commitments conflict, from the Answer's text: (ID, reason).
-    pub conflicts: Vec<(String, String)>,
     pub replay: Option<ReplayedView>,
     /// When the turn is a step of a scenario run: what it expected, and what failed.
     pub expect: Option<StepCheck>,
@@ -87,52 +91,21 @@ pub struct ReplayedView {
 impl TurnView {
     pub fn new(turn: Turn) -> TurnView {
         let summary = turn.summary();
-        let request = turn.request_value();
         let response = turn.response();
-        let listed = match &response {
-            None => Listed::NoResponse,
-            Some(r) => match r.get("CommitmentStatus").and_then(Value::as_array) {
-                None => Listed::LeftOut,
-                Some(list) => Listed::Statuses(
-                    list.iter()
-                        .filter_map(|c| {
-                            Some((
-                                c.get("CommitmentID")?.as_str()?.to_owned(),
-                                CommitmentState::parse(c.get("Status")?.as_str()?)?,
-                            ))
-                        })
-                        .collect(),
-                ),
-            },
-        };
-        let asked = request
-            .get("Commitments")
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter_map(|c| {
-                        Some((
-                            c.get("CommitmentID")?.as_str()?.to_owned(),
-                            c.get("Statement")?.as_str()?.to_owned(),
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let released = crate::protocol::json::strings(request.get("ReleasedCommitmentIDs"));
-        let conflicts = response
-            .as_ref()
-            .and_then(|r| r.pointer("/Answer/Text"))
-            .and_then(Value::as_str)
-            .map(conflict_reasons)
-            .unwrap_or_default();
+        let exchange = Exchange::read(
+            summary.interface.unwrap_or(Interface::Dac),
+            &turn.request_value(),
+            response.as_ref(),
+        );
+        let (listed, asked, released) = commitments_of(&exchange);
         TurnView {
+            verdict: exchange.verdict(),
+            exchange,
             turn,
             summary,
             listed,
             asked,
             released,
-            conflicts,
             replay: None,
             expect: None,
         }
@@ -148,7 +121,8 @@ impl TurnView {
         match &self.turn.reply {
             Reply::Response(_) => match &self.summary.outcome {
                 Some(Shown::Known(o)) => o.as_str().to_owned(),
-                Some(Shown::Other(o)) => o.clone(),
+                // Marked: a value no Outcome has never reads as one that is.
+                Some(Shown::Other(o)) => format!("{o}?"),
                 None => "(no Outcome)".into(),
             },
             Reply::ToolError(_) => "— tool error —".into(),
@@ -165,14 +139,54 @@ impl TurnView {
     }
 }
 
-/// "c2 conflicts: c1 already commits …." sentences of the reference server's Answer text.
-fn conflict_reasons(text: &str) -> Vec<(String, String)> {
-    text.split(". ")
-        .filter_map(|sentence| {
-            let (id, reason) = sentence.split_once(" conflicts: ")?;
-            (!id.contains(' ')).then(|| (id.to_owned(), reason.trim_end_matches('.').to_owned()))
+/// What a BKN-DAC turn did to the commitments: what its Response listed, and what its
+/// Request asked to retain and released.
+fn commitments_of(exchange: &Exchange) -> (Listed, Vec<(String, String)>, Vec<String>) {
+    let Exchange::Dac { request, response } = exchange else {
+        let listed = match exchange.outcome() {
+            None => Listed::NoResponse,
+            Some(_) => Listed::LeftOut,
+        };
+        return (listed, Vec::new(), Vec::new());
+    };
+    let listed = match response {
+        None => Listed::NoResponse,
+        Some(r) if r.commitment_status.is_absent() => Listed::LeftOut,
+        Some(r) => Listed::Statuses(
+            r.commitment_status
+                .items()
+                .iter()
+                .map(|c| match c {
+                    Field::Known(c) => (c.commitment_id.str().into_owned(), c.status.clone()),
+                    // Not even an object: shown as it came, with no status.
+                    other => (other_text(other), Field::Absent),
+                })
+                .collect(),
+        ),
+    };
+    let asked = request
+        .commitments
+        .items()
+        .iter()
+        .filter_map(Field::known)
+        .map(|c| {
+            (
+                c.commitment_id.str().into_owned(),
+                c.statement.str().into_owned(),
+            )
         })
-        .collect()
+        .collect();
+    let released = request
+        .released_commitment_ids
+        .items()
+        .iter()
+        .map(|id| id.text().into_owned())
+        .collect();
+    (listed, asked, released)
+}
+
+fn other_text<T>(field: &Field<T>) -> String {
+    field.other().map(|v| v.to_string()).unwrap_or_default()
 }
 
 /// A commitment as the server last said it was, as of a turn.
@@ -180,11 +194,10 @@ fn conflict_reasons(text: &str) -> Vec<(String, String)> {
 pub struct CommitmentRow {
     pub id: String,
     pub statement: Option<String>,
-    /// `None`: asked for, but no Response of this session listed it.
-    pub state: Option<CommitmentState>,
+    /// As the server gave it; absent: asked for, but no Response of this session listed it.
+    pub state: Field<CommitmentState>,
     /// The transcript row where the state became what it is (or where it was asked).
     pub since: usize,
-    pub reason: Option<String>,
 }
 
 /// The commitments of the dialogue as of a turn, as the server said them.
@@ -282,8 +295,8 @@ pub struct DialogueState {
     pub name: String,
     /// Its turns since the session was last saved (closing it takes them out of the count).
     pub unsaved: usize,
-    /// Index of its server in the explorer's list.
-    pub server: usize,
+    /// Its server.
+    pub server: crate::tui::ids::ServerId,
     pub interface: Interface,
     pub status: Status,
     /// The engine's connection it runs on (client events name connections).
@@ -344,7 +357,7 @@ impl DialogueState {
     pub fn new(
         key: DialogueKey,
         name: String,
-        server: usize,
+        server: crate::tui::ids::ServerId,
         interface: Interface,
     ) -> DialogueState {
         DialogueState {
@@ -460,9 +473,8 @@ impl DialogueState {
                         None => rows.push(CommitmentRow {
                             id: id.clone(),
                             statement: Some(statement.clone()),
-                            state: None,
+                            state: Field::Absent,
                             since: i,
-                            reason: None,
                         }),
                     }
                 }
@@ -472,28 +484,19 @@ impl DialogueState {
             };
             from = Some(i);
             for (id, state) in statuses {
-                let reason = view
-                    .conflicts
-                    .iter()
-                    .find(|(c, _)| c == id)
-                    .map(|(_, r)| r.clone());
                 let restated = view.asked.iter().any(|(a, _)| a == id);
                 match rows.iter_mut().find(|r| &r.id == id) {
                     Some(r) => {
-                        if r.state != Some(*state) || restated {
+                        if r.state != *state || restated {
                             r.since = i;
                         }
-                        r.state = Some(*state);
-                        if reason.is_some() || *state != CommitmentState::Conflicting {
-                            r.reason = reason;
-                        }
+                        r.state = state.clone();
                     }
                     None => rows.push(CommitmentRow {
                         id: id.clone(),
                         statement: None,
-                        state: Some(*state),
+                        state: state.clone(),
                         since: i,
-                        reason,
                     }),
                 }
             }
@@ -565,7 +568,12 @@ mod tests {
     }
 
     fn dialogue(turns: Vec<Turn>) -> DialogueState {
-        let mut d = DialogueState::new(1, "d".into(), 0, Interface::Dac);
+        let mut d = DialogueState::new(
+            1,
+            "d".into(),
+            crate::tui::ids::ServerId::TEST,
+            Interface::Dac,
+        );
         d.load_turns(turns);
         d
     }
@@ -596,7 +604,10 @@ mod tests {
         assert_eq!(v.from, Some(0));
         let v = d.commitments_at(3);
         let c1 = v.rows.iter().find(|r| r.id == "c1").unwrap();
-        assert_eq!((c1.state, c1.since), (Some(CommitmentState::Released), 3));
+        assert_eq!(
+            (&c1.state, c1.since),
+            (&Field::Known(CommitmentState::Released), 3)
+        );
     }
 
     #[test]
@@ -612,11 +623,13 @@ mod tests {
     }
 
     #[test]
-    fn reasons_come_from_the_answer_text() {
-        let found = conflict_reasons(
-            "c2 conflicts: c1 already commits Avatar#7 locatedAt MLoc:Square.Gate, and locatedAt has one value. c3 conflicts: the domain has X. 2 commitments retained.",
-        );
-        assert_eq!(found.len(), 2);
-        assert_eq!(found[1], ("c3".into(), "the domain has X".into()));
+    fn a_status_no_commitment_has_is_kept_as_it_came() {
+        let d = dialogue(vec![turn(
+            rq(&["c1"]),
+            Some(rs(Some(&[("c1", "suspended")]))),
+            false,
+        )]);
+        let v = d.commitments_at(0);
+        assert_eq!(v.rows[0].state, Field::Other(json!("suspended")), "{v:?}");
     }
 }

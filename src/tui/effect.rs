@@ -128,10 +128,12 @@ pub enum Effect {
     Clipboard {
         text: String,
     },
-    /// Write JSON to a file of the data directory (where OSC 52 may not reach);
-    /// `CopyWritten` follows, with the path.
+    /// Write what would be copied to a file of the data directory (where OSC 52 may not
+    /// reach), named with this extension (`json`, `txt`, `sh`); `CopyWritten` follows, with
+    /// the path.
     WriteCopy {
         text: String,
+        extension: &'static str,
     },
     /// Leave. `clean`: the run ended as the user asked, nothing to recover next time;
     /// otherwise (a signal) the recovery marker stays so the next start offers the autosave.
@@ -141,6 +143,15 @@ pub enum Effect {
     /// Read again what a dialogue's server offers (it said its tools or resources changed).
     Refresh {
         key: DialogueKey,
+    },
+    /// List the resources of a dialogue's server; `EngineEvent::ResourcesListed` follows.
+    ListResources {
+        key: DialogueKey,
+    },
+    /// Read a resource of a dialogue's server; `EngineEvent::ResourceRead` follows.
+    ReadResource {
+        key: DialogueKey,
+        uri: String,
     },
     /// Certify a server, stop a run, write a report (`tui::certify`); `Event::Certify`
     /// follows.

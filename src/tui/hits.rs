@@ -4,15 +4,17 @@
 
 use crate::client::engine::DialogueKey;
 use crate::tui::action::Pane;
-use crate::tui::app::DetailTab;
+use crate::tui::app::{DetailTab, SidebarRow};
+use crate::tui::ids::DialogueId;
 use ratatui::layout::{Position, Rect};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Hits {
     pub panes: Vec<(Rect, Pane)>,
-    /// The dialogue tabs of the top line, by dialogue index.
-    pub tabs: Vec<(Rect, usize)>,
-    pub sidebar_rows: Vec<(Rect, usize)>,
+    /// The dialogue tabs of the top line.
+    pub tabs: Vec<(Rect, DialogueId)>,
+    /// The sidebar's rows, by what they show.
+    pub sidebar_rows: Vec<(Rect, SidebarRow)>,
     /// The transcript's data rows, and the turn on the first of them.
     pub transcript_rows: Rect,
     pub transcript_top: usize,
@@ -32,6 +34,9 @@ pub struct Hits {
     pub overlay: Option<Rect>,
     /// An overlay's list rows (palette entries, sessions), by item.
     pub overlay_rows: Vec<(Rect, usize)>,
+    /// The parts of an overlay, by the overlay's own numbers (the Resources overlay's list
+    /// and content: where the wheel scrolls).
+    pub overlay_areas: Vec<(Rect, usize)>,
     /// How far a scrolling overlay (help, messages, a log entry) can scroll: its last page.
     pub overlay_scroll_max: Option<usize>,
 }

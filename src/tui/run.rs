@@ -373,14 +373,14 @@ impl Runner {
                 }
             }
             Effect::Clipboard { text } => self.clipboard = Some(text),
-            Effect::WriteCopy { text } => {
+            Effect::WriteCopy { text, extension } => {
                 let dir = self.app.paths.data_dir.clone();
                 self.blocking(move || {
                     let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
                     let path = dir
                         .unwrap_or_else(std::env::temp_dir)
                         .join("copies")
-                        .join(format!("copy-{stamp}.json"));
+                        .join(format!("copy-{stamp}.{extension}"));
                     let result = path
                         .parent()
                         .map_or(Ok(()), std::fs::create_dir_all)
@@ -393,6 +393,23 @@ impl Runner {
             Effect::Quit { clean } => self.quit = Some(clean),
             Effect::Refresh { key } => {
                 self.engine.refresh(key);
+            }
+            Effect::ListResources { key } => {
+                if !self.engine.list_resources(key) {
+                    self.send(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+                        dialogue: key,
+                        result: Err("the dialogue is not open: R reconnects it".into()),
+                    })));
+                }
+            }
+            Effect::ReadResource { key, uri } => {
+                if !self.engine.read_resource(key, uri.clone()) {
+                    self.send(Event::Engine(Box::new(EngineEvent::ResourceRead {
+                        dialogue: key,
+                        uri,
+                        result: Err("the dialogue is not open: R reconnects it".into()),
+                    })));
+                }
             }
             Effect::Answer { id, reply: answer } => {
                 let reply = self
@@ -972,11 +989,11 @@ fn matters(app: &App, event: &Event) -> bool {
             app.notice.is_some()
                 || app
                     .dialogues
-                    .iter()
+                    .values()
                     .any(|d| d.pending.is_some() || d.status == Status::Connecting)
                 || app
                     .servers
-                    .iter()
+                    .values()
                     .any(|s| s.status == ServerStatus::Connecting)
                 || app.certify.as_ref().is_some_and(|c| c.running())
         }

@@ -149,7 +149,7 @@ fn check_feasibility(object: &Map<String, Value>, findings: &mut Vec<Finding>) {
     let declared = feasibility
         .get("Overall")
         .and_then(Value::as_str)
-        .and_then(|o| Overall::ALL.into_iter().find(|v| v.as_str() == o));
+        .and_then(Overall::parse);
     let known: Option<Vec<PaStatus>> = statuses.into_iter().collect();
     if let (Some(declared), Some(known)) = (declared, known)
         && !known.is_empty()

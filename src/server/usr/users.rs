@@ -102,16 +102,8 @@ pub struct Hypothesis {
     pub status: HypothesisStatus,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HypothesisStatus {
-    /// Confidence 0.7 or more.
-    Supported,
-    /// Between 0.3 and 0.7.
-    Open,
-    /// Confidence 0.3 or less.
-    Rejected,
-}
+/// Where the reference server's states are read by the explorer too (protocol::lenient).
+pub use crate::protocol::usr::HypothesisStatus;
 
 /// The answer to Basic Knowledge's Question, from the refined state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -300,10 +300,10 @@ impl Form {
     fn value(field: &Field) -> Result<Option<Value>, String> {
         Ok(match &field.kind {
             FieldKind::Text { input, .. } => {
-                (!input.text.is_empty()).then(|| Value::String(input.text.clone()))
+                (!input.text().is_empty()).then(|| Value::String(input.text().to_owned()))
             }
             FieldKind::Number { input, integer } => {
-                let text = input.text.trim();
+                let text = input.text().trim();
                 if text.is_empty() {
                     None
                 } else if *integer {
@@ -340,7 +340,7 @@ impl Form {
                 (!values.is_empty()).then_some(Value::Array(values))
             }
             FieldKind::Json { input } => {
-                let text = input.text.trim();
+                let text = input.text().trim();
                 if text.is_empty() {
                     None
                 } else {
@@ -475,7 +475,7 @@ mod tests {
         assert_eq!(form.fields[0].label, "Your name");
         assert!(form.fields[0].required && !form.fields[1].required);
         assert!(
-            matches!(&form.fields[1].kind, FieldKind::Number { input, integer: true } if input.text == "2")
+            matches!(&form.fields[1].kind, FieldKind::Number { input, integer: true } if input.text() == "2")
         );
         let FieldKind::One { choices, chosen } = &form.fields[3].kind else {
             panic!("room is a choice")
@@ -544,7 +544,7 @@ mod tests {
         let mut form = booking();
         form.paste("Ada\r\nLovelace");
         assert!(
-            matches!(&form.fields[0].kind, FieldKind::Text { input, .. } if input.text == "Ada Lovelace")
+            matches!(&form.fields[0].kind, FieldKind::Text { input, .. } if input.text() == "Ada Lovelace")
         );
     }
 

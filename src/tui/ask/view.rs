@@ -258,10 +258,10 @@ fn value_spans<'a>(app: &App, field: &'a Field, focused: bool) -> Vec<Span<'a>> 
         | FieldKind::Json { input } => {
             if focused {
                 input_line(app, input, "").spans
-            } else if input.text.is_empty() {
+            } else if input.text().is_empty() {
                 vec![Span::styled("(empty)", t.muted())]
             } else {
-                vec![Span::raw(input.text.clone())]
+                vec![Span::raw(input.text().to_owned())]
             }
         }
         FieldKind::Flag(on) => vec![match on {

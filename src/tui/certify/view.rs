@@ -289,7 +289,7 @@ fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
                 t.bold(t.colors.accent),
             ),
             Span::styled(
-                format!("{}▏", s.input.text),
+                format!("{}▏", s.input.text()),
                 t.fg(t.colors.foreground).bg(t.colors.input_bg),
             ),
         ]);

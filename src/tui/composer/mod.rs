@@ -23,6 +23,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{CursorMove, TextArea};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
+use strum::VariantArray;
 
 pub use complete::Completion;
 
@@ -217,6 +218,21 @@ impl Composer {
             .filter(|i| *i < self.fields.len())
     }
 
+    /// What Enter does now, in a word or two (the status line shows it, so that its three
+    /// jobs are never a guess): accept the completion chosen, a new line in a multi-line
+    /// field or the raw JSON, else the next field. Mirrors `key`.
+    pub fn enter_does(&self) -> &'static str {
+        let multiline_field = self.mode == Mode::Form
+            && self
+                .focused_field()
+                .is_some_and(|i| self.fields[i].spec.widget.multiline());
+        match &self.completion {
+            Some(c) if c.chosen || !multiline_field => "accept",
+            _ if multiline_field || self.mode == Mode::Raw => "new line",
+            _ => "next field",
+        }
+    }
+
     fn save_texts(&mut self) {
         for f in &self.fields {
             self.texts.insert(f.spec.key.clone(), f.text());
@@ -246,7 +262,7 @@ impl Composer {
         if self.interface != Interface::Dac {
             return;
         }
-        let all = Kind::ALL;
+        let all = Kind::VARIANTS;
         let i = all.iter().position(|k| *k == self.kind).unwrap_or(0);
         let next = if forward {
             (i + 1) % all.len()
@@ -501,7 +517,7 @@ impl Composer {
         }
         // Every field of every Kind, to find each property's widget.
         let all: Vec<FieldSpec> = match self.interface {
-            Interface::Dac => Kind::ALL
+            Interface::Dac => Kind::VARIANTS
                 .iter()
                 .flat_map(|k| fields::fields_for(Interface::Dac, Some(k.as_str())))
                 .collect(),
@@ -876,9 +892,12 @@ impl Composer {
                 }
                 // On the Kind row a letter picks the next Kind that starts with it.
                 KeyCode::Char(c) if on_kind && !ctrl && !alt => {
-                    let after = Kind::ALL.iter().position(|k| *k == self.kind).unwrap_or(0);
-                    let next = (1..=Kind::ALL.len())
-                        .map(|d| Kind::ALL[(after + d) % Kind::ALL.len()])
+                    let after = Kind::VARIANTS
+                        .iter()
+                        .position(|k| *k == self.kind)
+                        .unwrap_or(0);
+                    let next = (1..=Kind::VARIANTS.len())
+                        .map(|d| Kind::VARIANTS[(after + d) % Kind::VARIANTS.len()])
                         .find(|k| k.as_str().starts_with(c.to_ascii_lowercase()));
                     if let Some(k) = next {
                         self.set_kind(k);

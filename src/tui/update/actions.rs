@@ -85,17 +85,23 @@ impl App {
             Action::NextDialogue | Action::PrevDialogue => {
                 let n = self.dialogues.len();
                 if n > 0 {
-                    let i = self.current.unwrap_or(0);
-                    self.show_dialogue(if action == Action::NextDialogue {
+                    let i = self
+                        .current
+                        .and_then(|c| self.dialogues.position(c))
+                        .unwrap_or(0);
+                    let next = if action == Action::NextDialogue {
                         (i + 1) % n
                     } else {
                         (i + n - 1) % n
-                    });
+                    };
+                    if let Some(id) = self.dialogues.id_at(next) {
+                        self.show_dialogue(id);
+                    }
                 }
             }
             Action::GoToDialogue(i) => {
-                if i < self.dialogues.len() {
-                    self.show_dialogue(i);
+                if let Some(id) = self.dialogues.id_at(i) {
+                    self.show_dialogue(id);
                 }
             }
             Action::NewDialogue => {
@@ -103,7 +109,9 @@ impl App {
                     self.notify("no server to open a dialogue on", Severity::Warning);
                     return;
                 };
-                let interface = self.servers[server].interface;
+                let Some(interface) = self.servers.get(server).map(|s| s.interface) else {
+                    return;
+                };
                 self.open_dialogue(server, interface, fx);
                 self.focus = Pane::Composer;
             }
@@ -130,6 +138,8 @@ impl App {
             Action::Reconnect => self.reconnect(fx),
             Action::Send => self.send(fx),
             Action::Cancel => self.cancel(fx),
+            Action::Resources => self.open_resources(fx),
+            Action::Export => self.open_export(),
             Action::Certify => self.certify_this_server(fx),
             Action::CertifyFilter
             | Action::CertifyAgain
@@ -162,6 +172,8 @@ impl App {
                     purpose: PromptPurpose::SaveAs,
                     note,
                     secret: false,
+                    completions: Vec::new(),
+                    selected: 0,
                 }));
             }
             Action::Open if self.session.unsaved > 0 => {
@@ -195,7 +207,10 @@ impl App {
             Action::CopyJson => self.copy(false, fx),
             Action::CopyRequest => self.copy(true, fx),
             Action::WriteJson => match self.json_in_view(false) {
-                Some(text) => fx.push(Effect::WriteCopy { text }),
+                Some(text) => fx.push(Effect::WriteCopy {
+                    text,
+                    extension: "json",
+                }),
                 None => self.notify("no JSON in view to write", Severity::Warning),
             },
             Action::NextDetailTab | Action::PrevDetailTab => {
@@ -220,6 +235,15 @@ impl App {
             | Action::Top
             | Action::Bottom => self.move_in(action),
             Action::Select => self.select(fx),
+            Action::Search | Action::SearchNext | Action::SearchPrev => {}
+            // Only an overlay or a question means something by these (`tui::overlay`).
+            Action::Complete
+            | Action::Yes
+            | Action::No
+            | Action::SaveFirst
+            | Action::SetAside
+            | Action::Overwrite
+            | Action::SaveElsewhere => {}
             Action::ComposerMode => {
                 if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() {
                     self.focus = Pane::Composer;
@@ -273,14 +297,14 @@ impl App {
     /// The dialogues whose composer holds an unsent draft, by name.
     fn unsent_drafts(&self) -> Vec<String> {
         self.dialogues
-            .iter()
+            .values()
             .filter(|d| d.composer.has_draft())
             .map(|d| d.name.clone())
             .collect()
     }
 
     fn quit(&mut self, fx: &mut Vec<Effect>) {
-        for d in &self.dialogues {
+        for d in self.dialogues.values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
@@ -292,7 +316,7 @@ impl App {
     /// the work goes to the autosave first, and the recovery marker stays, so that the next
     /// start offers it back.
     pub(super) fn signal(&mut self, name: &str, fx: &mut Vec<Effect>) {
-        for d in &self.dialogues {
+        for d in self.dialogues.values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
@@ -326,10 +350,15 @@ impl App {
         key: crate::client::engine::DialogueKey,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(i) = self.dialogue_index(key) else {
+        let Some(i) = self.dialogue_of_key(key) else {
             return;
         };
-        let d = self.dialogues.remove(i);
+        let Some(position) = self.dialogues.position(i) else {
+            return;
+        };
+        let Some(d) = self.dialogues.remove(i) else {
+            return;
+        };
         // Its turns are in no later save: no longer counted as unsaved (the question said so).
         self.session.unsaved = self.session.unsaved.saturating_sub(d.unsaved);
         fx.push(Effect::Close { key: d.key });
@@ -338,12 +367,11 @@ impl App {
         if !d.turns.is_empty() {
             self.autosave(fx);
         }
-        self.current = if self.dialogues.is_empty() {
-            None
-        } else {
-            Some(i.min(self.dialogues.len() - 1))
-        };
-        if let Some(focus) = self.current.and_then(|c| self.dialogues[c].focus) {
+        // The tab after it shows (the one before, when it was the last).
+        self.current = self
+            .dialogues
+            .id_at(position.min(self.dialogues.len().saturating_sub(1)));
+        if let Some(focus) = self.current_dialogue().and_then(|d| d.focus) {
             self.focus = focus;
         }
     }
@@ -372,6 +400,8 @@ impl App {
                     _ => {}
                 }
             }
+            Outcome::Resources(ask) => self.resources_ask(ask, fx),
+            Outcome::Export(ask) => self.export_ask(ask, fx),
             Outcome::Replied(ask, reply) => {
                 self.overlay = None;
                 self.replied(ask, reply, fx);
@@ -441,6 +471,7 @@ impl App {
                 }
                 _ => {}
             },
+            Outcome::CompletePath(typed) => fx.push(Effect::CompletePath { typed }),
             Outcome::OpenPath(path) => fx.push(Effect::ReadSession {
                 path,
                 purpose: crate::tui::event::OpenPurpose::Open,
@@ -472,15 +503,15 @@ impl App {
         let Some(server) = server else {
             return false;
         };
-        let Some(command) = self
+        let Some((name, command)) = self
             .servers
             .get(server)
-            .and_then(|s| s.needs_consent.clone())
+            .and_then(|s| Some((s.name.clone(), s.needs_consent.clone()?)))
         else {
             return false;
         };
         self.overlay = Some(Overlay::Confirm(Confirm {
-            title: format!("Start {}?", self.servers[server].name),
+            title: format!("Start {name}?"),
             message: format!(
                 "The session file names this command to start the server on this machine: \
                  {command} — a file someone sent you can name any command. Start it? y starts \
@@ -556,7 +587,11 @@ impl App {
                     | Action::Top
                     | Action::Bottom
                     | Action::Cancel
-            ) {
+                    | Action::Search
+                    | Action::SearchNext
+                    | Action::SearchPrev
+            ) && !a.in_overlay_only()
+            {
                 push(a.clone());
             }
         }
@@ -569,7 +604,7 @@ impl App {
         ] {
             push(Action::Focus(p));
         }
-        for (i, d) in self.dialogues.iter().enumerate() {
+        for (i, d) in self.dialogues.values().enumerate() {
             entries.push((
                 Action::GoToDialogue(i),
                 format!("Go to dialogue {}: {}", i + 1, d.name),
@@ -671,7 +706,11 @@ impl App {
                     self.show_dialogue(d);
                     self.focus = Pane::Transcript;
                 }
-                Some(SidebarRow::Server(s)) => self.servers[s].expanded = !self.servers[s].expanded,
+                Some(SidebarRow::Server(s)) => {
+                    if let Some(s) = self.servers.get_mut(s) {
+                        s.expanded = !s.expanded;
+                    }
+                }
                 None => {}
             },
             Pane::Transcript => {
@@ -704,11 +743,10 @@ impl App {
     }
 
     fn send(&mut self, fx: &mut Vec<Effect>) {
-        let Some(i) = self.current else {
+        let Some(d) = self.current_dialogue() else {
             self.notify("no dialogue: n opens one", Severity::Warning);
             return;
         };
-        let d = &self.dialogues[i];
         if d.pending.is_some() {
             self.notify("a turn is pending: Esc cancels it", Severity::Warning);
             return;
@@ -760,19 +798,40 @@ impl App {
             request: serde_json::Value::Object(content),
             filling,
         });
-        self.dialogues[i].pending = Some(Pending {
-            started: self.now,
-            request: None,
-            cancelling: false,
-            progress: None,
-            task: None,
-        });
+        let started = self.now;
+        if let Some(d) = self.current_dialogue_mut() {
+            d.pending = Some(Pending {
+                started,
+                request: None,
+                cancelling: false,
+                progress: None,
+                task: None,
+            });
+        }
     }
 
+    /// Esc, one step out: in the composer (EDIT), back to NAV, always (a completion list
+    /// closed first, by the composer); outside it, the pending turn, replay or scenario is
+    /// stopped.
     fn cancel(&mut self, fx: &mut Vec<Effect>) {
-        if let Some(i) = self.current {
-            let d = &mut self.dialogues[i];
-            // Asked once already: a second Esc leaves the composer.
+        if self.focus == Pane::Composer {
+            self.focus = Pane::Transcript;
+            let running = self.current_dialogue().is_some_and(|d| {
+                d.pending.as_ref().is_some_and(|p| !p.cancelling)
+                    || d.replay.as_ref().is_some_and(|r| r.running)
+                    || d.scenario.as_ref().is_some_and(|s| s.running)
+            });
+            if running {
+                self.notify(
+                    "out of the composer; a turn is under way: Esc again cancels it",
+                    Severity::Info,
+                );
+            }
+            return;
+        }
+        if let Some(i) = self.current
+            && let Some(d) = self.dialogues.get_mut(i)
+        {
             if let Some(p) = &mut d.pending
                 && !p.cancelling
             {
@@ -783,14 +842,8 @@ impl App {
                     Some(task) => format!("tasks/cancel for task {}", task.task_id),
                     None => "notifications/cancelled".to_owned(),
                 };
-                // Esc did only that: the composer keeps the focus (the status line's TYPING
-                // says so), and says how to leave it.
-                let again = match self.focus {
-                    Pane::Composer => "; Esc again leaves the composer",
-                    _ => "",
-                };
                 self.notify(
-                    format!("cancelling: the server is told ({told}){again}"),
+                    format!("cancelling: the server is told ({told})"),
                     Severity::Info,
                 );
                 return;
@@ -809,20 +862,26 @@ impl App {
                     "stopping the scenario after the step in flight",
                     Severity::Info,
                 );
-                return;
             }
-        }
-        if self.focus == Pane::Composer {
-            self.focus = Pane::Transcript;
         }
     }
 
     fn reconnect(&mut self, fx: &mut Vec<Effect>) {
         let Some(i) = self.current else { return };
-        let old = self.dialogues[i].key;
+        // A dialogue whose server was removed has nothing to reconnect to.
+        let Some(old) = self
+            .dialogues
+            .get(i)
+            .filter(|d| self.servers.contains(d.server))
+            .map(|d| d.key)
+        else {
+            return;
+        };
         fx.push(Effect::Close { key: old });
         let key = self.new_key();
-        let d = &mut self.dialogues[i];
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
         let had_session = d.dialog_id.is_some() || !d.turns.is_empty();
         d.key = key;
         d.status = Status::Connecting;
@@ -844,22 +903,27 @@ impl App {
                     .flatten()
                     .collect(),
             });
-        if let Some(s) = self.servers.get_mut(server)
-            && s.status != crate::tui::app::ServerStatus::Connected
-        {
+        let Some(s) = self.servers.get_mut(server) else {
+            return;
+        };
+        if s.status != crate::tui::app::ServerStatus::Connected {
             s.status = crate::tui::app::ServerStatus::Connecting;
         }
+        let spec = s.spec.clone();
         let (base, overrides) = self.defaults_of_dialogue(i);
         fx.push(Effect::Open {
             key,
-            spec: self.servers[server].spec.clone(),
+            spec,
             interface,
             base,
             overrides,
             first_turn: first,
             goes_on,
             // In the generation it spoke (recorded, or of the connection before).
-            spoke: self.dialogues[i].protocol_version.clone(),
+            spoke: self
+                .dialogues
+                .get(i)
+                .and_then(|d| d.protocol_version.clone()),
         });
         if had_session {
             self.notify("reconnecting…", Severity::Info);
@@ -868,7 +932,9 @@ impl App {
 
     fn replay(&mut self, fx: &mut Vec<Effect>) {
         let Some(i) = self.current else { return };
-        let d = &self.dialogues[i];
+        let Some(d) = self.dialogues.get(i) else {
+            return;
+        };
         if d.turns.is_empty() {
             self.notify(
                 "nothing to replay: the dialogue has no turns",
@@ -904,7 +970,9 @@ impl App {
             key,
             session: Box::new(session),
         });
-        let d = &mut self.dialogues[i];
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
         for t in &mut d.turns {
             t.replay = None;
         }
@@ -951,7 +1019,7 @@ impl App {
     }
 
     /// Puts text on the clipboard by OSC 52, and says honestly whether that can have worked.
-    fn clipboard(&mut self, text: String, fx: &mut Vec<Effect>) {
+    pub(super) fn clipboard(&mut self, text: String, fx: &mut Vec<Effect>) {
         let size = text.len();
         let write = self.keymap.first_key(&Action::WriteJson);
         let how = if self.in_tmux {
@@ -971,10 +1039,7 @@ impl App {
 
     pub(super) fn copy_written(&mut self, path: std::path::PathBuf, result: Result<(), String>) {
         match result {
-            Ok(()) => self.notify(
-                format!("wrote the JSON to {}", path.display()),
-                Severity::Success,
-            ),
+            Ok(()) => self.notify(format!("wrote {}", path.display()), Severity::Success),
             Err(e) => self.notify(
                 format!("cannot write {}: {e}", path.display()),
                 Severity::Error,

@@ -5,24 +5,12 @@ use crate::tui::action::{Action, Handled, Pane};
 use crate::tui::app::App;
 use crate::tui::effect::Effect;
 use crate::tui::hits::Hits;
-use crate::tui::overlay::Overlay;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 impl App {
     pub(super) fn key(&mut self, key: KeyEvent, hits: &Hits, fx: &mut Vec<Effect>) {
         if let Some(mut overlay) = self.overlay.take() {
-            let (handled, outcome) = overlay.key(key);
-            // A scroll stops at the last page the frame showed, so that going back up moves
-            // at once.
-            if let (
-                Overlay::Help { scroll }
-                | Overlay::Messages { scroll }
-                | Overlay::LogEntry { scroll, .. },
-                Some(max),
-            ) = (&mut overlay, hits.overlay_scroll_max)
-            {
-                *scroll = (*scroll).min(max);
-            }
+            let (handled, outcome) = overlay.key(key, &self.keymap, hits);
             self.overlay = Some(overlay);
             self.overlay_outcome(outcome, fx);
             if handled == Handled::Ignored

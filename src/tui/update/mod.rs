@@ -8,9 +8,11 @@ mod asks;
 mod defaults;
 mod drafts;
 mod engine;
+mod export;
 mod files;
 mod keys;
 mod mouse;
+mod resources;
 mod scenario;
 mod servers;
 mod watch;
@@ -82,7 +84,7 @@ impl App {
             }
             Event::PickerItems(items) => self.picker_items(items),
             Event::Asked(ask) => self.ask_arrived(ask),
-            Event::PathCompletions { typed, paths } => self.path_completions(typed, paths),
+            Event::PathCompletions { typed, paths } => self.path_completions(typed, paths, &mut fx),
             Event::ServersFound { servers, problems } => self.servers_found(servers, problems),
             Event::ThemeLoaded { name, result } => self.theme_loaded(name, result, &mut fx),
             Event::CopyWritten { path, result } => self.copy_written(path, result),
@@ -97,8 +99,7 @@ impl App {
         layout::areas(self, self.size)
     }
 
-    fn paste(&mut self, text: &str, _fx: &mut [Effect]) {
-        use crate::tui::overlay::Overlay;
+    fn paste(&mut self, text: &str, fx: &mut Vec<Effect>) {
         // Terminals paste lines ended by CR (tmux, many others) or CRLF: lines all the same.
         let text = &normalize_line_ends(text);
         if self.overlay.is_none() && self.certify_shown() {
@@ -106,19 +107,10 @@ impl App {
             return;
         }
         match &mut self.overlay {
-            Some(Overlay::Prompt(p)) => p.input.insert_str(text.lines().next().unwrap_or_default()),
-            Some(Overlay::Palette(p)) => {
-                p.query.insert_str(text.lines().next().unwrap_or_default());
-                p.refilter();
+            Some(overlay) => {
+                let outcome = overlay.paste(text);
+                self.overlay_outcome(outcome, fx);
             }
-            Some(Overlay::Open(o)) => o.input.insert_str(text.lines().next().unwrap_or_default()),
-            Some(Overlay::Defaults(f)) => {
-                if let Some(input) = f.inputs.get_mut(f.row) {
-                    input.insert_str(text.lines().next().unwrap_or_default().trim());
-                }
-            }
-            Some(Overlay::Ask(a)) => a.paste(text),
-            Some(_) => {}
             None if self.focus == crate::tui::action::Pane::Composer => {
                 self.with_composer(|c, ctx| c.paste(text, ctx));
             }
@@ -133,6 +125,15 @@ impl App {
         f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
     ) -> Option<R> {
         let i = self.current?;
+        self.with_composer_of(i, f)
+    }
+
+    /// The same for the composer of dialogue `i` (None when it is gone).
+    pub fn with_composer_of<R>(
+        &mut self,
+        i: crate::tui::ids::DialogueId,
+        f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
+    ) -> Option<R> {
         let App {
             servers,
             dialogues,

@@ -4,7 +4,6 @@ use crate::tui::action::{Action, Pane};
 use crate::tui::app::App;
 use crate::tui::effect::Effect;
 use crate::tui::hits::Hits;
-use crate::tui::overlay::{Outcome, Overlay};
 use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
@@ -12,7 +11,7 @@ impl App {
     pub(super) fn mouse(&mut self, mouse: MouseEvent, hits: &Hits, fx: &mut Vec<Effect>) {
         let at = Position::new(mouse.column, mouse.row);
         if self.overlay.is_some() {
-            self.overlay_mouse(mouse, at, hits, fx);
+            self.overlay_mouse(mouse, hits, fx);
             return;
         }
         if self.certify_shown() {
@@ -36,8 +35,8 @@ impl App {
                 self.focus = previous;
             }
             MouseEventKind::Down(MouseButton::Left) => {
-                if let Some(i) = Hits::find(&hits.tabs, at) {
-                    self.act(Action::GoToDialogue(i), fx);
+                if let Some(id) = Hits::find(&hits.tabs, at) {
+                    self.show_dialogue(id);
                     return;
                 }
                 if let Some(tab) = Hits::find(&hits.detail_tabs, at) {
@@ -50,8 +49,11 @@ impl App {
                 }
                 if let Some(row) = Hits::find(&hits.sidebar_rows, at) {
                     self.focus = Pane::Sidebar;
-                    self.sidebar_selected = row;
-                    self.act(Action::Select, fx);
+                    // The row drawn, where it is now (none when it went since the frame).
+                    if let Some(at) = self.sidebar_rows().iter().position(|r| *r == row) {
+                        self.sidebar_selected = at;
+                        self.act(Action::Select, fx);
+                    }
                     return;
                 }
                 if let Some(item) = Hits::find(&hits.completion_items, at) {
@@ -102,68 +104,10 @@ impl App {
         }
     }
 
-    fn overlay_mouse(
-        &mut self,
-        mouse: MouseEvent,
-        at: Position,
-        hits: &Hits,
-        fx: &mut Vec<Effect>,
-    ) {
-        let inside = hits.overlay.is_some_and(|r| r.contains(at));
-        match mouse.kind {
-            // A server's question stays until it is answered: a stray click does not throw
-            // away a filled form.
-            MouseEventKind::Down(MouseButton::Left)
-                if !inside && matches!(self.overlay, Some(Overlay::Ask(_))) => {}
-            MouseEventKind::Down(MouseButton::Left) if !inside => {
-                self.overlay_outcome(Outcome::Close, fx);
-            }
-            MouseEventKind::Down(MouseButton::Left) => {
-                let Some(row) = Hits::find(&hits.overlay_rows, at) else {
-                    return;
-                };
-                let outcome = match &mut self.overlay {
-                    Some(Overlay::Palette(p)) => {
-                        p.selected = row;
-                        p.chosen().map(Outcome::Run)
-                    }
-                    Some(Overlay::Ask(a)) => {
-                        if let crate::tui::ask::Body::Form(form) = &mut a.body {
-                            form.focus = row.min(form.fields.len().saturating_sub(1));
-                        }
-                        None
-                    }
-                    Some(Overlay::Open(o)) => {
-                        o.selected = row;
-                        let path = if o.input.text.is_empty() {
-                            o.items.get(row).map(|i| i.path.clone())
-                        } else {
-                            o.completions.get(row).map(std::path::PathBuf::from)
-                        };
-                        path.map(Outcome::OpenPath)
-                    }
-                    _ => None,
-                };
-                if let Some(outcome) = outcome {
-                    self.overlay_outcome(outcome, fx);
-                }
-            }
-            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
-                let down = mouse.kind == MouseEventKind::ScrollDown;
-                if let Some(
-                    Overlay::Help { scroll }
-                    | Overlay::Messages { scroll }
-                    | Overlay::LogEntry { scroll, .. },
-                ) = &mut self.overlay
-                {
-                    *scroll = if down {
-                        *scroll + 3
-                    } else {
-                        scroll.saturating_sub(3)
-                    };
-                }
-            }
-            _ => {}
+    fn overlay_mouse(&mut self, mouse: MouseEvent, hits: &Hits, fx: &mut Vec<Effect>) {
+        if let Some(overlay) = &mut self.overlay {
+            let outcome = overlay.mouse(mouse, hits);
+            self.overlay_outcome(outcome, fx);
         }
     }
 }

@@ -87,8 +87,8 @@ impl T {
     }
 
     fn opened(&mut self, key: u64) -> Vec<Effect> {
-        let i = self.app.dialogue_index(key).expect("the dialogue");
-        let interface = self.app.dialogues[i].interface;
+        let d = self.app.dialogue_by_key(key).expect("the dialogue");
+        let (interface, next_turn) = (d.interface, d.next_turn);
         let summary = ServerSummary {
             name: format!("bkn-{}", interface.code()),
             ..Default::default()
@@ -103,7 +103,7 @@ impl T {
             vocabulary: Box::default(),
             defaults: Box::new(Chosen::built_in()),
             continued: false,
-            next_turn: self.app.dialogues[i].next_turn,
+            next_turn,
         })))
     }
 
@@ -221,7 +221,7 @@ fn the_explorer_starts_with_one_open_per_server_and_shows_the_first() {
         })
         .collect();
     assert_eq!(opens, [(1, Interface::Dac), (2, Interface::Usr)]);
-    assert_eq!(t.app.current, Some(0));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(0));
     assert_eq!(t.app.focus, Pane::Composer);
 }
 
@@ -484,7 +484,7 @@ fn a_failed_turn_leaves_its_commitments_unsent_and_ids_stay_unique() {
     let d = t.current();
     let view = d.commitments_at(0);
     assert!(
-        view.rows.iter().all(|r| r.state.is_none()),
+        view.rows.iter().all(|r| r.state.is_absent()),
         "nothing is shown as retained: {view:?}"
     );
     // Two commitments typed without an ID get IDs the dialogue has not used.
@@ -575,11 +575,11 @@ fn n_opens_on_the_server_of_the_dialogue_in_view() {
         })
         .expect("an Open");
     assert_eq!(interface, Interface::Usr);
-    assert_eq!(spec, t.app.servers[1].spec);
-    assert_eq!(t.app.current, Some(2));
+    assert_eq!(spec, t.app.servers.nth(1).unwrap().spec);
+    assert_eq!(t.app.current, t.app.dialogues.id_at(2));
     assert_eq!(
-        t.app.dialogues[2].name,
-        format!("{} #2", t.app.servers[1].name)
+        t.app.dialogues.nth(2).unwrap().name,
+        format!("{} #2", t.app.servers.nth(1).unwrap().name)
     );
 }
 
@@ -614,9 +614,16 @@ fn send_asks_the_runner_and_esc_cancels_the_pending_turn() {
     assert!(t.current().pending.is_some());
     // A second F5 while pending sends nothing.
     assert!(t.key(KeyCode::F(5)).is_empty());
+    // Esc in the composer leaves it (NAV); Esc outside cancels the turn, and only that.
+    assert!(t.key(KeyCode::Esc).is_empty());
+    assert_eq!(t.app.focus, Pane::Transcript);
     let fx = t.key(KeyCode::Esc);
     assert!(matches!(&fx[..], [Effect::Cancel { key: 1 }]), "{fx:?}");
-    assert_eq!(t.app.focus, Pane::Composer, "Esc cancelled, and only that");
+    assert_eq!(
+        t.app.focus,
+        Pane::Transcript,
+        "Esc cancelled, and only that"
+    );
 }
 
 #[test]
@@ -659,6 +666,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
             .task_id,
         "task-9"
     );
+    t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Esc);
     assert!(matches!(&fx[..], [Effect::Cancel { key: 1 }]), "{fx:?}");
     let said = &t.app.notice.as_ref().unwrap().text;
@@ -834,9 +842,9 @@ fn a_server_is_named_by_its_initialize_name_made_distinct() {
     ]);
     t.opened(1);
     t.opened(2);
-    let names: Vec<&str> = t.app.servers.iter().map(|s| s.name.as_str()).collect();
+    let names: Vec<&str> = t.app.servers.values().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["bkn-dac", "bkn-dac-2"]);
-    assert_eq!(t.app.dialogues[1].name, "bkn-dac-2 #1");
+    assert_eq!(t.app.dialogues.nth(1).unwrap().name, "bkn-dac-2 #1");
 }
 
 #[test]
@@ -916,7 +924,13 @@ fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
         "the other server's dialogue is not touched"
     );
     assert_eq!(
-        t.app.servers[0].overrides.session_id.as_deref(),
+        t.app
+            .servers
+            .nth(0)
+            .unwrap()
+            .overrides
+            .session_id
+            .as_deref(),
         Some("AUS:42")
     );
     let fx = t.key(KeyCode::Char('n'));
@@ -936,9 +950,12 @@ fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
     t.key(KeyCode::Tab);
     t.key_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
     t.key(KeyCode::Enter);
-    assert_eq!(t.app.servers[0].overrides.session_id, None);
+    assert_eq!(t.app.servers.nth(0).unwrap().overrides.session_id, None);
     assert_eq!(
-        t.app.dialogues[0]
+        t.app
+            .dialogues
+            .nth(0)
+            .unwrap()
             .defaults
             .as_ref()
             .unwrap()
@@ -1002,9 +1019,13 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         panic!("{fx:?}");
     };
     assert_eq!(path, &PathBuf::from("/work/kiosk.yaml"));
-    assert_eq!(spec, &t.app.servers[0].spec, "on the server in view");
+    assert_eq!(
+        spec,
+        &t.app.servers.nth(0).unwrap().spec,
+        "on the server in view"
+    );
     let key = *key;
-    assert_eq!(t.app.current, Some(2));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(2));
     assert_eq!(t.app.shown_detail_tab(), DetailTab::Expect);
     t.event(Event::Scenario(ScenarioEvent::Loaded {
         dialogue: key,
@@ -1137,7 +1158,8 @@ fn a_server_is_added_by_command_line_url_or_a_name_found() {
 fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
-    t.app.current = Some(0);
+    t.app.current = t.app.dialogues.id_at(0);
+    let server = t.app.servers.id_at(0).unwrap();
     let fx = {
         let mut fx = Vec::new();
         t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
@@ -1146,11 +1168,11 @@ fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
     assert!(closes(&fx).is_empty(), "asks first");
     assert!(matches!(
         &t.app.overlay,
-        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::RemoveServer(0)
+        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::RemoveServer(server)
     ));
     let fx = t.key(KeyCode::Char('y'));
     assert_eq!(closes(&fx), [1]);
-    assert!(t.app.servers[0].removed);
+    assert!(!t.app.servers.contains(server), "really gone");
     assert_eq!(
         t.app.session.unsaved, 0,
         "its turn is in no later save (the question said so): no longer counted"
@@ -1226,7 +1248,7 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
     let notice = &t.app.notice.as_ref().unwrap().text;
     assert!(notice.contains(&url) && notice.contains("(M)"), "{notice}");
     assert!(matches!(
-        t.app.servers[0].sign_in,
+        t.app.servers.nth(0).unwrap().sign_in,
         Some(SignInNotice::Open { .. })
     ));
 
@@ -1236,7 +1258,7 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
     }));
     assert!(fx.is_empty(), "{fx:?}");
     assert!(
-        matches!(&t.app.servers[0].sign_in, Some(SignInNotice::SignedIn { scopes, .. }) if scopes == &["dac"])
+        matches!(&t.app.servers.nth(0).unwrap().sign_in, Some(SignInNotice::SignedIn { scopes, .. }) if scopes == &["dac"])
     );
 
     // A browser that opened: nothing to copy, the person is told where to look.
@@ -1280,7 +1302,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     }));
     assert_eq!(t.app.servers.len(), 1);
     assert_eq!(
-        t.app.servers[0].status,
+        t.app.servers.nth(0).unwrap().status,
         crate::tui::app::ServerStatus::Recorded
     );
     t.event(line(Line::Dialogue {
@@ -1312,7 +1334,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         dialogue: 2,
         reason: "the agent ended its MCP session".into(),
     }));
-    assert_eq!(t.app.dialogues[1].status, Status::Recorded);
+    assert_eq!(t.app.dialogues.nth(1).unwrap().status, Status::Recorded);
     assert_eq!(
         t.current().status,
         Status::Live,
@@ -1375,8 +1397,12 @@ fn take_over_and_reconnect_ask_for_the_generation_the_dialogue_spoke() {
     let fx = t.key(KeyCode::Char('O'));
     assert_eq!(spoke(&fx).as_deref(), Some("2025-11-25"));
     // Its own dialogue, once open over 2026-07-28, reconnects asking for 2026-07-28.
-    let key = t.app.dialogues[1].key;
-    let i = t.app.dialogue_index(key).unwrap();
+    let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
+    else {
+        unreachable!()
+    };
+    let key = *key;
+    let i = t.app.dialogue_of_key(key).unwrap();
     let summary = ServerSummary {
         protocol_version: "2026-07-28".into(),
         generation_note: Some(
@@ -1415,8 +1441,8 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     for i in 0..3 {
         t.finished(1, grounding(i));
     }
-    t.app.dialogues[0].status = Status::Recorded;
-    t.app.dialogues[0].select(Some(1));
+    t.app.dialogues.nth_mut(0).unwrap().status = Status::Recorded;
+    t.app.dialogues.nth_mut(0).unwrap().select(Some(1));
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Char('O'));
     let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
@@ -1453,7 +1479,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
         !fx.iter().any(|e| matches!(e, Effect::Send { .. })),
         "up to the selected turn only"
     );
-    let source = &t.app.dialogues[0];
+    let source = &t.app.dialogues.nth(0).unwrap();
     assert!(
         source.turns[0]
             .replay
@@ -2003,7 +2029,10 @@ fn quitting_mentions_an_unsent_draft() {
 fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
     use crate::protocol::resources::Words;
     let mut t = T::reference();
-    t.app.servers[0]
+    t.app
+        .servers
+        .nth_mut(0)
+        .unwrap()
         .vocabulary
         .add(Words::Entities, "Fountain#1");
     focus_field(&mut t, crate::protocol::dac::Kind::Commitment, "Commit");
@@ -2099,7 +2128,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
         path: "/data/recovered-7-1.drafts.json".into(),
         result: Ok(saved),
     });
-    let d = &t.app.dialogues[0];
+    let d = &t.app.dialogues.nth(0).unwrap();
     let question = d
         .composer
         .fields
@@ -2197,7 +2226,7 @@ fn an_unknown_id_in_a_statement_is_warned_about_and_the_request_still_sent() {
         (Words::Entities, "Avatar#7"),
         (Words::MLocations, "MLoc:Square.Stage"),
     ] {
-        t.app.servers[0].vocabulary.add(w, id);
+        t.app.servers.nth_mut(0).unwrap().vocabulary.add(w, id);
     }
     focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
     t.type_text("MM-Move Nil Ghost#1 To MLoc:Square.Stage");
@@ -2240,7 +2269,10 @@ fn closing_a_dialogue_takes_its_turns_out_of_the_unsaved_count() {
 fn the_sidebar_dot_follows_the_servers_health() {
     use crate::tui::app::ServerStatus;
     let mut t = T::reference();
-    assert_eq!(t.app.servers[0].status, ServerStatus::Connected);
+    assert_eq!(
+        t.app.servers.nth(0).unwrap().status,
+        ServerStatus::Connected
+    );
     // The server died under a turn: not "connected" any more.
     let mut gone = grounding(0);
     gone.reply = Reply::Error(TurnError {
@@ -2249,16 +2281,22 @@ fn the_sidebar_dot_follows_the_servers_health() {
     });
     t.finished(1, gone);
     assert!(
-        matches!(&t.app.servers[0].status, ServerStatus::Failed(e) if e.contains("the server exited")),
+        matches!(&t.app.servers.nth(0).unwrap().status, ServerStatus::Failed(e) if e.contains("the server exited")),
         "{:?}",
-        t.app.servers[0].status
+        t.app.servers.nth(0).unwrap().status
     );
     // An answer again: connected.
     t.finished(1, grounding(1));
-    assert_eq!(t.app.servers[0].status, ServerStatus::Connected);
+    assert_eq!(
+        t.app.servers.nth(0).unwrap().status,
+        ServerStatus::Connected
+    );
     // Its only dialogue's session ended: said on the server too.
     t.event(Event::Engine(Box::new(EngineEvent::Closed { dialogue: 2 })));
-    assert!(matches!(&t.app.servers[1].status, ServerStatus::Failed(_)));
+    assert!(matches!(
+        &t.app.servers.nth(1).unwrap().status,
+        ServerStatus::Failed(_)
+    ));
 }
 
 #[test]
@@ -2306,43 +2344,101 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
     assert_eq!(token, Some(Some("s3cret".into())), "{fx:?}");
 }
 
+/// The status line's first word: the mode.
+fn mode_word(t: &T) -> &'static str {
+    let s = screen(t, 120, 40);
+    let last = s.lines().last().unwrap().trim_start().to_owned();
+    if last.starts_with("✎ EDIT ") {
+        "✎ EDIT"
+    } else if last.starts_with("NAV ") {
+        "NAV"
+    } else {
+        panic!("no mode on the status line: {last}")
+    }
+}
+
 #[test]
-fn focus_is_unmistakable_and_esc_after_cancelling_a_turn_leaves_the_composer() {
+fn focus_is_unmistakable_and_esc_always_leaves_the_composer() {
     let mut t = T::reference();
     assert!(t.app.typing());
-    // The status line says letters are text.
-    assert!(
-        screen(&t, 120, 40)
-            .lines()
-            .last()
-            .unwrap()
-            .contains("✎ TYPING")
-    );
+    // The status line says letters are text; the composer's title has the mark.
+    assert_eq!(mode_word(&t), "✎ EDIT");
+    assert!(screen(&t, 120, 40).contains("▶ Compose"));
     t.type_text("Where?");
     let fx = t.key(KeyCode::F(5));
     assert!(matches!(&fx[..], [Effect::Send { .. }]), "{fx:?}");
-    // Esc cancels the pending turn, and says that the composer still has the focus.
+    // Esc in the composer: back to NAV, always; the turn goes on, and how to cancel it is said.
     let fx = t.key(KeyCode::Esc);
-    assert!(matches!(&fx[..], [Effect::Cancel { .. }]), "{fx:?}");
-    assert!(
-        t.app
-            .notice
-            .as_ref()
-            .unwrap()
-            .text
-            .contains("Esc again leaves")
-    );
-    assert!(screen(&t, 120, 40).contains("✎ TYPING"));
-    // Esc again: out of it, and the badge gone; the next letter is a command.
-    t.key(KeyCode::Esc);
+    assert!(fx.is_empty(), "{fx:?}");
     assert_eq!(t.app.focus, Pane::Transcript);
     assert!(!t.app.typing());
-    assert!(!screen(&t, 120, 40).contains("✎ TYPING"));
+    assert_eq!(mode_word(&t), "NAV");
+    assert!(screen(&t, 120, 40).contains("┏▶ Dialogue 1"));
+    let notice = &t.app.notice.as_ref().unwrap().text;
+    assert!(notice.contains("Esc again cancels"), "{notice}");
+    // Esc outside the composer: the pending turn is cancelled; the focus stays in NAV.
+    let fx = t.key(KeyCode::Esc);
+    assert!(matches!(&fx[..], [Effect::Cancel { .. }]), "{fx:?}");
+    assert_eq!(t.app.focus, Pane::Transcript);
     t.key(KeyCode::Char('?'));
     assert!(
         matches!(t.app.overlay, Some(Overlay::Help { .. })),
         "a command, not text"
     );
+}
+
+#[test]
+fn switching_to_a_dialogue_never_enters_edit() {
+    let mut t = T::reference();
+    // The first dialogue was left in the composer (a click on the next tab, say).
+    assert_eq!(t.app.focus, Pane::Composer);
+    t.app.show_dialogue(t.app.dialogues.id_at(1).unwrap());
+    t.key(KeyCode::Esc);
+    assert_eq!(t.app.focus, Pane::Transcript);
+    // Back to the first, whose composer had the focus: NAV stays, `1` is a command.
+    t.key(KeyCode::Char('1'));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(0));
+    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(mode_word(&t), "NAV");
+    t.key(KeyCode::Char('2'));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(1));
+    assert!(
+        t.current()
+            .composer
+            .fields
+            .iter()
+            .all(|f| f.text().is_empty())
+    );
+}
+
+#[test]
+fn the_status_line_says_what_enter_does_in_the_composer() {
+    let mut t = T::reference();
+    focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
+    assert!(screen(&t, 120, 40).contains("Enter new line"));
+    focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Space");
+    assert!(screen(&t, 120, 40).contains("Enter next field"));
+}
+
+#[test]
+fn fields_below_the_composers_room_are_said_at_80x24() {
+    let mut t = T::reference();
+    // A feasibility's first field: its Release field is out of view at 80x24.
+    focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Question");
+    t.app.size = ratatui::layout::Rect::new(0, 0, 80, 24);
+    let s = screen(&t, 80, 24);
+    assert!(!s.contains("Release"), "{s}");
+    assert!(s.contains("more (Tab)"), "{s}");
+    // Tab down to it: in view, and what is above said.
+    for _ in 0..8 {
+        if screen(&t, 80, 24).contains("Release") {
+            break;
+        }
+        t.key(KeyCode::Tab);
+    }
+    let s = screen(&t, 80, 24);
+    assert!(s.contains("Release"), "{s}");
+    assert!(s.contains("above"), "{s}");
 }
 
 #[test]
@@ -2361,4 +2457,135 @@ fn a_duplicate_key_in_the_raw_editor_is_not_sent() {
         notice.contains("written twice") && notice.contains("/Kind"),
         "{notice}"
     );
+}
+
+#[test]
+fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes() {
+    use crate::client::resources::{Listed, Read};
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::F(3));
+    assert!(
+        matches!(&fx[..], [Effect::ListResources { key: 1 }]),
+        "{fx:?}"
+    );
+    let listed = |uri: &str| Listed {
+        uri: uri.into(),
+        name: uri.into(),
+        title: None,
+        description: None,
+        mime_type: Some("application/json".into()),
+    };
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 1,
+        result: Ok(vec![listed("dac://domain"), listed("dac://spaces/S")]),
+    })));
+    // A list for another dialogue is not this overlay's.
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 2,
+        result: Ok(Vec::new()),
+    })));
+    assert!(screen(&t, 120, 40).contains("› dac://domain"));
+    t.key(KeyCode::Down);
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::ReadResource { key: 1, uri }] if uri == "dac://spaces/S"),
+        "{fx:?}"
+    );
+    t.event(Event::Engine(Box::new(EngineEvent::ResourceRead {
+        dialogue: 1,
+        uri: "dac://spaces/S".into(),
+        result: Ok(Read {
+            uri: "dac://spaces/S".into(),
+            mime_type: Some("application/json".into()),
+            shown: "{\n  \"SpaceID\": \"S\"\n}\n".into(),
+            json: true,
+        }),
+    })));
+    assert!(screen(&t, 120, 40).contains("\"SpaceID\": \"S\""));
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(
+        matches!(&fx[..], [Effect::Clipboard { text }] if text.contains("SpaceID")),
+        "{fx:?}"
+    );
+    // notifications/resources/list_changed: the server's offer read again, and the list.
+    let fx = t.event(Event::Engine(Box::new(EngineEvent::Client(
+        crate::client::event::Event::ListChanged {
+            connection: 1,
+            what: "resources",
+        },
+    ))));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ListResources { key: 1 }))
+            && fx.iter().any(|e| matches!(e, Effect::Refresh { key: 1 })),
+        "{fx:?}"
+    );
+    // The selection stays on its URI when the new list comes.
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 1,
+        result: Ok(vec![
+            listed("dac://a"),
+            listed("dac://domain"),
+            listed("dac://spaces/S"),
+        ]),
+    })));
+    assert!(screen(&t, 120, 40).contains("› dac://spaces/S"));
+    t.key(KeyCode::Esc);
+    assert!(t.app.overlay.is_none());
+}
+
+#[test]
+fn export_without_a_turn_exports_the_draft() {
+    let mut t = T::reference();
+    t.type_text("Where is the bench?");
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('e'));
+    let Some(Overlay::Export(e)) = &t.app.overlay else {
+        panic!("no Export overlay");
+    };
+    assert_eq!(e.what, "the draft");
+    assert!(
+        e.blocks[0].text.contains("Where is the bench?"),
+        "{}",
+        e.blocks[0].text
+    );
+    assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
+    assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
+}
+
+/// An id kept from before (the last frame's hits, an engine event under way) names
+/// nothing once its server and dialogue are gone: nothing happens, nothing panics.
+#[test]
+fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
+    use crate::tui::app::SidebarRow;
+    let mut t = T::reference();
+    let server = t.app.servers.id_at(0).unwrap();
+    let dialogue = t.app.dialogues.id_at(0).unwrap();
+    let other = t.app.dialogues.id_at(1).unwrap();
+    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
+    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
+    t.app.current = Some(dialogue);
+    let mut fx = Vec::new();
+    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    assert_eq!(closes(&fx), [1], "no turns: removed at once");
+    assert!(!t.app.servers.contains(server) && !t.app.dialogues.contains(dialogue));
+    assert_eq!(t.app.current, Some(other), "the tab after it shows");
+    assert_eq!(
+        t.app.sidebar_rows().len(),
+        2,
+        "the other server and its dialogue"
+    );
+    for (column, row) in [(25, 0), (5, 2)] {
+        t.event(Event::Input(Input::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })));
+        assert_eq!(t.app.current, Some(other), "a stale hit does nothing");
+    }
+    // What the engine still says of the closed dialogue is dropped.
+    assert!(t.finished(1, grounding(0)).is_empty());
+    assert_eq!(t.app.session.unsaved, 0);
 }

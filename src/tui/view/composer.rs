@@ -157,7 +157,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
                 body,
             );
         }
-        Mode::Form => form(frame, app, d, body, focused, hits),
+        Mode::Form => {
+            let unseen = form(frame, app, d, body, focused, hits);
+            unseen_rows(frame, app, area, unseen);
+        }
     }
     let mode = match c.mode {
         Mode::Form => vec![
@@ -232,7 +235,7 @@ fn form(
     area: Rect,
     focused: bool,
     hits: &mut Hits,
-) {
+) -> (usize, usize) {
     let t = &app.theme;
     let c = &d.composer;
     let mut y = area.y;
@@ -292,12 +295,15 @@ fn form(
     }
     // Where the completion list goes, drawn last over whatever is below.
     let mut popup: Option<(u16, u16)> = None;
+    // Rows with no room left under the last one drawn: said on the border.
+    let mut unseen_below = 0;
     for (i, f) in c.fields.iter().enumerate() {
         let row = kind_rows + i;
         if row < first {
             continue;
         }
         if y >= bottom {
+            unseen_below = c.fields.len() - i;
             break;
         }
         let active = focused && c.row == row;
@@ -438,6 +444,34 @@ fn form(
     if let (Some(comp), Some((below, x))) = (&c.completion, popup) {
         completion_list(frame, app, comp, below, x, hits);
     }
+    (first, unseen_below)
+}
+
+/// Where the form has rows out of view (a small terminal: the Release field of a commitment
+/// at 80x24), said on the composer's bottom border, right: "↑ 1 above · ↓ 2 more (Tab)".
+fn unseen_rows(frame: &mut Frame, app: &App, area: Rect, (above, below): (usize, usize)) {
+    let mut parts = Vec::new();
+    if above > 0 {
+        parts.push(format!("↑ {above} above"));
+    }
+    if below > 0 {
+        parts.push(format!("↓ {below} more (Tab)"));
+    }
+    if parts.is_empty() || area.height < 2 {
+        return;
+    }
+    let text = format!(" {} ", parts.join(" · "));
+    let width = (text.chars().count() as u16).min(area.width.saturating_sub(2));
+    let r = Rect::new(
+        area.x + area.width.saturating_sub(width + 1),
+        area.y + area.height - 1,
+        width,
+        1,
+    );
+    frame.render_widget(
+        Paragraph::new(Line::styled(text, app.theme.fg(app.theme.colors.key_hint))),
+        r,
+    );
 }
 
 /// `lines` with `extra` put after line `after` (when given); what then falls below the

@@ -20,7 +20,7 @@ use crate::tui::layout;
 use ratatui::Frame;
 use ratatui::widgets::{Block, BorderType, Borders};
 
-pub use overlays::help_lines;
+pub use crate::tui::overlay::help_lines;
 
 /// Draws the whole screen; returns where things went.
 pub fn render(frame: &mut Frame, app: &App) -> Hits {
@@ -54,13 +54,18 @@ pub fn render(frame: &mut Frame, app: &App) -> Hits {
     hits
 }
 
-/// A bordered block with a title, its colours saying whether its pane has the focus (and its
-/// border: thick when focused, so that the focus shows without colour too).
+/// A bordered block with a title, its colours saying whether its pane has the focus (and, so
+/// that the focus shows without colour too, its border: thick when focused, and a ▶ before
+/// its title).
 fn pane_block<'a>(
     app: &App,
     title: impl Into<ratatui::text::Line<'a>>,
     focused: bool,
 ) -> Block<'a> {
+    let mut title = title.into();
+    if focused {
+        title.spans.insert(0, ratatui::text::Span::raw("▶"));
+    }
     Block::default()
         .borders(Borders::ALL)
         .border_type(if focused {
@@ -69,5 +74,5 @@ fn pane_block<'a>(
             BorderType::Plain
         })
         .border_style(app.theme.border(focused))
-        .title(title.into().style(app.theme.title(focused)))
+        .title(title.style(app.theme.title(focused)))
 }

@@ -24,8 +24,9 @@ enum Detail {
 fn context(app: &App, detail: Detail) -> String {
     let full = detail >= Detail::Medium;
     let mut left = String::from(" ");
-    if let Some(d) = app.current_dialogue() {
-        let server = &app.servers[d.server];
+    if let Some(d) = app.current_dialogue()
+        && let Some(server) = app.servers.get(d.server)
+    {
         left.push_str(&server.name);
         if full {
             if let Some(id) = &d.dialog_id {
@@ -81,10 +82,19 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let c = &t.colors;
     let base = t.fg(c.status_fg).bg(c.status_bg);
     let width = area.width as usize;
-    // Where keys go, never in doubt: while a text input has the focus, letters are text and
-    // the line starts by saying so (reverse video, seen without colour too).
-    let typing = app.overlay.is_none() && app.typing();
-    let badge = if typing { " ✎ TYPING " } else { "" };
+    // Where keys go, never in doubt: the line starts with the mode, a word read without
+    // colour: EDIT while a text input has the focus (letters are text; in reverse video),
+    // NAV otherwise (letters are commands). An overlay takes every key itself.
+    let badge = match (app.overlay.is_none(), app.typing()) {
+        (false, _) => "",
+        (true, true) => " ✎ EDIT ",
+        (true, false) => " NAV ",
+    };
+    let badge_style = if app.typing() {
+        t.selected().add_modifier(ratatui::style::Modifier::BOLD)
+    } else {
+        base.add_modifier(ratatui::style::Modifier::BOLD)
+    };
     // The most detail that fits, leaving room for a notice (which comes first) or a hint.
     let wanted = 3
         + badge.chars().count()
@@ -98,10 +108,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         .find(|c| c.chars().count() + wanted <= width)
         .unwrap_or_else(|| context(app, Detail::Short));
     let mut spans = vec![
-        Span::styled(
-            badge,
-            t.selected().add_modifier(ratatui::style::Modifier::BOLD),
-        ),
+        Span::styled(badge, badge_style),
         Span::styled(left.clone(), base),
     ];
     let room =
@@ -129,10 +136,15 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         let hints: Vec<(String, &str)> = match app.focus {
             Pane::Composer => vec![
                 (k(Action::Send), "send"),
+                (
+                    "Enter".into(),
+                    app.current_dialogue()
+                        .map_or("next field", |d| d.composer.enter_does()),
+                ),
                 (k(Action::ComposerMode), "form/raw"),
                 ("Tab".into(), "next field"),
                 ("Ctrl-Space".into(), "complete"),
-                ("Esc".into(), "leave"),
+                ("Esc".into(), "NAV"),
                 (k(Action::Help), "help"),
             ],
             _ => vec![

@@ -3,11 +3,17 @@
 
 use super::{Content, heading};
 use crate::client::turn::Reply;
-use crate::protocol::dac::{CommitmentState, Overall, PaStatus};
+use crate::protocol::dac::{CommitmentState, PaStatus};
+use crate::protocol::lenient::dac::{
+    AffordanceView, AnswerView, DacRequestView, DacResponseView, ObjectClassView, RelationView,
+    Verdict,
+};
+use crate::protocol::lenient::{Exchange, Field, List};
+use crate::tui::dialogue::{CommitmentRow, CommitmentsView, Listed};
 use crate::tui::view::text::{bar, cut, wrap_window};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
+use strum::IntoEnumIterator;
 
 /// Lines that say why there is no Response, when there is none.
 pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
@@ -54,22 +60,15 @@ pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
     }
 }
 
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|s| {
-                    s.as_str()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| s.to_string())
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn field(v: &Value, name: &str) -> String {
-    v.get(name).and_then(Value::as_str).unwrap_or("").to_owned()
+/// The BKN-DAC Request and Response of the selected turn, read once when it came.
+fn messages<'a>(c: &Content<'a>) -> Option<(&'a DacRequestView, &'a DacResponseView)> {
+    match &c.view.exchange {
+        Exchange::Dac {
+            request,
+            response: Some(response),
+        } => Some((request, response)),
+        _ => None,
+    }
 }
 
 /// At most this many commitments are named on the Answer's one-line summary.
@@ -81,13 +80,16 @@ pub fn answer<'a>(c: &Content<'a>) -> super::Shown<'a> {
     if let Some(lines) = no_response(c) {
         return super::window(lines, c);
     }
+    let Some((_, r)) = messages(c) else {
+        return super::window(not_dac(c), c);
+    };
     let mut w = Window::new(c.skip, c.take);
-    answer_into(c, &mut w);
+    answer_into(c, r, &mut w);
     if w.lines.len() < c.take && c.skip > 0 {
         // Scrolled to or past the end: show the last page, whole.
         let top = super::last_page(c, w.seen);
         let mut last = Window::new(top, c.take);
-        answer_into(c, &mut last);
+        answer_into(c, r, &mut last);
         return super::Shown {
             lines: last.lines,
             top,
@@ -99,179 +101,266 @@ pub fn answer<'a>(c: &Content<'a>) -> super::Shown<'a> {
     }
 }
 
-fn answer_into<'a>(c: &Content<'a>, w: &mut Window<'a>) {
+/// A BKN-DAC tab on a turn that is not BKN-DAC (a Request whose Header says otherwise).
+fn not_dac<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    vec![Line::styled(
+        "not a BKN-DAC turn: the Raw tab shows its messages",
+        c.app.theme.muted(),
+    )]
+}
+
+fn answer_into<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) {
     let t = &c.app.theme;
-    let r = c.selected.response.as_ref().expect("a Response");
-    let outcome = field(r, "Outcome");
     w.push(|| {
         Line::from(vec![
             Span::styled("Outcome  ", t.muted()),
-            Span::styled(outcome.replace('_', " "), t.bold(t.outcome_text(&outcome))),
+            super::outcome(c.app, &r.outcome),
             Span::styled("    Sources  ", t.muted()),
-            Span::raw(strings(r.get("SourcesUsed")).join(", ")),
+            Span::raw(r.sources_used.texts().join(", ")),
         ])
     });
-    if let Some(f) = r.get("Failure") {
-        w.push(|| {
+    match &r.failure {
+        Field::Absent => {}
+        Field::Known(f) => w.push(|| {
             Line::styled(
                 format!(
                     "⚠ Failure: {} ({}){}",
-                    field(f, "Service"),
-                    field(f, "Nature"),
-                    f.get("Request")
-                        .and_then(Value::as_str)
-                        .map(|q| format!(": {q}"))
-                        .unwrap_or_default()
+                    f.service.str(),
+                    f.nature.text(),
+                    match &f.request {
+                        Field::Absent => String::new(),
+                        request => format!(": {}", request.text()),
+                    }
                 ),
                 t.bold(t.colors.warning),
             )
-        });
+        }),
+        Field::Other(v) => w.push(|| {
+            Line::from(vec![
+                Span::styled("⚠ Failure: ", t.bold(t.colors.warning)),
+                super::odd(c.app, v.to_string()),
+            ])
+        }),
     }
-    let list = |v: Option<&'a Value>| -> &'a [Value] {
-        v.and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-    };
-    // What this turn did to the commitments (the Commitments tab has the whole story),
-    // wrapped over as many lines as it takes.
-    let statuses = list(r.get("CommitmentStatus"));
-    if !statuses.is_empty() {
-        let mut spans = vec![Span::styled("Commitments  ", t.muted())];
-        for (j, s) in statuses.iter().take(SUMMARY_CAP).enumerate() {
-            if j > 0 {
-                spans.push(Span::raw(", "));
+    commitment_summary(c, r, w);
+    match &r.answer {
+        Field::Known(answer) => answer_body(c, answer, w),
+        Field::Absent => w.push(|| Line::styled("(no Answer in this Response)", t.muted())),
+        Field::Other(v) => w.push(|| {
+            Line::from(vec![
+                Span::styled("Answer  ", t.muted()),
+                super::odd(c.app, v.to_string()),
+            ])
+        }),
+    }
+}
+
+/// What this turn did to the commitments (the Commitments tab has the whole story), wrapped
+/// over as many lines as it takes.
+fn commitment_summary<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) {
+    let t = &c.app.theme;
+    let statuses = r.commitment_status.items();
+    let mut spans = vec![Span::styled("Commitments  ", t.muted())];
+    if let Some(v) = r.commitment_status.other() {
+        spans.push(super::odd(c.app, v.to_string()));
+    }
+    for (j, s) in statuses.iter().take(SUMMARY_CAP).enumerate() {
+        if j > 0 {
+            spans.push(Span::raw(", "));
+        }
+        match s {
+            Field::Known(s) => {
+                let color = s.status.known().map(|st| t.commitment(*st));
+                spans.push(Span::raw(format!("{} ", s.commitment_id.str())));
+                spans.push(super::field(
+                    c.app,
+                    &s.status,
+                    t.fg(color.unwrap_or(t.colors.error)),
+                ));
             }
-            let status = field(s, "Status");
-            let color = CommitmentState::parse(&status)
-                .map(|st| t.commitment(st))
-                .unwrap_or(t.colors.error);
-            spans.push(Span::raw(format!("{} ", field(s, "CommitmentID"))));
-            spans.push(Span::styled(status, t.fg(color)));
+            other => spans.push(super::odd(
+                c.app,
+                other.other().map(|v| v.to_string()).unwrap_or_default(),
+            )),
         }
-        if statuses.len() > SUMMARY_CAP {
-            spans.push(Span::styled(
-                format!(", +{} more", statuses.len() - SUMMARY_CAP),
-                t.muted(),
-            ));
-        }
+    }
+    if statuses.len() > SUMMARY_CAP {
+        spans.push(Span::styled(
+            format!(", +{} more", statuses.len() - SUMMARY_CAP),
+            t.muted(),
+        ));
+    }
+    if spans.len() > 1 {
         for row in crate::tui::view::text::wrap_line(Line::from(spans), c.width) {
             w.push(|| row);
         }
     }
-    let Some(answer) = r.get("Answer") else {
-        w.push(|| Line::styled("(no Answer in this Response)", t.muted()));
-        return;
-    };
-    let classes = list(answer.get("ObjectClasses"));
-    if !classes.is_empty() {
-        w.push(|| heading(c.app, "Object classes"));
-        w.push(|| {
-            Line::styled(
-                format!("  {:<20} {:<22} {}", "Class", "Label", "Confidence"),
-                t.muted(),
-            )
-        });
-        for oc in classes {
-            if w.full() {
-                return;
-            }
-            w.push(|| {
-                let conf_text = oc
-                    .get("Confidence")
-                    .and_then(Value::as_f64)
-                    .map(|v| format!("{} {v:.2}", bar(v, 10)))
-                    .unwrap_or_default();
-                Line::from(vec![
-                    Span::styled(
-                        format!("  {:<20} ", cut(&field(oc, "Class"), 20)),
-                        t.fg(t.colors.accent),
-                    ),
-                    Span::raw(format!("{:<22} ", cut(&field(oc, "Label"), 22))),
-                    Span::styled(conf_text, t.fg(t.colors.gauge)),
-                ])
-            });
-        }
+}
+
+/// An element of a list that is not the object the data type has: its JSON, marked.
+fn odd_item<'a, T>(c: &Content<'a>, item: &Field<T>, w: &mut Window<'a>) {
+    if let Some(v) = item.other() {
+        w.push(|| Line::from(vec![Span::raw("  "), super::odd(c.app, v.to_string())]));
     }
-    let relations = list(answer.get("Relations"));
-    if !relations.is_empty() {
-        w.push(|| heading(c.app, format!("Relations ({})", relations.len())));
-        for rel in relations {
-            if w.full() {
-                return;
-            }
-            w.push(|| {
-                Line::from(vec![
-                    Span::raw(format!("  {} ", field(rel, "Subject"))),
-                    Span::styled(field(rel, "Predicate"), t.fg(t.colors.accent)),
-                    Span::raw(format!(" {}", field(rel, "Object"))),
-                ])
-            });
-        }
+}
+
+/// A list member that is not an array: its JSON, marked, under the list's heading.
+fn odd_list<'a, T>(c: &Content<'a>, name: &str, list: &List<T>, w: &mut Window<'a>) {
+    if let Some(v) = list.other() {
+        w.push(|| heading(c.app, name.to_owned()));
+        w.push(|| Line::from(vec![Span::raw("  "), super::odd(c.app, v.to_string())]));
     }
-    let affordances = list(answer.get("Affordances"));
-    if !affordances.is_empty() {
-        w.push(|| heading(c.app, "Affordances"));
-        w.push(|| {
-            Line::styled(
-                format!("  {:<16} {:<16} {}", "Entity", "Class", "Action"),
-                t.muted(),
-            )
-        });
-        for a in affordances {
-            if w.full() {
-                return;
-            }
-            w.push(|| {
-                Line::from(vec![
-                    Span::raw(format!(
-                        "  {:<16} {:<16} ",
-                        cut(&field(a, "EntityID"), 16),
-                        cut(&field(a, "Class"), 16)
-                    )),
-                    Span::styled(field(a, "Action"), t.fg(t.colors.accent)),
-                ])
-            });
-        }
-    }
-    for (name, key) in [
-        ("Constraints", "Constraints"),
-        ("Behavioural expectations", "BehaviouralExpectations"),
+}
+
+fn answer_body<'a>(c: &Content<'a>, answer: &'a AnswerView, w: &mut Window<'a>) {
+    object_classes(c, &answer.object_classes, w);
+    relations(c, &answer.relations, w);
+    affordances(c, &answer.affordances, w);
+    for (name, items) in [
+        ("Constraints", &answer.constraints),
+        ("Behavioural expectations", &answer.behavioural_expectations),
     ] {
-        let items = list(answer.get(key));
-        if !items.is_empty() {
-            w.push(|| heading(c.app, name));
-            for item in items {
-                if w.full() {
-                    return;
-                }
-                let text = item
-                    .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| item.to_string());
-                for (j, l) in wrap_window(&text, c.width.saturating_sub(4), 0, 8)
-                    .into_iter()
-                    .enumerate()
-                {
-                    w.push(|| Line::raw(format!("  {} {l}", if j == 0 { "•" } else { " " })));
-                }
+        odd_list(c, name, items, w);
+        if items.items().is_empty() {
+            continue;
+        }
+        w.push(|| heading(c.app, name));
+        for item in items.items() {
+            if w.full() {
+                return;
+            }
+            for (j, l) in wrap_window(&item.text(), c.width.saturating_sub(4), 0, 8)
+                .into_iter()
+                .enumerate()
+            {
+                w.push(|| Line::raw(format!("  {} {l}", if j == 0 { "•" } else { " " })));
             }
         }
     }
-    if let Some(text) = answer.get("Text").and_then(Value::as_str) {
-        w.push(|| heading(c.app, "Text"));
-        // Only the part of a long text that the window reaches is wrapped.
-        let skip = w.skip.saturating_sub(w.seen);
-        let take = (w.skip + w.take).saturating_sub(w.seen.max(w.skip));
-        let width = c.width.saturating_sub(2);
-        let shown = wrap_window(text, width, skip, take);
-        if shown.is_empty() && skip > 0 {
-            // Scrolled past the end of the text: count all of it, so the last page shows.
-            w.seen += wrap_window(text, width, 0, usize::MAX).len();
-        } else {
-            w.seen += skip;
-            for l in shown {
-                w.push(|| Line::raw(format!("  {l}")));
-            }
+    if !answer.text.is_absent() {
+        answer_text(c, &answer.text.str(), w);
+    }
+    for line in super::members(c.app, "Other members of the Answer", &answer.other, c.width) {
+        w.push(|| line);
+    }
+}
+
+fn object_classes<'a>(c: &Content<'a>, classes: &'a List<ObjectClassView>, w: &mut Window<'a>) {
+    let t = &c.app.theme;
+    odd_list(c, "Object classes", classes, w);
+    if classes.items().is_empty() {
+        return;
+    }
+    w.push(|| heading(c.app, "Object classes"));
+    w.push(|| {
+        Line::styled(
+            format!("  {:<20} {:<22} {}", "Class", "Label", "Confidence"),
+            t.muted(),
+        )
+    });
+    for oc in classes.items() {
+        if w.full() {
+            return;
+        }
+        let Field::Known(oc) = oc else {
+            odd_item(c, oc, w);
+            continue;
+        };
+        w.push(|| {
+            let confidence = match &oc.confidence {
+                Field::Known(v) => Span::styled(
+                    format!("{} {:.2}", bar(v.get(), 10), v.get()),
+                    t.fg(t.colors.gauge),
+                ),
+                Field::Absent => Span::raw(""),
+                Field::Other(v) => super::odd(c.app, v.to_string()),
+            };
+            Line::from(vec![
+                Span::styled(
+                    format!("  {:<20} ", cut(&oc.class.str(), 20)),
+                    t.fg(t.colors.accent),
+                ),
+                Span::raw(format!("{:<22} ", cut(&oc.label.str(), 22))),
+                confidence,
+            ])
+        });
+    }
+}
+
+fn relations<'a>(c: &Content<'a>, relations: &'a List<RelationView>, w: &mut Window<'a>) {
+    let t = &c.app.theme;
+    odd_list(c, "Relations", relations, w);
+    let items = relations.items();
+    if items.is_empty() {
+        return;
+    }
+    w.push(|| heading(c.app, format!("Relations ({})", items.len())));
+    for rel in items {
+        if w.full() {
+            return;
+        }
+        let Field::Known(rel) = rel else {
+            odd_item(c, rel, w);
+            continue;
+        };
+        w.push(|| {
+            Line::from(vec![
+                Span::raw(format!("  {} ", rel.subject.str())),
+                Span::styled(rel.predicate.str().into_owned(), t.fg(t.colors.accent)),
+                Span::raw(format!(" {}", rel.object.str())),
+            ])
+        });
+    }
+}
+
+fn affordances<'a>(c: &Content<'a>, affordances: &'a List<AffordanceView>, w: &mut Window<'a>) {
+    let t = &c.app.theme;
+    odd_list(c, "Affordances", affordances, w);
+    if affordances.items().is_empty() {
+        return;
+    }
+    w.push(|| heading(c.app, "Affordances"));
+    w.push(|| {
+        Line::styled(
+            format!("  {:<16} {:<16} {}", "Entity", "Class", "Action"),
+            t.muted(),
+        )
+    });
+    for a in affordances.items() {
+        if w.full() {
+            return;
+        }
+        let Field::Known(a) = a else {
+            odd_item(c, a, w);
+            continue;
+        };
+        w.push(|| {
+            Line::from(vec![
+                Span::raw(format!(
+                    "  {:<16} {:<16} ",
+                    cut(&a.entity_id.str(), 16),
+                    cut(&a.class.str(), 16)
+                )),
+                Span::styled(a.action.str().into_owned(), t.fg(t.colors.accent)),
+            ])
+        });
+    }
+}
+
+/// The Answer's Text: only the part of a long text that the window reaches is wrapped.
+fn answer_text<'a>(c: &Content<'a>, text: &str, w: &mut Window<'a>) {
+    w.push(|| heading(c.app, "Text"));
+    let skip = w.skip.saturating_sub(w.seen);
+    let take = (w.skip + w.take).saturating_sub(w.seen.max(w.skip));
+    let width = c.width.saturating_sub(2);
+    let shown = wrap_window(text, width, skip, take);
+    if shown.is_empty() && skip > 0 {
+        // Scrolled past the end of the text: count all of it, so the last page shows.
+        w.seen += wrap_window(text, width, 0, usize::MAX).len();
+    } else {
+        w.seen += skip;
+        for l in shown {
+            w.push(|| Line::raw(format!("  {l}")));
         }
     }
 }
@@ -314,110 +403,28 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         return lines;
     }
     let t = &c.app.theme;
-    let r = c.selected.response.as_ref().expect("a Response");
-    let Some(f) = r.get("Feasibility") else {
-        return vec![Line::styled(
-            format!(
+    let Some((request, r)) = messages(c) else {
+        return not_dac(c);
+    };
+    let (Some(verdict), Field::Known(f)) = (&c.view.verdict, &r.feasibility) else {
+        let why = match r.feasibility.other() {
+            Some(v) => format!("Feasibility is not an object: {v}"),
+            None => format!(
                 "no Feasibility in this Response (Kind {})",
                 c.view.summary.kind
             ),
-            t.muted(),
-        )];
+        };
+        return vec![Line::styled(why, t.muted())];
     };
-    let steps = f
-        .get("Steps")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let statuses: Vec<Option<PaStatus>> = steps
-        .iter()
-        .map(|s| {
-            s.get("PAStatus")
-                .and_then(Value::as_str)
-                .and_then(PaStatus::parse)
-        })
-        .collect();
-    let acks = statuses
-        .iter()
-        .filter(|s| **s == Some(PaStatus::Ack))
-        .count();
-    let statements: Vec<(u64, String)> = c
-        .selected
-        .request
-        .get("ProcessActions")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|p| {
-                    Some((
-                        crate::protocol::message::as_index(p.get("Step")?)?,
-                        p.get("Statement")?.as_str()?.to_owned(),
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    // The Request's steps the server gave no PA Status for: shown, and counted.
-    let answered: Vec<u64> = steps
-        .iter()
-        .filter_map(|s| s.get("Step").and_then(crate::protocol::message::as_index))
-        .collect();
-    let missing: Vec<&(u64, String)> = statements
-        .iter()
-        .filter(|(n, _)| !answered.contains(n))
-        .collect();
-    let total = steps.len() + missing.len();
-    // What the steps themselves say: a server's claim never looks better than that.
-    let implied = match (acks, total) {
-        (_, 0) => None,
-        (a, n) if a == n => Some(Overall::Feasible),
-        (0, _) => Some(Overall::Infeasible),
-        _ => Some(Overall::PartiallyFeasible),
-    };
-    let overall = f.get("Overall").and_then(Value::as_str).unwrap_or("?");
-    let claimed = Overall::ALL.into_iter().find(|o| o.as_str() == overall);
-    let rank = |o: Overall| Overall::ALL.iter().position(|x| *x == o).unwrap_or(0);
-    let contradicted = matches!((claimed, implied), (Some(c), Some(i)) if rank(c) < rank(i));
-    let overall_color = match (claimed, implied) {
-        (Some(_), Some(i)) if contradicted => t.overall(i),
-        (Some(o), _) => t.overall(o),
-        // A value no Overall has: shown as it came, in the error colour.
-        (None, _) => t.colors.error,
-    };
-    let mut lines = vec![Line::from(vec![
-        Span::styled("Overall  ", t.muted()),
-        Span::styled(
-            format!(" {} ", overall.replace('_', " ").to_uppercase()),
-            t.fg(t.colors.background)
-                .bg(overall_color)
-                .add_modifier(Modifier::BOLD),
-        ),
-        Span::styled(
-            format!(
-                "   {acks} of {total} step{} Ack{}",
-                if total == 1 { "" } else { "s" },
-                match missing.len() {
-                    0 => String::new(),
-                    n => format!(", {n} not answered"),
-                }
-            ),
-            t.muted(),
-        ),
-    ])];
-    if contradicted && let Some(i) = implied {
-        lines.push(Line::styled(
-            format!(
-                "⚠ the server says {}, but its steps say {}",
-                overall.replace('_', " "),
-                i.as_str().replace('_', " ")
-            ),
-            t.bold(t.colors.warning),
-        ));
-    }
+    let mut lines = verdict_lines(c, verdict);
     // Step (4) + gap (2) + Statement + gap (2) + PA Status (10) + gap (2), then Reason.
     const FIXED: usize = 20;
     let statement_width = ((c.width.saturating_sub(FIXED)) * 45 / 100).max(12);
     let reason_width = c.width.saturating_sub(statement_width + FIXED).max(10);
+    let columns = Columns {
+        statement: statement_width,
+        reason: reason_width,
+    };
     lines.push(Line::styled(
         format!(
             "{:>4}  {:<statement_width$}  {:<10}  {}",
@@ -425,48 +432,162 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         ),
         t.muted(),
     ));
-    for (s, status) in steps.iter().zip(&statuses) {
-        let step = s.get("Step").and_then(crate::protocol::message::as_index);
-        let statement = step
-            .and_then(|n| statements.iter().find(|(k, _)| *k == n))
-            .map(|(_, st)| st.clone())
-            .unwrap_or_default();
-        let color = status.map(|s| t.pa_status(s)).unwrap_or(t.colors.error);
-        let reason = field(s, "Reason");
-        // Both text columns wrap; the row is as tall as the taller of the two.
-        let statement_lines = wrap_window(&statement, statement_width, 0, 4);
-        let reason_lines = wrap_window(&reason, reason_width, 0, 6);
-        let height = statement_lines.len().max(reason_lines.len()).max(1);
-        for row in 0..height {
-            let number = match (row, step) {
-                (0, Some(n)) => n.to_string(),
-                _ => String::new(),
+    if let Some(v) = f.steps.other() {
+        lines.push(Line::from(vec![
+            Span::styled("Steps  ", t.muted()),
+            super::odd(c.app, v.to_string()),
+        ]));
+    }
+    let statement_of = |n: Option<u64>| -> String {
+        n.and_then(|n| request.statements().find(|(k, _)| *k == Some(n)))
+            .map(|(_, st)| st.str().into_owned())
+            .unwrap_or_default()
+    };
+    for step in f.steps.items() {
+        let row = match step {
+            Field::Known(s) => StepRow {
+                number: s.step.text().into_owned(),
+                statement: statement_of(s.step.index()),
+                status: &s.pa_status,
+                reason: s.reason.str().into_owned(),
+            },
+            other => StepRow {
+                number: String::new(),
+                statement: String::new(),
+                status: &Field::Absent,
+                reason: format!(
+                    "not a step: {}?",
+                    other.other().map(|v| v.to_string()).unwrap_or_default()
+                ),
+            },
+        };
+        lines.extend(step_lines(c, &row, &columns));
+    }
+    for n in &verdict.unanswered {
+        lines.extend(missing_lines(c, *n, &statement_of(Some(*n)), &columns));
+    }
+    lines.extend(super::members(
+        c.app,
+        "Other members of the Feasibility",
+        &f.other,
+        c.width,
+    ));
+    lines
+}
+
+/// The Overall badge and the counts, and a warning when the server's claim is better than
+/// what its own steps say.
+fn verdict_lines<'a>(c: &Content<'a>, verdict: &Verdict) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let overall_color = match (verdict.claimed.known(), verdict.implied) {
+        (Some(_), Some(i)) if verdict.contradicted() => t.overall(i),
+        (Some(o), _) => t.overall(*o),
+        // A value no Overall has (or none): shown as it came, in the error colour.
+        (None, _) => t.colors.error,
+    };
+    let claimed = match &verdict.claimed {
+        Field::Absent => "no Overall".to_owned(),
+        Field::Known(o) => o.as_str().replace('_', " "),
+        other => format!("{}?", other.text()),
+    };
+    let total = verdict.total;
+    let mut lines = vec![Line::from(vec![
+        Span::styled("Overall  ", t.muted()),
+        Span::styled(
+            format!(" {} ", claimed.to_uppercase()),
+            t.fg(t.colors.background)
+                .bg(overall_color)
+                .add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!(
+                "   {} of {total} step{} Ack{}",
+                verdict.acks,
+                if total == 1 { "" } else { "s" },
+                match verdict.unanswered.len() {
+                    0 => String::new(),
+                    n => format!(", {n} not answered"),
+                }
+            ),
+            t.muted(),
+        ),
+    ])];
+    if verdict.contradicted()
+        && let Some(i) = verdict.implied
+    {
+        lines.push(Line::styled(
+            format!(
+                "⚠ the server says {claimed}, but its steps say {}",
+                i.as_str().replace('_', " ")
+            ),
+            t.bold(t.colors.warning),
+        ));
+    }
+    lines
+}
+
+/// The widths of the Feasibility table's two text columns.
+struct Columns {
+    statement: usize,
+    reason: usize,
+}
+
+/// A row of the Feasibility table, as the server gave it.
+struct StepRow<'s> {
+    number: String,
+    statement: String,
+    status: &'s Field<PaStatus>,
+    reason: String,
+}
+
+/// A step's row: both text columns wrap, and the row is as tall as the taller of the two.
+fn step_lines<'a>(c: &Content<'a>, row: &StepRow, columns: &Columns) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let statement_width = columns.statement;
+    let color = row
+        .status
+        .known()
+        .map(|s| t.pa_status(*s))
+        .unwrap_or(t.colors.error);
+    let status = match row.status {
+        Field::Known(s) => s.as_str().to_owned(),
+        Field::Absent => "(none)".to_owned(),
+        other => format!("{}?", other.text()),
+    };
+    let statement_lines = wrap_window(&row.statement, statement_width, 0, 4);
+    let reason_lines = wrap_window(&row.reason, columns.reason, 0, 6);
+    let height = statement_lines.len().max(reason_lines.len()).max(1);
+    (0..height)
+        .map(|i| {
+            let (number, status) = match i {
+                0 => (row.number.as_str(), status.as_str()),
+                _ => ("", ""),
             };
-            let status_text = if row == 0 {
-                field(s, "PAStatus")
-            } else {
-                String::new()
-            };
-            lines.push(Line::from(vec![
+            Line::from(vec![
                 Span::raw(format!("{number:>4}  ")),
                 Span::raw(format!(
                     "{:<statement_width$}  ",
                     statement_lines
-                        .get(row)
+                        .get(i)
                         .map(String::as_str)
                         .unwrap_or_default()
                 )),
-                Span::styled(format!("{status_text:<10}"), t.bold(color)),
+                Span::styled(format!("{status:<10}"), t.bold(color)),
                 Span::raw("  "),
-                Span::raw(reason_lines.get(row).cloned().unwrap_or_default()),
-            ]));
-        }
-    }
-    for (n, statement) in missing {
-        for (row, text) in wrap_window(statement, statement_width, 0, 4)
-            .iter()
-            .enumerate()
-        {
+                Span::raw(reason_lines.get(i).cloned().unwrap_or_default()),
+            ])
+        })
+        .collect()
+}
+
+/// A step of the Request the server gave no PA Status for.
+fn missing_lines<'a>(c: &Content<'a>, n: u64, statement: &str, columns: &Columns) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let statement_width = columns.statement;
+    wrap_window(statement, statement_width, 0, 4)
+        .iter()
+        .enumerate()
+        .map(|(row, text)| {
             let (number, status, reason) = match row {
                 0 => (
                     n.to_string(),
@@ -475,33 +596,98 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
                 ),
                 _ => (String::new(), "", ""),
             };
-            lines.push(Line::from(vec![
+            Line::from(vec![
                 Span::raw(format!("{number:>4}  ")),
                 Span::raw(format!("{text:<statement_width$}  ")),
                 Span::styled(format!("{status:<10}"), t.bold(t.colors.error)),
                 Span::raw("  "),
                 Span::styled(reason, t.fg(t.colors.error)),
-            ]));
-        }
+            ])
+        })
+        .collect()
+}
+
+pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let view = c.dialogue.commitments_at(c.selected.index);
+    let mut lines = commitment_notes(c, &view);
+    if view.rows.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                "no commitment in this dialogue as of {}",
+                turn_label(c, c.selected.index)
+            ),
+            t.muted(),
+        ));
+        return lines;
+    }
+    lines.push(commitment_counts(c, &view));
+    lines.push(Line::styled(
+        format!(
+            "{:<8} {:<12} {:>6}  {}",
+            "ID", "Status", "Since", "Statement"
+        ),
+        t.muted(),
+    ));
+    for r in &view.rows {
+        lines.push(commitment_row(c, r));
+    }
+    if view
+        .rows
+        .iter()
+        .any(|r| r.state == Field::Known(CommitmentState::Conflicting))
+    {
+        lines.extend(server_words(c, view.from));
     }
     lines
 }
 
-pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    use crate::tui::dialogue::Listed;
+/// The data type gives no reason per commitment: the Answer text of the Response the
+/// statuses come from may say why, in the server's own words. It is shown whole, as free
+/// text, and never read for meaning (any server may write anything there).
+fn server_words<'a>(c: &Content<'a>, from: Option<usize>) -> Vec<Line<'a>> {
     let t = &c.app.theme;
-    let view = c.dialogue.commitments_at(c.selected.index);
-    let turn_label = |row: usize| {
-        c.dialogue
-            .turns
-            .get(row)
-            .and_then(|v| v.summary.turn_index)
-            .map(|n| format!("TurnIndex {n}"))
-            .unwrap_or_else(|| format!("row {row}"))
+    let text = from
+        .and_then(|row| c.dialogue.turns.get(row))
+        .and_then(|v| match &v.exchange {
+            Exchange::Dac {
+                response: Some(r), ..
+            } => r.answer.known().map(|a| a.text.str().into_owned()),
+            _ => None,
+        })
+        .filter(|text| !text.is_empty());
+    let Some(text) = text else {
+        return Vec::new();
     };
-    let here = turn_label(c.selected.index);
+    let mut lines = vec![Line::styled(
+        format!(
+            "the server's Answer text ({}):",
+            turn_label(c, from.unwrap_or_default())
+        ),
+        t.muted(),
+    )];
+    lines.extend(
+        wrap_window(&text, c.width.saturating_sub(2), 0, 8)
+            .into_iter()
+            .map(|l| Line::raw(format!("  {l}"))),
+    );
+    lines
+}
+
+/// "TurnIndex 3" for a transcript row (its position when it has none).
+fn turn_label(c: &Content, row: usize) -> String {
+    c.dialogue
+        .turns
+        .get(row)
+        .and_then(|v| v.summary.turn_index)
+        .map(|n| format!("TurnIndex {n}"))
+        .unwrap_or_else(|| format!("row {row}"))
+}
+
+/// What this turn's own Response said, before the table (wrapped: never cut).
+fn commitment_notes<'a>(c: &Content<'a>, view: &CommitmentsView) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
     let mut lines = Vec::new();
-    // What this turn's own Response said, before the table (wrapped: never cut).
     let mut note = |text: String, style| {
         lines.extend(super::super::text::wrap_line(
             Line::styled(text, style),
@@ -513,7 +699,7 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             format!(
                 "⚠ this Response leaves CommitmentStatus out; shown: what {} said",
                 view.from
-                    .map(|f| format!("the Response of {}", turn_label(f)))
+                    .map(|f| format!("the Response of {}", turn_label(c, f)))
                     .unwrap_or_else(|| "no Response".into())
             ),
             t.fg(t.colors.warning),
@@ -540,92 +726,77 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         note(
             format!(
                 "a new MCP session began at {}: the server keeps nothing from before it",
-                turn_label(view.session_start)
+                turn_label(c, view.session_start)
             ),
             t.muted(),
         );
     }
-    if view.rows.is_empty() {
-        lines.push(Line::styled(
-            format!("no commitment in this dialogue as of {here}"),
-            t.muted(),
-        ));
-        return lines;
-    }
-    let count = |s: CommitmentState| view.rows.iter().filter(|r| r.state == Some(s)).count();
-    let n = view.rows.len();
-    lines.push(Line::from(vec![
-        Span::raw(format!(
-            "{n} commitment{} as of {here}:  ",
-            if n == 1 { "" } else { "s" }
-        )),
-        Span::styled(
-            format!("{} retained", count(CommitmentState::Retained)),
-            t.fg(t.commitment(CommitmentState::Retained)),
-        ),
-        Span::raw(" · "),
-        Span::styled(
-            format!("{} released", count(CommitmentState::Released)),
-            t.fg(t.commitment(CommitmentState::Released)),
-        ),
-        Span::raw(" · "),
-        Span::styled(
-            format!("{} conflicting", count(CommitmentState::Conflicting)),
-            t.fg(t.commitment(CommitmentState::Conflicting)),
-        ),
-    ]));
-    lines.push(Line::styled(
-        format!(
-            "{:<8} {:<12} {:>6}  {}",
-            "ID", "Status", "Since", "Statement"
-        ),
-        t.muted(),
-    ));
-    for r in &view.rows {
-        let (label, style) = match r.state {
-            Some(CommitmentState::Conflicting) => (
-                "CONFLICTING",
-                t.bold(t.commitment(CommitmentState::Conflicting)),
-            ),
-            Some(CommitmentState::Retained) => {
-                ("retained", t.fg(t.commitment(CommitmentState::Retained)))
-            }
-            Some(CommitmentState::Released) => {
-                ("released", t.fg(t.commitment(CommitmentState::Released)))
-            }
-            None => ("not listed", t.fg(t.colors.warning)),
-        };
-        let since = c
-            .dialogue
-            .turns
-            .get(r.since)
-            .and_then(|v| v.summary.turn_index)
-            .map(|n| format!("t{n}"))
-            .unwrap_or_default();
-        let statement_style = if r.state == Some(CommitmentState::Released) {
-            t.muted().add_modifier(Modifier::CROSSED_OUT)
-        } else {
-            t.fg(t.colors.foreground)
-        };
-        lines.push(Line::from(vec![
-            Span::styled(format!("{:<8} ", cut(&r.id, 8)), t.fg(t.colors.accent)),
-            Span::styled(format!("{label:<12} "), style),
-            Span::styled(format!("{since:>6}  "), t.muted()),
-            Span::styled(r.statement.clone().unwrap_or_default(), statement_style),
-        ]));
-        if let (Some(CommitmentState::Conflicting), Some(reason)) = (r.state, &r.reason) {
-            // The arrow marks where the reason starts; its continuation lines align under it.
-            for (j, l) in wrap_window(reason, c.width.saturating_sub(32), 0, 4)
-                .into_iter()
-                .enumerate()
-            {
-                let mark = if j == 0 { "↳ " } else { "  " };
-                lines.push(Line::styled(
-                    format!("{:30}{mark}{l}", ""),
-                    t.fg(t.commitment(CommitmentState::Conflicting)),
-                ));
-            }
-        }
-    }
     lines
+}
+
+/// "3 commitments as of TurnIndex 2:  1 retained · 1 released · 1 conflicting".
+fn commitment_counts<'a>(c: &Content<'a>, view: &CommitmentsView) -> Line<'a> {
+    let t = &c.app.theme;
+    let count = |s: CommitmentState| {
+        view.rows
+            .iter()
+            .filter(|r| r.state == Field::Known(s))
+            .count()
+    };
+    let n = view.rows.len();
+    let mut spans = vec![Span::raw(format!(
+        "{n} commitment{} as of {}:  ",
+        if n == 1 { "" } else { "s" },
+        turn_label(c, c.selected.index)
+    ))];
+    for (j, state) in CommitmentState::iter().enumerate() {
+        if j > 0 {
+            spans.push(Span::raw(" · "));
+        }
+        spans.push(Span::styled(
+            format!("{} {state}", count(state)),
+            t.fg(t.commitment(state)),
+        ));
+    }
+    let odd = view
+        .rows
+        .iter()
+        .filter(|r| r.state.other().is_some())
+        .count();
+    if odd > 0 {
+        spans.push(Span::raw(" · "));
+        spans.push(super::odd(c.app, format!("{odd} of another status")));
+    }
+    Line::from(spans)
+}
+
+fn commitment_row<'a>(c: &Content<'a>, r: &CommitmentRow) -> Line<'a> {
+    let t = &c.app.theme;
+    let (label, style) = match &r.state {
+        Field::Known(CommitmentState::Conflicting) => (
+            "CONFLICTING".to_owned(),
+            t.bold(t.commitment(CommitmentState::Conflicting)),
+        ),
+        Field::Known(s) => (s.as_str().to_owned(), t.fg(t.commitment(*s))),
+        Field::Absent => ("not listed".to_owned(), t.fg(t.colors.warning)),
+        other => (format!("{}?", other.text()), t.fg(t.colors.error)),
+    };
+    let since = c
+        .dialogue
+        .turns
+        .get(r.since)
+        .and_then(|v| v.summary.turn_index)
+        .map(|n| format!("t{n}"))
+        .unwrap_or_default();
+    let statement_style = if r.state == Field::Known(CommitmentState::Released) {
+        t.muted().add_modifier(Modifier::CROSSED_OUT)
+    } else {
+        t.fg(t.colors.foreground)
+    };
+    Line::from(vec![
+        Span::styled(format!("{:<8} ", cut(&r.id, 8)), t.fg(t.colors.accent)),
+        Span::styled(format!("{label:<12} "), style),
+        Span::styled(format!("{since:>6}  "), t.muted()),
+        Span::styled(r.statement.clone().unwrap_or_default(), statement_style),
+    ])
 }

@@ -142,6 +142,68 @@ pub(super) fn last_page(c: &Content, total: usize) -> usize {
     c.skip.min(total.saturating_sub(c.take.max(1)))
 }
 
+/// A value as it came where the data type has another type or no such value: its text and
+/// a `?` (so that it reads as unknown without colour), in the error colour.
+fn odd<'a>(app: &App, text: impl Into<String>) -> Span<'a> {
+    Span::styled(
+        format!("{}?", text.into()),
+        app.theme.fg(app.theme.colors.error),
+    )
+}
+
+/// A member's value as a span: known, in `style`; another, as it came (`odd`); absent, empty.
+fn field<'a, T: std::fmt::Display>(
+    app: &App,
+    value: &crate::protocol::lenient::Field<T>,
+    style: ratatui::style::Style,
+) -> Span<'a> {
+    use crate::protocol::lenient::Field;
+    match value {
+        Field::Absent => Span::raw(""),
+        Field::Known(v) => Span::styled(v.to_string(), style),
+        Field::Other(_) => odd(app, value.text()),
+    }
+}
+
+/// An Outcome as the transcript and the tabs show it: known in its colour, another marked.
+fn outcome<'a>(
+    app: &App,
+    outcome: &crate::protocol::lenient::Field<crate::protocol::message::Outcome>,
+) -> Span<'a> {
+    use crate::protocol::lenient::Field;
+    let t = &app.theme;
+    match outcome {
+        Field::Known(o) => Span::styled(o.as_str().replace('_', " "), t.bold(t.outcome(*o))),
+        Field::Absent => Span::styled("(no Outcome)", t.bold(t.colors.error)),
+        Field::Other(_) => odd(app, outcome.text()),
+    }
+}
+
+/// Members a message has that its data type does not name (or, in an open object, that this
+/// program does not know), each as its JSON: shown, never dropped.
+fn members<'a>(
+    app: &App,
+    title: &str,
+    other: &serde_json::Map<String, serde_json::Value>,
+    width: usize,
+) -> Vec<Line<'a>> {
+    if other.is_empty() {
+        return Vec::new();
+    }
+    let t = &app.theme;
+    let mut lines = vec![heading(app, title)];
+    for (key, value) in other {
+        lines.extend(super::text::wrap_line(
+            Line::from(vec![
+                Span::styled(format!("  {key}  "), t.fg(t.colors.json_key)),
+                Span::raw(value.to_string()),
+            ]),
+            width,
+        ));
+    }
+    lines
+}
+
 /// A bold heading line.
 fn heading<'a>(app: &App, text: impl Into<String>) -> Line<'a> {
     Line::styled(text.into(), app.theme.bold(app.theme.colors.title_focused))

@@ -1,0 +1,99 @@
+//! The Resources overlay's side of update: opening it on the dialogue in view, what it asks
+//! (a list, a read, a copy), what the engine brings back, and the list read again when the
+//! server says it changed.
+
+use crate::client::engine::DialogueKey;
+use crate::client::resources::{Listed, Read};
+use crate::tui::app::{App, Severity};
+use crate::tui::dialogue::Status;
+use crate::tui::effect::Effect;
+use crate::tui::overlay::Overlay;
+use crate::tui::resources::{Ask, ResourcesOverlay};
+
+impl App {
+    /// F3: the resources of the server of the dialogue in view, read on its connection.
+    pub(super) fn open_resources(&mut self, fx: &mut Vec<Effect>) {
+        let Some(d) = self.current_dialogue() else {
+            self.notify("no dialogue: n opens one on a server", Severity::Warning);
+            return;
+        };
+        if d.status != Status::Open {
+            self.notify(
+                "the dialogue in view is not connected: its server's resources are read on its \
+                 connection (R reconnects it)",
+                Severity::Warning,
+            );
+            return;
+        }
+        let (key, server) = (d.key, d.server);
+        let name = self
+            .servers
+            .get(server)
+            .map_or_else(String::new, |s| s.name.clone());
+        self.overlay = Some(Overlay::Resources(Box::new(ResourcesOverlay::new(
+            key, name,
+        ))));
+        fx.push(Effect::ListResources { key });
+    }
+
+    pub(super) fn resources_ask(&mut self, ask: Ask, fx: &mut Vec<Effect>) {
+        match ask {
+            Ask::Nothing => {}
+            Ask::Close => self.overlay = None,
+            Ask::List(key) => fx.push(Effect::ListResources { key }),
+            Ask::Read(key, uri) => fx.push(Effect::ReadResource { key, uri }),
+            Ask::Copy(text) => self.clipboard(text, fx),
+            Ask::Write(text) => {
+                let json = matches!(
+                    &self.overlay,
+                    Some(Overlay::Resources(r)) if matches!(&r.shown, Some(Ok(read)) if read.json)
+                );
+                fx.push(Effect::WriteCopy {
+                    text,
+                    extension: if json { "json" } else { "txt" },
+                })
+            }
+        }
+    }
+
+    /// The overlay open on this dialogue, if it is.
+    fn resources_of(&mut self, dialogue: DialogueKey) -> Option<&mut ResourcesOverlay> {
+        match &mut self.overlay {
+            Some(Overlay::Resources(r)) if r.dialogue == dialogue => Some(r),
+            _ => None,
+        }
+    }
+
+    pub(super) fn resources_listed(
+        &mut self,
+        dialogue: DialogueKey,
+        result: Result<Vec<Listed>, String>,
+    ) {
+        if let Some(r) = self.resources_of(dialogue) {
+            r.listed(result);
+        }
+    }
+
+    pub(super) fn resource_read(
+        &mut self,
+        dialogue: DialogueKey,
+        uri: String,
+        result: Result<Read, String>,
+    ) {
+        if let Some(r) = self.resources_of(dialogue) {
+            r.read(uri, result);
+        }
+    }
+
+    /// The server of a dialogue said its resources changed: an open overlay on it reads its
+    /// list again (the selection stays on its URI).
+    pub(super) fn resources_changed(&mut self, dialogue: DialogueKey, fx: &mut Vec<Effect>) {
+        if self.resources_of(dialogue).is_some() {
+            fx.push(Effect::ListResources { key: dialogue });
+            self.notify(
+                "the server's resources changed: the list is read again",
+                Severity::Info,
+            );
+        }
+    }
+}
