@@ -127,10 +127,12 @@ pub enum Effect {
     Clipboard {
         text: String,
     },
-    /// Write JSON to a file of the data directory (where OSC 52 may not reach);
-    /// `CopyWritten` follows, with the path.
+    /// Write what would be copied to a file of the data directory (where OSC 52 may not
+    /// reach), named with this extension (`json`, `txt`, `sh`); `CopyWritten` follows, with
+    /// the path.
     WriteCopy {
         text: String,
+        extension: &'static str,
     },
     /// Write JSON to the file the user chose (`W`); `CopyWritten` follows.
     WriteJson {

@@ -371,14 +371,14 @@ impl Runner {
                 }
             }
             Effect::Clipboard { text } => self.clipboard = Some(text),
-            Effect::WriteCopy { text } => {
+            Effect::WriteCopy { text, extension } => {
                 let dir = self.app.paths.data_dir.clone();
                 self.blocking(move || {
                     let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
                     let path = dir
                         .unwrap_or_else(std::env::temp_dir)
                         .join("copies")
-                        .join(format!("copy-{stamp}.json"));
+                        .join(format!("copy-{stamp}.{extension}"));
                     let result = path
                         .parent()
                         .map_or(Ok(()), std::fs::create_dir_all)
@@ -992,11 +992,11 @@ fn matters(app: &App, event: &Event) -> bool {
             app.notice.is_some()
                 || app
                     .dialogues
-                    .iter()
+                    .values()
                     .any(|d| d.pending.is_some() || d.status == Status::Connecting)
                 || app
                     .servers
-                    .iter()
+                    .values()
                     .any(|s| s.status == ServerStatus::Connecting)
                 || app.certify.as_ref().is_some_and(|c| c.running())
         }

@@ -157,11 +157,11 @@ impl Overlay {
                 }
             },
             Overlay::Resources(r) => {
-                let (handled, ask) = r.key(&key, max);
+                let (handled, ask) = r.key(&key, action, max);
                 (handled, Outcome::Resources(ask))
             }
             Overlay::Export(e) => {
-                let (handled, ask) = e.key(&key, max);
+                let (handled, ask) = e.key(&key, action, max);
                 (handled, Outcome::Export(ask))
             }
         }
