@@ -1044,7 +1044,7 @@ impl App {
         if typed.is_empty() {
             return;
         }
-        let mut path = crate::tui::persist::expand_home(typed);
+        let mut path = crate::settings::expand_home(std::path::Path::new(typed));
         if path.is_relative() {
             path = self.paths.cwd.join(path);
         }
