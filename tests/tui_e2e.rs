@@ -321,6 +321,8 @@ fn compose_and_send_a_feasibility_request_and_read_the_pa_statuses() {
     );
     assert!(screen.contains("2 of 3 steps Ack"), "{screen}");
     assert!(screen.contains("answered · partia"), "{screen}");
+    // The transcript row counts the steps by PA Status.
+    assert!(screen.contains("2 Ack · 1 InsRights"), "{screen}");
     // Out of the composer (Esc: no turn is pending), q asks first (one turn is not saved),
     // y leaves, and the terminal is itself again.
     t.keys(&["Escape"]);
@@ -543,11 +545,21 @@ fn a_refused_recovery_keeps_the_file_and_new_turns_do_not_overwrite_it() {
     t.keys(&["n"]);
     t.wait_for(&["semantic_grounding"], "a fresh start");
     send_a_grounding(&t);
-    let kept: Vec<_> = std::fs::read_dir(data.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("recovered-"))
-        .collect();
+    // The runner moves the file aside on its own task: wait for it (the bound is only there
+    // so that a run where it never happens fails instead of hanging).
+    let moved_aside = || -> Vec<_> {
+        std::fs::read_dir(data.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("recovered-"))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut kept = moved_aside();
+    while kept.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        kept = moved_aside();
+    }
     assert_eq!(kept.len(), 1, "the crashed run's autosave was moved aside");
     let text = std::fs::read_to_string(kept[0].path()).unwrap();
     assert!(
@@ -1311,7 +1323,10 @@ fn enter_on_a_failed_rule_opens_its_evidence_against_a_faulty_server() {
     let t = Tmux::start(
         80,
         24,
-        "--stdio 'python3 tests/peers/certify_peer.py --forget-release'",
+        &format!(
+            "--stdio '{} tests/peers/certify_peer.py --forget-release'",
+            common::python3().expect("python3")
+        ),
     );
     t.wait_for(&["semantic_grounding"], "the peer's dialogue");
     t.keys(&["Escape", "V"]);

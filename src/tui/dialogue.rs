@@ -121,7 +121,8 @@ impl TurnView {
         match &self.turn.reply {
             Reply::Response(_) => match &self.summary.outcome {
                 Some(Shown::Known(o)) => o.as_str().to_owned(),
-                Some(Shown::Other(o)) => o.clone(),
+                // Marked: a value no Outcome has never reads as one that is.
+                Some(Shown::Other(o)) => format!("{o}?"),
                 None => "(no Outcome)".into(),
             },
             Reply::ToolError(_) => "— tool error —".into(),
@@ -294,8 +295,8 @@ pub struct DialogueState {
     pub name: String,
     /// Its turns since the session was last saved (closing it takes them out of the count).
     pub unsaved: usize,
-    /// Index of its server in the explorer's list.
-    pub server: usize,
+    /// Its server.
+    pub server: crate::tui::ids::ServerId,
     pub interface: Interface,
     pub status: Status,
     /// The engine's connection it runs on (client events name connections).
@@ -353,7 +354,7 @@ impl DialogueState {
     pub fn new(
         key: DialogueKey,
         name: String,
-        server: usize,
+        server: crate::tui::ids::ServerId,
         interface: Interface,
     ) -> DialogueState {
         DialogueState {
@@ -563,7 +564,12 @@ mod tests {
     }
 
     fn dialogue(turns: Vec<Turn>) -> DialogueState {
-        let mut d = DialogueState::new(1, "d".into(), 0, Interface::Dac);
+        let mut d = DialogueState::new(
+            1,
+            "d".into(),
+            crate::tui::ids::ServerId::TEST,
+            Interface::Dac,
+        );
         d.load_turns(turns);
         d
     }

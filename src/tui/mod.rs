@@ -12,6 +12,7 @@ pub mod effect;
 pub mod event;
 pub mod export;
 pub mod hits;
+pub mod ids;
 pub mod keys_file;
 pub mod layout;
 pub mod log;

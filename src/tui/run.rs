@@ -987,11 +987,11 @@ fn matters(app: &App, event: &Event) -> bool {
             app.notice.is_some()
                 || app
                     .dialogues
-                    .iter()
+                    .values()
                     .any(|d| d.pending.is_some() || d.status == Status::Connecting)
                 || app
                     .servers
-                    .iter()
+                    .values()
                     .any(|s| s.status == ServerStatus::Connecting)
                 || app.certify.as_ref().is_some_and(|c| c.running())
         }

@@ -22,8 +22,8 @@ pub enum PromptPurpose {
     RunScenario,
     /// A server to add: a command line, a URL, or the name of one found.
     AddServer,
-    /// The value of a server's `${input:ID}` (server index, input ID).
-    ServerInput(usize, String),
+    /// The value of a server's `${input:ID}` (the server, the input's ID).
+    ServerInput(crate::tui::ids::ServerId, String),
 }
 
 impl PromptPurpose {

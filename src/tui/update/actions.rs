@@ -85,17 +85,23 @@ impl App {
             Action::NextDialogue | Action::PrevDialogue => {
                 let n = self.dialogues.len();
                 if n > 0 {
-                    let i = self.current.unwrap_or(0);
-                    self.show_dialogue(if action == Action::NextDialogue {
+                    let i = self
+                        .current
+                        .and_then(|c| self.dialogues.position(c))
+                        .unwrap_or(0);
+                    let next = if action == Action::NextDialogue {
                         (i + 1) % n
                     } else {
                         (i + n - 1) % n
-                    });
+                    };
+                    if let Some(id) = self.dialogues.id_at(next) {
+                        self.show_dialogue(id);
+                    }
                 }
             }
             Action::GoToDialogue(i) => {
-                if i < self.dialogues.len() {
-                    self.show_dialogue(i);
+                if let Some(id) = self.dialogues.id_at(i) {
+                    self.show_dialogue(id);
                 }
             }
             Action::NewDialogue => {
@@ -103,7 +109,9 @@ impl App {
                     self.notify("no server to open a dialogue on", Severity::Warning);
                     return;
                 };
-                let interface = self.servers[server].interface;
+                let Some(interface) = self.servers.get(server).map(|s| s.interface) else {
+                    return;
+                };
                 self.open_dialogue(server, interface, fx);
                 self.focus = Pane::Composer;
             }
@@ -289,14 +297,14 @@ impl App {
     /// The dialogues whose composer holds an unsent draft, by name.
     fn unsent_drafts(&self) -> Vec<String> {
         self.dialogues
-            .iter()
+            .values()
             .filter(|d| d.composer.has_draft())
             .map(|d| d.name.clone())
             .collect()
     }
 
     fn quit(&mut self, fx: &mut Vec<Effect>) {
-        for d in &self.dialogues {
+        for d in self.dialogues.values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
@@ -308,7 +316,7 @@ impl App {
     /// the work goes to the autosave first, and the recovery marker stays, so that the next
     /// start offers it back.
     pub(super) fn signal(&mut self, name: &str, fx: &mut Vec<Effect>) {
-        for d in &self.dialogues {
+        for d in self.dialogues.values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
@@ -342,10 +350,15 @@ impl App {
         key: crate::client::engine::DialogueKey,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(i) = self.dialogue_index(key) else {
+        let Some(i) = self.dialogue_of_key(key) else {
             return;
         };
-        let d = self.dialogues.remove(i);
+        let Some(position) = self.dialogues.position(i) else {
+            return;
+        };
+        let Some(d) = self.dialogues.remove(i) else {
+            return;
+        };
         // Its turns are in no later save: no longer counted as unsaved (the question said so).
         self.session.unsaved = self.session.unsaved.saturating_sub(d.unsaved);
         fx.push(Effect::Close { key: d.key });
@@ -354,12 +367,11 @@ impl App {
         if !d.turns.is_empty() {
             self.autosave(fx);
         }
-        self.current = if self.dialogues.is_empty() {
-            None
-        } else {
-            Some(i.min(self.dialogues.len() - 1))
-        };
-        if let Some(focus) = self.current.and_then(|c| self.dialogues[c].focus) {
+        // The tab after it shows (the one before, when it was the last).
+        self.current = self
+            .dialogues
+            .id_at(position.min(self.dialogues.len().saturating_sub(1)));
+        if let Some(focus) = self.current_dialogue().and_then(|d| d.focus) {
             self.focus = focus;
         }
     }
@@ -491,15 +503,15 @@ impl App {
         let Some(server) = server else {
             return false;
         };
-        let Some(command) = self
+        let Some((name, command)) = self
             .servers
             .get(server)
-            .and_then(|s| s.needs_consent.clone())
+            .and_then(|s| Some((s.name.clone(), s.needs_consent.clone()?)))
         else {
             return false;
         };
         self.overlay = Some(Overlay::Confirm(Confirm {
-            title: format!("Start {}?", self.servers[server].name),
+            title: format!("Start {name}?"),
             message: format!(
                 "The session file names this command to start the server on this machine: \
                  {command} — a file someone sent you can name any command. Start it? y starts \
@@ -592,7 +604,7 @@ impl App {
         ] {
             push(Action::Focus(p));
         }
-        for (i, d) in self.dialogues.iter().enumerate() {
+        for (i, d) in self.dialogues.values().enumerate() {
             entries.push((
                 Action::GoToDialogue(i),
                 format!("Go to dialogue {}: {}", i + 1, d.name),
@@ -694,7 +706,11 @@ impl App {
                     self.show_dialogue(d);
                     self.focus = Pane::Transcript;
                 }
-                Some(SidebarRow::Server(s)) => self.servers[s].expanded = !self.servers[s].expanded,
+                Some(SidebarRow::Server(s)) => {
+                    if let Some(s) = self.servers.get_mut(s) {
+                        s.expanded = !s.expanded;
+                    }
+                }
                 None => {}
             },
             Pane::Transcript => {
@@ -727,11 +743,10 @@ impl App {
     }
 
     fn send(&mut self, fx: &mut Vec<Effect>) {
-        let Some(i) = self.current else {
+        let Some(d) = self.current_dialogue() else {
             self.notify("no dialogue: n opens one", Severity::Warning);
             return;
         };
-        let d = &self.dialogues[i];
         if d.pending.is_some() {
             self.notify("a turn is pending: Esc cancels it", Severity::Warning);
             return;
@@ -783,13 +798,16 @@ impl App {
             request: serde_json::Value::Object(content),
             filling,
         });
-        self.dialogues[i].pending = Some(Pending {
-            started: self.now,
-            request: None,
-            cancelling: false,
-            progress: None,
-            task: None,
-        });
+        let started = self.now;
+        if let Some(d) = self.current_dialogue_mut() {
+            d.pending = Some(Pending {
+                started,
+                request: None,
+                cancelling: false,
+                progress: None,
+                task: None,
+            });
+        }
     }
 
     /// Esc, one step out: in the composer (EDIT), back to NAV, always (a completion list
@@ -811,8 +829,9 @@ impl App {
             }
             return;
         }
-        if let Some(i) = self.current {
-            let d = &mut self.dialogues[i];
+        if let Some(i) = self.current
+            && let Some(d) = self.dialogues.get_mut(i)
+        {
             if let Some(p) = &mut d.pending
                 && !p.cancelling
             {
@@ -849,10 +868,20 @@ impl App {
 
     fn reconnect(&mut self, fx: &mut Vec<Effect>) {
         let Some(i) = self.current else { return };
-        let old = self.dialogues[i].key;
+        // A dialogue whose server was removed has nothing to reconnect to.
+        let Some(old) = self
+            .dialogues
+            .get(i)
+            .filter(|d| self.servers.contains(d.server))
+            .map(|d| d.key)
+        else {
+            return;
+        };
         fx.push(Effect::Close { key: old });
         let key = self.new_key();
-        let d = &mut self.dialogues[i];
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
         let had_session = d.dialog_id.is_some() || !d.turns.is_empty();
         d.key = key;
         d.status = Status::Connecting;
@@ -874,15 +903,17 @@ impl App {
                     .flatten()
                     .collect(),
             });
-        if let Some(s) = self.servers.get_mut(server)
-            && s.status != crate::tui::app::ServerStatus::Connected
-        {
+        let Some(s) = self.servers.get_mut(server) else {
+            return;
+        };
+        if s.status != crate::tui::app::ServerStatus::Connected {
             s.status = crate::tui::app::ServerStatus::Connecting;
         }
+        let spec = s.spec.clone();
         let (base, overrides) = self.defaults_of_dialogue(i);
         fx.push(Effect::Open {
             key,
-            spec: self.servers[server].spec.clone(),
+            spec,
             interface,
             base,
             overrides,
@@ -896,7 +927,9 @@ impl App {
 
     fn replay(&mut self, fx: &mut Vec<Effect>) {
         let Some(i) = self.current else { return };
-        let d = &self.dialogues[i];
+        let Some(d) = self.dialogues.get(i) else {
+            return;
+        };
         if d.turns.is_empty() {
             self.notify(
                 "nothing to replay: the dialogue has no turns",
@@ -929,7 +962,9 @@ impl App {
             key,
             session: Box::new(session),
         });
-        let d = &mut self.dialogues[i];
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
         for t in &mut d.turns {
             t.replay = None;
         }

@@ -125,6 +125,15 @@ impl App {
         f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
     ) -> Option<R> {
         let i = self.current?;
+        self.with_composer_of(i, f)
+    }
+
+    /// The same for the composer of dialogue `i` (None when it is gone).
+    pub fn with_composer_of<R>(
+        &mut self,
+        i: crate::tui::ids::DialogueId,
+        f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
+    ) -> Option<R> {
         let App {
             servers,
             dialogues,

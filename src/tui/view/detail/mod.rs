@@ -73,6 +73,29 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         d.selection.as_ref(),
         d.selected.and_then(|i| d.turns.get(i)),
     ) else {
+        // A dialogue that failed before its first turn: the whole failure and what to do
+        // (the transcript above has room for its first lines only).
+        if let crate::tui::dialogue::Status::Failed(e) = &d.status
+            && d.turns.is_empty()
+        {
+            let lines: Vec<Line> = e
+                .lines()
+                .enumerate()
+                .map(|(n, l)| {
+                    let style = if n == 0 {
+                        t.fg(t.colors.error)
+                    } else {
+                        t.fg(t.colors.foreground)
+                    };
+                    Line::styled(l.to_owned(), style)
+                })
+                .collect();
+            frame.render_widget(
+                Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+                inner,
+            );
+            return;
+        }
         let hint = if d.pending.is_some() {
             "waiting for the reply…"
         } else {
