@@ -36,7 +36,16 @@ const USR: usize = 2;
 const RECONNECT: usize = 3;
 
 fn scripted(theme: &str) -> Harness {
-    let mut h = Harness::new(options(Vec::new(), theme));
+    let options = match theme {
+        // NO_COLOR's theme: no colour at all (no built-in theme file).
+        "no-color" => {
+            let mut options = options(Vec::new(), "dark");
+            options.theme = Theme::no_color();
+            options
+        }
+        theme => options(Vec::new(), theme),
+    };
+    let mut h = Harness::new(options);
     let session = Session::load(&root().join("tests/fixtures/tui/states.json"))
         .expect("the fixture session loads");
     h.show_session(session);
@@ -823,48 +832,19 @@ fn resources_overlay() -> bkn_explorer::tui::resources::ResourcesOverlay {
     o
 }
 
-/// The states drawn without colour too (the no-color theme, what NO_COLOR starts in): the
-/// selection must show by its mark and reverse video alone.
-async fn snapshot_no_color(name: &str) {
-    for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-        let mut h = state(name, "dark").await;
-        h.runner.app.theme = Theme::no_color();
-        h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
-        let buffer = render(&h.runner.app, w, hgt);
-        let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
-        let mut settings = insta::Settings::clone_current();
-        settings.set_prepend_module_to_snapshot(false);
-        settings.bind(|| {
-            insta::assert_snapshot!(format!("tui_snapshots__{name}@{w}x{hgt}-no-color"), shot)
-        });
-    }
-}
-
-#[tokio::test]
-async fn overlay_resources_without_colour() {
-    snapshot_no_color("overlay_resources").await;
-}
-
-#[tokio::test]
-async fn overlay_export_without_colour() {
-    snapshot_no_color("overlay_export").await;
-}
-
-/// The states whose colours say something text must say too: a contradicted Overall, a
-/// foreign server's values, what changed in a User State.
-#[tokio::test]
-async fn what_colour_says_text_says_too() {
-    for name in [
-        "feasibility_contradicted",
-        "feasibility_foreign",
-        "user_state_changes",
-    ] {
-        snapshot_no_color(name).await;
-    }
-}
+/// The states whose colours say something text must say too: drawn with NO_COLOR as well.
+const NO_COLOR: &[&str] = &[
+    "feasibility_contradicted",
+    "feasibility_foreign",
+    "user_state_changes",
+    // The selected resource and block show by their mark and reverse video alone.
+    "overlay_resources",
+    "overlay_export",
+];
 
 async fn snapshot(name: &str) {
-    for theme in ["dark", "high-contrast"] {
+    let no_color = NO_COLOR.contains(&name).then_some("no-color");
+    for theme in ["dark", "high-contrast"].into_iter().chain(no_color) {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
             let mut h = state(name, theme).await;
             h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);

@@ -328,6 +328,9 @@ pub struct DialogueState {
     pub scenario: Option<ScenarioState>,
     /// A watched or recorded dialogue this one takes over, while its Requests are sent again.
     pub takeover: Option<TakeOver>,
+    /// The MCP version it speaks (or spoke: recorded in its session file or the proxy's
+    /// recording): a reconnect, a take-over and a replay ask for that generation first.
+    pub protocol_version: Option<String>,
 }
 
 /// Taking over: the recorded Requests still to send again, and what came of those sent.
@@ -374,6 +377,7 @@ impl DialogueState {
             notes: None,
             replay: None,
             takeover: None,
+            protocol_version: None,
             detail_scroll: 0,
             detail_tab: DetailTab::for_interface(interface, false, false)[0],
             focus: None,

@@ -229,21 +229,13 @@ pub fn picker_items(sessions_dir: &Path, data_dir: Option<&Path>) -> Vec<PickerI
         .collect()
 }
 
-/// A path typed, with `~/` as the home folder.
-pub fn expand_home(typed: &str) -> PathBuf {
-    match typed.strip_prefix("~/") {
-        Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
-        None => PathBuf::from(typed),
-    }
-}
-
 /// The paths that complete what was typed: the entries of its folder whose names start with
 /// its last part (folders end with `/`; hidden ones only when a `.` is typed), folders and the
 /// files that end in one of `extensions` (any file when there is none). `~/` is the home
 /// folder and stays as typed.
 
 pub fn complete_path(typed: &str, cwd: &Path, extensions: &[&str]) -> Vec<String> {
-    let expanded = expand_home(typed);
+    let expanded = crate::settings::expand_home(Path::new(typed));
     let (folder, stem) = if typed.ends_with('/') {
         (expanded.clone(), String::new())
     } else {

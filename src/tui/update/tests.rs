@@ -1325,6 +1325,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         server: server.name.clone(),
         interface: Interface::Dac,
         dialog_id: "D".into(),
+        protocol_version: None,
     }));
     assert_eq!(t.current().status, Status::Live);
     assert_eq!(t.current().dialog_id.as_deref(), Some("D"));
@@ -1342,6 +1343,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         server: server.name.clone(),
         interface: Interface::Dac,
         dialog_id: "E".into(),
+        protocol_version: None,
     }));
     t.event(line(Line::Closed {
         dialogue: 2,
@@ -1362,6 +1364,88 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     t.event(line(Line::End("the agent closed its side".into())));
     assert_eq!(t.current().status, Status::Recorded);
     assert!(t.app.notice.as_ref().unwrap().text.contains("ended"));
+}
+
+/// The MCP generation a dialogue spoke goes with it: a take-over of a recorded one asks for
+/// the recording's, a reconnect for the one of the connection it replaces, and a session
+/// saved says each dialogue's own.
+#[test]
+fn take_over_and_reconnect_ask_for_the_generation_the_dialogue_spoke() {
+    use crate::session::journal::Line;
+    use crate::tui::event::WatchEvent;
+    let spoke = |fx: &[Effect]| {
+        fx.iter()
+            .find_map(|e| match e {
+                Effect::Open { spoke, .. } => Some(spoke.clone()),
+                _ => None,
+            })
+            .expect("a dialogue is opened")
+    };
+    let (mut t, _) = T::new(Vec::new());
+    let line = |l: Line| Event::Watch(WatchEvent::Line(Box::new(l)));
+    t.event(Event::Watch(WatchEvent::Started(PathBuf::from(
+        "/data/recordings/r.jsonl",
+    ))));
+    let server = ServerSpec::from_command_line("my-da --flag").unwrap();
+    t.event(line(Line::Start {
+        name: None,
+        servers: vec![server.clone()],
+    }));
+    t.event(line(Line::Dialogue {
+        id: 1,
+        server: server.name.clone(),
+        interface: Interface::Dac,
+        dialog_id: "D".into(),
+        protocol_version: Some("2025-11-25".into()),
+    }));
+    t.event(line(Line::Turn {
+        dialogue: 1,
+        turn: Box::new(grounding(0)),
+    }));
+    t.event(line(Line::End("the agent closed its side".into())));
+    assert_eq!(
+        t.app.snapshot().dialogues[0].protocol_version.as_deref(),
+        Some("2025-11-25"),
+        "saved as recorded"
+    );
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('O'));
+    assert_eq!(spoke(&fx).as_deref(), Some("2025-11-25"));
+    // Its own dialogue, once open over 2026-07-28, reconnects asking for 2026-07-28.
+    let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
+    else {
+        unreachable!()
+    };
+    let key = *key;
+    let i = t.app.dialogue_of_key(key).unwrap();
+    let summary = ServerSummary {
+        protocol_version: "2026-07-28".into(),
+        generation_note: Some(
+            "the dialogue spoke MCP 2025-11-25; it goes on over MCP 2026-07-28".into(),
+        ),
+        ..Default::default()
+    };
+    t.event(Event::Engine(Box::new(EngineEvent::Opened {
+        dialogue: key,
+        connection: key,
+        dialog_id: "dialog".into(),
+        origin: DialogIdOrigin::Client,
+        tool: "bkn_dac".into(),
+        summary: Box::new(summary),
+        vocabulary: Box::default(),
+        defaults: Box::new(Chosen::built_in()),
+        continued: false,
+        next_turn: 0,
+    })));
+    assert!(
+        (0..t.app.log.visible_len())
+            .filter_map(|n| t.app.log.visible(n))
+            .any(|e| e.text.contains("it goes on over MCP 2026-07-28")),
+        "the change of generation is in the log"
+    );
+    t.app.current = Some(i);
+    let fx = t.key(KeyCode::Char('R'));
+    assert_eq!(spoke(&fx).as_deref(), Some("2026-07-28"));
 }
 
 #[test]
@@ -2257,6 +2341,7 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
         server: server.name.clone(),
         interface: Interface::Dac,
         dialog_id: "D".into(),
+        protocol_version: None,
     }));
     t.event(line(Line::Turn {
         dialogue: 1,
@@ -2485,6 +2570,42 @@ fn the_log_filter_is_the_one_line_editor() {
     assert!(!t.app.log.editing_filter);
 }
 
+/// An id kept from before (the last frame's hits, an engine event under way) names
+/// nothing once its server and dialogue are gone: nothing happens, nothing panics.
+#[test]
+fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
+    use crate::tui::app::SidebarRow;
+    let mut t = T::reference();
+    let server = t.app.servers.id_at(0).unwrap();
+    let dialogue = t.app.dialogues.id_at(0).unwrap();
+    let other = t.app.dialogues.id_at(1).unwrap();
+    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
+    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
+    t.app.current = Some(dialogue);
+    let mut fx = Vec::new();
+    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    assert_eq!(closes(&fx), [1], "no turns: removed at once");
+    assert!(!t.app.servers.contains(server) && !t.app.dialogues.contains(dialogue));
+    assert_eq!(t.app.current, Some(other), "the tab after it shows");
+    assert_eq!(
+        t.app.sidebar_rows().len(),
+        2,
+        "the other server and its dialogue"
+    );
+    for (column, row) in [(25, 0), (5, 2)] {
+        t.event(Event::Input(Input::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })));
+        assert_eq!(t.app.current, Some(other), "a stale hit does nothing");
+    }
+    // What the engine still says of the closed dialogue is dropped.
+    assert!(t.finished(1, grounding(0)).is_empty());
+    assert_eq!(t.app.session.unsaved, 0);
+}
+
 #[test]
 fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes() {
     use crate::client::resources::{Listed, Read};
@@ -2578,40 +2699,4 @@ fn export_without_a_turn_exports_the_draft() {
     );
     assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
-}
-
-/// An id kept from before (the last frame's hits, an engine event under way) names
-/// nothing once its server and dialogue are gone: nothing happens, nothing panics.
-#[test]
-fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
-    use crate::tui::app::SidebarRow;
-    let mut t = T::reference();
-    let server = t.app.servers.id_at(0).unwrap();
-    let dialogue = t.app.dialogues.id_at(0).unwrap();
-    let other = t.app.dialogues.id_at(1).unwrap();
-    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
-    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
-    t.app.current = Some(dialogue);
-    let mut fx = Vec::new();
-    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
-    assert_eq!(closes(&fx), [1], "no turns: removed at once");
-    assert!(!t.app.servers.contains(server) && !t.app.dialogues.contains(dialogue));
-    assert_eq!(t.app.current, Some(other), "the tab after it shows");
-    assert_eq!(
-        t.app.sidebar_rows().len(),
-        2,
-        "the other server and its dialogue"
-    );
-    for (column, row) in [(25, 0), (5, 2)] {
-        t.event(Event::Input(Input::Mouse(MouseEvent {
-            kind: MouseEventKind::Down(MouseButton::Left),
-            column,
-            row,
-            modifiers: KeyModifiers::NONE,
-        })));
-        assert_eq!(t.app.current, Some(other), "a stale hit does nothing");
-    }
-    // What the engine still says of the closed dialogue is dropped.
-    assert!(t.finished(1, grounding(0)).is_empty());
-    assert_eq!(t.app.session.unsaved, 0);
 }
