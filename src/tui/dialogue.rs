@@ -616,6 +616,31 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_is_read_once_into_its_lenient_view_and_verdict() {
+        let request = json!({"Header": "PGM-KDA-V1.0", "Kind": "feasibility", "TurnIndex": 0,
+            "ProcessActions": [{"Step": 1, "Statement": "a"}, {"Step": 2, "Statement": "b"}]});
+        // Conforming in form, contradicted by its own steps.
+        let response = json!({"Header": "PGM-KDA-V1.0", "Outcome": "answered",
+            "Feasibility": {"Overall": "feasible",
+                "Steps": [{"Step": 1, "PAStatus": "Clash", "Reason": "c1 conflicts: x"}]}});
+        let view = TurnView::new(turn(request.clone(), Some(response), false));
+        let verdict = view.verdict.as_ref().expect("a verdict");
+        assert!(verdict.contradicted());
+        assert_eq!(view.summary.about, "1 Clash · 1 not answered");
+        assert_eq!(view.outcome_label(), "answered");
+        // A foreign server's values: shown as they came, marked.
+        let response = json!({"Header": "PGM-KDA-V1.0", "Outcome": "mostly",
+            "Feasibility": {"Overall": 3, "Steps": [{"Step": 1, "PAStatus": "Fine"},
+                {"Step": 2, "PAStatus": "Ack"}]}});
+        let view = TurnView::new(turn(request, Some(response), false));
+        assert_eq!(view.outcome_label(), "mostly?");
+        let verdict = view.verdict.as_ref().unwrap();
+        assert_eq!(verdict.claimed.text(), "3");
+        assert!(!verdict.contradicted(), "an unknown claim is not compared");
+        assert_eq!(view.summary.about, "1 Ack · 1 Fine?");
+    }
+
+    #[test]
     fn a_status_no_commitment_has_is_kept_as_it_came() {
         let d = dialogue(vec![turn(
             rq(&["c1"]),
