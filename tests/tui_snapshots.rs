@@ -403,6 +403,24 @@ async fn state(name: &str, theme: &str) -> Harness {
         // Expect tab on the failing one.
         "scenario_run" => play_scenario_run(&mut h),
         "overlay_help" => h.act(Action::Help),
+        // A search in Raw, kept (Enter) and moved on (n): every match marked, the current one
+        // more, "2/N" under the pane.
+        "search_raw" => {
+            show(&mut h, TOUR, 0, DetailTab::Raw, Pane::Detail);
+            h.act(Action::Search);
+            h.type_text("text");
+            h.key(KeyCode::Enter);
+            h.key(KeyCode::Char('n'));
+        }
+        // A search in the log, being typed.
+        "search_log" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
+            log_entries(&mut h);
+            h.act(Action::ToggleLog);
+            h.runner.app.focus = Pane::Log;
+            h.act(Action::Search);
+            h.type_text("protocolversion");
+        }
         "overlay_palette" => {
             h.runner.app.focus = Pane::Transcript;
             h.act(Action::Palette);
@@ -814,38 +832,14 @@ fn resources_overlay() -> bkn_explorer::tui::resources::ResourcesOverlay {
     o
 }
 
-/// The states drawn without colour too (the no-color theme, what NO_COLOR starts in): the
-/// selection must show by its mark and reverse video alone.
-async fn snapshot_no_color(name: &str) {
-    for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-        let mut h = state(name, "dark").await;
-        h.runner.app.theme = Theme::no_color();
-        h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
-        let buffer = render(&h.runner.app, w, hgt);
-        let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
-        let mut settings = insta::Settings::clone_current();
-        settings.set_prepend_module_to_snapshot(false);
-        settings.bind(|| {
-            insta::assert_snapshot!(format!("tui_snapshots__{name}@{w}x{hgt}-no-color"), shot)
-        });
-    }
-}
-
-#[tokio::test]
-async fn overlay_resources_without_colour() {
-    snapshot_no_color("overlay_resources").await;
-}
-
-#[tokio::test]
-async fn overlay_export_without_colour() {
-    snapshot_no_color("overlay_export").await;
-}
-
 /// The states whose colours say something text must say too: drawn with NO_COLOR as well.
 const NO_COLOR: &[&str] = &[
     "feasibility_contradicted",
     "feasibility_foreign",
     "user_state_changes",
+    // The selected resource and block show by their mark and reverse video alone.
+    "overlay_resources",
+    "overlay_export",
 ];
 
 async fn snapshot(name: &str) {
@@ -920,6 +914,8 @@ snapshots!(
     scenario_run,
     overlay_help,
     overlay_palette,
+    search_raw,
+    search_log,
     overlay_save_as,
     overlay_overwrite,
     overlay_close_dialogue,
@@ -932,6 +928,32 @@ snapshots!(
     overlay_resources,
     overlay_export,
 );
+
+/// With NO_COLOR the selected row of a list and a search's matches still show: the selection
+/// in reverse video and marked `›`, matches in reverse video, the current one bold and
+/// underlined (the styles are in the snapshot under the text).
+#[tokio::test]
+async fn no_color_shows_the_selected_row_and_the_search_matches() {
+    for name in [
+        "overlay_palette",
+        "overlay_open",
+        "search_raw",
+        "search_log",
+    ] {
+        for (w, hgt) in [(120u16, 40u16), (80, 24)] {
+            let mut h = state(name, "dark").await;
+            h.runner.app.theme = Theme::no_color();
+            h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+            let buffer = render(&h.runner.app, w, hgt);
+            let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
+            let mut settings = insta::Settings::clone_current();
+            settings.set_prepend_module_to_snapshot(false);
+            settings.bind(|| {
+                insta::assert_snapshot!(format!("tui_snapshots__{name}@{w}x{hgt}-no-color"), shot)
+            });
+        }
+    }
+}
 
 /// A theme whose every colour is distinct: whatever a frame shows must be one of them (or
 /// the terminal's default), so no pane picks a colour of its own.

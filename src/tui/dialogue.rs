@@ -117,13 +117,12 @@ impl TurnView {
 
     /// "answered", "— tool error —", "timeout" …: what the Outcome column shows.
     pub fn outcome_label(&self) -> String {
-        use crate::client::turn::Shown;
         match &self.turn.reply {
-            Reply::Response(_) => match &self.summary.outcome {
-                Some(Shown::Known(o)) => o.as_str().to_owned(),
+            Reply::Response(_) => match self.exchange.outcome() {
+                Some(Field::Known(o)) => o.as_str().to_owned(),
                 // Marked: a value no Outcome has never reads as one that is.
-                Some(Shown::Other(o)) => format!("{o}?"),
-                None => "(no Outcome)".into(),
+                Some(outcome @ Field::Other(_)) => format!("{}?", outcome.text()),
+                _ => "(no Outcome)".into(),
             },
             Reply::ToolError(_) => "— tool error —".into(),
             Reply::Error(e) => match e.kind {

@@ -112,9 +112,11 @@ pub enum Effect {
     /// Read the servers files found in the project and the configuration; `ServersFound`
     /// follows.
     FindServers,
-    /// The paths that complete `typed`; `PathCompletions` follows.
+    /// The paths that complete `typed` (folders, and files ending in one of `extensions`, any
+    /// file when there is none); `PathCompletions` follows.
     CompletePath {
         typed: String,
+        extensions: &'static [&'static str],
     },
     /// Read a user theme; `ThemeLoaded` follows.
     LoadTheme {
@@ -134,6 +136,11 @@ pub enum Effect {
     WriteCopy {
         text: String,
         extension: &'static str,
+    },
+    /// Write JSON to the file the user chose (`W`); `CopyWritten` follows.
+    WriteJson {
+        path: PathBuf,
+        text: String,
     },
     /// Leave. `clean`: the run ended as the user asked, nothing to recover next time;
     /// otherwise (a signal) the recovery marker stays so the next start offers the autosave.

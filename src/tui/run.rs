@@ -348,10 +348,10 @@ impl Runner {
                     Event::ServersFound { servers, problems }
                 });
             }
-            Effect::CompletePath { typed } => {
+            Effect::CompletePath { typed, extensions } => {
                 let cwd = self.app.paths.cwd.clone();
                 self.blocking(move || Event::PathCompletions {
-                    paths: persist::complete_path(&typed, &cwd),
+                    paths: persist::complete_path(&typed, &cwd, extensions),
                     typed,
                 });
             }
@@ -389,6 +389,11 @@ impl Runner {
                     Event::CopyWritten { path, result }
                 });
             }
+            Effect::WriteJson { path, text } => self.blocking(move || Event::CopyWritten {
+                result: crate::session::atomic::write(&path, text.as_bytes())
+                    .map_err(|e| e.to_string()),
+                path,
+            }),
             Effect::Certify(e) => self.certify(e),
             Effect::Quit { clean } => self.quit = Some(clean),
             Effect::Refresh { key } => {

@@ -202,12 +202,12 @@ impl App {
             EngineEvent::Client(ClientEvent::ListChanged {
                 connection, what, ..
             }) => {
-                let key = self
+                let open = self
                     .dialogues
                     .values()
                     .find(|d| d.connection == Some(connection) && d.status == Status::Open)
                     .map(|d| d.key);
-                if let Some(key) = key {
+                if let Some(key) = open {
                     fx.push(Effect::Refresh { key });
                     if what.contains("resources") {
                         self.resources_changed(key, fx);

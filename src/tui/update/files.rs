@@ -19,10 +19,7 @@ use std::path::{Path, PathBuf};
 /// extension gets `.json`. Always a full path, shown before it is written.
 pub fn resolve_save_path(typed: &str, paths: &Paths) -> PathBuf {
     let typed = typed.trim();
-    let mut path = match typed.strip_prefix("~/") {
-        Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
-        None => PathBuf::from(typed),
-    };
+    let mut path = crate::settings::expand_home(Path::new(typed));
     if path.extension().is_none() {
         path.set_extension("json");
     }
@@ -202,6 +199,7 @@ impl App {
         match what {
             SaveWhat::Session => self.save_explicit(path, fx),
             SaveWhat::Scenario(key) => self.write_scenario(path, key, fx),
+            SaveWhat::Json(text) => fx.push(Effect::WriteJson { path, text }),
         }
     }
 

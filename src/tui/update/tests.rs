@@ -732,7 +732,7 @@ fn ctrl_o_lists_sessions_and_completes_typed_paths() {
     assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
     let fx = t.type_text("/tm");
     assert!(
-        matches!(fx.last(), Some(Effect::CompletePath { typed }) if typed == "/tm"),
+        matches!(fx.last(), Some(Effect::CompletePath { typed, .. }) if typed == "/tm"),
         "{fx:?}"
     );
     t.event(Event::PathCompletions {
@@ -808,8 +808,23 @@ fn copying_says_honestly_where_the_text_can_have_gone() {
         text.contains("set-clipboard") && text.contains('W'),
         "{text}"
     );
-    let fx = t.key(KeyCode::Char('W'));
-    assert!(matches!(&fx[..], [Effect::WriteCopy { .. }]), "{fx:?}");
+    // W asks where (Tab completes the path), then checks the target before writing.
+    t.key(KeyCode::Char('W'));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("a prompt for the path")
+    };
+    assert_eq!(p.input.text(), "turn-0.json");
+    let fx = t.key(KeyCode::Tab);
+    assert!(
+        matches!(&fx[..], [Effect::CompletePath { typed, extensions: [] }] if typed == "turn-0.json"),
+        "{fx:?}"
+    );
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::CheckSaveTarget { path, what: crate::tui::event::SaveWhat::Json(text) }]
+            if path.ends_with("turn-0.json") && text.contains("answered")),
+        "{fx:?}"
+    );
 }
 
 #[test]
@@ -2459,6 +2474,138 @@ fn a_duplicate_key_in_the_raw_editor_is_not_sent() {
     );
 }
 
+fn log_line(text: &str) -> crate::client::event::LogEntry {
+    crate::client::event::LogEntry::new(1, crate::client::event::LogKind::Client, text)
+}
+
+#[test]
+fn slash_searches_the_log_n_and_capital_n_go_round_esc_ends() {
+    let mut t = T::reference();
+    let before = t.app.log.visible_len();
+    for text in [
+        "{\"Kind\": \"ack\"}",
+        "nothing",
+        "{\"Status\": \"ACK\"}",
+        "end",
+    ] {
+        t.app.log.push(log_line(text));
+    }
+    let (first, second, last) = (before, before + 2, before + 3);
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('L'));
+    t.app.focus = Pane::Log;
+    t.key(KeyCode::Char('/'));
+    t.type_text("ack");
+    // Typing goes to the first match at once; Enter keeps the search.
+    assert_eq!(t.app.log.selected, Some(first));
+    assert!(!t.app.log.follow);
+    t.key(KeyCode::Enter);
+    let s = t.app.search.as_ref().expect("the search stays");
+    assert!(!s.editing);
+    assert_eq!(s.count(2), "1/2");
+    t.key(KeyCode::Char('n'));
+    assert_eq!(t.app.log.selected, Some(second));
+    t.key(KeyCode::Char('n'));
+    assert_eq!(t.app.log.selected, Some(first), "round the end");
+    t.key(KeyCode::Char('N'));
+    assert_eq!(t.app.log.selected, Some(second));
+    assert!(
+        t.app.overlay.is_none() && t.app.dialogues.len() == 2,
+        "n was not New dialogue"
+    );
+    t.key(KeyCode::Esc);
+    assert!(t.app.search.is_none());
+    // A paste into the line is one line (CR line ends as tmux sends them).
+    t.key(KeyCode::Char('/'));
+    t.event(Event::Input(Input::Paste("end\r".into())));
+    assert_eq!(t.app.search.as_ref().unwrap().query(), "end");
+    assert_eq!(t.app.log.selected, Some(last));
+}
+
+#[test]
+fn slash_in_the_detail_searches_the_raw_json_and_scrolls_to_each_match() {
+    let mut t = T::reference();
+    let mut terms: Vec<Value> = (0..40).map(|i| json!({"Text": format!("t{i}")})).collect();
+    terms.push(json!({"Text": "needle"}));
+    t.finished(
+        1,
+        turn(
+            json!({"Header": "PGM-KDA-V1.0", "Kind": "semantic_grounding", "TurnIndex": 0,
+                   "Terms": terms}),
+            Some(json!({"Header": "PGM-KDA-V1.0", "TurnIndex": 0, "Note": "needle"})),
+        ),
+    );
+    t.app.focus = Pane::Detail;
+    t.key(KeyCode::Esc);
+    t.app.focus = Pane::Detail;
+    t.key(KeyCode::Char('/'));
+    assert_eq!(t.current().detail_tab, crate::tui::app::DetailTab::Raw);
+    t.type_text("NEEDLE");
+    let first = t.current().detail_scroll;
+    assert!(first > 40, "scrolled to the Request's match: {first}");
+    t.key(KeyCode::Enter);
+    t.key(KeyCode::Char('n'));
+    let second = t.current().detail_scroll;
+    assert!(second > first, "on to the Response's: {second}");
+    let sel = t.current().selection.as_ref().unwrap();
+    assert_eq!(super::raw_matches(sel, "needle").len(), 2);
+}
+
+#[test]
+fn the_log_filter_is_the_one_line_editor() {
+    let mut t = T::reference();
+    t.app.log.push(log_line("alpha beta"));
+    t.app.log.push(log_line("gamma"));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('L'));
+    t.app.focus = Pane::Log;
+    t.key(KeyCode::Char('|'));
+    t.type_text("gam zz");
+    assert_eq!(t.app.log.visible_len(), 0);
+    t.key_with(KeyCode::Char('w'), KeyModifiers::CONTROL);
+    t.key(KeyCode::Backspace);
+    assert_eq!(t.app.log.filter, "gam");
+    assert_eq!(t.app.log.visible_len(), 1);
+    t.key(KeyCode::Enter);
+    assert!(!t.app.log.editing_filter);
+}
+
+/// An id kept from before (the last frame's hits, an engine event under way) names
+/// nothing once its server and dialogue are gone: nothing happens, nothing panics.
+#[test]
+fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
+    use crate::tui::app::SidebarRow;
+    let mut t = T::reference();
+    let server = t.app.servers.id_at(0).unwrap();
+    let dialogue = t.app.dialogues.id_at(0).unwrap();
+    let other = t.app.dialogues.id_at(1).unwrap();
+    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
+    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
+    t.app.current = Some(dialogue);
+    let mut fx = Vec::new();
+    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    assert_eq!(closes(&fx), [1], "no turns: removed at once");
+    assert!(!t.app.servers.contains(server) && !t.app.dialogues.contains(dialogue));
+    assert_eq!(t.app.current, Some(other), "the tab after it shows");
+    assert_eq!(
+        t.app.sidebar_rows().len(),
+        2,
+        "the other server and its dialogue"
+    );
+    for (column, row) in [(25, 0), (5, 2)] {
+        t.event(Event::Input(Input::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })));
+        assert_eq!(t.app.current, Some(other), "a stale hit does nothing");
+    }
+    // What the engine still says of the closed dialogue is dropped.
+    assert!(t.finished(1, grounding(0)).is_empty());
+    assert_eq!(t.app.session.unsaved, 0);
+}
+
 #[test]
 fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes() {
     use crate::client::resources::{Listed, Read};
@@ -2552,40 +2699,4 @@ fn export_without_a_turn_exports_the_draft() {
     );
     assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
-}
-
-/// An id kept from before (the last frame's hits, an engine event under way) names
-/// nothing once its server and dialogue are gone: nothing happens, nothing panics.
-#[test]
-fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
-    use crate::tui::app::SidebarRow;
-    let mut t = T::reference();
-    let server = t.app.servers.id_at(0).unwrap();
-    let dialogue = t.app.dialogues.id_at(0).unwrap();
-    let other = t.app.dialogues.id_at(1).unwrap();
-    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
-    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
-    t.app.current = Some(dialogue);
-    let mut fx = Vec::new();
-    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
-    assert_eq!(closes(&fx), [1], "no turns: removed at once");
-    assert!(!t.app.servers.contains(server) && !t.app.dialogues.contains(dialogue));
-    assert_eq!(t.app.current, Some(other), "the tab after it shows");
-    assert_eq!(
-        t.app.sidebar_rows().len(),
-        2,
-        "the other server and its dialogue"
-    );
-    for (column, row) in [(25, 0), (5, 2)] {
-        t.event(Event::Input(Input::Mouse(MouseEvent {
-            kind: MouseEventKind::Down(MouseButton::Left),
-            column,
-            row,
-            modifiers: KeyModifiers::NONE,
-        })));
-        assert_eq!(t.app.current, Some(other), "a stale hit does nothing");
-    }
-    // What the engine still says of the closed dialogue is dropped.
-    assert!(t.finished(1, grounding(0)).is_empty());
-    assert_eq!(t.app.session.unsaved, 0);
 }

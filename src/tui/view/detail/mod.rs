@@ -62,7 +62,21 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         title.push(Span::styled(label, style));
     }
     title.push(Span::raw(" "));
-    let block = super::pane_block(app, Line::from(title), focused);
+    let mut block = super::pane_block(app, Line::from(title), focused);
+    // A search in the Raw tab: its line under the pane.
+    let search = app
+        .search
+        .as_ref()
+        .filter(|s| s.pane == Pane::Detail && shown == DetailTab::Raw);
+    if let Some(s) = search {
+        let found = app
+            .current_dialogue()
+            .and_then(|d| d.selection.as_ref())
+            .map_or(0, |sel| {
+                crate::tui::update::raw_matches(sel, s.query()).len()
+            });
+        block = block.title_bottom(super::search_line(app, s, found));
+    }
     let inner = block.inner(area);
     frame.render_widget(block, area);
     hits.detail_height = inner.height as usize;
