@@ -337,7 +337,7 @@ impl App {
                 "Unsaved turns of an earlier run".to_owned(),
                 format!(
                     "An earlier run was ended by {signal}{} with turns not saved; it kept them.",
-                    if signal == "SIGHUP" {
+                    if *signal == crate::tui::event::Signal::Hup {
                         " (its terminal closed)"
                     } else {
                         ""

@@ -620,10 +620,7 @@ impl App {
 /// a path without an extension gets the format's.
 pub fn report_path(typed: &str, format: ReportFormat, cwd: &std::path::Path) -> PathBuf {
     let typed = typed.trim();
-    let mut path = match typed.strip_prefix("~/") {
-        Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
-        None => PathBuf::from(typed),
-    };
+    let mut path = crate::settings::expand_home(std::path::Path::new(typed));
     if path.extension().is_none() {
         path.set_extension(format.extension());
     }

@@ -19,10 +19,7 @@ use std::path::{Path, PathBuf};
 /// extension gets `.json`. Always a full path, shown before it is written.
 pub fn resolve_save_path(typed: &str, paths: &Paths) -> PathBuf {
     let typed = typed.trim();
-    let mut path = match typed.strip_prefix("~/") {
-        Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
-        None => PathBuf::from(typed),
-    };
+    let mut path = crate::settings::expand_home(Path::new(typed));
     if path.extension().is_none() {
         path.set_extension("json");
     }
@@ -352,11 +349,8 @@ impl App {
 
     /// Shows a session's dialogues, marked as recorded; its servers replace the sidebar's.
     pub fn load_session(&mut self, session: Session, fx: &mut Vec<Effect>) {
-        for (_, d) in self.dialogues.drain() {
-            if d.is_live() || d.status == Status::Connecting {
-                fx.push(Effect::Close { key: d.key });
-            }
-        }
+        self.close_connections(fx);
+        self.dialogues.clear();
         self.servers.clear();
         self.current = None;
         self.sidebar_selected = 0;

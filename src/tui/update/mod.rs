@@ -88,7 +88,7 @@ impl App {
             Event::ServersFound { servers, problems } => self.servers_found(servers, problems),
             Event::ThemeLoaded { name, result } => self.theme_loaded(name, result, &mut fx),
             Event::CopyWritten { path, result } => self.copy_written(path, result),
-            Event::Signal(name) => self.signal(name, &mut fx),
+            Event::Signal(signal) => self.signal(signal, &mut fx),
             Event::Certify(e) => self.certify_event(e),
         }
         fx

@@ -391,7 +391,7 @@ fn save_paths_resolve_home_bare_names_and_relative_paths() {
 fn a_signal_with_unsaved_turns_writes_the_autosave_then_leaves_keeping_the_marker() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
-    let fx = t.event(Event::Signal("SIGTERM"));
+    let fx = t.event(Event::Signal(crate::tui::event::Signal::Term));
     assert_eq!(closes(&fx), [1, 2], "both sessions are ended");
     let saved = saves(&fx);
     assert_eq!(saved.len(), 1);
@@ -414,7 +414,7 @@ fn a_signal_with_unsaved_turns_writes_the_autosave_then_leaves_keeping_the_marke
 #[test]
 fn a_signal_without_work_is_a_clean_quit() {
     let mut t = T::reference();
-    let fx = t.event(Event::Signal("SIGHUP"));
+    let fx = t.event(Event::Signal(crate::tui::event::Signal::Hup));
     assert_eq!(quits(&fx), [true]);
     assert!(saves(&fx).is_empty());
 }
@@ -1631,7 +1631,7 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
         Recovery {
             path: Some(PathBuf::from("/data/recovered-11-1.json")),
             drafts: None,
-            ending: Ending::Signal("SIGHUP".into()),
+            ending: Ending::Signal(crate::tui::event::Signal::Hup),
         },
         Recovery {
             path: Some(PathBuf::from("/data/recovered-12-1.json")),
@@ -2004,7 +2004,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
     // Unchanged: not written again; a signal writes what changed since the last look.
     assert!(drafts_written(&ticks(&mut t, 30)).is_empty());
     t.type_text(" Now.");
-    let fx = t.event(Event::Signal("SIGHUP"));
+    let fx = t.event(Event::Signal(crate::tui::event::Signal::Hup));
     assert_eq!(drafts_written(&fx).len(), 1);
     let saved = drafts_written(&fx).remove(0).1;
 
@@ -2016,7 +2016,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
     o.recover = vec![crate::tui::persist::Recovery {
         path: Some("/data/recovered-7-1.json".into()),
         drafts: Some("/data/recovered-7-1.drafts.json".into()),
-        ending: crate::tui::persist::Ending::Signal("SIGHUP".into()),
+        ending: crate::tui::persist::Ending::Signal(crate::tui::event::Signal::Hup),
     }];
     let (app, _) = App::new(o, Instant::now());
     let mut t = T {
