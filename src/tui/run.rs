@@ -979,7 +979,7 @@ fn matters(app: &App, event: &Event) -> bool {
     use crate::tui::dialogue::Status;
     match event {
         Event::Tick => {
-            app.notice.is_some()
+            app.notices.shown().is_some()
                 || app
                     .dialogues
                     .values()

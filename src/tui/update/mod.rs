@@ -47,9 +47,7 @@ impl App {
             Event::Input(_) => {}
             Event::Tick => {
                 self.ticks += 1;
-                if self.notice.as_ref().is_some_and(|n| n.until <= self.now) {
-                    self.notice = None;
-                }
+                self.notices.expire(self.now);
                 self.autosave_drafts(&mut fx);
             }
             Event::DraftsRead { path, result } => self.drafts_read(path, result),
