@@ -76,7 +76,8 @@ fn all_pass_or_skip(code: i32, report: &Value, stderr: &str, at_least: u64) {
 
 fn peer() -> String {
     format!(
-        "python3 {}/tests/peers/certify_peer.py",
+        "{} {}/tests/peers/certify_peer.py",
+        common::python3().expect("python3"),
         env!("CARGO_MANIFEST_DIR")
     )
 }
@@ -154,26 +155,31 @@ fn the_reference_domain_access_over_stdio_passes_or_skips_every_rule() {
 async fn the_reference_servers_over_http_pass_or_skip_every_rule_in_both_generations() {
     let dac = spawn_http(&["dac".to_owned()]).await;
     let usr = spawn_http(&["usr".to_owned()]).await;
+    // The four runs at once (each waits on its server more than it works; the servers hold
+    // many dialogues at once), judged in order.
+    let mut runs = Vec::new();
     for (url, at_least) in [(&dac.url, 44), (&usr.url, 21)] {
         for protocol in ["2026-07-28", "2025-11-25"] {
             let url = url.clone();
-            let (code, report, stderr) = tokio::task::spawn_blocking(move || {
+            let run = tokio::task::spawn_blocking(move || {
                 certify(&["--url", &url, "--protocol", protocol])
-            })
-            .await
-            .unwrap();
-            all_pass_or_skip(code, &report, &stderr, at_least);
-            assert_eq!(report["protocol"], protocol);
-            // Over HTTP a dialogue can go on from a new connection (2026-07-28), and a new
-            // session holds nothing of the last (2025-11-25).
-            assert_eq!(
-                rule(&report, "dialogues.lifetime")["verdict"],
-                "pass",
-                "{protocol}"
-            );
-            assert_eq!(rule(&report, "dialogues.generations")["verdict"], "pass");
-            assert_eq!(rule(&report, "rpc.non-json")["verdict"], "pass");
+            });
+            runs.push((at_least, protocol, run));
         }
+    }
+    for (at_least, protocol, run) in runs {
+        let (code, report, stderr) = run.await.unwrap();
+        all_pass_or_skip(code, &report, &stderr, at_least);
+        assert_eq!(report["protocol"], protocol);
+        // Over HTTP a dialogue can go on from a new connection (2026-07-28), and a new
+        // session holds nothing of the last (2025-11-25).
+        assert_eq!(
+            rule(&report, "dialogues.lifetime")["verdict"],
+            "pass",
+            "{protocol}"
+        );
+        assert_eq!(rule(&report, "dialogues.generations")["verdict"], "pass");
+        assert_eq!(rule(&report, "rpc.non-json")["verdict"], "pass");
     }
 }
 
@@ -229,14 +235,32 @@ fn fault_server(fault: &str) -> String {
 
 #[test]
 fn each_fault_of_the_fault_server_fails_its_own_rule_beyond_what_it_fails_without_a_fault() {
-    let (_, baseline, _) = certify(&["--stdio", &fault_server("none"), "--timeout", "10"]);
+    // The fault server answers in microseconds; what it does not answer (a line that is not
+    // JSON, a Request nested too deep) is waited for up to --timeout (and the raw and deep
+    // waits no longer than it), so a short one keeps each run to seconds. The four runs go at
+    // once: they wait more than they work.
+    let runs: Vec<_> = [
+        "none",
+        "wrong-request-id",
+        "no-structured",
+        "missing-outcome",
+    ]
+    .into_iter()
+    .map(|fault| {
+        std::thread::spawn(move || certify(&["--stdio", &fault_server(fault), "--timeout", "3"]))
+    })
+    .collect();
+    let mut runs = runs.into_iter().map(|r| r.join().unwrap());
+    let (_, baseline, _) = runs.next().unwrap();
     let base = verdicts(&baseline, "fail");
-    for (fault, expected) in [
+    for ((fault, expected), (code, report, _)) in [
         ("wrong-request-id", "turns.copied-fields"),
         ("no-structured", "shapes.structured-content"),
         ("missing-outcome", "shapes.every-kind"),
-    ] {
-        let (code, report, _) = certify(&["--stdio", &fault_server(fault), "--timeout", "10"]);
+    ]
+    .into_iter()
+    .zip(runs)
+    {
         assert_eq!(code, 1, "{fault}");
         let failed = verdicts(&report, "fail");
         assert!(failed.contains(expected), "{fault}: {failed:?}");
@@ -339,8 +363,6 @@ fn an_unreachable_server_or_one_without_a_bkn_tool_exits_2() {
 
 #[test]
 fn a_third_party_peer_passes_clean_and_each_defect_is_caught_by_its_rule_alone() {
-    let (code, report, stderr) = certify(&["--stdio", &peer()]);
-    all_pass_or_skip(code, &report, &stderr, 40);
     let defects = [
         ("--forget-release", "commitments.release"),
         ("--leak", "commitments.isolation"),
@@ -350,31 +372,34 @@ fn a_third_party_peer_passes_clean_and_each_defect_is_caught_by_its_rule_alone()
         ("--copy-fields", "turns.copied-fields"),
         ("--repeat-turn", "turns.repeated-index"),
     ];
-    // Two at a time: each run is a few dozen processes of its own.
-    for pair in defects.chunks(2) {
-        let runs: Vec<_> = pair
-            .iter()
-            .map(|(flag, rule)| {
-                let line = format!("{} {flag}", peer());
-                let rule = rule.to_string();
-                std::thread::spawn(move || (rule, certify(&["--stdio", &line])))
-            })
-            .collect();
-        for run in runs {
-            let (expected, (code, report, stderr)) = run.join().unwrap();
-            assert_eq!(code, 1, "{expected}: {stderr}");
-            assert_eq!(
-                verdicts(&report, "fail"),
-                BTreeSet::from([expected.clone()]),
-                "{report}"
-            );
-            assert!(
-                !rule(&report, &expected)["evidence"]
-                    .as_array()
-                    .unwrap()
-                    .is_empty()
-            );
-        }
+    // The clean run and the seven defects at once: a run is a row of short connections, each
+    // a Python process of its own, so it waits on process starts far more than it computes
+    // (a run is about 4 s of CPU in 20 s); one after the other they took minutes.
+    let run = |flag: &str| {
+        let line = format!("{} {flag}", peer());
+        std::thread::spawn(move || certify(&["--stdio", &line]))
+    };
+    let clean = run("");
+    let runs: Vec<_> = defects
+        .iter()
+        .map(|(flag, rule)| (rule.to_string(), run(flag)))
+        .collect();
+    let (code, report, stderr) = clean.join().unwrap();
+    all_pass_or_skip(code, &report, &stderr, 40);
+    for (expected, run) in runs {
+        let (code, report, stderr) = run.join().unwrap();
+        assert_eq!(code, 1, "{expected}: {stderr}");
+        assert_eq!(
+            verdicts(&report, "fail"),
+            BTreeSet::from([expected.clone()]),
+            "{report}"
+        );
+        assert!(
+            !rule(&report, &expected)["evidence"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 

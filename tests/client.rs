@@ -39,9 +39,17 @@ async fn open(spec: &ServerSpec, options: &ConnectOptions, interface: Interface)
         .unwrap()
 }
 
+/// One turn. What ended it is judged from its reply (a timeout, an exit, a limit each say
+/// so), never from a wall clock; a turn that never ends (a timeout that does not fire) fails
+/// here, after two minutes, longer than any timeout these tests set.
 async fn turn(d: &mut Dialogue, fields: Value) -> Turn {
     let request = d.prepare(fields, Filling::Missing);
-    d.send(request, &CancellationToken::new()).await
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        d.send(request, &CancellationToken::new()),
+    )
+    .await
+    .expect("the turn ends")
 }
 
 fn checks(turn: &Turn) -> Vec<String> {
@@ -260,7 +268,7 @@ async fn a_crash_during_a_call_is_a_clear_error() {
         Interface::Dac,
     )
     .await;
-    let started = Instant::now();
+    // (A 10 s timeout: a turn it ended would be a Timeout, not Gone.)
     let t = turn(&mut d, constraints()).await;
     let (kind, message) = error(&t);
     assert_eq!(kind, ErrorKind::Gone);
@@ -268,7 +276,6 @@ async fn a_crash_during_a_call_is_a_clear_error() {
         message.contains("exited with status 101") && message.contains("panicked"),
         "{message}"
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
     // The dialogue is still there; its next turn fails the same way, at once.
     let t = turn(&mut d, constraints()).await;
     assert!(
@@ -287,22 +294,22 @@ async fn garbage_and_hangs_end_at_the_timeout() {
             ..options(2)
         };
         let mut d = open(&common::fault_spec(fault, &[]), &options, Interface::Dac).await;
-        let started = Instant::now();
         let t = turn(&mut d, constraints()).await;
-        let elapsed = started.elapsed();
         let (kind, message) = error(&t);
         assert_eq!(kind, ErrorKind::Timeout, "{fault}: {message}");
         assert!(message.contains("no answer within 2 s"), "{message}");
         if let Some(note) = note {
             assert!(message.contains(note), "{message}");
         }
+        // Ended by the 2 s timeout, not before it.
         assert!(
-            elapsed < Duration::from_secs(3),
-            "{fault}: ended after {elapsed:?}"
+            t.latency_ms >= 2000.0,
+            "{fault}: ended after {} ms",
+            t.latency_ms
         );
         if fault == "hang" {
-            // The server was told: it says so on stderr.
-            let deadline = Instant::now() + Duration::from_secs(3);
+            // The server was told: it says so on stderr (waited for, up to a generous guard).
+            let deadline = Instant::now() + Duration::from_secs(30);
             let mut told = false;
             while Instant::now() < deadline && !told {
                 match tokio::time::timeout(Duration::from_millis(100), rx.recv()).await {
@@ -369,13 +376,12 @@ async fn progress_extends_the_timeout_and_cancel_stops_a_turn() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         stop.cancel();
     });
-    let started = Instant::now();
     let request = d.prepare(constraints(), Filling::Missing);
     let t = d.send(request, &cancel).await;
+    // (Uncancelled, the server would answer after 20 s, within the 30 s timeout.)
     assert_eq!(error(&t).0, ErrorKind::Cancelled);
-    assert!(started.elapsed() < Duration::from_secs(2));
     let mut told = false;
-    let deadline = Instant::now() + Duration::from_secs(3);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline && !told {
         if let Ok(Some(Event::Log(e))) =
             tokio::time::timeout(Duration::from_millis(100), rx.recv()).await
@@ -410,17 +416,13 @@ async fn large_messages_are_taken_up_to_the_limit_and_refused_beyond_it_at_once(
         ..options(30)
     };
     let mut d = open(&common::fault_spec("huge", &[]), &small, Interface::Dac).await;
-    let started = Instant::now();
+    // (A 30 s timeout: had the turn waited for it, it would be a Timeout.)
     let t = turn(&mut d, constraints()).await;
     let (kind, message) = error(&t);
     assert_eq!(kind, ErrorKind::TooLarge);
     assert!(
         message.contains("is 20.0 MiB, over the 8.0 MiB limit"),
         "{message}"
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "no wait for the timeout"
     );
     // The connection still works.
     assert!(d.connection.is_open());
@@ -434,7 +436,6 @@ async fn large_messages_are_taken_up_to_the_limit_and_refused_beyond_it_at_once(
         .unwrap();
     let url = read_url(&mut child).await;
     let mut d = open(&common::http_spec(&url), &small, Interface::Dac).await;
-    let started = Instant::now();
     let t = turn(&mut d, constraints()).await;
     let (kind, message) = error(&t);
     assert_eq!(kind, ErrorKind::TooLarge, "{message}");
@@ -442,7 +443,6 @@ async fn large_messages_are_taken_up_to_the_limit_and_refused_beyond_it_at_once(
         message.contains("8.0 MiB limit") && message.contains("MiB"),
         "{message}"
     );
-    assert!(started.elapsed() < Duration::from_secs(10));
     let mut d = open(&common::http_spec(&url), &options(30), Interface::Dac).await;
     let t = turn(&mut d, constraints()).await;
     assert!(
@@ -518,7 +518,6 @@ async fn servers_that_fail_to_start_or_cannot_be_reached() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let started = Instant::now();
     let e = Connection::connect(
         &common::http_spec(&format!("http://127.0.0.1:{port}/mcp")),
         &options(5),
@@ -527,7 +526,6 @@ async fn servers_that_fail_to_start_or_cannot_be_reached() {
     .err()
     .unwrap();
     assert!(e.message.contains("refused"), "{e}");
-    assert!(started.elapsed() < Duration::from_secs(6));
 
     // A server without the interface's tool cannot carry that dialogue.
     let connection = Connection::connect(&ServerSpec::embedded(Interface::Usr), &options(10))
@@ -561,7 +559,6 @@ async fn an_expired_or_restarted_http_session_ends_the_dialogue_clearly() {
         .await
         .unwrap();
     assert!(deleted.status().is_success(), "{}", deleted.status());
-    let started = Instant::now();
     let t = turn(&mut d, constraints()).await;
     let (kind, message) = error(&t);
     assert!(
@@ -572,7 +569,6 @@ async fn an_expired_or_restarted_http_session_ends_the_dialogue_clearly() {
         message.to_lowercase().contains("session") || message.contains("404"),
         "{message}"
     );
-    assert!(started.elapsed() < Duration::from_secs(6));
 
     // A server that restarts between turns forgets the session.
     let mut first = common::spawn_http(&["dac".into()]).await;

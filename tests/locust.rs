@@ -39,7 +39,7 @@ fn skipped(test: &str, why: &str) {
 
 /// The system's python3, for the judge alone (standard library only).
 fn python3() -> Option<PathBuf> {
-    which::which("python3").ok()
+    common::python3().map(PathBuf::from)
 }
 
 // --- The two judges in step -----------------------------------------------------------------

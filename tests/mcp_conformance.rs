@@ -84,26 +84,33 @@ fn next_suite(args: &[&str]) -> (bool, String) {
 /// prompts-list (they offer none, and say so) and, at 2025-11-25, logging/setLevel.
 #[tokio::test]
 async fn both_reference_servers_pass_the_suite_at_both_mcp_revisions() {
-    for interface in ["dac", "usr"] {
-        let server = common::spawn_http(&[interface.to_owned()]).await;
-        let url = server.url.clone();
-        for (revision, extra) in [
-            ("2025-11-25", &["prompts-list", "logging-set-level"][..]),
-            ("2026-07-28", &["prompts-list"][..]),
-        ] {
-            for scenarios in [&[][..], extra] {
-                let mut args = vec!["server", url.as_str(), "--requirements", revision];
-                args.extend_from_slice(scenarios);
-                let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-                let (passed, log) = tokio::task::spawn_blocking(move || {
-                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                    next_suite(&args)
-                })
-                .await
-                .unwrap();
-                assert!(passed, "serve {interface} at {revision}:\n{log}");
+    // The two servers' runs at once: each is a row of Node processes that mostly wait on
+    // their scenario's timers and the server, one at a time.
+    let servers = ["dac", "usr"].map(|interface| {
+        tokio::spawn(async move {
+            let server = common::spawn_http(&[interface.to_owned()]).await;
+            let url = server.url.clone();
+            for (revision, extra) in [
+                ("2025-11-25", &["prompts-list", "logging-set-level"][..]),
+                ("2026-07-28", &["prompts-list"][..]),
+            ] {
+                for scenarios in [&[][..], extra] {
+                    let mut args = vec!["server", url.as_str(), "--requirements", revision];
+                    args.extend_from_slice(scenarios);
+                    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+                    let (passed, log) = tokio::task::spawn_blocking(move || {
+                        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                        next_suite(&args)
+                    })
+                    .await
+                    .unwrap();
+                    assert!(passed, "serve {interface} at {revision}:\n{log}");
+                }
             }
-        }
+        })
+    });
+    for server in servers {
+        server.await.unwrap();
     }
 }
 
@@ -138,7 +145,8 @@ fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
     // and eleven whose annotations are invalid: the valid one is called, the others are hidden
     // (`tools` says why) and a call of one is refused without being sent.
     let tool_calls = format!(
-        "python3 {} {bin} --url",
+        "{} {} {bin} --url",
+        common::python3().expect("python3"),
         common::peer("conformance_tool_calls.py")
     );
     let invalid = [

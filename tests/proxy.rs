@@ -159,8 +159,9 @@ async fn every_byte_passes_both_ways_and_the_exchanges_are_recorded_and_checked(
     let (sent_to_server, written_by_server) =
         (dir.path().join("in.bin"), dir.path().join("out.bin"));
     let server = format!(
-        "tee {} | python3 {}/tests/peers/raw_dac_server.py | tee {}",
+        "tee {} | {} {}/tests/peers/raw_dac_server.py | tee {}",
         sent_to_server.display(),
+        common::python3().expect("python3"),
         env!("CARGO_MANIFEST_DIR"),
         written_by_server.display()
     );
@@ -280,7 +281,8 @@ async fn findings_of_a_faulty_server_are_in_the_recording_and_the_servers_status
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("faulty.jsonl");
     let server = format!(
-        "python3 {}/tests/peers/raw_dac_server.py --clash-feasible; exit 3",
+        "{} {}/tests/peers/raw_dac_server.py --clash-feasible; exit 3",
+        common::python3().expect("python3"),
         env!("CARGO_MANIFEST_DIR")
     );
     let mut lines = agent_lines("MI:Elsewhere");

@@ -510,7 +510,7 @@ s.serve_forever()
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn endless_answer_to_the_opening(server: &str, mode: &str) {
     use std::io::BufRead;
-    let mut python = std::process::Command::new("python3")
+    let mut python = std::process::Command::new(common::python3().expect("python3"))
         .args(["-c", server, mode])
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -726,7 +726,7 @@ s = S(('127.0.0.1', 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()
 "#;
-    let mut python = std::process::Command::new("python3")
+    let mut python = std::process::Command::new(common::python3().expect("python3"))
         .args(["-c", sink])
         .stdout(std::process::Stdio::piped())
         .spawn()

@@ -342,7 +342,9 @@ fn a_process_killed_while_saving_never_leaves_a_truncated_session() {
     } else {
         format!("{module}::save_forever_when_asked")
     };
+    let modified = || std::fs::metadata(&path).and_then(|m| m.modified()).ok();
     for round in 0..12u64 {
+        let before = modified();
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--exact", &saver, "--nocapture", "--test-threads", "1"])
             .env("BKN_TEST_SAVE_FOREVER", &path)
@@ -350,8 +352,18 @@ fn a_process_killed_while_saving_never_leaves_a_truncated_session() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        // Kill at a different moment each time, mostly in the middle of a write.
-        std::thread::sleep(Duration::from_millis(150 + 37 * round));
+        // Once the child is saving (a save of its own has replaced the file: on a busy
+        // machine its start alone can take longer than any fixed pause), kill it at a
+        // different moment each time, mostly in the middle of a write.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while modified() == before {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "round {round}: the child never saved"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(37 * round));
         child.kill().unwrap();
         child.wait().unwrap();
         if path.exists() {

@@ -29,7 +29,8 @@ fn fault(fault: &str, extra: &str) -> String {
 
 fn python_peer(flags: &str) -> String {
     format!(
-        "python3 {}/tests/peers/raw_task_server.py {flags}",
+        "{} {}/tests/peers/raw_task_server.py {flags}",
+        common::python3().expect("python3"),
         env!("CARGO_MANIFEST_DIR")
     )
 }
@@ -415,7 +416,7 @@ fn a_third_party_task_server_is_followed_and_keeps_the_dialogue() {
 
 #[test]
 fn a_third_party_task_server_over_http_is_followed() {
-    let mut server = Command::new("python3")
+    let mut server = Command::new(common::python3().expect("python3"))
         .arg(format!(
             "{}/tests/peers/raw_task_server.py",
             env!("CARGO_MANIFEST_DIR")

@@ -7,6 +7,7 @@
 use crate::common;
 
 use bkn_explorer::certify::Verdict;
+use bkn_explorer::client::connection::ConnectOptions;
 use bkn_explorer::client::spec::{ServerSpec, StdioSpec, TransportSpec};
 use bkn_explorer::protocol::Interface;
 use bkn_explorer::tui::action::Action;
@@ -33,7 +34,11 @@ fn as_the_explorer_runs(test: impl std::future::Future<Output = ()>) {
 const RUN: Duration = Duration::from_secs(300);
 
 async fn on(spec: ServerSpec) -> Harness {
-    let mut h = Harness::new(options(vec![spec], "dark"));
+    on_with(spec, common::tui::connect()).await
+}
+
+async fn on_with(spec: ServerSpec, connect: ConnectOptions) -> Harness {
+    let mut h = Harness::with(options(vec![spec], "dark"), connect, None);
     h.until(Duration::from_secs(30), "the dialogue to open", |app| {
         app.dialogues
             .nth(0)
@@ -51,7 +56,7 @@ fn peer(defect: &str) -> ServerSpec {
     ServerSpec::new(
         "peer-dac",
         TransportSpec::Stdio(StdioSpec {
-            command: "python3".into(),
+            command: common::python3().expect("python3").into(),
             args: vec![
                 common::tui::root()
                     .join("tests/peers/certify_peer.py")
@@ -128,7 +133,13 @@ fn a_server_that_crashes_mid_run_fails_its_rules_with_the_reason_and_the_pane_en
 }
 
 async fn a_server_that_crashes_mid_run_fails_its_rules_with_the_reason_and_the_pane_ends_() {
-    let mut h = on(common::fault_spec("crash-on-call", &[])).await;
+    // A short timeout: what the crashing server leaves unanswered (raw lines) is waited for
+    // no longer than it, and a crash is told from a timeout by its reason.
+    let connect = ConnectOptions {
+        timeout: Duration::from_secs(3),
+        ..common::tui::connect()
+    };
+    let mut h = on_with(common::fault_spec("crash-on-call", &[]), connect).await;
     h.act(Action::Certify);
     h.until(RUN, "the report", finished).await;
     let c = h.app().certify.clone().unwrap();

@@ -801,7 +801,8 @@ async fn sessions_opened_by_reconnects_are_ended_on_quit() {
 #[tokio::test]
 async fn a_third_party_server_in_another_m_instance_works_from_the_form() {
     let line = format!(
-        "python3 {}/tests/peers/raw_dac_server.py",
+        "{} {}/tests/peers/raw_dac_server.py",
+        common::python3().expect("python3"),
         env!("CARGO_MANIFEST_DIR")
     );
     let spec = ServerSpec::from_command_line(&line).expect("a command line");
@@ -829,6 +830,33 @@ async fn a_third_party_server_in_another_m_instance_works_from_the_form() {
     assert_ne!(r["Outcome"], "not_answered", "{r:#}");
     let screen = h.screen();
     assert!(screen.contains("MI:Elsewhere"), "{screen}");
+}
+
+/// A server that has no BKN tool (any other MCP server): its failed tab says what can still
+/// be done with it (its tools, a tools/call, its resources), not to reconnect.
+#[tokio::test]
+async fn a_server_without_a_bkn_tool_is_shown_what_can_be_done_with_it() {
+    let line = format!(
+        "python3 {}/tests/peers/raw_dac_server.py --not-bkn",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let spec = ServerSpec::from_command_line(&line).expect("a command line");
+    let mut h = Harness::new(options(vec![spec], "dark"));
+    h.until(WAIT, "the dialogue to fail", |app| {
+        app.dialogues
+            .nth(0)
+            .is_some_and(|d| matches!(d.status, Status::Failed(_)))
+    })
+    .await;
+    let Status::Failed(error) = &h.runner.app.dialogues.nth(0).unwrap().status else {
+        unreachable!()
+    };
+    assert!(error.contains("bkn-explorer tools --stdio"), "{error}");
+    assert!(error.contains("bkn-explorer call lookup"), "{error}");
+    assert!(error.contains("bkn-explorer read dac://domain"), "{error}");
+    let screen = h.screen();
+    assert!(screen.contains("bkn-explorer tools"), "{screen}");
+    assert!(!screen.contains("reconnects"), "{screen}");
 }
 
 /// A shipped scenario run from the explorer (the palette's Run a scenario): each step a turn

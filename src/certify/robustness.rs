@@ -7,7 +7,8 @@ use crate::certify::raw::{RawStdio, error_code, post};
 use crate::certify::turns::plain;
 use serde_json::{Value, json};
 
-/// How long an answer to a Request beyond the depth every reader takes is waited for.
+/// How long an answer to a Request beyond the depth every reader takes is waited for (or the
+/// run's `--timeout` when that is shorter).
 const BEYOND_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 const NOT_JSON: &[&str] = &["this is not JSON", "{\"jsonrpc\": \"2.0\", \"id\": 1, "];
@@ -211,12 +212,13 @@ pub async fn deep(ctx: &Ctx, p: &mut Probe) {
     // Any answer will do, or none: what matters is what follows. A server that stays silent
     // is waited for 2 s, not the whole --timeout.
     let what = "a Request whose DataXMData is nested 1,200 levels deep";
-    match tokio::time::timeout(BEYOND_WAIT, d.send_prepared(p, request, false)).await {
+    let wait = BEYOND_WAIT.min(ctx.options.timeout);
+    match tokio::time::timeout(wait, d.send_prepared(p, request, false)).await {
         Ok(sent) => described(p, what, &sent),
         Err(_) => p.evidence.push(crate::certify::Evidence::Raw {
             transport: "MCP".into(),
             sent: what.into(),
-            received: format!("(no answer within {} s)", BEYOND_WAIT.as_secs()),
+            received: format!("(no answer within {} s)", wait.as_secs_f64()),
         }),
     }
     // After a Request the server may have taken: the next TurnIndex (gaps are allowed).

@@ -192,6 +192,8 @@ pub struct App {
     pub show_log: bool,
     pub log: LogState,
     pub overlay: Option<Overlay>,
+    /// A search in the Raw tab or the log (`tui::search`).
+    pub search: Option<crate::tui::search::Search>,
     pub theme: Theme,
     pub themes: Vec<String>,
     pub keymap: Keymap,
@@ -245,6 +247,7 @@ impl App {
             show_log: false,
             log: LogState::default(),
             overlay: None,
+            search: None,
             theme: options.theme,
             themes: options.themes,
             keymap: options.keymap,
@@ -543,6 +546,7 @@ impl App {
     pub fn typing(&self) -> bool {
         self.focus == Pane::Composer && self.current.is_some()
             || (self.focus == Pane::Log && self.log.editing_filter)
+            || self.search.as_ref().is_some_and(|s| s.editing)
     }
 
     /// The spinner's frame.

@@ -121,7 +121,8 @@ impl TurnView {
         match &self.turn.reply {
             Reply::Response(_) => match &self.summary.outcome {
                 Some(Shown::Known(o)) => o.as_str().to_owned(),
-                Some(Shown::Other(o)) => o.clone(),
+                // Marked: a value no Outcome has never reads as one that is.
+                Some(Shown::Other(o)) => format!("{o}?"),
                 None => "(no Outcome)".into(),
             },
             Reply::ToolError(_) => "— tool error —".into(),

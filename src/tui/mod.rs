@@ -21,6 +21,7 @@ pub mod overlay;
 pub mod persist;
 pub mod resources;
 pub mod run;
+pub mod search;
 pub mod theme;
 pub mod update;
 pub mod view;

@@ -22,6 +22,24 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_bkn-explorer")
 }
 
+/// The interpreter `python3` on PATH stands for, found once: the stdlib-only peers are started
+/// by the dozen (a certify run starts one per connection), and a version manager's shim in
+/// front of the interpreter (pyenv's is a shell script) costs each start 0.2-1 s on a busy
+/// machine. None when there is no python3.
+pub fn python3() -> Option<&'static str> {
+    static PYTHON: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let out = std::process::Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .ok()?;
+            let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            (out.status.success() && !path.is_empty()).then_some(path)
+        })
+        .as_deref()
+}
+
 /// How a test reaches a server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {

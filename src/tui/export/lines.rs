@@ -27,6 +27,9 @@ pub struct Turn<'a> {
     pub request: &'a Value,
     /// The explorer was given a bearer token (`--token`, `BKN_TOKEN`) for this server.
     pub token: bool,
+    /// The Request is the composer's draft, not a turn sent: it has none of the common
+    /// fields yet.
+    pub draft: bool,
 }
 
 const NEW_GENERATION: &str = "2026-07-28";
@@ -89,11 +92,15 @@ pub fn request_for_send(request: &Value) -> Value {
 
 /// `bkn-explorer send` with the Request on its standard input, naming the same server.
 pub fn send_line(turn: &Turn) -> Block {
-    let mut notes = vec![
+    let mut notes = vec![if turn.draft {
+        "the draft as the composer holds it: send fills the common fields (Header, DialogID, \
+         TurnIndex, QueryID, QueryTime, MInstance…) in the new dialogue it opens"
+            .to_owned()
+    } else {
         "send opens a new dialogue: its DialogID and TurnIndex are its own (left out here, \
          send fills them); every other field as sent"
-            .to_owned(),
-    ];
+            .to_owned()
+    }];
     let mut words: Vec<String> = ["bkn-explorer", "send", "-"]
         .iter()
         .map(|w| w.to_string())
@@ -189,6 +196,14 @@ pub fn curl(turn: &Turn) -> Option<Block> {
          dialogue's: $DIALOG or the session's $SID) and TurnIndex 0"
             .to_owned(),
     ];
+    if turn.draft {
+        notes.insert(
+            0,
+            "a draft has none of the common fields (Header, QueryID, QueryTime…): curl sends \
+             it as it is, and a server refuses it; select a sent turn to export it for curl"
+                .to_owned(),
+        );
+    }
     let headers = common_headers(turn, &mut notes);
     notes.dedup();
     let url = quote(&h.url);
@@ -318,6 +333,7 @@ mod tests {
             tool: "bkn_dac",
             request: &r,
             token: false,
+            draft: false,
         });
         assert!(
             b.text
@@ -354,6 +370,7 @@ mod tests {
                 tool: "bkn_dac",
                 request: &r,
                 token: false,
+                draft: false,
             });
             assert_eq!(all.len(), 2);
             for b in &all {
@@ -373,6 +390,7 @@ mod tests {
             tool: "bkn_dac",
             request: &r,
             token: false,
+            draft: false,
         })[1];
         for h in [
             "MCP-Protocol-Version: 2026-07-28",

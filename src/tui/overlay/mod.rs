@@ -84,8 +84,9 @@ pub enum Outcome {
     OpenPath(PathBuf),
     /// What was typed changed (the Open overlay completes it; a prompt's note follows it).
     Typed(String),
-    /// Tab in a line that takes a path: list what completes it.
-    CompletePath(String),
+    /// Tab in a line that takes a path: list what completes it (folders, and files ending
+    /// so; any file when empty).
+    CompletePath(String, &'static [&'static str]),
     /// The entry's JSON should be copied.
     CopyEntry(usize),
     /// The defaults form was applied: the values typed (empty: not overridden), and to what.
@@ -156,11 +157,11 @@ impl Overlay {
                 }
             },
             Overlay::Resources(r) => {
-                let (handled, ask) = r.key(&key, max);
+                let (handled, ask) = r.key(&key, action, max);
                 (handled, Outcome::Resources(ask))
             }
             Overlay::Export(e) => {
-                let (handled, ask) = e.key(&key, max);
+                let (handled, ask) = e.key(&key, action, max);
                 (handled, Outcome::Export(ask))
             }
         }

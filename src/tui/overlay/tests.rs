@@ -312,7 +312,7 @@ fn a_path_prompt_completes_on_tab_and_lists_what_is_ambiguous() {
     let mut o = Overlay::Prompt(Prompt::new("Save as", "ses", PromptPurpose::SaveAs));
     assert_eq!(
         press(&mut o, KeyCode::Tab),
-        Outcome::CompletePath("ses".into())
+        Outcome::CompletePath("ses".into(), &["json"])
     );
     let Overlay::Prompt(p) = &mut o else { panic!() };
     assert_eq!(

@@ -206,10 +206,7 @@ impl App {
             Action::TakeOver => self.take_over(fx),
             Action::CopyJson => self.copy(false, fx),
             Action::CopyRequest => self.copy(true, fx),
-            Action::WriteJson => match self.json_in_view(false) {
-                Some(text) => fx.push(Effect::WriteCopy { text }),
-                None => self.notify("no JSON in view to write", Severity::Warning),
-            },
+            Action::WriteJson => self.write_json_prompt(),
             Action::NextDetailTab | Action::PrevDetailTab => {
                 let tabs = self.detail_tabs();
                 let shown = self.shown_detail_tab();
@@ -232,7 +229,7 @@ impl App {
             | Action::Top
             | Action::Bottom => self.move_in(action),
             Action::Select => self.select(fx),
-            Action::Search | Action::SearchNext | Action::SearchPrev => {}
+            Action::Search | Action::SearchNext | Action::SearchPrev => self.search_act(action),
             // Only an overlay or a question means something by these (`tui::overlay`).
             Action::Complete
             | Action::Yes
@@ -280,6 +277,7 @@ impl App {
                 self.show_log = true;
                 self.focus = Pane::Log;
                 self.log.editing_filter = true;
+                self.log.filter_input = crate::tui::overlay::Input::new(&self.log.filter);
             }
             Action::ClearLog => self.log.clear(),
             Action::ToggleFollowLog => {
@@ -452,10 +450,14 @@ impl App {
                     PromptPurpose::ServerInput(server, id) => {
                         self.input_given(server, id, text, fx)
                     }
+                    PromptPurpose::WriteJson => self.write_json_to(&text, fx),
                 }
             }
             Outcome::Typed(text) => match &mut self.overlay {
-                Some(Overlay::Open(_)) => fx.push(Effect::CompletePath { typed: text }),
+                Some(Overlay::Open(_)) => fx.push(Effect::CompletePath {
+                    typed: text,
+                    extensions: &["json"],
+                }),
                 Some(Overlay::Prompt(p)) => {
                     let note = match p.purpose {
                         PromptPurpose::SaveTest => self.scenario_note(&text),
@@ -469,7 +471,9 @@ impl App {
                 }
                 _ => {}
             },
-            Outcome::CompletePath(typed) => fx.push(Effect::CompletePath { typed }),
+            Outcome::CompletePath(typed, extensions) => {
+                fx.push(Effect::CompletePath { typed, extensions })
+            }
             Outcome::OpenPath(path) => fx.push(Effect::ReadSession {
                 path,
                 purpose: crate::tui::event::OpenPurpose::Open,
@@ -585,7 +589,6 @@ impl App {
                     | Action::Top
                     | Action::Bottom
                     | Action::Cancel
-                    | Action::Search
                     | Action::SearchNext
                     | Action::SearchPrev
             ) && !a.in_overlay_only()
@@ -1001,6 +1004,49 @@ impl App {
         }
     }
 
+    /// `W`: where to write the JSON in view (a path, Tab completes it; a file that exists
+    /// is asked about first).
+    fn write_json_prompt(&mut self) {
+        if self.json_in_view(false).is_none() {
+            self.notify("no JSON in view to write", Severity::Warning);
+            return;
+        }
+        let name = match self.focus {
+            Pane::Log => "log-entry.json".to_owned(),
+            Pane::Composer => "draft.json".to_owned(),
+            _ => match self.current_dialogue().and_then(|d| d.selection.as_ref()) {
+                Some(s) => format!("turn-{}.json", s.index),
+                None => "turn.json".to_owned(),
+            },
+        };
+        let mut prompt = Prompt::new(
+            "Write the JSON in view to (a path; relative to the working folder)",
+            &name,
+            PromptPurpose::WriteJson,
+        );
+        prompt.note = format!("in {}", self.paths.cwd.display());
+        self.overlay = Some(Overlay::Prompt(prompt));
+    }
+
+    fn write_json_to(&mut self, typed: &str, fx: &mut Vec<Effect>) {
+        let typed = typed.trim();
+        let Some(text) = self.json_in_view(false) else {
+            self.notify("no JSON in view to write", Severity::Warning);
+            return;
+        };
+        if typed.is_empty() {
+            return;
+        }
+        let mut path = crate::settings::expand_home(std::path::Path::new(typed));
+        if path.is_relative() {
+            path = self.paths.cwd.join(path);
+        }
+        fx.push(Effect::CheckSaveTarget {
+            path,
+            what: crate::tui::event::SaveWhat::Json(text),
+        });
+    }
+
     fn copy(&mut self, request: bool, fx: &mut Vec<Effect>) {
         match self.json_in_view(request) {
             Some(text) => self.clipboard(text, fx),
@@ -1029,10 +1075,7 @@ impl App {
 
     pub(super) fn copy_written(&mut self, path: std::path::PathBuf, result: Result<(), String>) {
         match result {
-            Ok(()) => self.notify(
-                format!("wrote the JSON to {}", path.display()),
-                Severity::Success,
-            ),
+            Ok(()) => self.notify(format!("wrote {}", path.display()), Severity::Success),
             Err(e) => self.notify(
                 format!("cannot write {}: {e}", path.display()),
                 Severity::Error,

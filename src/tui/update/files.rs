@@ -194,6 +194,7 @@ impl App {
         match what {
             SaveWhat::Session => self.save_explicit(path, fx),
             SaveWhat::Scenario(key) => self.write_scenario(path, key, fx),
+            SaveWhat::Json(text) => fx.push(Effect::WriteJson { path, text }),
         }
     }
 

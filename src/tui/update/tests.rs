@@ -732,7 +732,7 @@ fn ctrl_o_lists_sessions_and_completes_typed_paths() {
     assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
     let fx = t.type_text("/tm");
     assert!(
-        matches!(fx.last(), Some(Effect::CompletePath { typed }) if typed == "/tm"),
+        matches!(fx.last(), Some(Effect::CompletePath { typed, .. }) if typed == "/tm"),
         "{fx:?}"
     );
     t.event(Event::PathCompletions {
@@ -808,8 +808,23 @@ fn copying_says_honestly_where_the_text_can_have_gone() {
         text.contains("set-clipboard") && text.contains('W'),
         "{text}"
     );
-    let fx = t.key(KeyCode::Char('W'));
-    assert!(matches!(&fx[..], [Effect::WriteCopy { .. }]), "{fx:?}");
+    // W asks where (Tab completes the path), then checks the target before writing.
+    t.key(KeyCode::Char('W'));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("a prompt for the path")
+    };
+    assert_eq!(p.input.text(), "turn-0.json");
+    let fx = t.key(KeyCode::Tab);
+    assert!(
+        matches!(&fx[..], [Effect::CompletePath { typed, extensions: [] }] if typed == "turn-0.json"),
+        "{fx:?}"
+    );
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::CheckSaveTarget { path, what: crate::tui::event::SaveWhat::Json(text) }]
+            if path.ends_with("turn-0.json") && text.contains("answered")),
+        "{fx:?}"
+    );
 }
 
 #[test]
@@ -2374,6 +2389,102 @@ fn a_duplicate_key_in_the_raw_editor_is_not_sent() {
     );
 }
 
+fn log_line(text: &str) -> crate::client::event::LogEntry {
+    crate::client::event::LogEntry::new(1, crate::client::event::LogKind::Client, text)
+}
+
+#[test]
+fn slash_searches_the_log_n_and_capital_n_go_round_esc_ends() {
+    let mut t = T::reference();
+    let before = t.app.log.visible_len();
+    for text in [
+        "{\"Kind\": \"ack\"}",
+        "nothing",
+        "{\"Status\": \"ACK\"}",
+        "end",
+    ] {
+        t.app.log.push(log_line(text));
+    }
+    let (first, second, last) = (before, before + 2, before + 3);
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('L'));
+    t.app.focus = Pane::Log;
+    t.key(KeyCode::Char('/'));
+    t.type_text("ack");
+    // Typing goes to the first match at once; Enter keeps the search.
+    assert_eq!(t.app.log.selected, Some(first));
+    assert!(!t.app.log.follow);
+    t.key(KeyCode::Enter);
+    let s = t.app.search.as_ref().expect("the search stays");
+    assert!(!s.editing);
+    assert_eq!(s.count(2), "1/2");
+    t.key(KeyCode::Char('n'));
+    assert_eq!(t.app.log.selected, Some(second));
+    t.key(KeyCode::Char('n'));
+    assert_eq!(t.app.log.selected, Some(first), "round the end");
+    t.key(KeyCode::Char('N'));
+    assert_eq!(t.app.log.selected, Some(second));
+    assert!(
+        t.app.overlay.is_none() && t.app.dialogues.len() == 2,
+        "n was not New dialogue"
+    );
+    t.key(KeyCode::Esc);
+    assert!(t.app.search.is_none());
+    // A paste into the line is one line (CR line ends as tmux sends them).
+    t.key(KeyCode::Char('/'));
+    t.event(Event::Input(Input::Paste("end\r".into())));
+    assert_eq!(t.app.search.as_ref().unwrap().query(), "end");
+    assert_eq!(t.app.log.selected, Some(last));
+}
+
+#[test]
+fn slash_in_the_detail_searches_the_raw_json_and_scrolls_to_each_match() {
+    let mut t = T::reference();
+    let mut terms: Vec<Value> = (0..40).map(|i| json!({"Text": format!("t{i}")})).collect();
+    terms.push(json!({"Text": "needle"}));
+    t.finished(
+        1,
+        turn(
+            json!({"Header": "PGM-KDA-V1.0", "Kind": "semantic_grounding", "TurnIndex": 0,
+                   "Terms": terms}),
+            Some(json!({"Header": "PGM-KDA-V1.0", "TurnIndex": 0, "Note": "needle"})),
+        ),
+    );
+    t.app.focus = Pane::Detail;
+    t.key(KeyCode::Esc);
+    t.app.focus = Pane::Detail;
+    t.key(KeyCode::Char('/'));
+    assert_eq!(t.current().detail_tab, crate::tui::app::DetailTab::Raw);
+    t.type_text("NEEDLE");
+    let first = t.current().detail_scroll;
+    assert!(first > 40, "scrolled to the Request's match: {first}");
+    t.key(KeyCode::Enter);
+    t.key(KeyCode::Char('n'));
+    let second = t.current().detail_scroll;
+    assert!(second > first, "on to the Response's: {second}");
+    let sel = t.current().selection.as_ref().unwrap();
+    assert_eq!(super::raw_matches(sel, "needle").len(), 2);
+}
+
+#[test]
+fn the_log_filter_is_the_one_line_editor() {
+    let mut t = T::reference();
+    t.app.log.push(log_line("alpha beta"));
+    t.app.log.push(log_line("gamma"));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('L'));
+    t.app.focus = Pane::Log;
+    t.key(KeyCode::Char('|'));
+    t.type_text("gam zz");
+    assert_eq!(t.app.log.visible_len(), 0);
+    t.key_with(KeyCode::Char('w'), KeyModifiers::CONTROL);
+    t.key(KeyCode::Backspace);
+    assert_eq!(t.app.log.filter, "gam");
+    assert_eq!(t.app.log.visible_len(), 1);
+    t.key(KeyCode::Enter);
+    assert!(!t.app.log.editing_filter);
+}
+
 /// An id kept from before (the last frame's hits, an engine event under way) names
 /// nothing once its server and dialogue are gone: nothing happens, nothing panics.
 #[test]
@@ -2501,5 +2612,6 @@ fn export_without_a_turn_exports_the_draft() {
         "{}",
         e.blocks[0].text
     );
+    assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
 }
