@@ -14,7 +14,7 @@ mod messages;
 mod open;
 mod palette;
 mod prompt;
-mod scroll;
+pub(crate) mod scroll;
 
 pub use confirm::{Choice, Confirm, ConfirmPurpose};
 pub use defaults::{DefaultsForm, DefaultsScope};

@@ -71,6 +71,7 @@ impl App {
                 server,
                 interface,
                 dialog_id,
+                protocol_version,
             } => {
                 // The recording's server by name, else its first (a server the user
                 // removed since is gone: the dialogue has no server to show it under).
@@ -99,6 +100,7 @@ impl App {
                 let mut d = DialogueState::new(key, name.clone(), index, interface);
                 d.status = Status::Live;
                 d.dialog_id = Some(dialog_id);
+                d.protocol_version = protocol_version;
                 d.focus = Some(crate::tui::action::Pane::Transcript);
                 let new = self.dialogues.push(d);
                 if let Some(live) = &mut self.live {
@@ -187,9 +189,15 @@ impl App {
         let recorded: Vec<crate::client::turn::Turn> =
             d.turns[..=upto].iter().map(|t| t.turn.clone()).collect();
         let next = d.turns.get(upto + 1).map(|t| t.turn.request_value());
-        let (server, interface, source, source_key) =
-            (d.server, d.interface, d.name.clone(), d.key);
-        let Some(new) = self.open_dialogue(server, interface, fx) else {
+        let (server, interface, source, source_key, spoke) = (
+            d.server,
+            d.interface,
+            d.name.clone(),
+            d.key,
+            d.protocol_version.clone(),
+        );
+        // In the MCP generation the recorded dialogue spoke, where the server still speaks it.
+        let Some(new) = self.open_dialogue_as(server, interface, spoke, fx) else {
             self.notify(
                 "its server is no longer here: nothing to take over on",
                 Severity::Warning,
