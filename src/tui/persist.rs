@@ -233,7 +233,6 @@ pub fn picker_items(sessions_dir: &Path, data_dir: Option<&Path>) -> Vec<PickerI
 /// its last part (folders end with `/`; hidden ones only when a `.` is typed), folders and the
 /// files that end in one of `extensions` (any file when there is none). `~/` is the home
 /// folder and stays as typed.
-
 pub fn complete_path(typed: &str, cwd: &Path, extensions: &[&str]) -> Vec<String> {
     let expanded = crate::settings::expand_home(Path::new(typed));
     let (folder, stem) = if typed.ends_with('/') {
