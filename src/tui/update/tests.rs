@@ -2678,8 +2678,19 @@ fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes()
         ]),
     })));
     assert!(screen(&t, 120, 40).contains("› dac://spaces/S"));
-    t.key(KeyCode::Esc);
-    assert!(t.app.overlay.is_none());
+    // W asks where to write what is shown, named after the resource; Enter writes it there
+    // (after the runner says whether a file is there).
+    t.key(KeyCode::Char('W'));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("no prompt");
+    };
+    assert_eq!(p.input.text(), "S.json");
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::CheckSaveTarget { path, what: crate::tui::event::SaveWhat::Json(text) }]
+            if path.ends_with("S.json") && text.contains("SpaceID")),
+        "{fx:?}"
+    );
 }
 
 #[test]
