@@ -85,24 +85,34 @@ fn dialogue(count: usize) -> Vec<Turn> {
 
 fn app_with(turns: usize) -> App {
     let (mut app, _) = App::new(options(Vec::new()), Instant::now());
-    let mut d = DialogueState::new(1, "bench".into(), 0, Interface::Dac);
+    let spec = ServerSpec::embedded(Interface::Dac);
+    let server = app.add_server(spec, Interface::Dac);
+    if let Some(s) = app.servers.get_mut(server) {
+        s.status = bkn_explorer::tui::app::ServerStatus::Recorded;
+    }
+    let mut d = DialogueState::new(1, "bench".into(), server, Interface::Dac);
     d.status = Status::Recorded;
     for turn in dialogue(turns) {
         d.push(turn);
     }
     let last = d.turns.len() - 1;
     d.select(Some(last));
-    let spec = ServerSpec::embedded(Interface::Dac);
-    let server = app.add_server(spec, Interface::Dac);
-    app.servers[server].status = bkn_explorer::tui::app::ServerStatus::Recorded;
-    app.dialogues.push(d);
-    app.current = Some(0);
+    app.current = Some(app.dialogues.push(d));
     app
 }
 
 fn frames(c: &mut Criterion) {
     let big = app_with(10_000);
-    let size = big.dialogues[0].turns.last().unwrap().turn.reply.clone();
+    let size = big
+        .dialogues
+        .nth(0)
+        .unwrap()
+        .turns
+        .last()
+        .unwrap()
+        .turn
+        .reply
+        .clone();
     if let Reply::Response(r) = size {
         println!("the selected Response is {} bytes", r.len());
     }
@@ -110,7 +120,7 @@ fn frames(c: &mut Criterion) {
     for turns in [100usize, 10_000] {
         let mut app = app_with(turns);
         for tab in [DetailTab::Answer, DetailTab::Raw, DetailTab::Findings] {
-            app.dialogues[0].detail_tab = tab;
+            app.dialogues.nth_mut(0).unwrap().detail_tab = tab;
             let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
             group.bench_with_input(
                 BenchmarkId::new(format!("{} tab", tab.title()), format!("{turns} turns")),
@@ -129,8 +139,8 @@ fn frames(c: &mut Criterion) {
             );
         }
         // The Answer scrolled to its last relations (the lines above are counted, not made).
-        app.dialogues[0].detail_tab = DetailTab::Answer;
-        app.dialogues[0].detail_scroll = 5_990;
+        app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Answer;
+        app.dialogues.nth_mut(0).unwrap().detail_scroll = 5_990;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(
             BenchmarkId::new("Answer tab at relation 5990", format!("{turns} turns")),
@@ -146,9 +156,12 @@ fn frames(c: &mut Criterion) {
                 })
             },
         );
-        app.dialogues[0].detail_scroll = 0;
+        app.dialogues.nth_mut(0).unwrap().detail_scroll = 0;
         // The feasibility tab on a feasibility turn, scrolled to the middle of the dialogue.
-        let middle = app.dialogues[0]
+        let middle = app
+            .dialogues
+            .nth(0)
+            .unwrap()
             .turns
             .iter()
             .enumerate()
@@ -156,8 +169,8 @@ fn frames(c: &mut Criterion) {
             .find(|(_, t)| t.summary.kind == TurnKind::Dac(Kind::Feasibility))
             .map(|(i, _)| i)
             .unwrap();
-        app.dialogues[0].select(Some(middle));
-        app.dialogues[0].detail_tab = DetailTab::Feasibility;
+        app.dialogues.nth_mut(0).unwrap().select(Some(middle));
+        app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Feasibility;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(
             BenchmarkId::new("Feasibility tab", format!("{turns} turns")),
@@ -205,7 +218,7 @@ fn startup(c: &mut Criterion) {
                     while !runner
                         .app
                         .dialogues
-                        .iter()
+                        .values()
                         .all(|d| d.status == Status::Open)
                     {
                         let event = rx.recv().await.expect("events");

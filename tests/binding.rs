@@ -729,6 +729,30 @@ async fn resources_have_the_shapes_of_docs_resources() {
     }
 }
 
+/// A server with no BKN tool at all (any other MCP server): the error says what can still be
+/// done with it, with the options that name it, not a generic advice.
+#[test]
+fn send_to_a_server_without_a_bkn_tool_points_to_its_tools_calls_and_resources() {
+    let line = peer("--not-bkn");
+    let (code, _, err) = explorer(
+        &["send", "-", "--interface", "dac", "--stdio", &line],
+        r#"{"Kind": "constraints"}"#,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("has no BKN-DAC tool"), "{err}");
+    assert!(err.contains("its tools: lookup"), "{err}");
+    let quoted = shlex::try_quote(&line).unwrap().into_owned();
+    for expected in [
+        format!("bkn-explorer tools --stdio {quoted}"),
+        format!("bkn-explorer call lookup '{{...arguments}}' --stdio {quoted}"),
+        format!(
+            "its 2 resources: bkn-explorer resources --stdio {quoted}, then bkn-explorer read dac://domain --stdio {quoted}"
+        ),
+    ] {
+        assert!(err.contains(&expected), "{expected}\nnot in:\n{err}");
+    }
+}
+
 fn peer(flags: &str) -> String {
     format!(
         "{} {}/tests/peers/raw_dac_server.py {flags}",

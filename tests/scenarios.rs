@@ -379,6 +379,45 @@ fn a_recording_becomes_a_test_that_passes_on_the_server_it_was_recorded_from() {
     assert!(err.contains("there is no dialogue 5"), "{err}");
 }
 
+/// A recorded number that a JSON value here does not hold as written (beyond 64 bits, more
+/// digits than a double keeps) is written into the scenario as recorded, as a number.
+#[test]
+fn a_recording_made_a_test_keeps_every_number_as_it_was_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let tour = std::fs::read_to_string(root().join("sessions/dac-tour.json")).unwrap();
+    let mut session: Value = serde_json::from_str(&tour).unwrap();
+    let dialogue = &mut session["dialogues"][0];
+    dialogue["turns"].as_array_mut().unwrap().truncate(1);
+    let turn = &mut dialogue["turns"][0];
+    turn["request"]["Terms"][0]["Weight"] = json!("BIG-INTEGER");
+    turn["request"]["Terms"][1]["Weight"] = json!("LONG-DECIMAL");
+    turn["request"]["Terms"][2]["Weight"] = json!(2.5);
+    turn["response"]["Tally"] = json!("BIG-NEGATIVE");
+    let text = serde_json::to_string_pretty(&session)
+        .unwrap()
+        .replace("\"BIG-INTEGER\"", "18446744073709551616123")
+        .replace("\"LONG-DECIMAL\"", "0.10000000000000000000000000001")
+        .replace("\"BIG-NEGATIVE\"", "-98765432109876543210987654321");
+    let path = dir.path().join("numbers.json");
+    std::fs::write(&path, text).unwrap();
+    let (code, yaml, err) = run(&["test", "--from-session", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for exact in [
+        "Weight: 18446744073709551616123\n",
+        "Weight: 0.10000000000000000000000000001\n",
+        "Weight: 2.5\n",
+        "/Tally: -98765432109876543210987654321\n",
+    ] {
+        assert!(yaml.contains(exact), "{exact} not in:\n{yaml}");
+    }
+    assert!(!yaml.contains("BKNEXACT"), "{yaml}");
+    // Numbers in YAML, not strings.
+    let read: Value = serde_saphyr::from_str(&yaml).unwrap();
+    let terms = &read["steps"][0]["request"]["Terms"];
+    assert!(terms[0]["Weight"].is_number(), "{terms}");
+    assert!(terms[1]["Weight"].is_number(), "{terms}");
+}
+
 #[test]
 fn mistakes_are_reported_with_their_place_before_anything_is_sent() {
     let dir = tempfile::tempdir().unwrap();

@@ -41,7 +41,7 @@ async fn on_with(spec: ServerSpec, connect: ConnectOptions) -> Harness {
     let mut h = Harness::with(options(vec![spec], "dark"), connect, None);
     h.until(Duration::from_secs(30), "the dialogue to open", |app| {
         app.dialogues
-            .first()
+            .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
     .await;

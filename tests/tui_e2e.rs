@@ -321,6 +321,8 @@ fn compose_and_send_a_feasibility_request_and_read_the_pa_statuses() {
     );
     assert!(screen.contains("2 of 3 steps Ack"), "{screen}");
     assert!(screen.contains("answered · partia"), "{screen}");
+    // The transcript row counts the steps by PA Status.
+    assert!(screen.contains("2 Ack · 1 InsRights"), "{screen}");
     // Out of the composer (Esc: no turn is pending), q asks first (one turn is not saved),
     // y leaves, and the terminal is itself again.
     t.keys(&["Escape"]);
@@ -543,11 +545,21 @@ fn a_refused_recovery_keeps_the_file_and_new_turns_do_not_overwrite_it() {
     t.keys(&["n"]);
     t.wait_for(&["semantic_grounding"], "a fresh start");
     send_a_grounding(&t);
-    let kept: Vec<_> = std::fs::read_dir(data.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("recovered-"))
-        .collect();
+    // The runner moves the file aside on its own task: wait for it (the bound is only there
+    // so that a run where it never happens fails instead of hanging).
+    let moved_aside = || -> Vec<_> {
+        std::fs::read_dir(data.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("recovered-"))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut kept = moved_aside();
+    while kept.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        kept = moved_aside();
+    }
     assert_eq!(kept.len(), 1, "the crashed run's autosave was moved aside");
     let text = std::fs::read_to_string(kept[0].path()).unwrap();
     assert!(
@@ -1411,4 +1423,93 @@ fn the_mode_is_on_the_status_line_and_esc_always_leaves_edit() {
     );
     t.keys(&["y"]);
     assert_eq!(t.wait_exit(), "0");
+}
+
+#[test]
+fn tab_completes_paths_in_the_save_as_prompt_with_a_list_when_ambiguous() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("sub/deeper")).unwrap();
+    std::fs::write(dir.path().join("sub/deep.json"), "{}").unwrap();
+    std::fs::write(dir.path().join("sub/notes.txt"), "not a session").unwrap();
+    std::fs::create_dir_all(dir.path().join("home/docs")).unwrap();
+    let home = format!("HOME={}", dir.path().join("home").display());
+    let data = tempfile::tempdir().unwrap();
+    let t = Tmux::start_at(120, 40, "", &[&home], data.path(), dir.path());
+    t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+    t.keys(&["Escape", "S", "C-u"]);
+    t.wait_for(&["Tab completes"], "the Save-as prompt");
+    // One folder fits: it is typed, with its slash.
+    t.type_text("su");
+    t.keys(&["Tab"]);
+    t.wait_for(&["sub/"], "the folder completed");
+    // Two fit (a session and a folder; the .txt is not a session): what they share is
+    // typed and both are listed.
+    t.keys(&["Tab"]);
+    let screen = t.wait_for(&["sub/deep.json", "sub/deeper/"], "the candidates listed");
+    assert!(!screen.contains("notes.txt"), "{screen}");
+    // Enter takes the highlighted one; the next Enter saves, over a file that exists: asked.
+    t.keys(&["Enter"]);
+    t.wait_until("the candidate taken", |s| !s.contains("sub/deeper/"));
+    t.keys(&["Enter"]);
+    t.wait_for(&["exists. Overwrite it?"], "the question");
+    t.keys(&["n"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("sub/deep.json")).unwrap(),
+        "{}"
+    );
+    // ~/ is the home folder, and stays as typed.
+    t.keys(&["S", "C-u"]);
+    t.type_text("~/do");
+    t.keys(&["Tab"]);
+    t.wait_for(&["~/docs/"], "the home folder's entry completed");
+    t.keys(&["Escape", "C-q"]);
+    assert_eq!(t.wait_exit(), "0");
+}
+
+#[test]
+fn slash_searches_the_raw_json_and_n_goes_to_the_next_match_without_colour() {
+    let t = Tmux::start_with(120, 40, "", &["NO_COLOR=1"], tempfile::tempdir().unwrap());
+    t.wait_for(&["bkn_dac", "bkn_usr"], "both servers");
+    send_a_grounding(&t);
+    t.keys(&["Escape", "C-p"]);
+    t.type_text("focus the detail");
+    t.wait_still();
+    t.keys(&["Enter", "/"]);
+    t.wait_for(&["▸Raw", "Enter keeps"], "the search line in Raw");
+    t.type_text("bench");
+    t.wait_for(&["/bench", "1/"], "the first match counted");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for(&["n next"], "the search kept");
+    let total = screen
+        .lines()
+        .find_map(|l| l.split("1/").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .expect("a count");
+    assert!(
+        total >= 2,
+        "the Request and the Response both say bench:\n{screen}"
+    );
+    t.keys(&["n"]);
+    t.wait_for(&[&format!("2/{total}")], "the next match");
+    // The matches show without colour: reverse video (SGR 7), the current one also bold and
+    // underlined (1;4;7).
+    let styled = String::from_utf8_lossy(&t.run(&["capture-pane", "-e", "-p", "-t", "e2e"]).stdout)
+        .into_owned();
+    let marked = |sgr: &str| {
+        styled
+            .lines()
+            .any(|l| l.contains(&format!("\x1b[{sgr}m")) && l.to_lowercase().contains("bench"))
+    };
+    assert!(marked("1;4;7"), "the current match:\n{styled}");
+    t.keys(&["N"]);
+    t.wait_for(&[&format!("1/{total}")], "the previous match");
+    // Esc ends it; n is New dialogue again.
+    t.keys(&["Escape"]);
+    t.wait_until("the search ended", |s| !s.contains("n next"));
+    // The turn is not saved: quitting asks.
+    t.keys(&["C-q"]);
+    t.wait_for(&["Quit anyway?"], "the question");
+    t.keys(&["y"]);
+    t.wait_exit();
 }

@@ -36,7 +36,16 @@ const USR: usize = 2;
 const RECONNECT: usize = 3;
 
 fn scripted(theme: &str) -> Harness {
-    let mut h = Harness::new(options(Vec::new(), theme));
+    let options = match theme {
+        // NO_COLOR's theme: no colour at all (no built-in theme file).
+        "no-color" => {
+            let mut options = options(Vec::new(), "dark");
+            options.theme = Theme::no_color();
+            options
+        }
+        theme => options(Vec::new(), theme),
+    };
+    let mut h = Harness::new(options);
     let session = Session::load(&root().join("tests/fixtures/tui/states.json"))
         .expect("the fixture session loads");
     h.show_session(session);
@@ -45,9 +54,9 @@ fn scripted(theme: &str) -> Harness {
 
 fn show(h: &mut Harness, dialogue: usize, turn: usize, tab: DetailTab, focus: Pane) {
     let app = &mut h.runner.app;
-    app.current = Some(dialogue);
-    app.dialogues[dialogue].select(Some(turn));
-    app.dialogues[dialogue].detail_tab = tab;
+    app.current = app.dialogues.id_at(dialogue);
+    app.dialogues.nth_mut(dialogue).unwrap().select(Some(turn));
+    app.dialogues.nth_mut(dialogue).unwrap().detail_tab = tab;
     app.focus = focus;
     h.draw();
 }
@@ -81,17 +90,17 @@ fn vocabulary() -> Vocabulary {
 /// A fresh feasibility form in the tour's composer, with the focus on its Steps.
 fn feasibility_form(h: &mut Harness) {
     show(h, TOUR, 6, DetailTab::Feasibility, Pane::Composer);
-    h.runner.app.servers[0].vocabulary = vocabulary();
+    h.runner.app.servers.nth_mut(0).unwrap().vocabulary = vocabulary();
     let mut c = Composer::new(Interface::Dac);
     c.set_kind(Kind::Feasibility);
-    h.runner.app.dialogues[TOUR].composer = c;
+    h.runner.app.dialogues.nth_mut(TOUR).unwrap().composer = c;
     go_to(h, "Steps");
 }
 
 /// Tabs to a composer field (Tab or Shift-Tab), as a user does.
 fn go_to(h: &mut Harness, label: &str) {
     for _ in 0..12 {
-        let c = &h.runner.app.dialogues[h.runner.app.current.unwrap()].composer;
+        let c = &h.runner.app.current_dialogue().unwrap().composer;
         let target = c
             .fields
             .iter()
@@ -104,6 +113,54 @@ fn go_to(h: &mut Harness, label: &str) {
         }
     }
     panic!("could not reach the field {label}");
+}
+
+/// Adds a finished turn to the dialogue of every PA Status (its row 6).
+fn add_turn(h: &mut Harness, (request, response): (serde_json::Value, serde_json::Value)) {
+    use bkn_explorer::client::turn::{Reply, Turn};
+    use bkn_explorer::protocol::raw::RawJson;
+    let turn = Turn {
+        request: RawJson::from_value(&request),
+        reply: Reply::Response(RawJson::from_value(&response)),
+        findings: Vec::new(),
+        sent: "2026-01-01T00:00:00.000Z".into(),
+        received: Some("2026-01-01T00:00:00.004Z".into()),
+        latency_ms: 4.0,
+        new_session: false,
+        asked: Vec::new(),
+    };
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(STATES)
+        .unwrap()
+        .load_turns([turn]);
+}
+
+/// Two Process Actions, one step answered (Clash), and `Overall: feasible`.
+fn contradicted_feasibility() -> (serde_json::Value, serde_json::Value) {
+    let request = serde_json::json!({"Header": "PGM-KDA-V1.0", "Mode": "RQ",
+        "Kind": "feasibility", "TurnIndex": 6, "ProcessActions": [
+            {"Step": 1, "Statement": "MM-Add Nil Kiosk#3 At MLoc:Square.Stage"},
+            {"Step": 2, "Statement": "Post Nil Item#12 To Process#Market"}]});
+    let response = serde_json::json!({"Header": "PGM-KDA-V1.0", "Mode": "RS",
+        "TurnIndex": 6, "Outcome": "answered",
+        "Feasibility": {"Overall": "feasible",
+            "Steps": [{"Step": 1, "PAStatus": "Clash", "Reason": "the Stage is taken"}]}});
+    (request, response)
+}
+
+/// A Response of a server that follows no schema: an Outcome, a PA Status, a Step, an
+/// Overall and Answer members of its own.
+fn foreign_feasibility() -> (serde_json::Value, serde_json::Value) {
+    let (request, _) = contradicted_feasibility();
+    let response = serde_json::json!({"Header": "PGM-KDA-V1.0", "Mode": "RS",
+        "TurnIndex": 6, "Outcome": "mostly", "SourcesUsed": "everything",
+        "Answer": {"Text": "done", "Mood": {"valence": -1}, "Relations": ["a knows b"]},
+        "Feasibility": {"Overall": "probably",
+            "Steps": [{"Step": 1, "PAStatus": "Perhaps", "Reason": "who knows"},
+                      {"Step": -2, "PAStatus": "Ack"}]}});
+    (request, response)
 }
 
 /// The states, by name: each makes a scripted explorer ready to draw.
@@ -135,6 +192,25 @@ async fn state(name: &str, theme: &str) -> Harness {
         }
         "tool_error" => show(&mut h, TOUR, 9, DetailTab::Answer, Pane::Transcript),
         "user_state" => show(&mut h, USR, 1, DetailTab::UserState, Pane::Detail),
+        // What changed since the User's previous state: +, - and ~ say it without colour.
+        "user_state_changes" => show(&mut h, USR, 3, DetailTab::UserState, Pane::Detail),
+        // Another User's first state in the same dialogue: compared with none of Ana's.
+        "user_state_other_user" => show(&mut h, USR, 5, DetailTab::UserState, Pane::Detail),
+        // A server that claims `feasible` over a Clash step and leaves a step out: the
+        // transcript row is marked ⚠ as the tab is, and its steps are counted by PA Status.
+        "feasibility_contradicted" => {
+            add_turn(&mut h, contradicted_feasibility());
+            show(&mut h, STATES, 6, DetailTab::Feasibility, Pane::Transcript);
+        }
+        // A foreign server's values that conform to nothing: each shown as it came, marked.
+        "feasibility_foreign" => {
+            add_turn(&mut h, foreign_feasibility());
+            show(&mut h, STATES, 6, DetailTab::Feasibility, Pane::Transcript);
+        }
+        "answer_foreign" => {
+            add_turn(&mut h, foreign_feasibility());
+            show(&mut h, STATES, 6, DetailTab::Answer, Pane::Detail);
+        }
         // The server leaves CommitmentStatus out: the tab says so, and shows the last list.
         "commitments_left_out" => show(&mut h, RECONNECT, 1, DetailTab::Commitments, Pane::Detail),
         // A released one, a conflicting one with its reason, a retained one.
@@ -147,41 +223,48 @@ async fn state(name: &str, theme: &str) -> Harness {
         }
         "dialogue_failed" => {
             let app = &mut h.runner.app;
-            app.servers[0].status = ServerStatus::Failed(
+            app.servers.nth_mut(0).unwrap().status = ServerStatus::Failed(
                 "cannot start bkn-explorer: No such file or directory (os error 2)".into(),
             );
-            let mut d = DialogueState::new(9999, "domain-access #2".into(), 0, Interface::Dac);
+            let server = app.servers.id_at(0).unwrap();
+            let mut d = DialogueState::new(9999, "domain-access #2".into(), server, Interface::Dac);
             d.status = Status::Failed(
                 "domain-access: cannot start bkn-explorer: No such file or directory (os error 2)"
                     .into(),
             );
-            app.dialogues.push(d);
-            app.current = Some(app.dialogues.len() - 1);
+            app.current = Some(app.dialogues.push(d));
             app.focus = Pane::Sidebar;
         }
         // A new BKN-USR dialogue opens on the User State tab.
         "usr_fresh_dialogue" => {
             let app = &mut h.runner.app;
-            let d = DialogueState::new(9998, "user-state #2".into(), 1, Interface::Usr);
-            app.dialogues.push(d);
-            app.show_dialogue(app.dialogues.len() - 1);
+            let server = app.servers.id_at(1).unwrap();
+            let d = DialogueState::new(9998, "user-state #2".into(), server, Interface::Usr);
+            let id = app.dialogues.push(d);
+            app.show_dialogue(id);
             app.focus = Pane::Composer;
         }
         // Many dialogues: the tab of the one in view is always on the bar.
         "tabs_many_dialogues" => {
             let app = &mut h.runner.app;
+            let server = app.servers.id_at(0).unwrap();
+            let mut last = None;
             for n in 2..14 {
-                let d =
-                    DialogueState::new(9000 + n, format!("domain-access #{n}"), 0, Interface::Dac);
-                app.dialogues.push(d);
+                let d = DialogueState::new(
+                    9000 + n,
+                    format!("domain-access #{n}"),
+                    server,
+                    Interface::Dac,
+                );
+                last = Some(app.dialogues.push(d));
             }
-            app.show_dialogue(app.dialogues.len() - 1);
+            app.show_dialogue(last.unwrap());
             app.focus = Pane::Transcript;
         }
         // A long title stops at the border.
         "long_title" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            h.runner.app.dialogues[TOUR].name =
+            h.runner.app.dialogues.nth_mut(TOUR).unwrap().name =
                 "a dialogue with a very long name that a user typed to remember what it was about"
                     .into();
         }
@@ -189,7 +272,7 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
             let app = &mut h.runner.app;
             let started = app.now - Duration::from_millis(2500);
-            app.dialogues[STATES].pending = Some(Pending {
+            app.dialogues.nth_mut(STATES).unwrap().pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
@@ -203,7 +286,7 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
             let app = &mut h.runner.app;
             let started = app.now - Duration::from_millis(2500);
-            app.dialogues[STATES].pending = Some(Pending {
+            app.dialogues.nth_mut(STATES).unwrap().pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
@@ -253,7 +336,7 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Composer);
             let mut c = Composer::new(Interface::Dac);
             c.set_kind(Kind::Affordances);
-            h.runner.app.dialogues[TOUR].composer = c;
+            h.runner.app.dialogues.nth_mut(TOUR).unwrap().composer = c;
             go_to(&mut h, "Entity IDs");
         }
         "composer_raw" => {
@@ -320,6 +403,24 @@ async fn state(name: &str, theme: &str) -> Harness {
         // Expect tab on the failing one.
         "scenario_run" => play_scenario_run(&mut h),
         "overlay_help" => h.act(Action::Help),
+        // A search in Raw, kept (Enter) and moved on (n): every match marked, the current one
+        // more, "2/N" under the pane.
+        "search_raw" => {
+            show(&mut h, TOUR, 0, DetailTab::Raw, Pane::Detail);
+            h.act(Action::Search);
+            h.type_text("text");
+            h.key(KeyCode::Enter);
+            h.key(KeyCode::Char('n'));
+        }
+        // A search in the log, being typed.
+        "search_log" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
+            log_entries(&mut h);
+            h.act(Action::ToggleLog);
+            h.runner.app.focus = Pane::Log;
+            h.act(Action::Search);
+            h.type_text("protocolversion");
+        }
         "overlay_palette" => {
             h.runner.app.focus = Pane::Transcript;
             h.act(Action::Palette);
@@ -481,8 +582,9 @@ fn certify_pane(h: &mut Harness, stage: &str) {
     app.ticks = 3;
     app.certify = Some(CertifyPane {
         run: 1,
-        server: 0,
+        server: app.servers.id_at(0).unwrap(),
         server_name: "domain-access".into(),
+        spec: app.servers.nth(0).unwrap().spec.clone(),
         interface: Interface::Dac,
         phase: if stage == "running" {
             Phase::Running
@@ -518,8 +620,13 @@ fn play_scenario_run(h: &mut Harness) {
         p.input = bkn_explorer::tui::overlay::Input::new("/nowhere/kiosk.yaml");
     }
     h.key(KeyCode::Enter);
-    let key = h.runner.app.dialogues.last().unwrap().key;
-    let turns: Vec<_> = h.runner.app.dialogues[TOUR]
+    let key = h.runner.app.dialogues.values().last().unwrap().key;
+    let turns: Vec<_> = h
+        .runner
+        .app
+        .dialogues
+        .nth(TOUR)
+        .unwrap()
         .turns
         .iter()
         .map(|t| t.turn.clone())
@@ -610,8 +717,8 @@ fn play_scenario_run(h: &mut Harness) {
         },
     );
     let d = h.runner.app.dialogues.len() - 1;
-    h.runner.app.dialogues[d].select(Some(3));
-    h.runner.app.dialogues[d].detail_tab = DetailTab::Expect;
+    h.runner.app.dialogues.nth_mut(d).unwrap().select(Some(3));
+    h.runner.app.dialogues.nth_mut(d).unwrap().detail_tab = DetailTab::Expect;
     h.draw();
 }
 
@@ -725,35 +832,19 @@ fn resources_overlay() -> bkn_explorer::tui::resources::ResourcesOverlay {
     o
 }
 
-/// The states drawn without colour too (the no-color theme, what NO_COLOR starts in): the
-/// selection must show by its mark and reverse video alone.
-async fn snapshot_no_color(name: &str) {
-    for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-        let mut h = state(name, "dark").await;
-        h.runner.app.theme = Theme::no_color();
-        h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
-        let buffer = render(&h.runner.app, w, hgt);
-        let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
-        let mut settings = insta::Settings::clone_current();
-        settings.set_prepend_module_to_snapshot(false);
-        settings.bind(|| {
-            insta::assert_snapshot!(format!("tui_snapshots__{name}@{w}x{hgt}-no-color"), shot)
-        });
-    }
-}
-
-#[tokio::test]
-async fn overlay_resources_without_colour() {
-    snapshot_no_color("overlay_resources").await;
-}
-
-#[tokio::test]
-async fn overlay_export_without_colour() {
-    snapshot_no_color("overlay_export").await;
-}
+/// The states whose colours say something text must say too: drawn with NO_COLOR as well.
+const NO_COLOR: &[&str] = &[
+    "feasibility_contradicted",
+    "feasibility_foreign",
+    "user_state_changes",
+    // The selected resource and block show by their mark and reverse video alone.
+    "overlay_resources",
+    "overlay_export",
+];
 
 async fn snapshot(name: &str) {
-    for theme in ["dark", "high-contrast"] {
+    let no_color = NO_COLOR.contains(&name).then_some("no-color");
+    for theme in ["dark", "high-contrast"].into_iter().chain(no_color) {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
             let mut h = state(name, theme).await;
             h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
@@ -794,6 +885,11 @@ snapshots!(
     no_reply_server_gone,
     tool_error,
     user_state,
+    user_state_changes,
+    user_state_other_user,
+    feasibility_contradicted,
+    feasibility_foreign,
+    answer_foreign,
     commitments_left_out,
     commitments_released,
     commitments_unsent,
@@ -818,6 +914,8 @@ snapshots!(
     scenario_run,
     overlay_help,
     overlay_palette,
+    search_raw,
+    search_log,
     overlay_save_as,
     overlay_overwrite,
     overlay_close_dialogue,
@@ -830,6 +928,32 @@ snapshots!(
     overlay_resources,
     overlay_export,
 );
+
+/// With NO_COLOR the selected row of a list and a search's matches still show: the selection
+/// in reverse video and marked `›`, matches in reverse video, the current one bold and
+/// underlined (the styles are in the snapshot under the text).
+#[tokio::test]
+async fn no_color_shows_the_selected_row_and_the_search_matches() {
+    for name in [
+        "overlay_palette",
+        "overlay_open",
+        "search_raw",
+        "search_log",
+    ] {
+        for (w, hgt) in [(120u16, 40u16), (80, 24)] {
+            let mut h = state(name, "dark").await;
+            h.runner.app.theme = Theme::no_color();
+            h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+            let buffer = render(&h.runner.app, w, hgt);
+            let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
+            let mut settings = insta::Settings::clone_current();
+            settings.set_prepend_module_to_snapshot(false);
+            settings.bind(|| {
+                insta::assert_snapshot!(format!("tui_snapshots__{name}@{w}x{hgt}-no-color"), shot)
+            });
+        }
+    }
+}
 
 /// A theme whose every colour is distinct: whatever a frame shows must be one of them (or
 /// the terminal's default), so no pane picks a colour of its own.

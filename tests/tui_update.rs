@@ -15,6 +15,7 @@ use bkn_explorer::tui::action::Pane;
 use bkn_explorer::tui::app::{App, DetailTab};
 use bkn_explorer::tui::composer::Mode;
 use bkn_explorer::tui::dialogue::Status;
+use bkn_explorer::tui::ids::DialogueId;
 use bkn_explorer::tui::overlay::Overlay;
 use common::tui::{Harness, options, render, text};
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
@@ -34,7 +35,7 @@ async fn on_reference_servers() -> Harness {
         "dark",
     ));
     h.until(WAIT, "both dialogues to open", |app| {
-        app.dialogues.len() == 2 && app.dialogues.iter().all(|d| d.status == Status::Open)
+        app.dialogues.len() == 2 && app.dialogues.values().all(|d| d.status == Status::Open)
     })
     .await;
     h
@@ -45,21 +46,28 @@ async fn on_fault_server(fault: &str, extra: &[&str]) -> Harness {
     let mut h = Harness::new(options(vec![common::fault_spec(fault, extra)], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
         app.dialogues
-            .first()
+            .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
     .await;
     h
 }
 
-fn current(app: &App) -> usize {
+fn current(app: &App) -> DialogueId {
     app.current.expect("a dialogue is shown")
+}
+
+/// Where the dialogue shown is among the tabs.
+fn shown(app: &App) -> usize {
+    app.current
+        .and_then(|c| app.dialogues.position(c))
+        .expect("a dialogue is shown")
 }
 
 /// Moves the composer to the field with this label (Alt-arrows leave multi-line fields).
 fn go_to_field(h: &mut Harness, label: &str) {
     let d = current(&h.runner.app);
-    let c = &h.runner.app.dialogues[d].composer;
+    let c = &h.runner.app.dialogues.get(d).unwrap().composer;
     let offset = usize::from(c.interface == Interface::Dac);
     let target = offset
         + c.fields
@@ -70,7 +78,7 @@ fn go_to_field(h: &mut Harness, label: &str) {
                 panic!("no field {label} for this Kind; there are {labels:?}")
             });
     for _ in 0..20 {
-        let row = h.runner.app.dialogues[d].composer.row;
+        let row = h.runner.app.dialogues.get(d).unwrap().composer.row;
         match row.cmp(&target) {
             std::cmp::Ordering::Less => h.key_with(KeyCode::Down, KeyModifiers::ALT),
             std::cmp::Ordering::Greater => h.key_with(KeyCode::Up, KeyModifiers::ALT),
@@ -87,7 +95,7 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
         h.key_with(KeyCode::Up, KeyModifiers::ALT);
     }
     for _ in 0..Kind::VARIANTS.len() {
-        if h.runner.app.dialogues[d].composer.kind == kind {
+        if h.runner.app.dialogues.get(d).unwrap().composer.kind == kind {
             return;
         }
         h.key(KeyCode::Right);
@@ -98,7 +106,7 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
 /// Empties the field the composer is on.
 fn clear_field(h: &mut Harness) {
     let d = current(&h.runner.app);
-    let c = &mut h.runner.app.dialogues[d].composer;
+    let c = &mut h.runner.app.dialogues.get_mut(d).unwrap().composer;
     if let Some(i) = c.focused_field() {
         c.fields[i].editor.select_all();
         c.fields[i].editor.cut();
@@ -114,15 +122,15 @@ fn fill(h: &mut Harness, label: &str, text: &str) {
 /// Sends with F5 and waits for the turn to land; returns its index in the transcript.
 async fn send(h: &mut Harness) -> usize {
     let d = current(&h.runner.app);
-    let before = h.runner.app.dialogues[d].turns.len();
+    let before = h.runner.app.dialogues.get(d).unwrap().turns.len();
     h.key(KeyCode::F(5));
     assert!(
-        h.runner.app.dialogues[d].pending.is_some(),
+        h.runner.app.dialogues.get(d).unwrap().pending.is_some(),
         "F5 did not start a turn; the screen:\n{}",
         text(&render(&h.runner.app, 120, 40))
     );
     h.until(WAIT, "the turn to finish", move |app| {
-        app.dialogues[d].turns.len() > before
+        app.dialogues.get(d).unwrap().turns.len() > before
     })
     .await;
     before
@@ -130,13 +138,15 @@ async fn send(h: &mut Harness) -> usize {
 
 fn response(h: &Harness, turn: usize) -> Value {
     let d = current(&h.runner.app);
-    h.runner.app.dialogues[d].turns[turn]
+    h.runner.app.dialogues.get(d).unwrap().turns[turn]
         .turn
         .response()
         .unwrap_or_else(|| {
             panic!(
                 "turn {turn} has no Response: {:?}",
-                h.runner.app.dialogues[d].turns[turn].turn.reply
+                h.runner.app.dialogues.get(d).unwrap().turns[turn]
+                    .turn
+                    .reply
             )
         })
 }
@@ -174,7 +184,7 @@ fn compose(h: &mut Harness, kind: Kind) {
 async fn every_kind_is_composed_sent_and_shown() {
     let mut h = on_reference_servers().await;
     assert_eq!(
-        current(&h.runner.app),
+        shown(&h.runner.app),
         0,
         "the explorer starts on Domain Access"
     );
@@ -182,7 +192,7 @@ async fn every_kind_is_composed_sent_and_shown() {
     for (n, kind) in Kind::VARIANTS.iter().copied().enumerate() {
         compose(&mut h, kind);
         let turn = send(&mut h).await;
-        let d = &h.runner.app.dialogues[0];
+        let d = &h.runner.app.dialogues.nth(0).unwrap();
         let view = &d.turns[turn];
         assert_eq!(view.summary.kind, TurnKind::Dac(kind));
         assert_eq!(
@@ -208,12 +218,12 @@ async fn every_kind_is_composed_sent_and_shown() {
         assert_eq!(h.runner.app.shown_detail_tab(), expected_tab);
         // Commitments were a one-off action: the form empties them; the rest stays.
         if kind == Kind::Commitment {
-            let c = &h.runner.app.dialogues[0].composer;
+            let c = &h.runner.app.dialogues.nth(0).unwrap().composer;
             let commit = c.fields.iter().find(|f| f.spec.label == "Commit").unwrap();
             assert_eq!(commit.editor.lines().join(""), "");
         }
         if kind == Kind::Feasibility {
-            let c = &h.runner.app.dialogues[0].composer;
+            let c = &h.runner.app.dialogues.nth(0).unwrap().composer;
             let steps = c.fields.iter().find(|f| f.spec.label == "Steps").unwrap();
             assert_eq!(
                 steps.editor.lines().len(),
@@ -227,14 +237,24 @@ async fn every_kind_is_composed_sent_and_shown() {
         .iter()
         .position(|k| *k == Kind::Feasibility)
         .unwrap();
-    h.runner.app.dialogues[0].select(Some(feasibility));
-    h.runner.app.dialogues[0].detail_tab = DetailTab::Feasibility;
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .select(Some(feasibility));
+    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Feasibility;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("Ack"), "{screen}");
     assert!(screen.contains("InsRights"), "{screen}");
     // The commitment of the last turn is retained, and the Commitments tab says so.
-    h.runner.app.dialogues[0].select(Some(Kind::VARIANTS.len() - 1));
-    h.runner.app.dialogues[0].detail_tab = DetailTab::Commitments;
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .select(Some(Kind::VARIANTS.len() - 1));
+    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Commitments;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(
         screen.contains("c1") && screen.contains("retained"),
@@ -248,8 +268,11 @@ async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
     // Leave the composer, switch to dialogue 2 with its number key, come back with c.
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char('2'));
-    assert_eq!(current(&h.runner.app), 1);
-    assert_eq!(h.runner.app.dialogues[1].interface, Interface::Usr);
+    assert_eq!(shown(&h.runner.app), 1);
+    assert_eq!(
+        h.runner.app.dialogues.nth(1).unwrap().interface,
+        Interface::Usr
+    );
     h.key(KeyCode::Char('c'));
     fill(&mut h, "User", "User#Ana");
     fill(&mut h, "Hypothesis", "Emotion is curious");
@@ -260,7 +283,7 @@ async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
     assert_eq!(r["RefinedUserState"]["UserID"], "User#Ana", "{r:#}");
     assert!(r["Engagement"]["Level"].is_number(), "{r:#}");
     assert!(
-        h.runner.app.dialogues[1].turns[turn]
+        h.runner.app.dialogues.nth(1).unwrap().turns[turn]
             .turn
             .findings
             .is_empty()
@@ -276,23 +299,23 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     let mut h = on_fault_server("slow", &["--delay", "60"]).await;
     fill(&mut h, "Question", "anything");
     h.key(KeyCode::F(5));
-    assert!(h.runner.app.dialogues[0].pending.is_some());
+    assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_some());
     // Esc leaves the composer (NAV, always); Esc again cancels the pending turn.
     h.key(KeyCode::Esc);
-    assert!(h.runner.app.dialogues[0].pending.is_some());
+    assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_some());
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.dialogues[0].turns.len() == 1
+        app.dialogues.nth(0).unwrap().turns.len() == 1
     })
     .await;
-    let view = &h.runner.app.dialogues[0].turns[0];
+    let view = &h.runner.app.dialogues.nth(0).unwrap().turns[0];
     match &view.turn.reply {
         Reply::Error(e) => assert_eq!(e.kind, ErrorKind::Cancelled, "{}", e.message),
         other => panic!("expected a cancelled turn, got {other:?}"),
     }
-    assert!(h.runner.app.dialogues[0].pending.is_none());
+    assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_none());
     assert_eq!(
-        h.runner.app.dialogues[0].status,
+        h.runner.app.dialogues.nth(0).unwrap().status,
         Status::Open,
         "the dialogue goes on"
     );
@@ -313,7 +336,9 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
     fill(&mut h, "Question", "anything");
     h.key(KeyCode::F(5));
     h.until(WAIT, "the task's status on the pending turn", |app| {
-        app.dialogues[0]
+        app.dialogues
+            .nth(0)
+            .unwrap()
             .pending
             .as_ref()
             .and_then(|p| p.task.as_ref())
@@ -324,10 +349,10 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
     assert!(screen.contains("task task-1 working"), "{screen}");
     h.keys(&[KeyCode::Esc, KeyCode::Esc]);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.dialogues[0].turns.len() == 1
+        app.dialogues.nth(0).unwrap().turns.len() == 1
     })
     .await;
-    match &h.runner.app.dialogues[0].turns[0].turn.reply {
+    match &h.runner.app.dialogues.nth(0).unwrap().turns[0].turn.reply {
         Reply::Error(e) => {
             assert_eq!(e.kind, ErrorKind::Cancelled, "{}", e.message);
             assert!(
@@ -338,7 +363,7 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
         }
         other => panic!("expected a cancelled turn, got {other:?}"),
     }
-    assert_eq!(h.runner.app.dialogues[0].status, Status::Open);
+    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().status, Status::Open);
     // The log has the task's states and the cancel.
     for what in ["task task-1 working", "tasks/cancel sent"] {
         h.until(WAIT, what, |app| {
@@ -353,7 +378,7 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
 async fn keys_still_work_while_a_turn_is_pending() {
     let mut h = on_fault_server("slow", &["--delay", "60"]).await;
     h.key(KeyCode::F(5));
-    assert!(h.runner.app.dialogues[0].pending.is_some());
+    assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_some());
     h.key(KeyCode::F(6)); // leave the composer (Tab goes to its next field)
     h.key(KeyCode::Char('L'));
     assert!(h.runner.app.show_log);
@@ -364,12 +389,12 @@ async fn keys_still_work_while_a_turn_is_pending() {
     h.key(KeyCode::Esc);
     assert!(h.runner.app.overlay.is_none());
     assert!(
-        h.runner.app.dialogues[0].pending.is_some(),
+        h.runner.app.dialogues.nth(0).unwrap().pending.is_some(),
         "Esc closed the help only"
     );
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.dialogues[0].turns.len() == 1
+        app.dialogues.nth(0).unwrap().turns.len() == 1
     })
     .await;
 }
@@ -379,33 +404,36 @@ async fn dialogues_open_switch_and_close() {
     let mut h = on_reference_servers().await;
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char(']'));
-    assert_eq!(current(&h.runner.app), 1);
+    assert_eq!(shown(&h.runner.app), 1);
     h.key(KeyCode::Char(']'));
-    assert_eq!(current(&h.runner.app), 0, "] wraps around");
+    assert_eq!(shown(&h.runner.app), 0, "] wraps around");
     h.key(KeyCode::Char('['));
-    assert_eq!(current(&h.runner.app), 1);
+    assert_eq!(shown(&h.runner.app), 1);
     h.key(KeyCode::Char('1'));
-    assert_eq!(current(&h.runner.app), 0);
+    assert_eq!(shown(&h.runner.app), 0);
     // n opens a new dialogue (a new MCP session) on the server of the dialogue in view,
     // wherever the sidebar points.
     h.runner.app.focus = Pane::Sidebar;
     h.runner.app.sidebar_selected = 2;
     h.key(KeyCode::Char('n'));
     assert_eq!(h.runner.app.dialogues.len(), 3);
-    assert_eq!(current(&h.runner.app), 2);
+    assert_eq!(shown(&h.runner.app), 2);
     h.until(WAIT, "the new dialogue to open", |app| {
-        app.dialogues[2].status == Status::Open
+        app.dialogues.nth(2).unwrap().status == Status::Open
     })
     .await;
     let ids: Vec<_> = h
         .runner
         .app
         .dialogues
-        .iter()
+        .values()
         .map(|d| d.dialog_id.clone())
         .collect();
     assert_ne!(ids[0], ids[2], "a new dialogue has its own DialogID");
-    assert_eq!(h.runner.app.dialogues[2].interface, Interface::Dac);
+    assert_eq!(
+        h.runner.app.dialogues.nth(2).unwrap().interface,
+        Interface::Dac
+    );
     // It opened with the composer focused; out of it, x closes it (it has no turns: no
     // question asked).
     assert_eq!(h.runner.app.focus, Pane::Composer);
@@ -415,15 +443,18 @@ async fn dialogues_open_switch_and_close() {
         app.dialogues.len() == 2
     })
     .await;
-    assert!(current(&h.runner.app) < 2);
+    assert!(shown(&h.runner.app) < 2);
 }
 
 #[tokio::test]
 async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
     let mut h = on_fault_server("crash-on-call", &[]).await;
-    let first_id = h.runner.app.dialogues[0].dialog_id.clone();
+    let first_id = h.runner.app.dialogues.nth(0).unwrap().dialog_id.clone();
     let turn = send(&mut h).await;
-    match &h.runner.app.dialogues[0].turns[turn].turn.reply {
+    match &h.runner.app.dialogues.nth(0).unwrap().turns[turn]
+        .turn
+        .reply
+    {
         Reply::Error(e) => {
             assert_eq!(e.kind, ErrorKind::Gone);
             assert!(e.message.contains("exited"), "{}", e.message);
@@ -431,7 +462,7 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
         other => panic!("expected the server to be gone, got {other:?}"),
     }
     h.until(WAIT, "the dialogue to be marked closed", |app| {
-        matches!(app.dialogues[0].status, Status::Closed(_))
+        matches!(app.dialogues.nth(0).unwrap().status, Status::Closed(_))
     })
     .await;
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -440,15 +471,15 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char('R'));
     h.until(WAIT, "the dialogue to reopen", |app| {
-        app.dialogues[0].status == Status::Open
+        app.dialogues.nth(0).unwrap().status == Status::Open
     })
     .await;
     // A new server process holds nothing: a new dialogue, under a new DialogID (MCP-BINDING
     // section 3). Over 2026-07-28 (what auto gets here) a new dialogue starts at TurnIndex 0;
     // the transcript carries on.
-    assert_ne!(h.runner.app.dialogues[0].dialog_id, first_id);
-    assert_eq!(h.runner.app.dialogues[0].next_turn, 0);
-    assert_eq!(h.runner.app.dialogues[0].turns.len(), 1);
+    assert_ne!(h.runner.app.dialogues.nth(0).unwrap().dialog_id, first_id);
+    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().next_turn, 0);
+    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().turns.len(), 1);
 }
 
 #[tokio::test]
@@ -456,7 +487,9 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
     let mut h = on_fault_server("wrong-request-id", &[]).await;
     fill(&mut h, "Terms", "bench");
     let turn = send(&mut h).await;
-    let findings = &h.runner.app.dialogues[0].turns[turn].turn.findings;
+    let findings = &h.runner.app.dialogues.nth(0).unwrap().turns[turn]
+        .turn
+        .findings;
     assert!(
         findings
             .iter()
@@ -465,7 +498,7 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
     );
     h.key(KeyCode::Esc);
     h.runner.app.focus = Pane::Detail;
-    h.runner.app.dialogues[0].detail_tab = DetailTab::Findings;
+    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Findings;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("/RequestID"), "{screen}");
     assert!(screen.contains("findings"), "{screen}");
@@ -478,7 +511,7 @@ async fn the_reference_server_over_http() {
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
         app.dialogues
-            .first()
+            .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
     .await;
@@ -487,7 +520,7 @@ async fn the_reference_server_over_http() {
     let r = response(&h, turn);
     assert_eq!(r["Feasibility"]["Overall"], "partially_feasible", "{r:#}");
     assert_eq!(
-        h.runner.app.dialogues[0].dialog_id.as_deref(),
+        h.runner.app.dialogues.nth(0).unwrap().dialog_id.as_deref(),
         r["DialogID"].as_str(),
         "over HTTP the DialogID is the MCP session's"
     );
@@ -498,17 +531,27 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
     let mut h = on_reference_servers().await;
     compose(&mut h, Kind::SemanticGrounding);
     h.key(KeyCode::F(2));
-    let d = &h.runner.app.dialogues[0];
+    let d = &h.runner.app.dialogues.nth(0).unwrap();
     assert_eq!(d.composer.mode, Mode::Raw);
     let raw: Value = serde_json::from_str(&d.composer.raw.lines().join("\n")).expect("JSON");
     assert_eq!(raw["Terms"][0]["Text"], "bench");
     assert_eq!(raw["Header"], "PGM-KDA-V1.0", "common fields are filled");
     // Bad JSON is shown in place and not sent.
     h.key(KeyCode::Char('x'));
-    assert!(h.runner.app.dialogues[0].composer.checked.syntax.is_some());
+    assert!(
+        h.runner
+            .app
+            .dialogues
+            .nth(0)
+            .unwrap()
+            .composer
+            .checked
+            .syntax
+            .is_some()
+    );
     h.key(KeyCode::F(5));
     assert!(
-        h.runner.app.dialogues[0].pending.is_none(),
+        h.runner.app.dialogues.nth(0).unwrap().pending.is_none(),
         "bad JSON is not sent"
     );
     h.key(KeyCode::Backspace);
@@ -516,7 +559,7 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
     assert_eq!(response(&h, turn)["Outcome"], "answered");
     // Back to the form: the Terms are still there.
     h.key(KeyCode::F(2));
-    let d = &h.runner.app.dialogues[0];
+    let d = &h.runner.app.dialogues.nth(0).unwrap();
     assert_eq!(d.composer.mode, Mode::Form);
     let terms = d
         .composer
@@ -536,7 +579,7 @@ async fn mouse_clicks_focus_and_select_and_y_copies_the_response() {
     let rows = h.runner.hits.transcript_rows;
     h.click(rows.x + 3, rows.y);
     assert_eq!(h.runner.app.focus, Pane::Transcript);
-    assert_eq!(h.runner.app.dialogues[0].selected, Some(0));
+    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().selected, Some(0));
     h.key(KeyCode::Char('y'));
     let copied: Value =
         serde_json::from_str(h.runner.clipboard.as_deref().expect("y copies")).expect("JSON");
@@ -576,12 +619,12 @@ async fn a_session_is_saved_and_opened_again() {
     h.type_text(&path.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the session to open", |app| {
-        app.dialogues.len() == 1 && app.dialogues[0].status == Status::Recorded
+        app.dialogues.len() == 1 && app.dialogues.nth(0).unwrap().status == Status::Recorded
     })
     .await;
-    assert_eq!(h.runner.app.dialogues[0].turns.len(), 1);
+    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().turns.len(), 1);
     assert_eq!(
-        h.runner.app.dialogues[0].turns[0].summary.kind,
+        h.runner.app.dialogues.nth(0).unwrap().turns[0].summary.kind,
         TurnKind::Dac(Kind::Feasibility)
     );
     assert_eq!(h.runner.app.session.path.as_ref(), Some(&path));
@@ -595,9 +638,9 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     )
     .unwrap();
     h.show_session(session);
-    h.runner.app.current = Some(0);
-    h.runner.app.dialogues[0].select(Some(0));
-    h.runner.app.dialogues[0].detail_tab = DetailTab::Raw;
+    h.runner.app.current = h.runner.app.dialogues.id_at(0);
+    h.runner.app.dialogues.nth_mut(0).unwrap().select(Some(0));
+    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Raw;
     h.runner.app.focus = Pane::Detail;
     h.draw();
     h.key(KeyCode::End);
@@ -608,7 +651,10 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
         "the last page starts at line {shown}"
     );
     h.key(KeyCode::Up);
-    assert_eq!(h.runner.app.dialogues[0].detail_scroll, shown - 1);
+    assert_eq!(
+        h.runner.app.dialogues.nth(0).unwrap().detail_scroll,
+        shown - 1
+    );
     let up = h.screen();
     assert_ne!(at_end, up, "one key up moves the view at once");
 }
@@ -623,7 +669,7 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
     h.show_session(session);
     if let Some(path) = domain
         && let bkn_explorer::client::spec::TransportSpec::Embedded { args, .. } =
-            &mut h.runner.app.servers[0].spec.transport
+            &mut h.runner.app.servers.nth_mut(0).unwrap().spec.transport
     {
         *args = vec!["--domain".into(), path.display().to_string()];
     }
@@ -631,7 +677,12 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
     h.key(KeyCode::Char('r'));
     assert_eq!(h.runner.app.shown_detail_tab(), DetailTab::Replay);
     h.until(WAIT, "the replay to finish", |app| {
-        app.dialogues[0].replay.as_ref().is_some_and(|r| !r.running)
+        app.dialogues
+            .nth(0)
+            .unwrap()
+            .replay
+            .as_ref()
+            .is_some_and(|r| !r.running)
     })
     .await;
     h
@@ -640,7 +691,15 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
 #[tokio::test]
 async fn the_tour_replays_from_the_explorer_without_differences() {
     let h = replayed(None).await;
-    let r = h.runner.app.dialogues[0].replay.as_ref().unwrap();
+    let r = h
+        .runner
+        .app
+        .dialogues
+        .nth(0)
+        .unwrap()
+        .replay
+        .as_ref()
+        .unwrap();
     assert_eq!((r.done, r.differing, r.error.as_ref()), (10, 0, None));
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(
@@ -658,15 +717,33 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
     domain["Requester"]["Wallet"]["Amount"] = 3.into();
     std::fs::write(&path, domain.to_string()).unwrap();
     let mut h = replayed(Some(&path)).await;
-    let r = h.runner.app.dialogues[0].replay.as_ref().unwrap();
+    let r = h
+        .runner
+        .app
+        .dialogues
+        .nth(0)
+        .unwrap()
+        .replay
+        .as_ref()
+        .unwrap();
     assert!(r.differing > 0, "a poorer wallet changes some answers");
     // The first turn that differs, in the Replay tab.
-    let differing = h.runner.app.dialogues[0]
+    let differing = h
+        .runner
+        .app
+        .dialogues
+        .nth(0)
+        .unwrap()
         .turns
         .iter()
         .position(|t| t.replay.as_ref().is_some_and(|r| !r.differences.is_empty()))
         .unwrap();
-    h.runner.app.dialogues[0].select(Some(differing));
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .select(Some(differing));
     let screen = text(&render(&h.runner.app, 160, 50));
     assert!(
         screen.contains("recorded") && screen.contains("replayed"),
@@ -686,7 +763,7 @@ async fn sessions_opened_by_reconnects_are_ended_on_quit() {
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
         app.dialogues
-            .first()
+            .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
     .await;
@@ -694,7 +771,7 @@ async fn sessions_opened_by_reconnects_are_ended_on_quit() {
     for _ in 0..3 {
         h.key(KeyCode::Char('R'));
         h.until(WAIT, "the new session", |app| {
-            app.dialogues[0].status == Status::Open
+            app.dialogues.nth(0).unwrap().status == Status::Open
         })
         .await;
     }
@@ -732,18 +809,19 @@ async fn a_third_party_server_in_another_m_instance_works_from_the_form() {
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
         app.dialogues
-            .first()
+            .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
     .await;
     let app = &h.runner.app;
     assert_ne!(
-        app.servers[0].name, "python3",
+        app.servers.nth(0).unwrap().name,
+        "python3",
         "named by what it says it is"
     );
-    let defaults = app.dialogues[0].defaults.as_ref().unwrap();
+    let defaults = app.dialogues.nth(0).unwrap().defaults.as_ref().unwrap();
     assert_eq!(defaults.values.m_instance, "MI:Elsewhere");
-    assert!(app.servers[0].vocabulary.has_resources);
+    assert!(app.servers.nth(0).unwrap().vocabulary.has_resources);
     compose(&mut h, Kind::Affordances);
     fill(&mut h, "Space", "Space:Lab");
     let turn = send(&mut h).await;
@@ -752,6 +830,33 @@ async fn a_third_party_server_in_another_m_instance_works_from_the_form() {
     assert_ne!(r["Outcome"], "not_answered", "{r:#}");
     let screen = h.screen();
     assert!(screen.contains("MI:Elsewhere"), "{screen}");
+}
+
+/// A server that has no BKN tool (any other MCP server): its failed tab says what can still
+/// be done with it (its tools, a tools/call, its resources), not to reconnect.
+#[tokio::test]
+async fn a_server_without_a_bkn_tool_is_shown_what_can_be_done_with_it() {
+    let line = format!(
+        "python3 {}/tests/peers/raw_dac_server.py --not-bkn",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let spec = ServerSpec::from_command_line(&line).expect("a command line");
+    let mut h = Harness::new(options(vec![spec], "dark"));
+    h.until(WAIT, "the dialogue to fail", |app| {
+        app.dialogues
+            .nth(0)
+            .is_some_and(|d| matches!(d.status, Status::Failed(_)))
+    })
+    .await;
+    let Status::Failed(error) = &h.runner.app.dialogues.nth(0).unwrap().status else {
+        unreachable!()
+    };
+    assert!(error.contains("bkn-explorer tools --stdio"), "{error}");
+    assert!(error.contains("bkn-explorer call lookup"), "{error}");
+    assert!(error.contains("bkn-explorer read dac://domain"), "{error}");
+    let screen = h.screen();
+    assert!(screen.contains("bkn-explorer tools"), "{screen}");
+    assert!(!screen.contains("reconnects"), "{screen}");
 }
 
 /// A shipped scenario run from the explorer (the palette's Run a scenario): each step a turn
@@ -767,12 +872,13 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
     h.key(KeyCode::Enter);
     h.until(WAIT, "the scenario to finish", |app| {
         app.dialogues
+            .values()
             .last()
             .and_then(|d| d.scenario.as_ref())
             .is_some_and(|s| !s.running)
     })
     .await;
-    let d = h.runner.app.dialogues.last().unwrap();
+    let d = h.runner.app.dialogues.values().last().unwrap();
     assert_eq!(d.turns.len(), 5);
     assert!(
         d.turns
@@ -798,11 +904,11 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
         app.dialogues
-            .first()
+            .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
     .await;
-    let dialog_id = h.runner.app.dialogues[0].dialog_id.clone();
+    let dialog_id = h.runner.app.dialogues.nth(0).unwrap().dialog_id.clone();
     choose_kind(&mut h, Kind::Commitment);
     fill(
         &mut h,
@@ -817,11 +923,12 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     h.key(KeyCode::F(6));
     h.key(KeyCode::Char('R'));
     h.until(WAIT, "the reconnect", |app| {
-        app.dialogues[0].status == Status::Open
+        app.dialogues.nth(0).unwrap().status == Status::Open
     })
     .await;
     assert_eq!(
-        h.runner.app.dialogues[0].dialog_id, dialog_id,
+        h.runner.app.dialogues.nth(0).unwrap().dialog_id,
+        dialog_id,
         "the same dialogue"
     );
     let said: Vec<&str> = h
@@ -843,7 +950,7 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     let second = send(&mut h).await;
     let r = response(&h, second);
     assert_eq!(r["Feasibility"]["Steps"][0]["PAStatus"], "Clash", "{r:#}");
-    let view = &h.runner.app.dialogues[0].turns[second];
+    let view = &h.runner.app.dialogues.nth(0).unwrap().turns[second];
     assert!(!view.turn.new_session, "not a new session");
     assert!(view.turn.findings.is_empty(), "{:?}", view.turn.findings);
 }
@@ -860,7 +967,7 @@ async fn a_server_whose_tools_change_is_read_again() {
         let mut h = Harness::new(options(vec![spec], "dark"));
         h.until(WAIT, "the dialogue to open", |app| {
             app.dialogues
-                .first()
+                .nth(0)
                 .is_some_and(|d| d.status == Status::Open)
         })
         .await;
@@ -872,7 +979,7 @@ async fn a_server_whose_tools_change_is_read_again() {
                 .any(|m| m.text.contains("tools or resources changed"))
         })
         .await;
-        let server = &h.runner.app.servers[0];
+        let server = &h.runner.app.servers.nth(0).unwrap();
         assert_eq!(
             server.summary.as_ref().map(|s| s.bkn_tools.len()),
             Some(1),
@@ -941,16 +1048,16 @@ async fn deep_request_in_the_explorer() {
     h.show_session(Session::load(&recorded).unwrap());
     assert_eq!(h.runner.app.dialogues.len(), 1);
     assert_eq!(
-        h.runner.app.dialogues[0].turns[0]
+        h.runner.app.dialogues.nth(0).unwrap().turns[0]
             .turn
             .request_value()
             .pointer(&deepest),
         Some(&serde_json::json!("bottom"))
     );
     // Shown: the transcript, and the Raw tab from its first page to its last.
-    h.runner.app.current = Some(0);
-    h.runner.app.dialogues[0].select(Some(0));
-    h.runner.app.dialogues[0].detail_tab = DetailTab::Raw;
+    h.runner.app.current = h.runner.app.dialogues.id_at(0);
+    h.runner.app.dialogues.nth_mut(0).unwrap().select(Some(0));
+    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Raw;
     h.runner.app.focus = Pane::Detail;
     let first = h.screen();
     assert!(first.contains("DataXMData"), "{first}");
@@ -961,21 +1068,34 @@ async fn deep_request_in_the_explorer() {
     h.runner.app.focus = Pane::Transcript;
     h.key(KeyCode::Char('r'));
     h.until(WAIT, "the replay to finish", |app| {
-        app.dialogues[0].replay.as_ref().is_some_and(|r| !r.running)
+        app.dialogues
+            .nth(0)
+            .unwrap()
+            .replay
+            .as_ref()
+            .is_some_and(|r| !r.running)
     })
     .await;
-    let r = h.runner.app.dialogues[0].replay.as_ref().unwrap();
+    let r = h
+        .runner
+        .app
+        .dialogues
+        .nth(0)
+        .unwrap()
+        .replay
+        .as_ref()
+        .unwrap();
     assert_eq!((r.done, r.differing, r.error.as_ref()), (1, 0, None));
 
     // Taken over: sent again in a dialogue of the user's own, answered.
     h.act(bkn_explorer::tui::action::Action::TakeOver);
     h.until(WAIT, "the take-over to send the Request", |app| {
         app.dialogues
-            .get(1)
+            .nth(1)
             .is_some_and(|d| d.turns.len() == 1 && d.takeover.is_none())
     })
     .await;
-    let taken = &h.runner.app.dialogues[1].turns[0].turn;
+    let taken = &h.runner.app.dialogues.nth(1).unwrap().turns[0].turn;
     assert_eq!(
         taken.request_value().pointer(&deepest),
         Some(&serde_json::json!("bottom"))
@@ -1023,7 +1143,7 @@ async fn the_generation_and_where_state_lives_are_shown() {
     usr.protocol = Some(ProtocolChoice::Stateless);
     let mut h = Harness::new(options(vec![dac, usr], "dark"));
     h.until(WAIT, "both dialogues to open", |app| {
-        app.dialogues.len() == 2 && app.dialogues.iter().all(|d| d.status == Status::Open)
+        app.dialogues.len() == 2 && app.dialogues.values().all(|d| d.status == Status::Open)
     })
     .await;
     let screen = text(&render(&h.runner.app, 160, 40));
@@ -1036,7 +1156,7 @@ async fn the_generation_and_where_state_lives_are_shown() {
         (0, "2025-11-25 (in its session)"),
         (1, "2026-07-28 (by DialogID)"),
     ] {
-        h.runner.app.current = Some(d);
+        h.runner.app.current = h.runner.app.dialogues.id_at(d);
         let screen = text(&render(&h.runner.app, 160, 40));
         assert!(screen.contains(&format!("connected {words}")), "{screen}");
     }
@@ -1099,6 +1219,22 @@ async fn the_resources_overlay_lists_reads_and_copies_a_servers_resources() {
     assert!(h.runner.app.overlay.is_none());
 }
 
+/// Two answers to the same Request in two dialogues are the same: but for the new dialogue's
+/// own DialogID, and the ids and the time each answer is given anew (QueryID, QueryTime, the
+/// DataID of its data).
+fn assert_same_answer(mut got: Value, mut expected: Value, how: &str) {
+    for v in [&mut got, &mut expected] {
+        let o = v.as_object_mut().expect("a Response");
+        for k in ["DialogID", "QueryID", "QueryTime"] {
+            assert!(o.remove(k).is_some(), "{how}: no {k}");
+        }
+        if let Some(data) = o.get_mut("DataXMData").and_then(Value::as_object_mut) {
+            data.remove("DataID");
+        }
+    }
+    assert_eq!(got, expected, "{how}");
+}
+
 /// `e` on a turn: the `bkn-explorer send` line, run for real in a shell, reaches the same
 /// server and gives the same answer.
 #[tokio::test]
@@ -1137,18 +1273,8 @@ async fn an_exported_send_line_run_for_real_gives_the_same_answer() {
         "{line}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut got: Value = serde_json::from_slice(&out.stdout).expect("send prints the Response");
-    let mut expected = expected;
-    // A new dialogue: its own DialogID; the ids and the time each answer is given anew
-    // (QueryID, QueryTime, the DataID of its data); everything else the same.
-    for v in [&mut got, &mut expected] {
-        let o = v.as_object_mut().unwrap();
-        for k in ["DialogID", "QueryID", "QueryTime"] {
-            assert!(o.remove(k).is_some(), "{k}");
-        }
-        o["DataXMData"].as_object_mut().unwrap().remove("DataID");
-    }
-    assert_eq!(got, expected);
+    let got: Value = serde_json::from_slice(&out.stdout).expect("send prints the Response");
+    assert_same_answer(got, expected, "send");
 }
 
 /// The JSON-RPC answer with id 1 in what curl printed (JSON, or server-sent events), and
@@ -1186,14 +1312,14 @@ async fn exported_curl_lines_run_for_real_give_the_same_answer_in_both_generatio
         let mut h = Harness::new(options(vec![spec], "dark"));
         h.until(WAIT, "the dialogue to open", |app| {
             app.dialogues
-                .first()
+                .nth(0)
                 .is_some_and(|d| d.status == Status::Open)
         })
         .await;
         fill(&mut h, "Question", "What is the bench?");
         fill(&mut h, "Terms", "bench");
         let turn = send(&mut h).await;
-        let mut expected = response(&h, turn);
+        let expected = response(&h, turn);
         h.key(KeyCode::Esc);
         h.key(KeyCode::Char('e'));
         let curl = match &h.runner.app.overlay {
@@ -1213,14 +1339,6 @@ async fn exported_curl_lines_run_for_real_give_the_same_answer_in_both_generatio
             curl.text,
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut got = curl_response(&printed);
-        for v in [&mut got, &mut expected] {
-            let o = v.as_object_mut().unwrap();
-            for k in ["DialogID", "QueryID", "QueryTime"] {
-                assert!(o.remove(k).is_some(), "{k}");
-            }
-            o["DataXMData"].as_object_mut().unwrap().remove("DataID");
-        }
-        assert_eq!(got, expected, "{version}");
+        assert_same_answer(curl_response(&printed), expected, version);
     }
 }

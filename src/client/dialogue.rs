@@ -36,6 +36,59 @@ pub struct NoTool {
     pub message: String,
 }
 
+/// What a user can still do with a server that has no BKN tool at all (any other MCP server):
+/// the commands that reach it as it is, with the options that name it. A dialogue needs a BKN
+/// tool; its tools, a call of any of them and its resources do not.
+pub fn no_bkn_tool_advice(
+    spec: &ServerSpec,
+    summary: &crate::client::connection::ServerSummary,
+) -> Vec<String> {
+    let server = server_options(spec);
+    let mut lines = vec![
+        "It is an MCP server without a BKN-DAC or BKN-USR tool, so it holds no BKN dialogue; \
+         what it offers can still be used:"
+            .to_owned(),
+    ];
+    lines.push(format!(
+        "- its tools and their input schemas: bkn-explorer tools {server}"
+    ));
+    let tool = summary
+        .tools
+        .first()
+        .map(|t| shlex::try_quote(&t.name).map_or_else(|_| t.name.to_string(), |q| q.into_owned()))
+        .unwrap_or_else(|| "TOOL".into());
+    lines.push(format!(
+        "- a tools/call of any of them: bkn-explorer call {tool} '{{...arguments}}' {server}"
+    ));
+    if !summary.resources.is_empty() {
+        lines.push(format!(
+            "- its {} resource{}: bkn-explorer resources {server}, then bkn-explorer read {} {server}",
+            summary.resources.len(),
+            if summary.resources.len() == 1 { "" } else { "s" },
+            shlex::try_quote(&summary.resources[0])
+                .map_or_else(|_| summary.resources[0].clone(), |q| q.into_owned())
+        ));
+    }
+    lines
+}
+
+/// The command-line options that name a server, as the headless commands take them.
+fn server_options(spec: &ServerSpec) -> String {
+    use crate::client::spec::TransportSpec;
+    let quote = |s: &str| shlex::try_quote(s).map_or_else(|_| s.to_owned(), |q| q.into_owned());
+    match &spec.transport {
+        TransportSpec::Http(h) => {
+            format!("--url {}", quote(&crate::client::spec::shown_url(&h.url)))
+        }
+        TransportSpec::Embedded { interface, args } if args.is_empty() => {
+            format!("--embedded {}", interface.code())
+        }
+        TransportSpec::Stdio(_) | TransportSpec::Embedded { .. } => {
+            format!("--stdio {}", quote(&spec.location()))
+        }
+    }
+}
+
 /// Where a dialogue opened on a new connection starts (`Dialogue::continue_from`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Continuation {
@@ -43,6 +96,9 @@ pub struct Continuation {
     pub first_turn: u64,
     /// The dialogue it goes on with, when there was one.
     pub goes_on: Option<GoesOn>,
+    /// The MCP version the dialogue spoke before (recorded, or before a reconnect): the
+    /// connection asks for its generation first (`Connection::connect_as_before`).
+    pub spoke: Option<String>,
 }
 
 impl From<u64> for Continuation {
@@ -50,6 +106,7 @@ impl From<u64> for Continuation {
         Continuation {
             first_turn,
             goes_on: None,
+            spoke: None,
         }
     }
 }
@@ -92,7 +149,7 @@ impl Dialogue {
                 .iter()
                 .map(|t| t.name.to_string())
                 .collect();
-            let message = format!(
+            let mut message = format!(
                 "{} has no {} tool (no tool's inputSchema has Header {} and none is named {}); its tools: {}",
                 connection.shown_name(),
                 interface.name(),
@@ -104,6 +161,12 @@ impl Dialogue {
                     tools.join(", ")
                 }
             );
+            if connection.summary.bkn_tools.is_empty() {
+                for line in no_bkn_tool_advice(&connection.spec, &connection.summary) {
+                    message.push('\n');
+                    message.push_str(&line);
+                }
+            }
             return Err(NoTool {
                 connection: Box::new(connection),
                 message,
@@ -131,7 +194,20 @@ impl Dialogue {
         base: Chosen,
         overrides: &Overrides,
     ) -> Result<Dialogue, String> {
-        let connection = Connection::connect(spec, options)
+        Dialogue::connect_as_before(spec, options, interface, base, overrides, None).await
+    }
+
+    /// The same for a dialogue that spoke MCP `before` (a recorded one): its generation is
+    /// asked for first (`Connection::connect_as_before`).
+    pub async fn connect_as_before(
+        spec: &ServerSpec,
+        options: &ConnectOptions,
+        interface: Interface,
+        base: Chosen,
+        overrides: &Overrides,
+        before: Option<&str>,
+    ) -> Result<Dialogue, String> {
+        let connection = Connection::connect_as_before(spec, options, before)
             .await
             .map_err(|e| e.message)?;
         let defaults = base.choose(connection.summary.published.as_ref(), overrides);

@@ -27,6 +27,32 @@ impl RawJson {
         crate::protocol::json::from_str(self.0.get()).unwrap_or(Value::Null)
     }
 
+    /// The value, with each number that the value would not hold as written (an integer
+    /// beyond 64 bits, more digits than a double keeps, 1e999) replaced by what `keep` makes
+    /// of its text: a writer that must give the number back exactly (a scenario made from a
+    /// recording) keeps the text. The rest is `value`'s.
+    pub fn value_keeping_numbers(&self, keep: &mut dyn FnMut(&str) -> Value) -> Value {
+        // The I-JSON reader reads a number beyond a double too (as the largest of its sign).
+        let Ok(read) = crate::protocol::ijson::read_message(self.text().as_bytes()) else {
+            return self.value();
+        };
+        let mut value = read.value;
+        let texts = number_texts(self.text());
+        let mut numbers = Vec::new();
+        numbers_of(&mut value, &mut numbers);
+        // A member given twice holds one value for two texts: then the texts cannot be told
+        // apart, and the value stays as read.
+        if numbers.len() == texts.len() {
+            for (number, text) in numbers.into_iter().zip(texts) {
+                let written = serde_json::to_string(number).unwrap_or_default();
+                if decimal(&written).is_none() || decimal(&written) != decimal(text) {
+                    *number = keep(text);
+                }
+            }
+        }
+        value
+    }
+
     /// The message as a raw JSON value, to write into other JSON verbatim.
     pub fn raw(&self) -> &RawValue {
         &self.0
@@ -50,6 +76,72 @@ impl RawJson {
 impl From<Value> for RawJson {
     fn from(value: Value) -> RawJson {
         RawJson::from_value(&value)
+    }
+}
+
+/// The texts of the numbers of a JSON text, in the order they are written.
+fn number_texts(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut i, mut in_string) = (0, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+        } else if b == b'"' {
+            in_string = true;
+            i += 1;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len()
+                && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                i += 1;
+            }
+            out.push(&text[start..i]);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The decimal number a JSON number's text denotes, whatever its spelling (`1e300`, `1E+300`
+/// and `1000e297` are one): its sign, its significant digits and the power of ten of the
+/// last. None for an exponent beyond 64 bits.
+fn decimal(text: &str) -> Option<(bool, String, i64)> {
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.trim_start_matches('+').parse::<i64>().ok()?),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{whole}{fraction}");
+    let mut exponent = exponent.checked_sub(i64::try_from(fraction.len()).ok()?)?;
+    let significant = digits.trim_start_matches('0');
+    let trimmed = significant.trim_end_matches('0');
+    if trimmed.is_empty() {
+        return Some((false, String::new(), 0));
+    }
+    exponent = exponent.checked_add(i64::try_from(significant.len() - trimmed.len()).ok()?)?;
+    Some((negative, trimmed.to_owned(), exponent))
+}
+
+/// The numbers of a value, in the order a writer writes them.
+fn numbers_of<'a>(value: &'a mut Value, out: &mut Vec<&'a mut Value>) {
+    match value {
+        Value::Number(_) => out.push(value),
+        Value::Array(items) => items.iter_mut().for_each(|v| numbers_of(v, out)),
+        Value::Object(map) => map.values_mut().for_each(|v| numbers_of(v, out)),
+        _ => {}
     }
 }
 
@@ -142,6 +234,42 @@ impl<'de> serde::de::Visitor<'de> for ReadableVisitor {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn numbers_a_value_does_not_hold_as_written_are_given_as_their_text() {
+        let raw = RawJson(
+            RawValue::from_string(
+                r#"{"a": 18446744073709551616123, "b": [1, 2.5, 0.10000000000000000000000000001],
+                   "s": "3.14159265358979323846", "c": {"d": -1e999, "e": 1E+300, "f": 7.0}}"#
+                    .into(),
+            )
+            .unwrap(),
+        );
+        let mut kept = Vec::new();
+        let value = raw.value_keeping_numbers(&mut |text| {
+            kept.push(text.to_owned());
+            Value::String(format!("<{text}>"))
+        });
+        assert_eq!(
+            kept,
+            [
+                "18446744073709551616123",
+                "0.10000000000000000000000000001",
+                "-1e999"
+            ]
+        );
+        assert_eq!(
+            value,
+            json!({"a": "<18446744073709551616123>", "b": [1, 2.5, "<0.10000000000000000000000000001>"],
+                   "s": "3.14159265358979323846", "c": {"d": "<-1e999>", "e": 1e300, "f": 7.0}})
+        );
+        // A member given twice: the texts cannot be matched to the values; nothing is replaced.
+        let twice = RawJson(RawValue::from_string(r#"{"a": 1, "a": 2.50}"#.into()).unwrap());
+        assert_eq!(
+            twice.value_keeping_numbers(&mut |_| Value::Null),
+            json!({"a": 2.5})
+        );
+    }
 
     #[test]
     fn a_message_no_value_can_hold_is_refused() {

@@ -73,13 +73,53 @@ pub struct Recorder {
     /// Identifier-like strings the client said (only those can matter: a capture is of an
     /// identifier the client had not said).
     said_by_client: HashSet<String>,
+    /// The numbers recorded that a JSON value of this program does not hold as written (an
+    /// integer beyond 64 bits, more digits than a double keeps): each stands in the steps as
+    /// a placeholder string, and is written back as its recorded text in the YAML.
+    exact: ExactNumbers,
+}
+
+/// Numbers kept as their text through the scenario's values (`RawJson::value_keeping_numbers`).
+#[derive(Default)]
+struct ExactNumbers {
+    /// Makes the placeholders unlike any text a recording holds.
+    nonce: String,
+    texts: Vec<String>,
+}
+
+impl ExactNumbers {
+    fn placeholder(&self, i: usize) -> String {
+        // Letters and digits only: YAML writes it plain; `N1E` is no part of `N10E`.
+        format!("BKNEXACT{}N{i}E", self.nonce)
+    }
+
+    fn keep(&mut self, text: &str) -> Value {
+        if self.nonce.is_empty() {
+            self.nonce = uuid::Uuid::new_v4().simple().to_string();
+        }
+        self.texts.push(text.to_owned());
+        Value::String(self.placeholder(self.texts.len() - 1))
+    }
+
+    /// The YAML with each placeholder replaced by its number's text, written as a number.
+    fn write_back(&self, mut yaml: String) -> String {
+        for (i, text) in self.texts.iter().enumerate().rev() {
+            let p = self.placeholder(i);
+            for form in [format!("'{p}'"), format!("\"{p}\""), p] {
+                yaml = yaml.replace(&form, text);
+            }
+        }
+        yaml
+    }
 }
 
 impl Recorder {
     /// The next recorded turn.
     pub fn push(&mut self, turn: &Turn) {
         let i = self.steps.len();
-        let recorded = turn.request_value();
+        let recorded = turn
+            .request
+            .value_keeping_numbers(&mut |text| self.exact.keep(text));
         if i == 0 {
             for key in COMMON {
                 if let Some(v) = recorded.get(key) {
@@ -123,7 +163,7 @@ impl Recorder {
                 self.said_by_client.insert(s.to_owned());
             }
         });
-        let expect = expectations(turn);
+        let expect = expectations(turn, &mut self.exact);
         if let Some(response) = turn.response() {
             strings(&response, "", &mut |p, s| {
                 let volatile = VOLATILE
@@ -174,7 +214,8 @@ impl Recorder {
             defaults: self.defaults,
             steps: self.steps,
         };
-        let yaml = serde_saphyr::to_string(&out).unwrap_or_default();
+        let exact = self.exact;
+        let yaml = exact.write_back(serde_saphyr::to_string(&out).unwrap_or_default());
         format!(
             "# A scenario made by bkn-explorer from {source}: its expectations are what the server\n\
              # answered then. Edit it: keep what matters, loosen what may change (docs/tests.md).\n{yaml}"
@@ -194,7 +235,7 @@ fn server_of(spec: &ServerSpec) -> Option<BTreeMap<&'static str, String>> {
 }
 
 /// What the recorded turn says its answer was.
-fn expectations(turn: &Turn) -> Map<String, Value> {
+fn expectations(turn: &Turn, exact: &mut ExactNumbers) -> Map<String, Value> {
     let mut expect = Map::new();
     let findings: Vec<Value> = turn
         .findings
@@ -210,7 +251,7 @@ fn expectations(turn: &Turn) -> Map<String, Value> {
         }
         Reply::Error(_) => {}
         Reply::Response(raw) => {
-            let response = raw.value();
+            let response = raw.value_keeping_numbers(&mut |text| exact.keep(text));
             if let Some(o) = response.get("Outcome") {
                 expect.insert("outcome".into(), o.clone());
             }

@@ -422,7 +422,9 @@ pub fn default_bindings() -> Vec<Binding> {
             In(Pane::Transcript),
             Action::PrevDetailTab,
         ),
-        b(&[Key::ch('/')], In(Pane::Log), Action::FilterLog),
+        b(&[Key::ch('/')], In(Pane::Detail), Action::Search),
+        b(&[Key::ch('/')], In(Pane::Log), Action::Search),
+        b(&[Key::ch('|')], In(Pane::Log), Action::FilterLog),
         b(&[Key::ch('C')], In(Pane::Log), Action::ClearLog),
         b(&[Key::ch('f')], In(Pane::Log), Action::ToggleFollowLog),
         b(&[Key::ch('V')], Global, Action::Certify),
@@ -511,6 +513,7 @@ pub fn default_bindings() -> Vec<Binding> {
             Action::PrevDetailTab,
         ),
         b(&[Key::ch('y')], Context::Overlay, Action::CopyJson),
+        b(&[Key::ctrl('d')], Context::Overlay, Action::No),
         b(
             &[Key::ch('y'), Key::plain(K::Enter)],
             Context::Question,
@@ -527,6 +530,7 @@ pub fn default_bindings() -> Vec<Binding> {
         b(&[Key::ch('s')], Context::Question, Action::SaveElsewhere),
         b(&[Key::ch('n')], Context::Search, Action::SearchNext),
         b(&[Key::ch('N')], Context::Search, Action::SearchPrev),
+        b(&[Key::plain(K::Esc)], Context::Search, Action::Cancel),
     ]
 }
 
@@ -767,7 +771,9 @@ fn title_in(action: &Action, context: Context) -> String {
             "change a form's choice".into()
         }
         (Context::Overlay, Action::CopyJson) => "copy the log entry shown".into(),
+        (Context::Overlay, Action::No) => "decline a server's question".into(),
         (Context::Question, Action::No) => "no, cancel".into(),
+        (Context::Search, Action::Cancel) => "end the search".into(),
         _ => action.title(),
     }
 }

@@ -13,6 +13,7 @@ use crate::tui::action::{Keymap, Pane};
 use crate::tui::dialogue::DialogueState;
 use crate::tui::effect::Effect;
 use crate::tui::event::OpenPurpose;
+use crate::tui::ids::{DialogueId, ServerId, Table};
 use crate::tui::log::LogState;
 use crate::tui::overlay::{Confirm, ConfirmPurpose, Overlay};
 use crate::tui::theme::Theme;
@@ -42,9 +43,6 @@ pub struct ServerState {
     pub expanded: bool,
     /// Defaults the user set for this server's dialogues.
     pub overrides: Overrides,
-    /// Removed by the user: out of view, and no new dialogues (kept because dialogues name
-    /// servers by index).
-    pub removed: bool,
     /// Where its OAuth sign-in stands, once it has asked for one.
     pub sign_in: Option<crate::client::oauth::SignInNotice>,
     /// The command its definition runs, when it came from a session file and the user has
@@ -152,15 +150,14 @@ pub struct Paths {
     pub cwd: PathBuf,
 }
 
-/// What the explorer is started with.
 /// A proxy's recording followed as it grows.
 #[derive(Clone, Debug, Default)]
 pub struct Live {
     pub path: PathBuf,
     /// The recording's dialogue ids and the keys of their tabs.
     pub dialogues: Vec<(u64, DialogueKey)>,
-    /// Its servers, as indexes into `servers`.
-    pub servers: Vec<usize>,
+    /// Its servers.
+    pub servers: Vec<ServerId>,
 }
 
 impl Live {
@@ -173,6 +170,7 @@ impl Live {
     }
 }
 
+/// What the explorer is started with.
 pub struct Options {
     pub servers: Vec<ServerSpec>,
     pub session: Option<PathBuf>,
@@ -200,15 +198,17 @@ pub struct Options {
 }
 
 pub struct App {
-    pub servers: Vec<ServerState>,
-    pub dialogues: Vec<DialogueState>,
+    pub servers: Table<ServerId, ServerState>,
+    pub dialogues: Table<DialogueId, DialogueState>,
     /// The dialogue tab shown.
-    pub current: Option<usize>,
+    pub current: Option<DialogueId>,
     pub focus: Pane,
     pub sidebar_selected: usize,
     pub show_log: bool,
     pub log: LogState,
     pub overlay: Option<Overlay>,
+    /// A search in the Raw tab or the log (`tui::search`).
+    pub search: Option<crate::tui::search::Search>,
     pub theme: Theme,
     pub themes: Vec<String>,
     pub keymap: Keymap,
@@ -260,14 +260,15 @@ impl App {
     /// session asked for.
     pub fn new(options: Options, now: Instant) -> (App, Vec<Effect>) {
         let mut app = App {
-            servers: Vec::new(),
-            dialogues: Vec::new(),
+            servers: Table::default(),
+            dialogues: Table::default(),
             current: None,
             focus: Pane::Composer,
             sidebar_selected: 0,
             show_log: false,
             log: LogState::default(),
             overlay: None,
+            search: None,
             theme: options.theme,
             themes: options.themes,
             keymap: options.keymap,
@@ -304,8 +305,9 @@ impl App {
                 _ => Interface::Dac,
             };
             let server = app.add_server(spec, interface);
-            let dialogue = app.open_dialogue(server, interface, &mut effects);
-            first.get_or_insert(dialogue);
+            if let Some(dialogue) = app.open_dialogue(server, interface, &mut effects) {
+                first.get_or_insert(dialogue);
+            }
         }
         // Start on the first server's dialogue, not the last one opened.
         app.current = first;
@@ -370,7 +372,7 @@ impl App {
         key
     }
 
-    pub fn add_server(&mut self, spec: ServerSpec, interface: Interface) -> usize {
+    pub fn add_server(&mut self, spec: ServerSpec, interface: Interface) -> ServerId {
         let name = spec.name.clone();
         self.servers.push(ServerState {
             spec,
@@ -381,78 +383,101 @@ impl App {
             interface,
             expanded: true,
             overrides: Overrides::default(),
-            removed: false,
             sign_in: None,
             needs_consent: None,
-        });
-        self.servers.len() - 1
+        })
     }
 
     /// The defaults a new dialogue on a server starts from, and the user's overrides
     /// (the command line's, then the server's).
-    pub fn defaults_for(&self, server: usize) -> (Chosen, Overrides) {
+    pub fn defaults_for(&self, server: ServerId) -> (Chosen, Overrides) {
+        let (base, overrides) = self.defaults_for_nothing();
+        match self.servers.get(server) {
+            Some(s) => (base, overrides.then(&s.overrides)),
+            None => (base, overrides),
+        }
+    }
+
+    /// The same for a dialogue that is there: its own overrides come last.
+    pub fn defaults_of_dialogue(&self, id: DialogueId) -> (Chosen, Overrides) {
+        let Some(d) = self.dialogues.get(id) else {
+            return self.defaults_for_nothing();
+        };
+        let (base, overrides) = self.defaults_for(d.server);
+        (base, overrides.then(&d.overrides))
+    }
+
+    /// The defaults before any server's: a dialogue that is gone has these.
+    fn defaults_for_nothing(&self) -> (Chosen, Overrides) {
         let base = if self.defaults == CommonDefaults::default() {
             Chosen::built_in()
         } else {
             Chosen::from_base(self.defaults.clone(), Origin::Session)
         };
-        let overrides = match self.servers.get(server) {
-            Some(s) => self.overrides.then(&s.overrides),
-            None => self.overrides.clone(),
-        };
-        (base, overrides)
-    }
-
-    /// The same for a dialogue that is there: its own overrides come last.
-    pub fn defaults_of_dialogue(&self, index: usize) -> (Chosen, Overrides) {
-        let d = &self.dialogues[index];
-        let (base, overrides) = self.defaults_for(d.server);
-        (base, overrides.then(&d.overrides))
+        (base, self.overrides.clone())
     }
 
     /// Opens a new dialogue (a new MCP session) on a server, in a new tab, and shows it.
+    /// None when the server is gone.
     pub fn open_dialogue(
         &mut self,
-        server: usize,
+        server: ServerId,
         interface: Interface,
         effects: &mut Vec<Effect>,
-    ) -> usize {
-        let key = self.new_key();
-        let n = self.dialogues.iter().filter(|d| d.server == server).count() + 1;
-        let name = format!("{} #{n}", self.servers[server].name);
-        let mut d = DialogueState::new(key, name, server, interface);
-        if let Some(state) = self.servers.get_mut(server)
-            && state.status != ServerStatus::Connected
-        {
+    ) -> Option<DialogueId> {
+        self.open_dialogue_as(server, interface, None, effects)
+    }
+
+    /// The same, asking first for the MCP generation of `spoke` (the version a dialogue it
+    /// goes on with spoke: a take-over).
+    pub fn open_dialogue_as(
+        &mut self,
+        server: ServerId,
+        interface: Interface,
+        spoke: Option<String>,
+        effects: &mut Vec<Effect>,
+    ) -> Option<DialogueId> {
+        let state = self.servers.get_mut(server)?;
+        if state.status != ServerStatus::Connected {
             state.status = ServerStatus::Connecting;
         }
+        let spec = state.spec.clone();
+        let n = self
+            .dialogues
+            .values()
+            .filter(|d| d.server == server)
+            .count()
+            + 1;
+        let name = format!("{} #{n}", state.name);
+        let key = self.new_key();
+        let mut d = DialogueState::new(key, name, server, interface);
         d.composer
             .set_kind(crate::protocol::dac::Kind::SemanticGrounding);
         let (base, overrides) = self.defaults_for(server);
         effects.push(Effect::Open {
             key,
-            spec: self.servers[server].spec.clone(),
+            spec,
             interface,
             base,
             overrides,
             first_turn: 0,
             goes_on: None,
+            spoke,
         });
-        self.dialogues.push(d);
-        let index = self.dialogues.len() - 1;
-        self.show_dialogue(index);
-        index
+        let id = self.dialogues.push(d);
+        self.show_dialogue(id);
+        Some(id)
     }
 
     /// Shows a dialogue, keeping the focus of the one that was shown with it; but never
     /// into the composer from outside it (switching dialogues in NAV leaves letters commands:
     /// only the user's own keys enter EDIT).
-    pub fn show_dialogue(&mut self, index: usize) {
+    pub fn show_dialogue(&mut self, id: DialogueId) {
         if let Some(old) = self.current.and_then(|i| self.dialogues.get_mut(i)) {
             old.focus = Some(self.focus);
         }
-        if let Some(d) = self.dialogues.get(index) {
-            self.current = Some(index);
+        if let Some(d) = self.dialogues.get(id) {
+            self.current = Some(id);
             if matches!(self.focus, Pane::Transcript | Pane::Detail | Pane::Composer)
                 && let Some(focus) = d.focus
                 && (focus != Pane::Composer || self.focus == Pane::Composer)
@@ -462,8 +487,18 @@ impl App {
         }
     }
 
-    pub fn dialogue_index(&self, key: DialogueKey) -> Option<usize> {
-        self.dialogues.iter().position(|d| d.key == key)
+    /// The dialogue the engine knows by `key`.
+    pub fn dialogue_of_key(&self, key: DialogueKey) -> Option<DialogueId> {
+        self.dialogues.find(|d| d.key == key)
+    }
+
+    /// The dialogue the engine knows by `key`, itself.
+    pub fn dialogue_by_key(&self, key: DialogueKey) -> Option<&DialogueState> {
+        self.dialogues.values().find(|d| d.key == key)
+    }
+
+    pub fn dialogue_by_key_mut(&mut self, key: DialogueKey) -> Option<&mut DialogueState> {
+        self.dialogues.values_mut().find(|d| d.key == key)
     }
 
     pub fn current_dialogue(&self) -> Option<&DialogueState> {
@@ -491,13 +526,10 @@ impl App {
     /// The rows of the sidebar: each server, then its dialogues.
     pub fn sidebar_rows(&self) -> Vec<SidebarRow> {
         let mut rows = Vec::new();
-        for (s, server) in self.servers.iter().enumerate() {
-            if server.removed {
-                continue;
-            }
+        for (s, server) in self.servers.iter() {
             rows.push(SidebarRow::Server(s));
             if server.expanded {
-                for (d, dialogue) in self.dialogues.iter().enumerate() {
+                for (d, dialogue) in self.dialogues.iter() {
                     if dialogue.server == s {
                         rows.push(SidebarRow::Dialogue(d));
                     }
@@ -509,14 +541,14 @@ impl App {
 
     /// The server new dialogues open on: the one of the dialogue in view; without one, the
     /// server the sidebar points at.
-    pub fn server_in_view(&self) -> Option<usize> {
+    pub fn server_in_view(&self) -> Option<ServerId> {
         if let Some(d) = self.current_dialogue() {
             return Some(d.server);
         }
         match self.sidebar_rows().get(self.sidebar_selected) {
             Some(SidebarRow::Server(s)) => Some(*s),
             Some(SidebarRow::Dialogue(d)) => self.dialogues.get(*d).map(|d| d.server),
-            None => self.servers.iter().position(|s| !s.removed),
+            None => self.servers.first_id(),
         }
     }
 
@@ -558,6 +590,7 @@ impl App {
     pub fn typing(&self) -> bool {
         self.focus == Pane::Composer && self.current.is_some()
             || (self.focus == Pane::Log && self.log.editing_filter)
+            || self.search.as_ref().is_some_and(|s| s.editing)
     }
 
     /// The spinner's frame.
@@ -569,6 +602,6 @@ impl App {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SidebarRow {
-    Server(usize),
-    Dialogue(usize),
+    Server(ServerId),
+    Dialogue(DialogueId),
 }

@@ -117,12 +117,12 @@ impl TurnView {
 
     /// "answered", "— tool error —", "timeout" …: what the Outcome column shows.
     pub fn outcome_label(&self) -> String {
-        use crate::client::turn::Shown;
         match &self.turn.reply {
-            Reply::Response(_) => match &self.summary.outcome {
-                Some(Shown::Known(o)) => o.as_str().to_owned(),
-                Some(Shown::Other(o)) => o.clone(),
-                None => "(no Outcome)".into(),
+            Reply::Response(_) => match self.exchange.outcome() {
+                Some(Field::Known(o)) => o.as_str().to_owned(),
+                // Marked: a value no Outcome has never reads as one that is.
+                Some(outcome @ Field::Other(_)) => format!("{}?", outcome.text()),
+                _ => "(no Outcome)".into(),
             },
             Reply::ToolError(_) => "— tool error —".into(),
             Reply::Error(e) => match e.kind {
@@ -294,8 +294,8 @@ pub struct DialogueState {
     pub name: String,
     /// Its turns since the session was last saved (closing it takes them out of the count).
     pub unsaved: usize,
-    /// Index of its server in the explorer's list.
-    pub server: usize,
+    /// Its server.
+    pub server: crate::tui::ids::ServerId,
     pub interface: Interface,
     pub status: Status,
     /// The engine's connection it runs on (client events name connections).
@@ -334,6 +334,9 @@ pub struct DialogueState {
     pub scenario: Option<ScenarioState>,
     /// A watched or recorded dialogue this one takes over, while its Requests are sent again.
     pub takeover: Option<TakeOver>,
+    /// The MCP version it speaks (or spoke: recorded in its session file or the proxy's
+    /// recording): a reconnect, a take-over and a replay ask for that generation first.
+    pub protocol_version: Option<String>,
 }
 
 /// Taking over: the recorded Requests still to send again, and what came of those sent.
@@ -353,7 +356,7 @@ impl DialogueState {
     pub fn new(
         key: DialogueKey,
         name: String,
-        server: usize,
+        server: crate::tui::ids::ServerId,
         interface: Interface,
     ) -> DialogueState {
         DialogueState {
@@ -380,6 +383,7 @@ impl DialogueState {
             notes: None,
             replay: None,
             takeover: None,
+            protocol_version: None,
             detail_scroll: 0,
             detail_tab: DetailTab::for_interface(interface, false, false)[0],
             focus: None,
@@ -563,7 +567,12 @@ mod tests {
     }
 
     fn dialogue(turns: Vec<Turn>) -> DialogueState {
-        let mut d = DialogueState::new(1, "d".into(), 0, Interface::Dac);
+        let mut d = DialogueState::new(
+            1,
+            "d".into(),
+            crate::tui::ids::ServerId::TEST,
+            Interface::Dac,
+        );
         d.load_turns(turns);
         d
     }

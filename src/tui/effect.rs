@@ -27,6 +27,9 @@ pub enum Effect {
         first_turn: u64,
         /// A reconnect's dialogue, to go on with where the server keeps it (2026-07-28).
         goes_on: Option<crate::client::dialogue::GoesOn>,
+        /// The MCP version the dialogue spoke before (a reconnect, a take-over of a recorded
+        /// one): its generation is asked for first.
+        spoke: Option<String>,
     },
     /// Send a Request on a dialogue; `TurnStarted` then `TurnFinished` follow.
     Send {
@@ -109,9 +112,11 @@ pub enum Effect {
     /// Read the servers files found in the project and the configuration; `ServersFound`
     /// follows.
     FindServers,
-    /// The paths that complete `typed`; `PathCompletions` follows.
+    /// The paths that complete `typed` (folders, and files ending in one of `extensions`, any
+    /// file when there is none); `PathCompletions` follows.
     CompletePath {
         typed: String,
+        extensions: &'static [&'static str],
     },
     /// Read a user theme; `ThemeLoaded` follows.
     LoadTheme {
@@ -125,9 +130,16 @@ pub enum Effect {
     Clipboard {
         text: String,
     },
-    /// Write JSON to a file of the data directory (where OSC 52 may not reach);
-    /// `CopyWritten` follows, with the path.
+    /// Write what would be copied to a file of the data directory (where OSC 52 may not
+    /// reach), named with this extension (`json`, `txt`, `sh`); `CopyWritten` follows, with
+    /// the path.
     WriteCopy {
+        text: String,
+        extension: &'static str,
+    },
+    /// Write JSON to the file the user chose (`W`); `CopyWritten` follows.
+    WriteJson {
+        path: PathBuf,
         text: String,
     },
     /// Leave. `clean`: the run ended as the user asked, nothing to recover next time;

@@ -130,6 +130,8 @@ pub enum SaveWhat {
     Session,
     /// A dialogue, as a test (a scenario).
     Scenario(DialogueKey),
+    /// The JSON in view (`W`), as it was when asked for.
+    Json(String),
 }
 
 /// A scenario run in the explorer, as it goes: each step becomes a turn of its dialogue.

@@ -4,15 +4,17 @@
 
 use crate::client::engine::DialogueKey;
 use crate::tui::action::Pane;
-use crate::tui::app::DetailTab;
+use crate::tui::app::{DetailTab, SidebarRow};
+use crate::tui::ids::DialogueId;
 use ratatui::layout::{Position, Rect};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Hits {
     pub panes: Vec<(Rect, Pane)>,
-    /// The dialogue tabs of the top line, by dialogue index.
-    pub tabs: Vec<(Rect, usize)>,
-    pub sidebar_rows: Vec<(Rect, usize)>,
+    /// The dialogue tabs of the top line.
+    pub tabs: Vec<(Rect, DialogueId)>,
+    /// The sidebar's rows, by what they show.
+    pub sidebar_rows: Vec<(Rect, SidebarRow)>,
     /// The transcript's data rows, and the turn on the first of them.
     pub transcript_rows: Rect,
     pub transcript_top: usize,

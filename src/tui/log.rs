@@ -12,6 +12,8 @@ pub struct LogState {
     dropped: usize,
     pub filter: String,
     pub editing_filter: bool,
+    /// The filter's line while it is typed (the one line editor).
+    pub filter_input: crate::tui::overlay::Input,
     /// Absolute numbers (dropped + position) of the entries that pass the filter.
     visible: VecDeque<usize>,
     /// The selected entry, as an index into the visible ones.
@@ -27,6 +29,7 @@ impl Default for LogState {
             dropped: 0,
             filter: String::new(),
             editing_filter: false,
+            filter_input: Default::default(),
             visible: VecDeque::new(),
             selected: None,
             follow: true,
@@ -91,6 +94,20 @@ impl LogState {
     pub fn visible(&self, i: usize) -> Option<&LogEntry> {
         let n = *self.visible.get(i)?;
         self.entries.get(n - self.dropped)
+    }
+
+    /// The visible entries (their indices) whose text holds `query`, ignoring case.
+    pub fn matching(&self, query: &str) -> Vec<usize> {
+        if query.is_empty() {
+            return Vec::new();
+        }
+        let query = query.to_lowercase();
+        (0..self.visible.len())
+            .filter(|&i| {
+                self.visible(i)
+                    .is_some_and(|e| e.text.to_lowercase().contains(&query))
+            })
+            .collect()
     }
 
     pub fn total(&self) -> usize {

@@ -230,12 +230,11 @@ pub fn picker_items(sessions_dir: &Path, data_dir: Option<&Path>) -> Vec<PickerI
 }
 
 /// The paths that complete what was typed: the entries of its folder whose names start with
-/// its last part (folders end with `/`), JSON files and folders only.
-pub fn complete_path(typed: &str, cwd: &Path) -> Vec<String> {
-    let expanded = match typed.strip_prefix("~/") {
-        Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
-        None => PathBuf::from(typed),
-    };
+/// its last part (folders end with `/`; hidden ones only when a `.` is typed), folders and the
+/// files that end in one of `extensions` (any file when there is none). `~/` is the home
+/// folder and stays as typed.
+pub fn complete_path(typed: &str, cwd: &Path, extensions: &[&str]) -> Vec<String> {
+    let expanded = crate::settings::expand_home(Path::new(typed));
     let (folder, stem) = if typed.ends_with('/') {
         (expanded.clone(), String::new())
     } else {
@@ -269,8 +268,11 @@ pub fn complete_path(typed: &str, cwd: &Path) -> Vec<String> {
                         return None;
                     }
                     let dir = e.file_type().ok()?.is_dir();
-                    (dir || name.ends_with(".json"))
-                        .then(|| format!("{prefix}{name}{}", if dir { "/" } else { "" }))
+                    let wanted = extensions.is_empty()
+                        || extensions
+                            .iter()
+                            .any(|x| name.strip_suffix(x).is_some_and(|n| n.ends_with('.')));
+                    (dir || wanted).then(|| format!("{prefix}{name}{}", if dir { "/" } else { "" }))
                 })
                 .collect()
         })
@@ -405,8 +407,11 @@ mod tests {
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("s1.json"), "").unwrap();
         std::fs::write(dir.path().join("notes.txt"), "").unwrap();
-        assert_eq!(complete_path("s", dir.path()), ["s1.json", "sub/"]);
+        assert_eq!(
+            complete_path("s", dir.path(), &["json"]),
+            ["s1.json", "sub/"]
+        );
         let abs = format!("{}/", dir.path().display());
-        assert_eq!(complete_path(&abs, dir.path()).len(), 2);
+        assert_eq!(complete_path(&abs, dir.path(), &["json"]).len(), 2);
     }
 }

@@ -184,6 +184,7 @@ impl Runner {
                 overrides,
                 first_turn,
                 goes_on,
+                spoke,
             } => self.engine.open(
                 key,
                 spec,
@@ -193,6 +194,7 @@ impl Runner {
                 crate::client::dialogue::Continuation {
                     first_turn,
                     goes_on,
+                    spoke,
                 },
             ),
             Effect::Send {
@@ -346,10 +348,10 @@ impl Runner {
                     Event::ServersFound { servers, problems }
                 });
             }
-            Effect::CompletePath { typed } => {
+            Effect::CompletePath { typed, extensions } => {
                 let cwd = self.app.paths.cwd.clone();
                 self.blocking(move || Event::PathCompletions {
-                    paths: persist::complete_path(&typed, &cwd),
+                    paths: persist::complete_path(&typed, &cwd, extensions),
                     typed,
                 });
             }
@@ -371,14 +373,14 @@ impl Runner {
                 }
             }
             Effect::Clipboard { text } => self.clipboard = Some(text),
-            Effect::WriteCopy { text } => {
+            Effect::WriteCopy { text, extension } => {
                 let dir = self.app.paths.data_dir.clone();
                 self.blocking(move || {
                     let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
                     let path = dir
                         .unwrap_or_else(std::env::temp_dir)
                         .join("copies")
-                        .join(format!("copy-{stamp}.json"));
+                        .join(format!("copy-{stamp}.{extension}"));
                     let result = path
                         .parent()
                         .map_or(Ok(()), std::fs::create_dir_all)
@@ -387,6 +389,11 @@ impl Runner {
                     Event::CopyWritten { path, result }
                 });
             }
+            Effect::WriteJson { path, text } => self.blocking(move || Event::CopyWritten {
+                result: crate::session::atomic::write(&path, text.as_bytes())
+                    .map_err(|e| e.to_string()),
+                path,
+            }),
             Effect::Certify(e) => self.certify(e),
             Effect::Quit { clean } => self.quit = Some(clean),
             Effect::Refresh { key } => {
@@ -987,11 +994,11 @@ fn matters(app: &App, event: &Event) -> bool {
             app.notice.is_some()
                 || app
                     .dialogues
-                    .iter()
+                    .values()
                     .any(|d| d.pending.is_some() || d.status == Status::Connecting)
                 || app
                     .servers
-                    .iter()
+                    .values()
                     .any(|s| s.status == ServerStatus::Connecting)
                 || app.certify.as_ref().is_some_and(|c| c.running())
         }

@@ -11,6 +11,8 @@ It is the third-party peer of the interop tests. Flags make it break one rule on
   --no-header-const    declare the tool's inputSchema without the Header const
   --drop-commitments   leave CommitmentStatus out of every Response
   --misshapen-space    publish dac://spaces/Space:Lab with MLocations a number
+  --not-bkn            offer its tool as `lookup`, without the Header const: any MCP server
+                       that has no BKN tool
 """
 
 import json
@@ -37,7 +39,10 @@ def tool():
     input_schema = {"type": "object", "properties": {"Kind": {"type": "string"}}}
     if "--no-header-const" not in FLAGS:
         input_schema["properties"]["Header"] = {"const": "PGM-KDA-V1.0"}
-    t = {"name": "bkn_dac", "description": "Domain Access of the lab", "inputSchema": input_schema}
+    if "--not-bkn" in FLAGS:
+        input_schema = {"type": "object", "properties": {"Kind": {"type": "string"}}}
+    name = "lookup" if "--not-bkn" in FLAGS else "bkn_dac"
+    t = {"name": name, "description": "Domain Access of the lab", "inputSchema": input_schema}
     if "--no-output-schema" not in FLAGS:
         t["outputSchema"] = {"type": "object", "properties": {"Header": {"const": "PGM-KDA-V1.0"}}}
     return t

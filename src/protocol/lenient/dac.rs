@@ -264,6 +264,8 @@ pub struct Verdict {
     pub counts: Vec<(StatusName, usize)>,
     /// The Request's steps the server gave no PA Status for.
     pub unanswered: Vec<u64>,
+    /// The steps of the Request that are Ack (an Ack on a Step the Request does not have
+    /// is counted above, as it came, but not here).
     pub acks: usize,
     /// Every step of the Request and of the Response (those answered, those not).
     pub total: usize,
@@ -273,6 +275,22 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The steps counted by status: "2 Ack · 1 Clash · 1 not answered".
+    pub fn counts_text(&self) -> String {
+        let mut parts: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(name, n)| format!("{n} {name}"))
+            .collect();
+        if !self.unanswered.is_empty() {
+            parts.push(format!("{} not answered", self.unanswered.len()));
+        }
+        if parts.is_empty() {
+            parts.push("no step".into());
+        }
+        parts.join(" · ")
+    }
+
     /// The server claims better than its own steps say (a Clash step and `feasible`).
     pub fn contradicted(&self) -> bool {
         matches!((self.claimed.known(), self.implied), (Some(c), Some(i)) if *c < i)
@@ -287,7 +305,16 @@ impl DacResponseView {
         let steps = feasibility.steps.items();
         let mut counts: Vec<(StatusName, usize)> = Vec::new();
         let mut answered = Vec::new();
+        let asked: Vec<u64> = request.statements().filter_map(|(n, _)| n).collect();
+        // An Ack counts for the verdict only on a step the Request has (when it has any).
+        let mut acks = 0;
         for step in steps {
+            if let Field::Known(s) = step
+                && s.pa_status == Field::Known(PaStatus::Ack)
+                && (asked.is_empty() || s.step.index().is_some_and(|n| asked.contains(&n)))
+            {
+                acks += 1;
+            }
             let (name, number) = match step {
                 Field::Known(s) => (StatusName::of(&s.pa_status), s.step.index()),
                 // Not even an object: what came stands for its status.
@@ -306,15 +333,10 @@ impl DacResponseView {
             (_, StatusName::Known(_)) => std::cmp::Ordering::Greater,
             _ => std::cmp::Ordering::Equal,
         });
-        let unanswered: Vec<u64> = request
-            .statements()
-            .filter_map(|(n, _)| n)
+        let unanswered: Vec<u64> = asked
+            .into_iter()
             .filter(|n| !answered.contains(n))
             .collect();
-        let acks = counts
-            .iter()
-            .find(|(n, _)| *n == StatusName::Known(PaStatus::Ack))
-            .map_or(0, |(_, c)| *c);
         let total = steps.len() + unanswered.len();
         Some(Verdict {
             implied: (total > 0).then(|| Overall::of_counts(acks, total)),

@@ -336,7 +336,7 @@ mod tests {
         let response = json!({"Outcome": "mostly", "Feasibility": {"Overall": "feasible",
             "Steps": [{"Step": 0, "PAStatus": "Clash", "Reason": "c1 conflicts: whatever"},
                       {"Step": -1, "PAStatus": "Perhaps"},
-                      "Ack"]},
+                      "Ack", {"Step": 7, "PAStatus": "Ack"}]},
             "SourcesUsed": "all of them"});
         let request: DacRequestView = read(&request);
         let view: DacResponseView = read(&response);
@@ -352,6 +352,7 @@ mod tests {
         assert_eq!(
             verdict.counts,
             [
+                (StatusName::Known(PaStatus::Ack), 1),
                 (StatusName::Known(PaStatus::Clash), 1),
                 (StatusName::Other("Perhaps".into()), 1),
                 // A step that is not even an object is not taken for an Ack.
@@ -359,7 +360,8 @@ mod tests {
             ]
         );
         assert_eq!(verdict.unanswered, [1, 2], "-1 is no Step of the Request");
-        assert_eq!((verdict.acks, verdict.total), (0, 5));
+        // The Ack of Step 7, which the Request does not have, is no Ack of the Request's.
+        assert_eq!((verdict.acks, verdict.total), (0, 6));
         assert_eq!(
             verdict.implied,
             Some(crate::protocol::dac::Overall::Infeasible)

@@ -23,6 +23,7 @@ use crate::tui::app::{App, Severity};
 use crate::tui::dialogue::Status;
 use crate::tui::effect::Effect;
 use crate::tui::hits::Hits;
+use crate::tui::ids::ServerId;
 use crate::tui::overlay::Input;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
@@ -151,9 +152,11 @@ pub struct Saving {
 #[derive(Clone, Debug)]
 pub struct CertifyPane {
     pub run: u64,
-    /// The server certified (an index into `App::servers`): evidence opens on it.
-    pub server: usize,
+    /// The server certified: evidence opens on it while it is there.
+    pub server: ServerId,
     pub server_name: String,
+    /// Its definition as certified (the report names it, after the server is removed too).
+    pub spec: ServerSpec,
     pub interface: Interface,
     pub phase: Phase,
     pub total: Option<usize>,
@@ -279,7 +282,7 @@ impl App {
         self.certify_start(server, fx);
     }
 
-    fn certify_start(&mut self, server: usize, fx: &mut Vec<Effect>) {
+    fn certify_start(&mut self, server: ServerId, fx: &mut Vec<Effect>) {
         if let Some(c) = &self.certify
             && c.running()
         {
@@ -304,6 +307,7 @@ impl App {
             run,
             server,
             server_name: state.name.clone(),
+            spec: state.spec.clone(),
             interface,
             phase: Phase::Learning,
             total: None,
@@ -411,7 +415,7 @@ impl App {
                     let format = s.format;
                     let path = report_path(s.input.text(), format, &self.paths.cwd);
                     let overwrite = s.exists.as_ref() == Some(&path);
-                    let text = format.text(&c.report_so_far(&self.servers[c.server].spec));
+                    let text = format.text(&c.report_so_far(&c.spec));
                     fx.push(Effect::Certify(CertifyEffect::Write {
                         path,
                         text,
@@ -519,7 +523,14 @@ impl App {
             return;
         }
         let server = c.server;
-        let mut one = c.report_so_far(&self.servers[server].spec);
+        let mut one = c.report_so_far(&c.spec);
+        if !self.servers.contains(server) {
+            c.note = Some((
+                "its server was removed: its evidence has no server to open on".into(),
+                Severity::Warning,
+            ));
+            return;
+        }
         if one.protocol.is_empty()
             && let Some(Evidence::Turn { protocol, .. }) = result.evidence.first()
         {
@@ -532,7 +543,7 @@ impl App {
         for record in session.dialogues {
             let name = record.name.clone().unwrap_or_default();
             // Opened before: shown again, not twice.
-            let index = match self.dialogues.iter().position(|d| {
+            let index = match self.dialogues.find(|d| {
                 d.server == server
                     && d.status == Status::Recorded
                     && d.name == name
@@ -555,7 +566,11 @@ impl App {
             }
             self.show_dialogue(i);
             self.focus = Pane::Transcript;
-            let name = self.dialogues[i].name.clone();
+            let name = self
+                .dialogues
+                .get(i)
+                .map(|d| d.name.clone())
+                .unwrap_or_default();
             self.notify(
                 format!(
                     "evidence {name} ({opened} new; r replays, {} the rules)",
@@ -605,10 +620,7 @@ impl App {
 /// a path without an extension gets the format's.
 pub fn report_path(typed: &str, format: ReportFormat, cwd: &std::path::Path) -> PathBuf {
     let typed = typed.trim();
-    let mut path = match typed.strip_prefix("~/") {
-        Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
-        None => PathBuf::from(typed),
-    };
+    let mut path = crate::settings::expand_home(std::path::Path::new(typed));
     if path.extension().is_none() {
         path.set_extension(format.extension());
     }

@@ -178,7 +178,7 @@ fn report(t: &T) -> Box<Report> {
 fn the_palette_entry_certifies_the_server_of_the_dialogue_in_view() {
     let mut t = T::new();
     // The second dialogue is on the User State Refinement server.
-    t.app.show_dialogue(1);
+    t.app.show_dialogue(t.app.dialogues.id_at(1).unwrap());
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char(':'));
     assert!(matches!(t.app.overlay, Some(Overlay::Palette(_))));
@@ -194,11 +194,11 @@ fn the_palette_entry_certifies_the_server_of_the_dialogue_in_view() {
                 interface: Interface::Usr,
                 ..
             }),
-        ] => assert_eq!(spec, &t.app.servers[1].spec),
+        ] => assert_eq!(spec, &t.app.servers.nth(1).unwrap().spec),
         other => panic!("one start on the USR server: {other:?}"),
     }
     let p = t.pane();
-    assert!(p.shown && p.running() && p.server == 1);
+    assert!(p.shown && p.running() && Some(p.server) == t.app.servers.id_at(1));
     assert_eq!(p.phase, Phase::Learning);
 }
 
@@ -335,7 +335,7 @@ fn enter_on_a_failed_rule_opens_its_evidence_as_a_recorded_dialogue_once() {
     let d = t.app.current_dialogue().expect("the evidence in view");
     assert_eq!(d.name, "commitments.release: A");
     assert_eq!(d.status, Status::Recorded);
-    assert_eq!(d.server, 0);
+    assert_eq!(Some(d.server), t.app.servers.id_at(0));
     assert_eq!(d.turns.len(), 2);
     assert_eq!(d.dialog_id.as_deref(), Some("d-1"));
     assert!(

@@ -3,7 +3,7 @@
 //! (2026-07-28: one POST with `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `_meta`;
 //! 2025-11-25: the session's sequence, initialize to DELETE). Every word is shell-quoted
 //! (`shlex`); a secret is never written: the token is `$BKN_TOKEN`, a header's literal value
-//! a variable named after it.
+//! the variable a servers file keeps the server's secrets in (`BKN_<SERVER>_<HEADER>`).
 
 use crate::client::spec::{ServerSpec, TransportSpec};
 use serde_json::{Value, json};
@@ -27,6 +27,9 @@ pub struct Turn<'a> {
     pub request: &'a Value,
     /// The explorer was given a bearer token (`--token`, `BKN_TOKEN`) for this server.
     pub token: bool,
+    /// The Request is the composer's draft, not a turn sent: it has none of the common
+    /// fields yet.
+    pub draft: bool,
 }
 
 const NEW_GENERATION: &str = "2026-07-28";
@@ -55,23 +58,14 @@ fn expanding(word: &str) -> String {
     out
 }
 
-/// The variable a header's value is read from: its own `${VAR}` when it names one, else one
-/// named after the header (the value itself may be a secret: never written).
-fn header_value(name: &str, value: &str) -> (String, Option<String>) {
+/// The variable a header's value is read from: its own `${VAR}` when it names one, else the
+/// one a servers file keeps the server's secret in (`BKN_<SERVER>_<HEADER>`: the value itself
+/// may be a secret, never written).
+fn header_value(server: &str, name: &str, value: &str) -> (String, Option<String>) {
     if value.contains("${") {
         return (value.to_owned(), None);
     }
-    let var: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let var = format!("BKN_HEADER_{var}");
+    let var = crate::client::spec::secret_variable(server, name);
     (format!("${{{var}}}"), Some(var))
 }
 
@@ -89,11 +83,15 @@ pub fn request_for_send(request: &Value) -> Value {
 
 /// `bkn-explorer send` with the Request on its standard input, naming the same server.
 pub fn send_line(turn: &Turn) -> Block {
-    let mut notes = vec![
+    let mut notes = vec![if turn.draft {
+        "the draft as the composer holds it: send fills the common fields (Header, DialogID, \
+         TurnIndex, QueryID, QueryTime, MInstance…) in the new dialogue it opens"
+            .to_owned()
+    } else {
         "send opens a new dialogue: its DialogID and TurnIndex are its own (left out here, \
          send fills them); every other field as sent"
-            .to_owned(),
-    ];
+            .to_owned()
+    }];
     let mut words: Vec<String> = ["bkn-explorer", "send", "-"]
         .iter()
         .map(|w| w.to_string())
@@ -126,7 +124,7 @@ pub fn send_line(turn: &Turn) -> Block {
             words.push("--url".into());
             words.push(quote(&h.url));
             for (name, value) in &h.headers {
-                let (value, var) = header_value(name, value);
+                let (value, var) = header_value(&turn.spec.name, name, value);
                 words.push("--header".into());
                 // send reads ${VAR} from the environment itself: single quotes keep it.
                 words.push(quote(&format!("{name}: {value}")));
@@ -163,7 +161,7 @@ fn common_headers(turn: &Turn, notes: &mut Vec<String>) -> Vec<String> {
     ];
     if let TransportSpec::Http(h) = &turn.spec.transport {
         for (name, value) in &h.headers {
-            let (value, var) = header_value(name, value);
+            let (value, var) = header_value(&turn.spec.name, name, value);
             words.push("-H".into());
             words.push(expanding(&format!("{name}: {value}")));
             if let Some(var) = var {
@@ -189,6 +187,14 @@ pub fn curl(turn: &Turn) -> Option<Block> {
          dialogue's: $DIALOG or the session's $SID) and TurnIndex 0"
             .to_owned(),
     ];
+    if turn.draft {
+        notes.insert(
+            0,
+            "a draft has none of the common fields (Header, QueryID, QueryTime…): curl sends \
+             it as it is, and a server refuses it; select a sent turn to export it for curl"
+                .to_owned(),
+        );
+    }
     let headers = common_headers(turn, &mut notes);
     notes.dedup();
     let url = quote(&h.url);
@@ -318,6 +324,7 @@ mod tests {
             tool: "bkn_dac",
             request: &r,
             token: false,
+            draft: false,
         });
         assert!(
             b.text
@@ -354,6 +361,7 @@ mod tests {
                 tool: "bkn_dac",
                 request: &r,
                 token: false,
+                draft: false,
             });
             assert_eq!(all.len(), 2);
             for b in &all {
@@ -363,7 +371,7 @@ mod tests {
                     b.text
                 );
                 assert!(b.text.contains("$BKN_TOKEN"), "{}", b.text);
-                assert!(b.text.contains("${BKN_HEADER_X_API_KEY}"), "{}", b.text);
+                assert!(b.text.contains("${BKN_REMOTE_X_API_KEY}"), "{}", b.text);
                 assert!(b.text.contains("${TEAM}"), "{}", b.text);
             }
         }
@@ -373,6 +381,7 @@ mod tests {
             tool: "bkn_dac",
             request: &r,
             token: false,
+            draft: false,
         })[1];
         for h in [
             "MCP-Protocol-Version: 2026-07-28",

@@ -5,12 +5,10 @@
 pub mod lines;
 pub mod view;
 
-use crate::tui::action::Handled;
+use crate::tui::action::{Action, Handled};
 use crate::tui::hits::Hits;
 use lines::Block;
-use ratatui::crossterm::event::{
-    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
 pub struct ExportOverlay {
@@ -45,44 +43,48 @@ impl ExportOverlay {
         self.blocks.get(self.selected).map(|b| b.text.clone())
     }
 
-    pub fn key(&mut self, key: &KeyEvent, max: Option<usize>) -> (Handled, Ask) {
-        // A scroll stops at the last page the frame showed, so that going back up moves at
-        // once.
+    /// A key, and the action the key map gives it in overlays (so that keys.toml reaches
+    /// them); `max` is the last page the frame showed.
+    pub fn key(
+        &mut self,
+        key: &KeyEvent,
+        action: Option<Action>,
+        max: Option<usize>,
+    ) -> (Handled, Ask) {
         if let Some(max) = max {
             self.scroll = self.scroll.min(max);
         }
-        if key.modifiers.contains(KeyModifiers::CONTROL) || matches!(key.code, KeyCode::F(_)) {
-            return (Handled::Ignored, Ask::Nothing);
-        }
-        let n = self.blocks.len();
-        let ask = match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => Ask::Close,
-            KeyCode::Tab | KeyCode::Down | KeyCode::Char('j') => {
-                self.selected = (self.selected + 1) % n.max(1);
+        let n = self.blocks.len().max(1);
+        let ask = match action {
+            Some(Action::Cancel) => Ask::Close,
+            Some(Action::Complete | Action::Down | Action::NextDetailTab) => {
+                self.selected = (self.selected + 1) % n;
                 Ask::Nothing
             }
-            KeyCode::BackTab | KeyCode::Up | KeyCode::Char('k') => {
-                self.selected = (self.selected + n.max(1) - 1) % n.max(1);
+            Some(Action::FocusPrev | Action::Up | Action::PrevDetailTab) => {
+                self.selected = (self.selected + n - 1) % n;
                 Ask::Nothing
             }
-            KeyCode::Char(c @ '1'..='9') => {
-                let i = c as usize - '1' as usize;
-                if i < n {
-                    self.selected = i;
+            Some(Action::Select | Action::CopyJson) => {
+                self.chosen().map_or(Ask::Nothing, Ask::Copy)
+            }
+            Some(a @ (Action::Top | Action::Bottom | Action::PageDown | Action::PageUp)) => {
+                crate::tui::overlay::scroll::keys(&mut self.scroll, Some(&a), max);
+                Ask::Nothing
+            }
+            // Its own letters (the key map has no place for them).
+            _ => match key.code {
+                KeyCode::Char('q') if key.modifiers.is_empty() => Ask::Close,
+                KeyCode::Char(c @ '1'..='9') if key.modifiers.is_empty() => {
+                    let i = c as usize - '1' as usize;
+                    if i < self.blocks.len() {
+                        self.selected = i;
+                    }
+                    Ask::Nothing
                 }
-                Ask::Nothing
-            }
-            KeyCode::Char('y') | KeyCode::Enter => self.chosen().map_or(Ask::Nothing, Ask::Copy),
-            KeyCode::Char('W') => self.chosen().map_or(Ask::Nothing, Ask::Write),
-            KeyCode::PageDown => {
-                self.scroll += 10;
-                Ask::Nothing
-            }
-            KeyCode::PageUp => {
-                self.scroll = self.scroll.saturating_sub(10);
-                Ask::Nothing
-            }
-            _ => Ask::Nothing,
+                KeyCode::Char('W') => self.chosen().map_or(Ask::Nothing, Ask::Write),
+                _ => return (crate::tui::overlay::leaves(key), Ask::Nothing),
+            },
         };
         (Handled::Consumed, ask)
     }
@@ -107,6 +109,7 @@ impl ExportOverlay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::crossterm::event::KeyModifiers;
 
     #[test]
     fn tab_chooses_a_block_and_y_copies_it() {
@@ -116,22 +119,27 @@ mod tests {
             notes: Vec::new(),
         };
         let mut o = ExportOverlay::new("turn 0".into(), vec![block("send"), block("curl")]);
-        let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+        let press = |o: &mut ExportOverlay, code| {
+            let key = KeyEvent::new(code, KeyModifiers::NONE);
+            let action = crate::tui::action::Keymap::default()
+                .action_in(&key, crate::tui::action::Context::Overlay);
+            o.key(&key, action, None)
+        };
         assert_eq!(
-            o.key(&key(KeyCode::Char('y')), None).1,
+            press(&mut o, KeyCode::Char('y')).1,
             Ask::Copy("send line".into())
         );
-        o.key(&key(KeyCode::Tab), None);
+        press(&mut o, KeyCode::Tab);
         assert_eq!(
-            o.key(&key(KeyCode::Char('y')), None).1,
+            press(&mut o, KeyCode::Char('y')).1,
             Ask::Copy("curl line".into())
         );
         assert_eq!(
-            o.key(&key(KeyCode::Char('W')), None).1,
+            press(&mut o, KeyCode::Char('W')).1,
             Ask::Write("curl line".into())
         );
-        o.key(&key(KeyCode::Tab), None);
+        press(&mut o, KeyCode::Tab);
         assert_eq!(o.selected, 0);
-        assert_eq!(o.key(&key(KeyCode::Esc), None).1, Ask::Close);
+        assert_eq!(press(&mut o, KeyCode::Esc).1, Ask::Close);
     }
 }

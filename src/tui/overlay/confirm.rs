@@ -21,11 +21,10 @@ pub enum ConfirmPurpose {
     CloseDialogue(DialogueKey),
     /// Save over a file that exists.
     Overwrite(PathBuf, crate::tui::event::SaveWhat),
-    /// Remove a server whose dialogues have turns (its index).
-    RemoveServer(usize),
-    /// Start the command a session file's server runs (its index), then do the action that
-    /// needed it.
-    StartCommand(usize, crate::tui::action::Action),
+    /// Remove a server whose dialogues have turns.
+    RemoveServer(crate::tui::ids::ServerId),
+    /// Start the command a session file's server runs, then do the action that needed it.
+    StartCommand(crate::tui::ids::ServerId, crate::tui::action::Action),
     /// Open another session although this one has unsaved turns: save them first, set them
     /// aside (a file of the data directory), or stay.
     OpenOverUnsaved,

@@ -14,7 +14,7 @@ mod messages;
 mod open;
 mod palette;
 mod prompt;
-mod scroll;
+pub(crate) mod scroll;
 
 pub use confirm::{Choice, Confirm, ConfirmPurpose};
 pub use defaults::{DefaultsForm, DefaultsScope};
@@ -84,8 +84,9 @@ pub enum Outcome {
     OpenPath(PathBuf),
     /// What was typed changed (the Open overlay completes it; a prompt's note follows it).
     Typed(String),
-    /// Tab in a line that takes a path: list what completes it.
-    CompletePath(String),
+    /// Tab in a line that takes a path: list what completes it (folders, and files ending
+    /// so; any file when empty).
+    CompletePath(String, &'static [&'static str]),
     /// The entry's JSON should be copied.
     CopyEntry(usize),
     /// The defaults form was applied: the values typed (empty: not overridden), and to what.
@@ -149,18 +150,18 @@ impl Overlay {
             Overlay::Open(o) => o.keys(&key, action),
             Overlay::Defaults(form) => form.keys(&key, action),
             Overlay::Confirm(c) => c.keys(&keymap.actions_in(&key, Context::Question)),
-            Overlay::Ask(ask) => match ask.key(&key) {
+            Overlay::Ask(ask) => match ask.keys(&key, action) {
                 (handled, crate::tui::ask::AskOutcome::Stay) => (handled, Outcome::Stay),
                 (handled, crate::tui::ask::AskOutcome::Answer(reply)) => {
                     (handled, Outcome::Replied(ask.ask.clone(), reply))
                 }
             },
             Overlay::Resources(r) => {
-                let (handled, ask) = r.key(&key, max);
+                let (handled, ask) = r.key(&key, action, max);
                 (handled, Outcome::Resources(ask))
             }
             Overlay::Export(e) => {
-                let (handled, ask) = e.key(&key, max);
+                let (handled, ask) = e.key(&key, action, max);
                 (handled, Outcome::Export(ask))
             }
         }

@@ -22,17 +22,26 @@ pub enum PromptPurpose {
     RunScenario,
     /// A server to add: a command line, a URL, or the name of one found.
     AddServer,
-    /// The value of a server's `${input:ID}` (server index, input ID).
-    ServerInput(usize, String),
+    /// The value of a server's `${input:ID}` (the server, the input's ID).
+    ServerInput(crate::tui::ids::ServerId, String),
+    /// Write the JSON in view to a file (`W`).
+    WriteJson,
 }
 
 impl PromptPurpose {
     /// Whether what is typed is a path (Tab completes it).
     pub fn takes_path(&self) -> bool {
-        matches!(
-            self,
-            PromptPurpose::SaveAs | PromptPurpose::SaveTest | PromptPurpose::RunScenario
-        )
+        self.extensions().is_some()
+    }
+
+    /// The files that complete a path typed here (besides folders): `Some(&[])` for any.
+    pub fn extensions(&self) -> Option<&'static [&'static str]> {
+        match self {
+            PromptPurpose::SaveAs => Some(&["json"]),
+            PromptPurpose::SaveTest | PromptPurpose::RunScenario => Some(&["yaml", "yml"]),
+            PromptPurpose::WriteJson => Some(&[]),
+            _ => None,
+        }
     }
 }
 
@@ -71,10 +80,13 @@ impl Prompt {
         match action {
             Some(Action::Cancel) => (Handled::Consumed, Outcome::Close),
             Some(Action::Select) => (Handled::Consumed, self.select()),
-            Some(Action::Complete) if self.purpose.takes_path() => (
-                Handled::Consumed,
-                Outcome::CompletePath(self.input.text().to_owned()),
-            ),
+            Some(Action::Complete) => match self.purpose.extensions() {
+                Some(extensions) => (
+                    Handled::Consumed,
+                    Outcome::CompletePath(self.input.text().to_owned(), extensions),
+                ),
+                None => (Handled::Consumed, Outcome::Stay),
+            },
             Some(Action::Down) if !self.completions.is_empty() => {
                 self.selected = (self.selected + 1).min(last);
                 (Handled::Consumed, Outcome::Stay)

@@ -9,10 +9,10 @@ pub mod view;
 
 use crate::client::engine::DialogueKey;
 use crate::client::resources::{Listed, Read};
-use crate::tui::action::Handled;
+use crate::tui::action::{Action, Handled};
 use crate::tui::hits::Hits;
 use ratatui::crossterm::event::MouseEventKind;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent};
 use ratatui::layout::Position;
 
 /// Which side of the overlay the arrows move.
@@ -116,82 +116,77 @@ impl ResourcesOverlay {
         }
     }
 
-    pub fn key(&mut self, key: &KeyEvent, max: Option<usize>) -> (Handled, Ask) {
+    /// A key, and the action the key map gives it in overlays (so that keys.toml reaches
+    /// them); `max` is the last page of the content the frame showed.
+    pub fn key(
+        &mut self,
+        key: &KeyEvent,
+        action: Option<Action>,
+        max: Option<usize>,
+    ) -> (Handled, Ask) {
         // A scroll stops at the last page the frame showed, so that going back up moves at
         // once.
         if let Some(max) = max {
             self.scroll = self.scroll.min(max);
         }
-        use Handled::Consumed;
-        if key.modifiers.contains(KeyModifiers::CONTROL) {
-            // Ctrl keys are the explorer's (quit, palette).
-            return (Handled::Ignored, Ask::Nothing);
-        }
         let n = self.items().len();
-        let ask = match (key.code, self.side) {
-            (KeyCode::Esc | KeyCode::Char('q'), _) => Ask::Close,
-            (KeyCode::Tab | KeyCode::BackTab, side) => {
-                self.side = match side {
-                    Side::List => Side::Content,
-                    Side::Content => Side::List,
-                };
+        let list = self.side == Side::List;
+        let ask = match action {
+            Some(Action::Cancel) => Ask::Close,
+            Some(
+                Action::Complete
+                | Action::FocusPrev
+                | Action::NextDetailTab
+                | Action::PrevDetailTab,
+            ) => {
+                self.side = if list { Side::Content } else { Side::List };
                 Ask::Nothing
             }
-            (KeyCode::Enter, _) => {
+            Some(Action::Select) => {
                 self.side = Side::List;
                 self.read_selected()
             }
-            (KeyCode::Char('r'), _) => {
-                self.list = None;
-                Ask::List(self.dialogue)
-            }
-            (KeyCode::Char('y'), _) => self.text().map_or(Ask::Nothing, Ask::Copy),
-            (KeyCode::Char('W'), _) => self.text().map_or(Ask::Nothing, Ask::Write),
-            (KeyCode::Down | KeyCode::Char('j'), Side::List) => {
+            Some(Action::CopyJson) => self.text().map_or(Ask::Nothing, Ask::Copy),
+            Some(Action::Down) if list => {
                 self.selected = (self.selected + 1).min(n.saturating_sub(1));
                 Ask::Nothing
             }
-            (KeyCode::Up | KeyCode::Char('k'), Side::List) => {
+            Some(Action::Up) if list => {
                 self.selected = self.selected.saturating_sub(1);
                 Ask::Nothing
             }
-            (KeyCode::Home | KeyCode::Char('g'), Side::List) => {
+            Some(Action::Top) if list => {
                 self.selected = 0;
                 Ask::Nothing
             }
-            (KeyCode::End | KeyCode::Char('G'), Side::List) => {
+            Some(Action::Bottom) if list => {
                 self.selected = n.saturating_sub(1);
                 Ask::Nothing
             }
-            (KeyCode::Down | KeyCode::Char('j'), Side::Content) => {
-                self.scroll += 1;
+            // The content scrolls as every box does (PgUp/PgDn from the list too).
+            Some(
+                a @ (Action::Down
+                | Action::Up
+                | Action::Top
+                | Action::Bottom
+                | Action::PageDown
+                | Action::PageUp),
+            ) => {
+                crate::tui::overlay::scroll::keys(&mut self.scroll, Some(&a), max);
                 Ask::Nothing
             }
-            (KeyCode::Up | KeyCode::Char('k'), Side::Content) => {
-                self.scroll = self.scroll.saturating_sub(1);
-                Ask::Nothing
-            }
-            (KeyCode::Home | KeyCode::Char('g'), Side::Content) => {
-                self.scroll = 0;
-                Ask::Nothing
-            }
-            (KeyCode::End | KeyCode::Char('G'), Side::Content) => {
-                self.scroll = usize::MAX / 2;
-                Ask::Nothing
-            }
-            (KeyCode::PageDown, _) => {
-                self.scroll += 10;
-                Ask::Nothing
-            }
-            (KeyCode::PageUp, _) => {
-                self.scroll = self.scroll.saturating_sub(10);
-                Ask::Nothing
-            }
-            // F-keys are the explorer's (help).
-            (KeyCode::F(_), _) => return (Handled::Ignored, Ask::Nothing),
-            _ => Ask::Nothing,
+            // Its own letters (the key map has no place for them).
+            _ => match key.code {
+                KeyCode::Char('q') if key.modifiers.is_empty() => Ask::Close,
+                KeyCode::Char('r') if key.modifiers.is_empty() => {
+                    self.list = None;
+                    Ask::List(self.dialogue)
+                }
+                KeyCode::Char('W') => self.text().map_or(Ask::Nothing, Ask::Write),
+                _ => return (crate::tui::overlay::leaves(key), Ask::Nothing),
+            },
         };
-        (Consumed, ask)
+        (Handled::Consumed, ask)
     }
 
     /// A click on a row selects and reads it; the wheel scrolls what is under the pointer.
@@ -247,30 +242,30 @@ mod tests {
         }
     }
 
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
+    /// A key as the overlay gets it: with the action the default key map gives it.
+    fn press(o: &mut ResourcesOverlay, code: KeyCode) -> (Handled, Ask) {
+        let key = KeyEvent::new(code, ratatui::crossterm::event::KeyModifiers::NONE);
+        let action = crate::tui::action::Keymap::default()
+            .action_in(&key, crate::tui::action::Context::Overlay);
+        o.key(&key, action, None)
     }
 
     #[test]
     fn enter_reads_the_selected_resource_and_y_copies_it() {
         let mut o = ResourcesOverlay::new(7, "domain-access".into());
-        assert_eq!(
-            o.key(&key(KeyCode::Enter), None).1,
-            Ask::Nothing,
-            "no list yet"
-        );
+        assert_eq!(press(&mut o, KeyCode::Enter).1, Ask::Nothing, "no list yet");
         o.listed(Ok(vec![
             listed("dac://domain"),
             listed("dac://spaces/Square"),
         ]));
-        o.key(&key(KeyCode::Down), None);
+        press(&mut o, KeyCode::Down);
         assert_eq!(
-            o.key(&key(KeyCode::Enter), None).1,
+            press(&mut o, KeyCode::Enter).1,
             Ask::Read(7, "dac://spaces/Square".into())
         );
         assert_eq!(o.reading.as_deref(), Some("dac://spaces/Square"));
         assert_eq!(
-            o.key(&key(KeyCode::Char('y')), None).1,
+            press(&mut o, KeyCode::Char('y')).1,
             Ask::Nothing,
             "nothing read"
         );
@@ -285,7 +280,7 @@ mod tests {
         );
         assert_eq!(o.reading, None);
         assert_eq!(
-            o.key(&key(KeyCode::Char('y')), None).1,
+            press(&mut o, KeyCode::Char('y')).1,
             Ask::Copy("{}\n".into())
         );
         // A list read again keeps the selection on its URI.
@@ -295,7 +290,7 @@ mod tests {
             listed("dac://spaces/Square"),
         ]));
         assert_eq!(o.selected, 2);
-        assert_eq!(o.key(&key(KeyCode::Char('r')), None).1, Ask::List(7));
-        assert_eq!(o.key(&key(KeyCode::Esc), None).1, Ask::Close);
+        assert_eq!(press(&mut o, KeyCode::Char('r')).1, Ask::List(7));
+        assert_eq!(press(&mut o, KeyCode::Esc).1, Ask::Close);
     }
 }

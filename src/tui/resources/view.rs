@@ -6,7 +6,7 @@ use super::{AREA_CONTENT, AREA_LIST, ResourcesOverlay, Side};
 use crate::tui::app::App;
 use crate::tui::hits::Hits;
 use crate::tui::view::overlays::{centered, open_box};
-use crate::tui::view::text::{cut, json_line};
+use crate::tui::view::text::{cut, json_line, wrap_line};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -165,18 +165,26 @@ fn render_content(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect
             let max = total.saturating_sub(height);
             hits.overlay_scroll_max = Some(max);
             let top = o.scroll.min(max);
-            read.shown
-                .lines()
-                .skip(top)
-                .take(height)
-                .map(|l| {
-                    if read.json {
-                        json_line(l, t, width)
-                    } else {
-                        Line::raw(cut(l, width))
+            // Long lines wrap (a description, a long string): only those from the top down
+            // to the height are wrapped, whatever the size of the resource.
+            let mut shown = Vec::new();
+            for l in read.shown.lines().skip(top) {
+                let line = if read.json {
+                    json_line(l, t, usize::MAX)
+                } else {
+                    Line::raw(l)
+                };
+                for row in wrap_line(line, width) {
+                    if shown.len() == height {
+                        break;
                     }
-                })
-                .collect()
+                    shown.push(row);
+                }
+                if shown.len() == height {
+                    break;
+                }
+            }
+            shown
         }
     };
     frame.render_widget(Paragraph::new(lines), inner);

@@ -85,17 +85,23 @@ impl App {
             Action::NextDialogue | Action::PrevDialogue => {
                 let n = self.dialogues.len();
                 if n > 0 {
-                    let i = self.current.unwrap_or(0);
-                    self.show_dialogue(if action == Action::NextDialogue {
+                    let i = self
+                        .current
+                        .and_then(|c| self.dialogues.position(c))
+                        .unwrap_or(0);
+                    let next = if action == Action::NextDialogue {
                         (i + 1) % n
                     } else {
                         (i + n - 1) % n
-                    });
+                    };
+                    if let Some(id) = self.dialogues.id_at(next) {
+                        self.show_dialogue(id);
+                    }
                 }
             }
             Action::GoToDialogue(i) => {
-                if i < self.dialogues.len() {
-                    self.show_dialogue(i);
+                if let Some(id) = self.dialogues.id_at(i) {
+                    self.show_dialogue(id);
                 }
             }
             Action::NewDialogue => {
@@ -103,7 +109,9 @@ impl App {
                     self.notify("no server to open a dialogue on", Severity::Warning);
                     return;
                 };
-                let interface = self.servers[server].interface;
+                let Some(interface) = self.servers.get(server).map(|s| s.interface) else {
+                    return;
+                };
                 self.open_dialogue(server, interface, fx);
                 self.focus = Pane::Composer;
             }
@@ -198,10 +206,7 @@ impl App {
             Action::TakeOver => self.take_over(fx),
             Action::CopyJson => self.copy(false, fx),
             Action::CopyRequest => self.copy(true, fx),
-            Action::WriteJson => match self.json_in_view(false) {
-                Some(text) => fx.push(Effect::WriteCopy { text }),
-                None => self.notify("no JSON in view to write", Severity::Warning),
-            },
+            Action::WriteJson => self.write_json_prompt(),
             Action::NextDetailTab | Action::PrevDetailTab => {
                 let tabs = self.detail_tabs();
                 let shown = self.shown_detail_tab();
@@ -224,7 +229,7 @@ impl App {
             | Action::Top
             | Action::Bottom => self.move_in(action),
             Action::Select => self.select(fx),
-            Action::Search | Action::SearchNext | Action::SearchPrev => {}
+            Action::Search | Action::SearchNext | Action::SearchPrev => self.search_act(action),
             // Only an overlay or a question means something by these (`tui::overlay`).
             Action::Complete
             | Action::Yes
@@ -272,6 +277,7 @@ impl App {
                 self.show_log = true;
                 self.focus = Pane::Log;
                 self.log.editing_filter = true;
+                self.log.filter_input = crate::tui::overlay::Input::new(&self.log.filter);
             }
             Action::ClearLog => self.log.clear(),
             Action::ToggleFollowLog => {
@@ -286,14 +292,14 @@ impl App {
     /// The dialogues whose composer holds an unsent draft, by name.
     fn unsent_drafts(&self) -> Vec<String> {
         self.dialogues
-            .iter()
+            .values()
             .filter(|d| d.composer.has_draft())
             .map(|d| d.name.clone())
             .collect()
     }
 
     fn quit(&mut self, fx: &mut Vec<Effect>) {
-        for d in &self.dialogues {
+        for d in self.dialogues.values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
@@ -305,7 +311,7 @@ impl App {
     /// the work goes to the autosave first, and the recovery marker stays, so that the next
     /// start offers it back.
     pub(super) fn signal(&mut self, name: &str, fx: &mut Vec<Effect>) {
-        for d in &self.dialogues {
+        for d in self.dialogues.values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
@@ -339,10 +345,15 @@ impl App {
         key: crate::client::engine::DialogueKey,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(i) = self.dialogue_index(key) else {
+        let Some(i) = self.dialogue_of_key(key) else {
             return;
         };
-        let d = self.dialogues.remove(i);
+        let Some(position) = self.dialogues.position(i) else {
+            return;
+        };
+        let Some(d) = self.dialogues.remove(i) else {
+            return;
+        };
         // Its turns are in no later save: no longer counted as unsaved (the question said so).
         self.session.unsaved = self.session.unsaved.saturating_sub(d.unsaved);
         fx.push(Effect::Close { key: d.key });
@@ -351,12 +362,11 @@ impl App {
         if !d.turns.is_empty() {
             self.autosave(fx);
         }
-        self.current = if self.dialogues.is_empty() {
-            None
-        } else {
-            Some(i.min(self.dialogues.len() - 1))
-        };
-        if let Some(focus) = self.current.and_then(|c| self.dialogues[c].focus) {
+        // The tab after it shows (the one before, when it was the last).
+        self.current = self
+            .dialogues
+            .id_at(position.min(self.dialogues.len().saturating_sub(1)));
+        if let Some(focus) = self.current_dialogue().and_then(|d| d.focus) {
             self.focus = focus;
         }
     }
@@ -439,10 +449,14 @@ impl App {
                     PromptPurpose::ServerInput(server, id) => {
                         self.input_given(server, id, text, fx)
                     }
+                    PromptPurpose::WriteJson => self.write_json_to(&text, fx),
                 }
             }
             Outcome::Typed(text) => match &mut self.overlay {
-                Some(Overlay::Open(_)) => fx.push(Effect::CompletePath { typed: text }),
+                Some(Overlay::Open(_)) => fx.push(Effect::CompletePath {
+                    typed: text,
+                    extensions: &["json"],
+                }),
                 Some(Overlay::Prompt(p)) => {
                     let note = match p.purpose {
                         PromptPurpose::SaveTest => self.scenario_note(&text),
@@ -456,7 +470,9 @@ impl App {
                 }
                 _ => {}
             },
-            Outcome::CompletePath(typed) => fx.push(Effect::CompletePath { typed }),
+            Outcome::CompletePath(typed, extensions) => {
+                fx.push(Effect::CompletePath { typed, extensions })
+            }
             Outcome::OpenPath(path) => fx.push(Effect::ReadSession {
                 path,
                 purpose: crate::tui::event::OpenPurpose::Open,
@@ -488,15 +504,15 @@ impl App {
         let Some(server) = server else {
             return false;
         };
-        let Some(command) = self
+        let Some((name, command)) = self
             .servers
             .get(server)
-            .and_then(|s| s.needs_consent.clone())
+            .and_then(|s| Some((s.name.clone(), s.needs_consent.clone()?)))
         else {
             return false;
         };
         self.overlay = Some(Overlay::Confirm(Confirm {
-            title: format!("Start {}?", self.servers[server].name),
+            title: format!("Start {name}?"),
             message: format!(
                 "The session file names this command to start the server on this machine: \
                  {command} — a file someone sent you can name any command. Start it? y starts \
@@ -572,7 +588,6 @@ impl App {
                     | Action::Top
                     | Action::Bottom
                     | Action::Cancel
-                    | Action::Search
                     | Action::SearchNext
                     | Action::SearchPrev
             ) && !a.in_overlay_only()
@@ -589,7 +604,7 @@ impl App {
         ] {
             push(Action::Focus(p));
         }
-        for (i, d) in self.dialogues.iter().enumerate() {
+        for (i, d) in self.dialogues.values().enumerate() {
             entries.push((
                 Action::GoToDialogue(i),
                 format!("Go to dialogue {}: {}", i + 1, d.name),
@@ -691,7 +706,11 @@ impl App {
                     self.show_dialogue(d);
                     self.focus = Pane::Transcript;
                 }
-                Some(SidebarRow::Server(s)) => self.servers[s].expanded = !self.servers[s].expanded,
+                Some(SidebarRow::Server(s)) => {
+                    if let Some(s) = self.servers.get_mut(s) {
+                        s.expanded = !s.expanded;
+                    }
+                }
                 None => {}
             },
             Pane::Transcript => {
@@ -724,11 +743,10 @@ impl App {
     }
 
     fn send(&mut self, fx: &mut Vec<Effect>) {
-        let Some(i) = self.current else {
+        let Some(d) = self.current_dialogue() else {
             self.notify("no dialogue: n opens one", Severity::Warning);
             return;
         };
-        let d = &self.dialogues[i];
         if d.pending.is_some() {
             self.notify("a turn is pending: Esc cancels it", Severity::Warning);
             return;
@@ -780,13 +798,16 @@ impl App {
             request: serde_json::Value::Object(content),
             filling,
         });
-        self.dialogues[i].pending = Some(Pending {
-            started: self.now,
-            request: None,
-            cancelling: false,
-            progress: None,
-            task: None,
-        });
+        let started = self.now;
+        if let Some(d) = self.current_dialogue_mut() {
+            d.pending = Some(Pending {
+                started,
+                request: None,
+                cancelling: false,
+                progress: None,
+                task: None,
+            });
+        }
     }
 
     /// Esc, one step out: in the composer (EDIT), back to NAV, always (a completion list
@@ -808,8 +829,9 @@ impl App {
             }
             return;
         }
-        if let Some(i) = self.current {
-            let d = &mut self.dialogues[i];
+        if let Some(i) = self.current
+            && let Some(d) = self.dialogues.get_mut(i)
+        {
             if let Some(p) = &mut d.pending
                 && !p.cancelling
             {
@@ -846,10 +868,20 @@ impl App {
 
     fn reconnect(&mut self, fx: &mut Vec<Effect>) {
         let Some(i) = self.current else { return };
-        let old = self.dialogues[i].key;
+        // A dialogue whose server was removed has nothing to reconnect to.
+        let Some(old) = self
+            .dialogues
+            .get(i)
+            .filter(|d| self.servers.contains(d.server))
+            .map(|d| d.key)
+        else {
+            return;
+        };
         fx.push(Effect::Close { key: old });
         let key = self.new_key();
-        let d = &mut self.dialogues[i];
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
         let had_session = d.dialog_id.is_some() || !d.turns.is_empty();
         d.key = key;
         d.status = Status::Connecting;
@@ -871,20 +903,27 @@ impl App {
                     .flatten()
                     .collect(),
             });
-        if let Some(s) = self.servers.get_mut(server)
-            && s.status != crate::tui::app::ServerStatus::Connected
-        {
+        let Some(s) = self.servers.get_mut(server) else {
+            return;
+        };
+        if s.status != crate::tui::app::ServerStatus::Connected {
             s.status = crate::tui::app::ServerStatus::Connecting;
         }
+        let spec = s.spec.clone();
         let (base, overrides) = self.defaults_of_dialogue(i);
         fx.push(Effect::Open {
             key,
-            spec: self.servers[server].spec.clone(),
+            spec,
             interface,
             base,
             overrides,
             first_turn: first,
             goes_on,
+            // In the generation it spoke (recorded, or of the connection before).
+            spoke: self
+                .dialogues
+                .get(i)
+                .and_then(|d| d.protocol_version.clone()),
         });
         if had_session {
             self.notify("reconnecting…", Severity::Info);
@@ -893,7 +932,9 @@ impl App {
 
     fn replay(&mut self, fx: &mut Vec<Effect>) {
         let Some(i) = self.current else { return };
-        let d = &self.dialogues[i];
+        let Some(d) = self.dialogues.get(i) else {
+            return;
+        };
         if d.turns.is_empty() {
             self.notify(
                 "nothing to replay: the dialogue has no turns",
@@ -911,7 +952,10 @@ impl App {
             dialog_id: d.dialog_id.clone().unwrap_or_default(),
             notes: None,
             defaults: d.defaults.as_ref().map(|c| c.values.clone()),
-            protocol_version: server.summary.as_ref().map(|s| s.protocol_version.clone()),
+            protocol_version: d
+                .protocol_version
+                .clone()
+                .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
             turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
         };
         let session = crate::session::Session {
@@ -926,7 +970,9 @@ impl App {
             key,
             session: Box::new(session),
         });
-        let d = &mut self.dialogues[i];
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
         for t in &mut d.turns {
             t.replay = None;
         }
@@ -965,6 +1011,49 @@ impl App {
         }
     }
 
+    /// `W`: where to write the JSON in view (a path, Tab completes it; a file that exists
+    /// is asked about first).
+    fn write_json_prompt(&mut self) {
+        if self.json_in_view(false).is_none() {
+            self.notify("no JSON in view to write", Severity::Warning);
+            return;
+        }
+        let name = match self.focus {
+            Pane::Log => "log-entry.json".to_owned(),
+            Pane::Composer => "draft.json".to_owned(),
+            _ => match self.current_dialogue().and_then(|d| d.selection.as_ref()) {
+                Some(s) => format!("turn-{}.json", s.index),
+                None => "turn.json".to_owned(),
+            },
+        };
+        let mut prompt = Prompt::new(
+            "Write the JSON in view to (a path; relative to the working folder)",
+            &name,
+            PromptPurpose::WriteJson,
+        );
+        prompt.note = format!("in {}", self.paths.cwd.display());
+        self.overlay = Some(Overlay::Prompt(prompt));
+    }
+
+    fn write_json_to(&mut self, typed: &str, fx: &mut Vec<Effect>) {
+        let typed = typed.trim();
+        let Some(text) = self.json_in_view(false) else {
+            self.notify("no JSON in view to write", Severity::Warning);
+            return;
+        };
+        if typed.is_empty() {
+            return;
+        }
+        let mut path = crate::settings::expand_home(std::path::Path::new(typed));
+        if path.is_relative() {
+            path = self.paths.cwd.join(path);
+        }
+        fx.push(Effect::CheckSaveTarget {
+            path,
+            what: crate::tui::event::SaveWhat::Json(text),
+        });
+    }
+
     fn copy(&mut self, request: bool, fx: &mut Vec<Effect>) {
         match self.json_in_view(request) {
             Some(text) => self.clipboard(text, fx),
@@ -993,10 +1082,7 @@ impl App {
 
     pub(super) fn copy_written(&mut self, path: std::path::PathBuf, result: Result<(), String>) {
         match result {
-            Ok(()) => self.notify(
-                format!("wrote the JSON to {}", path.display()),
-                Severity::Success,
-            ),
+            Ok(()) => self.notify(format!("wrote {}", path.display()), Severity::Success),
             Err(e) => self.notify(
                 format!("cannot write {}: {e}", path.display()),
                 Severity::Error,

@@ -6,6 +6,7 @@
 use crate::client::defaults::{Chosen, Overrides};
 use crate::tui::app::{App, Severity};
 use crate::tui::effect::Effect;
+use crate::tui::ids::DialogueId;
 use crate::tui::overlay::{DefaultsForm, DefaultsScope, Input, Overlay};
 
 impl App {
@@ -16,8 +17,12 @@ impl App {
             self.notify("no dialogue: n opens one", Severity::Warning);
             return;
         };
-        let d = &self.dialogues[i];
-        let server = &self.servers[d.server];
+        let Some(d) = self.dialogues.get(i) else {
+            return;
+        };
+        let Some(server) = self.servers.get(d.server) else {
+            return;
+        };
         let chosen = d.defaults.clone().unwrap_or_else(|| {
             let (base, overrides) = self.defaults_of_dialogue(i);
             base.choose(
@@ -75,7 +80,9 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         let Some(i) = self.current else { return };
-        let server = self.dialogues[i].server;
+        let Some(server) = self.dialogues.get(i).map(|d| d.server) else {
+            return;
+        };
         let [m_instance, u_environment, session_id] = values;
         let mut overrides = Overrides {
             m_instance,
@@ -83,31 +90,35 @@ impl App {
             session_id,
             how: String::new(),
         };
-        let targets: Vec<usize> = match scope {
+        let targets: Vec<DialogueId> = match scope {
             DefaultsScope::Dialogue => {
                 overrides.how = "in the explorer, for this dialogue".into();
-                self.dialogues[i].overrides = overrides;
+                if let Some(d) = self.dialogues.get_mut(i) {
+                    d.overrides = overrides;
+                }
                 vec![i]
             }
             DefaultsScope::Server => {
-                overrides.how =
-                    format!("in the explorer, for server {}", self.servers[server].name);
-                self.servers[server].overrides = overrides;
+                let Some(s) = self.servers.get_mut(server) else {
+                    return;
+                };
+                overrides.how = format!("in the explorer, for server {}", s.name);
+                s.overrides = overrides;
                 // The dialogue in view takes them even if it had its own.
-                self.dialogues[i].overrides = Overrides::default();
-                (0..self.dialogues.len())
-                    .filter(|j| {
-                        self.dialogues[*j].server == server
-                            && self.dialogues[*j].overrides == Overrides::default()
-                    })
+                if let Some(d) = self.dialogues.get_mut(i) {
+                    d.overrides = Overrides::default();
+                }
+                self.dialogues
+                    .iter()
+                    .filter(|(_, d)| d.server == server && d.overrides == Overrides::default())
+                    .map(|(j, _)| j)
                     .collect()
             }
         };
         for j in targets {
             self.apply_defaults(j, fx);
         }
-        let d = &self.dialogues[i];
-        if let Some(chosen) = &d.defaults {
+        if let Some(chosen) = self.dialogues.get(i).and_then(|d| d.defaults.as_ref()) {
             self.notify(
                 format!("new Requests: {}", chosen.describe()),
                 Severity::Info,
@@ -116,12 +127,15 @@ impl App {
     }
 
     /// Works out a dialogue's defaults again, and tells its engine dialogue.
-    fn apply_defaults(&mut self, j: usize, fx: &mut Vec<Effect>) {
+    fn apply_defaults(&mut self, j: DialogueId, fx: &mut Vec<Effect>) {
         let (base, overrides) = self.defaults_of_dialogue(j);
-        let d = &self.dialogues[j];
-        let published = self.servers[d.server]
-            .summary
-            .as_ref()
+        let Some(d) = self.dialogues.get(j) else {
+            return;
+        };
+        let published = self
+            .servers
+            .get(d.server)
+            .and_then(|s| s.summary.as_ref())
             .and_then(|s| s.published.as_ref());
         let chosen: Chosen = base.choose(published, &overrides);
         if d.is_live() {
@@ -130,10 +144,9 @@ impl App {
                 defaults: chosen.clone(),
             });
         }
-        self.dialogues[j].defaults = Some(chosen);
-        let current = self.current;
-        self.current = Some(j);
-        self.with_composer(|c, ctx| c.recheck(ctx));
-        self.current = current;
+        if let Some(d) = self.dialogues.get_mut(j) {
+            d.defaults = Some(chosen);
+        }
+        self.with_composer_of(j, |c, ctx| c.recheck(ctx));
     }
 }

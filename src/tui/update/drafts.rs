@@ -22,7 +22,7 @@ impl App {
         // Every change counts, and so does a dialogue closed (its draft goes).
         let changes: u64 = self
             .dialogues
-            .iter()
+            .values()
             .map(|d| d.composer.changes)
             .sum::<u64>()
             + self.dialogues.len() as u64;
@@ -39,7 +39,7 @@ impl App {
     /// The unsent drafts, by dialogue.
     fn unsent(&self) -> Vec<SavedDraft> {
         self.dialogues
-            .iter()
+            .values()
             .filter(|d| d.composer.has_draft())
             .map(|d| SavedDraft {
                 dialogue: d.name.clone(),
@@ -67,20 +67,12 @@ impl App {
         for saved in drafts {
             let target = self
                 .dialogues
-                .iter()
-                .position(|d| d.name == saved.dialogue && d.interface == saved.interface)
-                .or_else(|| {
-                    self.dialogues
-                        .iter()
-                        .position(|d| d.interface == saved.interface)
-                });
-            match target {
-                Some(i) => {
-                    let current = self.current;
-                    self.current = Some(i);
-                    self.with_composer(|c, ctx| c.recover(saved.draft, ctx));
-                    self.current = current;
-                    placed.push(self.dialogues[i].name.clone());
+                .find(|d| d.name == saved.dialogue && d.interface == saved.interface)
+                .or_else(|| self.dialogues.find(|d| d.interface == saved.interface));
+            match target.and_then(|i| Some((i, self.dialogues.get(i)?.name.clone()))) {
+                Some((i, name)) => {
+                    self.with_composer_of(i, |c, ctx| c.recover(saved.draft, ctx));
+                    placed.push(name);
                 }
                 None => lost.push(saved.dialogue),
             }

@@ -14,6 +14,7 @@ use crate::tui::composer;
 use crate::tui::dialogue::{ReplayedView, Status};
 use crate::tui::effect::Effect;
 use crate::tui::event::ReplayEvent;
+use crate::tui::ids::{DialogueId, ServerId};
 
 impl App {
     pub(super) fn engine_event(&mut self, event: EngineEvent, fx: &mut Vec<Effect>) {
@@ -30,14 +31,17 @@ impl App {
                 continued,
                 next_turn,
             } => {
-                let Some(i) = self.dialogue_index(dialogue) else {
+                let Some(i) = self.dialogue_of_key(dialogue) else {
+                    return;
+                };
+                let Some(d) = self.dialogues.get_mut(i) else {
                     return;
                 };
                 // A reconnect: the dialogue went on under its DialogID (2026-07-28), or the
                 // new MCP session is a new dialogue on the server (2025-11-25).
-                if self.dialogues[i].new_session {
+                if d.new_session {
                     if continued {
-                        self.dialogues[i].new_session = false;
+                        d.new_session = false;
                         self.notify(
                             "reconnected under the same DialogID (MCP 2026-07-28): a server that still holds the dialogue goes on with its state (commitments); one that restarted holds none of it and says so at the next turn (n starts a new dialogue)",
                             Severity::Success,
@@ -45,7 +49,7 @@ impl App {
                     } else {
                         // The server holds nothing of before: no TurnIndex of it is "the last
                         // the server took" (the composer warned about its own number).
-                        self.dialogues[i].last_accepted = None;
+                        d.last_accepted = None;
                         self.notify(
                             "reconnected: a new dialogue on the server (a new MCP session, or a new server process); its state there (commitments) is gone",
                             Severity::Warning,
@@ -56,8 +60,21 @@ impl App {
                     DialogIdOrigin::McpSession => "the MCP session id",
                     DialogIdOrigin::Client => "made by the explorer",
                 };
-                let d = &mut self.dialogues[i];
+                // It speaks another MCP generation than it did (recorded, or before the
+                // reconnect): said, as where its state lives changed.
+                if let Some(note) = &summary.generation_note {
+                    self.log.push(crate::client::event::LogEntry::new(
+                        connection,
+                        crate::client::event::LogKind::Client,
+                        note.clone(),
+                    ));
+                    self.notify(note.clone(), Severity::Warning);
+                }
+                let Some(d) = self.dialogues.get_mut(i) else {
+                    return;
+                };
                 d.status = Status::Open;
+                d.protocol_version = Some(summary.protocol_version.clone());
                 // A new 2026-07-28 dialogue starts at 0 whatever the transcript says.
                 d.next_turn = next_turn;
                 d.connection = Some(connection);
@@ -66,9 +83,9 @@ impl App {
                 d.tool = Some(tool);
                 d.defaults = Some(*defaults);
                 let server = d.server;
+                let name = d.name.clone();
                 self.server_connected(server, *summary, *vocabulary);
                 self.with_composer(|c, ctx| c.recheck(ctx));
-                let name = self.dialogues[i].name.clone();
                 self.log.push(crate::client::event::LogEntry::new(
                     connection,
                     crate::client::event::LogKind::Client,
@@ -83,48 +100,60 @@ impl App {
                 summary,
                 needs_input,
             } => {
-                let Some(i) = self.dialogue_index(dialogue) else {
+                let Some(i) = self.dialogue_of_key(dialogue) else {
                     return;
                 };
-                let server = self.dialogues[i].server;
+                let Some(d) = self.dialogues.get_mut(i) else {
+                    return;
+                };
+                let server = d.server;
                 if let Some(request) = needs_input {
-                    self.dialogues[i].status = Status::Failed(error.clone());
-                    self.servers[server].status = ServerStatus::Failed(error);
+                    d.status = Status::Failed(error.clone());
+                    if let Some(s) = self.servers.get_mut(server) {
+                        s.status = ServerStatus::Failed(error);
+                    }
                     self.ask_input(server, *request);
                     return;
                 }
-                let interface = self.dialogues[i].interface;
                 // A server that carries the other interface gets a dialogue of that one.
-                let other = match interface {
+                let other = match d.interface {
                     Interface::Dac => Interface::Usr,
                     Interface::Usr => Interface::Dac,
                 };
+                let no_turns = d.turns.is_empty();
+                let Some(s) = self.servers.get_mut(server) else {
+                    return;
+                };
                 if let Some(summary) = &summary
-                    && self.dialogues[i].turns.is_empty()
+                    && no_turns
                     && summary.bkn_tools.contains_key(&other)
                 {
-                    self.servers[server].interface = other;
-                    self.servers[server].summary = Some((**summary).clone());
+                    s.interface = other;
+                    s.summary = Some((**summary).clone());
+                    let spec = s.spec.clone();
                     let key = self.new_key();
-                    let d = &mut self.dialogues[i];
-                    d.interface = other;
-                    d.composer = composer::Composer::new(other);
-                    d.detail_tab = DetailTab::for_interface(other, false, false)[0];
-                    d.key = key;
+                    if let Some(d) = self.dialogues.get_mut(i) {
+                        d.interface = other;
+                        d.composer = composer::Composer::new(other);
+                        d.detail_tab = DetailTab::for_interface(other, false, false)[0];
+                        d.key = key;
+                    }
                     let (base, overrides) = self.defaults_of_dialogue(i);
                     fx.push(Effect::Open {
                         key,
-                        spec: self.servers[server].spec.clone(),
+                        spec,
                         interface: other,
                         base,
                         overrides,
                         first_turn: 0,
                         goes_on: None,
+                        spoke: self
+                            .dialogues
+                            .get(i)
+                            .and_then(|d| d.protocol_version.clone()),
                     });
                     return;
                 }
-                self.dialogues[i].status = Status::Failed(error.clone());
-                let s = &mut self.servers[server];
                 match summary {
                     Some(summary) => {
                         s.status = ServerStatus::Connected;
@@ -132,11 +161,15 @@ impl App {
                     }
                     None => s.status = ServerStatus::Failed(error.clone()),
                 }
+                if let Some(d) = self.dialogues.get_mut(i) {
+                    d.status = Status::Failed(error.clone());
+                }
                 self.notify(error, Severity::Error);
             }
             EngineEvent::TurnStarted { dialogue, request } => {
-                if let Some(i) = self.dialogue_index(dialogue)
-                    && let Some(p) = &mut self.dialogues[i].pending
+                if let Some(i) = self.dialogue_of_key(dialogue)
+                    && let Some(d) = self.dialogues.get_mut(i)
+                    && let Some(p) = &mut d.pending
                 {
                     p.request = Some(request);
                 }
@@ -147,15 +180,16 @@ impl App {
                 next_turn,
             } => self.turn_finished(dialogue, turn, next_turn, fx),
             EngineEvent::Closed { dialogue } => {
-                if let Some(i) = self.dialogue_index(dialogue)
-                    && self.dialogues[i].status == Status::Open
+                if let Some(i) = self.dialogue_of_key(dialogue)
+                    && let Some(d) = self.dialogues.get_mut(i)
+                    && d.status == Status::Open
                 {
-                    self.dialogues[i].status = Status::Closed("the session ended".into());
+                    d.status = Status::Closed("the session ended".into());
                     // Its server's dot says so too, unless another dialogue is still open on it.
-                    let server = self.dialogues[i].server;
+                    let server = d.server;
                     if !self
                         .dialogues
-                        .iter()
+                        .values()
                         .any(|d| d.server == server && d.status == Status::Open)
                         && let Some(s) = self.servers.get_mut(server)
                         && s.status == ServerStatus::Connected
@@ -168,12 +202,12 @@ impl App {
             EngineEvent::Client(ClientEvent::ListChanged {
                 connection, what, ..
             }) => {
-                if let Some(d) = self
+                let open = self
                     .dialogues
-                    .iter()
+                    .values()
                     .find(|d| d.connection == Some(connection) && d.status == Status::Open)
-                {
-                    let key = d.key;
+                    .map(|d| d.key);
+                if let Some(key) = open {
                     fx.push(Effect::Refresh { key });
                     if what.contains("resources") {
                         self.resources_changed(key, fx);
@@ -193,10 +227,13 @@ impl App {
                 summary,
                 vocabulary,
             } => {
-                let Some(i) = self.dialogue_index(dialogue) else {
+                let Some(server) = self
+                    .dialogue_of_key(dialogue)
+                    .and_then(|i| self.dialogues.get(i))
+                    .map(|d| d.server)
+                else {
                     return;
                 };
-                let server = self.dialogues[i].server;
                 self.server_connected(server, *summary, *vocabulary);
                 self.with_composer(|c, ctx| c.recheck(ctx));
                 self.notify(
@@ -212,7 +249,7 @@ impl App {
             }) => {
                 if let Some(d) = self
                     .dialogues
-                    .iter_mut()
+                    .values_mut()
                     .find(|d| d.connection == Some(connection))
                     && let Some(p) = &mut d.pending
                 {
@@ -222,7 +259,7 @@ impl App {
             EngineEvent::Client(ClientEvent::Task { connection, note }) => {
                 if let Some(d) = self
                     .dialogues
-                    .iter_mut()
+                    .values_mut()
                     .find(|d| d.connection == Some(connection))
                     && let Some(p) = &mut d.pending
                 {
@@ -235,7 +272,7 @@ impl App {
             EngineEvent::Client(ClientEvent::Closed { connection, reason }) => {
                 if let Some(d) = self
                     .dialogues
-                    .iter_mut()
+                    .values_mut()
                     .find(|d| d.connection == Some(connection))
                     && d.status == Status::Open
                 {
@@ -248,7 +285,7 @@ impl App {
     /// A server's OAuth sign-in moved on: the servers pane shows where it stands, and the
     /// person is told what to do (the whole URL is in the log when no browser could open it).
     fn sign_in_notice(&mut self, server: &str, notice: SignInNotice, fx: &mut Vec<Effect>) {
-        let Some(s) = self.servers.iter_mut().find(|s| s.spec.name == server) else {
+        let Some(s) = self.servers.values_mut().find(|s| s.spec.name == server) else {
             return;
         };
         let name = s.name.clone();
@@ -281,7 +318,7 @@ impl App {
                 Severity::Error,
             ),
         }
-        if let Some(s) = self.servers.iter_mut().find(|s| s.spec.name == server) {
+        if let Some(s) = self.servers.values_mut().find(|s| s.spec.name == server) {
             s.sign_in = Some(notice);
         }
     }
@@ -290,13 +327,15 @@ impl App {
     /// the other servers'), and what it offers is kept.
     fn server_connected(
         &mut self,
-        server: usize,
+        server: ServerId,
         summary: crate::client::connection::ServerSummary,
         vocabulary: crate::protocol::resources::Vocabulary,
     ) {
         let given = summary.name.trim().to_owned();
-        let first_time = self.servers[server].summary.is_none();
-        let s = &mut self.servers[server];
+        let Some(s) = self.servers.get_mut(server) else {
+            return;
+        };
+        let first_time = s.summary.is_none();
         s.status = ServerStatus::Connected;
         s.summary = Some(summary);
         s.vocabulary = vocabulary;
@@ -304,7 +343,6 @@ impl App {
             let taken: Vec<String> = self
                 .servers
                 .iter()
-                .enumerate()
                 .filter(|(j, _)| *j != server)
                 .map(|(_, s)| s.name.clone())
                 .collect();
@@ -314,9 +352,12 @@ impl App {
                 name = format!("{given}-{n}");
                 n += 1;
             }
-            let old = std::mem::replace(&mut self.servers[server].name, name.clone());
+            let Some(s) = self.servers.get_mut(server) else {
+                return;
+            };
+            let old = std::mem::replace(&mut s.name, name.clone());
             // Dialogues named after the server follow it.
-            for d in self.dialogues.iter_mut().filter(|d| d.server == server) {
+            for d in self.dialogues.values_mut().filter(|d| d.server == server) {
                 if let Some(rest) = d.name.strip_prefix(&old) {
                     d.name = format!("{name}{rest}");
                 }
@@ -331,7 +372,7 @@ impl App {
         next_turn: u64,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(i) = self.dialogue_index(dialogue) else {
+        let Some(i) = self.dialogue_of_key(dialogue) else {
             return;
         };
         let summary = match &turn.reply {
@@ -346,7 +387,9 @@ impl App {
             Reply::Error(e) => Some((e.message.clone(), Severity::Error)),
         };
         let page = self.areas().transcript_rows();
-        let d = &mut self.dialogues[i];
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
         d.pending = None;
         d.next_turn = next_turn;
         d.push(turn);
@@ -371,27 +414,26 @@ impl App {
             };
         }
         let answered = matches!(view.turn.reply, Reply::Response(_));
-        let current = self.current;
-        self.current = Some(i);
-        self.with_composer(|c, ctx| c.after_send(ctx, answered));
-        self.current = current;
+        d.unsaved += 1;
+        let taken_over = d.takeover.is_some().then(|| view.turn.clone());
+        self.with_composer_of(i, |c, ctx| c.after_send(ctx, answered));
         self.session.unsaved += 1;
-        self.dialogues[i].unsaved += 1;
         self.server_health(i);
         if let Some((text, severity)) = summary {
             self.notify(text, severity);
         }
         self.autosave(fx);
-        if self.dialogues[i].takeover.is_some() {
-            let turn = self.dialogues[i].turns[last].turn.clone();
+        if let Some(turn) = taken_over {
             self.take_over_turn(i, &turn, fx);
         }
     }
 
     /// The sidebar's dot follows what the last turn on a server says of it: gone, broken or
     /// silent is not "connected"; an answer is.
-    fn server_health(&mut self, i: usize) {
-        let d = &self.dialogues[i];
+    fn server_health(&mut self, i: DialogueId) {
+        let Some(d) = self.dialogues.get(i) else {
+            return;
+        };
         let Some(view) = d.turns.last() else { return };
         let Some(s) = self.servers.get_mut(d.server) else {
             return;
@@ -418,10 +460,12 @@ impl App {
                 turn,
                 differences,
             } => {
-                let Some(i) = self.dialogue_index(dialogue) else {
+                let Some(d) = self
+                    .dialogue_of_key(dialogue)
+                    .and_then(|i| self.dialogues.get_mut(i))
+                else {
                     return;
                 };
-                let d = &mut self.dialogues[i];
                 if let Some(r) = &mut d.replay {
                     r.done += 1;
                     r.differing += usize::from(!differences.is_empty());
@@ -434,10 +478,12 @@ impl App {
                 }
             }
             ReplayEvent::Done { dialogue, result } => {
-                let Some(i) = self.dialogue_index(dialogue) else {
+                let Some(d) = self
+                    .dialogue_of_key(dialogue)
+                    .and_then(|i| self.dialogues.get_mut(i))
+                else {
                     return;
                 };
-                let d = &mut self.dialogues[i];
                 let (text, severity) = match &result {
                     Ok(r) if !r.differs() => (
                         format!("replay: {} turns, no differences", r.turns.len()),
@@ -456,6 +502,18 @@ impl App {
                         Severity::Warning,
                     ),
                     Err(e) => (format!("replay failed: {e}"), Severity::Error),
+                };
+                // It spoke another MCP generation than the dialogue did: said with the rest.
+                let (text, severity) = match result
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| r.generation_note.as_ref())
+                {
+                    Some(note) if severity == Severity::Success => {
+                        (format!("{text}; {note}"), Severity::Warning)
+                    }
+                    Some(note) => (format!("{text}; {note}"), severity),
+                    None => (text, severity),
                 };
                 if let Some(r) = &mut d.replay {
                     r.running = false;

@@ -16,6 +16,7 @@ impl App {
             self.notify("no dialogue: n opens one on a server", Severity::Warning);
             return;
         };
+        let draft = d.selection.is_none();
         let (request, what) = match &d.selection {
             Some(s) => (
                 s.request.clone(),
@@ -54,6 +55,7 @@ impl App {
             tool: &tool,
             request: &request,
             token,
+            draft,
         });
         self.overlay = Some(Overlay::Export(Box::new(ExportOverlay::new(what, blocks))));
     }
@@ -63,7 +65,11 @@ impl App {
             Ask::Nothing => {}
             Ask::Close => self.overlay = None,
             Ask::Copy(text) => self.clipboard(text, fx),
-            Ask::Write(text) => fx.push(Effect::WriteCopy { text }),
+            // Shell lines: a file to run with sh.
+            Ask::Write(text) => fx.push(Effect::WriteCopy {
+                text,
+                extension: "sh",
+            }),
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::tui::app::{App, Paths, ServerStatus, Severity};
 use crate::tui::dialogue::{DialogueState, Status};
 use crate::tui::effect::Effect;
 use crate::tui::event::{OpenPurpose, SavePurpose, SaveWhat};
+use crate::tui::ids::{DialogueId, ServerId};
 use crate::tui::overlay::{Confirm, ConfirmPurpose, Overlay, PickerItem};
 use std::path::{Path, PathBuf};
 
@@ -18,10 +19,7 @@ use std::path::{Path, PathBuf};
 /// extension gets `.json`. Always a full path, shown before it is written.
 pub fn resolve_save_path(typed: &str, paths: &Paths) -> PathBuf {
     let typed = typed.trim();
-    let mut path = match typed.strip_prefix("~/") {
-        Some(rest) => dirs::home_dir().unwrap_or_default().join(rest),
-        None => PathBuf::from(typed),
-    };
+    let mut path = crate::settings::expand_home(Path::new(typed));
     if path.extension().is_none() {
         path.set_extension("json");
     }
@@ -43,7 +41,7 @@ impl App {
             defaults: self.defaults.clone(),
             ..Default::default()
         };
-        for d in &self.dialogues {
+        for d in self.dialogues.values() {
             if d.turns.is_empty() {
                 continue;
             }
@@ -63,7 +61,12 @@ impl App {
                 dialog_id: d.dialog_id.clone().unwrap_or_default(),
                 notes: d.notes.clone(),
                 defaults,
-                protocol_version: server.summary.as_ref().map(|s| s.protocol_version.clone()),
+                // The generation the dialogue spoke (its own: another dialogue on the server
+                // may speak the other).
+                protocol_version: d
+                    .protocol_version
+                    .clone()
+                    .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
                 turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
             });
         }
@@ -196,6 +199,7 @@ impl App {
         match what {
             SaveWhat::Session => self.save_explicit(path, fx),
             SaveWhat::Scenario(key) => self.write_scenario(path, key, fx),
+            SaveWhat::Json(text) => fx.push(Effect::WriteJson { path, text }),
         }
     }
 
@@ -211,7 +215,7 @@ impl App {
             SavePurpose::SetAside => match result {
                 Ok(()) => {
                     self.session.unsaved = 0;
-                    self.dialogues.iter_mut().for_each(|d| d.unsaved = 0);
+                    self.dialogues.values_mut().for_each(|d| d.unsaved = 0);
                     self.notify(
                         format!(
                             "the unsaved turns are set aside in {} (Open lists it)",
@@ -238,7 +242,7 @@ impl App {
                 match result {
                     Ok(()) => {
                         self.session.unsaved = 0;
-                        self.dialogues.iter_mut().for_each(|d| d.unsaved = 0);
+                        self.dialogues.values_mut().for_each(|d| d.unsaved = 0);
                         self.session.stamp = stamp;
                         if self.session.name.is_none() {
                             self.session.name =
@@ -301,10 +305,10 @@ impl App {
                 self.session.stamp = None;
                 self.session.name = Some("recovered".into());
                 // Not saved anywhere but in the file it was recovered from.
-                for d in &mut self.dialogues {
+                for d in self.dialogues.values_mut() {
                     d.unsaved = d.turns.len();
                 }
-                self.session.unsaved = self.dialogues.iter().map(|d| d.turns.len()).sum();
+                self.session.unsaved = self.dialogues.values().map(|d| d.turns.len()).sum();
                 self.notify(
                     format!(
                         "recovered the autosaved session ({}); Ctrl-S saves it under a name",
@@ -351,7 +355,7 @@ impl App {
 
     /// Shows a session's dialogues, marked as recorded; its servers replace the sidebar's.
     pub fn load_session(&mut self, session: Session, fx: &mut Vec<Effect>) {
-        for d in std::mem::take(&mut self.dialogues) {
+        for (_, d) in self.dialogues.drain() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
@@ -370,41 +374,46 @@ impl App {
                     .unwrap_or(Interface::Dac),
             };
             let added = self.add_server(spec.clone(), interface);
-            self.servers[added].status = ServerStatus::Recorded;
-            // A session file never starts a command without the user's consent.
-            self.servers[added].needs_consent = spec.command_it_runs();
+            if let Some(s) = self.servers.get_mut(added) {
+                s.status = ServerStatus::Recorded;
+                // A session file never starts a command without the user's consent.
+                s.needs_consent = spec.command_it_runs();
+            }
         }
         self.defaults = session.defaults.clone();
         for (i, record) in session.dialogues.into_iter().enumerate() {
-            let server = self
+            // A file's dialogues name servers of the file (it is checked when read).
+            let Some(server) = self
                 .servers
-                .iter()
-                .position(|s| s.spec.name == record.server)
-                .unwrap_or(0);
+                .find(|s| s.spec.name == record.server)
+                .or(self.servers.first_id())
+            else {
+                continue;
+            };
             let name = format!("{} #{}", record.server, i + 1);
             self.add_recorded_dialogue(server, record, &name);
         }
         self.session.name = session.name.clone();
         self.session.notes = session.notes.clone();
         self.session.unsaved = 0;
-        self.current = (!self.dialogues.is_empty()).then_some(0);
+        self.current = self.dialogues.first_id();
         self.focus = crate::tui::action::Pane::Transcript;
     }
 
     /// Adds a recorded dialogue (read-only, as a session file's) on a server, its last turn
-    /// selected and its Request in the composer; returns its index. `name` when the record
-    /// has none.
+    /// selected and its Request in the composer. `name` when the record has none.
     pub fn add_recorded_dialogue(
         &mut self,
-        server: usize,
+        server: ServerId,
         record: DialogueRecord,
         name: &str,
-    ) -> usize {
+    ) -> DialogueId {
         let key = self.new_key();
         let name = record.name.clone().unwrap_or_else(|| name.to_owned());
         let mut d = DialogueState::new(key, name, server, record.interface);
         d.status = Status::Recorded;
         d.dialog_id = Some(record.dialog_id.clone());
+        d.protocol_version = record.protocol_version.clone();
         d.notes = record.notes.clone();
         if let Some(values) = &record.defaults {
             d.defaults = Some(crate::client::defaults::Chosen::from_base(
@@ -423,18 +432,11 @@ impl App {
         let last = d.turns.len().checked_sub(1);
         d.select(last);
         d.focus = Some(crate::tui::action::Pane::Transcript);
-        self.dialogues.push(d);
-        let index = self.dialogues.len() - 1;
-        if let Some(request) = self.dialogues[index]
-            .turns
-            .last()
-            .map(|t| t.turn.request_value())
-        {
-            let current = self.current;
-            self.current = Some(index);
-            self.with_composer(|c, ctx| c.load(&request, ctx));
-            self.current = current;
+        let request = d.turns.last().map(|t| t.turn.request_value());
+        let id = self.dialogues.push(d);
+        if let Some(request) = request {
+            self.with_composer_of(id, |c, ctx| c.load(&request, ctx));
         }
-        index
+        id
     }
 }

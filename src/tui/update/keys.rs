@@ -1,11 +1,11 @@
 //! Keys: an open overlay takes them first, then the log's filter, then the composer when it
 //! has the focus (it leaves to the explorer only what it does not use), then the key table.
 
-use crate::tui::action::{Action, Handled, Pane};
+use crate::tui::action::{Action, Context, Handled, Pane};
 use crate::tui::app::App;
 use crate::tui::effect::Effect;
 use crate::tui::hits::Hits;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyEvent;
 
 impl App {
     pub(super) fn key(&mut self, key: KeyEvent, hits: &Hits, fx: &mut Vec<Effect>) {
@@ -26,6 +26,9 @@ impl App {
             {
                 self.act(action, fx);
             }
+            return;
+        }
+        if self.search_key(key) == Handled::Consumed {
             return;
         }
         if self.focus == Pane::Log && self.log.editing_filter {
@@ -61,19 +64,21 @@ impl App {
         }
     }
 
+    /// The log's filter line (the one line editor): it filters as it is typed; Enter or Esc
+    /// leave it (the filter stays; an empty one shows every entry).
     fn log_filter_key(&mut self, key: KeyEvent) {
-        let mut filter = self.log.filter.clone();
-        match key.code {
-            KeyCode::Enter | KeyCode::Esc => self.log.editing_filter = false,
-            KeyCode::Backspace => {
-                filter.pop();
-                self.log.set_filter(filter);
+        if let Some(changed) = self.log.filter_input.key(&key) {
+            if changed {
+                let text = self.log.filter_input.text().to_owned();
+                self.log.set_filter(text);
             }
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                filter.push(c);
-                self.log.set_filter(filter);
-            }
-            _ => {}
+            return;
+        }
+        if matches!(
+            self.keymap.action_in(&key, Context::Overlay),
+            Some(Action::Select | Action::Cancel)
+        ) {
+            self.log.editing_filter = false;
         }
     }
 }

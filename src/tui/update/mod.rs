@@ -14,6 +14,7 @@ mod keys;
 mod mouse;
 mod resources;
 mod scenario;
+mod search;
 mod servers;
 mod watch;
 
@@ -27,6 +28,7 @@ use ratatui::layout::Rect;
 use std::time::Instant;
 
 pub use files::resolve_save_path;
+pub use search::raw_matches;
 
 impl App {
     /// Handles one event that happened `at`; `hits` is where the last frame drew things.
@@ -106,15 +108,18 @@ impl App {
             self.certify_paste(text);
             return;
         }
-        match &mut self.overlay {
-            Some(overlay) => {
-                let outcome = overlay.paste(text);
-                self.overlay_outcome(outcome, fx);
+        if let Some(overlay) = &mut self.overlay {
+            let outcome = overlay.paste(text);
+            self.overlay_outcome(outcome, fx);
+        } else if self.search_paste(text, fx) {
+            // The search's line took it.
+        } else if self.focus == crate::tui::action::Pane::Log && self.log.editing_filter {
+            if self.log.filter_input.insert_str(text) {
+                let text = self.log.filter_input.text().to_owned();
+                self.log.set_filter(text);
             }
-            None if self.focus == crate::tui::action::Pane::Composer => {
-                self.with_composer(|c, ctx| c.paste(text, ctx));
-            }
-            None => {}
+        } else if self.focus == crate::tui::action::Pane::Composer {
+            self.with_composer(|c, ctx| c.paste(text, ctx));
         }
     }
 
@@ -125,6 +130,15 @@ impl App {
         f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
     ) -> Option<R> {
         let i = self.current?;
+        self.with_composer_of(i, f)
+    }
+
+    /// The same for the composer of dialogue `i` (None when it is gone).
+    pub fn with_composer_of<R>(
+        &mut self,
+        i: crate::tui::ids::DialogueId,
+        f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
+    ) -> Option<R> {
         let App {
             servers,
             dialogues,

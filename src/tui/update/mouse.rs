@@ -35,8 +35,8 @@ impl App {
                 self.focus = previous;
             }
             MouseEventKind::Down(MouseButton::Left) => {
-                if let Some(i) = Hits::find(&hits.tabs, at) {
-                    self.act(Action::GoToDialogue(i), fx);
+                if let Some(id) = Hits::find(&hits.tabs, at) {
+                    self.show_dialogue(id);
                     return;
                 }
                 if let Some(tab) = Hits::find(&hits.detail_tabs, at) {
@@ -49,8 +49,11 @@ impl App {
                 }
                 if let Some(row) = Hits::find(&hits.sidebar_rows, at) {
                     self.focus = Pane::Sidebar;
-                    self.sidebar_selected = row;
-                    self.act(Action::Select, fx);
+                    // The row drawn, where it is now (none when it went since the frame).
+                    if let Some(at) = self.sidebar_rows().iter().position(|r| *r == row) {
+                        self.sidebar_selected = at;
+                        self.act(Action::Select, fx);
+                    }
                     return;
                 }
                 if let Some(item) = Hits::find(&hits.completion_items, at) {

@@ -43,7 +43,16 @@ impl App {
             Ask::List(key) => fx.push(Effect::ListResources { key }),
             Ask::Read(key, uri) => fx.push(Effect::ReadResource { key, uri }),
             Ask::Copy(text) => self.clipboard(text, fx),
-            Ask::Write(text) => fx.push(Effect::WriteCopy { text }),
+            Ask::Write(text) => {
+                let json = matches!(
+                    &self.overlay,
+                    Some(Overlay::Resources(r)) if matches!(&r.shown, Some(Ok(read)) if read.json)
+                );
+                fx.push(Effect::WriteCopy {
+                    text,
+                    extension: if json { "json" } else { "txt" },
+                })
+            }
         }
     }
 

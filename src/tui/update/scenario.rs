@@ -103,11 +103,10 @@ impl App {
 
     /// Writes the dialogue `key` as a scenario file.
     pub(super) fn write_scenario(&mut self, path: PathBuf, key: DialogueKey, fx: &mut Vec<Effect>) {
-        let Some(i) = self.dialogue_index(key) else {
+        let Some(d) = self.dialogue_by_key(key) else {
             self.notify("that dialogue is closed: not saved", Severity::Warning);
             return;
         };
-        let d = &self.dialogues[i];
         let server = self.servers.get(d.server);
         let record = DialogueRecord {
             name: Some(d.name.clone()),
@@ -171,7 +170,11 @@ impl App {
         if typed.trim().is_empty() {
             return;
         }
-        let Some(server) = self.server_in_view() else {
+        let Some((server, interface, spec)) = self
+            .server_in_view()
+            .and_then(|id| Some((id, self.servers.get(id)?)))
+            .map(|(id, s)| (id, s.interface, s.spec.clone()))
+        else {
             return;
         };
         let mut path = PathBuf::from(typed.trim());
@@ -183,7 +186,6 @@ impl App {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "scenario".into());
-        let interface = self.servers[server].interface;
         let mut d = DialogueState::new(key, format!("test {stem}"), server, interface);
         d.scenario = Some(ScenarioState {
             file: path.clone(),
@@ -193,26 +195,20 @@ impl App {
         });
         d.detail_tab = DetailTab::Expect;
         d.focus = Some(Pane::Transcript);
-        self.dialogues.push(d);
-        let index = self.dialogues.len() - 1;
-        self.show_dialogue(index);
+        let id = self.dialogues.push(d);
+        self.show_dialogue(id);
         self.focus = Pane::Transcript;
-        fx.push(Effect::RunScenario {
-            key,
-            path,
-            spec: self.servers[server].spec.clone(),
-        });
+        fx.push(Effect::RunScenario { key, path, spec });
     }
 
     pub(super) fn scenario_event(&mut self, event: ScenarioEvent, fx: &mut Vec<Effect>) {
         match event {
             ScenarioEvent::Loaded { dialogue, result } => {
-                let Some(i) = self.dialogue_index(dialogue) else {
+                let Some(d) = self.dialogue_by_key_mut(dialogue) else {
                     return;
                 };
                 match result {
                     Ok(info) => {
-                        let d = &mut self.dialogues[i];
                         d.name = format!("test: {}", info.name);
                         if let Some(s) = &mut d.scenario {
                             s.name = info.name;
@@ -220,7 +216,6 @@ impl App {
                         }
                     }
                     Err(e) => {
-                        let d = &mut self.dialogues[i];
                         d.status = Status::Failed(e.lines().next().unwrap_or_default().to_owned());
                         if let Some(s) = &mut d.scenario {
                             s.running = false;
@@ -237,8 +232,7 @@ impl App {
                 dialogue,
                 dialog_id,
             } => {
-                if let Some(i) = self.dialogue_index(dialogue) {
-                    let d = &mut self.dialogues[i];
+                if let Some(d) = self.dialogue_by_key_mut(dialogue) {
                     // The runner owns the session: the dialogue reads as recorded (R goes on
                     // from it in a session of the explorer's own).
                     d.status = Status::Recorded;
@@ -250,9 +244,6 @@ impl App {
                 step,
                 expectations,
             } => {
-                let Some(i) = self.dialogue_index(dialogue) else {
-                    return;
-                };
                 let passed = step.passed();
                 let turn = step
                     .turn
@@ -267,7 +258,9 @@ impl App {
                     not_run: step.not_run.clone(),
                 });
                 let page = self.areas().transcript_rows();
-                let d = &mut self.dialogues[i];
+                let Some(d) = self.dialogue_by_key_mut(dialogue) else {
+                    return;
+                };
                 d.push(turn);
                 if let Some(last) = d.turns.last_mut() {
                     *last = view;
@@ -287,15 +280,14 @@ impl App {
                         s.failed += 1;
                     }
                 }
+                d.unsaved += 1;
                 self.session.unsaved += 1;
-                self.dialogues[i].unsaved += 1;
                 self.autosave(fx);
             }
             ScenarioEvent::Done { dialogue, error } => {
-                let Some(i) = self.dialogue_index(dialogue) else {
+                let Some(d) = self.dialogue_by_key_mut(dialogue) else {
                     return;
                 };
-                let d = &mut self.dialogues[i];
                 let Some(s) = &mut d.scenario else { return };
                 s.running = false;
                 if let Some(e) = &error {

@@ -8,6 +8,7 @@ use crate::tui::action::Pane;
 use crate::tui::app::{App, Severity};
 use crate::tui::dialogue::Status;
 use crate::tui::effect::Effect;
+use crate::tui::ids::ServerId;
 use crate::tui::overlay::{Confirm, ConfirmPurpose, Input, Overlay, Prompt, PromptPurpose};
 
 impl App {
@@ -18,8 +19,8 @@ impl App {
             .filter(|f| {
                 !self
                     .servers
-                    .iter()
-                    .any(|s| !s.removed && s.spec.name == f.name && s.spec.transport == f.transport)
+                    .values()
+                    .any(|s| s.spec.name == f.name && s.spec.transport == f.transport)
             })
             .collect()
     }
@@ -109,11 +110,7 @@ impl App {
         // A name like one in use gets a number, as on the command line.
         let base = spec.name.clone();
         let mut n = 2;
-        while self
-            .servers
-            .iter()
-            .any(|s| !s.removed && s.spec.name == spec.name)
-        {
+        while self.servers.values().any(|s| s.spec.name == spec.name) {
             spec.name = format!("{base}-{n}");
             n += 1;
         }
@@ -124,8 +121,8 @@ impl App {
         let name = spec.name.clone();
         let location = spec.location();
         let server = self.add_server(spec, interface);
-        let dialogue = self.open_dialogue(server, interface, fx);
-        self.current = Some(dialogue);
+        // It is shown.
+        self.open_dialogue(server, interface, fx);
         self.focus = Pane::Composer;
         self.notify(format!("added {name} ({location})"), Severity::Info);
     }
@@ -139,7 +136,7 @@ impl App {
         };
         let turns: usize = self
             .dialogues
-            .iter()
+            .values()
             .filter(|d| d.server == server)
             .map(|d| d.turns.len())
             .sum();
@@ -147,7 +144,9 @@ impl App {
             self.remove_server(server, fx);
             return;
         }
-        let name = self.servers[server].name.clone();
+        let Some(name) = self.servers.get(server).map(|s| s.name.clone()) else {
+            return;
+        };
         self.overlay = Some(Overlay::Confirm(Confirm {
             title: format!("Remove {name}"),
             message: format!(
@@ -159,22 +158,20 @@ impl App {
         }));
     }
 
-    pub(super) fn remove_server(&mut self, server: usize, fx: &mut Vec<Effect>) {
+    pub(super) fn remove_server(&mut self, server: ServerId, fx: &mut Vec<Effect>) {
         let keys: Vec<_> = self
             .dialogues
-            .iter()
+            .values()
             .filter(|d| d.server == server)
             .map(|d| d.key)
             .collect();
         for key in keys {
             self.close_dialogue(key, fx);
         }
-        let Some(s) = self.servers.get_mut(server) else {
+        let Some(s) = self.servers.remove(server) else {
             return;
         };
-        // Kept in the list (dialogues name servers by index), but gone from view.
-        s.removed = true;
-        let name = s.name.clone();
+        let name = s.name;
         self.sidebar_selected = self
             .sidebar_selected
             .min(self.sidebar_rows().len().saturating_sub(1));
@@ -182,8 +179,10 @@ impl App {
     }
 
     /// A server's definition needs `${input:ID}`: ask for it.
-    pub(super) fn ask_input(&mut self, server: usize, request: InputRequest) {
-        let name = self.servers[server].name.clone();
+    pub(super) fn ask_input(&mut self, server: ServerId, request: InputRequest) {
+        let Some(name) = self.servers.get(server).map(|s| s.name.clone()) else {
+            return;
+        };
         self.overlay = Some(Overlay::Prompt(Prompt {
             title: format!(
                 "{name} needs ${{input:{}}}{}",
@@ -209,7 +208,7 @@ impl App {
     /// The input was given: the failed dialogue is opened again.
     pub(super) fn input_given(
         &mut self,
-        server: usize,
+        server: ServerId,
         id: String,
         value: String,
         fx: &mut Vec<Effect>,
@@ -221,7 +220,7 @@ impl App {
         let interface = s.interface;
         let failed: Vec<_> = self
             .dialogues
-            .iter()
+            .values()
             .filter(|d| {
                 d.server == server && d.turns.is_empty() && matches!(d.status, Status::Failed(_))
             })
@@ -230,7 +229,7 @@ impl App {
         for key in failed {
             self.close_dialogue(key, fx);
         }
-        let dialogue = self.open_dialogue(server, interface, fx);
-        self.current = Some(dialogue);
+        // It is shown.
+        self.open_dialogue(server, interface, fx);
     }
 }

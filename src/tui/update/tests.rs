@@ -87,8 +87,8 @@ impl T {
     }
 
     fn opened(&mut self, key: u64) -> Vec<Effect> {
-        let i = self.app.dialogue_index(key).expect("the dialogue");
-        let interface = self.app.dialogues[i].interface;
+        let d = self.app.dialogue_by_key(key).expect("the dialogue");
+        let (interface, next_turn) = (d.interface, d.next_turn);
         let summary = ServerSummary {
             name: format!("bkn-{}", interface.code()),
             ..Default::default()
@@ -103,7 +103,7 @@ impl T {
             vocabulary: Box::default(),
             defaults: Box::new(Chosen::built_in()),
             continued: false,
-            next_turn: self.app.dialogues[i].next_turn,
+            next_turn,
         })))
     }
 
@@ -221,7 +221,7 @@ fn the_explorer_starts_with_one_open_per_server_and_shows_the_first() {
         })
         .collect();
     assert_eq!(opens, [(1, Interface::Dac), (2, Interface::Usr)]);
-    assert_eq!(t.app.current, Some(0));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(0));
     assert_eq!(t.app.focus, Pane::Composer);
 }
 
@@ -575,11 +575,11 @@ fn n_opens_on_the_server_of_the_dialogue_in_view() {
         })
         .expect("an Open");
     assert_eq!(interface, Interface::Usr);
-    assert_eq!(spec, t.app.servers[1].spec);
-    assert_eq!(t.app.current, Some(2));
+    assert_eq!(spec, t.app.servers.nth(1).unwrap().spec);
+    assert_eq!(t.app.current, t.app.dialogues.id_at(2));
     assert_eq!(
-        t.app.dialogues[2].name,
-        format!("{} #2", t.app.servers[1].name)
+        t.app.dialogues.nth(2).unwrap().name,
+        format!("{} #2", t.app.servers.nth(1).unwrap().name)
     );
 }
 
@@ -732,7 +732,7 @@ fn ctrl_o_lists_sessions_and_completes_typed_paths() {
     assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
     let fx = t.type_text("/tm");
     assert!(
-        matches!(fx.last(), Some(Effect::CompletePath { typed }) if typed == "/tm"),
+        matches!(fx.last(), Some(Effect::CompletePath { typed, .. }) if typed == "/tm"),
         "{fx:?}"
     );
     t.event(Event::PathCompletions {
@@ -808,8 +808,23 @@ fn copying_says_honestly_where_the_text_can_have_gone() {
         text.contains("set-clipboard") && text.contains('W'),
         "{text}"
     );
-    let fx = t.key(KeyCode::Char('W'));
-    assert!(matches!(&fx[..], [Effect::WriteCopy { .. }]), "{fx:?}");
+    // W asks where (Tab completes the path), then checks the target before writing.
+    t.key(KeyCode::Char('W'));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("a prompt for the path")
+    };
+    assert_eq!(p.input.text(), "turn-0.json");
+    let fx = t.key(KeyCode::Tab);
+    assert!(
+        matches!(&fx[..], [Effect::CompletePath { typed, extensions: [] }] if typed == "turn-0.json"),
+        "{fx:?}"
+    );
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::CheckSaveTarget { path, what: crate::tui::event::SaveWhat::Json(text) }]
+            if path.ends_with("turn-0.json") && text.contains("answered")),
+        "{fx:?}"
+    );
 }
 
 #[test]
@@ -842,9 +857,9 @@ fn a_server_is_named_by_its_initialize_name_made_distinct() {
     ]);
     t.opened(1);
     t.opened(2);
-    let names: Vec<&str> = t.app.servers.iter().map(|s| s.name.as_str()).collect();
+    let names: Vec<&str> = t.app.servers.values().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["bkn-dac", "bkn-dac-2"]);
-    assert_eq!(t.app.dialogues[1].name, "bkn-dac-2 #1");
+    assert_eq!(t.app.dialogues.nth(1).unwrap().name, "bkn-dac-2 #1");
 }
 
 #[test]
@@ -924,7 +939,13 @@ fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
         "the other server's dialogue is not touched"
     );
     assert_eq!(
-        t.app.servers[0].overrides.session_id.as_deref(),
+        t.app
+            .servers
+            .nth(0)
+            .unwrap()
+            .overrides
+            .session_id
+            .as_deref(),
         Some("AUS:42")
     );
     let fx = t.key(KeyCode::Char('n'));
@@ -944,9 +965,12 @@ fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
     t.key(KeyCode::Tab);
     t.key_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
     t.key(KeyCode::Enter);
-    assert_eq!(t.app.servers[0].overrides.session_id, None);
+    assert_eq!(t.app.servers.nth(0).unwrap().overrides.session_id, None);
     assert_eq!(
-        t.app.dialogues[0]
+        t.app
+            .dialogues
+            .nth(0)
+            .unwrap()
             .defaults
             .as_ref()
             .unwrap()
@@ -1010,9 +1034,13 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         panic!("{fx:?}");
     };
     assert_eq!(path, &PathBuf::from("/work/kiosk.yaml"));
-    assert_eq!(spec, &t.app.servers[0].spec, "on the server in view");
+    assert_eq!(
+        spec,
+        &t.app.servers.nth(0).unwrap().spec,
+        "on the server in view"
+    );
     let key = *key;
-    assert_eq!(t.app.current, Some(2));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(2));
     assert_eq!(t.app.shown_detail_tab(), DetailTab::Expect);
     t.event(Event::Scenario(ScenarioEvent::Loaded {
         dialogue: key,
@@ -1145,7 +1173,8 @@ fn a_server_is_added_by_command_line_url_or_a_name_found() {
 fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
-    t.app.current = Some(0);
+    t.app.current = t.app.dialogues.id_at(0);
+    let server = t.app.servers.id_at(0).unwrap();
     let fx = {
         let mut fx = Vec::new();
         t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
@@ -1154,11 +1183,11 @@ fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
     assert!(closes(&fx).is_empty(), "asks first");
     assert!(matches!(
         &t.app.overlay,
-        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::RemoveServer(0)
+        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::RemoveServer(server)
     ));
     let fx = t.key(KeyCode::Char('y'));
     assert_eq!(closes(&fx), [1]);
-    assert!(t.app.servers[0].removed);
+    assert!(!t.app.servers.contains(server), "really gone");
     assert_eq!(
         t.app.session.unsaved, 0,
         "its turn is in no later save (the question said so): no longer counted"
@@ -1234,7 +1263,7 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
     let notice = &t.app.notice.as_ref().unwrap().text;
     assert!(notice.contains(&url) && notice.contains("(M)"), "{notice}");
     assert!(matches!(
-        t.app.servers[0].sign_in,
+        t.app.servers.nth(0).unwrap().sign_in,
         Some(SignInNotice::Open { .. })
     ));
 
@@ -1244,7 +1273,7 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
     }));
     assert!(fx.is_empty(), "{fx:?}");
     assert!(
-        matches!(&t.app.servers[0].sign_in, Some(SignInNotice::SignedIn { scopes, .. }) if scopes == &["dac"])
+        matches!(&t.app.servers.nth(0).unwrap().sign_in, Some(SignInNotice::SignedIn { scopes, .. }) if scopes == &["dac"])
     );
 
     // A browser that opened: nothing to copy, the person is told where to look.
@@ -1288,7 +1317,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     }));
     assert_eq!(t.app.servers.len(), 1);
     assert_eq!(
-        t.app.servers[0].status,
+        t.app.servers.nth(0).unwrap().status,
         crate::tui::app::ServerStatus::Recorded
     );
     t.event(line(Line::Dialogue {
@@ -1296,6 +1325,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         server: server.name.clone(),
         interface: Interface::Dac,
         dialog_id: "D".into(),
+        protocol_version: None,
     }));
     assert_eq!(t.current().status, Status::Live);
     assert_eq!(t.current().dialog_id.as_deref(), Some("D"));
@@ -1313,12 +1343,13 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         server: server.name.clone(),
         interface: Interface::Dac,
         dialog_id: "E".into(),
+        protocol_version: None,
     }));
     t.event(line(Line::Closed {
         dialogue: 2,
         reason: "the agent ended its MCP session".into(),
     }));
-    assert_eq!(t.app.dialogues[1].status, Status::Recorded);
+    assert_eq!(t.app.dialogues.nth(1).unwrap().status, Status::Recorded);
     assert_eq!(
         t.current().status,
         Status::Live,
@@ -1335,6 +1366,88 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     assert!(t.app.notice.as_ref().unwrap().text.contains("ended"));
 }
 
+/// The MCP generation a dialogue spoke goes with it: a take-over of a recorded one asks for
+/// the recording's, a reconnect for the one of the connection it replaces, and a session
+/// saved says each dialogue's own.
+#[test]
+fn take_over_and_reconnect_ask_for_the_generation_the_dialogue_spoke() {
+    use crate::session::journal::Line;
+    use crate::tui::event::WatchEvent;
+    let spoke = |fx: &[Effect]| {
+        fx.iter()
+            .find_map(|e| match e {
+                Effect::Open { spoke, .. } => Some(spoke.clone()),
+                _ => None,
+            })
+            .expect("a dialogue is opened")
+    };
+    let (mut t, _) = T::new(Vec::new());
+    let line = |l: Line| Event::Watch(WatchEvent::Line(Box::new(l)));
+    t.event(Event::Watch(WatchEvent::Started(PathBuf::from(
+        "/data/recordings/r.jsonl",
+    ))));
+    let server = ServerSpec::from_command_line("my-da --flag").unwrap();
+    t.event(line(Line::Start {
+        name: None,
+        servers: vec![server.clone()],
+    }));
+    t.event(line(Line::Dialogue {
+        id: 1,
+        server: server.name.clone(),
+        interface: Interface::Dac,
+        dialog_id: "D".into(),
+        protocol_version: Some("2025-11-25".into()),
+    }));
+    t.event(line(Line::Turn {
+        dialogue: 1,
+        turn: Box::new(grounding(0)),
+    }));
+    t.event(line(Line::End("the agent closed its side".into())));
+    assert_eq!(
+        t.app.snapshot().dialogues[0].protocol_version.as_deref(),
+        Some("2025-11-25"),
+        "saved as recorded"
+    );
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('O'));
+    assert_eq!(spoke(&fx).as_deref(), Some("2025-11-25"));
+    // Its own dialogue, once open over 2026-07-28, reconnects asking for 2026-07-28.
+    let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
+    else {
+        unreachable!()
+    };
+    let key = *key;
+    let i = t.app.dialogue_of_key(key).unwrap();
+    let summary = ServerSummary {
+        protocol_version: "2026-07-28".into(),
+        generation_note: Some(
+            "the dialogue spoke MCP 2025-11-25; it goes on over MCP 2026-07-28".into(),
+        ),
+        ..Default::default()
+    };
+    t.event(Event::Engine(Box::new(EngineEvent::Opened {
+        dialogue: key,
+        connection: key,
+        dialog_id: "dialog".into(),
+        origin: DialogIdOrigin::Client,
+        tool: "bkn_dac".into(),
+        summary: Box::new(summary),
+        vocabulary: Box::default(),
+        defaults: Box::new(Chosen::built_in()),
+        continued: false,
+        next_turn: 0,
+    })));
+    assert!(
+        (0..t.app.log.visible_len())
+            .filter_map(|n| t.app.log.visible(n))
+            .any(|e| e.text.contains("it goes on over MCP 2026-07-28")),
+        "the change of generation is in the log"
+    );
+    t.app.current = Some(i);
+    let fx = t.key(KeyCode::Char('R'));
+    assert_eq!(spoke(&fx).as_deref(), Some("2026-07-28"));
+}
+
 #[test]
 fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_the_composer() {
     use crate::tui::dialogue::Status;
@@ -1343,8 +1456,8 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     for i in 0..3 {
         t.finished(1, grounding(i));
     }
-    t.app.dialogues[0].status = Status::Recorded;
-    t.app.dialogues[0].select(Some(1));
+    t.app.dialogues.nth_mut(0).unwrap().status = Status::Recorded;
+    t.app.dialogues.nth_mut(0).unwrap().select(Some(1));
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Char('O'));
     let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
@@ -1381,7 +1494,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
         !fx.iter().any(|e| matches!(e, Effect::Send { .. })),
         "up to the selected turn only"
     );
-    let source = &t.app.dialogues[0];
+    let source = &t.app.dialogues.nth(0).unwrap();
     assert!(
         source.turns[0]
             .replay
@@ -1931,7 +2044,10 @@ fn quitting_mentions_an_unsent_draft() {
 fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
     use crate::protocol::resources::Words;
     let mut t = T::reference();
-    t.app.servers[0]
+    t.app
+        .servers
+        .nth_mut(0)
+        .unwrap()
         .vocabulary
         .add(Words::Entities, "Fountain#1");
     focus_field(&mut t, crate::protocol::dac::Kind::Commitment, "Commit");
@@ -2027,7 +2143,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
         path: "/data/recovered-7-1.drafts.json".into(),
         result: Ok(saved),
     });
-    let d = &t.app.dialogues[0];
+    let d = &t.app.dialogues.nth(0).unwrap();
     let question = d
         .composer
         .fields
@@ -2125,7 +2241,7 @@ fn an_unknown_id_in_a_statement_is_warned_about_and_the_request_still_sent() {
         (Words::Entities, "Avatar#7"),
         (Words::MLocations, "MLoc:Square.Stage"),
     ] {
-        t.app.servers[0].vocabulary.add(w, id);
+        t.app.servers.nth_mut(0).unwrap().vocabulary.add(w, id);
     }
     focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
     t.type_text("MM-Move Nil Ghost#1 To MLoc:Square.Stage");
@@ -2168,7 +2284,10 @@ fn closing_a_dialogue_takes_its_turns_out_of_the_unsaved_count() {
 fn the_sidebar_dot_follows_the_servers_health() {
     use crate::tui::app::ServerStatus;
     let mut t = T::reference();
-    assert_eq!(t.app.servers[0].status, ServerStatus::Connected);
+    assert_eq!(
+        t.app.servers.nth(0).unwrap().status,
+        ServerStatus::Connected
+    );
     // The server died under a turn: not "connected" any more.
     let mut gone = grounding(0);
     gone.reply = Reply::Error(TurnError {
@@ -2177,16 +2296,22 @@ fn the_sidebar_dot_follows_the_servers_health() {
     });
     t.finished(1, gone);
     assert!(
-        matches!(&t.app.servers[0].status, ServerStatus::Failed(e) if e.contains("the server exited")),
+        matches!(&t.app.servers.nth(0).unwrap().status, ServerStatus::Failed(e) if e.contains("the server exited")),
         "{:?}",
-        t.app.servers[0].status
+        t.app.servers.nth(0).unwrap().status
     );
     // An answer again: connected.
     t.finished(1, grounding(1));
-    assert_eq!(t.app.servers[0].status, ServerStatus::Connected);
+    assert_eq!(
+        t.app.servers.nth(0).unwrap().status,
+        ServerStatus::Connected
+    );
     // Its only dialogue's session ended: said on the server too.
     t.event(Event::Engine(Box::new(EngineEvent::Closed { dialogue: 2 })));
-    assert!(matches!(&t.app.servers[1].status, ServerStatus::Failed(_)));
+    assert!(matches!(
+        &t.app.servers.nth(1).unwrap().status,
+        ServerStatus::Failed(_)
+    ));
 }
 
 #[test]
@@ -2216,6 +2341,7 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
         server: server.name.clone(),
         interface: Interface::Dac,
         dialog_id: "D".into(),
+        protocol_version: None,
     }));
     t.event(line(Line::Turn {
         dialogue: 1,
@@ -2281,16 +2407,16 @@ fn switching_to_a_dialogue_never_enters_edit() {
     let mut t = T::reference();
     // The first dialogue was left in the composer (a click on the next tab, say).
     assert_eq!(t.app.focus, Pane::Composer);
-    t.app.show_dialogue(1);
+    t.app.show_dialogue(t.app.dialogues.id_at(1).unwrap());
     t.key(KeyCode::Esc);
     assert_eq!(t.app.focus, Pane::Transcript);
     // Back to the first, whose composer had the focus: NAV stays, `1` is a command.
     t.key(KeyCode::Char('1'));
-    assert_eq!(t.app.current, Some(0));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(0));
     assert_eq!(t.app.focus, Pane::Transcript);
     assert_eq!(mode_word(&t), "NAV");
     t.key(KeyCode::Char('2'));
-    assert_eq!(t.app.current, Some(1));
+    assert_eq!(t.app.current, t.app.dialogues.id_at(1));
     assert!(
         t.current()
             .composer
@@ -2346,6 +2472,138 @@ fn a_duplicate_key_in_the_raw_editor_is_not_sent() {
         notice.contains("written twice") && notice.contains("/Kind"),
         "{notice}"
     );
+}
+
+fn log_line(text: &str) -> crate::client::event::LogEntry {
+    crate::client::event::LogEntry::new(1, crate::client::event::LogKind::Client, text)
+}
+
+#[test]
+fn slash_searches_the_log_n_and_capital_n_go_round_esc_ends() {
+    let mut t = T::reference();
+    let before = t.app.log.visible_len();
+    for text in [
+        "{\"Kind\": \"ack\"}",
+        "nothing",
+        "{\"Status\": \"ACK\"}",
+        "end",
+    ] {
+        t.app.log.push(log_line(text));
+    }
+    let (first, second, last) = (before, before + 2, before + 3);
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('L'));
+    t.app.focus = Pane::Log;
+    t.key(KeyCode::Char('/'));
+    t.type_text("ack");
+    // Typing goes to the first match at once; Enter keeps the search.
+    assert_eq!(t.app.log.selected, Some(first));
+    assert!(!t.app.log.follow);
+    t.key(KeyCode::Enter);
+    let s = t.app.search.as_ref().expect("the search stays");
+    assert!(!s.editing);
+    assert_eq!(s.count(2), "1/2");
+    t.key(KeyCode::Char('n'));
+    assert_eq!(t.app.log.selected, Some(second));
+    t.key(KeyCode::Char('n'));
+    assert_eq!(t.app.log.selected, Some(first), "round the end");
+    t.key(KeyCode::Char('N'));
+    assert_eq!(t.app.log.selected, Some(second));
+    assert!(
+        t.app.overlay.is_none() && t.app.dialogues.len() == 2,
+        "n was not New dialogue"
+    );
+    t.key(KeyCode::Esc);
+    assert!(t.app.search.is_none());
+    // A paste into the line is one line (CR line ends as tmux sends them).
+    t.key(KeyCode::Char('/'));
+    t.event(Event::Input(Input::Paste("end\r".into())));
+    assert_eq!(t.app.search.as_ref().unwrap().query(), "end");
+    assert_eq!(t.app.log.selected, Some(last));
+}
+
+#[test]
+fn slash_in_the_detail_searches_the_raw_json_and_scrolls_to_each_match() {
+    let mut t = T::reference();
+    let mut terms: Vec<Value> = (0..40).map(|i| json!({"Text": format!("t{i}")})).collect();
+    terms.push(json!({"Text": "needle"}));
+    t.finished(
+        1,
+        turn(
+            json!({"Header": "PGM-KDA-V1.0", "Kind": "semantic_grounding", "TurnIndex": 0,
+                   "Terms": terms}),
+            Some(json!({"Header": "PGM-KDA-V1.0", "TurnIndex": 0, "Note": "needle"})),
+        ),
+    );
+    t.app.focus = Pane::Detail;
+    t.key(KeyCode::Esc);
+    t.app.focus = Pane::Detail;
+    t.key(KeyCode::Char('/'));
+    assert_eq!(t.current().detail_tab, crate::tui::app::DetailTab::Raw);
+    t.type_text("NEEDLE");
+    let first = t.current().detail_scroll;
+    assert!(first > 40, "scrolled to the Request's match: {first}");
+    t.key(KeyCode::Enter);
+    t.key(KeyCode::Char('n'));
+    let second = t.current().detail_scroll;
+    assert!(second > first, "on to the Response's: {second}");
+    let sel = t.current().selection.as_ref().unwrap();
+    assert_eq!(super::raw_matches(sel, "needle").len(), 2);
+}
+
+#[test]
+fn the_log_filter_is_the_one_line_editor() {
+    let mut t = T::reference();
+    t.app.log.push(log_line("alpha beta"));
+    t.app.log.push(log_line("gamma"));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('L'));
+    t.app.focus = Pane::Log;
+    t.key(KeyCode::Char('|'));
+    t.type_text("gam zz");
+    assert_eq!(t.app.log.visible_len(), 0);
+    t.key_with(KeyCode::Char('w'), KeyModifiers::CONTROL);
+    t.key(KeyCode::Backspace);
+    assert_eq!(t.app.log.filter, "gam");
+    assert_eq!(t.app.log.visible_len(), 1);
+    t.key(KeyCode::Enter);
+    assert!(!t.app.log.editing_filter);
+}
+
+/// An id kept from before (the last frame's hits, an engine event under way) names
+/// nothing once its server and dialogue are gone: nothing happens, nothing panics.
+#[test]
+fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
+    use crate::tui::app::SidebarRow;
+    let mut t = T::reference();
+    let server = t.app.servers.id_at(0).unwrap();
+    let dialogue = t.app.dialogues.id_at(0).unwrap();
+    let other = t.app.dialogues.id_at(1).unwrap();
+    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
+    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
+    t.app.current = Some(dialogue);
+    let mut fx = Vec::new();
+    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    assert_eq!(closes(&fx), [1], "no turns: removed at once");
+    assert!(!t.app.servers.contains(server) && !t.app.dialogues.contains(dialogue));
+    assert_eq!(t.app.current, Some(other), "the tab after it shows");
+    assert_eq!(
+        t.app.sidebar_rows().len(),
+        2,
+        "the other server and its dialogue"
+    );
+    for (column, row) in [(25, 0), (5, 2)] {
+        t.event(Event::Input(Input::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })));
+        assert_eq!(t.app.current, Some(other), "a stale hit does nothing");
+    }
+    // What the engine still says of the closed dialogue is dropped.
+    assert!(t.finished(1, grounding(0)).is_empty());
+    assert_eq!(t.app.session.unsaved, 0);
 }
 
 #[test]
@@ -2439,5 +2697,6 @@ fn export_without_a_turn_exports_the_draft() {
         "{}",
         e.blocks[0].text
     );
+    assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
 }

@@ -10,6 +10,7 @@ use crate::tui::app::{App, Live, ServerStatus, Severity};
 use crate::tui::dialogue::{DialogueState, Status};
 use crate::tui::effect::Effect;
 use crate::tui::event::WatchEvent;
+use crate::tui::ids::DialogueId;
 
 impl App {
     pub(super) fn watch_event(&mut self, event: WatchEvent) {
@@ -36,13 +37,10 @@ impl App {
         let Some(live) = &mut self.live else { return };
         match line {
             Line::Start { servers, .. } => {
-                let mut indexes = Vec::new();
+                let mut ids = Vec::new();
                 for spec in servers {
-                    let existing = self
-                        .servers
-                        .iter()
-                        .position(|s| !s.removed && s.spec.transport == spec.transport);
-                    let index = match existing {
+                    let existing = self.servers.find(|s| s.spec.transport == spec.transport);
+                    let id = match existing {
                         Some(i) => i,
                         None => {
                             let mut spec = spec;
@@ -56,14 +54,16 @@ impl App {
                                 http.token = self.token.clone();
                             }
                             let i = self.add_server(spec, crate::protocol::Interface::Dac);
-                            self.servers[i].status = ServerStatus::Recorded;
+                            if let Some(s) = self.servers.get_mut(i) {
+                                s.status = ServerStatus::Recorded;
+                            }
                             i
                         }
                     };
-                    indexes.push(index);
+                    ids.push(id);
                 }
                 if let Some(live) = &mut self.live {
-                    live.servers = indexes;
+                    live.servers = ids;
                 }
             }
             Line::Dialogue {
@@ -71,14 +71,24 @@ impl App {
                 server,
                 interface,
                 dialog_id,
+                protocol_version,
             } => {
-                let index = live
+                // The recording's server by name, else its first (a server the user
+                // removed since is gone: the dialogue has no server to show it under).
+                let Some(index) = live
                     .servers
                     .iter()
                     .copied()
-                    .find(|&i| self.servers[i].spec.name == server)
+                    .find(|&i| self.servers.get(i).is_some_and(|s| s.spec.name == server))
                     .or(live.servers.first().copied())
-                    .unwrap_or(0);
+                    .filter(|&i| self.servers.contains(i))
+                else {
+                    self.notify(
+                        format!("proxy: dialogue {id} is on a server no longer here: not shown"),
+                        Severity::Warning,
+                    );
+                    return;
+                };
                 let key = self.new_key();
                 let name = format!(
                     "{} live {id}",
@@ -90,17 +100,18 @@ impl App {
                 let mut d = DialogueState::new(key, name.clone(), index, interface);
                 d.status = Status::Live;
                 d.dialog_id = Some(dialog_id);
+                d.protocol_version = protocol_version;
                 d.focus = Some(crate::tui::action::Pane::Transcript);
-                self.dialogues.push(d);
+                let new = self.dialogues.push(d);
                 if let Some(live) = &mut self.live {
                     live.dialogues.push((id, key));
                 }
                 // The first watched dialogue comes into view; later ones wait in their tabs.
                 let watched_in_view = self
-                    .current
-                    .is_some_and(|c| self.dialogues[c].status == Status::Live);
+                    .current_dialogue()
+                    .is_some_and(|d| d.status == Status::Live);
                 if !watched_in_view {
-                    self.current = Some(self.dialogues.len() - 1);
+                    self.current = Some(new);
                     self.focus = crate::tui::action::Pane::Transcript;
                 }
                 self.notify(
@@ -112,10 +123,9 @@ impl App {
                 let Some(key) = live.key_of(dialogue) else {
                     return;
                 };
-                let Some(i) = self.dialogue_index(key) else {
+                let Some(d) = self.dialogue_by_key_mut(key) else {
                     return;
                 };
-                let d = &mut self.dialogues[i];
                 // Follow the newest turn unless the user is looking at an older one.
                 let following = d.selected.is_none() || d.selected == d.turns.len().checked_sub(1);
                 d.push(*turn);
@@ -130,11 +140,11 @@ impl App {
                 let Some(key) = live.key_of(dialogue) else {
                     return;
                 };
-                if let Some(i) = self.dialogue_index(key)
-                    && self.dialogues[i].status == Status::Live
+                if let Some(d) = self.dialogue_by_key_mut(key)
+                    && d.status == Status::Live
                 {
-                    self.dialogues[i].status = Status::Recorded;
-                    let name = self.dialogues[i].name.clone();
+                    d.status = Status::Recorded;
+                    let name = d.name.clone();
                     self.notify(
                         format!("the proxied dialogue {name} ended: {reason}"),
                         Severity::Info,
@@ -144,10 +154,10 @@ impl App {
             Line::End(why) => {
                 let keys: Vec<_> = live.dialogues.iter().map(|(_, k)| *k).collect();
                 for key in keys {
-                    if let Some(i) = self.dialogue_index(key)
-                        && self.dialogues[i].status == Status::Live
+                    if let Some(d) = self.dialogue_by_key_mut(key)
+                        && d.status == Status::Live
                     {
-                        self.dialogues[i].status = Status::Recorded;
+                        d.status = Status::Recorded;
                     }
                 }
                 self.notify(
@@ -161,7 +171,9 @@ impl App {
     /// Takes over the dialogue in view at its selected turn (the last when none is).
     pub(super) fn take_over(&mut self, fx: &mut Vec<Effect>) {
         let Some(i) = self.current else { return };
-        let d = &self.dialogues[i];
+        let Some(d) = self.dialogues.get(i) else {
+            return;
+        };
         if !matches!(d.status, Status::Live | Status::Recorded) || d.turns.is_empty() {
             self.notify(
                 "take over continues a watched or recorded dialogue: this one is your own already",
@@ -177,27 +189,42 @@ impl App {
         let recorded: Vec<crate::client::turn::Turn> =
             d.turns[..=upto].iter().map(|t| t.turn.clone()).collect();
         let next = d.turns.get(upto + 1).map(|t| t.turn.request_value());
-        let (server, interface, source, source_key) =
-            (d.server, d.interface, d.name.clone(), d.key);
+        let (server, interface, source, source_key, spoke) = (
+            d.server,
+            d.interface,
+            d.name.clone(),
+            d.key,
+            d.protocol_version.clone(),
+        );
+        // In the MCP generation the recorded dialogue spoke, where the server still speaks it.
+        let Some(new) = self.open_dialogue_as(server, interface, spoke, fx) else {
+            self.notify(
+                "its server is no longer here: nothing to take over on",
+                Severity::Warning,
+            );
+            return;
+        };
         // The source's Replay tab shows how the answers differ, turn by turn.
-        let d = &mut self.dialogues[i];
-        for t in &mut d.turns {
-            t.replay = None;
+        if let Some(d) = self.dialogues.get_mut(i) {
+            for t in &mut d.turns {
+                t.replay = None;
+            }
+            d.replay = Some(crate::tui::dialogue::Replay {
+                running: true,
+                ..Default::default()
+            });
         }
-        d.replay = Some(crate::tui::dialogue::Replay {
-            running: true,
-            ..Default::default()
-        });
-        let new = self.open_dialogue(server, interface, fx);
-        self.dialogues[new].name = format!("{source} · taken over");
-        self.dialogues[new].takeover = Some(crate::tui::dialogue::TakeOver {
-            source: source_key,
-            requests: requests.into(),
-            recorded,
-            next,
-            sent: 0,
-            differing: 0,
-        });
+        if let Some(d) = self.dialogues.get_mut(new) {
+            d.name = format!("{source} · taken over");
+            d.takeover = Some(crate::tui::dialogue::TakeOver {
+                source: source_key,
+                requests: requests.into(),
+                recorded,
+                next,
+                sent: 0,
+                differing: 0,
+            });
+        }
         self.current = Some(new);
         self.notify(
             format!(
@@ -209,9 +236,11 @@ impl App {
 
     /// The next recorded Request of a take-over, once its dialogue is open and idle; at the
     /// end the composer is the user's.
-    pub(super) fn take_over_next(&mut self, index: usize, fx: &mut Vec<Effect>) {
+    pub(super) fn take_over_next(&mut self, index: DialogueId, fx: &mut Vec<Effect>) {
         let now = self.now;
-        let d = &mut self.dialogues[index];
+        let Some(d) = self.dialogues.get_mut(index) else {
+            return;
+        };
         let Some(t) = &mut d.takeover else { return };
         if d.status != Status::Open || d.pending.is_some() {
             return;
@@ -236,20 +265,16 @@ impl App {
                 let (sent, differing, source) = (t.sent, t.differing, t.source);
                 let next = t.next.take();
                 d.takeover = None;
-                if let Some(s) = self.dialogue_index(source)
-                    && let Some(r) = &mut self.dialogues[s].replay
+                d.focus = Some(crate::tui::action::Pane::Composer);
+                if let Some(s) = self.dialogue_by_key_mut(source)
+                    && let Some(r) = &mut s.replay
                 {
                     r.running = false;
                 }
-                let d = &mut self.dialogues[index];
-                d.focus = Some(crate::tui::action::Pane::Composer);
                 self.focus = crate::tui::action::Pane::Composer;
                 // The composer holds what the recording asked next, to send or to change.
                 if let Some(request) = next {
-                    let current = self.current;
-                    self.current = Some(index);
-                    self.with_composer(|c, ctx| c.load(&request, ctx));
-                    self.current = current;
+                    self.with_composer_of(index, |c, ctx| c.load(&request, ctx));
                 }
                 self.notify(
                     format!(
@@ -265,11 +290,15 @@ impl App {
     /// Replay tab, and the next Request goes.
     pub(super) fn take_over_turn(
         &mut self,
-        index: usize,
+        index: DialogueId,
         turn: &crate::client::turn::Turn,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(t) = &mut self.dialogues[index].takeover else {
+        let Some(t) = self
+            .dialogues
+            .get_mut(index)
+            .and_then(|d| d.takeover.as_mut())
+        else {
             return;
         };
         let at = t.sent.saturating_sub(1);
@@ -279,8 +308,7 @@ impl App {
         let differences = crate::session::diff::compare(recorded, turn);
         t.differing += usize::from(!differences.is_empty());
         let source = t.source;
-        if let Some(s) = self.dialogue_index(source) {
-            let d = &mut self.dialogues[s];
+        if let Some(d) = self.dialogue_by_key_mut(source) {
             if let Some(r) = &mut d.replay {
                 r.done += 1;
                 r.differing += usize::from(!differences.is_empty());

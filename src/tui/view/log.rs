@@ -29,7 +29,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::h
     );
     let block = super::pane_block(app, title, focused).title_bottom(
         Line::styled(
-            " Enter opens · / filter · f follow · C clear · y copy ",
+            " Enter opens · / search · | filter · f follow · C clear · y copy ",
             t.muted(),
         )
         .right_aligned(),
@@ -39,16 +39,25 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::h
     let mut height = inner.height as usize;
     if log.editing_filter {
         height = height.saturating_sub(1);
-        let line = Line::from(vec![
-            Span::styled("filter: ", t.fg(c.key_hint)),
-            Span::raw(log.filter.clone()),
-            Span::styled("▏", t.fg(c.accent)),
-        ]);
+        let line = log
+            .filter_input
+            .line(Span::styled("filter: ", t.fg(c.key_hint)), None);
         frame.render_widget(
             Paragraph::new(line),
             Rect::new(inner.x, inner.y + height as u16, inner.width, 1),
         );
     }
+    // A search: its line at the bottom, the matches marked in the rows.
+    let search = app.search.as_ref().filter(|s| s.pane == Pane::Log);
+    let found = search.map(|s| log.matching(s.query())).unwrap_or_default();
+    if let Some(s) = search {
+        height = height.saturating_sub(1);
+        frame.render_widget(
+            Paragraph::new(super::search_line(app, s, found.len())),
+            Rect::new(inner.x, inner.y + height as u16, inner.width, 1),
+        );
+    }
+    let current = search.and_then(|s| found.get(s.current.min(found.len().saturating_sub(1))));
     let n = log.visible_len();
     let selected = log.selected.unwrap_or(n.saturating_sub(1));
     let top = (selected + 1)
@@ -84,13 +93,22 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::h
             };
             let first = e.text.lines().next().unwrap_or_default();
             let room = (inner.width as usize).saturating_sub(stamp.len() + 14 + size.len());
-            let line = Line::from(vec![
+            let mut text = Line::from(Span::styled(cut(first, room), t.fg(c.foreground)));
+            if let Some(s) = search {
+                let at = crate::tui::search::columns(first, s.query())
+                    .first()
+                    .copied();
+                let here = current == Some(&i);
+                text = crate::tui::search::highlight(text, s.query(), at.filter(|_| here));
+            }
+            let mut spans = vec![
                 Span::styled(stamp, t.muted()),
                 Span::styled(format!("#{:<3}", e.connection), t.muted()),
                 Span::styled(format!("{:<9}", e.kind.label()), t.bold(color)),
-                Span::styled(cut(first, room), t.fg(c.foreground)),
-                Span::styled(size, t.muted()),
-            ]);
+            ];
+            spans.extend(text.spans);
+            spans.push(Span::styled(size, t.muted()));
+            let line = Line::from(spans);
             if focused && i == selected {
                 line.style(t.selected())
             } else {

@@ -57,6 +57,35 @@ pub fn render(frame: &mut Frame, app: &App) -> Hits {
 /// A bordered block with a title, its colours saying whether its pane has the focus (and, so
 /// that the focus shows without colour too, its border: thick when focused, and a ▶ before
 /// its title).
+/// A search's line: what is typed (with its cursor while it is typed), where the current match
+/// is ("3/7"), and the keys.
+fn search_line<'a>(
+    app: &App,
+    s: &crate::tui::search::Search,
+    matches: usize,
+) -> ratatui::text::Line<'a> {
+    use ratatui::text::Span;
+    let t = &app.theme;
+    let prompt = Span::styled("/", t.fg(t.colors.key_hint));
+    let mut line = if s.editing {
+        s.input.line(prompt, None)
+    } else {
+        ratatui::text::Line::from(vec![prompt, Span::raw(s.query().to_owned())])
+    };
+    let count = s.count(matches);
+    if !count.is_empty() {
+        line.spans
+            .push(Span::styled(format!("  {count}"), t.bold(t.colors.accent)));
+    }
+    let keys = if s.editing {
+        "  Enter keeps · Esc ends"
+    } else {
+        "  n next · N previous · Esc ends"
+    };
+    line.spans.push(Span::styled(keys, t.muted()));
+    line
+}
+
 fn pane_block<'a>(
     app: &App,
     title: impl Into<ratatui::text::Line<'a>>,

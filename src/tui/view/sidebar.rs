@@ -66,7 +66,9 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         let y = inner.y + lines.len() as u16;
         match entry {
             SidebarRow::Server(s) => {
-                let server = &app.servers[s];
+                let Some(server) = app.servers.get(s) else {
+                    continue;
+                };
                 let (dot, _) = server_state(app, &server.status);
                 let arrow = if server.expanded { "▼ " } else { "▶ " };
                 let kind = server.spec.kind();
@@ -162,18 +164,22 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 }
                 hits.sidebar_rows.push((
                     Rect::new(inner.x, y, inner.width, 1 + detail_lines.len() as u16),
-                    row,
+                    entry,
                 ));
                 lines.push(line);
                 lines.extend(detail_lines);
             }
             SidebarRow::Dialogue(d) => {
-                let dialogue = &app.dialogues[d];
+                let (Some(dialogue), Some(position)) =
+                    (app.dialogues.get(d), app.dialogues.position(d))
+                else {
+                    continue;
+                };
                 let current = Some(d) == app.current;
                 let is_last = !app
                     .dialogues
-                    .iter()
-                    .skip(d + 1)
+                    .values()
+                    .skip(position + 1)
                     .any(|o| o.server == dialogue.server);
                 let branch = if is_last { "└" } else { "├" };
                 let state = match &dialogue.status {
@@ -191,10 +197,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     Status::Open => Span::raw(""),
                 };
                 // Under its server, "domain-access #2" needs only "#2" (and its DialogID).
-                let server_name = &app.servers[dialogue.server].name;
+                let server_name = app
+                    .servers
+                    .get(dialogue.server)
+                    .map_or("", |s| s.name.as_str());
                 let short = dialogue
                     .name
-                    .strip_prefix(server_name.as_str())
+                    .strip_prefix(server_name)
                     .map(str::trim_start)
                     .filter(|rest| !rest.is_empty())
                     .unwrap_or(&dialogue.name);
@@ -204,7 +213,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     .filter(|_| short.starts_with('#'))
                     .map(|id| format!(" {}", super::text::short_id(id)))
                     .unwrap_or_default();
-                let label = format!("  {branch} {} {short}{id}", d + 1);
+                let label = format!("  {branch} {} {short}{id}", position + 1);
                 let count = format!(" ({})", dialogue.turns.len());
                 let room = width.saturating_sub(count.len() + 3);
                 let style = if current {
@@ -221,7 +230,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     line = line.style(t.selected());
                 }
                 hits.sidebar_rows
-                    .push((Rect::new(inner.x, y, inner.width, 1), row));
+                    .push((Rect::new(inner.x, y, inner.width, 1), entry));
                 lines.push(line);
             }
         }
@@ -242,7 +251,11 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
         );
         return;
     };
-    let server = &app.servers[d.server];
+    let (Some(server), Some(position)) =
+        (app.servers.get(d.server), app.servers.position(d.server))
+    else {
+        return;
+    };
     let (dot, state) = server_state(app, &server.status);
     let version = server
         .summary
@@ -263,7 +276,7 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
             t.muted(),
         ),
         Span::styled(
-            format!("  ({} of {})", d.server + 1, app.servers.len()),
+            format!("  ({} of {})", position + 1, app.servers.len()),
             t.muted(),
         ),
     ];

@@ -24,8 +24,9 @@ enum Detail {
 fn context(app: &App, detail: Detail) -> String {
     let full = detail >= Detail::Medium;
     let mut left = String::from(" ");
-    if let Some(d) = app.current_dialogue() {
-        let server = &app.servers[d.server];
+    if let Some(d) = app.current_dialogue()
+        && let Some(server) = app.servers.get(d.server)
+    {
         left.push_str(&server.name);
         if full {
             if let Some(id) = &d.dialog_id {

@@ -18,7 +18,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let c = &t.colors;
     let labels: Vec<String> = app
         .dialogues
-        .iter()
+        .values()
         .enumerate()
         .map(|(i, d)| {
             let mark = match d.status {
@@ -43,7 +43,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let room = (area.width as usize).saturating_sub(fixed + 8);
     let width = |i: usize| labels[i].chars().count();
     // The window of tabs: from the first, moved right until the current one fits.
-    let current = app.current.unwrap_or(0).min(labels.len().saturating_sub(1));
+    let shown = app.current.and_then(|c| app.dialogues.position(c));
+    let current = shown.unwrap_or(0).min(labels.len().saturating_sub(1));
     let mut start = 0;
     while start < current && (start..=current).map(width).sum::<usize>() > room {
         start += 1;
@@ -64,8 +65,14 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         x += more.chars().count() as u16;
         spans.push(Span::styled(more, t.muted()));
     }
-    for (i, label) in labels.iter().enumerate().take(end).skip(start) {
-        let style = if Some(i) == app.current {
+    for ((i, label), id) in labels
+        .iter()
+        .enumerate()
+        .zip(app.dialogues.ids())
+        .take(end)
+        .skip(start)
+    {
+        let style = if Some(i) == shown {
             t.fg(c.tab_active_fg)
                 .bg(c.tab_active_bg)
                 .add_modifier(Modifier::BOLD)
@@ -73,7 +80,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             t.fg(c.tab_inactive)
         };
         let w = label.chars().count() as u16;
-        hits.tabs.push((Rect::new(x, area.y, w, 1), i));
+        hits.tabs.push((Rect::new(x, area.y, w, 1), id));
         spans.push(Span::styled(label.clone(), style));
         x += w;
     }

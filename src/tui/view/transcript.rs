@@ -2,10 +2,12 @@
 //! conformance), only the rows on screen drawn, and the pending turn with its spinner and
 //! elapsed time.
 
-use crate::client::turn::{Reply, Shown};
+use crate::client::turn::Reply;
+use crate::protocol::lenient::Field;
+use crate::protocol::lenient::dac::StatusName;
 use crate::tui::action::{Action, Pane};
 use crate::tui::app::App;
-use crate::tui::dialogue::{DialogueState, Status};
+use crate::tui::dialogue::{DialogueState, Pending, Status, TurnView};
 use crate::tui::hits::Hits;
 use crate::tui::view::text::cut;
 use ratatui::Frame;
@@ -34,7 +36,7 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
     };
     let index = app
         .dialogues
-        .iter()
+        .values()
         .position(|o| o.key == d.key)
         .map(|i| i + 1)
         .unwrap_or(0);
@@ -57,20 +59,9 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let t = &app.theme;
-    let c = &t.colors;
     let focused = app.focus == Pane::Transcript;
     let Some(d) = app.current_dialogue() else {
-        let block = super::pane_block(app, " Transcript ", focused);
-        let inner = block.inner(area);
-        frame.render_widget(block, area);
-        let hint = Line::styled(
-            format!(
-                "no dialogue open: {} opens one",
-                app.keymap.first_key(&Action::NewDialogue)
-            ),
-            t.muted(),
-        );
-        frame.render_widget(Paragraph::new(hint), inner);
+        no_dialogue(frame, app, area, focused);
         return;
     };
     let block = super::pane_block(app, title(app, d, area.width as usize), focused);
@@ -79,27 +70,90 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     if let Status::Failed(e) | Status::Closed(e) = &d.status
         && d.turns.is_empty()
     {
-        let lines = vec![
-            Line::styled(e.clone(), t.fg(c.error)),
-            Line::styled(
-                format!(
-                    "{} reconnects; {} opens another dialogue",
-                    app.keymap.first_key(&Action::Reconnect),
-                    app.keymap.first_key(&Action::NewDialogue)
-                ),
-                t.muted(),
-            ),
-        ];
-        frame.render_widget(
-            Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
-            inner,
-        );
+        failed(frame, app, d, e, inner);
         return;
     }
     let header_height = 1u16;
     let pending_rows = u16::from(d.pending.is_some());
     let body = inner.height.saturating_sub(header_height + pending_rows) as usize;
-    // The window of rows on screen: the scroll, moved so the selected row shows.
+    let top = first_row(d, body);
+    hits.transcript_rows = Rect::new(inner.x, inner.y + header_height, inner.width, body as u16);
+    hits.transcript_top = top;
+    let columns = Columns::for_width(inner.width);
+    let rows: Vec<Row> = d.turns[top..(top + body).min(d.turns.len())]
+        .iter()
+        .enumerate()
+        .map(|(offset, view)| {
+            let selected = Some(top + offset) == d.selected;
+            let row = row(app, view, selected, &columns);
+            match selected {
+                true if focused => row.style(t.selected()),
+                true => row.style(
+                    Style::default()
+                        .bg(t.colors.selection_bg)
+                        .fg(t.colors.selection_fg),
+                ),
+                false => row,
+            }
+        })
+        .collect();
+    let table_area = Rect::new(
+        inner.x,
+        inner.y,
+        inner.width,
+        inner.height.saturating_sub(pending_rows),
+    );
+    table(frame, app, d, rows, &columns, table_area);
+    if let Some(p) = &d.pending {
+        let y = inner.y + inner.height.saturating_sub(1);
+        frame.render_widget(
+            Paragraph::new(Line::styled(pending_text(app, d, p), t.fg(t.colors.accent))),
+            Rect::new(inner.x + 1, y, inner.width.saturating_sub(1), 1),
+        );
+    }
+}
+
+/// The table of turns (or, with none yet, its header and a hint).
+fn table(
+    frame: &mut Frame,
+    app: &App,
+    d: &DialogueState,
+    rows: Vec<Row>,
+    columns: &Columns,
+    area: Rect,
+) {
+    let t = &app.theme;
+    let widths = [
+        Constraint::Length(6),
+        Constraint::Length(columns.kind),
+        Constraint::Length(columns.outcome),
+        Constraint::Min(4),
+        Constraint::Length(7),
+        Constraint::Length(columns.check),
+    ];
+    let header = Row::new(vec![
+        "  Turn", "Kind", "Outcome", "About", "     ms", "Check",
+    ])
+    .style(t.muted());
+    if d.turns.is_empty() && d.pending.is_none() {
+        frame.render_widget(Table::new(Vec::<Row>::new(), widths).header(header), area);
+        frame.render_widget(
+            Paragraph::new(Line::styled(no_turns_hint(app, d), t.muted())),
+            Rect::new(area.x + 2, area.y + 1, area.width.saturating_sub(2), 1),
+        );
+    } else {
+        frame.render_widget(
+            Table::new(rows, widths)
+                .header(header)
+                .style(t.base())
+                .column_spacing(1),
+            area,
+        );
+    }
+}
+
+/// The first row on screen of `body` rows: the scroll, moved so the selected row shows.
+fn first_row(d: &DialogueState, body: usize) -> usize {
     let mut top = d.scroll.min(d.turns.len().saturating_sub(body.max(1)));
     if let Some(s) = d.selected {
         if s < top {
@@ -108,178 +162,281 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             top = s + 1 - body;
         }
     }
-    hits.transcript_rows = Rect::new(inner.x, inner.y + header_height, inner.width, body as u16);
-    hits.transcript_top = top;
-    // The longest Kind, behavioural_expectations, is 24 characters; narrower panes cut it.
-    let (kind_width, outcome_width, check_width): (u16, u16, u16) = match inner.width {
-        110.. => (24, 20, 16),
-        80..110 => (18, 18, 11),
-        _ => (12, 14, 9),
-    };
-    let about_width = inner
-        .width
-        .saturating_sub(7 + kind_width + outcome_width + 8 + check_width + 5)
-        as usize;
-    let rows: Vec<Row> = d.turns[top..(top + body).min(d.turns.len())]
-        .iter()
+    top
+}
+
+fn no_dialogue(frame: &mut Frame, app: &App, area: Rect, focused: bool) {
+    let block = super::pane_block(app, " Transcript ", focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let hint = Line::styled(
+        format!(
+            "no dialogue open: {} opens one",
+            app.keymap.first_key(&Action::NewDialogue)
+        ),
+        app.theme.muted(),
+    );
+    frame.render_widget(Paragraph::new(hint), inner);
+}
+
+/// A dialogue that failed (or closed) before any turn: why, and what to do.
+/// A dialogue that failed: the failure, the lines after it (what to do), and the keys that
+/// go on from it.
+fn failed(frame: &mut Frame, app: &App, d: &DialogueState, error: &str, inner: Rect) {
+    let t = &app.theme;
+    // A server reached that has no BKN tool: reconnecting changes nothing, and the error
+    // already says what can be done with it (its tools, a call, its resources).
+    let no_bkn_tool = app
+        .servers
+        .get(d.server)
+        .and_then(|s| s.summary.as_ref())
+        .is_some_and(|s| s.bkn_tools.is_empty());
+    let mut lines: Vec<Line> = error
+        .lines()
         .enumerate()
-        .map(|(offset, view)| {
-            let i = top + offset;
-            let turn_index = view
-                .summary
-                .turn_index
-                .map(|n| n.to_string())
-                .unwrap_or_else(|| "-".into());
-            let marker = if Some(i) == d.selected {
-                "›"
-            } else if view.new_session() {
-                "⟲"
+        .map(|(n, l)| {
+            let colour = if n == 0 {
+                t.colors.error
             } else {
-                " "
+                t.colors.foreground
             };
-            let outcome = view.outcome_label();
-            let outcome_color = match (&view.turn.reply, &view.summary.outcome) {
-                (Reply::Response(_), Some(Shown::Known(o))) => t.outcome(*o),
-                (Reply::Response(_), _) => c.error,
-                _ => c.tool_error,
-            };
-            let overall = match &view.summary.overall {
-                Some(Shown::Known(o)) => format!(" · {}", o.as_str().replace('_', " ")),
-                Some(Shown::Other(o)) => format!(" · {o}?"),
-                None => String::new(),
-            };
-            let check = match view.turn.findings.len() {
-                0 if matches!(view.turn.reply, Reply::ToolError(_)) => {
-                    Span::styled("rejected", t.fg(c.tool_error))
-                }
-                0 if matches!(view.turn.reply, Reply::Error(_)) => {
-                    Span::styled("no reply", t.fg(c.tool_error))
-                }
-                0 => Span::styled("ok", t.fg(c.conforms)),
-                1 => Span::styled("1 finding", t.fg(c.finding)),
-                n => Span::styled(format!("{n} findings"), t.fg(c.finding)),
-            };
-            // A scenario step: its verdict first.
-            let check = match &view.expect {
-                Some(e) if e.not_run.is_some() => Span::styled("✗ not run", t.fg(c.error)),
-                Some(e) if !e.failures.is_empty() => {
-                    Span::styled(format!("✗ {} expect", e.failures.len()), t.fg(c.error))
-                }
-                Some(_) => Span::styled(format!("✓ {}", check.content), check.style),
-                None => check,
-            };
-            let replay = match &view.replay {
-                Some(r) if r.differences.is_empty() => Span::styled(" =", t.fg(c.success)),
-                Some(r) => Span::styled(format!(" ≠{}", r.differences.len()), t.fg(c.warning)),
-                None => Span::raw(""),
-            };
-            let row = Row::new(vec![
-                Cell::from(Line::from(vec![
-                    Span::styled(marker, t.fg(c.accent)),
-                    Span::raw(format!("{turn_index:>5}")),
-                ])),
-                Cell::from(cut(view.summary.kind.as_str(), kind_width as usize)),
-                Cell::from(Line::from(vec![
-                    Span::styled(cut(&outcome, outcome_width as usize), t.fg(outcome_color)),
-                    Span::styled(
-                        cut(
-                            &overall,
-                            (outcome_width as usize).saturating_sub(outcome.chars().count()),
-                        ),
-                        t.muted(),
-                    ),
-                ])),
-                Cell::from(Line::styled(
-                    cut(&view.summary.about, about_width),
-                    t.muted(),
-                )),
-                Cell::from(Line::from(format!("{:.1}", view.turn.latency_ms)).right_aligned()),
-                Cell::from(Line::from(vec![check, replay])),
-            ]);
-            if Some(i) == d.selected {
-                row.style(if focused {
-                    t.selected()
-                } else {
-                    Style::default().bg(c.selection_bg).fg(c.selection_fg)
-                })
-            } else {
-                row
-            }
+            Line::styled(l.to_owned(), t.fg(colour))
         })
         .collect();
-    let widths = [
-        Constraint::Length(6),
-        Constraint::Length(kind_width),
-        Constraint::Length(outcome_width),
-        Constraint::Min(4),
-        Constraint::Length(7),
-        Constraint::Length(check_width),
-    ];
-    let header = Row::new(vec![
-        "  Turn", "Kind", "Outcome", "About", "     ms", "Check",
-    ])
-    .style(t.muted());
-    let table_area = Rect::new(
-        inner.x,
-        inner.y,
-        inner.width,
-        inner.height.saturating_sub(pending_rows),
-    );
-    if d.turns.is_empty() && d.pending.is_none() {
-        let hint = match d.status {
-            Status::Connecting => "connecting…".to_owned(),
-            Status::Recorded => "a recorded dialogue with no turns".to_owned(),
-            Status::Live => "watching: its turns appear as they pass the proxy".to_owned(),
-            _ => format!(
-                "no turns yet: compose a Request below and press {}",
-                app.keymap.first_key(&Action::Send)
+    if !no_bkn_tool {
+        lines.push(Line::styled(
+            format!(
+                "{} reconnects; {} opens another dialogue",
+                app.keymap.first_key(&Action::Reconnect),
+                app.keymap.first_key(&Action::NewDialogue)
             ),
+            t.muted(),
+        ));
+    }
+    frame.render_widget(
+        Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+        inner,
+    );
+}
+
+fn no_turns_hint(app: &App, d: &DialogueState) -> String {
+    match d.status {
+        Status::Connecting => "connecting…".to_owned(),
+        Status::Recorded => "a recorded dialogue with no turns".to_owned(),
+        Status::Live => "watching: its turns appear as they pass the proxy".to_owned(),
+        _ => format!(
+            "no turns yet: compose a Request below and press {}",
+            app.keymap.first_key(&Action::Send)
+        ),
+    }
+}
+
+/// The widths of the columns that do not stretch. The longest Kind,
+/// behavioural_expectations, is 24 characters; narrower panes cut it.
+struct Columns {
+    kind: u16,
+    outcome: u16,
+    check: u16,
+    about: usize,
+}
+
+impl Columns {
+    fn for_width(width: u16) -> Columns {
+        let (kind, outcome, check): (u16, u16, u16) = match width {
+            110.. => (24, 20, 16),
+            80..110 => (18, 18, 11),
+            _ => (12, 14, 9),
         };
-        frame.render_widget(
-            Table::new(Vec::<Row>::new(), widths).header(header),
-            table_area,
-        );
-        frame.render_widget(
-            Paragraph::new(Line::styled(hint, t.muted())),
-            Rect::new(inner.x + 2, inner.y + 1, inner.width.saturating_sub(2), 1),
-        );
+        Columns {
+            kind,
+            outcome,
+            check,
+            about: width.saturating_sub(7 + kind + outcome + 8 + check + 5) as usize,
+        }
+    }
+}
+
+/// One turn's row: TurnIndex, Kind, Outcome (and Overall), About, latency, Check.
+fn row<'a>(app: &App, view: &TurnView, selected: bool, columns: &Columns) -> Row<'a> {
+    let t = &app.theme;
+    let c = &t.colors;
+    let turn_index = view
+        .summary
+        .turn_index
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| "-".into());
+    let marker = if selected {
+        "›"
+    } else if view.new_session() {
+        "⟲"
     } else {
-        frame.render_widget(
-            Table::new(rows, widths)
-                .header(header)
-                .style(t.base())
-                .column_spacing(1),
-            table_area,
-        );
-    }
-    if let Some(p) = &d.pending {
-        let elapsed = app.now.saturating_duration_since(p.started).as_secs_f64();
-        let turn = p
-            .request
-            .as_ref()
-            .and_then(|r| r.get("TurnIndex"))
-            .and_then(crate::protocol::message::as_index)
-            .unwrap_or(d.next_turn);
-        let mut text = format!("{} turn {turn} pending {elapsed:.1} s", app.spinner());
-        if let Some((done, total)) = p.progress {
-            text.push_str(&match total {
-                Some(total) => format!(" · progress {done}/{total}"),
-                None => format!(" · progress {done}"),
-            });
+        " "
+    };
+    let outcome = view.outcome_label();
+    let outcome_color = match (&view.turn.reply, view.exchange.outcome()) {
+        (Reply::Response(_), Some(Field::Known(o))) => t.outcome(*o),
+        (Reply::Response(_), _) => c.error,
+        _ => c.tool_error,
+    };
+    let (overall, overall_style) = overall_label(app, view);
+    let outcome_width = columns.outcome as usize;
+    Row::new(vec![
+        Cell::from(Line::from(vec![
+            Span::styled(marker, t.fg(c.accent)),
+            Span::raw(format!("{turn_index:>5}")),
+        ])),
+        Cell::from(cut(view.summary.kind.as_str(), columns.kind as usize)),
+        Cell::from(Line::from(vec![
+            Span::styled(cut(&outcome, outcome_width), t.fg(outcome_color)),
+            Span::styled(
+                cut(
+                    &overall,
+                    outcome_width.saturating_sub(outcome.chars().count()),
+                ),
+                overall_style,
+            ),
+        ])),
+        Cell::from(about(app, view, columns.about)),
+        Cell::from(Line::from(format!("{:.1}", view.turn.latency_ms)).right_aligned()),
+        Cell::from(check(app, view)),
+    ])
+}
+
+/// The Check column: the findings (or why there was nothing to check), a scenario step's
+/// verdict first, and a replay's.
+fn check<'a>(app: &App, view: &TurnView) -> Line<'a> {
+    let t = &app.theme;
+    let c = &t.colors;
+    let check = match view.turn.findings.len() {
+        0 if matches!(view.turn.reply, Reply::ToolError(_)) => {
+            Span::styled("rejected", t.fg(c.tool_error))
         }
-        text.push_str(if p.cancelling {
-            " · cancelling…"
-        } else {
-            " · Esc cancels"
+        0 if matches!(view.turn.reply, Reply::Error(_)) => {
+            Span::styled("no reply", t.fg(c.tool_error))
+        }
+        0 => Span::styled("ok", t.fg(c.conforms)),
+        1 => Span::styled("1 finding", t.fg(c.finding)),
+        n => Span::styled(format!("{n} findings"), t.fg(c.finding)),
+    };
+    let check = match &view.expect {
+        Some(e) if e.not_run.is_some() => Span::styled("✗ not run", t.fg(c.error)),
+        Some(e) if !e.failures.is_empty() => {
+            Span::styled(format!("✗ {} expect", e.failures.len()), t.fg(c.error))
+        }
+        Some(_) => Span::styled(format!("✓ {}", check.content), check.style),
+        None => check,
+    };
+    let replay = match &view.replay {
+        Some(r) if r.differences.is_empty() => Span::styled(" =", t.fg(c.success)),
+        Some(r) => Span::styled(format!(" ≠{}", r.differences.len()), t.fg(c.warning)),
+        None => Span::raw(""),
+    };
+    Line::from(vec![check, replay])
+}
+
+/// The pending turn's line: its spinner, elapsed time, progress, and how to cancel it.
+fn pending_text(app: &App, d: &DialogueState, p: &Pending) -> String {
+    let elapsed = app.now.saturating_duration_since(p.started).as_secs_f64();
+    let turn = p
+        .request
+        .as_ref()
+        .and_then(|r| r.get("TurnIndex"))
+        .and_then(crate::protocol::message::as_index)
+        .unwrap_or(d.next_turn);
+    let mut text = format!("{} turn {turn} pending {elapsed:.1} s", app.spinner());
+    if let Some((done, total)) = p.progress {
+        text.push_str(&match total {
+            Some(total) => format!(" · progress {done}/{total}"),
+            None => format!(" · progress {done}"),
         });
-        // Last, so that a long status message does not push the key off the line.
-        if let Some(task) = &p.task {
-            text.push_str(&format!(" · {task}"));
-        }
-        let y = inner.y + inner.height.saturating_sub(1);
-        frame.render_widget(
-            Paragraph::new(Line::styled(text, t.fg(c.accent))),
-            Rect::new(inner.x + 1, y, inner.width.saturating_sub(1), 1),
-        );
     }
+    text.push_str(if p.cancelling {
+        " · cancelling…"
+    } else {
+        " · Esc cancels"
+    });
+    // Last, so that a long status message does not push the key off the line.
+    if let Some(task) = &p.task {
+        text.push_str(&format!(" · {task}"));
+    }
+    text
+}
+
+/// The Overall after the Outcome: " · feasible". A claim its own steps contradict is marked
+/// "⚠" (in the warning colour too), so that it never reads as plainly feasible.
+fn overall_label(app: &App, view: &TurnView) -> (String, Style) {
+    let t = &app.theme;
+    let Some(verdict) = &view.verdict else {
+        return (String::new(), t.muted());
+    };
+    let claimed = match &verdict.claimed {
+        Field::Absent => return (String::new(), t.muted()),
+        Field::Known(o) => o.as_str().replace('_', " "),
+        other => format!("{}?", other.text()),
+    };
+    if verdict.contradicted() {
+        (format!(" · ⚠ {claimed}"), t.bold(t.colors.warning))
+    } else {
+        (format!(" · {claimed}"), t.muted())
+    }
+}
+
+/// What a turn is about; for a feasibility Response, its steps counted by PA Status, each
+/// count in its status's colour, as many as fit, then how many more ("+2").
+fn about<'a>(app: &App, view: &TurnView, width: usize) -> Line<'a> {
+    let t = &app.theme;
+    let Some(verdict) = &view.verdict else {
+        return Line::styled(cut(&view.summary.about, width), t.muted());
+    };
+    let mut parts: Vec<(String, Style)> = verdict
+        .counts
+        .iter()
+        .map(|(name, n)| {
+            let color = match name {
+                StatusName::Known(s) => t.pa_status(*s),
+                _ => t.colors.error,
+            };
+            (format!("{n} {name}"), t.fg(color))
+        })
+        .collect();
+    if !verdict.unanswered.is_empty() {
+        parts.push((
+            format!("{} not answered", verdict.unanswered.len()),
+            t.fg(t.colors.error),
+        ));
+    }
+    if parts.is_empty() {
+        return Line::styled(cut(&verdict.counts_text(), width), t.muted());
+    }
+    let len = |s: &str| s.chars().count();
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for (j, (text, style)) in parts.iter().enumerate() {
+        let rest = parts.len() - j - 1;
+        let more = if rest > 0 {
+            len(&format!(" +{rest}"))
+        } else {
+            0
+        };
+        let sep = if j > 0 { 3 } else { 0 };
+        if used + sep + len(text) + more > width {
+            let left = parts.len() - j;
+            let tail = if j == 0 {
+                cut(text, width)
+            } else {
+                format!(" +{left}")
+            };
+            spans.push(Span::styled(
+                cut(&tail, width.saturating_sub(used)),
+                t.muted(),
+            ));
+            break;
+        }
+        if j > 0 {
+            spans.push(Span::styled(" · ", t.muted()));
+        }
+        spans.push(Span::styled(text.clone(), *style));
+        used += sep + len(text);
+    }
+    Line::from(spans)
 }

@@ -637,13 +637,40 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         .iter()
         .any(|r| r.state == Field::Known(CommitmentState::Conflicting))
     {
-        // The data type gives no reason per commitment: the server's Answer text may say
-        // why, in its own words (never read here: it is free text).
-        lines.push(Line::styled(
-            "why a commitment conflicts is for the server to say: see its Answer text",
-            t.muted(),
-        ));
+        lines.extend(server_words(c, view.from));
     }
+    lines
+}
+
+/// The data type gives no reason per commitment: the Answer text of the Response the
+/// statuses come from may say why, in the server's own words. It is shown whole, as free
+/// text, and never read for meaning (any server may write anything there).
+fn server_words<'a>(c: &Content<'a>, from: Option<usize>) -> Vec<Line<'a>> {
+    let t = &c.app.theme;
+    let text = from
+        .and_then(|row| c.dialogue.turns.get(row))
+        .and_then(|v| match &v.exchange {
+            Exchange::Dac {
+                response: Some(r), ..
+            } => r.answer.known().map(|a| a.text.str().into_owned()),
+            _ => None,
+        })
+        .filter(|text| !text.is_empty());
+    let Some(text) = text else {
+        return Vec::new();
+    };
+    let mut lines = vec![Line::styled(
+        format!(
+            "the server's Answer text ({}):",
+            turn_label(c, from.unwrap_or_default())
+        ),
+        t.muted(),
+    )];
+    lines.extend(
+        wrap_window(&text, c.width.saturating_sub(2), 0, 8)
+            .into_iter()
+            .map(|l| Line::raw(format!("  {l}"))),
+    );
     lines
 }
 

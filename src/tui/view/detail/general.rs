@@ -130,6 +130,28 @@ pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
     let rows_of = |i: usize| chars(i).div_ceil(width).max(1);
     let total: usize = (0..lines).map(rows_of).sum();
     let top = super::last_page(c, total);
+    // A search's matches are marked, the current one more (`tui::search`).
+    let search = c
+        .app
+        .search
+        .as_ref()
+        .filter(|q| q.pane == crate::tui::action::Pane::Detail && !q.query().is_empty());
+    let current = search.and_then(|q| {
+        let found = crate::tui::update::raw_matches(s, q.query());
+        found
+            .get(q.current.min(found.len().saturating_sub(1)))
+            .copied()
+    });
+    let mark = |line: Line<'a>, i: usize| -> Line<'a> {
+        match search {
+            Some(q) => crate::tui::search::highlight(
+                line,
+                q.query(),
+                current.filter(|(l, _)| *l == i).map(|(_, col)| col),
+            ),
+            None => line,
+        }
+    };
     let make = |i: usize| -> Vec<Line<'a>> {
         if i == 0 {
             vec![Line::styled(
@@ -137,7 +159,10 @@ pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
                 t.bold(t.colors.title_focused),
             )]
         } else if i <= req {
-            wrap_line(json_line(&s.request_lines[i - 1], t, usize::MAX), width)
+            wrap_line(
+                mark(json_line(&s.request_lines[i - 1], t, usize::MAX), i),
+                width,
+            )
         } else if i == req + 1 {
             vec![Line::raw("")]
         } else if i == req + 2 {
@@ -147,15 +172,18 @@ pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
             )]
         } else if plain_reply {
             wrap_line(
-                Line::styled(
-                    s.response_lines[i - req - 3].clone(),
-                    t.fg(t.colors.tool_error),
+                mark(
+                    Line::styled(
+                        s.response_lines[i - req - 3].clone(),
+                        t.fg(t.colors.tool_error),
+                    ),
+                    i,
                 ),
                 width,
             )
         } else {
             wrap_line(
-                json_line(&s.response_lines[i - req - 3], t, usize::MAX),
+                mark(json_line(&s.response_lines[i - req - 3], t, usize::MAX), i),
                 width,
             )
         }

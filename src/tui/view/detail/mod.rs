@@ -62,7 +62,21 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         title.push(Span::styled(label, style));
     }
     title.push(Span::raw(" "));
-    let block = super::pane_block(app, Line::from(title), focused);
+    let mut block = super::pane_block(app, Line::from(title), focused);
+    // A search in the Raw tab: its line under the pane.
+    let search = app
+        .search
+        .as_ref()
+        .filter(|s| s.pane == Pane::Detail && shown == DetailTab::Raw);
+    if let Some(s) = search {
+        let found = app
+            .current_dialogue()
+            .and_then(|d| d.selection.as_ref())
+            .map_or(0, |sel| {
+                crate::tui::update::raw_matches(sel, s.query()).len()
+            });
+        block = block.title_bottom(super::search_line(app, s, found));
+    }
     let inner = block.inner(area);
     frame.render_widget(block, area);
     hits.detail_height = inner.height as usize;
@@ -73,6 +87,29 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         d.selection.as_ref(),
         d.selected.and_then(|i| d.turns.get(i)),
     ) else {
+        // A dialogue that failed before its first turn: the whole failure and what to do
+        // (the transcript above has room for its first lines only).
+        if let crate::tui::dialogue::Status::Failed(e) = &d.status
+            && d.turns.is_empty()
+        {
+            let lines: Vec<Line> = e
+                .lines()
+                .enumerate()
+                .map(|(n, l)| {
+                    let style = if n == 0 {
+                        t.fg(t.colors.error)
+                    } else {
+                        t.fg(t.colors.foreground)
+                    };
+                    Line::styled(l.to_owned(), style)
+                })
+                .collect();
+            frame.render_widget(
+                Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+                inner,
+            );
+            return;
+        }
         let hint = if d.pending.is_some() {
             "waiting for the reply…"
         } else {
