@@ -299,23 +299,24 @@ impl App {
     }
 
     fn quit(&mut self, fx: &mut Vec<Effect>) {
+        self.close_connections(fx);
+        fx.push(Effect::Quit { clean: true });
+    }
+
+    /// Closes the connection of every dialogue that has one (open, or still connecting).
+    pub(super) fn close_connections(&self, fx: &mut Vec<Effect>) {
         for d in self.dialogues.values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
         }
-        fx.push(Effect::Quit { clean: true });
     }
 
     /// A signal (SIGTERM, SIGHUP) asks the explorer to leave: like a quit with unsaved work,
     /// the work goes to the autosave first, and the recovery marker stays, so that the next
     /// start offers it back.
-    pub(super) fn signal(&mut self, name: &str, fx: &mut Vec<Effect>) {
-        for d in self.dialogues.values() {
-            if d.is_live() || d.status == Status::Connecting {
-                fx.push(Effect::Close { key: d.key });
-            }
-        }
+    pub(super) fn signal(&mut self, name: crate::tui::event::Signal, fx: &mut Vec<Effect>) {
+        self.close_connections(fx);
         // The drafts typed since the last tick's look, too.
         self.drafts_written = None;
         self.ticks = 0;
