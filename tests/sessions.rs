@@ -467,9 +467,14 @@ async fn a_reconnect_is_replayed_as_a_new_session_without_false_differences() {
         .unwrap();
     assert!(!replayed.differs(), "{:#?}", replayed.turns[1].differences);
     assert!(replayed.turns[1].replayed.new_session);
-    // Replayed over 2026-07-28 (no sessions): the reconnect is a fresh dialogue, renumbered
-    // from TurnIndex 0, and again nothing differs.
-    let stateless = replay_dialogue(&session, 0, None, &options(), &cancel, |_| {})
+    // Replayed over 2026-07-28 (no sessions; pinned: a replay speaks the recorded
+    // generation otherwise): the reconnect is a fresh dialogue, renumbered from TurnIndex 0,
+    // and again nothing differs.
+    let pinned = ConnectOptions {
+        protocol: Some(bkn_explorer::client::generation::ProtocolChoice::Stateless),
+        ..options()
+    };
+    let stateless = replay_dialogue(&session, 0, None, &pinned, &cancel, |_| {})
         .await
         .unwrap();
     assert_eq!(
