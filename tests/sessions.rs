@@ -818,13 +818,24 @@ async fn replay_speaks_the_generation_recorded_and_says_when_the_server_refuses_
     }
     // A server that speaks only 2025-11-25 (raw JSON-RPC, initialize only) refuses the
     // recorded 2026-07-28: the replay goes on over 2025-11-25 and says so.
+    // With --update, the session then says the generation its new replies were made in.
+    let updated = dir.path().join("updated.json");
+    std::fs::copy(&saved[1], &updated).unwrap();
     let (code, said) = explorer(vec![
         "replay".into(),
-        saved[1].display().to_string(),
+        updated.display().to_string(),
+        "--update".into(),
         "--stdio".into(),
         format!("python3 {}", common::peer("raw_dac_server.py")),
     ])
     .await;
+    assert_eq!(
+        Session::load(&updated).unwrap().dialogues[0]
+            .protocol_version
+            .as_deref(),
+        Some("2025-11-25"),
+        "{said}"
+    );
     assert_ne!(code, Some(2), "{said}");
     assert!(
         said.contains("the dialogue spoke MCP 2026-07-28, which the server refuses now"),
