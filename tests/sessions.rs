@@ -467,9 +467,14 @@ async fn a_reconnect_is_replayed_as_a_new_session_without_false_differences() {
         .unwrap();
     assert!(!replayed.differs(), "{:#?}", replayed.turns[1].differences);
     assert!(replayed.turns[1].replayed.new_session);
-    // Replayed over 2026-07-28 (no sessions): the reconnect is a fresh dialogue, renumbered
-    // from TurnIndex 0, and again nothing differs.
-    let stateless = replay_dialogue(&session, 0, None, &options(), &cancel, |_| {})
+    // Replayed over 2026-07-28 (no sessions; pinned: a replay speaks the recorded
+    // generation otherwise): the reconnect is a fresh dialogue, renumbered from TurnIndex 0,
+    // and again nothing differs.
+    let pinned = ConnectOptions {
+        protocol: Some(bkn_explorer::client::generation::ProtocolChoice::Stateless),
+        ..options()
+    };
+    let stateless = replay_dialogue(&session, 0, None, &pinned, &cancel, |_| {})
         .await
         .unwrap();
     assert_eq!(
@@ -813,13 +818,24 @@ async fn replay_speaks_the_generation_recorded_and_says_when_the_server_refuses_
     }
     // A server that speaks only 2025-11-25 (raw JSON-RPC, initialize only) refuses the
     // recorded 2026-07-28: the replay goes on over 2025-11-25 and says so.
+    // With --update, the session then says the generation its new replies were made in.
+    let updated = dir.path().join("updated.json");
+    std::fs::copy(&saved[1], &updated).unwrap();
     let (code, said) = explorer(vec![
         "replay".into(),
-        saved[1].display().to_string(),
+        updated.display().to_string(),
+        "--update".into(),
         "--stdio".into(),
         format!("python3 {}", common::peer("raw_dac_server.py")),
     ])
     .await;
+    assert_eq!(
+        Session::load(&updated).unwrap().dialogues[0]
+            .protocol_version
+            .as_deref(),
+        Some("2025-11-25"),
+        "{said}"
+    );
     assert_ne!(code, Some(2), "{said}");
     assert!(
         said.contains("the dialogue spoke MCP 2026-07-28, which the server refuses now"),

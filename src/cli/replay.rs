@@ -196,6 +196,8 @@ pub fn run(args: Args) -> u8 {
                         head_written = true;
                         w.dialogue(&DialogueRecord {
                             dialog_id: t.dialog_id.clone(),
+                            // The replies written are of the generation the replay spoke.
+                            protocol_version: Some(t.protocol_version.clone()),
                             ..record.clone()
                         })?;
                     }
@@ -251,6 +253,8 @@ pub fn run(args: Args) -> u8 {
                     && !head_written
                     && let Err(e) = w.dialogue(&DialogueRecord {
                         dialog_id: outcome.dialog_id,
+                        // The replies written are of the generation the replay spoke.
+                        protocol_version: Some(outcome.protocol_version),
                         ..record.clone()
                     })
                 {

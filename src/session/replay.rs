@@ -18,6 +18,8 @@ pub struct ReplayedTurn {
     pub index: usize,
     /// The DialogID of the replayed dialogue (its first session's, as `Outcome` gives it).
     pub dialog_id: String,
+    /// The MCP version the replay speaks (as `Outcome` gives it).
+    pub protocol_version: String,
     pub replayed: Turn,
     pub differences: Vec<Difference>,
 }
@@ -80,6 +82,8 @@ pub struct Outcome {
     pub stopped: Option<String>,
     /// The replay speaks another MCP generation than the recording did, and why.
     pub generation_note: Option<String>,
+    /// The MCP version the replay's connection negotiated.
+    pub protocol_version: String,
 }
 
 /// Replays one dialogue of a session on `server` (the recorded one when `None`), calling
@@ -160,6 +164,7 @@ pub async fn replay_recorded(
         dialog_id: dialogue.dialog_id().to_owned(),
         stopped: None,
         generation_note: dialogue.connection.summary.generation_note.clone(),
+        protocol_version: dialogue.connection.summary.protocol_version.clone(),
     };
     // Over 2026-07-28 a new dialogue starts at TurnIndex 0 (a server refuses a later turn of
     // a DialogID it does not hold): the turns after a recorded reconnect are sent renumbered
@@ -232,6 +237,7 @@ pub async fn replay_recorded(
         let done = ReplayedTurn {
             index: i,
             dialog_id: replayed.dialog_id.clone(),
+            protocol_version: replayed.protocol_version.clone(),
             replayed: turn,
             differences,
         };
