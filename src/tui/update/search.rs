@@ -67,6 +67,12 @@ impl App {
     /// Keys while a search is shown on the pane with the focus: the line's when it is typed,
     /// else the key map's `search` place (n, N; Esc ends it). `Ignored`: not the search's.
     pub(super) fn search_key(&mut self, key: KeyEvent) -> Handled {
+        // A search in Raw ends when another tab is shown: n and N are theirs again.
+        if self.search.as_ref().is_some_and(|s| s.pane == Pane::Detail)
+            && self.shown_detail_tab() != DetailTab::Raw
+        {
+            self.search = None;
+        }
         let Some(s) = &mut self.search else {
             return Handled::Ignored;
         };

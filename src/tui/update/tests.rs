@@ -2549,6 +2549,11 @@ fn slash_in_the_detail_searches_the_raw_json_and_scrolls_to_each_match() {
     assert!(second > first, "on to the Response's: {second}");
     let sel = t.current().selection.as_ref().unwrap();
     assert_eq!(super::raw_matches(sel, "needle").len(), 2);
+    // Another tab shown ends the search: n is New dialogue again.
+    t.key(KeyCode::Char('h'));
+    t.key(KeyCode::Char('n'));
+    assert!(t.app.search.is_none());
+    assert_eq!(t.app.dialogues.len(), 3, "n opened a dialogue");
 }
 
 #[test]
