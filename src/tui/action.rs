@@ -422,6 +422,8 @@ pub fn default_bindings() -> Vec<Binding> {
             In(Pane::Transcript),
             Action::PrevDetailTab,
         ),
+        // From the transcript too: the search is in the selected turn's Raw tab.
+        b(&[Key::ch('/')], In(Pane::Transcript), Action::Search),
         b(&[Key::ch('/')], In(Pane::Detail), Action::Search),
         b(&[Key::ch('/')], In(Pane::Log), Action::Search),
         b(&[Key::ch('|')], In(Pane::Log), Action::FilterLog),
