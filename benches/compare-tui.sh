@@ -29,15 +29,23 @@ sha=$(git rev-parse --short "$rev^{commit}")
 src=$work/src-$sha
 mkdir -p "$work"
 
-# The bench program cargo built: the executable of the `tui` bench target.
-bench_program() {
+# Builds the `tui` bench in the bench profile (in the current folder; cargo's arguments
+# after the name of its log) and prints the executable, or the compiler's errors and fails.
+build() {
+    local log=$1
+    shift
+    cargo bench --bench tui --no-run --message-format=json "$@" >"$log.json" 2>"$log.log" || {
+        jq -r 'select(.reason == "compiler-message") | .message.rendered' "$log.json" >&2
+        tail -5 "$log.log" >&2
+        return 1
+    }
     jq -r 'select(.reason == "compiler-artifact" and .target.name == "tui"
-                  and (.target.kind | index("bench")) and .executable != null) | .executable' |
-        tail -1
+                  and (.target.kind | index("bench")) and .executable != null) | .executable' \
+        "$log.json" | tail -1
 }
 
 echo "building the bench of the working tree ($(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ', with changes'))" >&2
-now=$(cargo bench --bench tui --no-run --message-format=json 2>"$work/build-now.log" | bench_program)
+now=$(build "$work/build-now")
 if [[ ! -d $src ]]; then
     git worktree prune
     git worktree add --detach "$src" "$sha" >/dev/null
@@ -50,9 +58,7 @@ if [[ ! -d $work/target-$sha/release && -d $target/release ]]; then
     cp -a "$target/release" "$work/target-$sha/release"
 fi
 echo "building the bench of $sha" >&2
-before=$(cd "$src" && CARGO_TARGET_DIR=$work/target-$sha \
-    cargo bench --bench tui --no-run --message-format=json 2>"$work/build-$sha.log" | bench_program)
-[[ -x $before && -x $now ]] || { echo "a bench did not build: see $work/build-*.log" >&2; exit 2; }
+before=$(cd "$src" && CARGO_TARGET_DIR=$work/target-$sha build "$work/build-$sha")
 
 export CRITERION_HOME=$work/criterion
 rm -rf "$CRITERION_HOME"

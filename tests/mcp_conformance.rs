@@ -166,7 +166,9 @@ fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
     let hidden = format!(
         r#"sh -c '{bin} tools --url "$0" | grep -q "hidden tools (11)" && {bin} call valid_tool "{{\"region\":\"us-west1\"}}" --url "$0" || exit 1; for t in {invalid}; do {bin} call $t {{}} --url "$0" 2>&1 | grep -q "not sent: tool $t is hidden" || exit 1; done'"#
     );
-    for (revision, scenario, command) in [
+    // Four scenarios at a time: each is the suite's Node process with a server of its own and
+    // the explorer's commands, mostly waiting on one another.
+    let scenarios = vec![
         ("2026-07-28", "http-custom-headers", &tool_calls),
         ("2026-07-28", "http-invalid-tool-headers", &hidden),
         ("2025-11-25", "initialize", &tools),
@@ -182,10 +184,11 @@ fn the_explorer_passes_the_client_scenarios_at_both_mcp_revisions() {
             &elicitation,
         ),
         ("2026-07-28", "sep-2322-client-request-state", &rounds),
-    ] {
+    ];
+    common::at_once(4, scenarios, |(revision, scenario, command)| {
         let (passed, log) = next_suite(&["client", command, "--requirements", revision, scenario]);
         assert!(passed, "{scenario} at {revision}:\n{log}");
-    }
+    });
 }
 
 /// Each SDK's client, over stdio and HTTP, in each generation it can ask for, against the
@@ -199,51 +202,55 @@ async fn sdk_clients_keep_their_dialogue_with_the_reference_server_in_both_gener
     let url = http.url.clone();
     tokio::task::spawn_blocking(move || {
         let bin = common::bin();
+        let mut cases = Vec::new();
         for (program, script) in [(&python, "py_dac_client.py"), (&node, "ts/dac_client.mjs")] {
             for protocol in ["auto", "2026-07-28", "2025-11-25"] {
                 for over_http in [false, true] {
-                    let mut command = std::process::Command::new(program);
-                    command
-                        .arg(common::peer(script))
-                        .args(["--protocol", protocol]);
-                    if over_http {
-                        command.args(["--url", &url]);
-                    } else {
-                        command.args(["--", bin, "serve", "dac", "--log-level", "warn"]);
-                    }
-                    let out = command.output().expect("the peer client runs");
-                    let case = format!("{script} --protocol {protocol} http={over_http}");
-                    let stdout = String::from_utf8_lossy(&out.stdout);
-                    assert!(
-                        out.status.success(),
-                        "{case}: {stdout}\n{}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                    let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
-                    let expected = if protocol == "2025-11-25" {
-                        "2025-11-25"
-                    } else {
-                        "2026-07-28"
-                    };
-                    assert_eq!(report["protocol"], expected, "{case}");
-                    let turns = &report["turns"];
-                    assert_eq!(turns[0]["isError"], false, "{case}: {report}");
-                    assert_eq!(
-                        turns[1]["structuredContent"]["Feasibility"]["Steps"][0]["PAStatus"],
-                        "Clash",
-                        "{case}: the commitment of turn 0 holds at turn 1: {report}"
-                    );
-                    assert_eq!(turns[2]["isError"], true, "{case}: {report}");
-                    assert!(
-                        turns[2]["text"]
-                            .as_str()
-                            .unwrap_or("")
-                            .contains("/TurnIndex"),
-                        "{case}: {report}"
-                    );
+                    cases.push((program, script, protocol, over_http));
                 }
             }
         }
+        // Four at a time: each case is an SDK's interpreter starting, and a server.
+        common::at_once(4, cases, |(program, script, protocol, over_http)| {
+            let mut command = std::process::Command::new(program);
+            command
+                .arg(common::peer(script))
+                .args(["--protocol", protocol]);
+            if over_http {
+                command.args(["--url", &url]);
+            } else {
+                command.args(["--", bin, "serve", "dac", "--log-level", "warn"]);
+            }
+            let out = command.output().expect("the peer client runs");
+            let case = format!("{script} --protocol {protocol} http={over_http}");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{case}: {stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+            let expected = if protocol == "2025-11-25" {
+                "2025-11-25"
+            } else {
+                "2026-07-28"
+            };
+            assert_eq!(report["protocol"], expected, "{case}");
+            let turns = &report["turns"];
+            assert_eq!(turns[0]["isError"], false, "{case}: {report}");
+            assert_eq!(
+                turns[1]["structuredContent"]["Feasibility"]["Steps"][0]["PAStatus"], "Clash",
+                "{case}: the commitment of turn 0 holds at turn 1: {report}"
+            );
+            assert_eq!(turns[2]["isError"], true, "{case}: {report}");
+            assert!(
+                turns[2]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("/TurnIndex"),
+                "{case}: {report}"
+            );
+        });
     })
     .await
     .unwrap();

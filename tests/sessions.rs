@@ -738,3 +738,132 @@ fn a_file_that_appears_at_the_save_place_during_the_dialogue_is_left_alone() {
     let saved = bkn_explorer::session::Session::load(&beside).unwrap();
     assert_eq!(saved.dialogues[0].turns.len(), 1);
 }
+
+/// A recorded dialogue is replayed in the MCP generation it was recorded in (issue 26), as
+/// the reference server's `/health` tells (a 2026-07-28 dialogue stays keyed by DialogID, a
+/// 2025-11-25 one ends with its session); a server that refuses that generation now is
+/// reached in the one it speaks, and the replay says so.
+#[tokio::test]
+async fn replay_speaks_the_generation_recorded_and_says_when_the_server_refuses_it() {
+    let server = common::spawn_http(&["dac".into()]).await;
+    let health = server.url.replace("/mcp", "/health");
+    let keyed = || async {
+        let v: Value = reqwest::get(&health).await.unwrap().json().await.unwrap();
+        v["dialogues"]["2026-07-28"].as_u64().unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("rq.jsonl");
+    std::fs::write(
+        &requests,
+        r#"{"Kind": "constraints", "EntityIDs": ["Kiosk#3"], "Space": {"SpaceID": "Space:Square"}}"#,
+    )
+    .unwrap();
+    let explorer = |args: Vec<String>| async move {
+        let out = tokio::process::Command::new(common::bin())
+            .args(&args)
+            .output()
+            .await
+            .unwrap();
+        (
+            out.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let mut saved = Vec::new();
+    for (generation, keyed_before) in [("2025-11-25", 0), ("2026-07-28", 0)] {
+        let session = dir.path().join(format!("{generation}.json"));
+        let (code, said) = explorer(vec![
+            "dialogue".into(),
+            requests.display().to_string(),
+            "--url".into(),
+            server.url.clone(),
+            "--protocol".into(),
+            generation.into(),
+            "--save".into(),
+            session.display().to_string(),
+        ])
+        .await;
+        assert_eq!(code, Some(0), "{said}");
+        let recorded = Session::load(&session).unwrap();
+        assert_eq!(
+            recorded.dialogues[0].protocol_version.as_deref(),
+            Some(generation)
+        );
+        let keyed_recorded = keyed().await;
+        assert_eq!(
+            keyed_recorded,
+            keyed_before + u64::from(generation == "2026-07-28"),
+            "{generation}"
+        );
+        // Replayed without --protocol: in the recorded generation (auto would speak
+        // 2026-07-28, and the server would hold one more dialogue by DialogID).
+        let (code, said) = explorer(vec!["replay".into(), session.display().to_string()]).await;
+        assert_eq!(code, Some(0), "{said}");
+        assert!(!said.contains("goes on over"), "{said}");
+        assert_eq!(
+            keyed().await,
+            keyed_recorded + u64::from(generation == "2026-07-28"),
+            "replayed over {generation}"
+        );
+        saved.push(session);
+    }
+    // A server that speaks only 2025-11-25 (raw JSON-RPC, initialize only) refuses the
+    // recorded 2026-07-28: the replay goes on over 2025-11-25 and says so.
+    let (code, said) = explorer(vec![
+        "replay".into(),
+        saved[1].display().to_string(),
+        "--stdio".into(),
+        format!("python3 {}", common::peer("raw_dac_server.py")),
+    ])
+    .await;
+    assert_ne!(code, Some(2), "{said}");
+    assert!(
+        said.contains("the dialogue spoke MCP 2026-07-28, which the server refuses now"),
+        "{said}"
+    );
+    assert!(said.contains("it goes on over MCP 2025-11-25"), "{said}");
+}
+
+/// The proxy records the MCP version each dialogue spoke, in both generations, and a
+/// replay of the recording speaks it.
+#[tokio::test]
+async fn the_proxy_records_the_generation_of_each_dialogue() {
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("rq.jsonl");
+    std::fs::write(
+        &requests,
+        r#"{"Kind": "constraints", "EntityIDs": ["Kiosk#3"], "Space": {"SpaceID": "Space:Square"}}"#,
+    )
+    .unwrap();
+    for generation in ["2025-11-25", "2026-07-28"] {
+        let record = dir.path().join(format!("{generation}.jsonl"));
+        let through = format!(
+            "{bin} proxy --record {} -- {bin} serve dac",
+            record.display(),
+            bin = common::bin()
+        );
+        let out = tokio::process::Command::new(common::bin())
+            .arg("dialogue")
+            .arg(&requests)
+            .args(["--stdio", &through, "--protocol", generation])
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let session = Session::load(&record).unwrap();
+        assert_eq!(
+            session.dialogues[0].protocol_version.as_deref(),
+            Some(generation),
+            "{}",
+            std::fs::read_to_string(&record).unwrap()
+        );
+    }
+}

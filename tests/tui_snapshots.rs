@@ -832,38 +832,14 @@ fn resources_overlay() -> bkn_explorer::tui::resources::ResourcesOverlay {
     o
 }
 
-/// The states drawn without colour too (the no-color theme, what NO_COLOR starts in): the
-/// selection must show by its mark and reverse video alone.
-async fn snapshot_no_color(name: &str) {
-    for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-        let mut h = state(name, "dark").await;
-        h.runner.app.theme = Theme::no_color();
-        h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
-        let buffer = render(&h.runner.app, w, hgt);
-        let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
-        let mut settings = insta::Settings::clone_current();
-        settings.set_prepend_module_to_snapshot(false);
-        settings.bind(|| {
-            insta::assert_snapshot!(format!("tui_snapshots__{name}@{w}x{hgt}-no-color"), shot)
-        });
-    }
-}
-
-#[tokio::test]
-async fn overlay_resources_without_colour() {
-    snapshot_no_color("overlay_resources").await;
-}
-
-#[tokio::test]
-async fn overlay_export_without_colour() {
-    snapshot_no_color("overlay_export").await;
-}
-
 /// The states whose colours say something text must say too: drawn with NO_COLOR as well.
 const NO_COLOR: &[&str] = &[
     "feasibility_contradicted",
     "feasibility_foreign",
     "user_state_changes",
+    // The selected resource and block show by their mark and reverse video alone.
+    "overlay_resources",
+    "overlay_export",
 ];
 
 async fn snapshot(name: &str) {

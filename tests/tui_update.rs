@@ -1219,6 +1219,22 @@ async fn the_resources_overlay_lists_reads_and_copies_a_servers_resources() {
     assert!(h.runner.app.overlay.is_none());
 }
 
+/// Two answers to the same Request in two dialogues are the same: but for the new dialogue's
+/// own DialogID, and the ids and the time each answer is given anew (QueryID, QueryTime, the
+/// DataID of its data).
+fn assert_same_answer(mut got: Value, mut expected: Value, how: &str) {
+    for v in [&mut got, &mut expected] {
+        let o = v.as_object_mut().expect("a Response");
+        for k in ["DialogID", "QueryID", "QueryTime"] {
+            assert!(o.remove(k).is_some(), "{how}: no {k}");
+        }
+        if let Some(data) = o.get_mut("DataXMData").and_then(Value::as_object_mut) {
+            data.remove("DataID");
+        }
+    }
+    assert_eq!(got, expected, "{how}");
+}
+
 /// `e` on a turn: the `bkn-explorer send` line, run for real in a shell, reaches the same
 /// server and gives the same answer.
 #[tokio::test]
@@ -1257,18 +1273,8 @@ async fn an_exported_send_line_run_for_real_gives_the_same_answer() {
         "{line}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut got: Value = serde_json::from_slice(&out.stdout).expect("send prints the Response");
-    let mut expected = expected;
-    // A new dialogue: its own DialogID; the ids and the time each answer is given anew
-    // (QueryID, QueryTime, the DataID of its data); everything else the same.
-    for v in [&mut got, &mut expected] {
-        let o = v.as_object_mut().unwrap();
-        for k in ["DialogID", "QueryID", "QueryTime"] {
-            assert!(o.remove(k).is_some(), "{k}");
-        }
-        o["DataXMData"].as_object_mut().unwrap().remove("DataID");
-    }
-    assert_eq!(got, expected);
+    let got: Value = serde_json::from_slice(&out.stdout).expect("send prints the Response");
+    assert_same_answer(got, expected, "send");
 }
 
 /// The JSON-RPC answer with id 1 in what curl printed (JSON, or server-sent events), and
@@ -1313,7 +1319,7 @@ async fn exported_curl_lines_run_for_real_give_the_same_answer_in_both_generatio
         fill(&mut h, "Question", "What is the bench?");
         fill(&mut h, "Terms", "bench");
         let turn = send(&mut h).await;
-        let mut expected = response(&h, turn);
+        let expected = response(&h, turn);
         h.key(KeyCode::Esc);
         h.key(KeyCode::Char('e'));
         let curl = match &h.runner.app.overlay {
@@ -1333,14 +1339,6 @@ async fn exported_curl_lines_run_for_real_give_the_same_answer_in_both_generatio
             curl.text,
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut got = curl_response(&printed);
-        for v in [&mut got, &mut expected] {
-            let o = v.as_object_mut().unwrap();
-            for k in ["DialogID", "QueryID", "QueryTime"] {
-                assert!(o.remove(k).is_some(), "{k}");
-            }
-            o["DataXMData"].as_object_mut().unwrap().remove("DataID");
-        }
-        assert_eq!(got, expected, "{version}");
+        assert_same_answer(curl_response(&printed), expected, version);
     }
 }

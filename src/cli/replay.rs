@@ -224,6 +224,9 @@ pub fn run(args: Args) -> u8 {
                 code = exit::FAILURE;
             }
             Ok(outcome) => {
+                if let Some(note) = &outcome.generation_note {
+                    eprintln!("bkn-explorer replay: dialogue {i}: {note}");
+                }
                 turns += replayed;
                 differing += differs;
                 if nonconformant {

@@ -158,6 +158,9 @@ pub struct ServerSummary {
     pub protocol_version: String,
     /// What the client offered: auto, or one pinned generation.
     pub protocol_asked: ProtocolChoice,
+    /// The connection goes on with a dialogue that spoke another MCP generation before (a
+    /// recorded one, or before a reconnect), and why: what the user is warned of.
+    pub generation_note: Option<String>,
     pub name: String,
     pub version: String,
     pub title: Option<String>,
@@ -218,6 +221,9 @@ pub struct ConnectError {
     /// The server's definition asks for `${input:ID}` and no value was given: the explorer
     /// asks the user and tries again.
     pub needs_input: Option<spec::vars::InputRequest>,
+    /// The server answered the handshake and refused what was offered (the generation, the
+    /// version): another offer may be taken.
+    pub refused: bool,
 }
 
 impl From<String> for ConnectError {
@@ -225,6 +231,7 @@ impl From<String> for ConnectError {
         ConnectError {
             message,
             needs_input: None,
+            refused: false,
         }
     }
 }
@@ -335,6 +342,68 @@ impl Connection {
     pub fn shown_name(&self) -> String {
         shown_name(&self.summary.name, &self.spec.name)
     }
+    /// Connects to go on with a dialogue that spoke MCP `before` (the version a session file
+    /// or a proxy's recording holds for it, or the one of the connection a reconnect
+    /// replaces): that generation is asked for first, unless the command line or the server's
+    /// entry pins one. A server that refuses it now is reached as `options` would reach it
+    /// (auto: the newest both sides speak); the dialogue goes on, and the summary's
+    /// `generation_note` says so, as it does whenever the dialogue now speaks another
+    /// generation than before. (A BKN dialogue means the same in either generation:
+    /// MCP-BINDING section 3; only where its state lives changes.)
+    pub async fn connect_as_before(
+        spec: &ServerSpec,
+        options: &ConnectOptions,
+        before: Option<&str>,
+    ) -> Result<Connection, ConnectError> {
+        let Some(before) = before.filter(|v| !v.is_empty()) else {
+            return Connection::connect(spec, options).await;
+        };
+        let pinned = options.protocol.or(spec.protocol);
+        let as_before = ProtocolChoice::of_version(before);
+        let mut connection = match pinned {
+            Some(_) => Connection::connect(spec, options).await?,
+            None => {
+                let mut first = options.clone();
+                first.protocol = Some(as_before);
+                match Connection::connect(spec, &first).await {
+                    Ok(c) => c,
+                    Err(refused) if refused.refused => {
+                        let mut c = Connection::connect(spec, options).await.map_err(|again| {
+                            ConnectError {
+                                message: format!(
+                                    "{}\nAsked again with --protocol {}: {}",
+                                    refused.message,
+                                    options.protocol_for(spec),
+                                    again.message
+                                ),
+                                ..again
+                            }
+                        })?;
+                        c.summary.generation_note = Some(format!(
+                            "the dialogue spoke MCP {before}, which the server refuses now ({}); \
+                             it goes on over {}",
+                            refused.message,
+                            generation::describe(&c.summary.protocol_version)
+                        ));
+                        c
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        let now = &connection.summary.protocol_version;
+        if connection.summary.generation_note.is_none()
+            && generation::is_stateless(before) != generation::is_stateless(now)
+        {
+            connection.summary.generation_note = Some(format!(
+                "the dialogue spoke MCP {before}; it goes on over {}, as --protocol {} asks",
+                generation::describe(now),
+                connection.summary.protocol_asked
+            ));
+        }
+        Ok(connection)
+    }
+
     /// Connects, initializes and discovers. The connection is one MCP session.
     pub async fn connect(
         spec: &ServerSpec,
@@ -463,6 +532,7 @@ impl Connection {
                             .unwrap_or_default();
                         // Which step failed, and what to do (the doctor's steps, up to the
                         // first request of the handshake).
+                        let refused = super::opening::handshake_refusal(&e, protocol).is_some();
                         let why =
                             match super::doctor::http_failure(&url, &sent, h.legacy_sse, protocol)
                                 .await
@@ -470,9 +540,12 @@ impl Connection {
                                 Some(step) => step,
                                 None => initialize_error(&e, protocol),
                             };
-                        return Err(ConnectError::from(format!(
-                            "cannot connect to {url}: {why}{signing_in}"
-                        )));
+                        return Err(ConnectError {
+                            refused,
+                            ..ConnectError::from(format!(
+                                "cannot connect to {url}: {why}{signing_in}"
+                            ))
+                        });
                     }
                 };
                 // Turns past rmcp, unless a sign-in gave a token (rmcp's client refreshes it):
@@ -1344,7 +1417,9 @@ impl HandshakeFailure {
             .as_deref()
             .map(|s| format!("; {s}"))
             .unwrap_or_default();
-        ConnectError::from(match self {
+        let refused = matches!(&self, HandshakeFailure::Refused(e)
+            if super::opening::handshake_refusal(e, asked).is_some());
+        let mut error = ConnectError::from(match self {
             HandshakeFailure::Refused(e) => {
                 match (super::opening::handshake_refusal(&e, asked), &end.exited) {
                     // It answered, and refused: its answer says why.
@@ -1362,7 +1437,9 @@ impl HandshakeFailure {
                 timeout.as_secs(),
                 end.note()
             ),
-        })
+        });
+        error.refused = refused;
+        error
     }
 }
 
@@ -1490,6 +1567,7 @@ fn expander(spec: &ServerSpec) -> impl Fn(&str) -> Result<String, ConnectError> 
                 spec::vars::VarError::NeedsInput(r) => Some(r),
                 _ => None,
             },
+            refused: false,
         })
     }
 }

@@ -96,6 +96,9 @@ pub struct Continuation {
     pub first_turn: u64,
     /// The dialogue it goes on with, when there was one.
     pub goes_on: Option<GoesOn>,
+    /// The MCP version the dialogue spoke before (recorded, or before a reconnect): the
+    /// connection asks for its generation first (`Connection::connect_as_before`).
+    pub spoke: Option<String>,
 }
 
 impl From<u64> for Continuation {
@@ -103,6 +106,7 @@ impl From<u64> for Continuation {
         Continuation {
             first_turn,
             goes_on: None,
+            spoke: None,
         }
     }
 }
@@ -190,7 +194,20 @@ impl Dialogue {
         base: Chosen,
         overrides: &Overrides,
     ) -> Result<Dialogue, String> {
-        let connection = Connection::connect(spec, options)
+        Dialogue::connect_as_before(spec, options, interface, base, overrides, None).await
+    }
+
+    /// The same for a dialogue that spoke MCP `before` (a recorded one): its generation is
+    /// asked for first (`Connection::connect_as_before`).
+    pub async fn connect_as_before(
+        spec: &ServerSpec,
+        options: &ConnectOptions,
+        interface: Interface,
+        base: Chosen,
+        overrides: &Overrides,
+        before: Option<&str>,
+    ) -> Result<Dialogue, String> {
+        let connection = Connection::connect_as_before(spec, options, before)
             .await
             .map_err(|e| e.message)?;
         let defaults = base.choose(connection.summary.published.as_ref(), overrides);

@@ -274,18 +274,19 @@ async fn run_dialogue(
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<EngineEvent>,
 ) {
-    let connection = match Connection::connect(&spec, &options).await {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = events.send(EngineEvent::Failed {
-                dialogue: key,
-                error: e.message,
-                summary: None,
-                needs_input: e.needs_input.map(Box::new),
-            });
-            return;
-        }
-    };
+    let connection =
+        match Connection::connect_as_before(&spec, &options, from.spoke.as_deref()).await {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = events.send(EngineEvent::Failed {
+                    dialogue: key,
+                    error: e.message,
+                    summary: None,
+                    needs_input: e.needs_input.map(Box::new),
+                });
+                return;
+            }
+        };
     let vocabulary = vocabulary(&connection).await;
     let defaults = base.choose(connection.summary.published.as_ref(), &overrides);
     let mut dialogue = match Dialogue::open(connection, interface, defaults) {

@@ -66,6 +66,15 @@ impl ProtocolChoice {
         }
     }
 
+    /// The pinned generation a negotiated version belongs to (2026-07-28 or later: stateless).
+    pub fn of_version(version: &str) -> ProtocolChoice {
+        if is_stateless(version) {
+            ProtocolChoice::Stateless
+        } else {
+            ProtocolChoice::Session
+        }
+    }
+
     /// The other pinned generation: what to suggest when this one was refused.
     pub fn other(self) -> Option<ProtocolChoice> {
         match self {

@@ -6,7 +6,6 @@ use crate::client::connection::CallError;
 use crate::protocol::Interface;
 use crate::protocol::conformance::Finding;
 use crate::protocol::dac::Kind;
-use crate::protocol::message::Outcome;
 use crate::protocol::message::as_index;
 use crate::protocol::raw::RawJson;
 use serde::{Deserialize, Serialize};
@@ -175,30 +174,6 @@ pub struct TurnFinding {
     pub finding: Finding,
 }
 
-/// A value a message names: one this program knows, or the text a peer sent (a
-/// non-conformant server's value is still shown, as it came).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Shown<T> {
-    Known(T),
-    Other(String),
-}
-
-impl<T> Shown<T> {
-    pub fn read(text: &str, parse: impl Fn(&str) -> Option<T>) -> Shown<T> {
-        match parse(text) {
-            Some(v) => Shown::Known(v),
-            None => Shown::Other(text.to_owned()),
-        }
-    }
-
-    pub fn known(&self) -> Option<&T> {
-        match self {
-            Shown::Known(v) => Some(v),
-            Shown::Other(_) => None,
-        }
-    }
-}
-
 /// What a turn asks: a BKN-DAC Kind, BKN-USR feedback, or whatever a Request said.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TurnKind {
@@ -229,7 +204,6 @@ pub struct Summary {
     pub interface: Option<Interface>,
     pub turn_index: Option<u64>,
     pub kind: TurnKind,
-    pub outcome: Option<Shown<Outcome>>,
     /// A few words of what the turn is about (the terms, the steps, the User …).
     pub about: String,
 }
@@ -364,7 +338,6 @@ impl Turn {
             turn_index: request.get("TurnIndex").and_then(as_index),
             about: about(&kind, &request, response.as_ref()),
             kind,
-            outcome: text(response.as_ref(), "/Outcome").map(|o| Shown::read(&o, Outcome::parse)),
         }
     }
 

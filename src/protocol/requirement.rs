@@ -5,7 +5,22 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 pub enum Requirement {
     /// FR1: the Header of the interface, Mode RQ or RS, no property of the other mode.
     Header,
@@ -27,39 +42,20 @@ pub enum Requirement {
 }
 
 impl Requirement {
-    pub const ALL: [Requirement; 8] = [
-        Requirement::Header,
-        Requirement::Identification,
-        Requirement::Correlation,
-        Requirement::Dialogue,
-        Requirement::Request,
-        Requirement::Response,
-        Requirement::Metadata,
-        Requirement::Binding,
-    ];
-
     /// Its number in the functional requirements of both data types (`None` for the
     /// binding's rules, which are not among them).
     pub fn number(self) -> Option<u8> {
         (self != Requirement::Binding).then_some(self as u8 + 1)
     }
 
+    /// Its name, as the `x-bkn-requirement` annotation of the schema files and serde spell it.
     pub fn name(self) -> &'static str {
-        match self {
-            Requirement::Header => "Header",
-            Requirement::Identification => "Identification",
-            Requirement::Correlation => "Correlation",
-            Requirement::Dialogue => "Dialogue",
-            Requirement::Request => "Request",
-            Requirement::Response => "Response",
-            Requirement::Metadata => "Metadata",
-            Requirement::Binding => "Binding",
-        }
+        self.into()
     }
 
     /// Parses the `x-bkn-requirement` annotation of the schema files.
     pub fn from_name(name: &str) -> Option<Requirement> {
-        Requirement::ALL.into_iter().find(|r| r.name() == name)
+        name.parse().ok()
     }
 }
 
@@ -69,5 +65,26 @@ impl fmt::Display for Requirement {
             Some(n) => write!(f, "FR{n} {}", self.name()),
             None => f.write_str("MCP-BINDING"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strum::VariantArray;
+
+    #[test]
+    fn names_are_serdes_and_read_back() {
+        for r in Requirement::VARIANTS {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.name());
+            assert_eq!(Requirement::from_name(r.name()), Some(*r));
+        }
+        assert_eq!(
+            Requirement::from_name("header"),
+            None,
+            "as written, case and all"
+        );
+        assert_eq!(Requirement::Binding.number(), None);
+        assert_eq!(Requirement::Metadata.to_string(), "FR7 Metadata");
     }
 }

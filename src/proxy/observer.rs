@@ -44,6 +44,8 @@ impl Side {
 }
 
 enum Pending {
+    /// `initialize`: its answer names the MCP version of the session (2025-11-25 and before).
+    Initialize,
     ToolsList,
     ResourceRead(String),
     Call(Box<Call>),
@@ -114,6 +116,9 @@ pub struct Observer {
     tools: BTreeMap<Interface, String>,
     pending: HashMap<String, Pending>,
     dialogues: Vec<Watched>,
+    /// The MCP version the session's `initialize` agreed (2025-11-25 and before); a
+    /// 2026-07-28 request names its own in `_meta`.
+    protocol_version: Option<String>,
     /// Exchanges recorded, and how many had findings.
     pub turns: usize,
     pub turns_with_findings: usize,
@@ -132,6 +137,7 @@ impl Observer {
             tools: BTreeMap::new(),
             pending: HashMap::new(),
             dialogues: Vec::new(),
+            protocol_version: None,
             turns: 0,
             turns_with_findings: 0,
         }
@@ -188,6 +194,9 @@ impl Observer {
                     return;
                 };
                 match method {
+                    "initialize" => {
+                        self.pending.insert(id, Pending::Initialize);
+                    }
                     "tools/list" => {
                         self.pending.insert(id, Pending::ToolsList);
                     }
@@ -204,7 +213,13 @@ impl Observer {
                             .cloned()
                             .unwrap_or(Value::Null);
                         if let Some(interface) = self.interface_of(name, &arguments) {
-                            let call = self.call(interface, arguments, at, now);
+                            // A 2026-07-28 request says its version; else the session's.
+                            let version = message
+                                .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+                                .and_then(Value::as_str)
+                                .map(str::to_owned)
+                                .or_else(|| self.protocol_version.clone());
+                            let call = self.call(interface, arguments, version, at, now);
                             self.pending.insert(id, Pending::Call(Box::new(call)));
                         }
                     }
@@ -216,6 +231,12 @@ impl Observer {
                     return;
                 };
                 match pending {
+                    Pending::Initialize => {
+                        self.protocol_version = message
+                            .pointer("/result/protocolVersion")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                    }
                     Pending::ToolsList => self.tools_listed(&message),
                     Pending::ResourceRead(uri) => {
                         // A resource of JSON text is kept (what a server made from the
@@ -335,6 +356,7 @@ impl Observer {
         &mut self,
         interface: Interface,
         arguments: Value,
+        protocol_version: Option<String>,
         at: Instant,
         now: SystemTime,
     ) -> Call {
@@ -352,8 +374,15 @@ impl Observer {
             None => {
                 let id = self.journal.next_dialogue();
                 let server = self.server.clone();
-                self.journal
-                    .with(|j| j.dialogue(id, &server, interface, &dialog_id));
+                self.journal.with(|j| {
+                    j.dialogue_in(
+                        id,
+                        &server,
+                        interface,
+                        &dialog_id,
+                        protocol_version.as_deref(),
+                    )
+                });
                 self.dialogues.push(Watched {
                     id,
                     interface,

@@ -57,6 +57,10 @@ struct DialogueLine {
     /// The scenario the dialogue plays (a recording of Locust's workers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     scenario: Option<String>,
+    /// The MCP version the agent spoke (2026-07-28 or later: the server keeps the dialogue
+    /// by DialogID; before, in the MCP session), when the proxy saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -142,6 +146,8 @@ pub enum Line {
         server: String,
         interface: Interface,
         dialog_id: String,
+        /// The MCP version it spoke, when the recording says.
+        protocol_version: Option<String>,
     },
     Turn {
         dialogue: u64,
@@ -185,6 +191,7 @@ pub fn read_line(number: usize, bytes: &[u8]) -> Result<Line, String> {
             server: d.server,
             interface: d.interface,
             dialog_id: d.dialog_id,
+            protocol_version: d.protocol_version,
         },
         Entry::Turn(t) => Line::Turn {
             dialogue: t.dialogue,
@@ -248,12 +255,25 @@ impl Writer {
     }
 
     pub fn dialogue(&mut self, id: u64, server: &str, interface: Interface, dialog_id: &str) {
+        self.dialogue_in(id, server, interface, dialog_id, None);
+    }
+
+    /// A dialogue, with the MCP version the agent spoke in it when it is known.
+    pub fn dialogue_in(
+        &mut self,
+        id: u64,
+        server: &str,
+        interface: Interface,
+        dialog_id: &str,
+        protocol_version: Option<&str>,
+    ) {
         self.line(&json!({"dialogue": DialogueLine {
             id,
             server: server.to_owned(),
             interface,
             dialog_id: dialog_id.to_owned(),
             scenario: None,
+            protocol_version: protocol_version.map(str::to_owned),
         }}));
     }
 
@@ -482,7 +502,7 @@ pub fn parse(text: &str) -> Result<Session, SessionError> {
                 dialog_id: d.dialog_id,
                 notes: None,
                 defaults: None,
-                protocol_version: None,
+                protocol_version: d.protocol_version,
                 turns: Vec::new(),
             });
         }
@@ -544,7 +564,7 @@ pub(super) fn walk(
                 dialog_id: d.dialog_id,
                 notes: None,
                 defaults: None,
-                protocol_version: None,
+                protocol_version: d.protocol_version,
                 turns: Vec::new(),
             };
             give(Item::Dialogue(dialogues.ids.len() - 1, record), reading);

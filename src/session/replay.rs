@@ -29,6 +29,8 @@ pub struct ReplayedDialogue {
     pub turns: Vec<ReplayedTurn>,
     /// Set when the connection was lost and the rest of the Requests were not sent.
     pub stopped: Option<String>,
+    /// The replay speaks another MCP generation than the recording did, and why.
+    pub generation_note: Option<String>,
 }
 
 impl ReplayedDialogue {
@@ -76,6 +78,8 @@ impl RecordedTurns for Held<'_> {
 pub struct Outcome {
     pub dialog_id: String,
     pub stopped: Option<String>,
+    /// The replay speaks another MCP generation than the recording did, and why.
+    pub generation_note: Option<String>,
 }
 
 /// Replays one dialogue of a session on `server` (the recorded one when `None`), calling
@@ -110,6 +114,7 @@ pub async fn replay_dialogue(
         dialog_id: outcome.dialog_id,
         turns,
         stopped: outcome.stopped,
+        generation_note: outcome.generation_note,
     })
 }
 
@@ -139,12 +144,22 @@ pub async fn replay_recorded(
         Chosen::from_base(recorded.clone(), Origin::Session)
     };
     let overrides = Overrides::default();
-    let connect =
-        |base: Chosen| Dialogue::connect(&spec, options, record.interface, base, &overrides);
+    // In the MCP generation it was recorded in, where the server still speaks it.
+    let connect = |base: Chosen| {
+        Dialogue::connect_as_before(
+            &spec,
+            options,
+            record.interface,
+            base,
+            &overrides,
+            record.protocol_version.as_deref(),
+        )
+    };
     let mut dialogue = connect(base.clone()).await?;
     let mut replayed = Outcome {
         dialog_id: dialogue.dialog_id().to_owned(),
         stopped: None,
+        generation_note: dialogue.connection.summary.generation_note.clone(),
     };
     // Over 2026-07-28 a new dialogue starts at TurnIndex 0 (a server refuses a later turn of
     // a DialogID it does not hold): the turns after a recorded reconnect are sent renumbered

@@ -513,6 +513,7 @@ pub fn default_bindings() -> Vec<Binding> {
             Action::PrevDetailTab,
         ),
         b(&[Key::ch('y')], Context::Overlay, Action::CopyJson),
+        b(&[Key::ctrl('d')], Context::Overlay, Action::No),
         b(
             &[Key::ch('y'), Key::plain(K::Enter)],
             Context::Question,
@@ -770,6 +771,7 @@ fn title_in(action: &Action, context: Context) -> String {
             "change a form's choice".into()
         }
         (Context::Overlay, Action::CopyJson) => "copy the log entry shown".into(),
+        (Context::Overlay, Action::No) => "decline a server's question".into(),
         (Context::Question, Action::No) => "no, cancel".into(),
         (Context::Search, Action::Cancel) => "end the search".into(),
         _ => action.title(),

@@ -403,6 +403,18 @@ impl App {
         interface: Interface,
         effects: &mut Vec<Effect>,
     ) -> Option<DialogueId> {
+        self.open_dialogue_as(server, interface, None, effects)
+    }
+
+    /// The same, asking first for the MCP generation of `spoke` (the version a dialogue it
+    /// goes on with spoke: a take-over).
+    pub fn open_dialogue_as(
+        &mut self,
+        server: ServerId,
+        interface: Interface,
+        spoke: Option<String>,
+        effects: &mut Vec<Effect>,
+    ) -> Option<DialogueId> {
         let state = self.servers.get_mut(server)?;
         if state.status != ServerStatus::Connected {
             state.status = ServerStatus::Connecting;
@@ -428,6 +440,7 @@ impl App {
             overrides,
             first_turn: 0,
             goes_on: None,
+            spoke,
         });
         let id = self.dialogues.push(d);
         self.show_dialogue(id);

@@ -117,13 +117,12 @@ impl TurnView {
 
     /// "answered", "— tool error —", "timeout" …: what the Outcome column shows.
     pub fn outcome_label(&self) -> String {
-        use crate::client::turn::Shown;
         match &self.turn.reply {
-            Reply::Response(_) => match &self.summary.outcome {
-                Some(Shown::Known(o)) => o.as_str().to_owned(),
+            Reply::Response(_) => match self.exchange.outcome() {
+                Some(Field::Known(o)) => o.as_str().to_owned(),
                 // Marked: a value no Outcome has never reads as one that is.
-                Some(Shown::Other(o)) => format!("{o}?"),
-                None => "(no Outcome)".into(),
+                Some(outcome @ Field::Other(_)) => format!("{}?", outcome.text()),
+                _ => "(no Outcome)".into(),
             },
             Reply::ToolError(_) => "— tool error —".into(),
             Reply::Error(e) => match e.kind {
@@ -335,6 +334,9 @@ pub struct DialogueState {
     pub scenario: Option<ScenarioState>,
     /// A watched or recorded dialogue this one takes over, while its Requests are sent again.
     pub takeover: Option<TakeOver>,
+    /// The MCP version it speaks (or spoke: recorded in its session file or the proxy's
+    /// recording): a reconnect, a take-over and a replay ask for that generation first.
+    pub protocol_version: Option<String>,
 }
 
 /// Taking over: the recorded Requests still to send again, and what came of those sent.
@@ -381,6 +383,7 @@ impl DialogueState {
             notes: None,
             replay: None,
             takeover: None,
+            protocol_version: None,
             detail_scroll: 0,
             detail_tab: DetailTab::for_interface(interface, false, false)[0],
             focus: None,

@@ -27,6 +27,9 @@ pub enum Effect {
         first_turn: u64,
         /// A reconnect's dialogue, to go on with where the server keeps it (2026-07-28).
         goes_on: Option<crate::client::dialogue::GoesOn>,
+        /// The MCP version the dialogue spoke before (a reconnect, a take-over of a recorded
+        /// one): its generation is asked for first.
+        spoke: Option<String>,
     },
     /// Send a Request on a dialogue; `TurnStarted` then `TurnFinished` follow.
     Send {

@@ -184,6 +184,7 @@ impl Runner {
                 overrides,
                 first_turn,
                 goes_on,
+                spoke,
             } => self.engine.open(
                 key,
                 spec,
@@ -193,6 +194,7 @@ impl Runner {
                 crate::client::dialogue::Continuation {
                     first_turn,
                     goes_on,
+                    spoke,
                 },
             ),
             Effect::Send {

@@ -22,6 +22,35 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_bkn-explorer")
 }
 
+/// `work` on each item, `width` at a time on threads of their own; the results in the items'
+/// order. For cases that are each a row of processes to wait on (a conformance scenario, an
+/// SDK peer, a certify run): one after the other, a test waits on each start in turn. A
+/// panic in a case is the test's, with its message.
+pub fn at_once<T: Send, R: Send>(
+    width: usize,
+    items: Vec<T>,
+    work: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let mut items = items.into_iter().peekable();
+    let mut results = Vec::new();
+    while items.peek().is_some() {
+        let batch: Vec<T> = items.by_ref().take(width.max(1)).collect();
+        std::thread::scope(|scope| {
+            let running: Vec<_> = batch
+                .into_iter()
+                .map(|item| scope.spawn(|| work(item)))
+                .collect();
+            for run in running {
+                match run.join() {
+                    Ok(r) => results.push(r),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+        });
+    }
+    results
+}
+
 /// The interpreter `python3` on PATH stands for, found once: the stdlib-only peers are started
 /// by the dozen (a certify run starts one per connection), and a version manager's shim in
 /// front of the interpreter (pyenv's is a shell script) costs each start 0.2-1 s on a busy

@@ -12,7 +12,7 @@ pub mod form;
 pub mod view;
 
 use crate::client::answers::{Asking, Reply};
-use crate::tui::action::Handled;
+use crate::tui::action::{Action, Handled};
 use crate::tui::event::AskView;
 use form::Form;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -54,26 +54,40 @@ impl AskOverlay {
         }
     }
 
+    /// A key with the default key map (what the tests press).
+    #[cfg(test)]
     pub fn key(&mut self, key: &KeyEvent) -> (Handled, AskOutcome) {
+        let action = crate::tui::action::Keymap::default()
+            .action_in(key, crate::tui::action::Context::Overlay);
+        self.keys(key, action)
+    }
+
+    /// A key, with the action the key map gives it in the `overlay` place: Cancel dismisses,
+    /// No declines, Select answers, Complete / Down and FocusPrev / Up move between a form's
+    /// fields. A letter is always typing (`j` and `k` are no moves here), and a multi-line
+    /// reply keeps its own line keys (Alt-Enter, Ctrl-J).
+    pub fn keys(&mut self, key: &KeyEvent, action: Option<Action>) -> (Handled, AskOutcome) {
         use Handled::Consumed;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
-        match key.code {
-            KeyCode::Esc => return (Consumed, AskOutcome::Answer(Reply::Cancel)),
-            KeyCode::Char('d') if ctrl => return (Consumed, AskOutcome::Answer(Reply::Decline)),
+        let typing = matches!(key.code, KeyCode::Char(_)) && !ctrl && !alt;
+        let action = action.filter(|_| !typing);
+        match action {
+            Some(Action::Cancel) => return (Consumed, AskOutcome::Answer(Reply::Cancel)),
+            Some(Action::No) => return (Consumed, AskOutcome::Answer(Reply::Decline)),
             _ => {}
         }
         match &mut self.body {
-            Body::Url => match key.code {
-                KeyCode::Enter => (
+            Body::Url => match action {
+                Some(Action::Select) => (
                     Consumed,
                     AskOutcome::Answer(Reply::Accept(serde_json::Value::Null)),
                 ),
                 _ if ctrl => (Handled::Ignored, AskOutcome::Stay),
                 _ => (Consumed, AskOutcome::Stay),
             },
-            Body::Form(form) => match key.code {
-                KeyCode::Enter => match form.answer() {
+            Body::Form(form) => match action {
+                Some(Action::Select) => match form.answer() {
                     Ok(content) => (Consumed, AskOutcome::Answer(Reply::Accept(content))),
                     Err(n) => {
                         self.problem = Some(if n == 1 {
@@ -84,11 +98,11 @@ impl AskOverlay {
                         (Consumed, AskOutcome::Stay)
                     }
                 },
-                KeyCode::Tab | KeyCode::Down => {
+                Some(Action::Complete | Action::Down) => {
                     form.next();
                     (Consumed, AskOutcome::Stay)
                 }
-                KeyCode::BackTab | KeyCode::Up => {
+                Some(Action::FocusPrev | Action::Up) => {
                     form.previous();
                     (Consumed, AskOutcome::Stay)
                 }
@@ -103,16 +117,16 @@ impl AskOverlay {
                     }
                 }
             },
-            Body::Reply(editor) => match key.code {
-                KeyCode::Enter if alt => {
+            Body::Reply(editor) => match (key.code, action) {
+                (KeyCode::Enter, _) if alt => {
                     editor.insert_newline();
                     (Consumed, AskOutcome::Stay)
                 }
-                KeyCode::Char('j') if ctrl => {
+                (KeyCode::Char('j'), _) if ctrl => {
                     editor.insert_newline();
                     (Consumed, AskOutcome::Stay)
                 }
-                KeyCode::Enter => {
+                (_, Some(Action::Select)) => {
                     let text = editor.lines().join("\n");
                     if text.trim().is_empty() {
                         self.problem = Some(
@@ -125,7 +139,7 @@ impl AskOverlay {
                         AskOutcome::Answer(Reply::Accept(serde_json::Value::String(text))),
                     )
                 }
-                KeyCode::F(_) => (Handled::Ignored, AskOutcome::Stay),
+                (KeyCode::F(_), _) => (Handled::Ignored, AskOutcome::Stay),
                 _ => {
                     if editor.input(*key) {
                         self.problem = None;

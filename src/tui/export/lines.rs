@@ -3,7 +3,7 @@
 //! (2026-07-28: one POST with `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `_meta`;
 //! 2025-11-25: the session's sequence, initialize to DELETE). Every word is shell-quoted
 //! (`shlex`); a secret is never written: the token is `$BKN_TOKEN`, a header's literal value
-//! a variable named after it.
+//! the variable a servers file keeps the server's secrets in (`BKN_<SERVER>_<HEADER>`).
 
 use crate::client::spec::{ServerSpec, TransportSpec};
 use serde_json::{Value, json};
@@ -58,23 +58,14 @@ fn expanding(word: &str) -> String {
     out
 }
 
-/// The variable a header's value is read from: its own `${VAR}` when it names one, else one
-/// named after the header (the value itself may be a secret: never written).
-fn header_value(name: &str, value: &str) -> (String, Option<String>) {
+/// The variable a header's value is read from: its own `${VAR}` when it names one, else the
+/// one a servers file keeps the server's secret in (`BKN_<SERVER>_<HEADER>`: the value itself
+/// may be a secret, never written).
+fn header_value(server: &str, name: &str, value: &str) -> (String, Option<String>) {
     if value.contains("${") {
         return (value.to_owned(), None);
     }
-    let var: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let var = format!("BKN_HEADER_{var}");
+    let var = crate::client::spec::secret_variable(server, name);
     (format!("${{{var}}}"), Some(var))
 }
 
@@ -133,7 +124,7 @@ pub fn send_line(turn: &Turn) -> Block {
             words.push("--url".into());
             words.push(quote(&h.url));
             for (name, value) in &h.headers {
-                let (value, var) = header_value(name, value);
+                let (value, var) = header_value(&turn.spec.name, name, value);
                 words.push("--header".into());
                 // send reads ${VAR} from the environment itself: single quotes keep it.
                 words.push(quote(&format!("{name}: {value}")));
@@ -170,7 +161,7 @@ fn common_headers(turn: &Turn, notes: &mut Vec<String>) -> Vec<String> {
     ];
     if let TransportSpec::Http(h) = &turn.spec.transport {
         for (name, value) in &h.headers {
-            let (value, var) = header_value(name, value);
+            let (value, var) = header_value(&turn.spec.name, name, value);
             words.push("-H".into());
             words.push(expanding(&format!("{name}: {value}")));
             if let Some(var) = var {
@@ -380,7 +371,7 @@ mod tests {
                     b.text
                 );
                 assert!(b.text.contains("$BKN_TOKEN"), "{}", b.text);
-                assert!(b.text.contains("${BKN_HEADER_X_API_KEY}"), "{}", b.text);
+                assert!(b.text.contains("${BKN_REMOTE_X_API_KEY}"), "{}", b.text);
                 assert!(b.text.contains("${TEAM}"), "{}", b.text);
             }
         }

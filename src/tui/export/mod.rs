@@ -68,20 +68,8 @@ impl ExportOverlay {
             Some(Action::Select | Action::CopyJson) => {
                 self.chosen().map_or(Ask::Nothing, Ask::Copy)
             }
-            Some(Action::PageDown) => {
-                self.scroll += 10;
-                Ask::Nothing
-            }
-            Some(Action::PageUp) => {
-                self.scroll = self.scroll.saturating_sub(10);
-                Ask::Nothing
-            }
-            Some(Action::Top) => {
-                self.scroll = 0;
-                Ask::Nothing
-            }
-            Some(Action::Bottom) => {
-                self.scroll = max.unwrap_or(usize::MAX / 2);
+            Some(a @ (Action::Top | Action::Bottom | Action::PageDown | Action::PageUp)) => {
+                crate::tui::overlay::scroll::keys(&mut self.scroll, Some(&a), max);
                 Ask::Nothing
             }
             // Its own letters (the key map has no place for them).

@@ -380,3 +380,45 @@ fn the_defaults_form_moves_types_and_applies() {
         Outcome::SetDefaults([Some("m 1".into()), None, None], DefaultsScope::Server)
     );
 }
+
+#[test]
+fn a_click_on_a_prompts_completion_takes_it_as_enter_does() {
+    let mut o = Overlay::Prompt(Prompt::new("Save as", "s", PromptPurpose::SaveAs));
+    let Overlay::Prompt(p) = &mut o else { panic!() };
+    p.completed("s", vec!["sa.json".into(), "sb.json".into()]);
+    let hits = Hits {
+        overlay: Some(Rect::new(0, 0, 60, 10)),
+        overlay_rows: vec![(Rect::new(1, 4, 58, 1), 0), (Rect::new(1, 5, 58, 1), 1)],
+        ..Hits::default()
+    };
+    assert_eq!(click(&mut o, &hits, 3, 5), Outcome::Typed("sb.json".into()));
+    let Overlay::Prompt(p) = &o else { panic!() };
+    assert!(p.completions.is_empty());
+}
+
+#[test]
+fn keys_toml_reaches_a_servers_question_too() {
+    use crate::client::answers::{Asking, Reply};
+    let (map, problems) = keys_file::apply("[overlay]\ncancel = \"Ctrl-g\"\n");
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut o = Overlay::Ask(Box::new(crate::tui::ask::AskOverlay::new(
+        crate::tui::event::AskView {
+            id: 1,
+            connection: 1,
+            method: crate::client::answers::ELICITATION,
+            name: None,
+            message: "Your name?".into(),
+            asking: Asking::Form {
+                schema: serde_json::json!({"type": "object",
+                    "properties": {"name": {"type": "string"}}}),
+            },
+        },
+    )));
+    // j is typed into the field, not a move.
+    o.key(key(KeyCode::Char('j')), &map, &Hits::default());
+    let ctrl_g = KeyEvent::new(KeyCode::Char('g'), KeyModifiers::CONTROL);
+    assert!(matches!(
+        o.key(ctrl_g, &map, &Hits::default()).1,
+        Outcome::Replied(_, Reply::Cancel)
+    ));
+}

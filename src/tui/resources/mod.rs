@@ -163,28 +163,16 @@ impl ResourcesOverlay {
                 self.selected = n.saturating_sub(1);
                 Ask::Nothing
             }
-            Some(Action::Down) => {
-                self.scroll += 1;
-                Ask::Nothing
-            }
-            Some(Action::Up) => {
-                self.scroll = self.scroll.saturating_sub(1);
-                Ask::Nothing
-            }
-            Some(Action::Top) => {
-                self.scroll = 0;
-                Ask::Nothing
-            }
-            Some(Action::Bottom) => {
-                self.scroll = max.unwrap_or(usize::MAX / 2);
-                Ask::Nothing
-            }
-            Some(Action::PageDown) => {
-                self.scroll += 10;
-                Ask::Nothing
-            }
-            Some(Action::PageUp) => {
-                self.scroll = self.scroll.saturating_sub(10);
+            // The content scrolls as every box does (PgUp/PgDn from the list too).
+            Some(
+                a @ (Action::Down
+                | Action::Up
+                | Action::Top
+                | Action::Bottom
+                | Action::PageDown
+                | Action::PageUp),
+            ) => {
+                crate::tui::overlay::scroll::keys(&mut self.scroll, Some(&a), max);
                 Ask::Nothing
             }
             // Its own letters (the key map has no place for them).

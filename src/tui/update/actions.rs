@@ -920,6 +920,11 @@ impl App {
             overrides,
             first_turn: first,
             goes_on,
+            // In the generation it spoke (recorded, or of the connection before).
+            spoke: self
+                .dialogues
+                .get(i)
+                .and_then(|d| d.protocol_version.clone()),
         });
         if had_session {
             self.notify("reconnecting…", Severity::Info);
@@ -948,7 +953,10 @@ impl App {
             dialog_id: d.dialog_id.clone().unwrap_or_default(),
             notes: None,
             defaults: d.defaults.as_ref().map(|c| c.values.clone()),
-            protocol_version: server.summary.as_ref().map(|s| s.protocol_version.clone()),
+            protocol_version: d
+                .protocol_version
+                .clone()
+                .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
             turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
         };
         let session = crate::session::Session {

@@ -183,10 +183,21 @@ impl App {
             DialogIdOrigin::McpSession => "the MCP session id",
             DialogIdOrigin::Client => "made by the explorer",
         };
+        // It speaks another MCP generation than it did (recorded, or before the
+        // reconnect): said, as where its state lives changed.
+        if let Some(note) = &summary.generation_note {
+            self.log.push(crate::client::event::LogEntry::new(
+                connection,
+                crate::client::event::LogKind::Client,
+                note.clone(),
+            ));
+            self.notify(note.clone(), Severity::Warning);
+        }
         let Some(d) = self.dialogues.get_mut(i) else {
             return;
         };
         d.status = Status::Open;
+        d.protocol_version = Some(summary.protocol_version.clone());
         // A new 2026-07-28 dialogue starts at 0 whatever the transcript says.
         d.next_turn = next_turn;
         d.connection = Some(connection);
@@ -266,6 +277,10 @@ impl App {
                 overrides,
                 first_turn: 0,
                 goes_on: None,
+                spoke: self
+                    .dialogues
+                    .get(i)
+                    .and_then(|d| d.protocol_version.clone()),
             });
             return;
         }
@@ -502,6 +517,18 @@ impl App {
                         Severity::Warning,
                     ),
                     Err(e) => (format!("replay failed: {e}"), Severity::Error),
+                };
+                // It spoke another MCP generation than the dialogue did: said with the rest.
+                let (text, severity) = match result
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| r.generation_note.as_ref())
+                {
+                    Some(note) if severity == Severity::Success => {
+                        (format!("{text}; {note}"), Severity::Warning)
+                    }
+                    Some(note) => (format!("{text}; {note}"), severity),
+                    None => (text, severity),
                 };
                 if let Some(r) = &mut d.replay {
                     r.running = false;

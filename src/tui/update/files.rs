@@ -61,7 +61,12 @@ impl App {
                 dialog_id: d.dialog_id.clone().unwrap_or_default(),
                 notes: d.notes.clone(),
                 defaults,
-                protocol_version: server.summary.as_ref().map(|s| s.protocol_version.clone()),
+                // The generation the dialogue spoke (its own: another dialogue on the server
+                // may speak the other).
+                protocol_version: d
+                    .protocol_version
+                    .clone()
+                    .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
                 turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
             });
         }
@@ -405,6 +410,7 @@ impl App {
         let mut d = DialogueState::new(key, name, server, record.interface);
         d.status = Status::Recorded;
         d.dialog_id = Some(record.dialog_id.clone());
+        d.protocol_version = record.protocol_version.clone();
         d.notes = record.notes.clone();
         if let Some(values) = &record.defaults {
             d.defaults = Some(crate::client::defaults::Chosen::from_base(

@@ -1325,6 +1325,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         server: server.name.clone(),
         interface: Interface::Dac,
         dialog_id: "D".into(),
+        protocol_version: None,
     }));
     assert_eq!(t.current().status, Status::Live);
     assert_eq!(t.current().dialog_id.as_deref(), Some("D"));
@@ -1342,6 +1343,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         server: server.name.clone(),
         interface: Interface::Dac,
         dialog_id: "E".into(),
+        protocol_version: None,
     }));
     t.event(line(Line::Closed {
         dialogue: 2,
@@ -1362,6 +1364,88 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     t.event(line(Line::End("the agent closed its side".into())));
     assert_eq!(t.current().status, Status::Recorded);
     assert!(t.app.notices.shown().unwrap().text.contains("ended"));
+}
+
+/// The MCP generation a dialogue spoke goes with it: a take-over of a recorded one asks for
+/// the recording's, a reconnect for the one of the connection it replaces, and a session
+/// saved says each dialogue's own.
+#[test]
+fn take_over_and_reconnect_ask_for_the_generation_the_dialogue_spoke() {
+    use crate::session::journal::Line;
+    use crate::tui::event::WatchEvent;
+    let spoke = |fx: &[Effect]| {
+        fx.iter()
+            .find_map(|e| match e {
+                Effect::Open { spoke, .. } => Some(spoke.clone()),
+                _ => None,
+            })
+            .expect("a dialogue is opened")
+    };
+    let (mut t, _) = T::new(Vec::new());
+    let line = |l: Line| Event::Watch(WatchEvent::Line(Box::new(l)));
+    t.event(Event::Watch(WatchEvent::Started(PathBuf::from(
+        "/data/recordings/r.jsonl",
+    ))));
+    let server = ServerSpec::from_command_line("my-da --flag").unwrap();
+    t.event(line(Line::Start {
+        name: None,
+        servers: vec![server.clone()],
+    }));
+    t.event(line(Line::Dialogue {
+        id: 1,
+        server: server.name.clone(),
+        interface: Interface::Dac,
+        dialog_id: "D".into(),
+        protocol_version: Some("2025-11-25".into()),
+    }));
+    t.event(line(Line::Turn {
+        dialogue: 1,
+        turn: Box::new(grounding(0)),
+    }));
+    t.event(line(Line::End("the agent closed its side".into())));
+    assert_eq!(
+        t.app.snapshot().dialogues[0].protocol_version.as_deref(),
+        Some("2025-11-25"),
+        "saved as recorded"
+    );
+    t.key(KeyCode::Esc);
+    let fx = t.key(KeyCode::Char('O'));
+    assert_eq!(spoke(&fx).as_deref(), Some("2025-11-25"));
+    // Its own dialogue, once open over 2026-07-28, reconnects asking for 2026-07-28.
+    let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
+    else {
+        unreachable!()
+    };
+    let key = *key;
+    let i = t.app.dialogue_of_key(key).unwrap();
+    let summary = ServerSummary {
+        protocol_version: "2026-07-28".into(),
+        generation_note: Some(
+            "the dialogue spoke MCP 2025-11-25; it goes on over MCP 2026-07-28".into(),
+        ),
+        ..Default::default()
+    };
+    t.event(Event::Engine(Box::new(EngineEvent::Opened {
+        dialogue: key,
+        connection: key,
+        dialog_id: "dialog".into(),
+        origin: DialogIdOrigin::Client,
+        tool: "bkn_dac".into(),
+        summary: Box::new(summary),
+        vocabulary: Box::default(),
+        defaults: Box::new(Chosen::built_in()),
+        continued: false,
+        next_turn: 0,
+    })));
+    assert!(
+        (0..t.app.log.visible_len())
+            .filter_map(|n| t.app.log.visible(n))
+            .any(|e| e.text.contains("it goes on over MCP 2026-07-28")),
+        "the change of generation is in the log"
+    );
+    t.app.current = Some(i);
+    let fx = t.key(KeyCode::Char('R'));
+    assert_eq!(spoke(&fx).as_deref(), Some("2026-07-28"));
 }
 
 #[test]
@@ -2257,6 +2341,7 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
         server: server.name.clone(),
         interface: Interface::Dac,
         dialog_id: "D".into(),
+        protocol_version: None,
     }));
     t.event(line(Line::Turn {
         dialogue: 1,

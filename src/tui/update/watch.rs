@@ -42,7 +42,54 @@ impl App {
                 server,
                 interface,
                 dialog_id,
-            } => self.watched_dialogue(id, server, interface, dialog_id),
+                protocol_version,
+            } => {
+                // The recording's server by name, else its first (a server the user
+                // removed since is gone: the dialogue has no server to show it under).
+                let Some(index) = live
+                    .servers
+                    .iter()
+                    .copied()
+                    .find(|&i| self.servers.get(i).is_some_and(|s| s.spec.name == server))
+                    .or(live.servers.first().copied())
+                    .filter(|&i| self.servers.contains(i))
+                else {
+                    self.notify(
+                        format!("proxy: dialogue {id} is on a server no longer here: not shown"),
+                        Severity::Warning,
+                    );
+                    return;
+                };
+                let key = self.new_key();
+                let name = format!(
+                    "{} live {id}",
+                    self.servers
+                        .get(index)
+                        .map(|s| s.name.as_str())
+                        .unwrap_or("proxy")
+                );
+                let mut d = DialogueState::new(key, name.clone(), index, interface);
+                d.status = Status::Live;
+                d.dialog_id = Some(dialog_id);
+                d.protocol_version = protocol_version;
+                d.focus = Some(crate::tui::action::Pane::Transcript);
+                let new = self.dialogues.push(d);
+                if let Some(live) = &mut self.live {
+                    live.dialogues.push((id, key));
+                }
+                // The first watched dialogue comes into view; later ones wait in their tabs.
+                let watched_in_view = self
+                    .current_dialogue()
+                    .is_some_and(|d| d.status == Status::Live);
+                if !watched_in_view {
+                    self.current = Some(new);
+                    self.focus = crate::tui::action::Pane::Transcript;
+                }
+                self.notify(
+                    format!("a proxied dialogue started: {name}"),
+                    Severity::Info,
+                );
+            }
             Line::Turn { dialogue, turn } => {
                 let Some(key) = live.key_of(dialogue) else {
                     return;
@@ -124,62 +171,6 @@ impl App {
         }
     }
 
-    /// A dialogue of the recording started: a live tab on its server, shown when no other
-    /// live one is.
-    fn watched_dialogue(
-        &mut self,
-        id: u64,
-        server: String,
-        interface: crate::protocol::Interface,
-        dialog_id: String,
-    ) {
-        // The recording's server by name, else its first (a server the user
-        // removed since is gone: the dialogue has no server to show it under).
-        let Some(live) = &self.live else { return };
-        let Some(index) = live
-            .servers
-            .iter()
-            .copied()
-            .find(|&i| self.servers.get(i).is_some_and(|s| s.spec.name == server))
-            .or(live.servers.first().copied())
-            .filter(|&i| self.servers.contains(i))
-        else {
-            self.notify(
-                format!("proxy: dialogue {id} is on a server no longer here: not shown"),
-                Severity::Warning,
-            );
-            return;
-        };
-        let key = self.new_key();
-        let name = format!(
-            "{} live {id}",
-            self.servers
-                .get(index)
-                .map(|s| s.name.as_str())
-                .unwrap_or("proxy")
-        );
-        let mut d = DialogueState::new(key, name.clone(), index, interface);
-        d.status = Status::Live;
-        d.dialog_id = Some(dialog_id);
-        d.focus = Some(crate::tui::action::Pane::Transcript);
-        let new = self.dialogues.push(d);
-        if let Some(live) = &mut self.live {
-            live.dialogues.push((id, key));
-        }
-        // The first watched dialogue comes into view; later ones wait in their tabs.
-        let watched_in_view = self
-            .current_dialogue()
-            .is_some_and(|d| d.status == Status::Live);
-        if !watched_in_view {
-            self.current = Some(new);
-            self.focus = crate::tui::action::Pane::Transcript;
-        }
-        self.notify(
-            format!("a proxied dialogue started: {name}"),
-            Severity::Info,
-        );
-    }
-
     /// Takes over the dialogue in view at its selected turn (the last when none is).
     pub(super) fn take_over(&mut self, fx: &mut Vec<Effect>) {
         let Some(i) = self.current else { return };
@@ -201,9 +192,15 @@ impl App {
         let recorded: Vec<crate::client::turn::Turn> =
             d.turns[..=upto].iter().map(|t| t.turn.clone()).collect();
         let next = d.turns.get(upto + 1).map(|t| t.turn.request_value());
-        let (server, interface, source, source_key) =
-            (d.server, d.interface, d.name.clone(), d.key);
-        let Some(new) = self.open_dialogue(server, interface, fx) else {
+        let (server, interface, source, source_key, spoke) = (
+            d.server,
+            d.interface,
+            d.name.clone(),
+            d.key,
+            d.protocol_version.clone(),
+        );
+        // In the MCP generation the recorded dialogue spoke, where the server still speaks it.
+        let Some(new) = self.open_dialogue_as(server, interface, spoke, fx) else {
             self.notify(
                 "its server is no longer here: nothing to take over on",
                 Severity::Warning,

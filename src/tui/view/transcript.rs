@@ -2,7 +2,7 @@
 //! conformance), only the rows on screen drawn, and the pending turn with its spinner and
 //! elapsed time.
 
-use crate::client::turn::{Reply, Shown};
+use crate::client::turn::Reply;
 use crate::protocol::lenient::Field;
 use crate::protocol::lenient::dac::StatusName;
 use crate::tui::action::{Action, Pane};
@@ -273,8 +273,8 @@ fn row<'a>(app: &App, view: &TurnView, selected: bool, columns: &Columns) -> Row
         " "
     };
     let outcome = view.outcome_label();
-    let outcome_color = match (&view.turn.reply, &view.summary.outcome) {
-        (Reply::Response(_), Some(Shown::Known(o))) => t.outcome(*o),
+    let outcome_color = match (&view.turn.reply, view.exchange.outcome()) {
+        (Reply::Response(_), Some(Field::Known(o))) => t.outcome(*o),
         (Reply::Response(_), _) => c.error,
         _ => c.tool_error,
     };
