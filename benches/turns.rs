@@ -50,6 +50,9 @@ fn main() {
     match std::env::var("BKN_TURNS").as_deref() {
         Ok("load") => return load_over_http(dir.path()),
         Ok("generations") => return generations(dir.path(), 3),
+        // `BKN_TURNS=send`: `send` against `--version` alone; `BKN_BASELINE=PATH` alternates
+        // each round with another build (the one before a change) in the same run.
+        Ok("send") => return send_over_start(dir.path(), 3),
         Ok("test") => {
             test_over_dialogue(dir.path(), 20);
             return test_over_dialogue(dir.path(), 2_000);
@@ -200,47 +203,71 @@ fn generations(dir: &Path, rounds: usize) {
         range(&stdio_ratio),
         range(&http_ratio)
     );
-    // One Request as a process against the program's bare start.
+    send_over_start(dir, rounds);
+}
+
+/// `send` (one Request, its embedded server in-process; auto, and pinned to 2025-11-25)
+/// against `--version`, the program's bare start, `rounds` times alternated: the medians of
+/// 30 runs of each (wall), the CPU a run (user + system, from the kernel, over the same
+/// runs) and their ratios; the target is at most 2.7x. With `BKN_BASELINE=PATH`, the same
+/// rows for that build in each round, alternated with this one (side by side in one run).
+fn send_over_start(dir: &Path, rounds: usize) {
     let request = dir.join("one-request.json");
     std::fs::write(
         &request,
         r#"{"Kind":"constraints","EntityIDs":["Kiosk#3"],"Space":{"SpaceID":"Space:Square"}}"#,
     )
     .unwrap();
-    let send = |pin: &[&str]| {
-        median_ms(30, || {
-            let s = Command::new(BIN)
-                .arg("send")
-                .arg(&request)
-                .args(pin)
+    let baseline = std::env::var("BKN_BASELINE").ok();
+    let mut builds = vec![("this build", BIN.to_owned())];
+    if let Some(other) = baseline {
+        builds.push(("baseline", other));
+    }
+    const RUNS: usize = 30;
+    // Median wall ms of RUNS runs, and the CPU ms a run.
+    let measure = |bin: &str, args: &[&str]| -> (f64, f64) {
+        let cpu0 = children_cpu();
+        let wall = median_ms(RUNS, || {
+            let s = Command::new(bin)
+                .args(args)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
                 .unwrap();
-            assert!(s.success());
-        })
-    };
-    let mut ratios = Vec::new();
-    for round in 1..=rounds {
-        let auto = send(&[]);
-        let version = median_ms(30, || {
-            Command::new(BIN)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .status()
-                .unwrap();
+            assert!(s.success(), "{bin} {args:?} failed");
         });
-        let pinned = send(&["--protocol", "2025-11-25"]);
-        ratios.push(auto / version);
+        (wall, (children_cpu() - cpu0) * 1000.0 / RUNS as f64)
+    };
+    let request = request.display().to_string();
+    let mut ratios: Vec<Vec<(f64, f64)>> = vec![Vec::new(); builds.len()];
+    println!(
+        "\nsend (one Request, the embedded server) against --version ({rounds} rounds, alternated)\n"
+    );
+    for round in 1..=rounds {
+        for (b, (name, bin)) in builds.iter().enumerate() {
+            let (auto, auto_cpu) = measure(bin, &["send", &request]);
+            let (version, version_cpu) = measure(bin, &["--version"]);
+            let (pinned, _) = measure(bin, &["send", &request, "--protocol", "2025-11-25"]);
+            ratios[b].push((auto / version, auto_cpu / version_cpu));
+            println!(
+                "round {round} {name}: send {auto:.2} ms (auto, cpu {auto_cpu:.2} ms), {pinned:.2} ms (2025-11-25); --version {version:.2} ms (cpu {version_cpu:.2} ms); send / --version {:.2}x wall, {:.2}x cpu",
+                auto / version,
+                auto_cpu / version_cpu
+            );
+        }
+    }
+    let range = |v: Vec<f64>| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        format!("{lo:.2}-{hi:.2}")
+    };
+    for (b, (name, _)) in builds.iter().enumerate() {
         println!(
-            "round {round} send {auto:.2} ms (auto), {pinned:.2} ms (2025-11-25); --version {version:.2} ms; send / --version {:.2}x",
-            auto / version
+            "{name}: send over the bare start, each round: {}x wall, {}x cpu (target: at most 2.7x)",
+            range(ratios[b].iter().map(|r| r.0).collect()),
+            range(ratios[b].iter().map(|r| r.1).collect())
         );
     }
-    println!(
-        "send (one Request, the embedded server) over the bare start, each round: {}x (target: at most 2.7x)",
-        range(&ratios)
-    );
 }
 
 /// The latency of each exchange of `dialogue --url` (what it reports), in microseconds.

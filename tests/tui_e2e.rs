@@ -592,18 +592,12 @@ fn closing_a_dialogue_with_turns_asks_first() {
     let screen = t.wait_for(&["1 user-state #1"], "the other dialogue in view");
     assert!(!screen.contains("domain-access #1"), "{screen}");
     // The autosave no longer has it.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let autosave = std::fs::read_to_string(t.autosave()).unwrap_or_default();
-        if !autosave.contains("bench") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the autosave still has the closed dialogue"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let autosave = t.autosave();
+    until("the autosave without the closed dialogue", || {
+        !std::fs::read_to_string(&autosave)
+            .unwrap_or_default()
+            .contains("bench")
+    });
     // Its turn is no longer counted as unsaved: q quits at once.
     let screen = t.wait_still();
     assert!(!screen.contains("unsaved"), "{screen}");
@@ -907,15 +901,7 @@ fn a_command_a_session_file_names_runs_only_once_the_user_says_so() {
     t.keys(&["r"]);
     t.wait_for(&["Start it?"], "the question again");
     t.keys(&["y"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !marker.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "the command never ran once allowed:\n{}",
-            t.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    until("the command to run once allowed", || marker.exists());
 }
 
 /// Two explorers on one data directory: each autosaves to its own file; the one killed is
@@ -938,13 +924,10 @@ fn two_explorers_at_once_keep_their_own_autosaves() {
     send_a_grounding(&first);
     send_a_grounding(&second);
     for pid in [&first_pid, &second_pid] {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !std::fs::read_to_string(autosave_of(data.path(), pid))
-            .is_ok_and(|t| t.contains("bench"))
-        {
-            assert!(Instant::now() < deadline, "no autosave of {pid}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        until(&format!("the autosave of {pid}"), || {
+            std::fs::read_to_string(autosave_of(data.path(), pid))
+                .is_ok_and(|t| t.contains("bench"))
+        });
     }
     signal(&first_pid, "KILL");
     first.wait_exit();
@@ -985,11 +968,9 @@ fn a_closed_terminal_ends_like_a_quit_with_unsaved_work() {
         send_a_grounding(&t);
         pid = t.explorer_pid();
         t.run(&["kill-pane", "-t", "e2e"]);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
-            assert!(Instant::now() < deadline, "the explorer did not leave");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        until("the explorer to leave", || {
+            !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        });
     }
     assert_no_crash_report(data.path());
     assert_eq!(
@@ -1205,11 +1186,9 @@ fn an_unsent_draft_is_autosaved_and_recovered_after_a_kill() {
         t.type_text("Where is the fountain?");
         let pid = t.explorer_pid();
         let drafts = data.path().join(format!("drafts-{pid}.json"));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !std::fs::read_to_string(&drafts).is_ok_and(|d| d.contains("fountain")) {
-            assert!(Instant::now() < deadline, "the draft was not autosaved");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        until("the draft autosaved", || {
+            std::fs::read_to_string(&drafts).is_ok_and(|d| d.contains("fountain"))
+        });
         signal(&pid, "KILL");
         t.wait_exit();
     }
@@ -1279,6 +1258,16 @@ fn no_color_still_shows_the_selected_rows() {
 
 /// Waits up to `secs` until the screen shows all of `texts` (a whole certify run takes tens
 /// of seconds in a debug build).
+/// Waits until `holds` (a file written, a process gone: what the program does, not a time);
+/// fails after a generous guard, saying what it waited for.
+fn until(what: &str, holds: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !holds() {
+        assert!(Instant::now() < deadline, "waited 30 s for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn wait_long(t: &Tmux, texts: &[&str], what: &str, secs: u64) -> String {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {

@@ -373,22 +373,6 @@ impl Runner {
                 }
             }
             Effect::Clipboard { text } => self.clipboard = Some(text),
-            Effect::WriteCopy { text, extension } => {
-                let dir = self.app.paths.data_dir.clone();
-                self.blocking(move || {
-                    let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-                    let path = dir
-                        .unwrap_or_else(std::env::temp_dir)
-                        .join("copies")
-                        .join(format!("copy-{stamp}.{extension}"));
-                    let result = path
-                        .parent()
-                        .map_or(Ok(()), std::fs::create_dir_all)
-                        .and_then(|()| crate::session::atomic::write(&path, text.as_bytes()))
-                        .map_err(|e| e.to_string());
-                    Event::CopyWritten { path, result }
-                });
-            }
             Effect::WriteJson { path, text } => self.blocking(move || Event::CopyWritten {
                 result: crate::session::atomic::write(&path, text.as_bytes())
                     .map_err(|e| e.to_string()),

@@ -2678,8 +2678,19 @@ fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes()
         ]),
     })));
     assert!(screen(&t, 120, 40).contains("› dac://spaces/S"));
-    t.key(KeyCode::Esc);
-    assert!(t.app.overlay.is_none());
+    // W asks where to write what is shown, named after the resource; Enter writes it there
+    // (after the runner says whether a file is there).
+    t.key(KeyCode::Char('W'));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("no prompt");
+    };
+    assert_eq!(p.input.text(), "S.json");
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::CheckSaveTarget { path, what: crate::tui::event::SaveWhat::Json(text) }]
+            if path.ends_with("S.json") && text.contains("SpaceID")),
+        "{fx:?}"
+    );
 }
 
 #[test]
@@ -2699,4 +2710,52 @@ fn export_without_a_turn_exports_the_draft() {
     );
     assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
+}
+
+#[test]
+fn tab_in_save_as_asks_the_runner_for_sessions_and_fills_in_what_it_found() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('S'));
+    t.key_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    t.type_text("se");
+    let fx = t.key(KeyCode::Tab);
+    assert!(
+        matches!(&fx[..], [Effect::CompletePath { typed, extensions: ["json"] }] if typed == "se"),
+        "{fx:?}"
+    );
+    t.event(Event::PathCompletions {
+        typed: "se".into(),
+        paths: vec!["sessions/".into(), "session.json".into()],
+    });
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("the prompt stays")
+    };
+    assert_eq!(p.input.text(), "session");
+    assert_eq!(p.completions, ["sessions/", "session.json"]);
+    // The note follows the text completed (the full path Save-as writes).
+    assert!(p.note.contains("session"), "{}", p.note);
+    // An answer for what is no longer typed is dropped.
+    t.type_text("x");
+    t.event(Event::PathCompletions {
+        typed: "session".into(),
+        paths: vec!["sessions/".into()],
+    });
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!()
+    };
+    assert_eq!(p.input.text(), "sessionx");
+    assert!(p.completions.is_empty());
+}
+
+#[test]
+fn a_path_pasted_in_open_is_completed_like_one_typed() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    t.key_with(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    let fx = t.event(Event::Input(Input::Paste("/tmp/se\r\n".into())));
+    assert!(
+        matches!(&fx[..], [Effect::CompletePath { typed, .. }] if typed == "/tmp/se"),
+        "{fx:?}"
+    );
 }
