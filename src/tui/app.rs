@@ -220,16 +220,12 @@ pub struct App {
     /// What servers asked that waits for the person (shown one at a time, when no other
     /// overlay is open).
     pub asked: std::collections::VecDeque<crate::tui::event::AskView>,
-    /// Autosaves of earlier runs still to offer (one question at a time).
-    pub recoveries: Vec<crate::tui::persist::Recovery>,
+    /// What is kept against a crash: earlier runs' autosaves to offer, drafts to put back.
+    pub recovering: crate::tui::recovery::Recovering,
     /// The command line's bearer token (`Options::token`).
     pub token: Option<String>,
     /// What to do once the save under way is written (Ctrl-O's "save first" opens then).
     pub after_save: Option<crate::tui::action::Action>,
-    /// The drafts to put back once the recovered session is read.
-    pub recover_drafts: Option<PathBuf>,
-    /// The composers' changes the drafts' autosave last had (None: never written).
-    pub drafts_written: Option<u64>,
     /// The last certify run and its pane (`tui::certify`).
     pub certify: Option<crate::tui::certify::CertifyPane>,
 }
@@ -265,11 +261,9 @@ impl App {
             found: options.found,
             live: None,
             asked: Default::default(),
-            recoveries: options.recover,
+            recovering: crate::tui::recovery::Recovering::new(options.recover),
             token: options.token,
             after_save: None,
-            recover_drafts: None,
-            drafts_written: None,
             certify: None,
         };
         let mut effects = Vec::new();
@@ -305,10 +299,12 @@ impl App {
     /// Asks about the next autosave of an earlier run, if there is one and nothing else is
     /// being asked.
     pub fn offer_recovery(&mut self) {
-        if self.overlay.is_some() || self.recoveries.is_empty() {
+        if self.overlay.is_some() {
             return;
         }
-        let r = self.recoveries.remove(0);
+        let Some(r) = self.recovering.next_offer() else {
+            return;
+        };
         let (title, why) = match &r.ending {
             crate::tui::persist::Ending::Unclean => (
                 "bkn-explorer did not close cleanly last time".to_owned(),

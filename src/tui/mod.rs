@@ -19,6 +19,7 @@ pub mod log;
 pub mod notices;
 pub mod overlay;
 pub mod persist;
+pub mod recovery;
 pub mod resources;
 pub mod run;
 pub mod search;

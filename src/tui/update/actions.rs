@@ -318,7 +318,7 @@ impl App {
     pub(super) fn signal(&mut self, name: crate::tui::event::Signal, fx: &mut Vec<Effect>) {
         self.close_connections(fx);
         // The drafts typed since the last tick's look, too.
-        self.drafts_written = None;
+        self.recovering.write_drafts_again();
         self.ticks = 0;
         self.autosave_drafts(fx);
         let work = self.session.unsaved > 0;
@@ -538,7 +538,7 @@ impl App {
                 match (r.path, r.drafts) {
                     (Some(path), drafts) => {
                         // The drafts go into the recovered dialogues, once they are there.
-                        self.recover_drafts = drafts;
+                        self.recovering.restore_drafts_later(drafts);
                         fx.push(Effect::ReadSession {
                             path,
                             purpose: crate::tui::event::OpenPurpose::Recover,
@@ -548,7 +548,9 @@ impl App {
                     (None, None) => {}
                 }
                 // The others are not read over this one: said, to open later.
-                let others: Vec<String> = std::mem::take(&mut self.recoveries)
+                let others: Vec<String> = self
+                    .recovering
+                    .take_other_offers()
                     .into_iter()
                     .filter_map(|r| r.path.or(r.drafts))
                     .map(|p| p.display().to_string())

@@ -26,12 +26,12 @@ impl App {
             .map(|d| d.composer.changes)
             .sum::<u64>()
             + self.dialogues.len() as u64;
-        if self.drafts_written == Some(changes)
-            || (self.drafts_written.is_none() && self.unsent().is_empty())
+        if self.recovering.drafts_unchanged(changes)
+            || (self.recovering.drafts_never_written() && self.unsent().is_empty())
         {
             return;
         }
-        self.drafts_written = Some(changes);
+        self.recovering.drafts_written(changes);
         let text = serde_json::to_string_pretty(&self.unsent()).unwrap_or_default();
         fx.push(Effect::WriteDrafts { path, text });
     }

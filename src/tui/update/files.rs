@@ -316,7 +316,7 @@ impl App {
                     ),
                     Severity::Success,
                 );
-                if let Some(path) = self.recover_drafts.take() {
+                if let Some(path) = self.recovering.drafts_to_restore() {
                     fx.push(Effect::ReadDrafts { path });
                 }
             }
