@@ -934,8 +934,8 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     let said: Vec<&str> = h
         .runner
         .app
-        .messages
-        .iter()
+        .notices
+        .messages()
         .map(|m| m.text.as_str())
         .collect();
     assert!(
@@ -974,8 +974,8 @@ async fn a_server_whose_tools_change_is_read_again() {
         fill(&mut h, "Terms", "bench");
         send(&mut h).await;
         h.until(WAIT, "the tools read again", |app| {
-            app.messages
-                .iter()
+            app.notices
+                .messages()
                 .any(|m| m.text.contains("tools or resources changed"))
         })
         .await;

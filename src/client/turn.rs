@@ -6,6 +6,7 @@ use crate::client::connection::CallError;
 use crate::protocol::Interface;
 use crate::protocol::conformance::Finding;
 use crate::protocol::dac::Kind;
+use crate::protocol::lenient::{Exchange, Field};
 use crate::protocol::message::as_index;
 use crate::protocol::raw::RawJson;
 use serde::{Deserialize, Serialize};
@@ -219,83 +220,91 @@ pub struct TurnHead {
 }
 
 /// A few words of what a turn is about, for a transcript row.
-fn about(kind: &TurnKind, request: &Value, response: Option<&Value>) -> String {
-    let strings = |pointer: &str| crate::protocol::json::strings(request.pointer(pointer));
-    let text = |v: &Value, pointer: &str| {
-        v.pointer(pointer)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    let commitments = || -> Option<String> {
-        let asked: Vec<String> = request
-            .get("Commitments")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|c| c.get("CommitmentID")?.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let released = strings("/ReleasedCommitmentIDs");
-        let mut parts = Vec::new();
-        if !asked.is_empty() {
-            parts.push(format!("commit {}", asked.join(", ")));
+fn about(kind: &TurnKind, exchange: &Exchange) -> String {
+    let (request, response) = match exchange {
+        Exchange::Usr { request, response } => {
+            let state_user = response
+                .as_ref()
+                .and_then(|r| r.refined_user_state.known())
+                .map(|s| &s.user_id)
+                .filter(|id| !id.is_absent());
+            let user = match (&request.user_id, state_user) {
+                (Field::Absent, None) => "(the dialogue's User)".into(),
+                (Field::Absent, Some(id)) => id.str().into_owned(),
+                (id, _) => id.str().into_owned(),
+            };
+            let hypothesis = request
+                .feedback
+                .known()
+                .map(|f| &f.hypothesis)
+                .filter(|h| !h.is_absent());
+            return match hypothesis {
+                Some(h) => format!("{user}: {}", h.str()),
+                None => user,
+            };
         }
-        if !released.is_empty() {
-            parts.push(format!("release {}", released.join(", ")));
-        }
-        (!parts.is_empty()).then(|| parts.join("; "))
+        Exchange::Dac { request, response } => (request, response),
     };
     let main = match kind {
-        TurnKind::Feedback => {
-            let user = text(request, "/UserID")
-                .or_else(|| response.and_then(|r| text(r, "/RefinedUserState/UserID")))
-                .unwrap_or_else(|| "(the dialogue's User)".into());
-            match text(request, "/Feedback/Hypothesis") {
-                Some(h) => format!("{user}: {h}"),
-                None => user,
-            }
-        }
         TurnKind::Dac(Kind::Feasibility) => {
-            use crate::protocol::lenient::{DacRequestView, DacResponseView, read};
-            let asked: DacRequestView = read(request);
-            match response.and_then(|r| read::<DacResponseView>(r).verdict(&asked)) {
+            match response.as_ref().and_then(|r| r.verdict(request)) {
                 Some(verdict) => verdict.counts_text(),
                 None => {
-                    let n = asked.process_actions.items().len();
+                    let n = request.process_actions.items().len();
                     format!("{n} step{}", if n == 1 { "" } else { "s" })
                 }
             }
         }
         TurnKind::Dac(Kind::SemanticGrounding | Kind::Clarification) => {
             let terms: Vec<String> = request
-                .get("Terms")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|t| t.get("Text")?.as_str().map(str::to_owned))
-                        .collect()
+                .terms
+                .items()
+                .iter()
+                .map(|t| match t {
+                    Field::Known(t) => t.text.str().into_owned(),
+                    other => other.other().map(|v| v.to_string()).unwrap_or_default(),
                 })
-                .unwrap_or_default();
+                .collect();
             if terms.is_empty() {
-                text(request, "/Question").unwrap_or_default()
+                request.question.str().into_owned()
             } else {
                 terms.join(", ")
             }
         }
-        TurnKind::Dac(Kind::Commitment) => String::new(),
+        TurnKind::Dac(Kind::Commitment) | TurnKind::Other(_) | TurnKind::Feedback => String::new(),
         TurnKind::Dac(_) => {
-            let mut ids = strings("/EntityIDs");
-            ids.extend(text(request, "/Space/SpaceID"));
+            let mut ids: Vec<String> = request
+                .entity_ids
+                .texts()
+                .into_iter()
+                .map(|id| id.into_owned())
+                .collect();
+            if let Some(space) = request.space.known().filter(|s| !s.space_id.is_absent()) {
+                ids.push(space.space_id.str().into_owned());
+            }
             ids.join(", ")
         }
-        TurnKind::Other(_) => String::new(),
     };
-    match (main.is_empty(), commitments()) {
-        (true, Some(c)) => c,
-        (false, Some(c)) => format!("{main}; {c}"),
-        (_, None) => main,
+    let asked: Vec<String> = request
+        .commitments
+        .items()
+        .iter()
+        .filter_map(Field::known)
+        .filter(|c| !c.commitment_id.is_absent())
+        .map(|c| c.commitment_id.str().into_owned())
+        .collect();
+    let released = request.released_commitment_ids.texts();
+    let mut parts = Vec::new();
+    if !main.is_empty() {
+        parts.push(main);
     }
+    if !asked.is_empty() {
+        parts.push(format!("commit {}", asked.join(", ")));
+    }
+    if !released.is_empty() {
+        parts.push(format!("release {}", released.join(", ")));
+    }
+    parts.join("; ")
 }
 
 impl Turn {
@@ -311,34 +320,36 @@ impl Turn {
         }
     }
 
-    pub fn summary(&self) -> Summary {
+    /// What the transcript shows of the turn and its messages read leniently, both from one
+    /// parse of each message.
+    pub fn read(&self) -> (Summary, Exchange) {
         let request = self.request.value();
         let response = self.response();
         let interface = request
             .get("Header")
             .and_then(Value::as_str)
             .and_then(Interface::from_header);
-        let text = |v: Option<&Value>, pointer: &str| {
-            v.and_then(|v| v.pointer(pointer))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        let kind = match interface {
-            Some(Interface::Usr) => TurnKind::Feedback,
-            _ => match text(Some(&request), "/Kind") {
-                Some(k) => match Kind::parse(&k) {
-                    Some(k) => TurnKind::Dac(k),
-                    None => TurnKind::Other(k),
-                },
-                None => TurnKind::Other("?".into()),
+        let exchange = Exchange::read(
+            interface.unwrap_or(Interface::Dac),
+            &request,
+            response.as_ref(),
+        );
+        let kind = match (interface, &exchange) {
+            (Some(Interface::Usr), _) => TurnKind::Feedback,
+            (_, Exchange::Dac { request, .. }) => match &request.kind {
+                Field::Known(k) => TurnKind::Dac(*k),
+                Field::Absent => TurnKind::Other("?".into()),
+                other => TurnKind::Other(other.text().into_owned()),
             },
+            (_, Exchange::Usr { .. }) => TurnKind::Feedback,
         };
-        Summary {
+        let summary = Summary {
             interface,
             turn_index: request.get("TurnIndex").and_then(as_index),
-            about: about(&kind, &request, response.as_ref()),
+            about: about(&kind, &exchange),
             kind,
-        }
+        };
+        (summary, exchange)
     }
 
     /// The few facts a line of output needs (interface, Kind, TurnIndex, Outcome), read

@@ -19,7 +19,7 @@ use crate::tui::overlay::{Confirm, ConfirmPurpose, Overlay};
 use crate::tui::theme::Theme;
 use ratatui::layout::Rect;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ServerStatus {
@@ -101,22 +101,7 @@ impl DetailTab {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    Info,
-    Success,
-    Warning,
-    Error,
-}
-
-/// A message on the status line that fades; every one is kept in the run's messages.
-#[derive(Clone, Debug)]
-pub struct Notice {
-    pub text: String,
-    pub severity: Severity,
-    pub at: Instant,
-    pub until: Instant,
-}
+pub use crate::tui::notices::{MESSAGES, NOTICE_TIME, Notice, Notices, Severity};
 
 /// The session the explorer's dialogues belong to.
 #[derive(Default)]
@@ -212,9 +197,8 @@ pub struct App {
     pub theme: Theme,
     pub themes: Vec<String>,
     pub keymap: Keymap,
-    pub notice: Option<Notice>,
-    /// Every notice of this run, oldest first (the last `MESSAGES`).
-    pub messages: Vec<Notice>,
+    /// The status line's notice and the run's messages.
+    pub notices: Notices,
     pub session: SessionInfo,
     /// The common fields of new Requests before what servers publish.
     pub defaults: CommonDefaults,
@@ -250,11 +234,6 @@ pub struct App {
     pub certify: Option<crate::tui::certify::CertifyPane>,
 }
 
-/// How long a notice stays.
-pub const NOTICE_TIME: Duration = Duration::from_secs(6);
-/// How many messages the run keeps.
-pub const MESSAGES: usize = 500;
-
 impl App {
     /// A new explorer, and what to do first: open a dialogue on each server, read the
     /// session asked for.
@@ -272,8 +251,7 @@ impl App {
             theme: options.theme,
             themes: options.themes,
             keymap: options.keymap,
-            notice: None,
-            messages: Vec::new(),
+            notices: Notices::default(),
             session: SessionInfo::default(),
             defaults: CommonDefaults::default(),
             overrides: options.overrides,
@@ -340,7 +318,7 @@ impl App {
                 "Unsaved turns of an earlier run".to_owned(),
                 format!(
                     "An earlier run was ended by {signal}{} with turns not saved; it kept them.",
-                    if signal == "SIGHUP" {
+                    if *signal == crate::tui::event::Signal::Hup {
                         " (its terminal closed)"
                     } else {
                         ""
@@ -509,18 +487,9 @@ impl App {
         self.current.and_then(|i| self.dialogues.get_mut(i))
     }
 
+    /// Tells the person something (the time is the event's).
     pub fn notify(&mut self, text: impl Into<String>, severity: Severity) {
-        let notice = Notice {
-            text: text.into(),
-            severity,
-            at: self.now,
-            until: self.now + NOTICE_TIME,
-        };
-        self.messages.push(notice.clone());
-        if self.messages.len() > MESSAGES {
-            self.messages.remove(0);
-        }
-        self.notice = Some(notice);
+        self.notices.push(text.into(), severity, self.now);
     }
 
     /// The rows of the sidebar: each server, then its dialogues.

@@ -90,13 +90,7 @@ pub struct ReplayedView {
 
 impl TurnView {
     pub fn new(turn: Turn) -> TurnView {
-        let summary = turn.summary();
-        let response = turn.response();
-        let exchange = Exchange::read(
-            summary.interface.unwrap_or(Interface::Dac),
-            &turn.request_value(),
-            response.as_ref(),
-        );
+        let (summary, exchange) = turn.read();
         let (listed, asked, released) = commitments_of(&exchange);
         TurnView {
             verdict: exchange.verdict(),

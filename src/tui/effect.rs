@@ -130,13 +130,6 @@ pub enum Effect {
     Clipboard {
         text: String,
     },
-    /// Write what would be copied to a file of the data directory (where OSC 52 may not
-    /// reach), named with this extension (`json`, `txt`, `sh`); `CopyWritten` follows, with
-    /// the path.
-    WriteCopy {
-        text: String,
-        extension: &'static str,
-    },
     /// Write JSON to the file the user chose (`W`); `CopyWritten` follows.
     WriteJson {
         path: PathBuf,

@@ -88,7 +88,32 @@ pub enum Event {
     Certify(crate::tui::certify::CertifyEvent),
     /// SIGTERM or SIGHUP (the terminal closed): leave as a quit with unsaved work would,
     /// keeping the autosave for the next start.
-    Signal(&'static str),
+    Signal(Signal),
+}
+
+/// A signal that ends the run. The terminal going away without one (its input ends, drawing
+/// fails) ends it as SIGHUP does.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, strum::Display, strum::EnumString, strum::IntoStaticStr,
+)]
+pub enum Signal {
+    #[strum(serialize = "SIGTERM")]
+    Term,
+    #[strum(serialize = "SIGHUP")]
+    Hup,
+    #[strum(serialize = "SIGINT")]
+    Int,
+}
+
+impl Signal {
+    /// The exit code a shell gives a process it ended (128 + its number).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Signal::Hup => 129,
+            Signal::Int => 130,
+            Signal::Term => 143,
+        }
+    }
 }
 
 /// What tells a file changed on disk: its length and modification time, as read.
@@ -165,7 +190,6 @@ pub struct ScenarioInfo {
     pub steps: usize,
 }
 
-/// Why a session file is being read.
 /// What following a recording reports.
 #[derive(Debug)]
 pub enum WatchEvent {
@@ -177,6 +201,7 @@ pub enum WatchEvent {
     Failed(String),
 }
 
+/// Why a session file is being read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpenPurpose {
     /// The user opens it (the Open overlay, `--session`): it becomes the file Ctrl-S writes.
@@ -185,6 +210,7 @@ pub enum OpenPurpose {
     Recover,
 }
 
+/// What a replay reports: each turn sent again and how its answer differs, then the end.
 pub enum ReplayEvent {
     Turn {
         dialogue: DialogueKey,

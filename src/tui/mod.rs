@@ -16,6 +16,7 @@ pub mod ids;
 pub mod keys_file;
 pub mod layout;
 pub mod log;
+pub mod notices;
 pub mod overlay;
 pub mod persist;
 pub mod resources;

@@ -52,7 +52,7 @@ pub enum Ending {
     Unclean,
     /// A signal ended it (the terminal closed, SIGTERM): it saved its autosave and left, as a
     /// quit with unsaved work does.
-    Signal(String),
+    Signal(crate::tui::event::Signal),
 }
 
 /// The autosave of an earlier run to offer back (moved aside, so that nothing overwrites it
@@ -107,7 +107,8 @@ pub fn mark_running(data_dir: &Path) -> Vec<Recovery> {
     for (pid, marker) in markers {
         let said = std::fs::read_to_string(&marker).unwrap_or_default();
         let ending = match said.trim().strip_prefix("ended ") {
-            Some(signal) => Ending::Signal(signal.to_owned()),
+            // A name this version does not know is told as an unclean end.
+            Some(signal) => signal.parse().map_or(Ending::Unclean, Ending::Signal),
             // A run still going keeps its own (its turns are its own).
             None if alive(pid) && pid != std::process::id() => continue,
             None => Ending::Unclean,
@@ -138,7 +139,7 @@ pub fn mark_running(data_dir: &Path) -> Vec<Recovery> {
 
 /// Says in this run's marker that a signal ended it with unsaved turns in its autosave: the
 /// next start offers them back without calling the run a crash.
-pub fn mark_ended(data_dir: &Path, signal: &str) {
+pub fn mark_ended(data_dir: &Path, signal: crate::tui::event::Signal) {
     let marker = marker_of(data_dir, std::process::id());
     if marker.exists() {
         let _ = std::fs::write(marker, format!("ended {signal}"));
@@ -391,10 +392,13 @@ mod tests {
         assert!(marker_of(dir.path(), std::process::id()).exists());
         // A signal's end is said, and not taken for a crash; drafts alone are offered too.
         std::fs::write(drafts_of(dir.path(), std::process::id()), "[]").unwrap();
-        mark_ended(dir.path(), "SIGHUP");
+        mark_ended(dir.path(), crate::tui::event::Signal::Hup);
         let kept = mark_running(dir.path());
         assert_eq!(kept.len(), 1, "{kept:?}");
-        assert_eq!(kept[0].ending, Ending::Signal("SIGHUP".into()));
+        assert_eq!(
+            kept[0].ending,
+            Ending::Signal(crate::tui::event::Signal::Hup)
+        );
         assert_eq!(kept[0].path, None);
         assert!(kept[0].drafts.as_ref().unwrap().exists());
         mark_stopped(dir.path());

@@ -12,7 +12,7 @@ use crate::protocol::raw::RawJson;
 use crate::session::Session;
 use crate::tui::app::{App, Options};
 use crate::tui::effect::Effect;
-use crate::tui::event::{Event, OpenPurpose, ReplayEvent, SavePurpose, WatchEvent};
+use crate::tui::event::{Event, OpenPurpose, ReplayEvent, SavePurpose, Signal, WatchEvent};
 use crate::tui::hits::Hits;
 use crate::tui::persist;
 use crate::tui::theme::Theme;
@@ -45,7 +45,7 @@ pub struct Runner {
     /// Set by a Quit effect: whether the run ended cleanly.
     pub quit: Option<bool>,
     /// The signal that asked the run to end, if one did.
-    pub signal: Option<&'static str>,
+    pub signal: Option<Signal>,
     /// Where the answers to what servers asked go, by question.
     asks: Asks,
 }
@@ -128,7 +128,7 @@ impl Runner {
     /// Handles an event now and carries out what it asks.
     pub fn handle(&mut self, event: Event) {
         if let Event::Signal(name) = &event {
-            self.signal = Some(name);
+            self.signal = Some(*name);
         }
         if let Event::Engine(e) = &event
             && let EngineEvent::Closed { dialogue } | EngineEvent::Failed { dialogue, .. } =
@@ -373,22 +373,6 @@ impl Runner {
                 }
             }
             Effect::Clipboard { text } => self.clipboard = Some(text),
-            Effect::WriteCopy { text, extension } => {
-                let dir = self.app.paths.data_dir.clone();
-                self.blocking(move || {
-                    let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-                    let path = dir
-                        .unwrap_or_else(std::env::temp_dir)
-                        .join("copies")
-                        .join(format!("copy-{stamp}.{extension}"));
-                    let result = path
-                        .parent()
-                        .map_or(Ok(()), std::fs::create_dir_all)
-                        .and_then(|()| crate::session::atomic::write(&path, text.as_bytes()))
-                        .map_err(|e| e.to_string());
-                    Event::CopyWritten { path, result }
-                });
-            }
             Effect::WriteJson { path, text } => self.blocking(move || Event::CopyWritten {
                 result: crate::session::atomic::write(&path, text.as_bytes())
                     .map_err(|e| e.to_string()),
@@ -830,7 +814,7 @@ pub fn is_failed_print(info: &std::panic::PanicHookInfo<'_>) -> bool {
 
 /// What ends the run when the terminal goes away without a SIGHUP (its input ends, drawing
 /// fails): treated as SIGHUP is.
-const TERMINAL_CLOSED: &str = "SIGHUP";
+const TERMINAL_CLOSED: Signal = Signal::Hup;
 
 /// Runs the explorer in the terminal until the user quits; returns the exit code.
 pub fn run(launch: Launch) -> u8 {
@@ -908,9 +892,9 @@ async fn run_async(launch: Launch) -> u8 {
             };
             // (In raw mode Ctrl-C is a key; SIGINT comes only from `kill -INT`.)
             let name = tokio::select! {
-                _ = term.recv() => "SIGTERM",
-                _ = hup.recv() => "SIGHUP",
-                _ = int.recv() => "SIGINT",
+                _ = term.recv() => Signal::Term,
+                _ = hup.recv() => Signal::Hup,
+                _ = int.recv() => Signal::Int,
             };
             let _ = signals.send(Event::Signal(name));
         });
@@ -977,12 +961,7 @@ async fn run_async(launch: Launch) -> u8 {
     }
     terminal::restore();
     // A signal ends the run with the shell's code for it (128 + its number).
-    match runner.signal {
-        Some("SIGHUP") => 129,
-        Some("SIGINT") => 130,
-        Some(_) => 143,
-        None => 0,
-    }
+    runner.signal.map_or(0, Signal::exit_code)
 }
 
 /// Whether an event can change the screen (a tick only when something moves).
@@ -991,7 +970,7 @@ fn matters(app: &App, event: &Event) -> bool {
     use crate::tui::dialogue::Status;
     match event {
         Event::Tick => {
-            app.notice.is_some()
+            app.notices.shown().is_some()
                 || app
                     .dialogues
                     .values()

@@ -16,6 +16,9 @@ pub struct Search {
     pub editing: bool,
     /// The match gone to last, an index into the matches.
     pub current: usize,
+    /// In the log: the entries that matched when the search last moved (a frame does not
+    /// read thousands of entries again; n / N find new ones).
+    pub found: Vec<usize>,
 }
 
 impl Search {
@@ -25,6 +28,7 @@ impl Search {
             input: Input::default(),
             editing: true,
             current: 0,
+            found: Vec::new(),
         }
     }
 

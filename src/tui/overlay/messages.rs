@@ -13,7 +13,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, scroll: usize) -> Overla
     let r = centered(area, 110, area.height.saturating_sub(4));
     let title = format!(
         " Messages of this run ({}) · Esc closes · ↑↓ scroll ",
-        app.messages.len()
+        app.notices.messages().len()
     );
     let inner = framed(frame, app, r, &title);
     let mut hits = OverlayHits {
@@ -21,7 +21,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, scroll: usize) -> Overla
         ..OverlayHits::default()
     };
     let mut lines = Vec::new();
-    for m in &app.messages {
+    for m in app.notices.messages() {
         let color = match m.severity {
             Severity::Info => t.colors.info,
             Severity::Success => t.colors.success,

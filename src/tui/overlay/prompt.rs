@@ -26,6 +26,8 @@ pub enum PromptPurpose {
     ServerInput(crate::tui::ids::ServerId, String),
     /// Write the JSON in view to a file (`W`).
     WriteJson,
+    /// Write what an overlay shows (a resource read, a command line) to a file: this text.
+    WriteText(String),
 }
 
 impl PromptPurpose {
@@ -39,7 +41,7 @@ impl PromptPurpose {
         match self {
             PromptPurpose::SaveAs => Some(&["json"]),
             PromptPurpose::SaveTest | PromptPurpose::RunScenario => Some(&["yaml", "yml"]),
-            PromptPurpose::WriteJson => Some(&[]),
+            PromptPurpose::WriteJson | PromptPurpose::WriteText(_) => Some(&[]),
             _ => None,
         }
     }

@@ -299,23 +299,24 @@ impl App {
     }
 
     fn quit(&mut self, fx: &mut Vec<Effect>) {
+        self.close_connections(fx);
+        fx.push(Effect::Quit { clean: true });
+    }
+
+    /// Closes the connection of every dialogue that has one (open, or still connecting).
+    pub(super) fn close_connections(&self, fx: &mut Vec<Effect>) {
         for d in self.dialogues.values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
         }
-        fx.push(Effect::Quit { clean: true });
     }
 
     /// A signal (SIGTERM, SIGHUP) asks the explorer to leave: like a quit with unsaved work,
     /// the work goes to the autosave first, and the recovery marker stays, so that the next
     /// start offers it back.
-    pub(super) fn signal(&mut self, name: &str, fx: &mut Vec<Effect>) {
-        for d in self.dialogues.values() {
-            if d.is_live() || d.status == Status::Connecting {
-                fx.push(Effect::Close { key: d.key });
-            }
-        }
+    pub(super) fn signal(&mut self, name: crate::tui::event::Signal, fx: &mut Vec<Effect>) {
+        self.close_connections(fx);
         // The drafts typed since the last tick's look, too.
         self.drafts_written = None;
         self.ticks = 0;
@@ -450,6 +451,7 @@ impl App {
                         self.input_given(server, id, text, fx)
                     }
                     PromptPurpose::WriteJson => self.write_json_to(&text, fx),
+                    PromptPurpose::WriteText(content) => self.write_to(&text, content, fx),
                 }
             }
             Outcome::Typed(text) => match &mut self.overlay {
@@ -1036,11 +1038,28 @@ impl App {
     }
 
     fn write_json_to(&mut self, typed: &str, fx: &mut Vec<Effect>) {
-        let typed = typed.trim();
         let Some(text) = self.json_in_view(false) else {
             self.notify("no JSON in view to write", Severity::Warning);
             return;
         };
+        self.write_to(typed, text, fx);
+    }
+
+    /// Asks where to write `text` (`W` in an overlay: a resource read, a command line): a
+    /// prompt with `name`, Tab completing the path; a file that exists is asked about first.
+    pub(super) fn write_text_prompt(&mut self, name: &str, text: String) {
+        let mut prompt = Prompt::new(
+            "Write it to (a path; relative to the working folder)",
+            name,
+            PromptPurpose::WriteText(text),
+        );
+        prompt.note = format!("in {}", self.paths.cwd.display());
+        self.overlay = Some(Overlay::Prompt(prompt));
+    }
+
+    /// Writes `text` where `typed` says (after asking, if a file is there).
+    fn write_to(&mut self, typed: &str, text: String, fx: &mut Vec<Effect>) {
+        let typed = typed.trim();
         if typed.is_empty() {
             return;
         }

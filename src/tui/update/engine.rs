@@ -19,153 +19,8 @@ use crate::tui::ids::{DialogueId, ServerId};
 impl App {
     pub(super) fn engine_event(&mut self, event: EngineEvent, fx: &mut Vec<Effect>) {
         match event {
-            EngineEvent::Opened {
-                dialogue,
-                connection,
-                dialog_id,
-                origin,
-                tool,
-                summary,
-                vocabulary,
-                defaults,
-                continued,
-                next_turn,
-            } => {
-                let Some(i) = self.dialogue_of_key(dialogue) else {
-                    return;
-                };
-                let Some(d) = self.dialogues.get_mut(i) else {
-                    return;
-                };
-                // A reconnect: the dialogue went on under its DialogID (2026-07-28), or the
-                // new MCP session is a new dialogue on the server (2025-11-25).
-                if d.new_session {
-                    if continued {
-                        d.new_session = false;
-                        self.notify(
-                            "reconnected under the same DialogID (MCP 2026-07-28): a server that still holds the dialogue goes on with its state (commitments); one that restarted holds none of it and says so at the next turn (n starts a new dialogue)",
-                            Severity::Success,
-                        );
-                    } else {
-                        // The server holds nothing of before: no TurnIndex of it is "the last
-                        // the server took" (the composer warned about its own number).
-                        d.last_accepted = None;
-                        self.notify(
-                            "reconnected: a new dialogue on the server (a new MCP session, or a new server process); its state there (commitments) is gone",
-                            Severity::Warning,
-                        );
-                    }
-                }
-                let origin_text = match origin {
-                    DialogIdOrigin::McpSession => "the MCP session id",
-                    DialogIdOrigin::Client => "made by the explorer",
-                };
-                // It speaks another MCP generation than it did (recorded, or before the
-                // reconnect): said, as where its state lives changed.
-                if let Some(note) = &summary.generation_note {
-                    self.log.push(crate::client::event::LogEntry::new(
-                        connection,
-                        crate::client::event::LogKind::Client,
-                        note.clone(),
-                    ));
-                    self.notify(note.clone(), Severity::Warning);
-                }
-                let Some(d) = self.dialogues.get_mut(i) else {
-                    return;
-                };
-                d.status = Status::Open;
-                d.protocol_version = Some(summary.protocol_version.clone());
-                // A new 2026-07-28 dialogue starts at 0 whatever the transcript says.
-                d.next_turn = next_turn;
-                d.connection = Some(connection);
-                d.dialog_id = Some(dialog_id.clone());
-                d.origin = Some(origin);
-                d.tool = Some(tool);
-                d.defaults = Some(*defaults);
-                let server = d.server;
-                let name = d.name.clone();
-                self.server_connected(server, *summary, *vocabulary);
-                self.with_composer(|c, ctx| c.recheck(ctx));
-                self.log.push(crate::client::event::LogEntry::new(
-                    connection,
-                    crate::client::event::LogKind::Client,
-                    format!("dialogue {name} open: DialogID {dialog_id} ({origin_text})"),
-                ));
-                // A take-over sends its recorded Requests once its dialogue is open.
-                self.take_over_next(i, fx);
-            }
-            EngineEvent::Failed {
-                dialogue,
-                error,
-                summary,
-                needs_input,
-            } => {
-                let Some(i) = self.dialogue_of_key(dialogue) else {
-                    return;
-                };
-                let Some(d) = self.dialogues.get_mut(i) else {
-                    return;
-                };
-                let server = d.server;
-                if let Some(request) = needs_input {
-                    d.status = Status::Failed(error.clone());
-                    if let Some(s) = self.servers.get_mut(server) {
-                        s.status = ServerStatus::Failed(error);
-                    }
-                    self.ask_input(server, *request);
-                    return;
-                }
-                // A server that carries the other interface gets a dialogue of that one.
-                let other = match d.interface {
-                    Interface::Dac => Interface::Usr,
-                    Interface::Usr => Interface::Dac,
-                };
-                let no_turns = d.turns.is_empty();
-                let Some(s) = self.servers.get_mut(server) else {
-                    return;
-                };
-                if let Some(summary) = &summary
-                    && no_turns
-                    && summary.bkn_tools.contains_key(&other)
-                {
-                    s.interface = other;
-                    s.summary = Some((**summary).clone());
-                    let spec = s.spec.clone();
-                    let key = self.new_key();
-                    if let Some(d) = self.dialogues.get_mut(i) {
-                        d.interface = other;
-                        d.composer = composer::Composer::new(other);
-                        d.detail_tab = DetailTab::for_interface(other, false, false)[0];
-                        d.key = key;
-                    }
-                    let (base, overrides) = self.defaults_of_dialogue(i);
-                    fx.push(Effect::Open {
-                        key,
-                        spec,
-                        interface: other,
-                        base,
-                        overrides,
-                        first_turn: 0,
-                        goes_on: None,
-                        spoke: self
-                            .dialogues
-                            .get(i)
-                            .and_then(|d| d.protocol_version.clone()),
-                    });
-                    return;
-                }
-                match summary {
-                    Some(summary) => {
-                        s.status = ServerStatus::Connected;
-                        s.summary = Some(*summary);
-                    }
-                    None => s.status = ServerStatus::Failed(error.clone()),
-                }
-                if let Some(d) = self.dialogues.get_mut(i) {
-                    d.status = Status::Failed(error.clone());
-                }
-                self.notify(error, Severity::Error);
-            }
+            event @ EngineEvent::Opened { .. } => self.dialogue_opened(event, fx),
+            event @ EngineEvent::Failed { .. } => self.dialogue_failed(event, fx),
             EngineEvent::TurnStarted { dialogue, request } => {
                 if let Some(i) = self.dialogue_of_key(dialogue)
                     && let Some(d) = self.dialogues.get_mut(i)
@@ -280,6 +135,166 @@ impl App {
                 }
             }
         }
+    }
+
+    /// A dialogue's MCP session is open (again, after a reconnect): what the server offers is kept.
+    fn dialogue_opened(&mut self, event: EngineEvent, fx: &mut Vec<Effect>) {
+        let EngineEvent::Opened {
+            dialogue,
+            connection,
+            dialog_id,
+            origin,
+            tool,
+            summary,
+            vocabulary,
+            defaults,
+            continued,
+            next_turn,
+        } = event
+        else {
+            return;
+        };
+        let Some(i) = self.dialogue_of_key(dialogue) else {
+            return;
+        };
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
+        // A reconnect: the dialogue went on under its DialogID (2026-07-28), or the
+        // new MCP session is a new dialogue on the server (2025-11-25).
+        if d.new_session {
+            if continued {
+                d.new_session = false;
+                self.notify(
+                    "reconnected under the same DialogID (MCP 2026-07-28): a server that still holds the dialogue goes on with its state (commitments); one that restarted holds none of it and says so at the next turn (n starts a new dialogue)",
+                    Severity::Success,
+                );
+            } else {
+                // The server holds nothing of before: no TurnIndex of it is "the last
+                // the server took" (the composer warned about its own number).
+                d.last_accepted = None;
+                self.notify(
+                    "reconnected: a new dialogue on the server (a new MCP session, or a new server process); its state there (commitments) is gone",
+                    Severity::Warning,
+                );
+            }
+        }
+        let origin_text = match origin {
+            DialogIdOrigin::McpSession => "the MCP session id",
+            DialogIdOrigin::Client => "made by the explorer",
+        };
+        // It speaks another MCP generation than it did (recorded, or before the
+        // reconnect): said, as where its state lives changed.
+        if let Some(note) = &summary.generation_note {
+            self.log.push(crate::client::event::LogEntry::new(
+                connection,
+                crate::client::event::LogKind::Client,
+                note.clone(),
+            ));
+            self.notify(note.clone(), Severity::Warning);
+        }
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
+        d.status = Status::Open;
+        d.protocol_version = Some(summary.protocol_version.clone());
+        // A new 2026-07-28 dialogue starts at 0 whatever the transcript says.
+        d.next_turn = next_turn;
+        d.connection = Some(connection);
+        d.dialog_id = Some(dialog_id.clone());
+        d.origin = Some(origin);
+        d.tool = Some(tool);
+        d.defaults = Some(*defaults);
+        let server = d.server;
+        let name = d.name.clone();
+        self.server_connected(server, *summary, *vocabulary);
+        self.with_composer(|c, ctx| c.recheck(ctx));
+        self.log.push(crate::client::event::LogEntry::new(
+            connection,
+            crate::client::event::LogKind::Client,
+            format!("dialogue {name} open: DialogID {dialog_id} ({origin_text})"),
+        ));
+        // A take-over sends its recorded Requests once its dialogue is open.
+        self.take_over_next(i, fx);
+    }
+
+    /// A dialogue could not be opened: a server input asked for, the server's other interface
+    /// tried, or the failure shown.
+    fn dialogue_failed(&mut self, event: EngineEvent, fx: &mut Vec<Effect>) {
+        let EngineEvent::Failed {
+            dialogue,
+            error,
+            summary,
+            needs_input,
+        } = event
+        else {
+            return;
+        };
+        let Some(i) = self.dialogue_of_key(dialogue) else {
+            return;
+        };
+        let Some(d) = self.dialogues.get_mut(i) else {
+            return;
+        };
+        let server = d.server;
+        if let Some(request) = needs_input {
+            d.status = Status::Failed(error.clone());
+            if let Some(s) = self.servers.get_mut(server) {
+                s.status = ServerStatus::Failed(error);
+            }
+            self.ask_input(server, *request);
+            return;
+        }
+        // A server that carries the other interface gets a dialogue of that one.
+        let other = match d.interface {
+            Interface::Dac => Interface::Usr,
+            Interface::Usr => Interface::Dac,
+        };
+        let no_turns = d.turns.is_empty();
+        let Some(s) = self.servers.get_mut(server) else {
+            return;
+        };
+        if let Some(summary) = &summary
+            && no_turns
+            && summary.bkn_tools.contains_key(&other)
+        {
+            s.interface = other;
+            s.summary = Some((**summary).clone());
+            let spec = s.spec.clone();
+            let key = self.new_key();
+            if let Some(d) = self.dialogues.get_mut(i) {
+                d.interface = other;
+                d.composer = composer::Composer::new(other);
+                d.detail_tab = DetailTab::for_interface(other, false, false)[0];
+                d.key = key;
+            }
+            let (base, overrides) = self.defaults_of_dialogue(i);
+            fx.push(Effect::Open {
+                key,
+                spec,
+                interface: other,
+                base,
+                overrides,
+                first_turn: 0,
+                goes_on: None,
+                spoke: self
+                    .dialogues
+                    .get(i)
+                    .and_then(|d| d.protocol_version.clone()),
+            });
+            return;
+        }
+        match summary {
+            Some(summary) => {
+                s.status = ServerStatus::Connected;
+                s.summary = Some(*summary);
+            }
+            None => s.status = ServerStatus::Failed(error.clone()),
+        }
+        if let Some(d) = self.dialogues.get_mut(i) {
+            d.status = Status::Failed(error.clone());
+        }
+        self.notify(error, Severity::Error);
     }
 
     /// A server's OAuth sign-in moved on: the servers pane shows where it stands, and the

@@ -66,10 +66,7 @@ impl App {
             Ask::Close => self.overlay = None,
             Ask::Copy(text) => self.clipboard(text, fx),
             // Shell lines: a file to run with sh.
-            Ask::Write(text) => fx.push(Effect::WriteCopy {
-                text,
-                extension: "sh",
-            }),
+            Ask::Write(text) => self.write_text_prompt("export.sh", text),
         }
     }
 }

@@ -355,11 +355,8 @@ impl App {
 
     /// Shows a session's dialogues, marked as recorded; its servers replace the sidebar's.
     pub fn load_session(&mut self, session: Session, fx: &mut Vec<Effect>) {
-        for (_, d) in self.dialogues.drain() {
-            if d.is_live() || d.status == Status::Connecting {
-                fx.push(Effect::Close { key: d.key });
-            }
-        }
+        self.close_connections(fx);
+        self.dialogues.clear();
         self.servers.clear();
         self.current = None;
         self.sidebar_selected = 0;

@@ -49,9 +49,7 @@ impl App {
             Event::Input(_) => {}
             Event::Tick => {
                 self.ticks += 1;
-                if self.notice.as_ref().is_some_and(|n| n.until <= self.now) {
-                    self.notice = None;
-                }
+                self.notices.expire(self.now);
                 self.autosave_drafts(&mut fx);
             }
             Event::DraftsRead { path, result } => self.drafts_read(path, result),
@@ -90,7 +88,7 @@ impl App {
             Event::ServersFound { servers, problems } => self.servers_found(servers, problems),
             Event::ThemeLoaded { name, result } => self.theme_loaded(name, result, &mut fx),
             Event::CopyWritten { path, result } => self.copy_written(path, result),
-            Event::Signal(name) => self.signal(name, &mut fx),
+            Event::Signal(signal) => self.signal(signal, &mut fx),
             Event::Certify(e) => self.certify_event(e),
         }
         fx

@@ -44,14 +44,22 @@ impl App {
             Ask::Read(key, uri) => fx.push(Effect::ReadResource { key, uri }),
             Ask::Copy(text) => self.clipboard(text, fx),
             Ask::Write(text) => {
-                let json = matches!(
-                    &self.overlay,
-                    Some(Overlay::Resources(r)) if matches!(&r.shown, Some(Ok(read)) if read.json)
-                );
-                fx.push(Effect::WriteCopy {
-                    text,
-                    extension: if json { "json" } else { "txt" },
-                })
+                // Named after the resource: the last part of its URI.
+                let name = match &self.overlay {
+                    Some(Overlay::Resources(r)) => match &r.shown {
+                        Some(Ok(read)) => {
+                            let last = read
+                                .uri
+                                .rsplit(['/', ':'])
+                                .find(|p| !p.is_empty())
+                                .unwrap_or("resource");
+                            format!("{last}.{}", if read.json { "json" } else { "txt" })
+                        }
+                        _ => "resource.txt".to_owned(),
+                    },
+                    _ => "resource.txt".to_owned(),
+                };
+                self.write_text_prompt(&name, text);
             }
         }
     }

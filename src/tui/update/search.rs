@@ -148,6 +148,9 @@ impl App {
                     self.log.selected = Some(row);
                     self.log.follow = false;
                 }
+                if let Some(s) = &mut self.search {
+                    s.found = found;
+                }
             }
             _ => {
                 let width = self.areas().detail.width.saturating_sub(2).max(1) as usize;

@@ -358,7 +358,7 @@ fn save_as_makes_no_folder_the_user_did_not_ask_for() {
         what: crate::tui::event::SaveWhat::Session,
     });
     assert!(saves(&fx).is_empty());
-    let notice = t.app.notice.as_ref().expect("a notice");
+    let notice = t.app.notices.shown().expect("a notice");
     assert!(notice.text.contains("does not exist"), "{}", notice.text);
 }
 
@@ -391,7 +391,7 @@ fn save_paths_resolve_home_bare_names_and_relative_paths() {
 fn a_signal_with_unsaved_turns_writes_the_autosave_then_leaves_keeping_the_marker() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
-    let fx = t.event(Event::Signal("SIGTERM"));
+    let fx = t.event(Event::Signal(crate::tui::event::Signal::Term));
     assert_eq!(closes(&fx), [1, 2], "both sessions are ended");
     let saved = saves(&fx);
     assert_eq!(saved.len(), 1);
@@ -414,7 +414,7 @@ fn a_signal_with_unsaved_turns_writes_the_autosave_then_leaves_keeping_the_marke
 #[test]
 fn a_signal_without_work_is_a_clean_quit() {
     let mut t = T::reference();
-    let fx = t.event(Event::Signal("SIGHUP"));
+    let fx = t.event(Event::Signal(crate::tui::event::Signal::Hup));
     assert_eq!(quits(&fx), [true]);
     assert!(saves(&fx).is_empty());
 }
@@ -669,7 +669,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Esc);
     assert!(matches!(&fx[..], [Effect::Cancel { key: 1 }]), "{fx:?}");
-    let said = &t.app.notice.as_ref().unwrap().text;
+    let said = &t.app.notices.shown().unwrap().text;
     assert!(said.contains("tasks/cancel for task task-9"), "{said}");
 }
 
@@ -678,7 +678,7 @@ fn a_dialogue_that_is_not_open_sends_nothing_and_says_why() {
     let (mut t, _) = T::new(vec![ServerSpec::embedded(Interface::Dac)]);
     let fx = t.key(KeyCode::F(5));
     assert!(fx.is_empty());
-    assert!(t.app.notice.as_ref().unwrap().text.contains("connecting"));
+    assert!(t.app.notices.shown().unwrap().text.contains("connecting"));
 }
 
 #[test]
@@ -697,8 +697,8 @@ fn notices_fade_by_the_time_of_the_events_and_stay_in_the_messages() {
     t.app.notify("hello", crate::tui::app::Severity::Info);
     t.now += crate::tui::app::NOTICE_TIME;
     t.event(Event::Tick);
-    assert!(t.app.notice.is_none());
-    assert!(t.app.messages.iter().any(|m| m.text == "hello"));
+    assert!(t.app.notices.shown().is_none());
+    assert!(t.app.notices.messages().any(|m| m.text == "hello"));
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('M'));
     assert!(matches!(t.app.overlay, Some(Overlay::Messages { .. })));
@@ -803,7 +803,7 @@ fn copying_says_honestly_where_the_text_can_have_gone() {
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Char('y'));
     assert!(matches!(&fx[..], [Effect::Clipboard { .. }]), "{fx:?}");
-    let text = &t.app.notice.as_ref().unwrap().text;
+    let text = &t.app.notices.shown().unwrap().text;
     assert!(
         text.contains("set-clipboard") && text.contains('W'),
         "{text}"
@@ -1097,8 +1097,8 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
     assert_eq!(d.name, "test: kiosk");
     assert!(
         t.app
-            .notice
-            .as_ref()
+            .notices
+            .shown()
             .unwrap()
             .text
             .contains("1 of 2 steps failed")
@@ -1121,8 +1121,8 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
     ));
     assert!(
         t.app
-            .messages
-            .iter()
+            .notices
+            .messages()
             .any(|m| m.text.contains("bad.yaml:5:1"))
     );
 }
@@ -1260,7 +1260,7 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
         matches!(&fx[..], [Effect::Clipboard { text }] if *text == url),
         "the URL is put on the clipboard: {fx:?}"
     );
-    let notice = &t.app.notice.as_ref().unwrap().text;
+    let notice = &t.app.notices.shown().unwrap().text;
     assert!(notice.contains(&url) && notice.contains("(M)"), "{notice}");
     assert!(matches!(
         t.app.servers.nth(0).unwrap().sign_in,
@@ -1284,8 +1284,8 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
     assert!(fx.is_empty(), "{fx:?}");
     assert!(
         t.app
-            .notice
-            .as_ref()
+            .notices
+            .shown()
             .unwrap()
             .text
             .contains("opened in xdg-open")
@@ -1363,7 +1363,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     );
     t.event(line(Line::End("the agent closed its side".into())));
     assert_eq!(t.current().status, Status::Recorded);
-    assert!(t.app.notice.as_ref().unwrap().text.contains("ended"));
+    assert!(t.app.notices.shown().unwrap().text.contains("ended"));
 }
 
 /// The MCP generation a dialogue spoke goes with it: a take-over of a recorded one asks for
@@ -1513,8 +1513,8 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     );
     assert!(
         t.app
-            .notice
-            .as_ref()
+            .notices
+            .shown()
             .unwrap()
             .text
             .contains("1 answered differently")
@@ -1730,7 +1730,7 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
         Recovery {
             path: Some(PathBuf::from("/data/recovered-11-1.json")),
             drafts: None,
-            ending: Ending::Signal("SIGHUP".into()),
+            ending: Ending::Signal(crate::tui::event::Signal::Hup),
         },
         Recovery {
             path: Some(PathBuf::from("/data/recovered-12-1.json")),
@@ -1820,8 +1820,8 @@ fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
     assert_eq!(t.app.session.unsaved, 0);
     assert!(
         t.app
-            .notice
-            .as_ref()
+            .notices
+            .shown()
             .unwrap()
             .text
             .contains("set-aside-1.json")
@@ -1967,7 +1967,7 @@ fn enter_on_a_turn_keeps_the_unsent_draft_it_replaces_for_ctrl_z() {
         !t.current().composer.has_draft(),
         "a turn's Request is no draft"
     );
-    let notice = t.app.notice.as_ref().unwrap();
+    let notice = t.app.notices.shown().unwrap();
     assert!(notice.text.contains("Ctrl-Z"), "{}", notice.text);
     // Ctrl-Z: the draft back; Ctrl-Y: the turn's Request again; Ctrl-Z once more.
     t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
@@ -2103,7 +2103,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
     // Unchanged: not written again; a signal writes what changed since the last look.
     assert!(drafts_written(&ticks(&mut t, 30)).is_empty());
     t.type_text(" Now.");
-    let fx = t.event(Event::Signal("SIGHUP"));
+    let fx = t.event(Event::Signal(crate::tui::event::Signal::Hup));
     assert_eq!(drafts_written(&fx).len(), 1);
     let saved = drafts_written(&fx).remove(0).1;
 
@@ -2115,7 +2115,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
     o.recover = vec![crate::tui::persist::Recovery {
         path: Some("/data/recovered-7-1.json".into()),
         drafts: Some("/data/recovered-7-1.drafts.json".into()),
-        ending: crate::tui::persist::Ending::Signal("SIGHUP".into()),
+        ending: crate::tui::persist::Ending::Signal(crate::tui::event::Signal::Hup),
     }];
     let (app, _) = App::new(o, Instant::now());
     let mut t = T {
@@ -2389,7 +2389,7 @@ fn focus_is_unmistakable_and_esc_always_leaves_the_composer() {
     assert!(!t.app.typing());
     assert_eq!(mode_word(&t), "NAV");
     assert!(screen(&t, 120, 40).contains("┏▶ Dialogue 1"));
-    let notice = &t.app.notice.as_ref().unwrap().text;
+    let notice = &t.app.notices.shown().unwrap().text;
     assert!(notice.contains("Esc again cancels"), "{notice}");
     // Esc outside the composer: the pending turn is cancelled; the focus stays in NAV.
     let fx = t.key(KeyCode::Esc);
@@ -2467,7 +2467,7 @@ fn a_duplicate_key_in_the_raw_editor_is_not_sent() {
     t.app.with_composer(|c, ctx| c.recheck(ctx));
     let fx = t.key(KeyCode::F(5));
     assert!(fx.is_empty(), "{fx:?}");
-    let notice = &t.app.notice.as_ref().unwrap().text;
+    let notice = &t.app.notices.shown().unwrap().text;
     assert!(
         notice.contains("written twice") && notice.contains("/Kind"),
         "{notice}"
@@ -2678,8 +2678,19 @@ fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes()
         ]),
     })));
     assert!(screen(&t, 120, 40).contains("› dac://spaces/S"));
-    t.key(KeyCode::Esc);
-    assert!(t.app.overlay.is_none());
+    // W asks where to write what is shown, named after the resource; Enter writes it there
+    // (after the runner says whether a file is there).
+    t.key(KeyCode::Char('W'));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("no prompt");
+    };
+    assert_eq!(p.input.text(), "S.json");
+    let fx = t.key(KeyCode::Enter);
+    assert!(
+        matches!(&fx[..], [Effect::CheckSaveTarget { path, what: crate::tui::event::SaveWhat::Json(text) }]
+            if path.ends_with("S.json") && text.contains("SpaceID")),
+        "{fx:?}"
+    );
 }
 
 #[test]
@@ -2699,4 +2710,52 @@ fn export_without_a_turn_exports_the_draft() {
     );
     assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
+}
+
+#[test]
+fn tab_in_save_as_asks_the_runner_for_sessions_and_fills_in_what_it_found() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('S'));
+    t.key_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    t.type_text("se");
+    let fx = t.key(KeyCode::Tab);
+    assert!(
+        matches!(&fx[..], [Effect::CompletePath { typed, extensions: ["json"] }] if typed == "se"),
+        "{fx:?}"
+    );
+    t.event(Event::PathCompletions {
+        typed: "se".into(),
+        paths: vec!["sessions/".into(), "session.json".into()],
+    });
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!("the prompt stays")
+    };
+    assert_eq!(p.input.text(), "session");
+    assert_eq!(p.completions, ["sessions/", "session.json"]);
+    // The note follows the text completed (the full path Save-as writes).
+    assert!(p.note.contains("session"), "{}", p.note);
+    // An answer for what is no longer typed is dropped.
+    t.type_text("x");
+    t.event(Event::PathCompletions {
+        typed: "session".into(),
+        paths: vec!["sessions/".into()],
+    });
+    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+        panic!()
+    };
+    assert_eq!(p.input.text(), "sessionx");
+    assert!(p.completions.is_empty());
+}
+
+#[test]
+fn a_path_pasted_in_open_is_completed_like_one_typed() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    t.key_with(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    let fx = t.event(Event::Input(Input::Paste("/tmp/se\r\n".into())));
+    assert!(
+        matches!(&fx[..], [Effect::CompletePath { typed, .. }] if typed == "/tmp/se"),
+        "{fx:?}"
+    );
 }

@@ -36,89 +36,14 @@ impl App {
     fn watched_line(&mut self, line: Line) {
         let Some(live) = &mut self.live else { return };
         match line {
-            Line::Start { servers, .. } => {
-                let mut ids = Vec::new();
-                for spec in servers {
-                    let existing = self.servers.find(|s| s.spec.transport == spec.transport);
-                    let id = match existing {
-                        Some(i) => i,
-                        None => {
-                            let mut spec = spec;
-                            // The recording keeps no credentials: a take-over reaches the
-                            // server with the command line's token (--token, BKN_TOKEN).
-                            if let crate::client::spec::TransportSpec::Http(http) =
-                                &mut spec.transport
-                                && http.token.is_none()
-                                && self.token.is_some()
-                            {
-                                http.token = self.token.clone();
-                            }
-                            let i = self.add_server(spec, crate::protocol::Interface::Dac);
-                            if let Some(s) = self.servers.get_mut(i) {
-                                s.status = ServerStatus::Recorded;
-                            }
-                            i
-                        }
-                    };
-                    ids.push(id);
-                }
-                if let Some(live) = &mut self.live {
-                    live.servers = ids;
-                }
-            }
+            Line::Start { servers, .. } => self.watched_start(servers),
             Line::Dialogue {
                 id,
                 server,
                 interface,
                 dialog_id,
                 protocol_version,
-            } => {
-                // The recording's server by name, else its first (a server the user
-                // removed since is gone: the dialogue has no server to show it under).
-                let Some(index) = live
-                    .servers
-                    .iter()
-                    .copied()
-                    .find(|&i| self.servers.get(i).is_some_and(|s| s.spec.name == server))
-                    .or(live.servers.first().copied())
-                    .filter(|&i| self.servers.contains(i))
-                else {
-                    self.notify(
-                        format!("proxy: dialogue {id} is on a server no longer here: not shown"),
-                        Severity::Warning,
-                    );
-                    return;
-                };
-                let key = self.new_key();
-                let name = format!(
-                    "{} live {id}",
-                    self.servers
-                        .get(index)
-                        .map(|s| s.name.as_str())
-                        .unwrap_or("proxy")
-                );
-                let mut d = DialogueState::new(key, name.clone(), index, interface);
-                d.status = Status::Live;
-                d.dialog_id = Some(dialog_id);
-                d.protocol_version = protocol_version;
-                d.focus = Some(crate::tui::action::Pane::Transcript);
-                let new = self.dialogues.push(d);
-                if let Some(live) = &mut self.live {
-                    live.dialogues.push((id, key));
-                }
-                // The first watched dialogue comes into view; later ones wait in their tabs.
-                let watched_in_view = self
-                    .current_dialogue()
-                    .is_some_and(|d| d.status == Status::Live);
-                if !watched_in_view {
-                    self.current = Some(new);
-                    self.focus = crate::tui::action::Pane::Transcript;
-                }
-                self.notify(
-                    format!("a proxied dialogue started: {name}"),
-                    Severity::Info,
-                );
-            }
+            } => self.watched_dialogue(id, server, interface, dialog_id, protocol_version),
             Line::Turn { dialogue, turn } => {
                 let Some(key) = live.key_of(dialogue) else {
                     return;
@@ -166,6 +91,96 @@ impl App {
                 );
             }
         }
+    }
+
+    /// The recording's start: its servers join the sidebar (one already there is not added
+    /// twice), with the command line's token for an HTTP one.
+    fn watched_start(&mut self, servers: Vec<crate::client::spec::ServerSpec>) {
+        let mut ids = Vec::new();
+        for spec in servers {
+            let existing = self.servers.find(|s| s.spec.transport == spec.transport);
+            let id = match existing {
+                Some(i) => i,
+                None => {
+                    let mut spec = spec;
+                    // The recording keeps no credentials: a take-over reaches the
+                    // server with the command line's token (--token, BKN_TOKEN).
+                    if let crate::client::spec::TransportSpec::Http(http) = &mut spec.transport
+                        && http.token.is_none()
+                        && self.token.is_some()
+                    {
+                        http.token = self.token.clone();
+                    }
+                    let i = self.add_server(spec, crate::protocol::Interface::Dac);
+                    if let Some(s) = self.servers.get_mut(i) {
+                        s.status = ServerStatus::Recorded;
+                    }
+                    i
+                }
+            };
+            ids.push(id);
+        }
+        if let Some(live) = &mut self.live {
+            live.servers = ids;
+        }
+    }
+
+    /// A dialogue of the recording started: a live tab on its server, shown when no other
+    /// live one is.
+    fn watched_dialogue(
+        &mut self,
+        id: u64,
+        server: String,
+        interface: crate::protocol::Interface,
+        dialog_id: String,
+        protocol_version: Option<String>,
+    ) {
+        // The recording's server by name, else its first (a server the user
+        // removed since is gone: the dialogue has no server to show it under).
+        let Some(live) = &self.live else { return };
+        let Some(index) = live
+            .servers
+            .iter()
+            .copied()
+            .find(|&i| self.servers.get(i).is_some_and(|s| s.spec.name == server))
+            .or(live.servers.first().copied())
+            .filter(|&i| self.servers.contains(i))
+        else {
+            self.notify(
+                format!("proxy: dialogue {id} is on a server no longer here: not shown"),
+                Severity::Warning,
+            );
+            return;
+        };
+        let key = self.new_key();
+        let name = format!(
+            "{} live {id}",
+            self.servers
+                .get(index)
+                .map(|s| s.name.as_str())
+                .unwrap_or("proxy")
+        );
+        let mut d = DialogueState::new(key, name.clone(), index, interface);
+        d.status = Status::Live;
+        d.dialog_id = Some(dialog_id);
+        d.protocol_version = protocol_version;
+        d.focus = Some(crate::tui::action::Pane::Transcript);
+        let new = self.dialogues.push(d);
+        if let Some(live) = &mut self.live {
+            live.dialogues.push((id, key));
+        }
+        // The first watched dialogue comes into view; later ones wait in their tabs.
+        let watched_in_view = self
+            .current_dialogue()
+            .is_some_and(|d| d.status == Status::Live);
+        if !watched_in_view {
+            self.current = Some(new);
+            self.focus = crate::tui::action::Pane::Transcript;
+        }
+        self.notify(
+            format!("a proxied dialogue started: {name}"),
+            Severity::Info,
+        );
     }
 
     /// Takes over the dialogue in view at its selected turn (the last when none is).

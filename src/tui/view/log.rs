@@ -49,7 +49,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::h
     }
     // A search: its line at the bottom, the matches marked in the rows.
     let search = app.search.as_ref().filter(|s| s.pane == Pane::Log);
-    let found = search.map(|s| log.matching(s.query())).unwrap_or_default();
+    let found: &[usize] = search.map_or(&[], |s| &s.found);
     if let Some(s) = search {
         height = height.saturating_sub(1);
         frame.render_widget(

@@ -99,8 +99,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let wanted = 3
         + badge.chars().count()
         + app
-            .notice
-            .as_ref()
+            .notices
+            .shown()
             .map_or(12, |n| n.text.chars().count().min(60));
     let left = [Detail::Full, Detail::Medium]
         .into_iter()
@@ -113,7 +113,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     ];
     let room =
         (area.width as usize).saturating_sub(left.chars().count() + badge.chars().count() + 3);
-    if let Some(n) = &app.notice {
+    if let Some(n) = app.notices.shown() {
         let color = match n.severity {
             Severity::Info => c.info,
             Severity::Success => c.success,

@@ -173,7 +173,6 @@ pub fn wrap_window(text: &str, width: usize, skip: usize, take: usize) -> Vec<St
     out
 }
 
-/// The first `n` characters, with an ellipsis when cut.
 /// A bar for a value in 0..1 over `cells` cells: the filled part and the empty part (drawn
 /// with different characters, so the bar reads without colour too).
 pub fn bar_parts(value: f64, cells: usize) -> (String, String) {
@@ -186,6 +185,7 @@ pub fn bar(value: f64, cells: usize) -> String {
     filled + &empty
 }
 
+/// The first `n` characters, with an ellipsis when cut.
 pub fn cut(text: &str, n: usize) -> String {
     if text.chars().count() <= n {
         text.to_owned()

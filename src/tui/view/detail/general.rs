@@ -205,7 +205,6 @@ pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
     super::Shown { lines: out, top }
 }
 
-/// The replay of this turn: the differences, then recorded and replayed side by side.
 /// A scenario step: what it expected, each with ✓ or ✗, and for each failure what came.
 pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme;
@@ -269,6 +268,7 @@ pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     lines
 }
 
+/// The replay of this turn: the differences, then recorded and replayed side by side.
 pub fn replay<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme;
     let Some(r) = &c.view.replay else {
