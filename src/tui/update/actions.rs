@@ -879,6 +879,15 @@ impl App {
             .filter(|d| self.servers.contains(d.server))
             .map(|d| d.key)
         else {
+            if self.dialogues.contains(i) {
+                let add = self.keymap.first_key(&Action::AddServer);
+                self.notify(
+                    format!(
+                        "its server is no longer here: nothing to reconnect to ({add} in Servers adds one)"
+                    ),
+                    Severity::Warning,
+                );
+            }
             return;
         };
         fx.push(Effect::Close { key: old });

@@ -2764,3 +2764,20 @@ fn a_path_pasted_in_open_is_completed_like_one_typed() {
         "{fx:?}"
     );
 }
+
+/// A dialogue whose server is gone (taken out of the table under it) is not reconnected, and
+/// the person is told why instead of nothing happening.
+#[test]
+fn reconnect_without_its_server_says_so() {
+    let mut t = T::reference();
+    t.key(KeyCode::Esc);
+    let server = t.current().server;
+    t.app.servers.remove(server);
+    let fx = t.key(KeyCode::Char('R'));
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Open { .. })),
+        "{fx:?}"
+    );
+    let said = &t.app.notices.shown().expect("a notice").text;
+    assert!(said.contains("no longer here"), "{said}");
+}
