@@ -545,8 +545,7 @@ fn a_refused_recovery_keeps_the_file_and_new_turns_do_not_overwrite_it() {
     t.keys(&["n"]);
     t.wait_for(&["semantic_grounding"], "a fresh start");
     send_a_grounding(&t);
-    // The runner moves the file aside on its own task: wait for it (the bound is only there
-    // so that a run where it never happens fails instead of hanging).
+    // The runner moves the file aside on its own task: wait for it.
     let moved_aside = || -> Vec<_> {
         std::fs::read_dir(data.path())
             .unwrap()
@@ -554,13 +553,15 @@ fn a_refused_recovery_keeps_the_file_and_new_turns_do_not_overwrite_it() {
             .filter(|e| e.file_name().to_string_lossy().starts_with("recovered-"))
             .collect()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let mut kept = moved_aside();
-    while kept.is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        kept = moved_aside();
-    }
-    assert_eq!(kept.len(), 1, "the crashed run's autosave was moved aside");
+    until("the crashed run's autosave moved aside", || {
+        !moved_aside().is_empty()
+    });
+    let kept = moved_aside();
+    assert_eq!(
+        kept.len(),
+        1,
+        "the crashed run's autosave was moved aside once"
+    );
     let text = std::fs::read_to_string(kept[0].path()).unwrap();
     assert!(
         text.contains("Where is the bench?"),
@@ -1256,8 +1257,6 @@ fn no_color_still_shows_the_selected_rows() {
     t.keys(&["Escape", "Escape", "C-q", "y"]);
 }
 
-/// Waits up to `secs` until the screen shows all of `texts` (a whole certify run takes tens
-/// of seconds in a debug build).
 /// Waits until `holds` (a file written, a process gone: what the program does, not a time);
 /// fails after a generous guard, saying what it waited for.
 fn until(what: &str, holds: impl Fn() -> bool) {
@@ -1268,6 +1267,8 @@ fn until(what: &str, holds: impl Fn() -> bool) {
     }
 }
 
+/// Waits up to `secs` until the screen shows all of `texts` (a whole certify run takes tens
+/// of seconds in a debug build).
 fn wait_long(t: &Tmux, texts: &[&str], what: &str, secs: u64) -> String {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
