@@ -974,7 +974,7 @@ fn matters(app: &App, event: &Event) -> bool {
                 || app
                     .dialogues
                     .values()
-                    .any(|d| d.pending.is_some() || d.status == Status::Connecting)
+                    .any(|d| d.link.pending.is_some() || d.status == Status::Connecting)
                 || app
                     .servers
                     .values()

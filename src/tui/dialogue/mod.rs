@@ -1,20 +1,26 @@
-//! The state of one dialogue tab: its turns (each read once into what the transcript shows),
-//! the selected turn (parsed, for the detail panes), what is pending, its composer, its own
-//! focus and detail tab, and its replay.
+//! The state of one dialogue tab, in parts that each own their fields: what it is (its key,
+//! name, server, interface and status), its [`Transcript`] (the turns and how they are being
+//! read), its [`Link`] to the server (connection, DialogID, turn in flight), what it is
+//! composing (the composer and the defaults its Requests are filled with) and its [`Runs`]
+//! (scenario, replay, take-over).
 
-use crate::client::connection::DialogIdOrigin;
+mod link;
+mod runs;
+mod transcript;
+mod turn_view;
+
+pub use link::{Link, Pending};
+pub use runs::{Replay, Runs, ScenarioState, TakeOver};
+pub use transcript::Transcript;
+pub use turn_view::{
+    CommitmentRow, CommitmentsView, Listed, ReplayedView, Selected, StepCheck, TurnView,
+};
+
 use crate::client::defaults::Chosen;
 use crate::client::engine::DialogueKey;
-use crate::client::turn::{ErrorKind, Reply, Summary, Turn};
+use crate::client::turn::Turn;
 use crate::protocol::Interface;
-use crate::protocol::dac::CommitmentState;
-use crate::protocol::lenient::{Exchange, Field, dac::Verdict};
-use crate::session::diff::{self, Difference, SideBySide};
-use crate::tui::action::Pane;
-use crate::tui::app::DetailTab;
 use crate::tui::composer::Composer;
-use serde_json::Value;
-use std::time::Instant;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Status {
@@ -28,261 +34,6 @@ pub enum Status {
     Live,
 }
 
-/// What a Response said of the commitments: the status of each it listed, in its order, or
-/// nothing (no CommitmentStatus at all).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Listed {
-    /// No Response (a tool error, no reply): nothing was said.
-    NoResponse,
-    /// A Response without CommitmentStatus.
-    LeftOut,
-    /// Each listed ID (as text when it is not a string) and its status as it came.
-    Statuses(Vec<(String, Field<CommitmentState>)>),
-}
-
-/// A turn and what the transcript and the commitments view need of it, read once.
-#[derive(Clone, Debug)]
-pub struct TurnView {
-    pub turn: Turn,
-    pub summary: Summary,
-    /// Its messages read once, leniently: what the detail panes show.
-    pub exchange: Exchange,
-    /// A feasibility Response's steps counted, and its Overall beside theirs.
-    pub verdict: Option<Verdict>,
-    pub listed: Listed,
-    /// The commitments the Request asked to retain: (ID, Statement).
-    pub asked: Vec<(String, String)>,
-    /// The CommitmentIDs the Request released.
-    pub released: Vec<String>,
-    pub replay: Option<ReplayedView>,
-    /// When the turn is a step of a scenario run: what it expected, and what failed.
-    pub expect: Option<StepCheck>,
-}
-
-/// A scenario step's verdict, beside its turn.
-#[derive(Clone, Debug)]
-pub struct StepCheck {
-    pub step: String,
-    pub expectations: Vec<String>,
-    pub failures: Vec<crate::scenario::expect::Failure>,
-    pub attempts: u32,
-    /// The step did not run (the connection was gone): why.
-    pub not_run: Option<String>,
-}
-
-/// A dialogue that runs a scenario.
-#[derive(Clone, Debug, Default)]
-pub struct ScenarioState {
-    pub file: std::path::PathBuf,
-    pub name: String,
-    pub steps: usize,
-    pub running: bool,
-    pub passed: usize,
-    pub failed: usize,
-    pub error: Option<String>,
-}
-
-#[derive(Clone, Debug)]
-pub struct ReplayedView {
-    pub turn: Turn,
-    pub differences: Vec<Difference>,
-}
-
-impl TurnView {
-    pub fn new(turn: Turn) -> TurnView {
-        let (summary, exchange) = turn.read();
-        let (listed, asked, released) = commitments_of(&exchange);
-        TurnView {
-            verdict: exchange.verdict(),
-            exchange,
-            turn,
-            summary,
-            listed,
-            asked,
-            released,
-            replay: None,
-            expect: None,
-        }
-    }
-
-    pub fn new_session(&self) -> bool {
-        self.turn.new_session
-    }
-
-    /// "answered", "— tool error —", "timeout" …: what the Outcome column shows.
-    pub fn outcome_label(&self) -> String {
-        match &self.turn.reply {
-            Reply::Response(_) => match self.exchange.outcome() {
-                Some(Field::Known(o)) => o.as_str().to_owned(),
-                // Marked: a value no Outcome has never reads as one that is.
-                Some(outcome @ Field::Other(_)) => format!("{}?", outcome.text()),
-                _ => "(no Outcome)".into(),
-            },
-            Reply::ToolError(_) => "— tool error —".into(),
-            Reply::Error(e) => match e.kind {
-                ErrorKind::Timeout => "— timeout —".into(),
-                ErrorKind::Cancelled => "— cancelled —".into(),
-                ErrorKind::TooLarge => "— too large —".into(),
-                ErrorKind::Gone => "— server gone —".into(),
-                ErrorKind::Protocol => "— JSON-RPC error —".into(),
-                ErrorKind::Transport => "— transport error —".into(),
-                ErrorKind::NotSent => "— not sent —".into(),
-            },
-        }
-    }
-}
-
-/// What a BKN-DAC turn did to the commitments: what its Response listed, and what its
-/// Request asked to retain and released.
-fn commitments_of(exchange: &Exchange) -> (Listed, Vec<(String, String)>, Vec<String>) {
-    let Exchange::Dac { request, response } = exchange else {
-        let listed = match exchange.outcome() {
-            None => Listed::NoResponse,
-            Some(_) => Listed::LeftOut,
-        };
-        return (listed, Vec::new(), Vec::new());
-    };
-    let listed = match response {
-        None => Listed::NoResponse,
-        Some(r) if r.commitment_status.is_absent() => Listed::LeftOut,
-        Some(r) => Listed::Statuses(
-            r.commitment_status
-                .items()
-                .iter()
-                .map(|c| match c {
-                    Field::Known(c) => (c.commitment_id.str().into_owned(), c.status.clone()),
-                    // Not even an object: shown as it came, with no status.
-                    other => (other_text(other), Field::Absent),
-                })
-                .collect(),
-        ),
-    };
-    let asked = request
-        .commitments
-        .items()
-        .iter()
-        .filter_map(Field::known)
-        .map(|c| {
-            (
-                c.commitment_id.str().into_owned(),
-                c.statement.str().into_owned(),
-            )
-        })
-        .collect();
-    let released = request
-        .released_commitment_ids
-        .items()
-        .iter()
-        .map(|id| id.text().into_owned())
-        .collect();
-    (listed, asked, released)
-}
-
-fn other_text<T>(field: &Field<T>) -> String {
-    field.other().map(|v| v.to_string()).unwrap_or_default()
-}
-
-/// A commitment as the server last said it was, as of a turn.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CommitmentRow {
-    pub id: String,
-    pub statement: Option<String>,
-    /// As the server gave it; absent: asked for, but no Response of this session listed it.
-    pub state: Field<CommitmentState>,
-    /// The transcript row where the state became what it is (or where it was asked).
-    pub since: usize,
-}
-
-/// The commitments of the dialogue as of a turn, as the server said them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CommitmentsView {
-    pub rows: Vec<CommitmentRow>,
-    /// The row of the Response whose CommitmentStatus the statuses come from.
-    pub from: Option<usize>,
-    /// What the selected turn's own Response said: left out, or not all of them.
-    pub selected: Listed,
-    /// The IDs the selected turn's Response did not list though the dialogue had them.
-    pub missing: Vec<String>,
-    /// The row where the current MCP session began (a reconnect starts the commitments
-    /// afresh: the server forgot them).
-    pub session_start: usize,
-}
-
-/// The selected turn, parsed once for the detail panes.
-#[derive(Clone, Debug)]
-pub struct Selected {
-    pub index: usize,
-    pub request: Value,
-    pub response: Option<Value>,
-    /// Pretty JSON, line by line, for the Raw tab (only the visible lines are drawn).
-    pub request_lines: Vec<String>,
-    pub response_lines: Vec<String>,
-    /// Each line's width in characters, measured once (the Raw tab wraps long lines).
-    pub request_widths: Vec<usize>,
-    pub response_widths: Vec<usize>,
-    /// Recorded and replayed side by side, when the turn was replayed.
-    pub side_by_side: Vec<SideBySide>,
-}
-
-impl Selected {
-    fn of(index: usize, view: &TurnView) -> Selected {
-        let request = view.turn.request_value();
-        let response = view.turn.response();
-        let pretty = |v: &Value| {
-            serde_json::to_string_pretty(v)
-                .unwrap_or_default()
-                .lines()
-                .map(str::to_owned)
-                .collect()
-        };
-        let side_by_side = match (
-            &response,
-            view.replay.as_ref().and_then(|r| r.turn.response()),
-        ) {
-            (Some(a), Some(b)) => diff::side_by_side(a, &b),
-            _ => Vec::new(),
-        };
-        let request_lines: Vec<String> = pretty(&request);
-        let response_lines: Vec<String> = match (&response, &view.turn.reply) {
-            (Some(r), _) => pretty(r),
-            (None, Reply::ToolError(t)) => t.lines().map(str::to_owned).collect(),
-            (None, Reply::Error(e)) => vec![e.message.clone()],
-            (None, Reply::Response(_)) => Vec::new(),
-        };
-        let widths = |lines: &[String]| lines.iter().map(|l| l.chars().count()).collect();
-        Selected {
-            index,
-            request_widths: widths(&request_lines),
-            response_widths: widths(&response_lines),
-            request_lines,
-            response_lines,
-            request,
-            response,
-            side_by_side,
-        }
-    }
-}
-
-/// A turn in flight.
-#[derive(Clone, Debug)]
-pub struct Pending {
-    pub started: Instant,
-    pub request: Option<Value>,
-    pub cancelling: bool,
-    pub progress: Option<(f64, Option<f64>)>,
-    /// The task (SEP-2663) the turn became, as last seen.
-    pub task: Option<crate::client::task::TaskNote>,
-}
-
-/// A replay of the dialogue, running or done.
-#[derive(Clone, Debug, Default)]
-pub struct Replay {
-    pub running: bool,
-    pub done: usize,
-    pub differing: usize,
-    pub error: Option<String>,
-}
-
 pub struct DialogueState {
     pub key: DialogueKey,
     pub name: String,
@@ -292,58 +43,18 @@ pub struct DialogueState {
     pub server: crate::tui::ids::ServerId,
     pub interface: Interface,
     pub status: Status,
-    /// The engine's connection it runs on (client events name connections).
-    pub connection: Option<u64>,
-    pub dialog_id: Option<String>,
-    pub origin: Option<DialogIdOrigin>,
-    pub tool: Option<String>,
+    /// Its turns, the selected one, and how the transcript and detail panes show them.
+    pub transcript: Transcript,
+    /// How it reaches its server, and the turn in flight.
+    pub link: Link,
+    pub composer: Composer,
     /// The common fields its Requests are filled with, and where each came from.
     pub defaults: Option<Chosen>,
-    pub turns: Vec<TurnView>,
-    pub selected: Option<usize>,
-    /// The transcript row the window starts at (moved so the selected one shows).
-    pub scroll: usize,
-    pub selection: Option<Selected>,
-    pub pending: Option<Pending>,
-    pub next_turn: u64,
-    /// The TurnIndex of the last Request the server took.
-    pub last_accepted: Option<u64>,
-    /// Every CommitmentID the dialogue has used (asked for in any Request, listed by any
-    /// Response): completion offers them, and an ID the form makes up is none of them.
-    pub used_ids: Vec<String>,
-    pub composer: Composer,
-    pub notes: Option<String>,
-    pub replay: Option<Replay>,
-    /// The first line of the detail pane asked for.
-    pub detail_scroll: usize,
-    /// The dialogue's own detail tab and focus, kept when another dialogue is shown (no
-    /// focus of its own until it has been shown: it takes the one of the dialogue before).
-    pub detail_tab: DetailTab,
-    pub focus: Option<Pane>,
-    /// The next turn to arrive starts a new MCP session.
-    pub new_session: bool,
     /// Defaults the user set for this dialogue only (over its server's).
     pub overrides: crate::client::defaults::Overrides,
-    /// The scenario this dialogue runs, when it runs one.
-    pub scenario: Option<ScenarioState>,
-    /// A watched or recorded dialogue this one takes over, while its Requests are sent again.
-    pub takeover: Option<TakeOver>,
-    /// The MCP version it speaks (or spoke: recorded in its session file or the proxy's
-    /// recording): a reconnect, a take-over and a replay ask for that generation first.
-    pub protocol_version: Option<String>,
-}
-
-/// Taking over: the recorded Requests still to send again, and what came of those sent.
-#[derive(Clone, Debug)]
-pub struct TakeOver {
-    /// The dialogue taken over (its Replay tab shows how the answers differ).
-    pub source: crate::client::engine::DialogueKey,
-    pub requests: std::collections::VecDeque<serde_json::Value>,
-    pub recorded: Vec<crate::client::turn::Turn>,
-    /// The Request the recording went on with, for the composer once the user has it.
-    pub next: Option<serde_json::Value>,
-    pub sent: usize,
-    pub differing: usize,
+    pub notes: Option<String>,
+    /// The scenario, replay or take-over it runs.
+    pub runs: Runs,
 }
 
 impl DialogueState {
@@ -355,165 +66,54 @@ impl DialogueState {
     ) -> DialogueState {
         DialogueState {
             key,
-            unsaved: 0,
             name,
+            unsaved: 0,
             server,
             interface,
             status: Status::Connecting,
-            connection: None,
-            dialog_id: None,
-            origin: None,
-            tool: None,
-            defaults: None,
-            turns: Vec::new(),
-            selected: None,
-            scroll: 0,
-            selection: None,
-            pending: None,
-            next_turn: 0,
-            last_accepted: None,
-            used_ids: Vec::new(),
+            transcript: Transcript::new(interface),
+            link: Link::default(),
             composer: Composer::new(interface),
-            notes: None,
-            replay: None,
-            takeover: None,
-            protocol_version: None,
-            detail_scroll: 0,
-            detail_tab: DetailTab::for_interface(interface, false, false)[0],
-            focus: None,
-            new_session: false,
+            defaults: None,
             overrides: Default::default(),
-            scenario: None,
+            notes: None,
+            runs: Runs::default(),
         }
     }
 
     /// Adds a finished turn and selects it.
     pub fn push(&mut self, mut turn: Turn) {
-        turn.new_session = std::mem::take(&mut self.new_session) && !self.turns.is_empty();
-        if !matches!(turn.reply, Reply::ToolError(_))
-            && let Some(t) = turn.turn_index()
-        {
-            self.last_accepted = Some(self.last_accepted.map_or(t, |l| l.max(t)));
-        }
-        self.add(TurnView::new(turn));
-        self.select(Some(self.turns.len() - 1));
-    }
-
-    fn add(&mut self, view: TurnView) {
-        let listed: Vec<&str> = match &view.listed {
-            Listed::Statuses(s) => s.iter().map(|(id, _)| id.as_str()).collect(),
-            _ => Vec::new(),
-        };
-        for id in view.asked.iter().map(|(id, _)| id.as_str()).chain(listed) {
-            if !self.used_ids.iter().any(|i| i == id) {
-                self.used_ids.push(id.to_owned());
-            }
-        }
-        self.turns.push(view);
+        turn.new_session =
+            std::mem::take(&mut self.link.new_session) && !self.transcript.is_empty();
+        self.link.accepted(&turn);
+        self.transcript.add(TurnView::new(turn));
+        self.transcript.select(Some(self.transcript.len() - 1));
     }
 
     /// Adds turns read from a session.
     pub fn load_turns(&mut self, turns: impl IntoIterator<Item = Turn>) {
         for turn in turns {
-            if !matches!(turn.reply, Reply::ToolError(_))
-                && let Some(t) = turn.turn_index()
-            {
-                self.last_accepted = Some(self.last_accepted.map_or(t, |l| l.max(t)));
-            }
-            self.add(TurnView::new(turn));
+            self.link.accepted(&turn);
+            self.transcript.add(TurnView::new(turn));
         }
     }
 
-    pub fn select(&mut self, index: Option<usize>) {
-        let index = index.filter(|i| *i < self.turns.len());
-        if self.selected != index || self.selection.is_none() {
-            self.detail_scroll = 0;
-        }
-        self.selected = index;
-        self.selection = index.map(|i| Selected::of(i, &self.turns[i]));
+    /// A replay of its turns begins: the ones before are forgotten.
+    pub fn start_replay(&mut self) {
+        self.transcript.clear_replays();
+        self.runs.replay = Some(Replay {
+            running: true,
+            ..Default::default()
+        });
     }
 
-    /// Re-reads the selected turn (after its replay came in).
-    pub fn refresh_selection(&mut self) {
-        self.selection = self.selected.map(|i| Selected::of(i, &self.turns[i]));
-    }
-
-    /// The commitments as of a turn, as the server said them: the statuses of the last
-    /// Response of the turn's MCP session that listed them, the statements from the
-    /// Requests that asked, and what the turn's own Response left out.
-    pub fn commitments_at(&self, upto: usize) -> CommitmentsView {
-        let upto = upto.min(self.turns.len().saturating_sub(1));
-        // A reconnect starts a new MCP session: the server remembers nothing before it.
-        let session_start = (0..=upto)
-            .rev()
-            .find(|i| self.turns.get(*i).is_some_and(TurnView::new_session))
-            .unwrap_or(0);
-        let mut rows: Vec<CommitmentRow> = Vec::new();
-        let mut from = None;
-        for (i, view) in self
-            .turns
-            .iter()
-            .enumerate()
-            .take(upto + 1)
-            .skip(session_start)
-        {
-            let answered = matches!(view.turn.reply, Reply::Response(_));
-            // What the Request asked is known once the server took it.
-            if answered {
-                for (id, statement) in &view.asked {
-                    match rows.iter_mut().find(|r| &r.id == id) {
-                        Some(r) => r.statement = Some(statement.clone()),
-                        None => rows.push(CommitmentRow {
-                            id: id.clone(),
-                            statement: Some(statement.clone()),
-                            state: Field::Absent,
-                            since: i,
-                        }),
-                    }
-                }
-            }
-            let Listed::Statuses(statuses) = &view.listed else {
-                continue;
-            };
-            from = Some(i);
-            for (id, state) in statuses {
-                let restated = view.asked.iter().any(|(a, _)| a == id);
-                match rows.iter_mut().find(|r| &r.id == id) {
-                    Some(r) => {
-                        if r.state != *state || restated {
-                            r.since = i;
-                        }
-                        r.state = state.clone();
-                    }
-                    None => rows.push(CommitmentRow {
-                        id: id.clone(),
-                        statement: None,
-                        state: state.clone(),
-                        since: i,
-                    }),
-                }
-            }
+    /// A turn of its replay came in: counted, and kept beside the recorded one.
+    pub fn replayed(&mut self, index: usize, replayed: ReplayedView) {
+        if let Some(r) = &mut self.runs.replay {
+            r.done += 1;
+            r.differing += usize::from(!replayed.differences.is_empty());
         }
-        let selected = self
-            .turns
-            .get(upto)
-            .map(|v| v.listed.clone())
-            .unwrap_or(Listed::NoResponse);
-        let missing = match &selected {
-            Listed::Statuses(listed) => rows
-                .iter()
-                .filter(|r| r.since < upto && !listed.iter().any(|(id, _)| *id == r.id))
-                .map(|r| r.id.clone())
-                .collect(),
-            _ => Vec::new(),
-        };
-        CommitmentsView {
-            rows,
-            from,
-            selected,
-            missing,
-            session_start,
-        }
+        self.transcript.set_replayed(index, replayed);
     }
 
     pub fn is_live(&self) -> bool {
@@ -524,7 +124,11 @@ impl DialogueState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::turn::Reply;
+    use crate::protocol::dac::CommitmentState;
+    use crate::protocol::lenient::Field;
     use crate::protocol::raw::RawJson;
+    use serde_json::Value;
     use serde_json::json;
 
     fn turn(request: Value, response: Option<Value>, new_session: bool) -> Turn {
@@ -590,12 +194,12 @@ mod tests {
                 false,
             ),
         ]);
-        let v = d.commitments_at(1);
+        let v = d.transcript.commitments_at(1);
         assert!(v.rows.iter().all(|r| r.id != "c3"), "{v:?}");
-        let v = d.commitments_at(2);
+        let v = d.transcript.commitments_at(2);
         assert_eq!(v.selected, Listed::LeftOut);
         assert_eq!(v.from, Some(0));
-        let v = d.commitments_at(3);
+        let v = d.transcript.commitments_at(3);
         let c1 = v.rows.iter().find(|r| r.id == "c1").unwrap();
         assert_eq!(
             (&c1.state, c1.since),
@@ -609,10 +213,10 @@ mod tests {
             turn(rq(&["c1"]), Some(rs(Some(&[("c1", "retained")]))), false),
             turn(rq(&[]), Some(rs(Some(&[]))), true),
         ]);
-        let v = d.commitments_at(1);
+        let v = d.transcript.commitments_at(1);
         assert!(v.rows.is_empty(), "{v:?}");
         assert_eq!(v.session_start, 1);
-        assert_eq!(d.used_ids, ["c1"], "the ID stays used");
+        assert_eq!(d.transcript.used_ids(), ["c1"], "the ID stays used");
     }
 
     #[test]
@@ -647,7 +251,7 @@ mod tests {
             Some(rs(Some(&[("c1", "suspended")]))),
             false,
         )]);
-        let v = d.commitments_at(0);
+        let v = d.transcript.commitments_at(0);
         assert_eq!(v.rows[0].state, Field::Other(json!("suspended")), "{v:?}");
     }
 }

@@ -97,7 +97,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
     } else {
         format!(
             " next turn {} · {} send ",
-            d.next_turn,
+            d.link.next_turn,
             app.keymap.first_key(&Action::Send)
         )
     };

@@ -191,7 +191,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     Status::Connecting => {
                         Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.connecting))
                     }
-                    Status::Open if dialogue.pending.is_some() => {
+                    Status::Open if dialogue.link.pending.is_some() => {
                         Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.accent))
                     }
                     Status::Open => Span::raw(""),
@@ -208,13 +208,14 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                     .filter(|rest| !rest.is_empty())
                     .unwrap_or(&dialogue.name);
                 let id = dialogue
+                    .link
                     .dialog_id
                     .as_deref()
                     .filter(|_| short.starts_with('#'))
                     .map(|id| format!(" {}", super::text::short_id(id)))
                     .unwrap_or_default();
                 let label = format!("  {branch} {} {short}{id}", position + 1);
-                let count = format!(" ({})", dialogue.turns.len());
+                let count = format!(" ({})", dialogue.transcript.len());
                 let room = width.saturating_sub(count.len() + 3);
                 let style = if current {
                     t.bold(t.colors.accent)

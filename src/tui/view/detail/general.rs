@@ -209,7 +209,7 @@ pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
 pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme;
     let Some(check) = &c.view.expect else {
-        let running = c.dialogue.scenario.as_ref().is_some_and(|s| s.running);
+        let running = c.dialogue.runs.scenario.as_ref().is_some_and(|s| s.running);
         let text = if running {
             "the scenario is running…"
         } else {
@@ -272,7 +272,7 @@ pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 pub fn replay<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme;
     let Some(r) = &c.view.replay else {
-        let running = c.dialogue.replay.as_ref().is_some_and(|r| r.running);
+        let running = c.dialogue.runs.replay.as_ref().is_some_and(|r| r.running);
         let text = if running {
             "replaying… this turn has not come back yet"
         } else {

@@ -71,7 +71,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     if let Some(s) = search {
         let found = app
             .current_dialogue()
-            .and_then(|d| d.selection.as_ref())
+            .and_then(|d| d.transcript.selection())
             .map_or(0, |sel| {
                 crate::tui::update::raw_matches(sel, s.query()).len()
             });
@@ -84,13 +84,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         return;
     };
     let (Some(selected), Some(view)) = (
-        d.selection.as_ref(),
-        d.selected.and_then(|i| d.turns.get(i)),
+        d.transcript.selection(),
+        d.transcript.selected().and_then(|i| d.transcript.turn(i)),
     ) else {
         // A dialogue that failed before its first turn: the whole failure and what to do
         // (the transcript above has room for its first lines only).
         if let crate::tui::dialogue::Status::Failed(e) = &d.status
-            && d.turns.is_empty()
+            && d.transcript.is_empty()
         {
             let lines: Vec<Line> = e
                 .lines()
@@ -110,7 +110,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             );
             return;
         }
-        let hint = if d.pending.is_some() {
+        let hint = if d.link.pending.is_some() {
             "waiting for the reply…"
         } else {
             "no turn selected"
@@ -124,7 +124,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         view,
         selected,
         width: inner.width as usize,
-        skip: d.detail_scroll,
+        skip: d.transcript.detail_scroll,
         take: inner.height as usize,
     };
     let shown_lines = match shown {
