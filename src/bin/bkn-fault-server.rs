@@ -6,7 +6,8 @@
 //!   crash-on-call        exits (status 101) when a tool is called
 //!   garbage              writes lines that are not JSON-RPC instead of answering
 //!   hang                 never answers a tool call
-//!   slow                 answers after --delay seconds, sending progress meanwhile
+//!   slow                 answers after --delay seconds, sending progress meanwhile;
+//!                        the first --fast N calls are answered at once (0 by default)
 //!   huge                 answers with a message of --size-mb MiB (20 by default)
 //!   wrong-request-id     answers with a RequestID that is not the Request's QueryID
 //!   missing-outcome      answers without Outcome
@@ -29,7 +30,7 @@
 //!
 //! A task's Response is made when the call comes, so a dialogue's turns keep their order.
 //!
-//! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--polls N]
+//! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--fast N] [--size-mb N] [--polls N]
 //!        [--poll-ms MS] [--flood N] [--http PORT [--max-connections N]]
 //!
 //! Over HTTP it answers both MCP generations, a dialogue kept in its MCP session
@@ -112,6 +113,10 @@ impl Fault {
 struct Options {
     fault: Fault,
     delay: Duration,
+    /// `slow`: how many calls are answered at once before the slow ones (`--fast`).
+    fast: u64,
+    /// `slow`: how many calls came (shared, as `answered` is).
+    calls: Arc<std::sync::atomic::AtomicU64>,
     size: usize,
     /// How many tasks/get a task answers "working" before it ends.
     polls: u32,
@@ -500,7 +505,13 @@ impl ServerHandler for Faulty {
                 eprintln!("fault: the hanging call was cancelled");
                 return Err(McpError::internal_error("cancelled", None));
             }
-            Fault::Slow => {
+            Fault::Slow
+                if self
+                    .options
+                    .calls
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    >= self.options.fast =>
+            {
                 let token = context.meta.get_progress_token();
                 let steps = (self.options.delay.as_millis() / 200).max(1) as u32;
                 for i in 0..steps {
@@ -585,7 +596,7 @@ fn main() {
     };
     let Some(fault) = value("--fault").as_deref().and_then(Fault::parse) else {
         eprintln!(
-            "usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--flood N] [--http PORT] (see the source for the faults)"
+            "usage: bkn-fault-server --fault NAME [--delay SECONDS] [--fast N] [--size-mb N] [--flood N] [--http PORT] (see the source for the faults)"
         );
         std::process::exit(2);
     };
@@ -594,6 +605,8 @@ fn main() {
         delay: Duration::from_secs_f64(
             value("--delay").and_then(|d| d.parse().ok()).unwrap_or(2.0),
         ),
+        fast: value("--fast").and_then(|s| s.parse().ok()).unwrap_or(0),
+        calls: Arc::default(),
         size: value("--size-mb")
             .and_then(|s| s.parse::<usize>().ok())
             .unwrap_or(20)
