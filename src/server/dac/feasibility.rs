@@ -441,76 +441,98 @@ fn format_taken(
     item: &Item,
 ) -> Result<(), Verdict> {
     let format = world.formats.get(&item.item_id).cloned().flatten();
+    let format = format.as_deref();
     match rule.effect {
-        Effect::Place | Effect::Move => {
-            let to = statement.first(if rule.effect == Effect::Place {
-                Preposition::At
-            } else {
-                Preposition::To
-            });
-            if let Some(loc) = to.map(|t| t.id.as_str())
-                && let Some((_, l)) = domain.m_location(loc)
-                && let Some(formats) = &l.formats
-                && !format.as_ref().is_some_and(|f| formats.contains(f))
-            {
-                return Err(verdict(
-                    PaStatus::QualNS,
-                    format!(
-                        "{loc} takes only {} Items; {} is {}",
-                        formats.join(" or "),
-                        item.item_id,
-                        format.as_deref().unwrap_or("of no stated format")
-                    ),
-                ));
-            }
-        }
-        Effect::Post if checks.services.is_ok() => {
-            if let Some(process) = statement
-                .first(Preposition::To)
-                .and_then(|t| domain.process(&t.id))
-                && let Some(accepts) = &process.accepts
-                && accepts.classes.iter().any(|c| domain.is_a(&item.class, c))
-                && !format.as_ref().is_some_and(|f| accepts.formats.contains(f))
-            {
-                return Err(verdict(
-                    PaStatus::QualNS,
-                    format!(
-                        "{} takes {} Items; {} is {}",
-                        process.process_id,
-                        accepts.formats.join(" or "),
-                        item.item_id,
-                        format.as_deref().unwrap_or("of no stated format")
-                    ),
-                ));
-            }
-        }
-        Effect::Convert => {
-            let wanted = statement
-                .with_prep(Preposition::With)
-                .find(|t| t.id == "Format")
-                .and_then(|t| t.value.clone());
-            let Some(wanted) = wanted else {
-                return Err(verdict(
-                    PaStatus::FaultyReq,
-                    "Convert needs With Format=<format>",
-                ));
-            };
-            let possible = format
-                .as_ref()
-                .and_then(|f| domain.file.conversions.get(f))
-                .is_some_and(|to| to.contains(&wanted));
-            if !possible {
-                return Err(verdict(
-                    PaStatus::QualNS,
-                    format!(
-                        "{} ({}) cannot be converted to {wanted}",
-                        item.item_id,
-                        format.as_deref().unwrap_or("no format")
-                    ),
-                ));
-            }
-        }
-        _ => {}
+        Effect::Place => location_takes(domain, statement.first(Preposition::At), item, format),
+        Effect::Move => location_takes(domain, statement.first(Preposition::To), item, format),
+        Effect::Post if checks.services.is_ok() => service_takes(domain, statement, item, format),
+        Effect::Convert => convertible(domain, statement, item, format),
+        _ => Ok(()),
+    }
+}
+
+/// The M-Location an Item is placed at or moved to takes its format, if it names formats.
+fn location_takes(
+    domain: &Domain,
+    to: Option<&Target>,
+    item: &Item,
+    format: Option<&str>,
+) -> Result<(), Verdict> {
+    if let Some(loc) = to.map(|t| t.id.as_str())
+        && let Some((_, l)) = domain.m_location(loc)
+        && let Some(formats) = &l.formats
+        && !format.is_some_and(|f| formats.iter().any(|x| x == f))
+    {
+        return Err(verdict(
+            PaStatus::QualNS,
+            format!(
+                "{loc} takes only {} Items; {} is {}",
+                formats.join(" or "),
+                item.item_id,
+                format.unwrap_or("of no stated format")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The service an Item is posted to, where it takes the Item's class, takes its format.
+fn service_takes(
+    domain: &Domain,
+    statement: &Statement,
+    item: &Item,
+    format: Option<&str>,
+) -> Result<(), Verdict> {
+    if let Some(process) = statement
+        .first(Preposition::To)
+        .and_then(|t| domain.process(&t.id))
+        && let Some(accepts) = &process.accepts
+        && accepts.classes.iter().any(|c| domain.is_a(&item.class, c))
+        && !format.is_some_and(|f| accepts.formats.iter().any(|x| x == f))
+    {
+        return Err(verdict(
+            PaStatus::QualNS,
+            format!(
+                "{} takes {} Items; {} is {}",
+                process.process_id,
+                accepts.formats.join(" or "),
+                item.item_id,
+                format.unwrap_or("of no stated format")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Convert: the domain converts the Item's format to the one asked (With Format=...).
+fn convertible(
+    domain: &Domain,
+    statement: &Statement,
+    item: &Item,
+    format: Option<&str>,
+) -> Result<(), Verdict> {
+    let wanted = statement
+        .with_prep(Preposition::With)
+        .find(|t| t.id == "Format")
+        .and_then(|t| t.value.clone());
+    let Some(wanted) = wanted else {
+        return Err(verdict(
+            PaStatus::FaultyReq,
+            "Convert needs With Format=<format>",
+        ));
+    };
+    let possible = format
+        .and_then(|f| domain.file.conversions.get(f))
+        .is_some_and(|to| to.contains(&wanted));
+    if !possible {
+        return Err(verdict(
+            PaStatus::QualNS,
+            format!(
+                "{} ({}) cannot be converted to {wanted}",
+                item.item_id,
+                format.unwrap_or("no format")
+            ),
+        ));
     }
     Ok(())
 }
@@ -855,70 +877,20 @@ fn apply(
         return Ok(());
     };
     let id = item.item_id.as_str();
-    let room = |world: &World, loc: &str| -> Result<(), String> {
-        let cap = domain.m_location(loc).and_then(|(_, l)| l.capacity);
-        let here = world.occupants(loc);
-        match cap {
-            Some(cap) if here.len() >= cap => Err(format!(
-                "{loc} is full ({} of {cap}: {})",
-                here.len(),
-                here.join(", ")
-            )),
-            _ => Ok(()),
-        }
+    let target = |p: Preposition| {
+        statement
+            .first(p)
+            .map(|t| t.id.as_str())
+            .unwrap_or_default()
     };
     match rule.effect {
-        Effect::Place => {
-            let at = statement
-                .first(Preposition::At)
-                .map(|t| t.id.as_str())
-                .unwrap_or_default();
-            if let Some(pos) = world.position(id) {
-                return Err(format!(
-                    "{id} is already placed at {pos}{}",
-                    world.by_step(id)
-                ));
-            }
-            if world.posted.contains_key(id) {
-                return Err(format!(
-                    "{id} was posted to {} and is no longer the requester's to place",
-                    world.posted[id]
-                ));
-            }
-            room(world, at)?;
-            world.positions.insert(id.to_owned(), Some(at.to_owned()));
-        }
-        Effect::Move => {
-            let to = statement
-                .first(Preposition::To)
-                .map(|t| t.id.as_str())
-                .unwrap_or_default();
-            let Some(pos) = world.position(id).map(str::to_owned) else {
-                return Err(format!("{id} is not placed anywhere, so it cannot move"));
-            };
-            if let Some(from) = statement.first(Preposition::From)
-                && from.id != pos
-            {
-                return Err(format!(
-                    "{id} is at {pos}{}, not at {}",
-                    world.by_step(id),
-                    from.id
-                ));
-            }
-            if pos == to {
-                return Err(format!("{id} is already at {to}"));
-            }
-            room(world, to)?;
-            world.positions.insert(id.to_owned(), Some(to.to_owned()));
-        }
+        Effect::Place => place(domain, world, id, target(Preposition::At))?,
+        Effect::Move => move_item(domain, world, id, statement)?,
         Effect::Hide => {
             world.hidden.insert(id.to_owned(), step);
         }
         Effect::Post => {
-            let to = statement
-                .first(Preposition::To)
-                .map(|t| t.id.as_str())
-                .unwrap_or_default();
+            let to = target(Preposition::To);
             if let Some(already) = world.posted.get(id) {
                 return Err(format!(
                     "{id} was already posted to {already}{}",
@@ -928,10 +900,7 @@ fn apply(
             world.posted.insert(id.to_owned(), to.to_owned());
         }
         Effect::Transfer => {
-            let to = statement
-                .first(Preposition::To)
-                .map(|t| t.id.as_str())
-                .unwrap_or_default();
+            let to = target(Preposition::To);
             if world.owners.get(id).cloned().flatten().as_deref() == Some(to) {
                 return Err(format!("{id} already belongs to {to}"));
             }
@@ -954,6 +923,71 @@ fn apply(
         Effect::None => {}
     }
     world.changed_by.insert(id.to_owned(), step);
+    Ok(())
+}
+
+/// Whether `loc` has room for one more Item (its Capacity, if it has one, not reached).
+fn room(domain: &Domain, world: &World, loc: &str) -> Result<(), String> {
+    let cap = domain.m_location(loc).and_then(|(_, l)| l.capacity);
+    let here = world.occupants(loc);
+    match cap {
+        Some(cap) if here.len() >= cap => Err(format!(
+            "{loc} is full ({} of {cap}: {})",
+            here.len(),
+            here.join(", ")
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Place: an Item not placed yet, still the requester's (not posted), where there is room.
+fn place(domain: &Domain, world: &mut World, id: &str, at: &str) -> Result<(), String> {
+    if let Some(pos) = world.position(id) {
+        return Err(format!(
+            "{id} is already placed at {pos}{}",
+            world.by_step(id)
+        ));
+    }
+    if world.posted.contains_key(id) {
+        return Err(format!(
+            "{id} was posted to {} and is no longer the requester's to place",
+            world.posted[id]
+        ));
+    }
+    room(domain, world, at)?;
+    world.positions.insert(id.to_owned(), Some(at.to_owned()));
+    Ok(())
+}
+
+/// Move: a placed Item, from where it is (the From given, if any, must say so) to another
+/// M-Location with room.
+fn move_item(
+    domain: &Domain,
+    world: &mut World,
+    id: &str,
+    statement: &Statement,
+) -> Result<(), String> {
+    let to = statement
+        .first(Preposition::To)
+        .map(|t| t.id.as_str())
+        .unwrap_or_default();
+    let Some(pos) = world.position(id).map(str::to_owned) else {
+        return Err(format!("{id} is not placed anywhere, so it cannot move"));
+    };
+    if let Some(from) = statement.first(Preposition::From)
+        && from.id != pos
+    {
+        return Err(format!(
+            "{id} is at {pos}{}, not at {}",
+            world.by_step(id),
+            from.id
+        ));
+    }
+    if pos == to {
+        return Err(format!("{id} is already at {to}"));
+    }
+    room(domain, world, to)?;
+    world.positions.insert(id.to_owned(), Some(to.to_owned()));
     Ok(())
 }
 
