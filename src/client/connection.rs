@@ -683,9 +683,9 @@ impl Connection {
             }
         }
         for uri in candidates {
-            match self.read_resource(uri).await {
-                Ok(value) => {
-                    if let Some(p) = resources::published(uri, &value) {
+            match self.read_resource_text(uri).await {
+                Ok(text) => {
+                    if let Some(p) = resources::published_in_text(uri, &text) {
                         self.summary.published = Some(p);
                         return;
                     }
@@ -1118,6 +1118,12 @@ impl Connection {
 
     /// Reads a resource as JSON (text resources that parse), else as text.
     pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
+        let text = self.read_resource_text(uri).await?;
+        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// Reads a resource's text contents, joined by newlines.
+    async fn read_resource_text(&self, uri: &str) -> Result<String, CallError> {
         let result = self
             .with_timeout(
                 self.service
@@ -1134,7 +1140,7 @@ impl Connection {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        Ok(text)
     }
 
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, CallError> {
