@@ -116,3 +116,56 @@ fn outputs_never_replace_a_file_that_is_there_without_force() {
         assert_eq!(code, 0, "{err}");
     }
 }
+
+/// A 401 of `serve --http --token` fails the http step, said as what it is: a wrong token
+/// refused (check --token / BKN_TOKEN), no token a server asking for credentials (its
+/// WWW-Authenticate quoted, no OAuth offered: it advertises none) — never "ok http" then a
+/// handshake that "refused every opening".
+#[tokio::test]
+async fn a_refused_bearer_token_fails_the_http_step_not_the_handshake() {
+    let server = common::spawn_http(&["dac".into(), "--token".into(), "sekret".into()]).await;
+    let url = server.url.clone();
+    let doctor = move |token: Option<&'static str>| {
+        let url = url.clone();
+        async move {
+            let mut args = vec!["doctor", "--format", "json", "--url", &url];
+            args.extend(token.map(|t| ["--token", t]).into_iter().flatten());
+            let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+            tokio::task::spawn_blocking(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                explorer(&args)
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let failed_step = |out: &str| {
+        let v: serde_json::Value = serde_json::from_str(out).unwrap();
+        let steps = v["steps"].as_array().unwrap().clone();
+        let failed: Vec<_> = steps.iter().filter(|s| s["ok"] == false).collect();
+        assert_eq!(failed.len(), 1, "{steps:?}");
+        (
+            failed[0]["step"].as_str().unwrap().to_owned(),
+            format!("{} → {}", failed[0]["detail"], failed[0]["advice"]),
+        )
+    };
+    let (code, out, err) = doctor(Some("wrong")).await;
+    assert_eq!(code, 1, "{err}");
+    let (step, said) = failed_step(&out);
+    assert_eq!(step, "http", "{said}");
+    assert!(
+        said.contains("refused the token") && said.contains("--token / BKN_TOKEN"),
+        "{said}"
+    );
+    let (code, out, err) = doctor(None).await;
+    assert_eq!(code, 1, "{err}");
+    let (step, said) = failed_step(&out);
+    assert_eq!(step, "http", "{said}");
+    assert!(
+        said.contains("asks for credentials") && said.contains("WWW-Authenticate: Bearer"),
+        "{said}"
+    );
+    assert!(!said.contains("auth login"), "no OAuth advertised: {said}");
+    let (code, out, err) = doctor(Some("sekret")).await;
+    assert_eq!(code, 0, "{out}{err}");
+}
