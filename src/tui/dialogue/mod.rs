@@ -98,6 +98,26 @@ impl DialogueState {
         }
     }
 
+    /// The dialogue as a session file records it, on the server named so there: its name,
+    /// DialogID, notes, the MCP version it spoke and its turns (no defaults of its own).
+    pub fn record(&self, server: String) -> crate::session::DialogueRecord {
+        crate::session::DialogueRecord {
+            name: Some(self.name.clone()),
+            server,
+            interface: self.interface,
+            dialog_id: self.link.dialog_id.clone().unwrap_or_default(),
+            notes: self.notes.clone(),
+            defaults: None,
+            protocol_version: self.link.protocol_version.clone(),
+            turns: self
+                .transcript
+                .turns()
+                .iter()
+                .map(|t| t.turn.clone())
+                .collect(),
+        }
+    }
+
     /// A replay of its turns begins: the ones before are forgotten.
     pub fn start_replay(&mut self) {
         self.transcript.clear_replays();
