@@ -95,8 +95,8 @@ fn app_with(turns: usize) -> App {
     for turn in dialogue(turns) {
         d.push(turn);
     }
-    let last = d.turns.len() - 1;
-    d.select(Some(last));
+    let last = d.transcript.len() - 1;
+    d.transcript.select(Some(last));
     app.current = Some(app.dialogues.push(d));
     app
 }
@@ -107,7 +107,8 @@ fn frames(c: &mut Criterion) {
         .dialogues
         .nth(0)
         .unwrap()
-        .turns
+        .transcript
+        .turns()
         .last()
         .unwrap()
         .turn
@@ -120,7 +121,7 @@ fn frames(c: &mut Criterion) {
     for turns in [100usize, 10_000] {
         let mut app = app_with(turns);
         for tab in [DetailTab::Answer, DetailTab::Raw, DetailTab::Findings] {
-            app.dialogues.nth_mut(0).unwrap().detail_tab = tab;
+            app.dialogues.nth_mut(0).unwrap().transcript.detail_tab = tab;
             let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
             group.bench_with_input(
                 BenchmarkId::new(format!("{} tab", tab.title()), format!("{turns} turns")),
@@ -139,8 +140,8 @@ fn frames(c: &mut Criterion) {
             );
         }
         // The Answer scrolled to its last relations (the lines above are counted, not made).
-        app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Answer;
-        app.dialogues.nth_mut(0).unwrap().detail_scroll = 5_990;
+        app.dialogues.nth_mut(0).unwrap().transcript.detail_tab = DetailTab::Answer;
+        app.dialogues.nth_mut(0).unwrap().transcript.detail_scroll = 5_990;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(
             BenchmarkId::new("Answer tab at relation 5990", format!("{turns} turns")),
@@ -156,21 +157,26 @@ fn frames(c: &mut Criterion) {
                 })
             },
         );
-        app.dialogues.nth_mut(0).unwrap().detail_scroll = 0;
+        app.dialogues.nth_mut(0).unwrap().transcript.detail_scroll = 0;
         // The feasibility tab on a feasibility turn, scrolled to the middle of the dialogue.
         let middle = app
             .dialogues
             .nth(0)
             .unwrap()
-            .turns
+            .transcript
+            .turns()
             .iter()
             .enumerate()
             .rev()
             .find(|(_, t)| t.summary.kind == TurnKind::Dac(Kind::Feasibility))
             .map(|(i, _)| i)
             .unwrap();
-        app.dialogues.nth_mut(0).unwrap().select(Some(middle));
-        app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Feasibility;
+        app.dialogues
+            .nth_mut(0)
+            .unwrap()
+            .transcript
+            .select(Some(middle));
+        app.dialogues.nth_mut(0).unwrap().transcript.detail_tab = DetailTab::Feasibility;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(
             BenchmarkId::new("Feasibility tab", format!("{turns} turns")),

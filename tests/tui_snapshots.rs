@@ -55,8 +55,16 @@ fn scripted(theme: &str) -> Harness {
 fn show(h: &mut Harness, dialogue: usize, turn: usize, tab: DetailTab, focus: Pane) {
     let app = &mut h.runner.app;
     app.current = app.dialogues.id_at(dialogue);
-    app.dialogues.nth_mut(dialogue).unwrap().select(Some(turn));
-    app.dialogues.nth_mut(dialogue).unwrap().detail_tab = tab;
+    app.dialogues
+        .nth_mut(dialogue)
+        .unwrap()
+        .transcript
+        .select(Some(turn));
+    app.dialogues
+        .nth_mut(dialogue)
+        .unwrap()
+        .transcript
+        .detail_tab = tab;
     app.focus = focus;
     h.draw();
 }
@@ -272,7 +280,7 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
             let app = &mut h.runner.app;
             let started = app.now - Duration::from_millis(2500);
-            app.dialogues.nth_mut(STATES).unwrap().pending = Some(Pending {
+            app.dialogues.nth_mut(STATES).unwrap().link.pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
@@ -286,7 +294,7 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
             let app = &mut h.runner.app;
             let started = app.now - Duration::from_millis(2500);
-            app.dialogues.nth_mut(STATES).unwrap().pending = Some(Pending {
+            app.dialogues.nth_mut(STATES).unwrap().link.pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
@@ -627,7 +635,8 @@ fn play_scenario_run(h: &mut Harness) {
         .dialogues
         .nth(TOUR)
         .unwrap()
-        .turns
+        .transcript
+        .turns()
         .iter()
         .map(|t| t.turn.clone())
         .collect();
@@ -717,8 +726,20 @@ fn play_scenario_run(h: &mut Harness) {
         },
     );
     let d = h.runner.app.dialogues.len() - 1;
-    h.runner.app.dialogues.nth_mut(d).unwrap().select(Some(3));
-    h.runner.app.dialogues.nth_mut(d).unwrap().detail_tab = DetailTab::Expect;
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(d)
+        .unwrap()
+        .transcript
+        .select(Some(3));
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(d)
+        .unwrap()
+        .transcript
+        .detail_tab = DetailTab::Expect;
     h.draw();
 }
 

@@ -122,15 +122,22 @@ fn fill(h: &mut Harness, label: &str, text: &str) {
 /// Sends with F5 and waits for the turn to land; returns its index in the transcript.
 async fn send(h: &mut Harness) -> usize {
     let d = current(&h.runner.app);
-    let before = h.runner.app.dialogues.get(d).unwrap().turns.len();
+    let before = h.runner.app.dialogues.get(d).unwrap().transcript.len();
     h.key(KeyCode::F(5));
     assert!(
-        h.runner.app.dialogues.get(d).unwrap().pending.is_some(),
+        h.runner
+            .app
+            .dialogues
+            .get(d)
+            .unwrap()
+            .link
+            .pending
+            .is_some(),
         "F5 did not start a turn; the screen:\n{}",
         text(&render(&h.runner.app, 120, 40))
     );
     h.until(WAIT, "the turn to finish", move |app| {
-        app.dialogues.get(d).unwrap().turns.len() > before
+        app.dialogues.get(d).unwrap().transcript.len() > before
     })
     .await;
     before
@@ -138,13 +145,13 @@ async fn send(h: &mut Harness) -> usize {
 
 fn response(h: &Harness, turn: usize) -> Value {
     let d = current(&h.runner.app);
-    h.runner.app.dialogues.get(d).unwrap().turns[turn]
+    h.runner.app.dialogues.get(d).unwrap().transcript.turns()[turn]
         .turn
         .response()
         .unwrap_or_else(|| {
             panic!(
                 "turn {turn} has no Response: {:?}",
-                h.runner.app.dialogues.get(d).unwrap().turns[turn]
+                h.runner.app.dialogues.get(d).unwrap().transcript.turns()[turn]
                     .turn
                     .reply
             )
@@ -193,7 +200,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         compose(&mut h, kind);
         let turn = send(&mut h).await;
         let d = &h.runner.app.dialogues.nth(0).unwrap();
-        let view = &d.turns[turn];
+        let view = &d.transcript.turns()[turn];
         assert_eq!(view.summary.kind, TurnKind::Dac(kind));
         assert_eq!(
             view.summary.turn_index,
@@ -209,7 +216,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         let r = response(&h, turn);
         assert_eq!(r["Outcome"], "answered", "{}: {r:#}", kind.as_str());
         // The new turn is selected and its detail is the tab its Kind is about.
-        assert_eq!(d.selected, Some(turn));
+        assert_eq!(d.transcript.selected(), Some(turn));
         let expected_tab = match kind {
             Kind::Feasibility => DetailTab::Feasibility,
             Kind::Commitment => DetailTab::Commitments,
@@ -242,8 +249,15 @@ async fn every_kind_is_composed_sent_and_shown() {
         .dialogues
         .nth_mut(0)
         .unwrap()
+        .transcript
         .select(Some(feasibility));
-    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Feasibility;
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .transcript
+        .detail_tab = DetailTab::Feasibility;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("Ack"), "{screen}");
     assert!(screen.contains("InsRights"), "{screen}");
@@ -253,8 +267,15 @@ async fn every_kind_is_composed_sent_and_shown() {
         .dialogues
         .nth_mut(0)
         .unwrap()
+        .transcript
         .select(Some(Kind::VARIANTS.len() - 1));
-    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Commitments;
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .transcript
+        .detail_tab = DetailTab::Commitments;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(
         screen.contains("c1") && screen.contains("retained"),
@@ -283,7 +304,7 @@ async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
     assert_eq!(r["RefinedUserState"]["UserID"], "User#Ana", "{r:#}");
     assert!(r["Engagement"]["Level"].is_number(), "{r:#}");
     assert!(
-        h.runner.app.dialogues.nth(1).unwrap().turns[turn]
+        h.runner.app.dialogues.nth(1).unwrap().transcript.turns()[turn]
             .turn
             .findings
             .is_empty()
@@ -299,21 +320,48 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     let mut h = on_fault_server("slow", &["--delay", "60"]).await;
     fill(&mut h, "Question", "anything");
     h.key(KeyCode::F(5));
-    assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_some());
+    assert!(
+        h.runner
+            .app
+            .dialogues
+            .nth(0)
+            .unwrap()
+            .link
+            .pending
+            .is_some()
+    );
     // Esc leaves the composer (NAV, always); Esc again cancels the pending turn.
     h.key(KeyCode::Esc);
-    assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_some());
+    assert!(
+        h.runner
+            .app
+            .dialogues
+            .nth(0)
+            .unwrap()
+            .link
+            .pending
+            .is_some()
+    );
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.dialogues.nth(0).unwrap().turns.len() == 1
+        app.dialogues.nth(0).unwrap().transcript.len() == 1
     })
     .await;
-    let view = &h.runner.app.dialogues.nth(0).unwrap().turns[0];
+    let view = &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[0];
     match &view.turn.reply {
         Reply::Error(e) => assert_eq!(e.kind, ErrorKind::Cancelled, "{}", e.message),
         other => panic!("expected a cancelled turn, got {other:?}"),
     }
-    assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_none());
+    assert!(
+        h.runner
+            .app
+            .dialogues
+            .nth(0)
+            .unwrap()
+            .link
+            .pending
+            .is_none()
+    );
     assert_eq!(
         h.runner.app.dialogues.nth(0).unwrap().status,
         Status::Open,
@@ -339,6 +387,7 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
         app.dialogues
             .nth(0)
             .unwrap()
+            .link
             .pending
             .as_ref()
             .and_then(|p| p.task.as_ref())
@@ -349,10 +398,13 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
     assert!(screen.contains("task task-1 working"), "{screen}");
     h.keys(&[KeyCode::Esc, KeyCode::Esc]);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.dialogues.nth(0).unwrap().turns.len() == 1
+        app.dialogues.nth(0).unwrap().transcript.len() == 1
     })
     .await;
-    match &h.runner.app.dialogues.nth(0).unwrap().turns[0].turn.reply {
+    match &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[0]
+        .turn
+        .reply
+    {
         Reply::Error(e) => {
             assert_eq!(e.kind, ErrorKind::Cancelled, "{}", e.message);
             assert!(
@@ -378,7 +430,16 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
 async fn keys_still_work_while_a_turn_is_pending() {
     let mut h = on_fault_server("slow", &["--delay", "60"]).await;
     h.key(KeyCode::F(5));
-    assert!(h.runner.app.dialogues.nth(0).unwrap().pending.is_some());
+    assert!(
+        h.runner
+            .app
+            .dialogues
+            .nth(0)
+            .unwrap()
+            .link
+            .pending
+            .is_some()
+    );
     h.key(KeyCode::F(6)); // leave the composer (Tab goes to its next field)
     h.key(KeyCode::Char('L'));
     assert!(h.runner.app.show_log);
@@ -389,12 +450,19 @@ async fn keys_still_work_while_a_turn_is_pending() {
     h.key(KeyCode::Esc);
     assert!(h.runner.app.overlay.is_none());
     assert!(
-        h.runner.app.dialogues.nth(0).unwrap().pending.is_some(),
+        h.runner
+            .app
+            .dialogues
+            .nth(0)
+            .unwrap()
+            .link
+            .pending
+            .is_some(),
         "Esc closed the help only"
     );
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.dialogues.nth(0).unwrap().turns.len() == 1
+        app.dialogues.nth(0).unwrap().transcript.len() == 1
     })
     .await;
 }
@@ -427,7 +495,7 @@ async fn dialogues_open_switch_and_close() {
         .app
         .dialogues
         .values()
-        .map(|d| d.dialog_id.clone())
+        .map(|d| d.link.dialog_id.clone())
         .collect();
     assert_ne!(ids[0], ids[2], "a new dialogue has its own DialogID");
     assert_eq!(
@@ -449,9 +517,17 @@ async fn dialogues_open_switch_and_close() {
 #[tokio::test]
 async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
     let mut h = on_fault_server("crash-on-call", &[]).await;
-    let first_id = h.runner.app.dialogues.nth(0).unwrap().dialog_id.clone();
+    let first_id = h
+        .runner
+        .app
+        .dialogues
+        .nth(0)
+        .unwrap()
+        .link
+        .dialog_id
+        .clone();
     let turn = send(&mut h).await;
-    match &h.runner.app.dialogues.nth(0).unwrap().turns[turn]
+    match &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[turn]
         .turn
         .reply
     {
@@ -477,9 +553,12 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
     // A new server process holds nothing: a new dialogue, under a new DialogID (MCP-BINDING
     // section 3). Over 2026-07-28 (what auto gets here) a new dialogue starts at TurnIndex 0;
     // the transcript carries on.
-    assert_ne!(h.runner.app.dialogues.nth(0).unwrap().dialog_id, first_id);
-    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().next_turn, 0);
-    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().turns.len(), 1);
+    assert_ne!(
+        h.runner.app.dialogues.nth(0).unwrap().link.dialog_id,
+        first_id
+    );
+    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().link.next_turn, 0);
+    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().transcript.len(), 1);
 }
 
 #[tokio::test]
@@ -487,7 +566,7 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
     let mut h = on_fault_server("wrong-request-id", &[]).await;
     fill(&mut h, "Terms", "bench");
     let turn = send(&mut h).await;
-    let findings = &h.runner.app.dialogues.nth(0).unwrap().turns[turn]
+    let findings = &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[turn]
         .turn
         .findings;
     assert!(
@@ -498,7 +577,13 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
     );
     h.key(KeyCode::Esc);
     h.runner.app.focus = Pane::Detail;
-    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Findings;
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .transcript
+        .detail_tab = DetailTab::Findings;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("/RequestID"), "{screen}");
     assert!(screen.contains("findings"), "{screen}");
@@ -520,7 +605,14 @@ async fn the_reference_server_over_http() {
     let r = response(&h, turn);
     assert_eq!(r["Feasibility"]["Overall"], "partially_feasible", "{r:#}");
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().dialog_id.as_deref(),
+        h.runner
+            .app
+            .dialogues
+            .nth(0)
+            .unwrap()
+            .link
+            .dialog_id
+            .as_deref(),
         r["DialogID"].as_str(),
         "over HTTP the DialogID is the MCP session's"
     );
@@ -551,7 +643,14 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
     );
     h.key(KeyCode::F(5));
     assert!(
-        h.runner.app.dialogues.nth(0).unwrap().pending.is_none(),
+        h.runner
+            .app
+            .dialogues
+            .nth(0)
+            .unwrap()
+            .link
+            .pending
+            .is_none(),
         "bad JSON is not sent"
     );
     h.key(KeyCode::Backspace);
@@ -579,7 +678,10 @@ async fn mouse_clicks_focus_and_select_and_y_copies_the_response() {
     let rows = h.runner.hits.transcript_rows;
     h.click(rows.x + 3, rows.y);
     assert_eq!(h.runner.app.focus, Pane::Transcript);
-    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().selected, Some(0));
+    assert_eq!(
+        h.runner.app.dialogues.nth(0).unwrap().transcript.selected(),
+        Some(0)
+    );
     h.key(KeyCode::Char('y'));
     let copied: Value =
         serde_json::from_str(h.runner.clipboard.as_deref().expect("y copies")).expect("JSON");
@@ -622,9 +724,11 @@ async fn a_session_is_saved_and_opened_again() {
         app.dialogues.len() == 1 && app.dialogues.nth(0).unwrap().status == Status::Recorded
     })
     .await;
-    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().turns.len(), 1);
+    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().transcript.len(), 1);
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().turns[0].summary.kind,
+        h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[0]
+            .summary
+            .kind,
         TurnKind::Dac(Kind::Feasibility)
     );
     assert_eq!(h.runner.app.session.path.as_ref(), Some(&path));
@@ -639,8 +743,20 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     .unwrap();
     h.show_session(session);
     h.runner.app.current = h.runner.app.dialogues.id_at(0);
-    h.runner.app.dialogues.nth_mut(0).unwrap().select(Some(0));
-    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Raw;
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .transcript
+        .select(Some(0));
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .transcript
+        .detail_tab = DetailTab::Raw;
     h.runner.app.focus = Pane::Detail;
     h.draw();
     h.key(KeyCode::End);
@@ -652,7 +768,13 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     );
     h.key(KeyCode::Up);
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().detail_scroll,
+        h.runner
+            .app
+            .dialogues
+            .nth(0)
+            .unwrap()
+            .transcript
+            .detail_scroll,
         shown - 1
     );
     let up = h.screen();
@@ -680,6 +802,7 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
         app.dialogues
             .nth(0)
             .unwrap()
+            .runs
             .replay
             .as_ref()
             .is_some_and(|r| !r.running)
@@ -697,6 +820,7 @@ async fn the_tour_replays_from_the_explorer_without_differences() {
         .dialogues
         .nth(0)
         .unwrap()
+        .runs
         .replay
         .as_ref()
         .unwrap();
@@ -723,6 +847,7 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .dialogues
         .nth(0)
         .unwrap()
+        .runs
         .replay
         .as_ref()
         .unwrap();
@@ -734,7 +859,8 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .dialogues
         .nth(0)
         .unwrap()
-        .turns
+        .transcript
+        .turns()
         .iter()
         .position(|t| t.replay.as_ref().is_some_and(|r| !r.differences.is_empty()))
         .unwrap();
@@ -743,6 +869,7 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .dialogues
         .nth_mut(0)
         .unwrap()
+        .transcript
         .select(Some(differing));
     let screen = text(&render(&h.runner.app, 160, 50));
     assert!(
@@ -874,19 +1001,20 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
         app.dialogues
             .values()
             .last()
-            .and_then(|d| d.scenario.as_ref())
+            .and_then(|d| d.runs.scenario.as_ref())
             .is_some_and(|s| !s.running)
     })
     .await;
     let d = h.runner.app.dialogues.values().last().unwrap();
-    assert_eq!(d.turns.len(), 5);
+    assert_eq!(d.transcript.len(), 5);
     assert!(
-        d.turns
+        d.transcript
+            .turns()
             .iter()
             .all(|t| t.expect.as_ref().is_some_and(|e| e.failures.is_empty())),
         "every step passed"
     );
-    assert_eq!(d.scenario.as_ref().unwrap().passed, 5);
+    assert_eq!(d.runs.scenario.as_ref().unwrap().passed, 5);
     let screen = h.screen();
     assert!(screen.contains("test: a kiosk on the stage"), "{screen}");
     assert!(screen.contains("✓"), "{screen}");
@@ -908,7 +1036,15 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
             .is_some_and(|d| d.status == Status::Open)
     })
     .await;
-    let dialog_id = h.runner.app.dialogues.nth(0).unwrap().dialog_id.clone();
+    let dialog_id = h
+        .runner
+        .app
+        .dialogues
+        .nth(0)
+        .unwrap()
+        .link
+        .dialog_id
+        .clone();
     choose_kind(&mut h, Kind::Commitment);
     fill(
         &mut h,
@@ -927,7 +1063,7 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     })
     .await;
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().dialog_id,
+        h.runner.app.dialogues.nth(0).unwrap().link.dialog_id,
         dialog_id,
         "the same dialogue"
     );
@@ -950,7 +1086,7 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     let second = send(&mut h).await;
     let r = response(&h, second);
     assert_eq!(r["Feasibility"]["Steps"][0]["PAStatus"], "Clash", "{r:#}");
-    let view = &h.runner.app.dialogues.nth(0).unwrap().turns[second];
+    let view = &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[second];
     assert!(!view.turn.new_session, "not a new session");
     assert!(view.turn.findings.is_empty(), "{:?}", view.turn.findings);
 }
@@ -1048,7 +1184,7 @@ async fn deep_request_in_the_explorer() {
     h.show_session(Session::load(&recorded).unwrap());
     assert_eq!(h.runner.app.dialogues.len(), 1);
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().turns[0]
+        h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[0]
             .turn
             .request_value()
             .pointer(&deepest),
@@ -1056,8 +1192,20 @@ async fn deep_request_in_the_explorer() {
     );
     // Shown: the transcript, and the Raw tab from its first page to its last.
     h.runner.app.current = h.runner.app.dialogues.id_at(0);
-    h.runner.app.dialogues.nth_mut(0).unwrap().select(Some(0));
-    h.runner.app.dialogues.nth_mut(0).unwrap().detail_tab = DetailTab::Raw;
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .transcript
+        .select(Some(0));
+    h.runner
+        .app
+        .dialogues
+        .nth_mut(0)
+        .unwrap()
+        .transcript
+        .detail_tab = DetailTab::Raw;
     h.runner.app.focus = Pane::Detail;
     let first = h.screen();
     assert!(first.contains("DataXMData"), "{first}");
@@ -1071,6 +1219,7 @@ async fn deep_request_in_the_explorer() {
         app.dialogues
             .nth(0)
             .unwrap()
+            .runs
             .replay
             .as_ref()
             .is_some_and(|r| !r.running)
@@ -1082,6 +1231,7 @@ async fn deep_request_in_the_explorer() {
         .dialogues
         .nth(0)
         .unwrap()
+        .runs
         .replay
         .as_ref()
         .unwrap();
@@ -1092,10 +1242,10 @@ async fn deep_request_in_the_explorer() {
     h.until(WAIT, "the take-over to send the Request", |app| {
         app.dialogues
             .nth(1)
-            .is_some_and(|d| d.turns.len() == 1 && d.takeover.is_none())
+            .is_some_and(|d| d.transcript.len() == 1 && d.runs.takeover.is_none())
     })
     .await;
-    let taken = &h.runner.app.dialogues.nth(1).unwrap().turns[0].turn;
+    let taken = &h.runner.app.dialogues.nth(1).unwrap().transcript.turns()[0].turn;
     assert_eq!(
         taken.request_value().pointer(&deepest),
         Some(&serde_json::json!("bottom"))

@@ -448,12 +448,12 @@ impl App {
     /// only the user's own keys enter EDIT).
     pub fn show_dialogue(&mut self, id: DialogueId) {
         if let Some(old) = self.current.and_then(|i| self.dialogues.get_mut(i)) {
-            old.focus = Some(self.focus);
+            old.transcript.focus = Some(self.focus);
         }
         if let Some(d) = self.dialogues.get(id) {
             self.current = Some(id);
             if matches!(self.focus, Pane::Transcript | Pane::Detail | Pane::Composer)
-                && let Some(focus) = d.focus
+                && let Some(focus) = d.transcript.focus
                 && (focus != Pane::Composer || self.focus == Pane::Composer)
             {
                 self.focus = focus;
@@ -534,9 +534,11 @@ impl App {
     /// The detail tabs of the current dialogue.
     pub fn detail_tabs(&self) -> Vec<DetailTab> {
         match self.current_dialogue() {
-            Some(d) => {
-                DetailTab::for_interface(d.interface, d.replay.is_some(), d.scenario.is_some())
-            }
+            Some(d) => DetailTab::for_interface(
+                d.interface,
+                d.runs.replay.is_some(),
+                d.runs.scenario.is_some(),
+            ),
             None => vec![DetailTab::Answer],
         }
     }
@@ -545,7 +547,7 @@ impl App {
     pub fn shown_detail_tab(&self) -> DetailTab {
         let tabs = self.detail_tabs();
         match self.current_dialogue() {
-            Some(d) if tabs.contains(&d.detail_tab) => d.detail_tab,
+            Some(d) if tabs.contains(&d.transcript.detail_tab) => d.transcript.detail_tab,
             _ => tabs[0],
         }
     }
