@@ -169,3 +169,43 @@ async fn a_refused_bearer_token_fails_the_http_step_not_the_handshake() {
     let (code, out, err) = doctor(Some("sekret")).await;
     assert_eq!(code, 0, "{out}{err}");
 }
+
+fn fault_server(fault: &str) -> String {
+    format!("{} --fault {fault}", env!("CARGO_BIN_EXE_bkn-fault-server"))
+}
+
+/// `dialogue FILE` that exits 1 says on standard error which turn failed and how (as `send`
+/// does), not only inside the JSON on standard output.
+#[test]
+fn a_failing_dialogue_says_what_failed_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let requests = dir.path().join("rq.jsonl");
+    std::fs::write(
+        &requests,
+        "{\"Kind\": \"constraints\", \"EntityIDs\": [\"Avatar#7\"]}\n\
+         {\"Kind\": \"constraints\", \"EntityIDs\": [\"Avatar#7\"]}\n",
+    )
+    .unwrap();
+    let (code, out, err) = explorer(&[
+        "dialogue",
+        s(&requests),
+        "--stdio",
+        &fault_server("missing-outcome"),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    for turn in ["turn 0: ", "turn 1: "] {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(turn))
+            .unwrap_or_else(|| panic!("{turn} on stderr: {err}"));
+        assert!(
+            line.contains("finding") && line.contains("response: ") && line.contains("Outcome"),
+            "{line}"
+        );
+    }
+    // A dialogue that conforms says nothing of the kind.
+    let (code, _, err) = explorer(&["dialogue", s(&requests)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("turn 0:"), "{err}");
+}

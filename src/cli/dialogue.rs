@@ -2,8 +2,9 @@
 //! order in one dialogue; one JSON line per exchange on standard output (the Request as sent
 //! and its reply: `validate` judges such a file again, exchange by exchange, as a dialogue).
 //!
-//! Exit 0 when every Response conforms; 1 when one does not or the server rejected a Request;
-//! 2 on a usage or connection failure.
+//! Exit 0 when every Response conforms; 1 when one does not or the server rejected a Request
+//! (each such turn said on standard error: "turn 9: 1 finding: …"); 2 on a usage or
+//! connection failure.
 
 use super::exit;
 use super::target::ServerArgs;
@@ -162,6 +163,9 @@ async fn send_each(
             break;
         }
         code = code.max(verdict(&turn));
+        if let Some(failed) = what_failed(i, &turn) {
+            eprintln!("{failed}");
+        }
         let lost = matches!(&turn.reply, Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport));
         if args.save.is_some() {
             turns.push(turn);
@@ -316,6 +320,49 @@ fn verdict(turn: &Turn) -> u8 {
             _ => exit::FAILURE,
         },
     }
+}
+
+/// What failed in a turn, one line on standard error (as `send` says it), so that an exit
+/// 1 or 2 is explained where a person reads it, not only inside the JSON on standard output:
+/// "turn 9: 1 finding: response: …", "turn 3: the server rejected the Request (tool error):
+/// …". None when the turn conforms.
+fn what_failed(i: usize, turn: &Turn) -> Option<String> {
+    if verdict(turn) == exit::OK {
+        return None;
+    }
+    let which = match turn.head().turn_index {
+        Some(t) => format!("turn {t}"),
+        None => format!("exchange {i}"),
+    };
+    let findings = (!turn.findings.is_empty()).then(|| {
+        let each: Vec<String> = turn
+            .findings
+            .iter()
+            .map(|f| {
+                let on = match f.on {
+                    crate::client::turn::Subject::Request => "request",
+                    crate::client::turn::Subject::Response => "response",
+                };
+                format!("{on}: {}", f.finding)
+            })
+            .collect();
+        let n = each.len();
+        format!(
+            "{n} finding{}: {}",
+            if n == 1 { "" } else { "s" },
+            each.join("; ")
+        )
+    });
+    let reply = match &turn.reply {
+        Reply::Response(_) => None,
+        Reply::ToolError(text) => Some(format!(
+            "the server rejected the Request (tool error): {}",
+            text.lines().next().unwrap_or_default()
+        )),
+        Reply::Error(e) => Some(e.message.clone()),
+    };
+    let said: Vec<String> = [findings, reply].into_iter().flatten().collect();
+    Some(format!("{which}: {}", said.join("; ")))
 }
 
 /// One exchange as a JSON line (and its newline), the Response written as it came.
