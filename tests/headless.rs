@@ -209,3 +209,37 @@ fn a_failing_dialogue_says_what_failed_on_stderr() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("turn 0:"), "{err}");
 }
+
+fn certify_peer(flags: &str) -> String {
+    format!(
+        "{} {}/tests/peers/certify_peer.py {flags}",
+        common::python3().expect("python3"),
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Against a server that answers without CommitmentStatus, certify says what was missing,
+/// never a Rust Debug value ("None and None", "(None, None)").
+#[test]
+fn certify_says_what_is_missing_not_debug_values() {
+    let out = std::process::Command::new(bin())
+        .args([
+            "certify",
+            "--stdio",
+            &certify_peer("--no-commitment-status"),
+            "--only",
+            "commitments.conflict-in-request",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("certify-1 is not in the Response's CommitmentStatus"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("None") && !text.contains("Some("),
+        "no Debug values: {text}"
+    );
+}

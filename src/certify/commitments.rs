@@ -183,16 +183,32 @@ pub async fn conflict_in_request(ctx: &Ctx, p: &mut Probe) {
     let sent = send(&mut d, p, both, &checks).await;
     if p.answered(&sent, "one Request with a statement and its contradiction") {
         let (a, b) = (sent.commitment("certify-1"), sent.commitment("certify-2"));
+        let said = || {
+            format!(
+                "{}, {}",
+                status_said("certify-1", a.as_deref()),
+                status_said("certify-2", b.as_deref())
+            )
+        };
         p.check(
             a.is_some() && b.is_some() && (a.as_deref(), b.as_deref()) != (Some("retained"), Some("retained")),
-            || format!("a statement and its contradiction in one Request are {a:?} and {b:?}: one of them is conflicting"),
+            || format!("a statement and its contradiction in one Request: {}; one of them is conflicting", said()),
         );
         p.check(
             [&a, &b].iter().any(|s| s.as_deref() == Some("conflicting")),
-            || format!("neither a statement nor its contradiction, given in one Request, is conflicting ({a:?}, {b:?})"),
+            || format!("neither a statement nor its contradiction, given in one Request, is conflicting ({})", said()),
         );
     }
     d.close().await;
+}
+
+/// A commitment's status as a verdict says it: its Status, or that the Response's
+/// CommitmentStatus does not list it (a server that answers without CommitmentStatus).
+fn status_said(id: &str, status: Option<&str>) -> String {
+    match status {
+        Some(s) => format!("{id} is {s}"),
+        None => format!("{id} is not in the Response's CommitmentStatus"),
+    }
 }
 
 pub async fn conflict_domain(ctx: &Ctx, p: &mut Probe) {

@@ -64,7 +64,11 @@ pub async fn step_order(ctx: &Ctx, p: &mut Probe) {
         };
         let (x, y) = (sorted(a.statuses()), sorted(b.statuses()));
         p.check(x == y, || {
-            format!("listed in Step order the steps are {x:?}; listed backwards, {y:?}")
+            format!(
+                "listed in Step order the steps are {}; listed backwards, {}",
+                steps_said(&x),
+                steps_said(&y)
+            )
         });
     }
     d.close().await;
@@ -100,7 +104,11 @@ pub async fn unrelated(ctx: &Ctx, p: &mut Probe) {
     {
         let (x, y) = (without.statuses(), with.statuses());
         p.check(x == y, || {
-            format!("alone the steps are {x:?}; beside unrelated retained commitments, {y:?}")
+            format!(
+                "alone the steps are {}; beside unrelated retained commitments, {}",
+                steps_said(&x),
+                steps_said(&y)
+            )
         });
     }
     b.close().await;
@@ -145,4 +153,16 @@ pub async fn concurrent(ctx: &Ctx, p: &mut Probe) {
             );
         }
     }
+}
+
+/// Steps and their PA Status as a verdict says them: "Step 3 Ack, Step 7 Clash", or "none".
+fn steps_said(steps: &[(u64, String)]) -> String {
+    if steps.is_empty() {
+        return "none".to_owned();
+    }
+    steps
+        .iter()
+        .map(|(step, status)| format!("Step {step} {status}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -205,7 +205,17 @@ pub async fn steps(ctx: &Ctx, p: &mut Probe) {
         let steps: Vec<u64> = sent.statuses().into_iter().map(|(s, _)| s).collect();
         p.check(
             steps.len() == 2 && steps.contains(&3) && steps.contains(&7),
-            || format!("a plan of Steps 3 and 7 was answered with Steps {steps:?}"),
+            || match steps.as_slice() {
+                [] => "a plan of Steps 3 and 7 was answered with no step status".to_owned(),
+                _ => format!(
+                    "a plan of Steps 3 and 7 was answered with Steps {}",
+                    steps
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
         );
     }
     let sent = d

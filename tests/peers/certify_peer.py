@@ -15,6 +15,7 @@ Without a flag it keeps every rule certify checks. Each flag breaks one on purpo
   --copy-fields      the Response's SessionID is not the Request's
   --repeat-turn      a TurnIndex equal to the last accepted one is accepted
   --no-tool          offers no tool at all (certify has nothing to certify: exit 2)
+  --no-commitment-status  answers without CommitmentStatus
 """
 
 import json
@@ -292,7 +293,8 @@ def answer(request, stateless):
                 response["Feasibility"] = feasibility(request, retained)
             else:
                 response["Outcome"] = "not_answered"
-    response["CommitmentStatus"] = [{"CommitmentID": k, "Status": v[1]} for k, v in store.items()]
+    if "--no-commitment-status" not in FLAGS:
+        response["CommitmentStatus"] = [{"CommitmentID": k, "Status": v[1]} for k, v in store.items()]
     if "--forget-release" in FLAGS:
         for k in [k for k, v in store.items() if v[1] == "released"]:
             del store[k]
