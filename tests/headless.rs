@@ -243,3 +243,24 @@ fn certify_says_what_is_missing_not_debug_values() {
         "no Debug values: {text}"
     );
 }
+
+/// A count of 0 is refused before anything runs, with the range allowed (`load -c 0 -r 1`
+/// ran "0 dialogues × 1 time through it" and reported turns).
+#[test]
+fn counts_of_zero_are_refused() {
+    let scenario = root().join("scenarios/dac-kiosk.yaml");
+    for args in [
+        vec!["load", s(&scenario), "-c", "0", "-r", "1"],
+        vec!["load", s(&scenario), "-c", "1", "-r", "0"],
+        vec!["certify", "--rule-timeout", "0"],
+        vec!["tools", "--timeout", "0"],
+        vec!["send", "x.json", "--max-message-mb", "0"],
+        vec!["serve", "dac", "--max-dialogues", "0"],
+        vec!["proxy", "--max-message-mb", "0", "--", "true"],
+    ] {
+        let (code, out, err) = explorer(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains("invalid value '0'"), "{args:?}: {err}");
+        assert!(out.is_empty(), "nothing ran: {args:?}: {out}");
+    }
+}

@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long = "only", value_name = "RULE")]
     only: Vec<String>,
     /// The longest one rule may take, in seconds, before it fails (a server that hangs).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     rule_timeout: u64,
     #[command(flatten)]
     server: ServerArgs,

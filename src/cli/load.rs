@@ -54,10 +54,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     report: Option<PathBuf>,
     /// Dialogues at once.
-    #[arg(long, short, default_value_t = 8)]
+    #[arg(long, short, default_value_t = 8, value_parser = super::at_least_one())]
     concurrency: usize,
     /// Times each dialogue goes through the scenario.
-    #[arg(long, short, default_value_t = 10)]
+    #[arg(long, short, default_value_t = 10, value_parser = super::at_least_one())]
     repeat: usize,
     /// Each time through the scenario in a new MCP session (for scenarios whose answers
     /// depend on the dialogue's history); by default a dialogue goes on.

@@ -85,6 +85,12 @@ pub enum Command {
 }
 
 /// Exit codes shared by the headless commands.
+/// The parser of a count or size where 0 means nothing sensible (dialogues at once, times
+/// through, MiB, connections): clap refuses 0 with the range allowed, before anything runs.
+fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+}
+
 pub mod exit {
     /// Everything conforms / succeeded.
     pub const OK: u8 = 0;

@@ -23,11 +23,11 @@ pub struct Args {
     #[arg(long)]
     name: Option<String>,
     /// Messages longer than this (MiB) pass on unchecked, and the recording says so.
-    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    #[arg(long, default_value_t = 64, value_name = "MIB", value_parser = super::at_least_one())]
     max_message_mb: usize,
     /// With --http: refuse request bodies longer than this (MiB; 413), as the reference
     /// servers do by default. Bodies pass on as they come, never held whole.
-    #[arg(long, default_value_t = 4, value_name = "MIB", requires = "http")]
+    #[arg(long, default_value_t = 4, value_name = "MIB", requires = "http", value_parser = super::at_least_one())]
     max_body_mb: usize,
     /// Proxy Streamable HTTP instead of stdio: listen on [ADDRESS:]PORT (loopback unless an
     /// address is given; path /mcp) and pass everything to --upstream.

@@ -50,7 +50,7 @@ pub struct Args {
     )]
     token: Option<String>,
     /// Largest HTTP request body accepted, in MiB.
-    #[arg(long, default_value_t = 4, value_name = "MIB")]
+    #[arg(long, default_value_t = 4, value_name = "MIB", value_parser = super::at_least_one())]
     max_body_mb: usize,
     /// Forget a dialogue idle for this long ("90s", "30m", "500ms"; a plain number is
     /// seconds): an HTTP session (2025-11-25) ends, a dialogue kept by DialogID (2026-07-28)
@@ -65,13 +65,13 @@ pub struct Args {
     dialogue_idle: Duration,
     /// Hold at most this many dialogues kept by DialogID, and as many HTTP sessions; past
     /// it a new one is refused with an error that says so (the ones held go on).
-    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    #[arg(long, default_value_t = 10_000, value_name = "N", value_parser = super::at_least_one())]
     max_dialogues: usize,
     /// HTTP: hold at most this many connections (fewer if `ulimit -n` cannot hold them:
     /// said in the log); past it a new one is answered 503 and closed. Every request's head
     /// must come whole within 10 s (a kept-alive connection waiting for its next request
     /// is closed then), and a connection is closed after 2 minutes without traffic.
-    #[arg(long, default_value_t = 1024, value_name = "N", requires = "http")]
+    #[arg(long, default_value_t = 1024, value_name = "N", requires = "http", value_parser = super::at_least_one())]
     max_connections: usize,
     /// Write logs to this file instead of standard error (never to standard output).
     #[arg(long, value_name = "FILE")]

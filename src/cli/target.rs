@@ -100,10 +100,10 @@ pub struct ServerArgs {
     pub embedded: Option<Interface>,
     /// Seconds to wait for the handshake and for each answer (progress extends it)
     /// [default: config.toml's timeout, else 30].
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
     /// The largest message taken from a server, in MiB.
-    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    #[arg(long, default_value_t = 64, value_name = "MIB", value_parser = super::at_least_one())]
     pub max_message_mb: usize,
     /// The MCP generation to speak: auto (the newest both sides speak: server/discover, else
     /// initialize), 2026-07-28 (stateless) or 2025-11-25 (sessions) [default: the server's
@@ -409,10 +409,10 @@ pub struct Targets {
     pub embedded: Vec<Interface>,
     /// Seconds to wait for the handshake and for each answer [default: config.toml's
     /// timeout, else 30].
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
     /// The largest message taken from a server, in MiB.
-    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    #[arg(long, default_value_t = 64, value_name = "MIB", value_parser = super::at_least_one())]
     pub max_message_mb: usize,
     /// The MCP generation to speak: auto, 2026-07-28 or 2025-11-25 (see `send --help`).
     #[arg(long, value_name = "auto|2026-07-28|2025-11-25")]

@@ -44,10 +44,10 @@ pub struct Args {
     theme: Option<String>,
     /// Seconds to wait for each answer (progress extends it) [default: config.toml's timeout,
     /// else 30].
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
     /// The largest message taken from a server, in MiB.
-    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    #[arg(long, default_value_t = 64, value_name = "MIB", value_parser = super::at_least_one())]
     max_message_mb: usize,
     /// The MCP generation to speak: auto (the newest both sides speak), 2026-07-28 or
     /// 2025-11-25 [default: a server's "protocol" in its servers file, else config.toml's,
