@@ -60,7 +60,7 @@ pub fn run(args: Args) -> u8 {
         return from_session(session, args.dialogue.unwrap_or(0), args.output.as_ref());
     }
     // Every scenario is read before anything is sent.
-    let Some(scenarios) = read_all(&args.scenarios) else {
+    let Some(scenarios) = super::read_scenarios(&args.scenarios) else {
         eprintln!("bkn-explorer test: nothing was sent");
         return exit::FAILURE;
     };
@@ -79,24 +79,6 @@ pub fn run(args: Args) -> u8 {
     };
     let results = run_all(&args, &scenarios, &given, &runtime);
     report(&args, &results)
-}
-
-/// Every scenario read and checked; None when one cannot be (its errors said).
-fn read_all(paths: &[PathBuf]) -> Option<Vec<Scenario>> {
-    let mut scenarios = Vec::new();
-    let mut unreadable = false;
-    for path in paths {
-        match scenario::load(path) {
-            Ok(s) => scenarios.push(s),
-            Err(errors) => {
-                unreadable = true;
-                for e in errors {
-                    eprintln!("{e}");
-                }
-            }
-        }
-    }
-    (!unreadable).then_some(scenarios)
 }
 
 /// What the scenarios' runs found.
@@ -237,10 +219,7 @@ fn servers_for(s: &Scenario, given: &[ServerSpec]) -> Result<Vec<ServerSpec>, St
     if !given.is_empty() {
         return Ok(given.to_vec());
     }
-    match &s.server {
-        Some(choice) => Ok(vec![target::scenario_server(choice)?]),
-        None => Ok(vec![ServerSpec::embedded(s.interface)]),
-    }
+    Ok(vec![target::own_server(s)?])
 }
 
 /// A progress line on standard error for runs that take a while: redrawn in place on a
