@@ -240,12 +240,15 @@ fn export_servers(
     }
 }
 
+/// Headers as (name, value).
+type Headers = Vec<(String, String)>;
+
 /// The URL Locust's workers reach (the same for every scenario: they speak Streamable HTTP
 /// only) and its headers but a token; or every reason there is none.
 fn locust_target(
     servers: &[(String, ServerSpec)],
     scenarios: &[scenario::Scenario],
-) -> Result<(String, Vec<(String, String)>), Vec<String>> {
+) -> Result<(String, Headers), Vec<String>> {
     use crate::client::spec::TransportSpec;
     let mut errors = Vec::new();
     let mut url: Option<String> = None;
