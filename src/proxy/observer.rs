@@ -180,14 +180,14 @@ impl Observer {
 
     fn message(&mut self, side: Side, message: Value, at: Instant, now: SystemTime) {
         match side {
-            Side::Agent => self.from_agent(&message, at, now),
-            Side::Server => self.from_server(&message, at, now),
+            Side::Agent => self.agent_message(&message, at, now),
+            Side::Server => self.server_message(&message, at, now),
         }
     }
 
     /// An agent's request, kept until its answer where the answer will be recorded; a
     /// cancellation ends its Request's exchange.
-    fn from_agent(&mut self, message: &Value, at: Instant, now: SystemTime) {
+    fn agent_message(&mut self, message: &Value, at: Instant, now: SystemTime) {
         let id = message.get("id").map(|id| id.to_string());
         let (Some(id), Some(method)) = (id, message.get("method").and_then(Value::as_str)) else {
             // A notification: a cancellation ends its Request's exchange.
@@ -234,7 +234,7 @@ impl Observer {
 
     /// The server's answer to a request kept: the session's version, its tools, a JSON
     /// resource, or a turn's reply.
-    fn from_server(&mut self, message: &Value, at: Instant, now: SystemTime) {
+    fn server_message(&mut self, message: &Value, at: Instant, now: SystemTime) {
         let id = message.get("id").map(|id| id.to_string());
         let Some(pending) = id.and_then(|id| self.pending.remove(&id)) else {
             return;
