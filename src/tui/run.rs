@@ -230,7 +230,7 @@ impl Runner {
                 purpose,
                 unchanged,
             } => {
-                let data_dir = self.app.paths.data_dir.clone();
+                let data_dir = self.app.config().paths.data_dir.clone();
                 self.blocking(move || {
                     use crate::tui::event::FileStamp;
                     if let Some(stamp) = unchanged
@@ -292,7 +292,7 @@ impl Runner {
                 }
             }
             Effect::ReadSession { path, purpose } => {
-                let data_dir = self.app.paths.data_dir.clone();
+                let data_dir = self.app.config().paths.data_dir.clone();
                 self.blocking(move || {
                     // Before reading: a change while it is read shows as one at the next save.
                     let stamp = crate::tui::event::FileStamp::of(&path);
@@ -332,15 +332,15 @@ impl Runner {
             }),
             Effect::ListSessions => {
                 let (dir, data) = (
-                    self.app.paths.sessions_dir.clone(),
-                    self.app.paths.data_dir.clone(),
+                    self.app.config().paths.sessions_dir.clone(),
+                    self.app.config().paths.data_dir.clone(),
                 );
                 self.blocking(move || {
                     Event::PickerItems(persist::picker_items(&dir, data.as_deref()))
                 });
             }
             Effect::FindServers => {
-                let cwd = self.app.paths.cwd.clone();
+                let cwd = self.app.config().paths.cwd.clone();
                 let config = self.config_dir.clone();
                 self.blocking(move || {
                     let (servers, problems) =
@@ -349,7 +349,7 @@ impl Runner {
                 });
             }
             Effect::CompletePath { typed, extensions } => {
-                let cwd = self.app.paths.cwd.clone();
+                let cwd = self.app.config().paths.cwd.clone();
                 self.blocking(move || Event::PathCompletions {
                     paths: persist::complete_path(&typed, &cwd, extensions),
                     typed,
@@ -424,7 +424,7 @@ impl Runner {
         use crate::scenario::run::{Keep, Progress};
         use crate::tui::event::{ScenarioEvent, ScenarioInfo};
         let options = self.engine.options().clone();
-        let overrides = self.app.overrides.clone();
+        let overrides = self.app.config.overrides.clone();
         let events = self.events.clone();
         let token = CancellationToken::new();
         let stop = token.clone();
@@ -504,7 +504,7 @@ impl Runner {
         let token = CancellationToken::new();
         self.watching = Some(token.clone());
         let events = self.events.clone();
-        let data = self.app.paths.data_dir.clone();
+        let data = self.app.config().paths.data_dir.clone();
         tokio::spawn(async move {
             let send = |e: WatchEvent| events.send(Event::Watch(e)).is_ok();
             let Some(path) = path.or_else(|| crate::tui::watch::newest_recording(data.as_deref()))
@@ -902,7 +902,7 @@ async fn run_async(launch: Launch) -> u8 {
     let (options, connect, theme_dir, config_dir) = launch.prepare();
     let mut runner = Runner::new(options, connect, theme_dir, config_dir, tx);
     if let Ok(size) = term.size() {
-        runner.app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+        runner.app.screen.resize(size.width, size.height);
     }
     // A test hook (docs/reliability.md): panic after the first frame, to check that the
     // terminal is restored and a crash report written.
@@ -917,7 +917,7 @@ async fn run_async(launch: Launch) -> u8 {
                 // nothing crashed. Leave as a closed terminal's SIGHUP does, the unsaved
                 // work in the autosave.
                 terminal_gone = true;
-                if runner.quit.is_none() && !runner.app.leaving {
+                if runner.quit.is_none() && !runner.app.leaving() {
                     runner.handle(Event::Signal(TERMINAL_CLOSED));
                 }
             }
@@ -972,11 +972,13 @@ fn matters(app: &App, event: &Event) -> bool {
         Event::Tick => {
             app.notices.shown().is_some()
                 || app
-                    .dialogues
+                    .workspace()
+                    .dialogues()
                     .values()
                     .any(|d| d.pending.is_some() || d.status == Status::Connecting)
                 || app
-                    .servers
+                    .workspace()
+                    .servers()
                     .values()
                     .any(|s| s.status == ServerStatus::Connecting)
                 || app.certify.as_ref().is_some_and(|c| c.running())

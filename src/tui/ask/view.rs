@@ -19,7 +19,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 const LABEL: usize = 22;
 
 pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     // The box's inside is as wide as a 100-column box leaves, or the screen.
     let width = (100.min(area.width.saturating_sub(2)) as usize).saturating_sub(2);
     let named = o
@@ -161,7 +161,7 @@ fn form_lines<'a>(
     lines: &mut Vec<Line<'a>>,
     field_lines: &mut Vec<usize>,
 ) {
-    let t = &app.theme;
+    let t = app.theme();
     if form.fields.is_empty() {
         lines.push(Line::styled(
             "The form has no fields: Enter answers, Ctrl-D declines.",
@@ -233,7 +233,7 @@ fn hint(field: &Field) -> String {
 }
 
 fn value_spans<'a>(app: &App, field: &'a Field, focused: bool) -> Vec<Span<'a>> {
-    let t = &app.theme;
+    let t = app.theme();
     let picked = |on: bool, label: &str, under: bool| {
         let mut style = if on {
             t.bold(t.colors.accent)

@@ -169,7 +169,7 @@ impl OpenFile {
     }
 
     pub fn render(&self, frame: &mut Frame, app: &App, area: Rect) -> OverlayHits {
-        let t = &app.theme;
+        let t = app.theme();
         let r = centered(area, 96, area.height.saturating_sub(6).min(24));
         let inner = framed(
             frame,
@@ -212,7 +212,7 @@ impl OpenFile {
                 lines.push(Line::styled(
                     format!(
                         "no session files in {} and no recent ones: type a path",
-                        app.paths.sessions_dir.display()
+                        app.config().paths.sessions_dir.display()
                     ),
                     t.muted(),
                 ));

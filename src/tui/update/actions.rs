@@ -1,7 +1,7 @@
 //! Actions: what a key of the table, the palette or a click asks for.
 
 use crate::client::dialogue::Filling;
-use crate::tui::action::{Action, Pane};
+use crate::tui::action::{Action, Handled, Pane};
 use crate::tui::app::{App, Severity, SidebarRow};
 use crate::tui::composer;
 use crate::tui::dialogue::{Pending, Replay, Status};
@@ -19,7 +19,7 @@ impl App {
         match action {
             Action::Quit => {
                 let drafts = self.unsent_drafts();
-                if self.session.unsaved == 0 && !drafts.is_empty() {
+                if self.session.unsaved() == 0 && !drafts.is_empty() {
                     self.overlay = Some(Overlay::Confirm(Confirm {
                         title: "Quit".into(),
                         message: format!(
@@ -29,20 +29,20 @@ impl App {
                         ),
                         purpose: ConfirmPurpose::Quit,
                     }));
-                } else if self.session.unsaved > 0 {
+                } else if self.session.unsaved() > 0 {
                     let drafts = match drafts.is_empty() {
                         true => String::new(),
                         false => format!(" {} has an unsent draft, lost too.", drafts.join(", ")),
                     };
-                    let n = self.session.unsaved;
-                    let kept = match &self.paths.data_dir {
+                    let n = self.session.unsaved();
+                    let kept = match &self.config.paths.data_dir {
                         Some(dir) => format!(
                             " (until the next run ends they are in {})",
                             dir.join(crate::tui::persist::LAST_RUN).display()
                         ),
                         None => " and they are lost".into(),
                     };
-                    let save = self.keymap.first_key(&Action::Save);
+                    let save = self.config.keymap.first_key(&Action::Save);
                     self.overlay = Some(Overlay::Confirm(Confirm {
                         title: "Quit".into(),
                         message: format!(
@@ -66,41 +66,40 @@ impl App {
                 self.overlay = Some(Overlay::Palette(Palette::new(self.palette_entries())))
             }
             Action::FocusNext | Action::FocusPrev => {
-                let panes = self.panes();
-                let i = panes.iter().position(|p| *p == self.focus).unwrap_or(0);
+                let panes = self.screen.panes();
+                let i = panes
+                    .iter()
+                    .position(|p| *p == self.screen.focus())
+                    .unwrap_or(0);
                 let n = panes.len();
                 let next = if action == Action::FocusNext {
                     (i + 1) % n
                 } else {
                     (i + n - 1) % n
                 };
-                self.focus = panes[next];
+                self.screen.set_focus(panes[next]);
             }
-            Action::Focus(p) => {
-                if p == Pane::Log {
-                    self.show_log = true;
-                }
-                self.focus = p;
-            }
+            Action::Focus(p) => self.screen.set_focus(p),
             Action::NextDialogue | Action::PrevDialogue => {
-                let n = self.dialogues.len();
+                let n = self.workspace.dialogues().len();
                 if n > 0 {
                     let i = self
-                        .current
-                        .and_then(|c| self.dialogues.position(c))
+                        .workspace
+                        .current()
+                        .and_then(|c| self.workspace.dialogues().position(c))
                         .unwrap_or(0);
                     let next = if action == Action::NextDialogue {
                         (i + 1) % n
                     } else {
                         (i + n - 1) % n
                     };
-                    if let Some(id) = self.dialogues.id_at(next) {
+                    if let Some(id) = self.workspace.dialogues().id_at(next) {
                         self.show_dialogue(id);
                     }
                 }
             }
             Action::GoToDialogue(i) => {
-                if let Some(id) = self.dialogues.id_at(i) {
+                if let Some(id) = self.workspace.dialogues().id_at(i) {
                     self.show_dialogue(id);
                 }
             }
@@ -109,11 +108,11 @@ impl App {
                     self.notify("no server to open a dialogue on", Severity::Warning);
                     return;
                 };
-                let Some(interface) = self.servers.get(server).map(|s| s.interface) else {
+                let Some(interface) = self.workspace.server(server).map(|s| s.interface) else {
                     return;
                 };
                 self.open_dialogue(server, interface, fx);
-                self.focus = Pane::Composer;
+                self.screen.set_focus(Pane::Composer);
             }
             Action::CloseDialogue => {
                 let Some(d) = self.current_dialogue() else {
@@ -147,20 +146,17 @@ impl App {
             | Action::CertifySaveJson
             | Action::CertifySaveMarkdown => self.certify_act(action, fx),
             Action::ToggleLog => {
-                self.show_log = !self.show_log;
-                if !self.show_log && self.focus == Pane::Log {
-                    self.focus = Pane::Transcript;
-                }
+                let shown = self.screen.log_shown();
+                self.screen.show_log(!shown);
             }
-            Action::Save => match self.session.path.clone() {
+            Action::Save => match self.session.path().map(Into::into) {
                 Some(path) => self.save_explicit(path, fx),
                 None => self.act(Action::SaveAs, fx),
             },
             Action::SaveAs => {
                 let default = self
                     .session
-                    .path
-                    .as_ref()
+                    .path()
                     .map(|p| p.display().to_string())
                     .unwrap_or_else(|| "session.json".into());
                 let note = self.save_as_note(&default);
@@ -176,10 +172,10 @@ impl App {
                     selected: 0,
                 }));
             }
-            Action::Open if self.session.unsaved > 0 => {
+            Action::Open if self.session.unsaved() > 0 => {
                 // Opening replaces the dialogues in view, and the next turn's autosave what
                 // they were: never without a question.
-                let n = self.session.unsaved;
+                let n = self.session.unsaved();
                 let them = if n == 1 { "it" } else { "them" };
                 self.overlay = Some(Overlay::Confirm(Confirm {
                     title: "Open another session".into(),
@@ -240,7 +236,7 @@ impl App {
             | Action::SaveElsewhere => {}
             Action::ComposerMode => {
                 if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() {
-                    self.focus = Pane::Composer;
+                    self.screen.set_focus(Pane::Composer);
                 }
             }
             Action::ClearComposer => {
@@ -258,11 +254,17 @@ impl App {
             }
             Action::CycleTheme => {
                 let i = self
+                    .config
                     .themes
                     .iter()
-                    .position(|n| *n == self.theme.name)
+                    .position(|n| *n == self.config.theme.name)
                     .unwrap_or(0);
-                if let Some(next) = self.themes.get((i + 1) % self.themes.len().max(1)).cloned() {
+                if let Some(next) = self
+                    .config
+                    .themes
+                    .get((i + 1) % self.config.themes.len().max(1))
+                    .cloned()
+                {
                     self.act(Action::SetTheme(next), fx);
                 }
             }
@@ -274,8 +276,7 @@ impl App {
             Action::AddFoundServer(name) => self.add_found_server(&name, fx),
             Action::RemoveServer => self.ask_to_remove_server(fx),
             Action::FilterLog => {
-                self.show_log = true;
-                self.focus = Pane::Log;
+                self.screen.set_focus(Pane::Log);
                 self.log.editing_filter = true;
                 self.log.filter_input = crate::tui::overlay::Input::new(&self.log.filter);
             }
@@ -291,7 +292,8 @@ impl App {
 
     /// The dialogues whose composer holds an unsent draft, by name.
     fn unsent_drafts(&self) -> Vec<String> {
-        self.dialogues
+        self.workspace
+            .dialogues()
             .values()
             .filter(|d| d.composer.has_draft())
             .map(|d| d.name.clone())
@@ -305,7 +307,7 @@ impl App {
 
     /// Closes the connection of every dialogue that has one (open, or still connecting).
     pub(super) fn close_connections(&self, fx: &mut Vec<Effect>) {
-        for d in self.dialogues.values() {
+        for d in self.workspace.dialogues().values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
@@ -319,12 +321,12 @@ impl App {
         self.close_connections(fx);
         // The drafts typed since the last tick's look, too.
         self.recovering.write_drafts_again();
-        self.ticks = 0;
+        self.screen.set_ticks(0);
         self.autosave_drafts(fx);
-        let work = self.session.unsaved > 0;
-        match (self.paths.autosave.clone(), work) {
+        let work = self.session.unsaved() > 0;
+        match (self.config.paths.autosave.clone(), work) {
             (Some(path), true) => {
-                self.leaving = true;
+                self.session.leave_after_save();
                 self.notify(
                     format!("{name}: saving the autosave, then leaving"),
                     Severity::Warning,
@@ -346,29 +348,23 @@ impl App {
         key: crate::client::engine::DialogueKey,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(i) = self.dialogue_of_key(key) else {
+        let Some(i) = self.workspace.dialogue_of_key(key) else {
             return;
         };
-        let Some(position) = self.dialogues.position(i) else {
-            return;
-        };
-        let Some(d) = self.dialogues.remove(i) else {
+        // The tab after it shows (the one before, when it was the last).
+        let Some(d) = self.workspace.remove_dialogue(i) else {
             return;
         };
         // Its turns are in no later save: no longer counted as unsaved (the question said so).
-        self.session.unsaved = self.session.unsaved.saturating_sub(d.unsaved);
+        self.session.turns_dropped(d.unsaved);
         fx.push(Effect::Close { key: d.key });
         fx.push(Effect::StopReplay { key: d.key });
         fx.push(Effect::StopScenario { key: d.key });
         if !d.turns.is_empty() {
             self.autosave(fx);
         }
-        // The tab after it shows (the one before, when it was the last).
-        self.current = self
-            .dialogues
-            .id_at(position.min(self.dialogues.len().saturating_sub(1)));
         if let Some(focus) = self.current_dialogue().and_then(|d| d.focus) {
-            self.focus = focus;
+            self.screen.set_focus(focus);
         }
     }
 
@@ -391,7 +387,7 @@ impl App {
                     }
                     // A Save-as given up: nothing waits for a save any more.
                     Some(Overlay::Prompt(p)) if p.purpose == PromptPurpose::SaveAs => {
-                        self.after_save = None
+                        self.session.after_save(None)
                     }
                     _ => {}
                 }
@@ -420,7 +416,7 @@ impl App {
                     (ConfirmPurpose::OpenOverUnsaved, _) => {
                         // Open once the save is written (after Save-as's prompt if the session
                         // has no file yet).
-                        self.after_save = Some(Action::Open);
+                        self.session.after_save(Some(Action::Open));
                         self.act(Action::Save, fx);
                     }
                     (ConfirmPurpose::SaveOverChanged(path), Choice::Overwrite) => {
@@ -437,7 +433,7 @@ impl App {
                         if text.trim().is_empty() {
                             return;
                         }
-                        let path = super::resolve_save_path(text.trim(), &self.paths);
+                        let path = super::resolve_save_path(text.trim(), &self.config.paths);
                         fx.push(Effect::CheckSaveTarget {
                             path,
                             what: crate::tui::event::SaveWhat::Session,
@@ -507,8 +503,8 @@ impl App {
             return false;
         };
         let Some((name, command)) = self
-            .servers
-            .get(server)
+            .workspace
+            .server(server)
             .and_then(|s| Some((s.name.clone(), s.needs_consent.clone()?)))
         else {
             return false;
@@ -528,7 +524,7 @@ impl App {
     fn confirmed(&mut self, purpose: ConfirmPurpose, fx: &mut Vec<Effect>) {
         match purpose {
             ConfirmPurpose::StartCommand(server, action) => {
-                if let Some(s) = self.servers.get_mut(server) {
+                if let Some(s) = self.workspace.server_mut(server) {
                     s.needs_consent = None;
                 }
                 self.act(action, fx);
@@ -577,7 +573,7 @@ impl App {
     fn palette_entries(&self) -> Vec<(Action, String, String)> {
         let mut entries: Vec<(Action, String, String)> = Vec::new();
         let mut push = |a: Action| {
-            let keys = self.keymap.keys_of(&a);
+            let keys = self.config.keymap.keys_of(&a);
             if !entries.iter().any(|(b, _, _)| *b == a) {
                 entries.push((a.clone(), a.title(), keys));
             }
@@ -608,14 +604,14 @@ impl App {
         ] {
             push(Action::Focus(p));
         }
-        for (i, d) in self.dialogues.values().enumerate() {
+        for (i, d) in self.workspace.dialogues().values().enumerate() {
             entries.push((
                 Action::GoToDialogue(i),
                 format!("Go to dialogue {}: {}", i + 1, d.name),
                 (i + 1).to_string(),
             ));
         }
-        for name in &self.themes {
+        for name in &self.config.themes {
             entries.push((
                 Action::SetTheme(name.clone()),
                 format!("Theme: {name}"),
@@ -639,7 +635,7 @@ impl App {
 
     fn move_in(&mut self, action: Action) {
         let areas = self.areas();
-        let page = match self.focus {
+        let page = match self.screen.focus() {
             Pane::Transcript => areas.transcript_rows(),
             Pane::Detail => areas.detail_lines(),
             Pane::Log => areas.log_lines(),
@@ -662,10 +658,9 @@ impl App {
                 .saturating_add(delta)
                 .clamp(0, len as isize - 1) as usize
         };
-        match self.focus {
+        match self.screen.focus() {
             Pane::Sidebar => {
-                let n = self.sidebar_rows().len();
-                self.sidebar_selected = step(self.sidebar_selected, n);
+                self.sidebar.act(&action, delta, &self.workspace);
             }
             Pane::Transcript => {
                 if let Some(d) = self.current_dialogue_mut() {
@@ -704,19 +699,17 @@ impl App {
     }
 
     fn select(&mut self, _fx: &mut [Effect]) {
-        match self.focus {
-            Pane::Sidebar => match self.sidebar_rows().get(self.sidebar_selected).copied() {
-                Some(SidebarRow::Dialogue(d)) => {
+        match self.screen.focus() {
+            Pane::Sidebar => {
+                // Folding a server is the sidebar's own; a dialogue is shown by the App.
+                if self.sidebar.act(&Action::Select, 0, &self.workspace) == Handled::Ignored
+                    && let Some(SidebarRow::Dialogue(d)) =
+                        self.sidebar.selected_row(&self.workspace)
+                {
                     self.show_dialogue(d);
-                    self.focus = Pane::Transcript;
+                    self.screen.set_focus(Pane::Transcript);
                 }
-                Some(SidebarRow::Server(s)) => {
-                    if let Some(s) = self.servers.get_mut(s) {
-                        s.expanded = !s.expanded;
-                    }
-                }
-                None => {}
-            },
+            }
             Pane::Transcript => {
                 // Enter on a turn puts its Request in the composer, to edit and send again.
                 let request = self
@@ -725,7 +718,7 @@ impl App {
                     .map(|s| s.request.clone());
                 if let Some(request) = request {
                     let kept = self.with_composer(|c, ctx| c.replace_with(&request, ctx));
-                    self.focus = Pane::Composer;
+                    self.screen.set_focus(Pane::Composer);
                     if kept == Some(true) {
                         self.notify(
                             "your draft is kept, Ctrl-Z brings it back: the turn's Request \
@@ -765,7 +758,10 @@ impl App {
                 return;
             }
             Status::Live => {
-                let key = self.keymap.first_key(&crate::tui::action::Action::TakeOver);
+                let key = self
+                    .config
+                    .keymap
+                    .first_key(&crate::tui::action::Action::TakeOver);
                 self.notify(
                     format!("a live dialogue, watched from a proxy: read-only; {key} takes it over in a dialogue of your own"),
                     Severity::Warning,
@@ -802,7 +798,7 @@ impl App {
             request: serde_json::Value::Object(content),
             filling,
         });
-        let started = self.now;
+        let started = self.screen.now();
         if let Some(d) = self.current_dialogue_mut() {
             d.pending = Some(Pending {
                 started,
@@ -818,8 +814,8 @@ impl App {
     /// closed first, by the composer); outside it, the pending turn, replay or scenario is
     /// stopped.
     fn cancel(&mut self, fx: &mut Vec<Effect>) {
-        if self.focus == Pane::Composer {
-            self.focus = Pane::Transcript;
+        if self.screen.focus() == Pane::Composer {
+            self.screen.set_focus(Pane::Transcript);
             let running = self.current_dialogue().is_some_and(|d| {
                 d.pending.as_ref().is_some_and(|p| !p.cancelling)
                     || d.replay.as_ref().is_some_and(|r| r.running)
@@ -833,8 +829,8 @@ impl App {
             }
             return;
         }
-        if let Some(i) = self.current
-            && let Some(d) = self.dialogues.get_mut(i)
+        if let Some(i) = self.workspace.current()
+            && let Some(d) = self.workspace.dialogue_mut(i)
         {
             if let Some(p) = &mut d.pending
                 && !p.cancelling
@@ -871,16 +867,18 @@ impl App {
     }
 
     fn reconnect(&mut self, fx: &mut Vec<Effect>) {
-        let Some(i) = self.current else { return };
+        let Some(i) = self.workspace.current() else {
+            return;
+        };
         // A dialogue whose server was removed has nothing to reconnect to.
         let Some(old) = self
-            .dialogues
-            .get(i)
-            .filter(|d| self.servers.contains(d.server))
+            .workspace
+            .dialogue(i)
+            .filter(|d| self.workspace.servers().contains(d.server))
             .map(|d| d.key)
         else {
-            if self.dialogues.contains(i) {
-                let add = self.keymap.first_key(&Action::AddServer);
+            if self.workspace.dialogues().contains(i) {
+                let add = self.config.keymap.first_key(&Action::AddServer);
                 self.notify(
                     format!(
                         "its server is no longer here: nothing to reconnect to ({add} in Servers adds one)"
@@ -891,8 +889,8 @@ impl App {
             return;
         };
         fx.push(Effect::Close { key: old });
-        let key = self.new_key();
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let key = self.workspace.new_key();
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         let had_session = d.dialog_id.is_some() || !d.turns.is_empty();
@@ -916,7 +914,7 @@ impl App {
                     .flatten()
                     .collect(),
             });
-        let Some(s) = self.servers.get_mut(server) else {
+        let Some(s) = self.workspace.server_mut(server) else {
             return;
         };
         if s.status != crate::tui::app::ServerStatus::Connected {
@@ -934,8 +932,8 @@ impl App {
             goes_on,
             // In the generation it spoke (recorded, or of the connection before).
             spoke: self
-                .dialogues
-                .get(i)
+                .workspace
+                .dialogue(i)
                 .and_then(|d| d.protocol_version.clone()),
         });
         if had_session {
@@ -944,8 +942,10 @@ impl App {
     }
 
     fn replay(&mut self, fx: &mut Vec<Effect>) {
-        let Some(i) = self.current else { return };
-        let Some(d) = self.dialogues.get(i) else {
+        let Some(i) = self.workspace.current() else {
+            return;
+        };
+        let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
         if d.turns.is_empty() {
@@ -955,7 +955,7 @@ impl App {
             );
             return;
         }
-        let Some(server) = self.servers.get(d.server) else {
+        let Some(server) = self.workspace.server(d.server) else {
             return;
         };
         let record = crate::session::DialogueRecord {
@@ -973,7 +973,7 @@ impl App {
         };
         let session = crate::session::Session {
             servers: vec![server.spec.clone()],
-            defaults: self.defaults.clone(),
+            defaults: self.session.defaults().clone(),
             dialogues: vec![record],
             ..Default::default()
         };
@@ -983,7 +983,7 @@ impl App {
             key,
             session: Box::new(session),
         });
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         for t in &mut d.turns {
@@ -1000,7 +1000,7 @@ impl App {
     /// The JSON in view: the selected log entry, the composer's draft, or the turn's
     /// Response (or its Request).
     fn json_in_view(&mut self, request: bool) -> Option<String> {
-        match self.focus {
+        match self.screen.focus() {
             Pane::Log => self
                 .log
                 .selected
@@ -1031,7 +1031,7 @@ impl App {
             self.notify("no JSON in view to write", Severity::Warning);
             return;
         }
-        let name = match self.focus {
+        let name = match self.screen.focus() {
             Pane::Log => "log-entry.json".to_owned(),
             Pane::Composer => "draft.json".to_owned(),
             _ => match self.current_dialogue().and_then(|d| d.selection.as_ref()) {
@@ -1044,7 +1044,7 @@ impl App {
             &name,
             PromptPurpose::WriteJson,
         );
-        prompt.note = format!("in {}", self.paths.cwd.display());
+        prompt.note = format!("in {}", self.config.paths.cwd.display());
         self.overlay = Some(Overlay::Prompt(prompt));
     }
 
@@ -1064,7 +1064,7 @@ impl App {
             name,
             PromptPurpose::WriteText(text),
         );
-        prompt.note = format!("in {}", self.paths.cwd.display());
+        prompt.note = format!("in {}", self.config.paths.cwd.display());
         self.overlay = Some(Overlay::Prompt(prompt));
     }
 
@@ -1076,7 +1076,7 @@ impl App {
         }
         let mut path = crate::settings::expand_home(std::path::Path::new(typed));
         if path.is_relative() {
-            path = self.paths.cwd.join(path);
+            path = self.config.paths.cwd.join(path);
         }
         fx.push(Effect::CheckSaveTarget {
             path,
@@ -1094,8 +1094,8 @@ impl App {
     /// Puts text on the clipboard by OSC 52, and says honestly whether that can have worked.
     pub(super) fn clipboard(&mut self, text: String, fx: &mut Vec<Effect>) {
         let size = text.len();
-        let write = self.keymap.first_key(&Action::WriteJson);
-        let how = if self.in_tmux {
+        let write = self.config.keymap.first_key(&Action::WriteJson);
+        let how = if self.config.in_tmux {
             format!(
                 "sent {size} bytes to the clipboard by OSC 52, which tmux passes on only with \
                  `set -g set-clipboard on`; {write} writes them to a file instead"
@@ -1128,12 +1128,12 @@ impl App {
     ) {
         match result {
             Ok(theme) => {
-                self.theme = theme;
+                self.config.theme = theme;
                 fx.push(Effect::RememberTheme { name: name.clone() });
                 self.notify(format!("theme: {name}"), Severity::Info);
             }
             Err(e) => self.notify(
-                format!("{e}; the theme stays {}", self.theme.name),
+                format!("{e}; the theme stays {}", self.config.theme.name),
                 Severity::Warning,
             ),
         }

@@ -22,8 +22,8 @@ impl App {
             event @ EngineEvent::Opened { .. } => self.dialogue_opened(event, fx),
             event @ EngineEvent::Failed { .. } => self.dialogue_failed(event, fx),
             EngineEvent::TurnStarted { dialogue, request } => {
-                if let Some(i) = self.dialogue_of_key(dialogue)
-                    && let Some(d) = self.dialogues.get_mut(i)
+                if let Some(i) = self.workspace.dialogue_of_key(dialogue)
+                    && let Some(d) = self.workspace.dialogue_mut(i)
                     && let Some(p) = &mut d.pending
                 {
                     p.request = Some(request);
@@ -35,18 +35,19 @@ impl App {
                 next_turn,
             } => self.turn_finished(dialogue, turn, next_turn, fx),
             EngineEvent::Closed { dialogue } => {
-                if let Some(i) = self.dialogue_of_key(dialogue)
-                    && let Some(d) = self.dialogues.get_mut(i)
+                if let Some(i) = self.workspace.dialogue_of_key(dialogue)
+                    && let Some(d) = self.workspace.dialogue_mut(i)
                     && d.status == Status::Open
                 {
                     d.status = Status::Closed("the session ended".into());
                     // Its server's dot says so too, unless another dialogue is still open on it.
                     let server = d.server;
                     if !self
-                        .dialogues
+                        .workspace
+                        .dialogues()
                         .values()
                         .any(|d| d.server == server && d.status == Status::Open)
-                        && let Some(s) = self.servers.get_mut(server)
+                        && let Some(s) = self.workspace.server_mut(server)
                         && s.status == ServerStatus::Connected
                     {
                         s.status = ServerStatus::Failed("its session ended".into());
@@ -58,7 +59,8 @@ impl App {
                 connection, what, ..
             }) => {
                 let open = self
-                    .dialogues
+                    .workspace
+                    .dialogues()
                     .values()
                     .find(|d| d.connection == Some(connection) && d.status == Status::Open)
                     .map(|d| d.key);
@@ -83,8 +85,9 @@ impl App {
                 vocabulary,
             } => {
                 let Some(server) = self
+                    .workspace
                     .dialogue_of_key(dialogue)
-                    .and_then(|i| self.dialogues.get(i))
+                    .and_then(|i| self.workspace.dialogue(i))
                     .map(|d| d.server)
                 else {
                     return;
@@ -103,8 +106,8 @@ impl App {
                 ..
             }) => {
                 if let Some(d) = self
-                    .dialogues
-                    .values_mut()
+                    .workspace
+                    .dialogues_mut()
                     .find(|d| d.connection == Some(connection))
                     && let Some(p) = &mut d.pending
                 {
@@ -113,8 +116,8 @@ impl App {
             }
             EngineEvent::Client(ClientEvent::Task { connection, note }) => {
                 if let Some(d) = self
-                    .dialogues
-                    .values_mut()
+                    .workspace
+                    .dialogues_mut()
                     .find(|d| d.connection == Some(connection))
                     && let Some(p) = &mut d.pending
                 {
@@ -126,8 +129,8 @@ impl App {
             }
             EngineEvent::Client(ClientEvent::Closed { connection, reason }) => {
                 if let Some(d) = self
-                    .dialogues
-                    .values_mut()
+                    .workspace
+                    .dialogues_mut()
                     .find(|d| d.connection == Some(connection))
                     && d.status == Status::Open
                 {
@@ -154,10 +157,10 @@ impl App {
         else {
             return;
         };
-        let Some(i) = self.dialogue_of_key(dialogue) else {
+        let Some(i) = self.workspace.dialogue_of_key(dialogue) else {
             return;
         };
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         // A reconnect: the dialogue went on under its DialogID (2026-07-28), or the
@@ -193,7 +196,7 @@ impl App {
             ));
             self.notify(note.clone(), Severity::Warning);
         }
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         d.status = Status::Open;
@@ -230,16 +233,16 @@ impl App {
         else {
             return;
         };
-        let Some(i) = self.dialogue_of_key(dialogue) else {
+        let Some(i) = self.workspace.dialogue_of_key(dialogue) else {
             return;
         };
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         let server = d.server;
         if let Some(request) = needs_input {
             d.status = Status::Failed(error.clone());
-            if let Some(s) = self.servers.get_mut(server) {
+            if let Some(s) = self.workspace.server_mut(server) {
                 s.status = ServerStatus::Failed(error);
             }
             self.ask_input(server, *request);
@@ -251,7 +254,7 @@ impl App {
             Interface::Usr => Interface::Dac,
         };
         let no_turns = d.turns.is_empty();
-        let Some(s) = self.servers.get_mut(server) else {
+        let Some(s) = self.workspace.server_mut(server) else {
             return;
         };
         if let Some(summary) = &summary
@@ -261,8 +264,8 @@ impl App {
             s.interface = other;
             s.summary = Some((**summary).clone());
             let spec = s.spec.clone();
-            let key = self.new_key();
-            if let Some(d) = self.dialogues.get_mut(i) {
+            let key = self.workspace.new_key();
+            if let Some(d) = self.workspace.dialogue_mut(i) {
                 d.interface = other;
                 d.composer = composer::Composer::new(other);
                 d.detail_tab = DetailTab::for_interface(other, false, false)[0];
@@ -278,8 +281,8 @@ impl App {
                 first_turn: 0,
                 goes_on: None,
                 spoke: self
-                    .dialogues
-                    .get(i)
+                    .workspace
+                    .dialogue(i)
                     .and_then(|d| d.protocol_version.clone()),
             });
             return;
@@ -291,7 +294,7 @@ impl App {
             }
             None => s.status = ServerStatus::Failed(error.clone()),
         }
-        if let Some(d) = self.dialogues.get_mut(i) {
+        if let Some(d) = self.workspace.dialogue_mut(i) {
             d.status = Status::Failed(error.clone());
         }
         self.notify(error, Severity::Error);
@@ -300,7 +303,7 @@ impl App {
     /// A server's OAuth sign-in moved on: the servers pane shows where it stands, and the
     /// person is told what to do (the whole URL is in the log when no browser could open it).
     fn sign_in_notice(&mut self, server: &str, notice: SignInNotice, fx: &mut Vec<Effect>) {
-        let Some(s) = self.servers.values_mut().find(|s| s.spec.name == server) else {
+        let Some(s) = self.workspace.server_named_mut(&server) else {
             return;
         };
         let name = s.name.clone();
@@ -314,7 +317,10 @@ impl App {
             SignInNotice::Open { url, browser: None } => {
                 // No browser here (a remote terminal): the URL goes to the clipboard, and whole
                 // into the messages, to open wherever the person's browser is.
-                let messages = self.keymap.first_key(&crate::tui::action::Action::Messages);
+                let messages = self
+                    .config
+                    .keymap
+                    .first_key(&crate::tui::action::Action::Messages);
                 fx.push(Effect::Clipboard { text: url.clone() });
                 self.notify(
                     format!(
@@ -333,7 +339,7 @@ impl App {
                 Severity::Error,
             ),
         }
-        if let Some(s) = self.servers.values_mut().find(|s| s.spec.name == server) {
+        if let Some(s) = self.workspace.server_named_mut(&server) {
             s.sign_in = Some(notice);
         }
     }
@@ -347,7 +353,7 @@ impl App {
         vocabulary: crate::protocol::resources::Vocabulary,
     ) {
         let given = summary.name.trim().to_owned();
-        let Some(s) = self.servers.get_mut(server) else {
+        let Some(s) = self.workspace.server_mut(server) else {
             return;
         };
         let first_time = s.summary.is_none();
@@ -356,7 +362,8 @@ impl App {
         s.vocabulary = vocabulary;
         if first_time && !given.is_empty() && s.name == s.spec.name && s.spec.name_is_derived() {
             let taken: Vec<String> = self
-                .servers
+                .workspace
+                .servers()
                 .iter()
                 .filter(|(j, _)| *j != server)
                 .map(|(_, s)| s.name.clone())
@@ -367,12 +374,16 @@ impl App {
                 name = format!("{given}-{n}");
                 n += 1;
             }
-            let Some(s) = self.servers.get_mut(server) else {
+            let Some(s) = self.workspace.server_mut(server) else {
                 return;
             };
             let old = std::mem::replace(&mut s.name, name.clone());
             // Dialogues named after the server follow it.
-            for d in self.dialogues.values_mut().filter(|d| d.server == server) {
+            for d in self
+                .workspace
+                .dialogues_mut()
+                .filter(|d| d.server == server)
+            {
                 if let Some(rest) = d.name.strip_prefix(&old) {
                     d.name = format!("{name}{rest}");
                 }
@@ -387,7 +398,7 @@ impl App {
         next_turn: u64,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(i) = self.dialogue_of_key(dialogue) else {
+        let Some(i) = self.workspace.dialogue_of_key(dialogue) else {
             return;
         };
         let summary = match &turn.reply {
@@ -402,7 +413,7 @@ impl App {
             Reply::Error(e) => Some((e.message.clone(), Severity::Error)),
         };
         let page = self.areas().transcript_rows();
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         d.pending = None;
@@ -432,7 +443,7 @@ impl App {
         d.unsaved += 1;
         let taken_over = d.takeover.is_some().then(|| view.turn.clone());
         self.with_composer_of(i, |c, ctx| c.after_send(ctx, answered));
-        self.session.unsaved += 1;
+        self.session.turn_taken();
         self.server_health(i);
         if let Some((text, severity)) = summary {
             self.notify(text, severity);
@@ -446,24 +457,25 @@ impl App {
     /// The sidebar's dot follows what the last turn on a server says of it: gone, broken or
     /// silent is not "connected"; an answer is.
     fn server_health(&mut self, i: DialogueId) {
-        let Some(d) = self.dialogues.get(i) else {
+        let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
         let Some(view) = d.turns.last() else { return };
-        let Some(s) = self.servers.get_mut(d.server) else {
-            return;
-        };
-        match &view.turn.reply {
+        let status = match &view.turn.reply {
             Reply::Error(e)
                 if matches!(
                     e.kind,
                     ErrorKind::Gone | ErrorKind::Transport | ErrorKind::Timeout
                 ) =>
             {
-                s.status = ServerStatus::Failed(format!("not answering: {}", e.message));
+                ServerStatus::Failed(format!("not answering: {}", e.message))
             }
-            Reply::Response(_) | Reply::ToolError(_) => s.status = ServerStatus::Connected,
-            Reply::Error(_) => {}
+            Reply::Response(_) | Reply::ToolError(_) => ServerStatus::Connected,
+            Reply::Error(_) => return,
+        };
+        let server = d.server;
+        if let Some(s) = self.workspace.server_mut(server) {
+            s.status = status;
         }
     }
 
@@ -476,8 +488,9 @@ impl App {
                 differences,
             } => {
                 let Some(d) = self
+                    .workspace
                     .dialogue_of_key(dialogue)
-                    .and_then(|i| self.dialogues.get_mut(i))
+                    .and_then(|i| self.workspace.dialogue_mut(i))
                 else {
                     return;
                 };
@@ -494,8 +507,9 @@ impl App {
             }
             ReplayEvent::Done { dialogue, result } => {
                 let Some(d) = self
+                    .workspace
                     .dialogue_of_key(dialogue)
-                    .and_then(|i| self.dialogues.get_mut(i))
+                    .and_then(|i| self.workspace.dialogue_mut(i))
                 else {
                     return;
                 };

@@ -1,6 +1,6 @@
 //! The mouse: what is under the pointer comes from where the last frame drew things.
 
-use crate::tui::action::{Action, Pane};
+use crate::tui::action::{Action, Handled, Pane};
 use crate::tui::app::App;
 use crate::tui::effect::Effect;
 use crate::tui::hits::Hits;
@@ -22,8 +22,8 @@ impl App {
         match mouse.kind {
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let Some(pane) = pane else { return };
-                let previous = self.focus;
-                self.focus = pane;
+                let previous = self.screen.focus();
+                self.screen.set_focus(pane);
                 let action = if mouse.kind == MouseEventKind::ScrollUp {
                     Action::Up
                 } else {
@@ -32,7 +32,7 @@ impl App {
                 for _ in 0..3 {
                     self.act(action.clone(), fx);
                 }
-                self.focus = previous;
+                self.screen.set_focus(previous);
             }
             MouseEventKind::Down(MouseButton::Left) => {
                 if let Some(id) = Hits::find(&hits.tabs, at) {
@@ -44,20 +44,19 @@ impl App {
                         d.detail_tab = tab;
                         d.detail_scroll = 0;
                     }
-                    self.focus = Pane::Detail;
+                    self.screen.set_focus(Pane::Detail);
                     return;
                 }
                 if let Some(row) = Hits::find(&hits.sidebar_rows, at) {
-                    self.focus = Pane::Sidebar;
+                    self.screen.set_focus(Pane::Sidebar);
                     // The row drawn, where it is now (none when it went since the frame).
-                    if let Some(at) = self.sidebar_rows().iter().position(|r| *r == row) {
-                        self.sidebar_selected = at;
+                    if self.sidebar.click(row, &self.workspace) == Handled::Consumed {
                         self.act(Action::Select, fx);
                     }
                     return;
                 }
                 if let Some(item) = Hits::find(&hits.completion_items, at) {
-                    self.focus = Pane::Composer;
+                    self.screen.set_focus(Pane::Composer);
                     self.with_composer(|c, ctx| {
                         if let Some(comp) = &mut c.completion {
                             comp.selected = item;
@@ -74,7 +73,7 @@ impl App {
                     return;
                 }
                 if let Some(row) = Hits::find(&hits.composer_rows, at) {
-                    self.focus = Pane::Composer;
+                    self.screen.set_focus(Pane::Composer);
                     if let Some(d) = self.current_dialogue_mut() {
                         d.composer.row = row;
                         d.composer.completion = None;
@@ -97,7 +96,7 @@ impl App {
                     self.log.follow = entry + 1 == self.log.visible_len();
                 }
                 if let Some(pane) = pane {
-                    self.focus = pane;
+                    self.screen.set_focus(pane);
                 }
             }
             _ => {}

@@ -28,12 +28,15 @@ impl App {
             path.set_extension("yaml");
         }
         if path.components().count() == 1
-            && let Some(dir) = scenarios_dir(&self.paths.cwd, self.paths.scenarios_dir_exists)
+            && let Some(dir) = scenarios_dir(
+                &self.config.paths.cwd,
+                self.config.paths.scenarios_dir_exists,
+            )
         {
             path = dir.join(path);
         }
         if path.is_relative() {
-            path = self.paths.cwd.join(path);
+            path = self.config.paths.cwd.join(path);
         }
         path
     }
@@ -103,11 +106,11 @@ impl App {
 
     /// Writes the dialogue `key` as a scenario file.
     pub(super) fn write_scenario(&mut self, path: PathBuf, key: DialogueKey, fx: &mut Vec<Effect>) {
-        let Some(d) = self.dialogue_by_key(key) else {
+        let Some(d) = self.workspace.dialogue_by_key(key) else {
             self.notify("that dialogue is closed: not saved", Severity::Warning);
             return;
         };
-        let server = self.servers.get(d.server);
+        let server = self.workspace.server(d.server);
         let record = DialogueRecord {
             name: Some(d.name.clone()),
             server: server.map(|s| s.spec.name.clone()).unwrap_or_default(),
@@ -149,7 +152,7 @@ impl App {
             self.notify("no server to run a scenario on", Severity::Warning);
             return;
         }
-        let default = if self.paths.scenarios_dir_exists {
+        let default = if self.config.paths.scenarios_dir_exists {
             "scenarios/"
         } else {
             ""
@@ -172,16 +175,16 @@ impl App {
         }
         let Some((server, interface, spec)) = self
             .server_in_view()
-            .and_then(|id| Some((id, self.servers.get(id)?)))
+            .and_then(|id| Some((id, self.workspace.server(id)?)))
             .map(|(id, s)| (id, s.interface, s.spec.clone()))
         else {
             return;
         };
         let mut path = PathBuf::from(typed.trim());
         if path.is_relative() {
-            path = self.paths.cwd.join(path);
+            path = self.config.paths.cwd.join(path);
         }
-        let key = self.new_key();
+        let key = self.workspace.new_key();
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -195,16 +198,16 @@ impl App {
         });
         d.detail_tab = DetailTab::Expect;
         d.focus = Some(Pane::Transcript);
-        let id = self.dialogues.push(d);
+        let id = self.workspace.add_dialogue(d);
         self.show_dialogue(id);
-        self.focus = Pane::Transcript;
+        self.screen.set_focus(Pane::Transcript);
         fx.push(Effect::RunScenario { key, path, spec });
     }
 
     pub(super) fn scenario_event(&mut self, event: ScenarioEvent, fx: &mut Vec<Effect>) {
         match event {
             ScenarioEvent::Loaded { dialogue, result } => {
-                let Some(d) = self.dialogue_by_key_mut(dialogue) else {
+                let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
                     return;
                 };
                 match result {
@@ -232,7 +235,7 @@ impl App {
                 dialogue,
                 dialog_id,
             } => {
-                if let Some(d) = self.dialogue_by_key_mut(dialogue) {
+                if let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) {
                     // The runner owns the session: the dialogue reads as recorded (R goes on
                     // from it in a session of the explorer's own).
                     d.status = Status::Recorded;
@@ -258,7 +261,7 @@ impl App {
                     not_run: step.not_run.clone(),
                 });
                 let page = self.areas().transcript_rows();
-                let Some(d) = self.dialogue_by_key_mut(dialogue) else {
+                let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
                     return;
                 };
                 d.push(turn);
@@ -281,11 +284,11 @@ impl App {
                     }
                 }
                 d.unsaved += 1;
-                self.session.unsaved += 1;
+                self.session.turn_taken();
                 self.autosave(fx);
             }
             ScenarioEvent::Done { dialogue, error } => {
-                let Some(d) = self.dialogue_by_key_mut(dialogue) else {
+                let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
                     return;
                 };
                 let Some(s) = &mut d.scenario else { return };

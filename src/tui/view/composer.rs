@@ -24,7 +24,7 @@ const LABEL: u16 = 12;
 /// The footer's verdict: a remark, a syntax error, a field that is not JSON, a statement that
 /// does not parse, the findings, the warnings, or "schema: ok".
 fn check_line<'a>(app: &App, c: &Composer, width: usize) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     if let Some(m) = &c.message {
         return Line::styled(cut(m, width), t.fg(t.colors.warning));
     }
@@ -76,8 +76,8 @@ fn check_line<'a>(app: &App, c: &Composer, width: usize) -> Line<'a> {
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &mut Hits) {
-    let t = &app.theme;
-    let focused = app.focus == Pane::Composer;
+    let t = app.theme();
+    let focused = app.focus() == Pane::Composer;
     let Some(d) = app.current_dialogue() else {
         let block = super::pane_block(app, " Compose ", focused);
         frame.render_widget(block, area);
@@ -92,13 +92,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
     let right = if d.status == crate::tui::dialogue::Status::Live {
         format!(
             " live, read-only · {} takes it over ",
-            app.keymap.first_key(&Action::TakeOver)
+            app.keymap().first_key(&Action::TakeOver)
         )
     } else {
         format!(
             " next turn {} · {} send ",
             d.next_turn,
-            app.keymap.first_key(&Action::Send)
+            app.keymap().first_key(&Action::Send)
         )
     };
     let block = super::pane_block(app, format!(" Compose · {what} "), focused)
@@ -113,13 +113,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
                     if d.status == crate::tui::dialogue::Status::Live {
                         format!(
                             "   the agent's dialogue: {} takes it over",
-                            app.keymap.first_key(&Action::TakeOver)
+                            app.keymap().first_key(&Action::TakeOver)
                         )
                     } else {
                         format!(
                             "   {} edits · {} sends",
-                            app.keymap.first_key(&Action::Focus(Pane::Composer)),
-                            app.keymap.first_key(&Action::Send)
+                            app.keymap().first_key(&Action::Focus(Pane::Composer)),
+                            app.keymap().first_key(&Action::Send)
                         )
                     },
                     t.muted(),
@@ -174,7 +174,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
     };
     let mut spans = mode;
     spans.push(Span::styled(
-        format!(" {}   ", app.keymap.first_key(&Action::ComposerMode)),
+        format!(" {}   ", app.keymap().first_key(&Action::ComposerMode)),
         t.fg(t.colors.key_hint),
     ));
     spans.extend(check_line(app, c, (inner.width as usize).saturating_sub(28)).spans);
@@ -236,7 +236,7 @@ fn form(
     focused: bool,
     hits: &mut Hits,
 ) -> (usize, usize) {
-    let t = &app.theme;
+    let t = app.theme();
     let c = &d.composer;
     let mut y = area.y;
     let bottom = area.y + area.height;
@@ -403,8 +403,8 @@ fn form(
         if active && c.completion.is_none() && y < bottom {
             // Why nothing completes, when the server left the list empty.
             let ctx_free = app
-                .servers
-                .get(d.server)
+                .workspace()
+                .server(d.server)
                 .map(|s| &s.vocabulary)
                 .and_then(|v| match f.spec.completes {
                     crate::tui::composer::fields::Completes::Words(w) => v.why_empty(w),
@@ -434,7 +434,7 @@ fn form(
                 "{:width$}also sent: {} ({} shows them)",
                 "",
                 keys.join(", "),
-                app.keymap.first_key(&Action::ComposerMode),
+                app.keymap().first_key(&Action::ComposerMode),
                 width = LABEL as usize
             ),
             t.muted(),
@@ -469,7 +469,10 @@ fn unseen_rows(frame: &mut Frame, app: &App, area: Rect, (above, below): (usize,
         1,
     );
     frame.render_widget(
-        Paragraph::new(Line::styled(text, app.theme.fg(app.theme.colors.key_hint))),
+        Paragraph::new(Line::styled(
+            text,
+            app.theme().fg(app.theme().colors.key_hint),
+        )),
         r,
     );
 }
@@ -498,7 +501,7 @@ fn completion_list(
     x: u16,
     hits: &mut Hits,
 ) {
-    let t = &app.theme;
+    let t = app.theme();
     let screen = frame.area();
     let width = comp
         .items

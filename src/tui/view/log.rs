@@ -12,9 +12,9 @@ use ratatui::widgets::Paragraph;
 use time::OffsetDateTime;
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::hits::Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let c = &t.colors;
-    let focused = app.focus == Pane::Log;
+    let focused = app.focus() == Pane::Log;
     let log = &app.log;
     let filter = if log.filter.is_empty() {
         String::new()

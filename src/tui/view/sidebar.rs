@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 fn server_state<'a>(app: &App, status: &ServerStatus) -> (Span<'a>, &'static str) {
-    let t = &app.theme;
+    let t = app.theme();
     match status {
         ServerStatus::Connected => (Span::styled("●", t.fg(t.colors.connected)), "connected"),
         ServerStatus::Connecting => (
@@ -26,7 +26,7 @@ fn server_state<'a>(app: &App, status: &ServerStatus) -> (Span<'a>, &'static str
 
 /// Where a server's OAuth sign-in stands, in one line.
 fn sign_in_line<'a>(app: &App, notice: &SignInNotice, width: usize) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let (text, colour) = match notice {
         SignInNotice::Open {
             browser: Some(_), ..
@@ -54,23 +54,27 @@ fn sign_in_line<'a>(app: &App, notice: &SignInNotice, width: usize) -> Line<'a> 
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
-    let focused = app.focus == Pane::Sidebar;
+    let t = app.theme();
+    let focused = app.focus() == Pane::Sidebar;
     let block = super::pane_block(app, " Servers ", focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;
     let mut lines: Vec<Line> = Vec::new();
     for (row, entry) in app.sidebar_rows().into_iter().enumerate() {
-        let selected = focused && row == app.sidebar_selected;
+        let selected = focused && row == app.sidebar().selected();
         let y = inner.y + lines.len() as u16;
         match entry {
             SidebarRow::Server(s) => {
-                let Some(server) = app.servers.get(s) else {
+                let Some(server) = app.workspace().server(s) else {
                     continue;
                 };
                 let (dot, _) = server_state(app, &server.status);
-                let arrow = if server.expanded { "▼ " } else { "▶ " };
+                let arrow = if app.sidebar().is_expanded(s) {
+                    "▼ "
+                } else {
+                    "▶ "
+                };
                 let kind = server.spec.kind();
                 let name_room = width.saturating_sub(kind.len() + 6);
                 let mut line = Line::from(vec![
@@ -170,14 +174,16 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 lines.extend(detail_lines);
             }
             SidebarRow::Dialogue(d) => {
-                let (Some(dialogue), Some(position)) =
-                    (app.dialogues.get(d), app.dialogues.position(d))
-                else {
+                let (Some(dialogue), Some(position)) = (
+                    app.workspace().dialogue(d),
+                    app.workspace().dialogues().position(d),
+                ) else {
                     continue;
                 };
-                let current = Some(d) == app.current;
+                let current = Some(d) == app.workspace().current();
                 let is_last = !app
-                    .dialogues
+                    .workspace()
+                    .dialogues()
                     .values()
                     .skip(position + 1)
                     .any(|o| o.server == dialogue.server);
@@ -198,8 +204,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 };
                 // Under its server, "domain-access #2" needs only "#2" (and its DialogID).
                 let server_name = app
-                    .servers
-                    .get(dialogue.server)
+                    .workspace()
+                    .server(dialogue.server)
                     .map_or("", |s| s.name.as_str());
                 let short = dialogue
                     .name
@@ -235,7 +241,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
             }
         }
     }
-    if app.servers.is_empty() {
+    if app.workspace().servers().is_empty() {
         lines.push(Line::styled("no server", t.muted()));
     }
     frame.render_widget(Paragraph::new(lines).style(t.base()), inner);
@@ -243,7 +249,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
 
 /// The one-line server picker of narrow screens: the current dialogue's server.
 pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme();
     let Some(d) = app.current_dialogue() else {
         frame.render_widget(
             Paragraph::new(Line::styled(" no dialogue: n opens one", t.muted())),
@@ -251,9 +257,10 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
         );
         return;
     };
-    let (Some(server), Some(position)) =
-        (app.servers.get(d.server), app.servers.position(d.server))
-    else {
+    let (Some(server), Some(position)) = (
+        app.workspace().server(d.server),
+        app.workspace().servers().position(d.server),
+    ) else {
         return;
     };
     let (dot, state) = server_state(app, &server.status);
@@ -276,7 +283,11 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
             t.muted(),
         ),
         Span::styled(
-            format!("  ({} of {})", position + 1, app.servers.len()),
+            format!(
+                "  ({} of {})",
+                position + 1,
+                app.workspace().servers().len()
+            ),
             t.muted(),
         ),
     ];

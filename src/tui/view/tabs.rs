@@ -14,10 +14,11 @@ use ratatui::widgets::Paragraph;
 const NAME: &str = " bkn-explorer ";
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let c = &t.colors;
     let labels: Vec<String> = app
-        .dialogues
+        .workspace()
+        .dialogues()
         .values()
         .enumerate()
         .map(|(i, d)| {
@@ -32,7 +33,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         })
         .collect();
     // The theme's name only where there is room for it: tabs come first.
-    let help = app.keymap.first_key(&Action::Help);
+    let help = app.keymap().first_key(&Action::Help);
     let right = if area.width >= 100 {
         format!(" {} │ {help} help ", t.name)
     } else {
@@ -43,7 +44,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let room = (area.width as usize).saturating_sub(fixed + 8);
     let width = |i: usize| labels[i].chars().count();
     // The window of tabs: from the first, moved right until the current one fits.
-    let shown = app.current.and_then(|c| app.dialogues.position(c));
+    let shown = app
+        .workspace()
+        .current()
+        .and_then(|c| app.workspace().dialogues().position(c));
     let current = shown.unwrap_or(0).min(labels.len().saturating_sub(1));
     let mut start = 0;
     while start < current && (start..=current).map(width).sum::<usize>() > room {
@@ -68,7 +72,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     for ((i, label), id) in labels
         .iter()
         .enumerate()
-        .zip(app.dialogues.ids())
+        .zip(app.workspace().dialogues().ids())
         .take(end)
         .skip(start)
     {

@@ -15,7 +15,7 @@ pub fn findings<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 /// What the server asked while it worked on the Request, and what it was given.
 fn asked<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     use crate::client::answers::AnsweredBy;
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let asked = &c.view.turn.asked;
     if asked.is_empty() {
         return Vec::new();
@@ -52,7 +52,7 @@ fn asked<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 }
 
 fn verdicts<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let findings = &c.view.turn.findings;
     if findings.is_empty() {
         let (verdict, note) = match c.view.turn.reply {
@@ -105,7 +105,7 @@ fn verdicts<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 /// The Request and the reply as pretty JSON, long lines wrapped; only the rows in view are
 /// made (a row's height comes from the line widths the selection measured once).
 pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let s = c.selected;
     let width = c.width.max(1);
     let reply_title = match &c.view.turn.reply {
@@ -207,7 +207,7 @@ pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
 
 /// A scenario step: what it expected, each with ✓ or ✗, and for each failure what came.
 pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let Some(check) = &c.view.expect else {
         let running = c.dialogue.scenario.as_ref().is_some_and(|s| s.running);
         let text = if running {
@@ -270,7 +270,7 @@ pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 
 /// The replay of this turn: the differences, then recorded and replayed side by side.
 pub fn replay<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let Some(r) = &c.view.replay else {
         let running = c.dialogue.replay.as_ref().is_some_and(|r| r.running);
         let text = if running {

@@ -35,8 +35,8 @@ pub struct Shown<'a> {
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
-    let focused = app.focus == Pane::Detail;
+    let t = app.theme();
+    let focused = app.focus() == Pane::Detail;
     let shown = app.shown_detail_tab();
     let mut title: Vec<Span> = vec![Span::raw(" ")];
     let mut x = area.x + 2;
@@ -161,7 +161,7 @@ pub(super) fn last_page(c: &Content, total: usize) -> usize {
 fn odd<'a>(app: &App, text: impl Into<String>) -> Span<'a> {
     Span::styled(
         format!("{}?", text.into()),
-        app.theme.fg(app.theme.colors.error),
+        app.theme().fg(app.theme().colors.error),
     )
 }
 
@@ -185,7 +185,7 @@ fn outcome<'a>(
     outcome: &crate::protocol::lenient::Field<crate::protocol::message::Outcome>,
 ) -> Span<'a> {
     use crate::protocol::lenient::Field;
-    let t = &app.theme;
+    let t = app.theme();
     match outcome {
         Field::Known(o) => Span::styled(o.as_str().replace('_', " "), t.bold(t.outcome(*o))),
         Field::Absent => Span::styled("(no Outcome)", t.bold(t.colors.error)),
@@ -204,7 +204,7 @@ fn members<'a>(
     if other.is_empty() {
         return Vec::new();
     }
-    let t = &app.theme;
+    let t = app.theme();
     let mut lines = vec![heading(app, title)];
     for (key, value) in other {
         lines.extend(super::text::wrap_line(
@@ -220,5 +220,8 @@ fn members<'a>(
 
 /// A bold heading line.
 fn heading<'a>(app: &App, text: impl Into<String>) -> Line<'a> {
-    Line::styled(text.into(), app.theme.bold(app.theme.colors.title_focused))
+    Line::styled(
+        text.into(),
+        app.theme().bold(app.theme().colors.title_focused),
+    )
 }
