@@ -273,15 +273,13 @@ async fn every_kind_is_composed_sent_and_shown() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .select(Some(feasibility));
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .detail_tab = DetailTab::Feasibility;
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -291,15 +289,13 @@ async fn every_kind_is_composed_sent_and_shown() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .select(Some(Kind::VARIANTS.len() - 1));
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .detail_tab = DetailTab::Commitments;
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -652,8 +648,7 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .detail_tab = DetailTab::Findings;
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -838,15 +833,13 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .select(Some(0));
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .detail_tab = DetailTab::Raw;
     h.runner.app.screen_mut().set_focus(Pane::Detail);
@@ -886,8 +879,7 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
             .runner
             .app
             .workspace_mut()
-            .servers_mut()
-            .nth(0)
+            .servers_mut().next()
             .unwrap()
             .spec
             .transport
@@ -966,8 +958,7 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .select(Some(differing));
     let screen = text(&render(&h.runner.app, 160, 50));
@@ -1327,15 +1318,13 @@ async fn deep_request_in_the_explorer() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .select(Some(0));
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .detail_tab = DetailTab::Raw;
     h.runner.app.screen_mut().set_focus(Pane::Detail);
@@ -1399,7 +1388,7 @@ async fn deep_request_in_the_explorer() {
     h.type_text(&saved.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the save", |app| {
-        app.session().path().as_deref() == Some(saved.as_path()) && !app.session().saving()
+        app.session().path() == Some(saved.as_path()) && !app.session().saving()
     })
     .await;
     let back = Session::load(&saved).expect("the saved session loads");

@@ -12,128 +12,22 @@ use crate::tui::overlay::{
 use crate::tui::theme::Theme;
 
 impl App {
+    /// Does what an action asks (a key of the table, the palette, a click, an overlay's
+    /// choice): each kind of action has its own method; this only says which.
     pub fn act(&mut self, action: Action, fx: &mut Vec<Effect>) {
         if self.asks_consent(action.clone()) {
             return;
         }
         match action {
-            Action::Quit => {
-                let drafts = self.unsent_drafts();
-                if self.session.unsaved() == 0 && !drafts.is_empty() {
-                    self.overlay = Some(Overlay::Confirm(Confirm {
-                        title: "Quit".into(),
-                        message: format!(
-                            "{} has an unsent draft. Quit anyway? y quits (the draft is lost); n \
-                             stays",
-                            drafts.join(", ")
-                        ),
-                        purpose: ConfirmPurpose::Quit,
-                    }));
-                } else if self.session.unsaved() > 0 {
-                    let drafts = match drafts.is_empty() {
-                        true => String::new(),
-                        false => format!(" {} has an unsent draft, lost too.", drafts.join(", ")),
-                    };
-                    let n = self.session.unsaved();
-                    let kept = match &self.config.paths.data_dir {
-                        Some(dir) => format!(
-                            " (until the next run ends they are in {})",
-                            dir.join(crate::tui::persist::LAST_RUN).display()
-                        ),
-                        None => " and they are lost".into(),
-                    };
-                    let save = self.config.keymap.first_key(&Action::Save);
-                    self.overlay = Some(Overlay::Confirm(Confirm {
-                        title: "Quit".into(),
-                        message: format!(
-                            "{n} turn{} not saved.{drafts} Quit anyway? y quits{kept}; n stays \
-                             ({save} saves them)",
-                            if n == 1 { " is" } else { "s are" }
-                        ),
-                        purpose: ConfirmPurpose::Quit,
-                    }));
-                } else {
-                    self.quit(fx);
-                }
-            }
-            Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
-            Action::Messages => {
-                self.overlay = Some(Overlay::Messages {
-                    scroll: usize::MAX / 2,
-                })
-            }
-            Action::Palette => {
-                self.overlay = Some(Overlay::Palette(Palette::new(self.palette_entries())))
-            }
-            Action::FocusNext | Action::FocusPrev => {
-                let panes = self.screen.panes();
-                let i = panes
-                    .iter()
-                    .position(|p| *p == self.screen.focus())
-                    .unwrap_or(0);
-                let n = panes.len();
-                let next = if action == Action::FocusNext {
-                    (i + 1) % n
-                } else {
-                    (i + n - 1) % n
-                };
-                self.screen.set_focus(panes[next]);
-            }
+            Action::Quit => self.ask_to_quit(fx),
+            Action::Help | Action::Messages | Action::Palette => self.open_list(action),
+            Action::FocusNext | Action::FocusPrev => self.cycle_focus(action == Action::FocusNext),
             Action::Focus(p) => self.screen.set_focus(p),
-            Action::NextDialogue | Action::PrevDialogue => {
-                let n = self.workspace.dialogues().len();
-                if n > 0 {
-                    let i = self
-                        .workspace
-                        .current()
-                        .and_then(|c| self.workspace.dialogues().position(c))
-                        .unwrap_or(0);
-                    let next = if action == Action::NextDialogue {
-                        (i + 1) % n
-                    } else {
-                        (i + n - 1) % n
-                    };
-                    if let Some(id) = self.workspace.dialogues().id_at(next) {
-                        self.show_dialogue(id);
-                    }
-                }
+            Action::NextDialogue | Action::PrevDialogue | Action::GoToDialogue(_) => {
+                self.switch_dialogue(action)
             }
-            Action::GoToDialogue(i) => {
-                if let Some(id) = self.workspace.dialogues().id_at(i) {
-                    self.show_dialogue(id);
-                }
-            }
-            Action::NewDialogue => {
-                let Some(server) = self.server_in_view() else {
-                    self.notify("no server to open a dialogue on", Severity::Warning);
-                    return;
-                };
-                let Some(interface) = self.workspace.server(server).map(|s| s.interface) else {
-                    return;
-                };
-                self.open_dialogue(server, interface, fx);
-                self.screen.set_focus(Pane::Composer);
-            }
-            Action::CloseDialogue => {
-                let Some(d) = self.current_dialogue() else {
-                    return;
-                };
-                if d.turns.is_empty() {
-                    let key = d.key;
-                    self.close_dialogue(key, fx);
-                } else {
-                    let n = d.turns.len();
-                    self.overlay = Some(Overlay::Confirm(Confirm {
-                        title: format!("Close {}", d.name),
-                        message: format!(
-                            "It has {n} turn{}; once closed they are in no later save. Close it? \
-                             y closes, n keeps it",
-                            if n == 1 { "" } else { "s" }
-                        ),
-                        purpose: ConfirmPurpose::CloseDialogue(d.key),
-                    }));
-                }
-            }
+            Action::NewDialogue => self.new_dialogue_in_view(fx),
+            Action::CloseDialogue => self.ask_to_close_dialogue(fx),
             Action::Reconnect => self.reconnect(fx),
             Action::Send => self.send(fx),
             Action::Cancel => self.cancel(fx),
@@ -149,49 +43,7 @@ impl App {
                 let shown = self.screen.log_shown();
                 self.screen.show_log(!shown);
             }
-            Action::Save => match self.session.path().map(Into::into) {
-                Some(path) => self.save_explicit(path, fx),
-                None => self.act(Action::SaveAs, fx),
-            },
-            Action::SaveAs => {
-                let default = self
-                    .session
-                    .path()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "session.json".into());
-                let note = self.save_as_note(&default);
-                self.overlay = Some(Overlay::Prompt(Prompt {
-                    title: "Save the session as (a path; a bare name goes in the sessions folder \
-                            when there is one)"
-                        .into(),
-                    input: Input::new(&default),
-                    purpose: PromptPurpose::SaveAs,
-                    note,
-                    secret: false,
-                    completions: Vec::new(),
-                    selected: 0,
-                }));
-            }
-            Action::Open if self.session.unsaved() > 0 => {
-                // Opening replaces the dialogues in view, and the next turn's autosave what
-                // they were: never without a question.
-                let n = self.session.unsaved();
-                let them = if n == 1 { "it" } else { "them" };
-                self.overlay = Some(Overlay::Confirm(Confirm {
-                    title: "Open another session".into(),
-                    message: format!(
-                        "{n} turn{} not saved, and opening replaces {them}. s saves {them} first \
-                         (then opens), a sets {them} aside in a file of the data directory (Open \
-                         lists it), n stays",
-                        if n == 1 { " is" } else { "s are" }
-                    ),
-                    purpose: ConfirmPurpose::OpenOverUnsaved,
-                }));
-            }
-            Action::Open => {
-                self.overlay = Some(Overlay::Open(OpenFile::new()));
-                fx.push(Effect::ListSessions);
-            }
+            Action::Save | Action::SaveAs | Action::Open => self.session_act(action, fx),
             Action::Defaults => self.open_defaults(),
             Action::SaveAsTest => self.save_test_prompt(),
             Action::RunScenario => self.run_scenario_prompt(),
@@ -204,19 +56,7 @@ impl App {
             Action::CopyRequest => self.copy(true, fx),
             Action::WriteJson => self.write_json_prompt(),
             Action::NextDetailTab | Action::PrevDetailTab => {
-                let tabs = self.detail_tabs();
-                let shown = self.shown_detail_tab();
-                let i = tabs.iter().position(|t| *t == shown).unwrap_or(0);
-                let n = tabs.len();
-                let next = tabs[if action == Action::NextDetailTab {
-                    (i + 1) % n
-                } else {
-                    (i + n - 1) % n
-                }];
-                if let Some(d) = self.current_dialogue_mut() {
-                    d.detail_tab = next;
-                    d.detail_scroll = 0;
-                }
+                self.cycle_detail_tab(action == Action::NextDetailTab)
             }
             Action::Up
             | Action::Down
@@ -234,11 +74,232 @@ impl App {
             | Action::SetAside
             | Action::Overwrite
             | Action::SaveElsewhere => {}
-            Action::ComposerMode => {
-                if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() {
+            Action::ComposerMode
+            | Action::ClearComposer
+            | Action::ResetField
+            | Action::NextKind
+            | Action::PrevKind => self.composer_act(action),
+            Action::CycleTheme => self.next_theme(fx),
+            Action::SetTheme(name) => match Theme::built_in(&name) {
+                Ok(theme) => self.theme_loaded(name, Ok(theme), fx),
+                Err(_) => fx.push(Effect::LoadTheme { name }),
+            },
+            Action::AddServer => self.ask_server_to_add(fx),
+            Action::AddFoundServer(name) => self.add_found_server(&name, fx),
+            Action::RemoveServer => self.ask_to_remove_server(fx),
+            Action::FilterLog | Action::ClearLog | Action::ToggleFollowLog => self.log_act(action),
+        }
+    }
+
+    /// The overlays that list things to read or choose from: the keys (help), the run's
+    /// messages (from their end), every action (the palette).
+    fn open_list(&mut self, action: Action) {
+        self.overlay = match action {
+            Action::Help => Some(Overlay::Help { scroll: 0 }),
+            Action::Messages => Some(Overlay::Messages {
+                scroll: usize::MAX / 2,
+            }),
+            Action::Palette => Some(Overlay::Palette(Palette::new(self.palette_entries()))),
+            _ => return,
+        };
+    }
+
+    /// Ctrl-S (Save-as when the session has no file yet), Save-as, Ctrl-O (asking first
+    /// when turns are not saved).
+    fn session_act(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        match action {
+            Action::Save => match self.session.path().map(Into::into) {
+                Some(path) => self.save_explicit(path, fx),
+                None => self.save_as_prompt(),
+            },
+            Action::SaveAs => self.save_as_prompt(),
+            Action::Open if self.session.unsaved() > 0 => self.ask_before_opening(),
+            Action::Open => {
+                self.overlay = Some(Overlay::Open(OpenFile::new()));
+                fx.push(Effect::ListSessions);
+            }
+            _ => {}
+        }
+    }
+
+    /// `q`: quits at once when nothing would be lost; else asks, saying what would be (the
+    /// unsaved turns, where the autosave keeps them, the unsent drafts).
+    fn ask_to_quit(&mut self, fx: &mut Vec<Effect>) {
+        let drafts = self.unsent_drafts();
+        if self.session.unsaved() == 0 && !drafts.is_empty() {
+            self.overlay = Some(Overlay::Confirm(Confirm {
+                title: "Quit".into(),
+                message: format!(
+                    "{} has an unsent draft. Quit anyway? y quits (the draft is lost); n \
+                     stays",
+                    drafts.join(", ")
+                ),
+                purpose: ConfirmPurpose::Quit,
+            }));
+        } else if self.session.unsaved() > 0 {
+            let drafts = match drafts.is_empty() {
+                true => String::new(),
+                false => format!(" {} has an unsent draft, lost too.", drafts.join(", ")),
+            };
+            let n = self.session.unsaved();
+            let kept = match &self.config.paths.data_dir {
+                Some(dir) => format!(
+                    " (until the next run ends they are in {})",
+                    dir.join(crate::tui::persist::LAST_RUN).display()
+                ),
+                None => " and they are lost".into(),
+            };
+            let save = self.config.keymap.first_key(&Action::Save);
+            self.overlay = Some(Overlay::Confirm(Confirm {
+                title: "Quit".into(),
+                message: format!(
+                    "{n} turn{} not saved.{drafts} Quit anyway? y quits{kept}; n stays \
+                     ({save} saves them)",
+                    if n == 1 { " is" } else { "s are" }
+                ),
+                purpose: ConfirmPurpose::Quit,
+            }));
+        } else {
+            self.quit(fx);
+        }
+    }
+
+    /// Tab / Shift-Tab: the next (or previous) pane, round.
+    fn cycle_focus(&mut self, forward: bool) {
+        let panes = self.screen.panes();
+        let i = panes
+            .iter()
+            .position(|p| *p == self.screen.focus())
+            .unwrap_or(0);
+        let n = panes.len();
+        let next = if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        };
+        self.screen.set_focus(panes[next]);
+    }
+
+    /// `]` / `[`: the next (or previous) dialogue tab, round; a digit: the tab of that place.
+    fn switch_dialogue(&mut self, action: Action) {
+        let n = self.workspace.dialogues().len();
+        if n == 0 {
+            return;
+        }
+        let i = self
+            .workspace
+            .current()
+            .and_then(|c| self.workspace.dialogues().position(c))
+            .unwrap_or(0);
+        let next = match action {
+            Action::NextDialogue => (i + 1) % n,
+            Action::PrevDialogue => (i + n - 1) % n,
+            Action::GoToDialogue(place) => place,
+            _ => return,
+        };
+        if let Some(id) = self.workspace.dialogues().id_at(next) {
+            self.show_dialogue(id);
+        }
+    }
+
+    /// `n`: a new dialogue on the server in view, the composer ready.
+    fn new_dialogue_in_view(&mut self, fx: &mut Vec<Effect>) {
+        let Some(server) = self.server_in_view() else {
+            self.notify("no server to open a dialogue on", Severity::Warning);
+            return;
+        };
+        let Some(interface) = self.workspace.server(server).map(|s| s.interface) else {
+            return;
+        };
+        self.open_dialogue(server, interface, fx);
+        self.screen.set_focus(Pane::Composer);
+    }
+
+    /// `x`: closes the dialogue in view at once when it has no turns; else asks first.
+    fn ask_to_close_dialogue(&mut self, fx: &mut Vec<Effect>) {
+        let Some(d) = self.current_dialogue() else {
+            return;
+        };
+        if d.turns.is_empty() {
+            let key = d.key;
+            self.close_dialogue(key, fx);
+            return;
+        }
+        let n = d.turns.len();
+        self.overlay = Some(Overlay::Confirm(Confirm {
+            title: format!("Close {}", d.name),
+            message: format!(
+                "It has {n} turn{}; once closed they are in no later save. Close it? \
+                 y closes, n keeps it",
+                if n == 1 { "" } else { "s" }
+            ),
+            purpose: ConfirmPurpose::CloseDialogue(d.key),
+        }));
+    }
+
+    /// Save-as's prompt, with the session's file (or a name) to start from.
+    fn save_as_prompt(&mut self) {
+        let default = self
+            .session
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "session.json".into());
+        let note = self.save_as_note(&default);
+        self.overlay = Some(Overlay::Prompt(Prompt {
+            title: "Save the session as (a path; a bare name goes in the sessions folder \
+                    when there is one)"
+                .into(),
+            input: Input::new(&default),
+            purpose: PromptPurpose::SaveAs,
+            note,
+            secret: false,
+            completions: Vec::new(),
+            selected: 0,
+        }));
+    }
+
+    /// Ctrl-O with unsaved turns: opening replaces the dialogues in view, and the next
+    /// turn's autosave what they were, so never without a question.
+    fn ask_before_opening(&mut self) {
+        let n = self.session.unsaved();
+        let them = if n == 1 { "it" } else { "them" };
+        self.overlay = Some(Overlay::Confirm(Confirm {
+            title: "Open another session".into(),
+            message: format!(
+                "{n} turn{} not saved, and opening replaces {them}. s saves {them} first \
+                 (then opens), a sets {them} aside in a file of the data directory (Open \
+                 lists it), n stays",
+                if n == 1 { " is" } else { "s are" }
+            ),
+            purpose: ConfirmPurpose::OpenOverUnsaved,
+        }));
+    }
+
+    /// The next (or previous) detail tab of the dialogue in view, round, from its top.
+    fn cycle_detail_tab(&mut self, forward: bool) {
+        let tabs = self.detail_tabs();
+        let shown = self.shown_detail_tab();
+        let i = tabs.iter().position(|t| *t == shown).unwrap_or(0);
+        let n = tabs.len();
+        let next = tabs[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }];
+        if let Some(d) = self.current_dialogue_mut() {
+            d.detail_tab = next;
+            d.detail_scroll = 0;
+        }
+    }
+
+    /// The actions on the composer of the dialogue in view (its mode, clearing, a field
+    /// back to its default, the kind of Request).
+    fn composer_act(&mut self, action: Action) {
+        match action {
+            Action::ComposerMode
+                if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() => {
                     self.screen.set_focus(Pane::Composer);
                 }
-            }
             Action::ClearComposer => {
                 self.with_composer(|c, ctx| c.clear(ctx));
             }
@@ -252,29 +313,25 @@ impl App {
                     c.recheck(ctx);
                 });
             }
-            Action::CycleTheme => {
-                let i = self
-                    .config
-                    .themes
-                    .iter()
-                    .position(|n| *n == self.config.theme.name)
-                    .unwrap_or(0);
-                if let Some(next) = self
-                    .config
-                    .themes
-                    .get((i + 1) % self.config.themes.len().max(1))
-                    .cloned()
-                {
-                    self.act(Action::SetTheme(next), fx);
-                }
-            }
-            Action::SetTheme(name) => match Theme::built_in(&name) {
-                Ok(theme) => self.theme_loaded(name, Ok(theme), fx),
-                Err(_) => fx.push(Effect::LoadTheme { name }),
-            },
-            Action::AddServer => self.ask_server_to_add(fx),
-            Action::AddFoundServer(name) => self.add_found_server(&name, fx),
-            Action::RemoveServer => self.ask_to_remove_server(fx),
+            _ => {}
+        }
+    }
+
+    /// The theme after the one in use, round.
+    fn next_theme(&mut self, fx: &mut Vec<Effect>) {
+        let themes = &self.config.themes;
+        let i = themes
+            .iter()
+            .position(|n| *n == self.config.theme.name)
+            .unwrap_or(0);
+        if let Some(next) = themes.get((i + 1) % themes.len().max(1)).cloned() {
+            self.act(Action::SetTheme(next), fx);
+        }
+    }
+
+    /// The log's own actions: its filter, clearing it, following its end.
+    fn log_act(&mut self, action: Action) {
+        match action {
             Action::FilterLog => {
                 self.screen.set_focus(Pane::Log);
                 self.log.editing_filter = true;
@@ -287,6 +344,7 @@ impl App {
                     self.log.selected = self.log.visible_len().checked_sub(1);
                 }
             }
+            _ => {}
         }
     }
 
@@ -379,19 +437,7 @@ impl App {
     fn overlay_came_to(&mut self, outcome: Outcome, fx: &mut Vec<Effect>) {
         match outcome {
             Outcome::Stay => {}
-            Outcome::Close => {
-                // Closing a server's question dismisses it: the server is not left waiting.
-                match self.overlay.take() {
-                    Some(Overlay::Ask(a)) => {
-                        self.replied(a.ask, crate::client::answers::Reply::Cancel, fx)
-                    }
-                    // A Save-as given up: nothing waits for a save any more.
-                    Some(Overlay::Prompt(p)) if p.purpose == PromptPurpose::SaveAs => {
-                        self.session.after_save(None)
-                    }
-                    _ => {}
-                }
-            }
+            Outcome::Close => self.overlay_closed(fx),
             Outcome::Resources(ask) => self.resources_ask(ask, fx),
             Outcome::Export(ask) => self.export_ask(ask, fx),
             Outcome::Replied(ask, reply) => {
@@ -409,65 +455,14 @@ impl App {
                 }
             }
             Outcome::Chose(purpose, choice) => {
-                use crate::tui::overlay::Choice;
                 self.overlay = None;
-                match (purpose, choice) {
-                    (ConfirmPurpose::OpenOverUnsaved, Choice::SetAside) => self.set_aside(fx),
-                    (ConfirmPurpose::OpenOverUnsaved, _) => {
-                        // Open once the save is written (after Save-as's prompt if the session
-                        // has no file yet).
-                        self.session.after_save(Some(Action::Open));
-                        self.act(Action::Save, fx);
-                    }
-                    (ConfirmPurpose::SaveOverChanged(path), Choice::Overwrite) => {
-                        self.save_over_change(path, fx)
-                    }
-                    (ConfirmPurpose::SaveOverChanged(_), _) => self.act(Action::SaveAs, fx),
-                    _ => {}
-                }
+                self.chose(purpose, choice, fx);
             }
             Outcome::Submit(purpose, text) => {
                 self.overlay = None;
-                match purpose {
-                    PromptPurpose::SaveAs => {
-                        if text.trim().is_empty() {
-                            return;
-                        }
-                        let path = super::resolve_save_path(text.trim(), &self.config.paths);
-                        fx.push(Effect::CheckSaveTarget {
-                            path,
-                            what: crate::tui::event::SaveWhat::Session,
-                        });
-                    }
-                    PromptPurpose::SaveTest => self.save_test_to(&text, fx),
-                    PromptPurpose::RunScenario => self.run_scenario(&text, fx),
-                    PromptPurpose::FilterLog => self.log.set_filter(text),
-                    PromptPurpose::AddServer => self.add_typed_server(&text, fx),
-                    PromptPurpose::ServerInput(server, id) => {
-                        self.input_given(server, id, text, fx)
-                    }
-                    PromptPurpose::WriteJson => self.write_json_to(&text, fx),
-                    PromptPurpose::WriteText(content) => self.write_to(&text, content, fx),
-                }
+                self.submitted(purpose, text, fx);
             }
-            Outcome::Typed(text) => match &mut self.overlay {
-                Some(Overlay::Open(_)) => fx.push(Effect::CompletePath {
-                    typed: text,
-                    extensions: &["json"],
-                }),
-                Some(Overlay::Prompt(p)) => {
-                    let note = match p.purpose {
-                        PromptPurpose::SaveTest => self.scenario_note(&text),
-                        PromptPurpose::SaveAs => self.save_as_note(&text),
-                        // The others' notes do not follow what is typed.
-                        _ => return,
-                    };
-                    if let Some(Overlay::Prompt(p)) = &mut self.overlay {
-                        p.note = note;
-                    }
-                }
-                _ => {}
-            },
+            Outcome::Typed(text) => self.typed_in_overlay(text, fx),
             Outcome::CompletePath(typed, extensions) => {
                 fx.push(Effect::CompletePath { typed, extensions })
             }
@@ -485,6 +480,90 @@ impl App {
                     self.clipboard(text, fx);
                 }
             }
+        }
+    }
+
+    /// The overlay was closed without an answer: a server's question is dismissed (the
+    /// server is not left waiting), a Save-as given up leaves nothing waiting for a save.
+    fn overlay_closed(&mut self, fx: &mut Vec<Effect>) {
+        match self.overlay.take() {
+            Some(Overlay::Ask(a)) => self.replied(a.ask, crate::client::answers::Reply::Cancel, fx),
+            Some(Overlay::Prompt(p)) if p.purpose == PromptPurpose::SaveAs => {
+                self.session.after_save(None)
+            }
+            _ => {}
+        }
+    }
+
+    /// A question with more than yes and no was answered.
+    fn chose(
+        &mut self,
+        purpose: ConfirmPurpose,
+        choice: crate::tui::overlay::Choice,
+        fx: &mut Vec<Effect>,
+    ) {
+        use crate::tui::overlay::Choice;
+        match (purpose, choice) {
+            (ConfirmPurpose::OpenOverUnsaved, Choice::SetAside) => self.set_aside(fx),
+            (ConfirmPurpose::OpenOverUnsaved, _) => {
+                // Open once the save is written (after Save-as's prompt if the session
+                // has no file yet).
+                self.session.after_save(Some(Action::Open));
+                self.act(Action::Save, fx);
+            }
+            (ConfirmPurpose::SaveOverChanged(path), Choice::Overwrite) => {
+                self.save_over_change(path, fx)
+            }
+            (ConfirmPurpose::SaveOverChanged(_), _) => self.act(Action::SaveAs, fx),
+            _ => {}
+        }
+    }
+
+    /// A prompt's text was given: what it was for follows.
+    fn submitted(&mut self, purpose: PromptPurpose, text: String, fx: &mut Vec<Effect>) {
+        match purpose {
+            PromptPurpose::SaveAs => {
+                if text.trim().is_empty() {
+                    return;
+                }
+                let path = super::resolve_save_path(text.trim(), &self.config.paths);
+                fx.push(Effect::CheckSaveTarget {
+                    path,
+                    what: crate::tui::event::SaveWhat::Session,
+                });
+            }
+            PromptPurpose::SaveTest => self.save_test_to(&text, fx),
+            PromptPurpose::RunScenario => self.run_scenario(&text, fx),
+            PromptPurpose::FilterLog => self.log.set_filter(text),
+            PromptPurpose::AddServer => self.add_typed_server(&text, fx),
+            PromptPurpose::ServerInput(server, id) => self.input_given(server, id, text, fx),
+            PromptPurpose::WriteJson => self.write_json_to(&text, fx),
+            PromptPurpose::WriteText(content) => self.write_to(&text, content, fx),
+        }
+    }
+
+    /// Something was typed in an overlay's line: Open completes the path; a prompt whose
+    /// note follows the text (the full path Save-as or a test will write) says it again.
+    fn typed_in_overlay(&mut self, text: String, fx: &mut Vec<Effect>) {
+        let purpose = match &self.overlay {
+            Some(Overlay::Open(_)) => {
+                fx.push(Effect::CompletePath {
+                    typed: text,
+                    extensions: &["json"],
+                });
+                return;
+            }
+            Some(Overlay::Prompt(p)) => &p.purpose,
+            _ => return,
+        };
+        let note = match purpose {
+            PromptPurpose::SaveTest => self.scenario_note(&text),
+            PromptPurpose::SaveAs => self.save_as_note(&text),
+            // The others' notes do not follow what is typed.
+            _ => return,
+        };
+        if let Some(Overlay::Prompt(p)) = &mut self.overlay {
+            p.note = note;
         }
     }
 

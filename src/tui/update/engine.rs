@@ -22,8 +22,7 @@ impl App {
             event @ EngineEvent::Opened { .. } => self.dialogue_opened(event, fx),
             event @ EngineEvent::Failed { .. } => self.dialogue_failed(event, fx),
             EngineEvent::TurnStarted { dialogue, request } => {
-                if let Some(i) = self.workspace.dialogue_of_key(dialogue)
-                    && let Some(d) = self.workspace.dialogue_mut(i)
+                if let Some(d) = self.workspace.dialogue_by_key_mut(dialogue)
                     && let Some(p) = &mut d.pending
                 {
                     p.request = Some(request);
@@ -34,30 +33,54 @@ impl App {
                 turn,
                 next_turn,
             } => self.turn_finished(dialogue, turn, next_turn, fx),
-            EngineEvent::Closed { dialogue } => {
-                if let Some(i) = self.workspace.dialogue_of_key(dialogue)
-                    && let Some(d) = self.workspace.dialogue_mut(i)
-                    && d.status == Status::Open
-                {
-                    d.status = Status::Closed("the session ended".into());
-                    // Its server's dot says so too, unless another dialogue is still open on it.
-                    let server = d.server;
-                    if !self
-                        .workspace
-                        .dialogues()
-                        .values()
-                        .any(|d| d.server == server && d.status == Status::Open)
-                        && let Some(s) = self.workspace.server_mut(server)
-                        && s.status == ServerStatus::Connected
-                    {
-                        s.status = ServerStatus::Failed("its session ended".into());
-                    }
-                }
+            EngineEvent::Closed { dialogue } => self.session_ended(dialogue),
+            EngineEvent::Client(event) => self.client_event(event, fx),
+            EngineEvent::ResourcesListed { dialogue, result } => {
+                self.resources_listed(dialogue, result)
             }
-            EngineEvent::Client(ClientEvent::Log(entry)) => self.log.push(entry),
-            EngineEvent::Client(ClientEvent::ListChanged {
+            EngineEvent::ResourceRead {
+                dialogue,
+                uri,
+                result,
+            } => self.resource_read(dialogue, uri, result),
+            EngineEvent::Refreshed {
+                dialogue,
+                summary,
+                vocabulary,
+            } => self.server_refreshed(dialogue, *summary, *vocabulary),
+        }
+    }
+
+    /// A dialogue's MCP session ended: the dialogue says so, and its server's dot too, unless
+    /// another dialogue is still open on it.
+    fn session_ended(&mut self, dialogue: DialogueKey) {
+        let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
+            return;
+        };
+        if d.status != Status::Open {
+            return;
+        }
+        d.status = Status::Closed("the session ended".into());
+        let server = d.server;
+        if !self
+            .workspace
+            .dialogues_of(server)
+            .any(|(_, d)| d.status == Status::Open)
+            && let Some(s) = self.workspace.server_mut(server)
+            && s.status == ServerStatus::Connected
+        {
+            s.status = ServerStatus::Failed("its session ended".into());
+        }
+    }
+
+    /// What a connection reports as it goes: the protocol log, lists that changed, progress,
+    /// a turn become a task, a sign-in, the connection's end.
+    fn client_event(&mut self, event: ClientEvent, fx: &mut Vec<Effect>) {
+        match event {
+            ClientEvent::Log(entry) => self.log.push(entry),
+            ClientEvent::ListChanged {
                 connection, what, ..
-            }) => {
+            } => {
                 let open = self
                     .workspace
                     .dialogues()
@@ -71,63 +94,23 @@ impl App {
                     }
                 }
             }
-            EngineEvent::ResourcesListed { dialogue, result } => {
-                self.resources_listed(dialogue, result)
-            }
-            EngineEvent::ResourceRead {
-                dialogue,
-                uri,
-                result,
-            } => self.resource_read(dialogue, uri, result),
-            EngineEvent::Refreshed {
-                dialogue,
-                summary,
-                vocabulary,
-            } => {
-                let Some(server) = self
-                    .workspace
-                    .dialogue_of_key(dialogue)
-                    .and_then(|i| self.workspace.dialogue(i))
-                    .map(|d| d.server)
-                else {
-                    return;
-                };
-                self.server_connected(server, *summary, *vocabulary);
-                self.with_composer(|c, ctx| c.recheck(ctx));
-                self.notify(
-                    "the server's tools or resources changed: read again (completion follows them)",
-                    Severity::Info,
-                );
-            }
-            EngineEvent::Client(ClientEvent::Progress {
+            ClientEvent::Progress {
                 connection,
                 progress,
                 total,
                 ..
-            }) => {
-                if let Some(d) = self
-                    .workspace
-                    .dialogues_mut()
-                    .find(|d| d.connection == Some(connection))
-                    && let Some(p) = &mut d.pending
-                {
+            } => {
+                if let Some(p) = self.pending_on(connection) {
                     p.progress = Some((progress, total));
                 }
             }
-            EngineEvent::Client(ClientEvent::Task { connection, note }) => {
-                if let Some(d) = self
-                    .workspace
-                    .dialogues_mut()
-                    .find(|d| d.connection == Some(connection))
-                    && let Some(p) = &mut d.pending
-                {
+            ClientEvent::Task { connection, note } => {
+                if let Some(p) = self.pending_on(connection) {
                     p.task = Some(note);
                 }
             }
-            EngineEvent::Client(ClientEvent::SignIn { server, notice, .. }) => {
-                self.sign_in_notice(&server, notice, fx)
-            }
-            EngineEvent::Client(ClientEvent::Closed { connection, reason }) => {
+            ClientEvent::SignIn { server, notice, .. } => self.sign_in_notice(&server, notice, fx),
+            ClientEvent::Closed { connection, reason } => {
                 if let Some(d) = self
                     .workspace
                     .dialogues_mut()
@@ -138,6 +121,33 @@ impl App {
                 }
             }
         }
+    }
+
+    /// The pending turn of the dialogue on a connection, if it has one.
+    fn pending_on(&mut self, connection: u64) -> Option<&mut crate::tui::dialogue::Pending> {
+        self.workspace
+            .dialogues_mut()
+            .find(|d| d.connection == Some(connection))?
+            .pending
+            .as_mut()
+    }
+
+    /// A server's tools or resources were read again: what completion offers follows them.
+    fn server_refreshed(
+        &mut self,
+        dialogue: DialogueKey,
+        summary: crate::client::connection::ServerSummary,
+        vocabulary: crate::protocol::resources::Vocabulary,
+    ) {
+        let Some(server) = self.workspace.dialogue_by_key(dialogue).map(|d| d.server) else {
+            return;
+        };
+        self.server_connected(server, summary, vocabulary);
+        self.with_composer(|c, ctx| c.recheck(ctx));
+        self.notify(
+            "the server's tools or resources changed: read again (completion follows them)",
+            Severity::Info,
+        );
     }
 
     /// A dialogue's MCP session is open (again, after a reconnect): what the server offers is kept.
@@ -303,7 +313,7 @@ impl App {
     /// A server's OAuth sign-in moved on: the servers pane shows where it stands, and the
     /// person is told what to do (the whole URL is in the log when no browser could open it).
     fn sign_in_notice(&mut self, server: &str, notice: SignInNotice, fx: &mut Vec<Effect>) {
-        let Some(s) = self.workspace.server_named_mut(&server) else {
+        let Some(s) = self.workspace.server_named_mut(server) else {
             return;
         };
         let name = s.name.clone();
@@ -339,7 +349,7 @@ impl App {
                 Severity::Error,
             ),
         }
-        if let Some(s) = self.workspace.server_named_mut(&server) {
+        if let Some(s) = self.workspace.server_named_mut(server) {
             s.sign_in = Some(notice);
         }
     }

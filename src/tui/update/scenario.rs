@@ -206,31 +206,7 @@ impl App {
 
     pub(super) fn scenario_event(&mut self, event: ScenarioEvent, fx: &mut Vec<Effect>) {
         match event {
-            ScenarioEvent::Loaded { dialogue, result } => {
-                let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
-                    return;
-                };
-                match result {
-                    Ok(info) => {
-                        d.name = format!("test: {}", info.name);
-                        if let Some(s) = &mut d.scenario {
-                            s.name = info.name;
-                            s.steps = info.steps;
-                        }
-                    }
-                    Err(e) => {
-                        d.status = Status::Failed(e.lines().next().unwrap_or_default().to_owned());
-                        if let Some(s) = &mut d.scenario {
-                            s.running = false;
-                            s.error = Some(e.clone());
-                        }
-                        // Every mistake is in the messages (M).
-                        for line in e.lines() {
-                            self.notify(line.to_owned(), Severity::Error);
-                        }
-                    }
-                }
-            }
+            ScenarioEvent::Loaded { dialogue, result } => self.scenario_loaded(dialogue, result),
             ScenarioEvent::Opened {
                 dialogue,
                 dialog_id,
@@ -246,82 +222,128 @@ impl App {
                 dialogue,
                 step,
                 expectations,
-            } => {
-                let passed = step.passed();
-                let turn = step
-                    .turn
-                    .clone()
-                    .unwrap_or_else(|| not_run_turn(&step.not_run));
-                let mut view = TurnView::new(turn.clone());
-                view.expect = Some(StepCheck {
-                    step: step.name.clone(),
-                    expectations,
-                    failures: step.failures.clone(),
-                    attempts: step.attempts,
-                    not_run: step.not_run.clone(),
-                });
-                let page = self.areas().transcript_rows();
-                let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
-                    return;
-                };
-                d.push(turn);
-                if let Some(last) = d.turns.last_mut() {
-                    *last = view;
-                }
-                d.refresh_selection();
-                if let Some(t) = d.turns.last().and_then(|t| t.summary.turn_index) {
-                    d.next_turn = d.next_turn.max(t + 1);
-                }
-                let last = d.turns.len() - 1;
-                if page > 0 && last >= d.scroll + page {
-                    d.scroll = last + 1 - page;
-                }
+            } => self.scenario_step(dialogue, &step, expectations, fx),
+            ScenarioEvent::Done { dialogue, error } => self.scenario_done(dialogue, error),
+        }
+    }
+
+    /// The scenario file was read (its name and steps shown), or could not be (every
+    /// mistake in the messages).
+    fn scenario_loaded(
+        &mut self,
+        dialogue: DialogueKey,
+        result: Result<crate::tui::event::ScenarioInfo, String>,
+    ) {
+        let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
+            return;
+        };
+        match result {
+            Ok(info) => {
+                d.name = format!("test: {}", info.name);
                 if let Some(s) = &mut d.scenario {
-                    if passed {
-                        s.passed += 1;
-                    } else {
-                        s.failed += 1;
-                    }
+                    s.name = info.name;
+                    s.steps = info.steps;
                 }
-                d.unsaved += 1;
-                self.session.turn_taken();
-                self.autosave(fx);
             }
-            ScenarioEvent::Done { dialogue, error } => {
-                let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
-                    return;
-                };
-                let Some(s) = &mut d.scenario else { return };
-                s.running = false;
-                if let Some(e) = &error {
+            Err(e) => {
+                d.status = Status::Failed(e.lines().next().unwrap_or_default().to_owned());
+                if let Some(s) = &mut d.scenario {
+                    s.running = false;
                     s.error = Some(e.clone());
-                    d.status = Status::Failed(e.clone());
                 }
-                let (name, passed, failed, total) = (s.name.clone(), s.passed, s.failed, s.steps);
-                match error {
-                    Some(e) => self.notify(format!("test {name}: {e}"), Severity::Error),
-                    None if failed == 0 => self.notify(
-                        format!("test {name}: all {total} steps passed"),
-                        Severity::Success,
-                    ),
-                    None => self.notify(
-                        format!(
-                            "test {name}: {failed} of {total} step{} failed (✗ in the transcript; the Expect tab says why)",
-                            if total == 1 { "" } else { "s" },
-                        ),
-                        Severity::Warning,
-                    ),
-                }
-                if passed + failed < total {
-                    self.notify(
-                        format!(
-                            "test {name}: stopped after {} of {total} steps",
-                            passed + failed
-                        ),
-                        Severity::Warning,
-                    );
+                // Every mistake is in the messages (M).
+                for line in e.lines() {
+                    self.notify(line.to_owned(), Severity::Error);
                 }
             }
+        }
+    }
+
+    /// A step ran (or did not): its turn joins the transcript with its verdict, the window
+    /// follows it, and it counts as an unsaved turn.
+    fn scenario_step(
+        &mut self,
+        dialogue: DialogueKey,
+        step: &crate::scenario::run::StepRun,
+        expectations: Vec<String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let passed = step.passed();
+        let turn = step
+            .turn
+            .clone()
+            .unwrap_or_else(|| not_run_turn(&step.not_run));
+        let mut view = TurnView::new(turn.clone());
+        view.expect = Some(StepCheck {
+            step: step.name.clone(),
+            expectations,
+            failures: step.failures.clone(),
+            attempts: step.attempts,
+            not_run: step.not_run.clone(),
+        });
+        let page = self.areas().transcript_rows();
+        let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
+            return;
+        };
+        d.push(turn);
+        if let Some(last) = d.turns.last_mut() {
+            *last = view;
+        }
+        d.refresh_selection();
+        if let Some(t) = d.turns.last().and_then(|t| t.summary.turn_index) {
+            d.next_turn = d.next_turn.max(t + 1);
+        }
+        let last = d.turns.len() - 1;
+        if page > 0 && last >= d.scroll + page {
+            d.scroll = last + 1 - page;
+        }
+        if let Some(s) = &mut d.scenario {
+            if passed {
+                s.passed += 1;
+            } else {
+                s.failed += 1;
+            }
+        }
+        d.unsaved += 1;
+        self.session.turn_taken();
+        self.autosave(fx);
+    }
+
+    /// The scenario ended: how it went, in a notice (and in how many steps, if it stopped
+    /// before the last).
+    fn scenario_done(&mut self, dialogue: DialogueKey, error: Option<String>) {
+        let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
+            return;
+        };
+        let Some(s) = &mut d.scenario else { return };
+        s.running = false;
+        if let Some(e) = &error {
+            s.error = Some(e.clone());
+            d.status = Status::Failed(e.clone());
+        }
+        let (name, passed, failed, total) = (s.name.clone(), s.passed, s.failed, s.steps);
+        match error {
+            Some(e) => self.notify(format!("test {name}: {e}"), Severity::Error),
+            None if failed == 0 => self.notify(
+                format!("test {name}: all {total} steps passed"),
+                Severity::Success,
+            ),
+            None => self.notify(
+                format!(
+                    "test {name}: {failed} of {total} step{} failed (✗ in the transcript; the Expect tab says why)",
+                    if total == 1 { "" } else { "s" },
+                ),
+                Severity::Warning,
+            ),
+        }
+        if passed + failed < total {
+            self.notify(
+                format!(
+                    "test {name}: stopped after {} of {total} steps",
+                    passed + failed
+                ),
+                Severity::Warning,
+            );
         }
     }
 }

@@ -1496,11 +1496,10 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     for i in 0..3 {
         t.finished(1, grounding(i));
     }
-    t.app.workspace_mut().dialogues_mut().nth(0).unwrap().status = Status::Recorded;
+    t.app.workspace_mut().dialogues_mut().next().unwrap().status = Status::Recorded;
     t.app
         .workspace_mut()
-        .dialogues_mut()
-        .nth(0)
+        .dialogues_mut().next()
         .unwrap()
         .select(Some(1));
     t.key(KeyCode::Esc);
@@ -2093,8 +2092,7 @@ fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
     let mut t = T::reference();
     t.app
         .workspace
-        .servers_mut()
-        .nth(0)
+        .servers_mut().next()
         .unwrap()
         .vocabulary
         .add(Words::Entities, "Fountain#1");
@@ -2291,8 +2289,7 @@ fn an_unknown_id_in_a_statement_is_warned_about_and_the_request_still_sent() {
     ] {
         t.app
             .workspace_mut()
-            .servers_mut()
-            .nth(0)
+            .servers_mut().next()
             .unwrap()
             .vocabulary
             .add(w, id);
