@@ -55,7 +55,6 @@ fn scripted(theme: &str) -> Harness {
 fn show(h: &mut Harness, dialogue: usize, turn: usize, tab: DetailTab, focus: Pane) {
     let app = &mut h.runner.app;
     let id = app.workspace().dialogues().id_at(dialogue);
-    let id = id;
     app.workspace_mut().set_current(id);
     app.workspace_mut()
         .dialogues_mut()
