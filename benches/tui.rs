@@ -123,7 +123,8 @@ fn frames(c: &mut Criterion) {
         let mut app = app_with(turns);
         for tab in [DetailTab::Answer, DetailTab::Raw, DetailTab::Findings] {
             app.workspace_mut()
-                .dialogues_mut().next()
+                .dialogues_mut()
+                .next()
                 .unwrap()
                 .detail_tab = tab;
             let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -145,11 +146,13 @@ fn frames(c: &mut Criterion) {
         }
         // The Answer scrolled to its last relations (the lines above are counted, not made).
         app.workspace_mut()
-            .dialogues_mut().next()
+            .dialogues_mut()
+            .next()
             .unwrap()
             .detail_tab = DetailTab::Answer;
         app.workspace_mut()
-            .dialogues_mut().next()
+            .dialogues_mut()
+            .next()
             .unwrap()
             .detail_scroll = 5_990;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -168,7 +171,8 @@ fn frames(c: &mut Criterion) {
             },
         );
         app.workspace_mut()
-            .dialogues_mut().next()
+            .dialogues_mut()
+            .next()
             .unwrap()
             .detail_scroll = 0;
         // The feasibility tab on a feasibility turn, scrolled to the middle of the dialogue.
@@ -185,11 +189,13 @@ fn frames(c: &mut Criterion) {
             .map(|(i, _)| i)
             .unwrap();
         app.workspace_mut()
-            .dialogues_mut().next()
+            .dialogues_mut()
+            .next()
             .unwrap()
             .select(Some(middle));
         app.workspace_mut()
-            .dialogues_mut().next()
+            .dialogues_mut()
+            .next()
             .unwrap()
             .detail_tab = DetailTab::Feasibility;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();

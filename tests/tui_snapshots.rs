@@ -102,7 +102,8 @@ fn feasibility_form(h: &mut Harness) {
     h.runner
         .app
         .workspace_mut()
-        .servers_mut().next()
+        .servers_mut()
+        .next()
         .unwrap()
         .vocabulary = vocabulary();
     let mut c = Composer::new(Interface::Dac);

@@ -273,13 +273,15 @@ async fn every_kind_is_composed_sent_and_shown() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .select(Some(feasibility));
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .detail_tab = DetailTab::Feasibility;
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -289,13 +291,15 @@ async fn every_kind_is_composed_sent_and_shown() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .select(Some(Kind::VARIANTS.len() - 1));
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .detail_tab = DetailTab::Commitments;
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -648,7 +652,8 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .detail_tab = DetailTab::Findings;
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -833,13 +838,15 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .select(Some(0));
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .detail_tab = DetailTab::Raw;
     h.runner.app.screen_mut().set_focus(Pane::Detail);
@@ -879,7 +886,8 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
             .runner
             .app
             .workspace_mut()
-            .servers_mut().next()
+            .servers_mut()
+            .next()
             .unwrap()
             .spec
             .transport
@@ -958,7 +966,8 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .select(Some(differing));
     let screen = text(&render(&h.runner.app, 160, 50));
@@ -1318,13 +1327,15 @@ async fn deep_request_in_the_explorer() {
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .select(Some(0));
     h.runner
         .app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .detail_tab = DetailTab::Raw;
     h.runner.app.screen_mut().set_focus(Pane::Detail);

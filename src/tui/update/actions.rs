@@ -296,10 +296,9 @@ impl App {
     /// back to its default, the kind of Request).
     fn composer_act(&mut self, action: Action) {
         match action {
-            Action::ComposerMode
-                if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() => {
-                    self.screen.set_focus(Pane::Composer);
-                }
+            Action::ComposerMode if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() => {
+                self.screen.set_focus(Pane::Composer);
+            }
             Action::ClearComposer => {
                 self.with_composer(|c, ctx| c.clear(ctx));
             }

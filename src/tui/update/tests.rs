@@ -48,7 +48,11 @@ fn options(servers: Vec<ServerSpec>) -> Options {
     }
 }
 
-/// The explorer as started on the two reference servers, both dialogues open.
+/// The explorer started from `Options` and driven through events, as the runner and the
+/// person would drive it: a test changes nothing but by an event (a key, a click, a
+/// server's answer, a file read) and checks what the person sees (the state through its
+/// accessors) and gets (the effects). `draw` renders a frame as the runner does, so that a
+/// click lands where the frame put things.
 struct T {
     app: App,
     now: Instant,
@@ -56,9 +60,15 @@ struct T {
 }
 
 impl T {
+    /// Started on `servers` with the usual options (`options`).
     fn new(servers: Vec<ServerSpec>) -> (T, Vec<Effect>) {
+        T::start(options(servers))
+    }
+
+    /// Started with `options` (a test that needs other options changes them first).
+    fn start(options: Options) -> (T, Vec<Effect>) {
         let now = Instant::now();
-        let (app, fx) = App::new(options(servers), now);
+        let (app, fx) = App::new(options, now);
         (
             T {
                 app,
@@ -140,6 +150,135 @@ impl T {
 
     fn current(&self) -> &crate::tui::dialogue::DialogueState {
         self.app.current_dialogue().expect("a dialogue in view")
+    }
+
+    /// Draws a frame at the terminal's size, as the runner does after each event: the next
+    /// clicks find what it drew.
+    fn draw(&mut self) {
+        let size = self.app.screen().size();
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(size.width, size.height))
+                .unwrap();
+        let mut hits = Hits::default();
+        terminal
+            .draw(|f| hits = crate::tui::view::render(f, &self.app))
+            .unwrap();
+        self.hits = hits;
+    }
+
+    /// A left click at a place of the screen.
+    fn click(&mut self, x: u16, y: u16) -> Vec<Effect> {
+        self.event(Event::Input(Input::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: x,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        })))
+    }
+
+    /// Gives a pane the focus as the person would: a click on its frame (the log shown
+    /// first with `L`, from outside the composer).
+    fn focus(&mut self, pane: Pane) {
+        if pane == Pane::Log && !self.app.screen().log_shown() {
+            self.focus(Pane::Transcript);
+            self.key(KeyCode::Char('L'));
+        }
+        self.draw();
+        let (frame, _) = *self
+            .hits
+            .panes
+            .iter()
+            .find(|(_, p)| *p == pane)
+            .unwrap_or_else(|| panic!("{pane:?} is drawn"));
+        self.click(frame.x, frame.y);
+        assert_eq!(self.app.focus(), pane, "a click on its frame focuses it");
+    }
+
+    /// Shows the dialogue the engine knows by `key`, by a click on its tab.
+    fn show(&mut self, key: u64) {
+        let id = self.dialogue(key);
+        self.draw();
+        let (tab, _) = *self
+            .hits
+            .tabs
+            .iter()
+            .find(|(_, d)| *d == id)
+            .expect("its tab is drawn");
+        self.click(tab.x, tab.y);
+        assert_eq!(self.app.workspace().current(), Some(id));
+    }
+
+    /// A click on a row of the composer (0: the Kind; then each field).
+    fn click_composer_row(&mut self, row: usize) {
+        self.draw();
+        let (at, _) = *self
+            .hits
+            .composer_rows
+            .iter()
+            .find(|(_, r)| *r == row)
+            .unwrap_or_else(|| panic!("composer row {row} is drawn"));
+        self.click(at.x, at.y);
+    }
+
+    /// The dialogue the engine knows by `key`.
+    fn dialogue(&self, key: u64) -> crate::tui::ids::DialogueId {
+        self.app
+            .workspace()
+            .dialogue_of_key(key)
+            .expect("the dialogue")
+    }
+
+    /// The terminal is resized.
+    fn resize(&mut self, width: u16, height: u16) -> Vec<Effect> {
+        self.event(Event::Input(Input::Resize(width, height)))
+    }
+
+    /// A dialogue opens on a server that publishes `vocabulary` (its server reads it).
+    fn opened_with(
+        &mut self,
+        key: u64,
+        vocabulary: crate::protocol::resources::Vocabulary,
+    ) -> Vec<Effect> {
+        let d = self
+            .app
+            .workspace()
+            .dialogue_by_key(key)
+            .expect("the dialogue");
+        let (interface, next_turn) = (d.interface, d.next_turn);
+        let summary = ServerSummary {
+            name: format!("bkn-{}", interface.code()),
+            ..Default::default()
+        };
+        self.event(Event::Engine(Box::new(EngineEvent::Opened {
+            dialogue: key,
+            connection: key,
+            dialog_id: format!("dialog-{key}"),
+            origin: DialogIdOrigin::Client,
+            tool: interface.tool_name().into(),
+            summary: Box::new(summary),
+            vocabulary: Box::new(vocabulary),
+            defaults: Box::new(Chosen::built_in()),
+            continued: false,
+            next_turn,
+        })))
+    }
+
+    /// The runner found servers in servers files.
+    fn servers_found(&mut self, servers: Vec<ServerSpec>) -> Vec<Effect> {
+        self.event(Event::ServersFound {
+            servers,
+            problems: Vec::new(),
+        })
+    }
+
+    /// A session file was read (Ctrl-O, or the command line's).
+    fn session_read(&mut self, path: &str, session: Session) -> Vec<Effect> {
+        self.event(Event::SessionRead {
+            path: PathBuf::from(path),
+            purpose: OpenPurpose::Open,
+            result: Ok(session),
+            stamp: None,
+        })
     }
 }
 
@@ -725,7 +864,7 @@ fn enter_on_a_log_row_opens_the_entry() {
     ));
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('L'));
-    t.app.screen.set_focus(Pane::Log);
+    t.focus(Pane::Log);
     t.key(KeyCode::End);
     t.key(KeyCode::Enter);
     assert!(matches!(t.app.overlay(), Some(Overlay::LogEntry { .. })));
@@ -852,7 +991,7 @@ fn the_detail_scroll_comes_back_from_the_last_page_the_frame_showed() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
     t.key(KeyCode::Esc);
-    t.app.screen.set_focus(Pane::Detail);
+    t.focus(Pane::Detail);
     t.key(KeyCode::End);
     // The frame could show from line 7 at most.
     t.hits.detail_top = Some((1, 7));
@@ -1499,7 +1638,8 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     t.app.workspace_mut().dialogues_mut().next().unwrap().status = Status::Recorded;
     t.app
         .workspace_mut()
-        .dialogues_mut().next()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .select(Some(1));
     t.key(KeyCode::Esc);
@@ -1728,17 +1868,27 @@ fn a_command_a_session_file_names_is_started_only_once_the_user_says_so() {
 // ---- issue 29: nothing typed or sent is lost ----
 
 /// The composer of the dialogue in view on a Kind, its focus on the field labelled so.
+/// Goes to a field of a Kind as the person would: into the composer, the Kind chosen on its
+/// row with Right, then a click on the field.
 fn focus_field(t: &mut T, kind: crate::protocol::dac::Kind, label: &str) {
-    t.app.screen.set_focus(Pane::Composer);
-    let d = t.app.current_dialogue_mut().unwrap();
-    d.composer.set_kind(kind);
-    let i = d
+    t.focus(Pane::Composer);
+    t.click_composer_row(0);
+    for _ in 0..<crate::protocol::dac::Kind as strum::VariantArray>::VARIANTS.len() {
+        if t.current().composer.kind == kind {
+            break;
+        }
+        t.key(KeyCode::Right);
+    }
+    assert_eq!(t.current().composer.kind, kind);
+    let i = t
+        .current()
         .composer
         .fields
         .iter()
         .position(|f| f.spec.label == label)
         .expect("the field");
-    d.composer.row = i + 1;
+    t.click_composer_row(i + 1);
+    assert_eq!(t.current().composer.row, i + 1);
 }
 
 #[test]
@@ -2092,7 +2242,8 @@ fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
     let mut t = T::reference();
     t.app
         .workspace
-        .servers_mut().next()
+        .servers_mut()
+        .next()
         .unwrap()
         .vocabulary
         .add(Words::Entities, "Fountain#1");
@@ -2233,7 +2384,7 @@ fn the_feasibility_tab_never_looks_better_than_the_steps() {
         "Feasibility": {"Overall": "feasible",
             "Steps": [{"Step": 1, "PAStatus": "Clash", "Reason": "c1 conflicts"}]}});
     t.finished(1, turn(request, Some(response)));
-    t.app.screen.set_focus(Pane::Detail);
+    t.focus(Pane::Detail);
     t.app.current_dialogue_mut().unwrap().detail_tab = DetailTab::Feasibility;
     let text = screen(&t, 120, 40);
     assert!(text.contains("0 of 2 steps Ack, 1 not answered"), "{text}");
@@ -2289,7 +2440,8 @@ fn an_unknown_id_in_a_statement_is_warned_about_and_the_request_still_sent() {
     ] {
         t.app
             .workspace_mut()
-            .servers_mut().next()
+            .servers_mut()
+            .next()
             .unwrap()
             .vocabulary
             .add(w, id);
@@ -2402,7 +2554,7 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
         dialogue: 1,
         turn: Box::new(grounding(0)),
     }));
-    t.app.screen.set_focus(Pane::Transcript);
+    t.focus(Pane::Transcript);
     let fx = t.key(KeyCode::Char('O'));
     let token = fx.iter().find_map(|e| match e {
         Effect::Open { spec, .. } => match &spec.transport {
@@ -2555,7 +2707,7 @@ fn slash_searches_the_log_n_and_capital_n_go_round_esc_ends() {
     let (first, second, last) = (before, before + 2, before + 3);
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('L'));
-    t.app.screen.set_focus(Pane::Log);
+    t.focus(Pane::Log);
     t.key(KeyCode::Char('/'));
     t.type_text("ack");
     // Typing goes to the first match at once; Enter keeps the search.
@@ -2597,9 +2749,9 @@ fn slash_in_the_detail_searches_the_raw_json_and_scrolls_to_each_match() {
             Some(json!({"Header": "PGM-KDA-V1.0", "TurnIndex": 0, "Note": "needle"})),
         ),
     );
-    t.app.screen.set_focus(Pane::Detail);
+    t.focus(Pane::Detail);
     t.key(KeyCode::Esc);
-    t.app.screen.set_focus(Pane::Detail);
+    t.focus(Pane::Detail);
     t.key(KeyCode::Char('/'));
     assert_eq!(t.current().detail_tab, crate::tui::app::DetailTab::Raw);
     t.type_text("NEEDLE");
@@ -2625,7 +2777,7 @@ fn the_log_filter_is_the_one_line_editor() {
     t.app.log_mut().push(log_line("gamma"));
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('L'));
-    t.app.screen.set_focus(Pane::Log);
+    t.focus(Pane::Log);
     t.key(KeyCode::Char('|'));
     t.type_text("gam zz");
     assert_eq!(t.app.log().visible_len(), 0);
