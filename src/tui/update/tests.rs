@@ -81,10 +81,29 @@ impl T {
 
     /// Both reference servers, their dialogues open.
     fn reference() -> T {
-        let (mut t, fx) = T::new(vec![
+        T::reference_with(|_| {})
+    }
+
+    /// The same, the DAC server publishing `vocabulary` (what completion and the checks
+    /// know).
+    fn reference_publishing(vocabulary: crate::protocol::resources::Vocabulary) -> T {
+        let (mut t, _) = T::new(vec![
             ServerSpec::embedded(Interface::Dac),
             ServerSpec::embedded(Interface::Usr),
         ]);
+        t.opened_with(1, vocabulary);
+        t.opened(2);
+        t
+    }
+
+    /// The same, started with options changed by `change`.
+    fn reference_with(change: impl FnOnce(&mut Options)) -> T {
+        let mut options = options(vec![
+            ServerSpec::embedded(Interface::Dac),
+            ServerSpec::embedded(Interface::Usr),
+        ]);
+        change(&mut options);
+        let (mut t, fx) = T::start(options);
         assert_eq!(fx.len(), 2, "one Open per server: {fx:?}");
         for key in [1, 2] {
             t.opened(key);
@@ -206,6 +225,12 @@ impl T {
             .expect("its tab is drawn");
         self.click(tab.x, tab.y);
         assert_eq!(self.app.workspace().current(), Some(id));
+    }
+
+    /// A key with the focus on the sidebar (where servers are added and removed).
+    fn in_sidebar(&mut self, code: KeyCode) -> Vec<Effect> {
+        self.focus(Pane::Sidebar);
+        self.key(code)
     }
 
     /// A click on a row of the composer (0: the Kind; then each field).
@@ -947,9 +972,8 @@ fn a_recovery_is_offered_at_start_and_y_reads_it() {
 
 #[test]
 fn copying_says_honestly_where_the_text_can_have_gone() {
-    let mut t = T::reference();
+    let mut t = T::reference_with(|o| o.in_tmux = true);
     t.finished(1, grounding(0));
-    t.app.config.in_tmux = true;
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Char('y'));
     assert!(matches!(&fx[..], [Effect::Clipboard { .. }]), "{fx:?}");
@@ -1315,9 +1339,8 @@ fn a_server_is_added_by_command_line_url_or_a_name_found() {
     let mut t = T::reference();
     let mut found = ServerSpec::from_command_line("found-srv --flag").unwrap();
     found.name = "lab".into();
-    t.app.workspace.set_found(vec![found]);
-    t.app
-        .act(crate::tui::action::Action::AddServer, &mut Vec::new());
+    t.servers_found(vec![found]);
+    t.in_sidebar(KeyCode::Char('a'));
     let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!("the add-server prompt")
     };
@@ -1327,13 +1350,11 @@ fn a_server_is_added_by_command_line_url_or_a_name_found() {
     assert_eq!(opens(&fx), [(3, "lab".to_owned())]);
     assert_eq!(t.current().key, 3, "the new server's dialogue is in view");
     // A URL, then a command line, named like one in use.
-    t.app
-        .act(crate::tui::action::Action::AddServer, &mut Vec::new());
+    t.in_sidebar(KeyCode::Char('a'));
     t.type_text("http://127.0.0.1:9/mcp");
     let fx = t.key(KeyCode::Enter);
     assert_eq!(opens(&fx), [(4, "127.0.0.1:9".to_owned())]);
-    t.app
-        .act(crate::tui::action::Action::AddServer, &mut Vec::new());
+    t.in_sidebar(KeyCode::Char('a'));
     t.type_text("found-srv --other");
     let fx = t.key(KeyCode::Enter);
     assert_eq!(opens(&fx), [(5, "found-srv".to_owned())]);
@@ -1346,15 +1367,9 @@ fn a_server_is_added_by_command_line_url_or_a_name_found() {
 fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
-    t.app
-        .workspace
-        .set_current(t.app.workspace.dialogues().id_at(0));
-    let server = t.app.workspace.servers().id_at(0).unwrap();
-    let fx = {
-        let mut fx = Vec::new();
-        t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
-        fx
-    };
+    t.show(1);
+    let server = t.current().server;
+    let fx = t.in_sidebar(KeyCode::Delete);
     assert!(closes(&fx).is_empty(), "asks first");
     assert!(matches!(
         &t.app.overlay(),
@@ -1374,8 +1389,7 @@ fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
         "the other server and its dialogue"
     );
     // The one left, without turns, goes at once.
-    let mut fx = Vec::new();
-    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    let fx = t.in_sidebar(KeyCode::Delete);
     assert_eq!(closes(&fx), [2]);
     assert!(t.app.sidebar_rows().is_empty());
 }
@@ -1596,7 +1610,6 @@ fn take_over_and_reconnect_ask_for_the_generation_the_dialogue_spoke() {
         unreachable!()
     };
     let key = *key;
-    let i = t.app.workspace.dialogue_of_key(key).unwrap();
     let summary = ServerSummary {
         protocol_version: "2026-07-28".into(),
         generation_note: Some(
@@ -1622,7 +1635,7 @@ fn take_over_and_reconnect_ask_for_the_generation_the_dialogue_spoke() {
             .any(|e| e.text.contains("it goes on over MCP 2026-07-28")),
         "the change of generation is in the log"
     );
-    t.app.workspace.set_current(Some(i));
+    t.show(key);
     let fx = t.key(KeyCode::Char('R'));
     assert_eq!(spoke(&fx).as_deref(), Some("2026-07-28"));
 }
@@ -1635,14 +1648,15 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     for i in 0..3 {
         t.finished(1, grounding(i));
     }
-    t.app.workspace_mut().dialogues_mut().next().unwrap().status = Status::Recorded;
-    t.app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .select(Some(1));
-    t.key(KeyCode::Esc);
+    // The three turns as a session file records them: opened, a recorded dialogue.
+    let recorded = t.app.snapshot();
+    t.session_read("/work/sessions/recorded.json", recorded);
+    assert_eq!(t.current().status, Status::Recorded);
+    let source = t.app.workspace().current().unwrap();
+    // Its second turn selected (its last is, once opened).
+    t.focus(Pane::Transcript);
+    t.key(KeyCode::Up);
+    assert_eq!(t.current().selected, Some(1));
     let fx = t.key(KeyCode::Char('O'));
     let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
     else {
@@ -1678,7 +1692,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
         !fx.iter().any(|e| matches!(e, Effect::Send { .. })),
         "up to the selected turn only"
     );
-    let source = &t.app.workspace.dialogues().nth(0).unwrap();
+    let source = t.app.workspace().dialogue(source).unwrap();
     assert!(
         source.turns[0]
             .replay
@@ -2026,9 +2040,13 @@ fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
 fn ctrl_o_save_first_saves_then_opens_and_a_failed_save_opens_nothing() {
     use crate::tui::event::SavePurpose as P;
     let mut t = T::reference();
-    t.app
-        .session_mut()
-        .set_path(Some("/work/sessions/s.json".into()));
+    // The session has a file: it was saved there.
+    t.event(Event::Saved {
+        path: "/work/sessions/s.json".into(),
+        purpose: SavePurpose::Explicit,
+        result: Ok(()),
+        stamp: None,
+    });
     t.finished(1, grounding(0));
     ctrl(&mut t, 'o');
     let fx = t.key(KeyCode::Char('s'));
@@ -2239,14 +2257,9 @@ fn quitting_mentions_an_unsent_draft() {
 #[test]
 fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
     use crate::protocol::resources::Words;
-    let mut t = T::reference();
-    t.app
-        .workspace
-        .servers_mut()
-        .next()
-        .unwrap()
-        .vocabulary
-        .add(Words::Entities, "Fountain#1");
+    let mut vocabulary = crate::protocol::resources::Vocabulary::default();
+    vocabulary.add(Words::Entities, "Fountain#1");
+    let mut t = T::reference_publishing(vocabulary);
     focus_field(&mut t, crate::protocol::dac::Kind::Commitment, "Commit");
     let mut fx = t.type_text("c1: Kiosk#3 locatedAt near the fountain");
     assert!(t.current().composer.completion.is_none());
@@ -2433,19 +2446,14 @@ fn the_feasibility_tab_never_looks_better_than_the_steps() {
 #[test]
 fn an_unknown_id_in_a_statement_is_warned_about_and_the_request_still_sent() {
     use crate::protocol::resources::Words;
-    let mut t = T::reference();
+    let mut vocabulary = crate::protocol::resources::Vocabulary::default();
     for (w, id) in [
         (Words::Entities, "Avatar#7"),
         (Words::MLocations, "MLoc:Square.Stage"),
     ] {
-        t.app
-            .workspace_mut()
-            .servers_mut()
-            .next()
-            .unwrap()
-            .vocabulary
-            .add(w, id);
+        vocabulary.add(w, id);
     }
+    let mut t = T::reference_publishing(vocabulary);
     focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
     t.type_text("MM-Move Nil Ghost#1 To MLoc:Square.Stage");
     let warnings = t.current().composer.checked.warnings.clone();
@@ -2654,7 +2662,7 @@ fn fields_below_the_composers_room_are_said_at_80x24() {
     let mut t = T::reference();
     // A feasibility's first field: its Release field is out of view at 80x24.
     focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Question");
-    t.app.screen_mut().resize(80, 24);
+    t.resize(80, 24);
     let s = screen(&t, 80, 24);
     assert!(!s.contains("Release"), "{s}");
     assert!(s.contains("more (Tab)"), "{s}");
@@ -2795,14 +2803,20 @@ fn the_log_filter_is_the_one_line_editor() {
 fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
     use crate::tui::app::SidebarRow;
     let mut t = T::reference();
-    let server = t.app.workspace.servers().id_at(0).unwrap();
-    let dialogue = t.app.workspace.dialogues().id_at(0).unwrap();
-    let other = t.app.workspace.dialogues().id_at(1).unwrap();
-    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
-    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
-    t.app.workspace.set_current(Some(dialogue));
-    let mut fx = Vec::new();
-    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    t.show(1);
+    let (dialogue, other) = (t.dialogue(1), t.dialogue(2));
+    let server = t.current().server;
+    // The frame drawn before the server goes: its tab and its row.
+    t.draw();
+    let before = t.hits.clone();
+    let tab = before.tabs.iter().find(|(_, d)| *d == dialogue).unwrap().0;
+    let row = before
+        .sidebar_rows
+        .iter()
+        .find(|(_, r)| *r == SidebarRow::Server(server))
+        .unwrap()
+        .0;
+    let fx = t.in_sidebar(KeyCode::Delete);
     assert_eq!(closes(&fx), [1], "no turns: removed at once");
     assert!(
         !t.app.workspace.servers().contains(server)
@@ -2818,13 +2832,10 @@ fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
         2,
         "the other server and its dialogue"
     );
-    for (column, row) in [(25, 0), (5, 2)] {
-        t.event(Event::Input(Input::Mouse(MouseEvent {
-            kind: MouseEventKind::Down(MouseButton::Left),
-            column,
-            row,
-            modifiers: KeyModifiers::NONE,
-        })));
+    // Clicks where that frame drew them (the next one is not drawn yet).
+    for at in [tab, row] {
+        t.hits = before.clone();
+        t.click(at.x, at.y);
         assert_eq!(
             t.app.workspace.current(),
             Some(other),
