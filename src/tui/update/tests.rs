@@ -17,7 +17,7 @@ use crate::tui::theme::Theme;
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use ratatui::layout::Rect;
+use ratatui::layout::Position;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -227,6 +227,19 @@ impl T {
         assert_eq!(self.app.workspace().current(), Some(id));
     }
 
+    /// Shows a detail tab of the dialogue in view, by a click on it.
+    fn detail_tab(&mut self, tab: DetailTab) {
+        self.draw();
+        let (at, _) = *self
+            .hits
+            .detail_tabs
+            .iter()
+            .find(|(_, t)| *t == tab)
+            .unwrap_or_else(|| panic!("the {tab:?} tab is drawn"));
+        self.click(at.x, at.y);
+        assert_eq!(self.app.shown_detail_tab(), tab);
+    }
+
     /// A key with the focus on the sidebar (where servers are added and removed).
     fn in_sidebar(&mut self, code: KeyCode) -> Vec<Effect> {
         self.focus(Pane::Sidebar);
@@ -390,10 +403,7 @@ fn the_explorer_starts_with_one_open_per_server_and_shows_the_first() {
         })
         .collect();
     assert_eq!(opens, [(1, Interface::Dac), (2, Interface::Usr)]);
-    assert_eq!(
-        t.app.workspace.current(),
-        t.app.workspace.dialogues().id_at(0)
-    );
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(1)));
     assert_eq!(t.app.screen.focus(), Pane::Composer);
 }
 
@@ -699,19 +709,13 @@ fn a_click_selects_the_row_the_frame_drew_after_keyboard_scrolling() {
     for _ in 0..5 {
         t.key(KeyCode::Up);
     }
-    t.hits.transcript_rows = Rect::new(30, 3, 60, 10);
-    t.hits.transcript_top = 12;
-    t.hits
-        .panes
-        .push((Rect::new(29, 2, 62, 12), Pane::Transcript));
-    t.event(Event::Input(Input::Mouse(MouseEvent {
-        kind: MouseEventKind::Down(MouseButton::Left),
-        column: 40,
-        row: 5,
-        modifiers: KeyModifiers::NONE,
-    })));
-    assert_eq!(t.current().selected, Some(14));
-    assert_eq!(t.current().scroll, 12);
+    // The frame drew the window where the selection is; a click on its third row.
+    t.draw();
+    let (rows, top) = (t.hits.transcript_rows, t.hits.transcript_top);
+    assert!(top > 0, "scrolled: the window is not at the first turn");
+    t.click(rows.x + 10, rows.y + 2);
+    assert_eq!(t.current().selected, Some(top + 2));
+    assert_eq!(t.current().scroll, top);
 }
 
 #[test]
@@ -1014,13 +1018,17 @@ fn a_new_theme_is_remembered() {
 fn the_detail_scroll_comes_back_from_the_last_page_the_frame_showed() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
+    // A terminal small enough that the turn's detail is longer than its pane.
+    t.resize(80, 16);
     t.key(KeyCode::Esc);
-    t.focus(Pane::Detail);
+    t.detail_tab(DetailTab::Raw);
     t.key(KeyCode::End);
-    // The frame could show from line 7 at most.
-    t.hits.detail_top = Some((1, 7));
+    // The frame could show from line `last` at most (End asked for far past it).
+    t.draw();
+    let (_, last) = t.hits.detail_top.expect("the detail drawn");
+    assert!(last > 0, "the detail is longer than its pane");
     t.key(KeyCode::Up);
-    assert_eq!(t.current().detail_scroll, 6);
+    assert_eq!(t.current().detail_scroll, last - 1);
 }
 
 #[test]
@@ -1804,13 +1812,10 @@ fn what_a_server_asks_is_put_to_the_person_one_question_at_a_time() {
 fn a_stray_click_does_not_throw_away_a_question() {
     let mut t = T::reference();
     t.event(Event::Asked(ask(7, confirm_form())));
-    t.hits.overlay = Some(Rect::new(10, 5, 60, 20));
-    let fx = t.event(Event::Input(Input::Mouse(MouseEvent {
-        kind: MouseEventKind::Down(MouseButton::Left),
-        column: 1,
-        row: 1,
-        modifiers: KeyModifiers::NONE,
-    })));
+    t.draw();
+    let question = t.hits.overlay.expect("the question drawn");
+    assert!(!question.contains(Position::new(1, 1)));
+    let fx = t.click(1, 1);
     assert!(answers(&fx).is_empty(), "{fx:?}");
     assert!(matches!(t.app.overlay(), Some(Overlay::Ask(_))));
 }
@@ -2397,8 +2402,7 @@ fn the_feasibility_tab_never_looks_better_than_the_steps() {
         "Feasibility": {"Overall": "feasible",
             "Steps": [{"Step": 1, "PAStatus": "Clash", "Reason": "c1 conflicts"}]}});
     t.finished(1, turn(request, Some(response)));
-    t.focus(Pane::Detail);
-    t.app.current_dialogue_mut().unwrap().detail_tab = DetailTab::Feasibility;
+    t.detail_tab(DetailTab::Feasibility);
     let text = screen(&t, 120, 40);
     assert!(text.contains("0 of 2 steps Ack, 1 not answered"), "{text}");
     assert!(
@@ -2622,23 +2626,16 @@ fn switching_to_a_dialogue_never_enters_edit() {
     let mut t = T::reference();
     // The first dialogue was left in the composer (a click on the next tab, say).
     assert_eq!(t.app.screen.focus(), Pane::Composer);
-    t.app
-        .show_dialogue(t.app.workspace.dialogues().id_at(1).unwrap());
+    t.show(2);
     t.key(KeyCode::Esc);
     assert_eq!(t.app.screen.focus(), Pane::Transcript);
     // Back to the first, whose composer had the focus: NAV stays, `1` is a command.
     t.key(KeyCode::Char('1'));
-    assert_eq!(
-        t.app.workspace.current(),
-        t.app.workspace.dialogues().id_at(0)
-    );
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(1)));
     assert_eq!(t.app.screen.focus(), Pane::Transcript);
     assert_eq!(mode_word(&t), "NAV");
     t.key(KeyCode::Char('2'));
-    assert_eq!(
-        t.app.workspace.current(),
-        t.app.workspace.dialogues().id_at(1)
-    );
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(2)));
     assert!(
         t.current()
             .composer
@@ -2683,10 +2680,16 @@ fn a_duplicate_key_in_the_raw_editor_is_not_sent() {
     let mut t = T::reference();
     t.key(KeyCode::F(2));
     assert_eq!(t.current().composer.mode, crate::tui::composer::Mode::Raw);
-    t.app.current_dialogue_mut().unwrap().composer.raw = crate::tui::composer::editor(
-        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}], "Kind": "feasibility"}"#,
-    );
-    t.app.with_composer(|c, ctx| c.recheck(ctx));
+    // F8 and Backspace empty it; the JSON is pasted in.
+    t.key(KeyCode::F(8));
+    for _ in 0..10 {
+        t.key(KeyCode::Backspace);
+    }
+    assert_eq!(t.current().composer.raw.lines().join(""), "");
+    let raw =
+        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}], "Kind": "feasibility"}"#;
+    t.event(Event::Input(Input::Paste(raw.into())));
+    assert_eq!(t.current().composer.raw.lines().join("\n"), raw);
     let fx = t.key(KeyCode::F(5));
     assert!(fx.is_empty(), "{fx:?}");
     let notice = &t.app.notices().shown().unwrap().text;
