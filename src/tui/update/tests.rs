@@ -240,6 +240,13 @@ impl T {
         assert_eq!(self.app.shown_detail_tab(), tab);
     }
 
+    /// A line of the protocol log comes from a connection.
+    fn logged(&mut self, entry: crate::client::event::LogEntry) -> Vec<Effect> {
+        self.event(Event::Engine(Box::new(EngineEvent::Client(
+            crate::client::event::Event::Log(entry),
+        ))))
+    }
+
     /// A key with the focus on the sidebar (where servers are added and removed).
     fn in_sidebar(&mut self, code: KeyCode) -> Vec<Effect> {
         self.focus(Pane::Sidebar);
@@ -256,6 +263,16 @@ impl T {
             .find(|(_, r)| *r == row)
             .unwrap_or_else(|| panic!("composer row {row} is drawn"));
         self.click(at.x, at.y);
+    }
+
+    /// The server of the dialogue the engine knows by `key`.
+    fn server_of(&self, key: u64) -> &crate::tui::app::ServerState {
+        let d = self
+            .app
+            .workspace()
+            .dialogue_by_key(key)
+            .expect("the dialogue");
+        self.app.workspace().server(d.server).expect("its server")
     }
 
     /// The dialogue the engine knows by `key`.
@@ -751,14 +768,11 @@ fn n_opens_on_the_server_of_the_dialogue_in_view() {
         })
         .expect("an Open");
     assert_eq!(interface, Interface::Usr);
-    assert_eq!(spec, t.app.workspace.servers().nth(1).unwrap().spec);
+    assert_eq!(spec, t.server_of(2).spec);
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(3)));
     assert_eq!(
-        t.app.workspace.current(),
-        t.app.workspace.dialogues().id_at(2)
-    );
-    assert_eq!(
-        t.app.workspace.dialogues().nth(2).unwrap().name,
-        format!("{} #2", t.app.workspace.servers().nth(1).unwrap().name)
+        t.app.workspace().dialogue_by_key(3).unwrap().name,
+        format!("{} #2", t.server_of(2).name)
     );
 }
 
@@ -886,7 +900,7 @@ fn notices_fade_by_the_time_of_the_events_and_stay_in_the_messages() {
 #[test]
 fn enter_on_a_log_row_opens_the_entry() {
     let mut t = T::reference();
-    t.app.log_mut().push(crate::client::event::LogEntry::new(
+    t.logged(crate::client::event::LogEntry::new(
         1,
         crate::client::event::LogKind::Client,
         "{\"a\": 1}",
@@ -1048,7 +1062,7 @@ fn a_server_is_named_by_its_initialize_name_made_distinct() {
         .collect();
     assert_eq!(names, ["bkn-dac", "bkn-dac-2"]);
     assert_eq!(
-        t.app.workspace.dialogues().nth(1).unwrap().name,
+        t.app.workspace().dialogue_by_key(2).unwrap().name,
         "bkn-dac-2 #1"
     );
 }
@@ -1130,14 +1144,7 @@ fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
         "the other server's dialogue is not touched"
     );
     assert_eq!(
-        t.app
-            .workspace()
-            .servers()
-            .nth(0)
-            .unwrap()
-            .overrides
-            .session_id
-            .as_deref(),
+        t.server_of(1).overrides.session_id.as_deref(),
         Some("AUS:42")
     );
     let fx = t.key(KeyCode::Char('n'));
@@ -1157,21 +1164,11 @@ fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
     t.key(KeyCode::Tab);
     t.key_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
     t.key(KeyCode::Enter);
-    assert_eq!(
-        t.app
-            .workspace
-            .servers()
-            .nth(0)
-            .unwrap()
-            .overrides
-            .session_id,
-        None
-    );
+    assert_eq!(t.server_of(1).overrides.session_id, None);
     assert_eq!(
         t.app
             .workspace()
-            .dialogues()
-            .nth(0)
+            .dialogue_by_key(1)
             .unwrap()
             .defaults
             .as_ref()
@@ -1236,16 +1233,9 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         panic!("{fx:?}");
     };
     assert_eq!(path, &PathBuf::from("/work/kiosk.yaml"));
-    assert_eq!(
-        spec,
-        &t.app.workspace.servers().nth(0).unwrap().spec,
-        "on the server in view"
-    );
+    assert_eq!(spec, &t.server_of(1).spec, "on the server in view");
     let key = *key;
-    assert_eq!(
-        t.app.workspace.current(),
-        t.app.workspace.dialogues().id_at(2)
-    );
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(3)));
     assert_eq!(t.app.shown_detail_tab(), DetailTab::Expect);
     t.event(Event::Scenario(ScenarioEvent::Loaded {
         dialogue: key,
@@ -1461,7 +1451,7 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
     let notice = &t.app.notices().shown().unwrap().text;
     assert!(notice.contains(&url) && notice.contains("(M)"), "{notice}");
     assert!(matches!(
-        t.app.workspace.servers().nth(0).unwrap().sign_in,
+        t.server_of(1).sign_in,
         Some(SignInNotice::Open { .. })
     ));
 
@@ -1471,7 +1461,7 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
     }));
     assert!(fx.is_empty(), "{fx:?}");
     assert!(
-        matches!(&t.app.workspace.servers().nth(0).unwrap().sign_in, Some(SignInNotice::SignedIn { scopes, .. }) if scopes == &["dac"])
+        matches!(&t.server_of(1).sign_in, Some(SignInNotice::SignedIn { scopes, .. }) if scopes == &["dac"])
     );
 
     // A browser that opened: nothing to copy, the person is told where to look.
@@ -1515,7 +1505,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     }));
     assert_eq!(t.app.workspace.servers().len(), 1);
     assert_eq!(
-        t.app.workspace.servers().nth(0).unwrap().status,
+        t.app.workspace().servers().values().next().unwrap().status,
         crate::tui::app::ServerStatus::Recorded
     );
     t.event(line(Line::Dialogue {
@@ -1548,7 +1538,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         reason: "the agent ended its MCP session".into(),
     }));
     assert_eq!(
-        t.app.workspace.dialogues().nth(1).unwrap().status,
+        t.app.workspace().dialogue_by_key(2).unwrap().status,
         Status::Recorded
     );
     assert_eq!(
@@ -2358,7 +2348,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
         path: "/data/recovered-7-1.drafts.json".into(),
         result: Ok(saved),
     });
-    let d = &t.app.workspace.dialogues().nth(0).unwrap();
+    let d = t.app.workspace().dialogues().values().next().unwrap();
     let question = d
         .composer
         .fields
@@ -2503,10 +2493,7 @@ fn closing_a_dialogue_takes_its_turns_out_of_the_unsaved_count() {
 fn the_sidebar_dot_follows_the_servers_health() {
     use crate::tui::app::ServerStatus;
     let mut t = T::reference();
-    assert_eq!(
-        t.app.workspace.servers().nth(0).unwrap().status,
-        ServerStatus::Connected
-    );
+    assert_eq!(t.server_of(1).status, ServerStatus::Connected);
     // The server died under a turn: not "connected" any more.
     let mut gone = grounding(0);
     gone.reply = Reply::Error(TurnError {
@@ -2515,22 +2502,16 @@ fn the_sidebar_dot_follows_the_servers_health() {
     });
     t.finished(1, gone);
     assert!(
-        matches!(&t.app.workspace.servers().nth(0).unwrap().status, ServerStatus::Failed(e) if e.contains("the server exited")),
+        matches!(&t.server_of(1).status, ServerStatus::Failed(e) if e.contains("the server exited")),
         "{:?}",
-        t.app.workspace.servers().nth(0).unwrap().status
+        t.server_of(1).status
     );
     // An answer again: connected.
     t.finished(1, grounding(1));
-    assert_eq!(
-        t.app.workspace.servers().nth(0).unwrap().status,
-        ServerStatus::Connected
-    );
+    assert_eq!(t.server_of(1).status, ServerStatus::Connected);
     // Its only dialogue's session ended: said on the server too.
     t.event(Event::Engine(Box::new(EngineEvent::Closed { dialogue: 2 })));
-    assert!(matches!(
-        &t.app.workspace.servers().nth(1).unwrap().status,
-        ServerStatus::Failed(_)
-    ));
+    assert!(matches!(&t.server_of(2).status, ServerStatus::Failed(_)));
 }
 
 #[test]
@@ -2713,7 +2694,7 @@ fn slash_searches_the_log_n_and_capital_n_go_round_esc_ends() {
         "{\"Status\": \"ACK\"}",
         "end",
     ] {
-        t.app.log_mut().push(log_line(text));
+        t.logged(log_line(text));
     }
     let (first, second, last) = (before, before + 2, before + 3);
     t.key(KeyCode::Esc);
@@ -2784,8 +2765,8 @@ fn slash_in_the_detail_searches_the_raw_json_and_scrolls_to_each_match() {
 #[test]
 fn the_log_filter_is_the_one_line_editor() {
     let mut t = T::reference();
-    t.app.log_mut().push(log_line("alpha beta"));
-    t.app.log_mut().push(log_line("gamma"));
+    t.logged(log_line("alpha beta"));
+    t.logged(log_line("gamma"));
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('L'));
     t.focus(Pane::Log);
