@@ -95,10 +95,10 @@ fn app_with(turns: usize) -> App {
     for turn in dialogue(turns) {
         d.push(turn);
     }
-    let last = d.turns.len() - 1;
-    d.select(Some(last));
-    let id = app.workspace_mut().add_dialogue(d);
-    app.workspace_mut().set_current(Some(id));
+    let last = d.transcript.len() - 1;
+    d.transcript.select(Some(last));
+    let id = Some(app.workspace_mut().add_dialogue(d));
+    app.workspace_mut().set_current(id);
     app
 }
 
@@ -109,7 +109,8 @@ fn frames(c: &mut Criterion) {
         .dialogues()
         .nth(0)
         .unwrap()
-        .turns
+        .transcript
+        .turns()
         .last()
         .unwrap()
         .turn
@@ -124,8 +125,9 @@ fn frames(c: &mut Criterion) {
         for tab in [DetailTab::Answer, DetailTab::Raw, DetailTab::Findings] {
             app.workspace_mut()
                 .dialogues_mut()
-                .next()
+                .nth(0)
                 .unwrap()
+                .transcript
                 .detail_tab = tab;
             let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
             group.bench_with_input(
@@ -147,13 +149,15 @@ fn frames(c: &mut Criterion) {
         // The Answer scrolled to its last relations (the lines above are counted, not made).
         app.workspace_mut()
             .dialogues_mut()
-            .next()
+            .nth(0)
             .unwrap()
+            .transcript
             .detail_tab = DetailTab::Answer;
         app.workspace_mut()
             .dialogues_mut()
-            .next()
+            .nth(0)
             .unwrap()
+            .transcript
             .detail_scroll = 5_990;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(
@@ -172,8 +176,9 @@ fn frames(c: &mut Criterion) {
         );
         app.workspace_mut()
             .dialogues_mut()
-            .next()
+            .nth(0)
             .unwrap()
+            .transcript
             .detail_scroll = 0;
         // The feasibility tab on a feasibility turn, scrolled to the middle of the dialogue.
         let middle = app
@@ -181,7 +186,8 @@ fn frames(c: &mut Criterion) {
             .dialogues()
             .nth(0)
             .unwrap()
-            .turns
+            .transcript
+            .turns()
             .iter()
             .enumerate()
             .rev()
@@ -190,13 +196,15 @@ fn frames(c: &mut Criterion) {
             .unwrap();
         app.workspace_mut()
             .dialogues_mut()
-            .next()
+            .nth(0)
             .unwrap()
+            .transcript
             .select(Some(middle));
         app.workspace_mut()
             .dialogues_mut()
-            .next()
+            .nth(0)
             .unwrap()
+            .transcript
             .detail_tab = DetailTab::Feasibility;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(

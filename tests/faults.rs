@@ -19,7 +19,7 @@ use bkn_explorer::protocol::Interface;
 use bkn_explorer::session::Session;
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// The timeout every case runs with.
@@ -420,13 +420,13 @@ fn stdio_faults_through_the_headless_dialogue_command() {
     }
 }
 
-/// `dialogue` of `turns` constraints Requests against the fault server answering each after
-/// `delay` seconds, with its standard output piped (and its standard error, for the tests
-/// that read it); `extra` is added to its arguments.
+/// `dialogue` of `turns` constraints Requests against the fault server answering the first
+/// at once and each later one after ten minutes (with progress meanwhile, so no timeout
+/// ends it): the run is in its second turn until it is stopped. Its standard output is piped
+/// (and its standard error, for the tests that read it); `extra` is added to its arguments.
 fn slow_dialogue(
     dir: &std::path::Path,
     turns: usize,
-    delay: u64,
     extra: &[&std::ffi::OsStr],
 ) -> std::process::Child {
     let requests = dir.join("requests.jsonl");
@@ -437,7 +437,7 @@ fn slow_dialogue(
         .args([
             "--stdio",
             &format!(
-                "{} --fault slow --delay {delay}",
+                "{} --fault slow --fast 1 --delay 600",
                 env!("CARGO_BIN_EXE_bkn-fault-server")
             ),
         ])
@@ -449,26 +449,31 @@ fn slow_dialogue(
 }
 
 /// `dialogue` gathers its lines when turns are fast, but a line never waits behind a slow
-/// turn: the first exchange's line is out while the second is still with the server.
+/// turn: the first exchange's line is out while the second turn (ten minutes long) is still
+/// with the server. No clock is read: the line comes while the run is still in that turn, or
+/// the guard (a minute, far less than the turn) fails.
 #[test]
 fn a_dialogue_line_is_written_while_the_next_turn_is_slow() {
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = slow_dialogue(dir.path(), 2, 3, &[]);
+    let mut child = slow_dialogue(dir.path(), 2, &[]);
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-    let first_at = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(lines.next()));
+    let first = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the first line waited behind the slow second turn")
+        .expect("a first line")
+        .unwrap();
+    let first: Value = serde_json::from_str(&first).unwrap();
     assert_eq!(first["exchange"], 0);
-    let second: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-    assert_eq!(second["exchange"], 1);
-    child.wait().unwrap();
-    // The second turn takes three seconds; a first line held back to the end would come
-    // moments before the process ends.
+    assert_eq!(first["outcome"], "answered");
     assert!(
-        first_at.elapsed() >= Duration::from_secs(2),
-        "the first line came only {:?} before the end",
-        first_at.elapsed()
+        child.try_wait().unwrap().is_none(),
+        "the run ended: the line was written at the end, not while the second turn ran"
     );
+    child.kill().unwrap();
+    child.wait().unwrap();
 }
 
 /// SIGTERM (or Ctrl-C) stops `dialogue` like the end of its Requests: the turn in flight is
@@ -478,7 +483,7 @@ fn a_signal_stops_a_dialogue_without_losing_its_lines_or_its_session() {
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("s.json");
-    let mut child = slow_dialogue(dir.path(), 3, 2, &["--save".as_ref(), saved.as_os_str()]);
+    let mut child = slow_dialogue(dir.path(), 3, &["--save".as_ref(), saved.as_os_str()]);
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
     assert_eq!(first["outcome"], "answered");

@@ -183,16 +183,19 @@ async fn enter_on_a_failed_rule_opens_its_evidence_as_a_dialogue_to_replay_() {
     let d = h.app().current_dialogue().unwrap();
     assert!(d.name.starts_with("commitments.release: "), "{}", d.name);
     assert_eq!(d.status, Status::Recorded);
-    assert!(!d.turns.is_empty());
+    assert!(!d.transcript.is_empty());
     assert!(
-        d.turns.iter().any(|t| !t.turn.findings.is_empty()),
+        d.transcript
+            .turns()
+            .iter()
+            .any(|t| !t.turn.findings.is_empty()),
         "the turn that shows the defect keeps its findings"
     );
     // It replays against the server, as an opened session's dialogue does.
     h.key(KeyCode::Char('r'));
     h.until(RUN, "the replay to end", |app| {
         app.current_dialogue()
-            .and_then(|d| d.replay.as_ref())
+            .and_then(|d| d.runs.replay.as_ref())
             .is_some_and(|r| !r.running)
     })
     .await;

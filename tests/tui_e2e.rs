@@ -620,7 +620,9 @@ fn save_as_over_an_existing_file_asks_first() {
     t.keys(&["Enter"]);
     t.wait_for(&["exists. Overwrite it?"], "the question");
     t.keys(&["n"]);
-    std::thread::sleep(Duration::from_millis(300));
+    // The answer taken (the question gone, the screen still), the file is as it was. (That
+    // `n` asks for no save at all is the update's to show: tests/tui_update.rs.)
+    t.wait_until("the question gone", |s| !s.contains("Overwrite it?"));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
     t.keys(&["S", "C-u"]);
     t.type_text(&target.display().to_string());
@@ -897,7 +899,6 @@ fn a_command_a_session_file_names_runs_only_once_the_user_says_so() {
     t.wait_for(&["touch", "Start it?"], "the question, with the command");
     t.keys(&["n"]);
     t.wait_until("the question gone", |s| !s.contains("Start it?"));
-    std::thread::sleep(Duration::from_millis(500));
     assert!(!marker.exists(), "the command ran without consent");
     t.keys(&["r"]);
     t.wait_for(&["Start it?"], "the question again");
@@ -1112,7 +1113,7 @@ fn ctrl_s_asks_before_writing_over_a_file_changed_on_disk() {
         "the question",
     );
     t.keys(&["n"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.wait_until("the question gone", |s| !s.contains("changed on disk"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), changed);
     t.keys(&["C-s"]);
     t.wait_for(&["The file changed on disk"], "the question again");

@@ -60,11 +60,13 @@ fn show(h: &mut Harness, dialogue: usize, turn: usize, tab: DetailTab, focus: Pa
         .dialogues_mut()
         .nth(dialogue)
         .unwrap()
+        .transcript
         .select(Some(turn));
     app.workspace_mut()
         .dialogues_mut()
         .nth(dialogue)
         .unwrap()
+        .transcript
         .detail_tab = tab;
     app.screen_mut().set_focus(focus);
     h.draw();
@@ -103,7 +105,7 @@ fn feasibility_form(h: &mut Harness) {
         .app
         .workspace_mut()
         .servers_mut()
-        .next()
+        .nth(0)
         .unwrap()
         .vocabulary = vocabulary();
     let mut c = Composer::new(Interface::Dac);
@@ -245,7 +247,7 @@ async fn state(name: &str, theme: &str) -> Harness {
         }
         "dialogue_failed" => {
             let app = &mut h.runner.app;
-            app.workspace_mut().servers_mut().next().unwrap().status = ServerStatus::Failed(
+            app.workspace_mut().servers_mut().nth(0).unwrap().status = ServerStatus::Failed(
                 "cannot start bkn-explorer: No such file or directory (os error 2)".into(),
             );
             let server = app.workspace().servers().id_at(0).unwrap();
@@ -305,6 +307,7 @@ async fn state(name: &str, theme: &str) -> Harness {
                 .dialogues_mut()
                 .nth(STATES)
                 .unwrap()
+                .link
                 .pending = Some(Pending {
                 started,
                 request: None,
@@ -323,6 +326,7 @@ async fn state(name: &str, theme: &str) -> Harness {
                 .dialogues_mut()
                 .nth(STATES)
                 .unwrap()
+                .link
                 .pending = Some(Pending {
                 started,
                 request: None,
@@ -686,7 +690,8 @@ fn play_scenario_run(h: &mut Harness) {
         .dialogues()
         .nth(TOUR)
         .unwrap()
-        .turns
+        .transcript
+        .turns()
         .iter()
         .map(|t| t.turn.clone())
         .collect();
@@ -782,6 +787,7 @@ fn play_scenario_run(h: &mut Harness) {
         .dialogues_mut()
         .nth(d)
         .unwrap()
+        .transcript
         .select(Some(3));
     h.runner
         .app
@@ -789,6 +795,7 @@ fn play_scenario_run(h: &mut Harness) {
         .dialogues_mut()
         .nth(d)
         .unwrap()
+        .transcript
         .detail_tab = DetailTab::Expect;
     h.draw();
 }

@@ -135,21 +135,30 @@ fn fill(h: &mut Harness, label: &str, text: &str) {
 /// Sends with F5 and waits for the turn to land; returns its index in the transcript.
 async fn send(h: &mut Harness) -> usize {
     let d = current(&h.runner.app);
-    let before = h.runner.app.workspace().dialogue(d).unwrap().turns.len();
+    let before = h
+        .runner
+        .app
+        .workspace()
+        .dialogue(d)
+        .unwrap()
+        .transcript
+        .len();
     h.key(KeyCode::F(5));
     assert!(
         h.runner
             .app
             .workspace()
-            .dialogue(d)
+            .dialogues()
+            .get(d)
             .unwrap()
+            .link
             .pending
             .is_some(),
         "F5 did not start a turn; the screen:\n{}",
         text(&render(&h.runner.app, 120, 40))
     );
     h.until(WAIT, "the turn to finish", move |app| {
-        app.workspace().dialogue(d).unwrap().turns.len() > before
+        app.workspace().dialogue(d).unwrap().transcript.len() > before
     })
     .await;
     before
@@ -157,13 +166,25 @@ async fn send(h: &mut Harness) -> usize {
 
 fn response(h: &Harness, turn: usize) -> Value {
     let d = current(&h.runner.app);
-    h.runner.app.workspace().dialogue(d).unwrap().turns[turn]
+    h.runner
+        .app
+        .workspace()
+        .dialogue(d)
+        .unwrap()
+        .transcript
+        .turns()[turn]
         .turn
         .response()
         .unwrap_or_else(|| {
             panic!(
                 "turn {turn} has no Response: {:?}",
-                h.runner.app.workspace().dialogue(d).unwrap().turns[turn]
+                h.runner
+                    .app
+                    .workspace()
+                    .dialogue(d)
+                    .unwrap()
+                    .transcript
+                    .turns()[turn]
                     .turn
                     .reply
             )
@@ -212,7 +233,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         compose(&mut h, kind);
         let turn = send(&mut h).await;
         let d = &h.runner.app.workspace().dialogues().nth(0).unwrap();
-        let view = &d.turns[turn];
+        let view = &d.transcript.turns()[turn];
         assert_eq!(view.summary.kind, TurnKind::Dac(kind));
         assert_eq!(
             view.summary.turn_index,
@@ -228,7 +249,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         let r = response(&h, turn);
         assert_eq!(r["Outcome"], "answered", "{}: {r:#}", kind.as_str());
         // The new turn is selected and its detail is the tab its Kind is about.
-        assert_eq!(d.selected, Some(turn));
+        assert_eq!(d.transcript.selected(), Some(turn));
         let expected_tab = match kind {
             Kind::Feasibility => DetailTab::Feasibility,
             Kind::Commitment => DetailTab::Commitments,
@@ -274,15 +295,17 @@ async fn every_kind_is_composed_sent_and_shown() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .select(Some(feasibility));
     h.runner
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .detail_tab = DetailTab::Feasibility;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("Ack"), "{screen}");
@@ -292,15 +315,17 @@ async fn every_kind_is_composed_sent_and_shown() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .select(Some(Kind::VARIANTS.len() - 1));
     h.runner
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .detail_tab = DetailTab::Commitments;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(
@@ -336,7 +361,14 @@ async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
     assert_eq!(r["RefinedUserState"]["UserID"], "User#Ana", "{r:#}");
     assert!(r["Engagement"]["Level"].is_number(), "{r:#}");
     assert!(
-        h.runner.app.workspace().dialogues().nth(1).unwrap().turns[turn]
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(1)
+            .unwrap()
+            .transcript
+            .turns()[turn]
             .turn
             .findings
             .is_empty()
@@ -359,6 +391,7 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .pending
             .is_some()
     );
@@ -371,15 +404,24 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .pending
             .is_some()
     );
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.workspace().dialogues().nth(0).unwrap().turns.len() == 1
+        app.workspace().dialogues().nth(0).unwrap().transcript.len() == 1
     })
     .await;
-    let view = &h.runner.app.workspace().dialogues().nth(0).unwrap().turns[0];
+    let view = &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[0];
     match &view.turn.reply {
         Reply::Error(e) => assert_eq!(e.kind, ErrorKind::Cancelled, "{}", e.message),
         other => panic!("expected a cancelled turn, got {other:?}"),
@@ -391,6 +433,7 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .pending
             .is_none()
     );
@@ -420,6 +463,7 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .pending
             .as_ref()
             .and_then(|p| p.task.as_ref())
@@ -430,10 +474,18 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
     assert!(screen.contains("task task-1 working"), "{screen}");
     h.keys(&[KeyCode::Esc, KeyCode::Esc]);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.workspace().dialogues().nth(0).unwrap().turns.len() == 1
+        app.workspace().dialogues().nth(0).unwrap().transcript.len() == 1
     })
     .await;
-    match &h.runner.app.workspace().dialogues().nth(0).unwrap().turns[0]
+    match &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[0]
         .turn
         .reply
     {
@@ -472,6 +524,7 @@ async fn keys_still_work_while_a_turn_is_pending() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .pending
             .is_some()
     );
@@ -491,13 +544,14 @@ async fn keys_still_work_while_a_turn_is_pending() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .pending
             .is_some(),
         "Esc closed the help only"
     );
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.workspace().dialogues().nth(0).unwrap().turns.len() == 1
+        app.workspace().dialogues().nth(0).unwrap().transcript.len() == 1
     })
     .await;
 }
@@ -533,7 +587,7 @@ async fn dialogues_open_switch_and_close() {
         .workspace()
         .dialogues()
         .values()
-        .map(|d| d.dialog_id.clone())
+        .map(|d| d.link.dialog_id.clone())
         .collect();
     assert_ne!(ids[0], ids[2], "a new dialogue has its own DialogID");
     assert_eq!(
@@ -568,10 +622,19 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
         .dialogues()
         .nth(0)
         .unwrap()
+        .link
         .dialog_id
         .clone();
     let turn = send(&mut h).await;
-    match &h.runner.app.workspace().dialogues().nth(0).unwrap().turns[turn]
+    match &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[turn]
         .turn
         .reply
     {
@@ -607,6 +670,7 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .dialog_id,
         first_id
     );
@@ -617,6 +681,7 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .next_turn,
         0
     );
@@ -627,7 +692,7 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
             .dialogues()
             .nth(0)
             .unwrap()
-            .turns
+            .transcript
             .len(),
         1
     );
@@ -638,7 +703,15 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
     let mut h = on_fault_server("wrong-request-id", &[]).await;
     fill(&mut h, "Terms", "bench");
     let turn = send(&mut h).await;
-    let findings = &h.runner.app.workspace().dialogues().nth(0).unwrap().turns[turn]
+    let findings = &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[turn]
         .turn
         .findings;
     assert!(
@@ -653,8 +726,9 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .detail_tab = DetailTab::Findings;
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("/RequestID"), "{screen}");
@@ -684,6 +758,7 @@ async fn the_reference_server_over_http() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .dialog_id
             .as_deref(),
         r["DialogID"].as_str(),
@@ -723,6 +798,7 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .pending
             .is_none(),
         "bad JSON is not sent"
@@ -759,7 +835,8 @@ async fn mouse_clicks_focus_and_select_and_y_copies_the_response() {
             .dialogues()
             .nth(0)
             .unwrap()
-            .selected,
+            .transcript
+            .selected(),
         Some(0)
     );
     h.key(KeyCode::Char('y'));
@@ -812,12 +889,19 @@ async fn a_session_is_saved_and_opened_again() {
             .dialogues()
             .nth(0)
             .unwrap()
-            .turns
+            .transcript
             .len(),
         1
     );
     assert_eq!(
-        h.runner.app.workspace().dialogues().nth(0).unwrap().turns[0]
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .transcript
+            .turns()[0]
             .summary
             .kind,
         TurnKind::Dac(Kind::Feasibility)
@@ -839,15 +923,17 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .select(Some(0));
     h.runner
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .detail_tab = DetailTab::Raw;
     h.runner.app.screen_mut().set_focus(Pane::Detail);
     h.draw();
@@ -866,6 +952,7 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .transcript
             .detail_scroll,
         shown - 1
     );
@@ -887,7 +974,7 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
             .app
             .workspace_mut()
             .servers_mut()
-            .next()
+            .nth(0)
             .unwrap()
             .spec
             .transport
@@ -902,6 +989,7 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
             .dialogues()
             .nth(0)
             .unwrap()
+            .runs
             .replay
             .as_ref()
             .is_some_and(|r| !r.running)
@@ -920,6 +1008,7 @@ async fn the_tour_replays_from_the_explorer_without_differences() {
         .dialogues()
         .nth(0)
         .unwrap()
+        .runs
         .replay
         .as_ref()
         .unwrap();
@@ -947,6 +1036,7 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .dialogues()
         .nth(0)
         .unwrap()
+        .runs
         .replay
         .as_ref()
         .unwrap();
@@ -959,7 +1049,8 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .dialogues()
         .nth(0)
         .unwrap()
-        .turns
+        .transcript
+        .turns()
         .iter()
         .position(|t| t.replay.as_ref().is_some_and(|r| !r.differences.is_empty()))
         .unwrap();
@@ -967,8 +1058,9 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .select(Some(differing));
     let screen = text(&render(&h.runner.app, 160, 50));
     assert!(
@@ -1118,7 +1210,7 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
             .dialogues()
             .values()
             .last()
-            .and_then(|d| d.scenario.as_ref())
+            .and_then(|d| d.runs.scenario.as_ref())
             .is_some_and(|s| !s.running)
     })
     .await;
@@ -1130,14 +1222,15 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
         .values()
         .last()
         .unwrap();
-    assert_eq!(d.turns.len(), 5);
+    assert_eq!(d.transcript.len(), 5);
     assert!(
-        d.turns
+        d.transcript
+            .turns()
             .iter()
             .all(|t| t.expect.as_ref().is_some_and(|e| e.failures.is_empty())),
         "every step passed"
     );
-    assert_eq!(d.scenario.as_ref().unwrap().passed, 5);
+    assert_eq!(d.runs.scenario.as_ref().unwrap().passed, 5);
     let screen = h.screen();
     assert!(screen.contains("test: a kiosk on the stage"), "{screen}");
     assert!(screen.contains("✓"), "{screen}");
@@ -1167,6 +1260,7 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
         .dialogues()
         .nth(0)
         .unwrap()
+        .link
         .dialog_id
         .clone();
     choose_kind(&mut h, Kind::Commitment);
@@ -1193,6 +1287,7 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .link
             .dialog_id,
         dialog_id,
         "the same dialogue"
@@ -1216,7 +1311,15 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     let second = send(&mut h).await;
     let r = response(&h, second);
     assert_eq!(r["Feasibility"]["Steps"][0]["PAStatus"], "Clash", "{r:#}");
-    let view = &h.runner.app.workspace().dialogues().nth(0).unwrap().turns[second];
+    let view = &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[second];
     assert!(!view.turn.new_session, "not a new session");
     assert!(view.turn.findings.is_empty(), "{:?}", view.turn.findings);
 }
@@ -1315,7 +1418,14 @@ async fn deep_request_in_the_explorer() {
     h.show_session(Session::load(&recorded).unwrap());
     assert_eq!(h.runner.app.workspace().dialogues().len(), 1);
     assert_eq!(
-        h.runner.app.workspace().dialogues().nth(0).unwrap().turns[0]
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .transcript
+            .turns()[0]
             .turn
             .request_value()
             .pointer(&deepest),
@@ -1328,15 +1438,17 @@ async fn deep_request_in_the_explorer() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .select(Some(0));
     h.runner
         .app
         .workspace_mut()
         .dialogues_mut()
-        .next()
+        .nth(0)
         .unwrap()
+        .transcript
         .detail_tab = DetailTab::Raw;
     h.runner.app.screen_mut().set_focus(Pane::Detail);
     let first = h.screen();
@@ -1352,6 +1464,7 @@ async fn deep_request_in_the_explorer() {
             .dialogues()
             .nth(0)
             .unwrap()
+            .runs
             .replay
             .as_ref()
             .is_some_and(|r| !r.running)
@@ -1364,6 +1477,7 @@ async fn deep_request_in_the_explorer() {
         .dialogues()
         .nth(0)
         .unwrap()
+        .runs
         .replay
         .as_ref()
         .unwrap();
@@ -1375,10 +1489,19 @@ async fn deep_request_in_the_explorer() {
         app.workspace()
             .dialogues()
             .nth(1)
-            .is_some_and(|d| d.turns.len() == 1 && d.takeover.is_none())
+            .is_some_and(|d| d.transcript.len() == 1 && d.runs.takeover.is_none())
     })
     .await;
-    let taken = &h.runner.app.workspace().dialogues().nth(1).unwrap().turns[0].turn;
+    let taken = &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(1)
+        .unwrap()
+        .transcript
+        .turns()[0]
+        .turn;
     assert_eq!(
         taken.request_value().pointer(&deepest),
         Some(&serde_json::json!("bottom"))
@@ -1399,7 +1522,7 @@ async fn deep_request_in_the_explorer() {
     h.type_text(&saved.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the save", |app| {
-        app.session().path() == Some(saved.as_path()) && !app.session().saving()
+        app.session().path().as_deref() == Some(saved.as_path()) && !app.session().saving()
     })
     .await;
     let back = Session::load(&saved).expect("the saved session loads");

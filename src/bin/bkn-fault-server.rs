@@ -6,7 +6,8 @@
 //!   crash-on-call        exits (status 101) when a tool is called
 //!   garbage              writes lines that are not JSON-RPC instead of answering
 //!   hang                 never answers a tool call
-//!   slow                 answers after --delay seconds, sending progress meanwhile
+//!   slow                 answers after --delay seconds, sending progress meanwhile;
+//!                        the first --fast N calls are answered at once (0 by default)
 //!   huge                 answers with a message of --size-mb MiB (20 by default)
 //!   wrong-request-id     answers with a RequestID that is not the Request's QueryID
 //!   missing-outcome      answers without Outcome
@@ -29,7 +30,7 @@
 //!
 //! A task's Response is made when the call comes, so a dialogue's turns keep their order.
 //!
-//! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--polls N]
+//! usage: bkn-fault-server --fault NAME [--delay SECONDS] [--fast N] [--size-mb N] [--polls N]
 //!        [--poll-ms MS] [--flood N] [--http PORT [--max-connections N]]
 //!
 //! Over HTTP it answers both MCP generations, a dialogue kept in its MCP session
@@ -112,6 +113,10 @@ impl Fault {
 struct Options {
     fault: Fault,
     delay: Duration,
+    /// `slow`: how many calls are answered at once before the slow ones (`--fast`).
+    fast: u64,
+    /// `slow`: how many calls came (shared, as `answered` is).
+    calls: Arc<std::sync::atomic::AtomicU64>,
     size: usize,
     /// How many tasks/get a task answers "working" before it ends.
     polls: u32,
@@ -256,6 +261,178 @@ impl Faulty {
     }
 }
 
+/// What the faults do around the Domain Access answer of a call.
+impl Faulty {
+    /// The faults that strike before a call is answered: a crash, garbage or silence until
+    /// the client gives up, or a slow answer with progress.
+    async fn before_answering(&self, context: &RequestContext<RoleServer>) -> Result<(), McpError> {
+        match self.options.fault {
+            Fault::CrashOnCall => {
+                eprintln!(
+                    "thread 'main' panicked at src/fault.rs:1:1: crashing during a call, as asked"
+                );
+                std::process::exit(101);
+            }
+            Fault::Garbage => {
+                {
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "this is not JSON-RPC");
+                    let _ = writeln!(out, "{{\"broken\": ");
+                    let _ = out.flush();
+                }
+                context.ct.cancelled().await;
+                Err(McpError::internal_error("cancelled", None))
+            }
+            Fault::Hang => {
+                context.ct.cancelled().await;
+                eprintln!("fault: the hanging call was cancelled");
+                Err(McpError::internal_error("cancelled", None))
+            }
+            Fault::Slow
+                if self
+                    .options
+                    .calls
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    >= self.options.fast =>
+            {
+                self.slowly(context).await
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `slow`: waits `--delay` in steps of 200 ms, each told as progress (when the client
+    /// asked for it); cancelled when the client cancels.
+    async fn slowly(&self, context: &RequestContext<RoleServer>) -> Result<(), McpError> {
+        let token = context.meta.get_progress_token();
+        let steps = (self.options.delay.as_millis() / 200).max(1) as u32;
+        for i in 0..steps {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                _ = context.ct.cancelled() => {
+                    eprintln!("fault: the slow call was cancelled");
+                    return Err(McpError::internal_error("cancelled", None));
+                }
+            }
+            if let Some(token) = &token {
+                let _ = context
+                    .peer
+                    .notify_progress(
+                        ProgressNotificationParam::new(token.clone(), f64::from(i + 1))
+                            .with_total(f64::from(steps)),
+                    )
+                    .await;
+            }
+        }
+        Ok(())
+    }
+
+    /// The faults that strike the answer itself: made huge, its RequestID or Outcome wrong,
+    /// no structured content, the tools said to change after it, or a task instead.
+    fn answer_with_fault(
+        &self,
+        mut response: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        match self.options.fault {
+            Fault::Huge => {
+                // The Response travels twice in the message (structuredContent and the text
+                // block): half the size each makes a message of the size asked.
+                let text = "x".repeat(self.options.size / 2);
+                response["Answer"] = serde_json::json!({"Text": text});
+            }
+            Fault::WrongRequestId => {
+                response["RequestID"] = Value::String("not-the-request".into())
+            }
+            Fault::MissingOutcome => {
+                response.as_object_mut().map(|o| o.remove("Outcome"));
+            }
+            Fault::NoStructured => {
+                return CallToolResult::success(vec![ContentBlock::text(response.to_string())])
+                    .into();
+            }
+            Fault::ToolsChange => {
+                let peer = context.peer.clone();
+                let flood = self.options.flood;
+                let stateless = context
+                    .protocol_version()
+                    .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+                if stateless {
+                    self.options.answered.send_modify(|n| *n += 1);
+                } else {
+                    tokio::spawn(async move {
+                        for _ in 0..flood {
+                            let _ = peer.notify_tool_list_changed().await;
+                        }
+                    });
+                }
+            }
+            fault if fault.makes_tasks() => {
+                return self.start_task(CallToolResult::structured(response));
+            }
+            _ => {}
+        }
+        CallToolResult::structured(response).into()
+    }
+
+    /// A task polled to its end: failed (task-fails, or task-input declined), waiting for a
+    /// confirmation (task-input not answered yet), else completed with the call's result.
+    fn task_ended(
+        &self,
+        entry: &TaskEntry,
+        base: impl Fn(TaskStatus, String) -> Task,
+    ) -> Result<DetailedTask, McpError> {
+        Ok(match (self.options.fault, entry.confirmed) {
+            (Fault::TaskFails, _) | (Fault::TaskInput, Some(false)) => {
+                let error = serde_json::json!({
+                    "code": -32603,
+                    "message": "the fault server's task failed, as asked"
+                });
+                let task = base(TaskStatus::Failed, "failed".into());
+                DetailedTask::new(
+                    task,
+                    TaskPayload::Failed {
+                        error: error.as_object().cloned().unwrap_or_default(),
+                    },
+                )
+            }
+            (Fault::TaskInput, None) => {
+                let asked: InputRequest = serde_json::from_value(serde_json::json!({
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": "Confirm the turn",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"ok": {"type": "boolean"}},
+                            "required": ["ok"]
+                        }
+                    }
+                }))
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+                let task = base(
+                    TaskStatus::InputRequired,
+                    "waiting for a confirmation".into(),
+                );
+                DetailedTask::new(
+                    task,
+                    TaskPayload::InputRequired {
+                        input_requests: [("confirm".to_owned(), asked)].into_iter().collect(),
+                    },
+                )
+            }
+            _ => {
+                let result = serde_json::to_value(&entry.result)
+                    .ok()
+                    .and_then(|v| v.as_object().cloned())
+                    .unwrap_or_default();
+                let task = base(TaskStatus::Completed, "done".into());
+                DetailedTask::new(task, TaskPayload::Completed { result })
+            }
+        })
+    }
+}
+
 impl ServerHandler for Faulty {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
@@ -314,54 +491,7 @@ impl ServerHandler for Faulty {
             );
             DetailedTask::new(task, TaskPayload::Working)
         } else {
-            match (self.options.fault, entry.confirmed) {
-                (Fault::TaskFails, _) | (Fault::TaskInput, Some(false)) => {
-                    let error = serde_json::json!({
-                        "code": -32603,
-                        "message": "the fault server's task failed, as asked"
-                    });
-                    let task = base(TaskStatus::Failed, "failed".into());
-                    DetailedTask::new(
-                        task,
-                        TaskPayload::Failed {
-                            error: error.as_object().cloned().unwrap_or_default(),
-                        },
-                    )
-                }
-                (Fault::TaskInput, None) => {
-                    let asked: InputRequest = serde_json::from_value(serde_json::json!({
-                        "method": "elicitation/create",
-                        "params": {
-                            "mode": "form",
-                            "message": "Confirm the turn",
-                            "requestedSchema": {
-                                "type": "object",
-                                "properties": {"ok": {"type": "boolean"}},
-                                "required": ["ok"]
-                            }
-                        }
-                    }))
-                    .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-                    let task = base(
-                        TaskStatus::InputRequired,
-                        "waiting for a confirmation".into(),
-                    );
-                    DetailedTask::new(
-                        task,
-                        TaskPayload::InputRequired {
-                            input_requests: [("confirm".to_owned(), asked)].into_iter().collect(),
-                        },
-                    )
-                }
-                _ => {
-                    let result = serde_json::to_value(&entry.result)
-                        .ok()
-                        .and_then(|v| v.as_object().cloned())
-                        .unwrap_or_default();
-                    let task = base(TaskStatus::Completed, "done".into());
-                    DetailedTask::new(task, TaskPayload::Completed { result })
-                }
-            }
+            self.task_ended(entry, base)?
         };
         Ok(GetTaskResult::new(detailed))
     }
@@ -478,100 +608,16 @@ impl ServerHandler for Faulty {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        match self.options.fault {
-            Fault::CrashOnCall => {
-                eprintln!(
-                    "thread 'main' panicked at src/fault.rs:1:1: crashing during a call, as asked"
-                );
-                std::process::exit(101);
-            }
-            Fault::Garbage => {
-                {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "this is not JSON-RPC");
-                    let _ = writeln!(out, "{{\"broken\": ");
-                    let _ = out.flush();
-                }
-                context.ct.cancelled().await;
-                return Err(McpError::internal_error("cancelled", None));
-            }
-            Fault::Hang => {
-                context.ct.cancelled().await;
-                eprintln!("fault: the hanging call was cancelled");
-                return Err(McpError::internal_error("cancelled", None));
-            }
-            Fault::Slow => {
-                let token = context.meta.get_progress_token();
-                let steps = (self.options.delay.as_millis() / 200).max(1) as u32;
-                for i in 0..steps {
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(200)) => {}
-                        _ = context.ct.cancelled() => {
-                            eprintln!("fault: the slow call was cancelled");
-                            return Err(McpError::internal_error("cancelled", None));
-                        }
-                    }
-                    if let Some(token) = &token {
-                        let _ = context
-                            .peer
-                            .notify_progress(
-                                ProgressNotificationParam::new(token.clone(), f64::from(i + 1))
-                                    .with_total(f64::from(steps)),
-                            )
-                            .await;
-                    }
-                }
-            }
-            _ => {}
-        }
+        self.before_answering(&context).await?;
         let dialogue = match self.dialogue_of(&arguments, &context) {
             Ok(dialogue) => dialogue,
             Err(why) => return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into()),
         };
-        let mut response = {
+        let response = {
             let mut dialogue = dialogue.lock().unwrap_or_else(|p| p.into_inner());
             self.backend.answer(&mut dialogue, &arguments)
         };
-        match self.options.fault {
-            Fault::Huge => {
-                // The Response travels twice in the message (structuredContent and the text
-                // block): half the size each makes a message of the size asked.
-                let text = "x".repeat(self.options.size / 2);
-                response["Answer"] = serde_json::json!({"Text": text});
-            }
-            Fault::WrongRequestId => {
-                response["RequestID"] = Value::String("not-the-request".into())
-            }
-            Fault::MissingOutcome => {
-                response.as_object_mut().map(|o| o.remove("Outcome"));
-            }
-            Fault::NoStructured => {
-                return Ok(
-                    CallToolResult::success(vec![ContentBlock::text(response.to_string())]).into(),
-                );
-            }
-            Fault::ToolsChange => {
-                let peer = context.peer.clone();
-                let flood = self.options.flood;
-                let stateless = context
-                    .protocol_version()
-                    .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
-                if stateless {
-                    self.options.answered.send_modify(|n| *n += 1);
-                } else {
-                    tokio::spawn(async move {
-                        for _ in 0..flood {
-                            let _ = peer.notify_tool_list_changed().await;
-                        }
-                    });
-                }
-            }
-            fault if fault.makes_tasks() => {
-                return Ok(self.start_task(CallToolResult::structured(response)));
-            }
-            _ => {}
-        }
-        Ok(CallToolResult::structured(response).into())
+        Ok(self.answer_with_fault(response, &context))
     }
 }
 
@@ -583,29 +629,11 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let Some(fault) = value("--fault").as_deref().and_then(Fault::parse) else {
+    let Some(options) = Options::read(&value) else {
         eprintln!(
-            "usage: bkn-fault-server --fault NAME [--delay SECONDS] [--size-mb N] [--flood N] [--http PORT] (see the source for the faults)"
+            "usage: bkn-fault-server --fault NAME [--delay SECONDS] [--fast N] [--size-mb N] [--flood N] [--http PORT] (see the source for the faults)"
         );
         std::process::exit(2);
-    };
-    let options = Options {
-        fault,
-        delay: Duration::from_secs_f64(
-            value("--delay").and_then(|d| d.parse().ok()).unwrap_or(2.0),
-        ),
-        size: value("--size-mb")
-            .and_then(|s| s.parse::<usize>().ok())
-            .unwrap_or(20)
-            * 1024
-            * 1024,
-        polls: value("--polls").and_then(|s| s.parse().ok()).unwrap_or(3),
-        poll_ms: value("--poll-ms")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(20),
-        http: value("--http").is_some(),
-        flood: value("--flood").and_then(|s| s.parse().ok()).unwrap_or(1),
-        answered: Arc::new(tokio::sync::watch::channel(0).0),
     };
     let backend = Arc::new(DomainAccess::new(
         Domain::default_domain(),
@@ -639,39 +667,74 @@ fn main() {
                     .expect("a session");
                 let _ = running.waiting().await;
             }
-            Some(port) => {
-                use rmcp::transport::StreamableHttpServerConfig;
-                use rmcp::transport::streamable_http_server::StreamableHttpService;
-                use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-                let service = StreamableHttpService::new(
-                    move || Ok(make()),
-                    Arc::new(LocalSessionManager::default()),
-                    StreamableHttpServerConfig::default(),
-                );
-                let app = axum::Router::new().nest_service("/mcp", service);
-                let listener =
-                    tokio::net::TcpListener::bind(("127.0.0.1", port.parse::<u16>().unwrap_or(0)))
-                        .await
-                        .expect("a port");
-                eprintln!(
-                    "bkn-fault-server listening on http://{}/mcp",
-                    listener.local_addr().expect("an address")
-                );
-                // The bounds of every listener of this program (connections held, each
-                // request's head within its deadline, idle connections closed): a client
-                // under test must not be able to hold it open for ever either.
-                let served = bkn_explorer::server::per_core::serve(
-                    listener,
-                    app,
-                    tokio_util::sync::CancellationToken::new(),
-                    bkn_explorer::server::per_core::Bounds {
-                        max_connections: max_connections.max(1),
-                        ..Default::default()
-                    },
-                )
-                .expect("serving");
-                served.await.expect("serving").expect("serving");
-            }
+            Some(port) => serve_http(make, &port, max_connections).await,
         }
     });
+}
+
+impl Options {
+    /// The options the command line gives (`value` of a flag); `None` without a fault it
+    /// knows. Numbers that do not read take their defaults.
+    fn read(value: &dyn Fn(&str) -> Option<String>) -> Option<Options> {
+        let fault = value("--fault").as_deref().and_then(Fault::parse)?;
+        Some(Options {
+            fault,
+            delay: Duration::from_secs_f64(
+                value("--delay").and_then(|d| d.parse().ok()).unwrap_or(2.0),
+            ),
+            fast: value("--fast").and_then(|s| s.parse().ok()).unwrap_or(0),
+            calls: Arc::default(),
+            size: value("--size-mb")
+                .and_then(|s| s.parse::<usize>().ok())
+                .unwrap_or(20)
+                * 1024
+                * 1024,
+            polls: value("--polls").and_then(|s| s.parse().ok()).unwrap_or(3),
+            poll_ms: value("--poll-ms")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(20),
+            http: value("--http").is_some(),
+            flood: value("--flood").and_then(|s| s.parse().ok()).unwrap_or(1),
+            answered: Arc::new(tokio::sync::watch::channel(0).0),
+        })
+    }
+}
+
+/// Serves Streamable HTTP on 127.0.0.1:`port` (0: any free port, said on standard error),
+/// a handler made by `make` for each session or stateless request.
+async fn serve_http(
+    make: impl Fn() -> Faulty + Send + Sync + 'static,
+    port: &str,
+    max_connections: usize,
+) {
+    use rmcp::transport::StreamableHttpServerConfig;
+    use rmcp::transport::streamable_http_server::StreamableHttpService;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    let service = StreamableHttpService::new(
+        move || Ok(make()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port.parse::<u16>().unwrap_or(0)))
+        .await
+        .expect("a port");
+    eprintln!(
+        "bkn-fault-server listening on http://{}/mcp",
+        listener.local_addr().expect("an address")
+    );
+    // The bounds of every listener of this program (connections held, each request's head
+    // within its deadline, idle connections closed): a client under test must not be able
+    // to hold it open for ever either.
+    let served = bkn_explorer::server::per_core::serve(
+        listener,
+        app,
+        tokio_util::sync::CancellationToken::new(),
+        bkn_explorer::server::per_core::Bounds {
+            max_connections: max_connections.max(1),
+            ..Default::default()
+        },
+    )
+    .expect("serving");
+    served.await.expect("serving").expect("serving");
 }

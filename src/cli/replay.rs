@@ -6,12 +6,14 @@
 
 use super::exit;
 use super::target::{self, ServerArgs};
+use crate::client::connection::ConnectOptions;
 use crate::client::event::EventSink;
+use crate::client::spec::ServerSpec;
 use crate::client::turn::{Subject, Turn};
-use crate::session::DialogueRecord;
-use crate::session::feed::{self, Feed};
-use crate::session::replay::{RecordedTurns, ReplayedTurn, replay_recorded};
+use crate::session::feed::{self, DialogueTurns, Feed};
+use crate::session::replay::{Outcome, RecordedTurns, ReplayedTurn, replay_recorded};
 use crate::session::write::Writer;
+use crate::session::{DialogueRecord, Session};
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
@@ -37,131 +39,128 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    // The session is never held: its outline first (headers and turn counts; every record is
-    // read and checked against the session schema), then the turns as they are replayed.
-    let (session, counts) = match feed::outline(&args.session) {
-        Ok(o) => (o.session, o.turns),
-        Err(e) => {
-            eprintln!("bkn-explorer replay: {}: {e}", args.session.display());
-            return exit::FAILURE;
-        }
+    let mut replay = match Replay::prepare(&args) {
+        Ok(replay) => replay,
+        Err(code) => return code,
     };
-    let named = args.server.stdio.is_some()
-        || args.server.url.is_some()
-        || args.server.server.is_some()
-        || args.server.embedded.is_some();
-    let server = if named {
-        match args.server.resolve(None) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("bkn-explorer replay: {e}");
-                return exit::FAILURE;
-            }
-        }
+    // With --update, the new session is written as the replay goes: every dialogue, in order
+    // (those not replayed copied as they were); without, the dialogues replayed only.
+    let order: Vec<usize> = if args.update {
+        (0..replay.session.dialogues.len()).collect()
     } else {
-        None
+        replay.which.clone()
     };
-    let mut options = args.server.connect_options(EventSink::none());
-    // One dialogue at a time, one turn at a time, on this current-thread runtime.
-    options.share_cpu = true;
-    let which: Vec<usize> = match args.dialogue {
-        Some(n) if n < session.dialogues.len() => vec![n],
-        Some(n) => {
-            eprintln!(
-                "bkn-explorer replay: the session has {} dialogues; there is no {n}",
-                session.dialogues.len()
-            );
-            return exit::FAILURE;
-        }
-        None => (0..session.dialogues.len()).collect(),
-    };
-    if server.is_none() && !args.trust_servers {
-        let commands = session.commands_of(&which);
-        if !commands.is_empty() {
-            eprintln!(
-                "bkn-explorer replay: {} names {} to start on this machine:",
-                args.session.display(),
-                if commands.len() == 1 {
-                    "a command"
-                } else {
-                    "commands"
-                }
-            );
-            for (name, command) in &commands {
-                eprintln!("  {name}: {command}");
-            }
-            eprintln!(
-                "A session file never starts a command without consent: if you trust it, say \
-                 --trust-servers; or name the server to replay on (--stdio, --url, --server, \
-                 --embedded)."
-            );
-            return exit::FAILURE;
+    for i in order {
+        if replay.which.contains(&i) {
+            replay.dialogue(i);
+        } else {
+            replay.copy(i);
         }
     }
-    let runtime = match target::runtime() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("bkn-explorer replay: {e}");
-            return exit::FAILURE;
+    replay.finish()
+}
+
+/// Says why replay cannot go on, and gives its exit code.
+fn failure(why: impl std::fmt::Display) -> u8 {
+    eprintln!("bkn-explorer replay: {why}");
+    exit::FAILURE
+}
+
+/// A replay under way: the session's outline, where its turns are read again, the session
+/// rewritten (--update) and what was found so far.
+struct Replay<'a> {
+    args: &'a Args,
+    session: Session,
+    /// Each dialogue's count of turns.
+    counts: Vec<usize>,
+    /// The dialogues replayed.
+    which: Vec<usize>,
+    /// The server named on the command line, instead of each dialogue's own.
+    server: Option<ServerSpec>,
+    options: ConnectOptions,
+    runtime: tokio::runtime::Runtime,
+    feed: Feed,
+    update: Option<Update>,
+    turns: usize,
+    differing: usize,
+    code: u8,
+}
+
+impl<'a> Replay<'a> {
+    /// The session's outline read, the server and dialogues chosen, the commands it would
+    /// start consented to, and the new session begun (--update); or the exit code of why not.
+    fn prepare(args: &'a Args) -> Result<Replay<'a>, u8> {
+        // The session is never held: its outline first (headers and turn counts; every
+        // record is read and checked against the session schema), then the turns as they
+        // are replayed.
+        let feed::Outline {
+            session,
+            turns: counts,
+        } = feed::outline(&args.session)
+            .map_err(|e| failure(format!("{}: {e}", args.session.display())))?;
+        let server = named_server(&args.server)?;
+        let mut options = args.server.connect_options(EventSink::none());
+        // One dialogue at a time, one turn at a time, on this current-thread runtime.
+        options.share_cpu = true;
+        let which = chosen_dialogues(args.dialogue, session.dialogues.len())?;
+        if server.is_none() && !args.trust_servers {
+            refuse_commands(&args.session, &session.commands_of(&which))?;
         }
-    };
-    // While the server starts, the checks the turns need are compiled.
-    crate::protocol::schema::warm_up_each_in_background(
-        which.iter().map(|&i| session.dialogues[i].interface),
-    );
-    let (mut differing, mut turns, mut code) = (0usize, 0usize, exit::OK);
-    // With --update, the new session is written as the replay goes (every dialogue, in order:
-    // those not replayed as they were), to a file beside the session that replaces it once
-    // whole; without, the turns are read for the dialogues replayed only.
-    let all: Vec<usize> = (0..session.dialogues.len()).collect();
-    let mut feed = Feed::start(
-        args.session.clone(),
-        if args.update { &all } else { &which },
-        &counts,
-    );
-    let mut update = if args.update {
-        match crate::atomic::Replacement::create(&args.session)
-            .and_then(|file| Writer::start(file, &session))
-        {
-            Ok(w) => Some(w),
-            Err(e) => {
-                eprintln!(
-                    "bkn-explorer replay: cannot write {}: {e}",
-                    args.session.display()
-                );
-                return exit::FAILURE;
-            }
+        let runtime = target::runtime().map_err(failure)?;
+        // While the server starts, the checks the turns need are compiled.
+        crate::protocol::schema::warm_up_each_in_background(
+            which.iter().map(|&i| session.dialogues[i].interface),
+        );
+        // Without --update, the turns are read for the dialogues replayed only.
+        let all: Vec<usize> = (0..session.dialogues.len()).collect();
+        let feed = Feed::start(
+            args.session.clone(),
+            if args.update { &all } else { &which },
+            &counts,
+        );
+        let update = if args.update {
+            Some(Update::start(&args.session, &session)?)
+        } else {
+            None
+        };
+        Ok(Replay {
+            args,
+            session,
+            counts,
+            which,
+            server,
+            options,
+            runtime,
+            feed,
+            update,
+            turns: 0,
+            differing: 0,
+            code: exit::OK,
+        })
+    }
+
+    /// A dialogue not replayed, copied into the updated session as it was.
+    fn copy(&mut self, i: usize) {
+        let Some(update) = self.update.as_mut() else {
+            return;
+        };
+        let mut recorded = self.feed.dialogue(i, self.counts[i]);
+        let copied = copy_dialogue(
+            &mut update.writer,
+            &self.session.dialogues[i],
+            &mut recorded,
+            &self.runtime,
+        );
+        update.keep(copied);
+        if recorded.left() > 0 {
+            self.code = exit::FAILURE;
         }
-    } else {
-        None
-    };
-    let mut unwritten: Option<std::io::Error> = None;
-    for i in if args.update {
-        all.clone()
-    } else {
-        which.clone()
-    } {
-        let record = &session.dialogues[i];
-        if !which.contains(&i) {
-            // Not replayed: copied into the updated session as it was.
-            if let Some(w) = update.as_mut() {
-                let mut recorded = feed.dialogue(i, counts[i]);
-                let copied = (|| {
-                    w.dialogue(record)?;
-                    while let Some(t) = runtime.block_on(recorded.next()) {
-                        w.turn(&t)?;
-                    }
-                    std::io::Result::Ok(())
-                })();
-                if let Err(e) = copied {
-                    unwritten.get_or_insert(e);
-                }
-                if recorded.left() > 0 {
-                    code = exit::FAILURE;
-                }
-            }
-            continue;
-        }
+    }
+
+    /// Dialogue `i` replayed: each turn printed as it comes back (and written, with
+    /// --update), then what ended it.
+    fn dialogue(&mut self, i: usize) {
+        let record = &self.session.dialogues[i];
         let title = record
             .name
             .as_ref()
@@ -169,132 +168,247 @@ pub fn run(args: Args) -> u8 {
             .unwrap_or_default();
         println!(
             "dialogue {i}{title} on {}:",
-            server
+            self.server
                 .as_ref()
                 .map(|s| s.name.as_str())
                 .unwrap_or(&record.server)
         );
-        // Only --update keeps the replayed turns: each is written to the new session as it
-        // comes back (after its dialogue's head, written with the first); otherwise each is
-        // printed, counted and dropped.
-        let mut head_written = false;
-        let (mut replayed, mut differs, mut nonconformant) = (0usize, 0usize, false);
-        let mut print = |recorded: &Turn, t: ReplayedTurn| {
-            replayed += 1;
-            if !t.differences.is_empty() {
-                differs += 1;
-            }
-            nonconformant |= t
-                .replayed
-                .findings
-                .iter()
-                .any(|f| f.on == Subject::Response);
-            show(recorded, &t);
-            if let Some(w) = update.as_mut() {
-                let written = (|| {
-                    if !head_written {
-                        head_written = true;
-                        w.dialogue(&DialogueRecord {
-                            dialog_id: t.dialog_id.clone(),
-                            // The replies written are of the generation the replay spoke.
-                            protocol_version: Some(t.protocol_version.clone()),
-                            ..record.clone()
-                        })?;
-                    }
-                    w.turn(&t.replayed)
-                })();
-                if let Err(e) = written {
-                    unwritten.get_or_insert(e);
-                }
-            }
-        };
+        let mut tally = Tally::default();
+        let update = &mut self.update;
         let cancel = CancellationToken::new();
-        let mut streamed = feed.dialogue(i, counts[i]);
-        let result = runtime.block_on(replay_recorded(
-            &session,
+        let mut streamed = self.feed.dialogue(i, self.counts[i]);
+        let result = self.runtime.block_on(replay_recorded(
+            &self.session,
             record,
             &mut streamed,
-            server.as_ref(),
-            &options,
+            self.server.as_ref(),
+            &self.options,
             &cancel,
-            &mut print,
+            |recorded: &Turn, t: ReplayedTurn| tally.turn(update.as_mut(), record, recorded, t),
         ));
         let short = streamed.left();
         match result {
             Err(e) => {
                 eprintln!("bkn-explorer replay: dialogue {i}: {e}");
-                code = exit::FAILURE;
+                self.code = exit::FAILURE;
             }
-            Ok(outcome) => {
-                if let Some(note) = &outcome.generation_note {
-                    eprintln!("bkn-explorer replay: dialogue {i}: {note}");
-                }
-                turns += replayed;
-                differing += differs;
-                if nonconformant {
-                    code = code.max(exit::NONCONFORMANT);
-                }
-                if let Some(why) = &outcome.stopped {
-                    println!("  stopped: {why}");
-                } else if short > 0 {
-                    // The file ended (or changed) between the first reading and this one.
-                    eprintln!(
-                        "bkn-explorer replay: dialogue {i}: {short} of its {} turns could not \
-                         be read again from {}",
-                        counts[i],
-                        args.session.display()
-                    );
-                    code = exit::FAILURE;
-                }
-                if outcome.stopped.is_some() || differs > 0 {
-                    code = code.max(exit::NONCONFORMANT);
-                }
-                if let Some(w) = update.as_mut()
-                    && !head_written
-                    && let Err(e) = w.dialogue(&DialogueRecord {
-                        dialog_id: outcome.dialog_id,
-                        // The replies written are of the generation the replay spoke.
-                        protocol_version: Some(outcome.protocol_version),
-                        ..record.clone()
-                    })
-                {
-                    unwritten.get_or_insert(e);
-                }
-            }
+            Ok(outcome) => self.ended(i, outcome, tally, short),
         }
     }
-    if let Err(e) = feed.finish() {
-        eprintln!("bkn-explorer replay: {}: {e}", args.session.display());
-        code = exit::FAILURE;
+
+    /// What ended dialogue `i`'s replay, counted into the whole's: its generation note, why
+    /// it stopped or how many turns could not be read again; with --update, the dialogue's
+    /// head when no turn wrote it.
+    fn ended(&mut self, i: usize, outcome: Outcome, tally: Tally, short: usize) {
+        if let Some(note) = &outcome.generation_note {
+            eprintln!("bkn-explorer replay: dialogue {i}: {note}");
+        }
+        self.turns += tally.replayed;
+        self.differing += tally.differs;
+        if tally.nonconformant {
+            self.code = self.code.max(exit::NONCONFORMANT);
+        }
+        if let Some(why) = &outcome.stopped {
+            println!("  stopped: {why}");
+        } else if short > 0 {
+            // The file ended (or changed) between the first reading and this one.
+            eprintln!(
+                "bkn-explorer replay: dialogue {i}: {short} of its {} turns could not \
+                 be read again from {}",
+                self.counts[i],
+                self.args.session.display()
+            );
+            self.code = exit::FAILURE;
+        }
+        if outcome.stopped.is_some() || tally.differs > 0 {
+            self.code = self.code.max(exit::NONCONFORMANT);
+        }
+        if let Some(update) = self.update.as_mut()
+            && !tally.head_written
+        {
+            let written = update.writer.dialogue(&DialogueRecord {
+                dialog_id: outcome.dialog_id,
+                // The replies written are of the generation the replay spoke.
+                protocol_version: Some(outcome.protocol_version),
+                ..self.session.dialogues[i].clone()
+            });
+            update.keep(written);
+        }
     }
-    println!(
-        "replayed {turns} turn{}: {}",
-        if turns == 1 { "" } else { "s" },
-        if differing == 0 {
-            "no differences".to_owned()
+
+    /// The count of turns replayed, and the updated session saved; the exit code.
+    fn finish(self) -> u8 {
+        let mut code = self.code;
+        if let Err(e) = self.feed.finish() {
+            eprintln!("bkn-explorer replay: {}: {e}", self.args.session.display());
+            code = exit::FAILURE;
+        }
+        let turns = self.turns;
+        println!(
+            "replayed {turns} turn{}: {}",
+            if turns == 1 { "" } else { "s" },
+            if self.differing == 0 {
+                "no differences".to_owned()
+            } else {
+                format!("{} differ", self.differing)
+            }
+        );
+        if let Some(update) = self.update {
+            // Nothing is replaced unless every dialogue was read and written whole.
+            if code == exit::FAILURE {
+                return code;
+            }
+            if let Err(e) = update.save() {
+                return failure(format!("cannot save {}: {e}", self.args.session.display()));
+            }
+            println!("updated {}", self.args.session.display());
+        }
+        code
+    }
+}
+
+/// The server named on the command line to replay on, if one is.
+fn named_server(server: &ServerArgs) -> Result<Option<ServerSpec>, u8> {
+    let named = server.stdio.is_some()
+        || server.url.is_some()
+        || server.server.is_some()
+        || server.embedded.is_some();
+    if !named {
+        return Ok(None);
+    }
+    server.resolve(None).map(Some).map_err(failure)
+}
+
+/// The dialogues to replay: the one asked for (`--dialogue N`), or all.
+fn chosen_dialogues(asked: Option<usize>, count: usize) -> Result<Vec<usize>, u8> {
+    match asked {
+        Some(n) if n < count => Ok(vec![n]),
+        Some(n) => Err(failure(format!(
+            "the session has {count} dialogues; there is no {n}"
+        ))),
+        None => Ok((0..count).collect()),
+    }
+}
+
+/// A session file never starts a command without consent: the commands it would start are
+/// listed, and refused.
+fn refuse_commands(session: &std::path::Path, commands: &[(String, String)]) -> Result<(), u8> {
+    if commands.is_empty() {
+        return Ok(());
+    }
+    eprintln!(
+        "bkn-explorer replay: {} names {} to start on this machine:",
+        session.display(),
+        if commands.len() == 1 {
+            "a command"
         } else {
-            format!("{differing} differ")
+            "commands"
         }
     );
-    if let Some(w) = update {
-        // Nothing is replaced unless every dialogue was read and written whole.
-        if code == exit::FAILURE {
-            return code;
-        }
-        if let Err(e) = unwritten
-            .map_or(Ok(()), Err)
-            .and_then(|()| w.finish())
-            .and_then(crate::atomic::Replacement::commit)
-        {
-            eprintln!(
-                "bkn-explorer replay: cannot save {}: {e}",
-                args.session.display()
-            );
-            return exit::FAILURE;
-        }
-        println!("updated {}", args.session.display());
+    for (name, command) in commands {
+        eprintln!("  {name}: {command}");
     }
-    code
+    eprintln!(
+        "A session file never starts a command without consent: if you trust it, say \
+         --trust-servers; or name the server to replay on (--stdio, --url, --server, \
+         --embedded)."
+    );
+    Err(exit::FAILURE)
+}
+
+/// The session rewritten with the new replies (and DialogIDs), to a file beside it that
+/// replaces it once whole.
+struct Update {
+    writer: Writer<crate::atomic::Replacement>,
+    /// The first write that failed: nothing is replaced then.
+    unwritten: Option<std::io::Error>,
+}
+
+impl Update {
+    fn start(path: &std::path::Path, session: &Session) -> Result<Update, u8> {
+        crate::atomic::Replacement::create(path)
+            .and_then(|file| Writer::start(file, session))
+            .map(|writer| Update {
+                writer,
+                unwritten: None,
+            })
+            .map_err(|e| failure(format!("cannot write {}: {e}", path.display())))
+    }
+
+    fn keep(&mut self, written: std::io::Result<()>) {
+        if let Err(e) = written {
+            self.unwritten.get_or_insert(e);
+        }
+    }
+
+    fn save(self) -> std::io::Result<()> {
+        self.unwritten
+            .map_or(Ok(()), Err)
+            .and_then(|()| self.writer.finish())
+            .and_then(crate::atomic::Replacement::commit)
+    }
+}
+
+/// A dialogue's head and recorded turns written as they were (until a write fails).
+fn copy_dialogue(
+    writer: &mut Writer<crate::atomic::Replacement>,
+    record: &DialogueRecord,
+    recorded: &mut DialogueTurns<'_>,
+    runtime: &tokio::runtime::Runtime,
+) -> std::io::Result<()> {
+    writer.dialogue(record)?;
+    while let Some(t) = runtime.block_on(recorded.next()) {
+        writer.turn(&t)?;
+    }
+    Ok(())
+}
+
+/// One dialogue's replayed turns as they come back: counted, printed and dropped; only
+/// --update keeps them, each written to the new session (after its dialogue's head, written
+/// with the first).
+#[derive(Default)]
+struct Tally {
+    replayed: usize,
+    differs: usize,
+    /// A reply broke the data type's rules.
+    nonconformant: bool,
+    head_written: bool,
+}
+
+impl Tally {
+    fn turn(
+        &mut self,
+        update: Option<&mut Update>,
+        record: &DialogueRecord,
+        recorded: &Turn,
+        t: ReplayedTurn,
+    ) {
+        self.replayed += 1;
+        if !t.differences.is_empty() {
+            self.differs += 1;
+        }
+        self.nonconformant |= t
+            .replayed
+            .findings
+            .iter()
+            .any(|f| f.on == Subject::Response);
+        show(recorded, &t);
+        if let Some(update) = update {
+            let head = if self.head_written {
+                Ok(())
+            } else {
+                self.head_written = true;
+                update.writer.dialogue(&DialogueRecord {
+                    dialog_id: t.dialog_id.clone(),
+                    // The replies written are of the generation the replay spoke.
+                    protocol_version: Some(t.protocol_version.clone()),
+                    ..record.clone()
+                })
+            };
+            let written = head.and_then(|()| update.writer.turn(&t.replayed));
+            update.keep(written);
+        }
+    }
 }
 
 /// A turn's line and its differences and findings, as it comes back.

@@ -427,9 +427,6 @@ impl Connection {
             LogKind::Client,
             format!("connecting to {} ({})", spec.name, spec.location()),
         );
-
-        let mut shared_cpu = None;
-        let mut http_turns = None;
         if protocol != ProtocolChoice::Auto {
             events.log(
                 id,
@@ -437,319 +434,111 @@ impl Connection {
                 format!("MCP {protocol} only (--protocol)"),
             );
         }
-        let (service, child, http, direct) = match &spec.transport {
-            TransportSpec::Http(h) => {
-                let expand = expander(spec);
-                let url = expand(&h.url)?;
-                let mut headers = HashMap::new();
-                // The same, as text, for the doctor when the handshake fails.
-                let mut sent: Vec<(String, String)> = Vec::new();
-                for (k, v) in &h.headers {
-                    sent.push((k.clone(), expand(v)?));
-                    let name = http::HeaderName::try_from(k.as_str())
-                        .map_err(|e| ConnectError::from(format!("header {k}: {e}")))?;
-                    let value = http::HeaderValue::try_from(expand(v)?)
-                        .map_err(|e| ConnectError::from(format!("header {k}: {e}")))?;
-                    headers.insert(name, value);
-                }
-                // A session the server forgot must end the dialogue visibly: rmcp would otherwise
-                // start a new one behind our back (reinit defaults to on), and the server's
-                // dialogue state (commitments) would be gone without a word.
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone())
-                    .custom_headers(headers.clone())
-                    .reinit_on_expired_session(false);
-                let mut token = None;
-                if let Some(given) = &h.token {
-                    let expanded = expand(given)?;
-                    sent.push(("Authorization".into(), format!("Bearer {expanded}")));
-                    config = config.auth_header(expanded.clone());
-                    token = Some(expanded);
-                }
-                let inner = match &options.http_client {
-                    Some(shared) => shared.clone(),
-                    None => http_client(options.timeout).map_err(ConnectError::from)?,
-                };
-                let client = LoggingHttpClient::new(
-                    inner.clone(),
-                    id,
-                    events.clone(),
-                    options.max_message_bytes,
-                );
-                let given_authorization = h.token.is_some()
-                    || h.headers
-                        .keys()
-                        .any(|k| k.eq_ignore_ascii_case("authorization"));
-                let authorizer = if given_authorization {
-                    None
-                } else {
-                    let oauth = oauth_options(&options.oauth, h.oauth.as_ref(), &expand)?;
-                    Some(Authorizer::new(
-                        &url,
-                        oauth,
-                        sign_in_reporter(&events, id, &spec.name),
-                    ))
-                };
-                let transport = StreamableHttpClientTransport::with_client(
-                    AuthorizingClient::new(client.clone(), authorizer.clone()),
-                    config,
-                );
-                // Auto over HTTP asks server/discover first, itself: rmcp's auto mode takes a
-                // legacy server's answer that is not a discover result (some answer any
-                // unknown method with `{}`) for a failure instead of falling back.
-                let lifecycle = match protocol {
-                    ProtocolChoice::Auto => {
-                        probe_generation(&inner, &url, &headers, token.as_deref(), options)
-                            .await
-                            .lifecycle()
-                    }
-                    other => other.lifecycle(),
-                };
-                let serving = handler.serve_with_lifecycle(transport, lifecycle);
-                tokio::pin!(serving);
-                let served = loop {
-                    match tokio::time::timeout(options.timeout, &mut serving).await {
-                        Ok(served) => break served,
-                        // The time a person takes to sign in is theirs, not the server's.
-                        Err(_)
-                            if authorizer
-                                .as_ref()
-                                .is_some_and(|a| a.is_waiting_for_a_person()) => {}
-                        Err(_) => {
-                            return Err(ConnectError::from(format!(
-                                "{url} did not complete the MCP handshake within {} s",
-                                options.timeout.as_secs()
-                            )));
-                        }
-                    }
-                };
-                let service = match served {
-                    Ok(service) => service,
-                    Err(e) => {
-                        let signing_in = authorizer
-                            .as_ref()
-                            .and_then(|a| a.failure())
-                            .map(|why| format!("; signing in with OAuth failed: {why}"))
-                            .unwrap_or_default();
-                        // Which step failed, and what to do (the doctor's steps, up to the
-                        // first request of the handshake).
-                        let refused = super::opening::handshake_refusal(&e, protocol).is_some();
-                        let why =
-                            match super::doctor::http_failure(&url, &sent, h.legacy_sse, protocol)
-                                .await
-                            {
-                                Some(step) => step,
-                                None => initialize_error(&e, protocol),
-                            };
-                        return Err(ConnectError {
-                            refused,
-                            ..ConnectError::from(format!(
-                                "cannot connect to {url}: {why}{signing_in}"
-                            ))
-                        });
-                    }
-                };
-                // Turns past rmcp, unless a sign-in gave a token (rmcp's client refreshes it):
-                // on the MCP session (2025-11-25), or with the request's own envelope
-                // (2026-07-28, no session).
-                if !authorizer.as_ref().is_some_and(|a| a.holds_token())
-                    && let Some(info) = service.peer().peer_info()
-                    && let Some(place) = match (
-                        generation::is_stateless(info.protocol_version.as_str()),
-                        client.session_id(),
-                    ) {
-                        (true, _) => Some(TurnPlace::Stateless(envelope(
-                            &service,
-                            options.subscribe_logs,
-                        ))),
-                        (false, Some(session_id)) => Some(TurnPlace::Session(session_id)),
-                        (false, None) => None,
-                    }
-                {
-                    http_turns = HttpTurns::for_session(
-                        inner.clone(),
-                        SessionHeaders {
-                            url: &url,
-                            place,
-                            protocol_version: info.protocol_version.as_str(),
-                            custom: &headers,
-                            token: token.as_deref(),
-                        },
-                        options.max_message_bytes,
-                        id,
-                        events.clone(),
-                    )
-                    .map(|turns| turns.answering(service.service().responder()));
-                }
-                (service, None, Some(client), None)
-            }
+        let setup = Setup {
+            id,
+            spec,
+            options,
+            protocol,
+            events: &events,
+            health: &health,
+            closing: &closing,
+        };
+        let transport = match &spec.transport {
+            TransportSpec::Http(h) => setup.over_http(handler, h).await?,
             TransportSpec::Embedded { interface, args }
                 if args.is_empty() && options.in_process.is_some() =>
             {
-                let start = options.in_process.as_ref().expect("checked");
-                let pipes = (start.0)(*interface).map_err(ConnectError::from)?;
-                let (service, direct) = match handshake(
-                    handler, pipes, options, protocol, id, &events, &health,
-                )
-                .await
-                {
-                    Ok(started) => started,
-                    Err(failed) => {
-                        return Err(failed.error(
-                            &spec.name,
-                            options.timeout,
-                            &ServerEnd::default(),
-                            protocol,
-                        ));
-                    }
-                };
-                (service, None, None, Some(direct))
+                setup.in_process(handler, *interface).await?
             }
             TransportSpec::Stdio(_) | TransportSpec::Embedded { .. } => {
-                let (program, args, env, cwd) = command_of(spec, options)?;
-                let mut command = tokio::process::Command::new(&program);
-                command
-                    .args(&args)
-                    .envs(&env)
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .kill_on_drop(true);
-                if let Some(cwd) = &cwd {
-                    command.current_dir(cwd);
-                }
-                let mut child = command.spawn().map_err(|e| {
-                    ConnectError::from(format!("cannot start {}: {e}", program.display()))
-                })?;
-                let pid = child.id();
-                let stdout = child.stdout.take().expect("piped");
-                let stdin = child.stdin.take().expect("piped");
-                let stderr = child.stderr.take().expect("piped");
-                let child = Arc::new(tokio::sync::Mutex::new(child));
-                spawn_stderr_reader(
-                    stderr,
-                    id,
-                    events.clone(),
-                    health.clone(),
-                    ExitWatch {
-                        child: child.clone(),
-                        closing: closing.clone(),
-                    },
-                );
-                let pipes: (ServerOutput, ServerInput) = (Box::new(stdout), Box::new(stdin));
-                let (service, direct) = match handshake(
-                    handler, pipes, options, protocol, id, &events, &health,
-                )
-                .await
-                {
-                    Ok(started) => started,
-                    Err(failed) => {
-                        let end = server_end(&child, &health).await;
-                        // A server that failed or never answered may still be running: it is
-                        // ended, so that a retry does not leave one more behind.
-                        end_child(&child, &closing).await;
-                        return Err(failed.error(&spec.name, options.timeout, &end, protocol));
-                    }
-                };
-                // After the handshake: the start-up work on both sides is done by then.
-                if options.share_cpu
-                    && matches!(spec.transport, TransportSpec::Embedded { .. })
-                    && let Some(pid) = pid
-                {
-                    // A failure only costs speed: the dialogue goes on where it is.
-                    shared_cpu = SharedCpu::with(pid).ok();
-                }
-                (service, Some(child), None, Some(direct))
+                setup.child_process(handler).await?
             }
         };
-
-        let peer = service.peer().peer_info();
-        let mut summary = ServerSummary {
-            protocol_asked: protocol,
-            ..ServerSummary::default()
-        };
-        if let Some(info) = peer {
-            summary.protocol_version = info.protocol_version.to_string();
-            if let Some(server) = &info.server_info {
-                summary.name = server.name.clone();
-                summary.version = server.version.clone();
-                summary.title = server.title.clone();
-            }
-            summary.instructions = info.instructions.clone();
-            summary.has_tools = info.capabilities.tools.is_some();
-            summary.has_resources = info.capabilities.resources.is_some();
-            summary.has_prompts = info.capabilities.prompts.is_some();
-            summary.has_logging = info.capabilities.logging.is_some();
-        }
         let mut connection = Connection {
             id,
             spec: spec.clone(),
-            summary,
+            summary: summary_of(&transport.service, protocol),
             dialog_id: new_id(),
             dialog_id_origin: DialogIdOrigin::Client,
-            service,
-            http: http.clone(),
-            direct,
-            http_turns,
+            service: transport.service,
+            http: transport.http,
+            direct: transport.direct,
+            http_turns: transport.http_turns,
             progress,
-            child,
+            child: transport.child,
             health,
             closing,
             timeout: options.timeout,
-            events: events.clone(),
+            events,
             task_notes: options.task_notes.clone(),
-            _shared_cpu: shared_cpu,
+            _shared_cpu: transport.shared_cpu,
             changes,
             listening: CancellationToken::new().drop_guard(),
             annotated: HashMap::new(),
         };
-        // The DialogID is the MCP session's over a 2025-11-25 HTTP session; otherwise the
-        // client's own (a 2026-07-28 server that still sends a session id is not heard).
-        if connection.state_home() == StateHome::McpSession
-            && let Some(session) = http.as_ref().and_then(LoggingHttpClient::session_id)
+        connection.choose_dialog_id(options.subscribe_logs);
+        connection.learn_server(options).await?;
+        connection.log_connected();
+        Ok(connection)
+    }
+
+    /// The DialogID is the MCP session's over a 2025-11-25 HTTP session; otherwise the
+    /// client's own (a 2026-07-28 server that still sends a session id is not heard), which
+    /// the stdio hot path then sends in each turn's envelope.
+    fn choose_dialog_id(&mut self, subscribe_logs: bool) {
+        if self.state_home() == StateHome::McpSession
+            && let Some(session) = self.http.as_ref().and_then(LoggingHttpClient::session_id)
         {
-            connection.dialog_id = session;
-            connection.dialog_id_origin = DialogIdOrigin::McpSession;
+            self.dialog_id = session;
+            self.dialog_id_origin = DialogIdOrigin::McpSession;
         }
-        if connection.state_home() == StateHome::DialogId
-            && let Some(direct) = &connection.direct
+        if self.state_home() == StateHome::DialogId
+            && let Some(direct) = &self.direct
         {
-            direct.set_envelope(envelope(&connection.service, options.subscribe_logs));
+            direct.set_envelope(envelope(&self.service, subscribe_logs));
         }
+    }
+
+    /// After the handshake: what the server offers (tools, resources, prompts), its list
+    /// changes listened for, and its log asked for when wanted.
+    async fn learn_server(&mut self, options: &ConnectOptions) -> Result<(), ConnectError> {
         // Listening first: a change from then on is heard, and the lists read next are new.
-        connection.listen_for_changes().await;
-        connection
-            .learn_tools()
-            .await
-            .map_err(|e| ConnectError::from(format!("{}: tools/list failed: {e}", spec.name)))?;
-        connection.discover().await;
+        self.listen_for_changes().await;
+        self.learn_tools().await.map_err(|e| {
+            ConnectError::from(format!("{}: tools/list failed: {e}", self.spec.name))
+        })?;
+        self.discover().await;
         // 2026-07-28 has no logging/setLevel: the level travels in each turn's `_meta`.
         if options.subscribe_logs
-            && connection.summary.has_logging
-            && connection.state_home() == StateHome::McpSession
+            && self.summary.has_logging
+            && self.state_home() == StateHome::McpSession
         {
             #[allow(deprecated)]
             let level = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info);
             #[allow(deprecated)]
-            let _ = connection
-                .with_timeout(connection.service.peer().set_level(level))
+            let _ = self
+                .with_timeout(self.service.peer().set_level(level))
                 .await;
         }
-        events.log(
-            id,
+        Ok(())
+    }
+
+    fn log_connected(&self) {
+        self.events.log(
+            self.id,
             LogKind::Client,
             format!(
                 "connected: {} {} over {}, DialogID {} ({})",
-                connection.summary.name,
-                connection.summary.version,
-                generation::describe(&connection.summary.protocol_version),
-                connection.dialog_id,
-                match connection.dialog_id_origin {
+                self.summary.name,
+                self.summary.version,
+                generation::describe(&self.summary.protocol_version),
+                self.dialog_id,
+                match self.dialog_id_origin {
                     DialogIdOrigin::McpSession => "the MCP session id",
                     DialogIdOrigin::Client => "made by the client",
                 }
             ),
         );
-        Ok(connection)
     }
 
     /// Whether the server lives on when this connection ends (a server reached by URL), so
@@ -894,9 +683,9 @@ impl Connection {
             }
         }
         for uri in candidates {
-            match self.read_resource(uri).await {
-                Ok(value) => {
-                    if let Some(p) = resources::published(uri, &value) {
+            match self.read_resource_text(uri).await {
+                Ok(text) => {
+                    if let Some(p) = resources::published_in_text(uri, &text) {
                         self.summary.published = Some(p);
                         return;
                     }
@@ -1329,6 +1118,12 @@ impl Connection {
 
     /// Reads a resource as JSON (text resources that parse), else as text.
     pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
+        let text = self.read_resource_text(uri).await?;
+        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// Reads a resource's text contents, joined by newlines.
+    async fn read_resource_text(&self, uri: &str) -> Result<String, CallError> {
         let result = self
             .with_timeout(
                 self.service
@@ -1345,7 +1140,7 @@ impl Connection {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        Ok(text)
     }
 
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, CallError> {
@@ -1440,6 +1235,411 @@ impl HandshakeFailure {
         });
         error.refused = refused;
         error
+    }
+}
+
+/// What the server told of itself in the handshake.
+fn summary_of(
+    service: &RunningService<RoleClient, Handler>,
+    protocol: ProtocolChoice,
+) -> ServerSummary {
+    let mut summary = ServerSummary {
+        protocol_asked: protocol,
+        ..ServerSummary::default()
+    };
+    if let Some(info) = service.peer().peer_info() {
+        summary.protocol_version = info.protocol_version.to_string();
+        if let Some(server) = &info.server_info {
+            summary.name = server.name.clone();
+            summary.version = server.version.clone();
+            summary.title = server.title.clone();
+        }
+        summary.instructions = info.instructions.clone();
+        summary.has_tools = info.capabilities.tools.is_some();
+        summary.has_resources = info.capabilities.resources.is_some();
+        summary.has_prompts = info.capabilities.prompts.is_some();
+        summary.has_logging = info.capabilities.logging.is_some();
+    }
+    summary
+}
+
+/// What a transport's set-up hands to the connection.
+struct Transport {
+    service: RunningService<RoleClient, Handler>,
+    child: Option<Arc<tokio::sync::Mutex<tokio::process::Child>>>,
+    http: Option<LoggingHttpClient>,
+    direct: Option<Arc<Direct>>,
+    http_turns: Option<HttpTurns>,
+    shared_cpu: Option<SharedCpu>,
+}
+
+/// What each transport's set-up is given: the connection's id, the generation asked for,
+/// where its events go and the server's health record.
+struct Setup<'a> {
+    id: ConnectionId,
+    spec: &'a ServerSpec,
+    options: &'a ConnectOptions,
+    protocol: ProtocolChoice,
+    events: &'a EventSink,
+    health: &'a Arc<Mutex<Health>>,
+    closing: &'a Arc<AtomicBool>,
+}
+
+/// An HTTP server's address and headers, with their variables read.
+struct HttpTarget {
+    url: String,
+    headers: HashMap<http::HeaderName, http::HeaderValue>,
+    /// The same headers (and the token's), as text, for the doctor when the handshake fails.
+    sent: Vec<(String, String)>,
+    token: Option<String>,
+}
+
+impl HttpTarget {
+    fn read(spec: &ServerSpec, h: &spec::HttpSpec) -> Result<HttpTarget, ConnectError> {
+        let expand = expander(spec);
+        let url = expand(&h.url)?;
+        let mut headers = HashMap::new();
+        let mut sent: Vec<(String, String)> = Vec::new();
+        for (k, v) in &h.headers {
+            let v = expand(v)?;
+            let name = http::HeaderName::try_from(k.as_str())
+                .map_err(|e| ConnectError::from(format!("header {k}: {e}")))?;
+            let value = http::HeaderValue::try_from(v.as_str())
+                .map_err(|e| ConnectError::from(format!("header {k}: {e}")))?;
+            sent.push((k.clone(), v));
+            headers.insert(name, value);
+        }
+        let token = h.token.as_deref().map(&expand).transpose()?;
+        if let Some(token) = &token {
+            sent.push(("Authorization".into(), format!("Bearer {token}")));
+        }
+        Ok(HttpTarget {
+            url,
+            headers,
+            sent,
+            token,
+        })
+    }
+}
+
+impl Setup<'_> {
+    /// Streamable HTTP through rmcp, signing in with OAuth when the server wants it; turns
+    /// then go past rmcp where they can (`http_turns`).
+    async fn over_http(
+        &self,
+        handler: Handler,
+        h: &spec::HttpSpec,
+    ) -> Result<Transport, ConnectError> {
+        let target = HttpTarget::read(self.spec, h)?;
+        // A session the server forgot must end the dialogue visibly: rmcp would otherwise
+        // start a new one behind our back (reinit defaults to on), and the server's dialogue
+        // state (commitments) would be gone without a word.
+        let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
+            .custom_headers(target.headers.clone())
+            .reinit_on_expired_session(false);
+        if let Some(token) = &target.token {
+            config = config.auth_header(token.clone());
+        }
+        let inner = match &self.options.http_client {
+            Some(shared) => shared.clone(),
+            None => http_client(self.options.timeout).map_err(ConnectError::from)?,
+        };
+        let client = LoggingHttpClient::new(
+            inner.clone(),
+            self.id,
+            self.events.clone(),
+            self.options.max_message_bytes,
+        );
+        let authorizer = self.authorizer(h, &target.url)?;
+        let transport = StreamableHttpClientTransport::with_client(
+            AuthorizingClient::new(client.clone(), authorizer.clone()),
+            config,
+        );
+        let lifecycle = self.http_lifecycle(&inner, &target).await;
+        let serving = handler.serve_with_lifecycle(transport, lifecycle);
+        let served = within_handshake_time(
+            serving,
+            authorizer.as_deref(),
+            &target.url,
+            self.options.timeout,
+        )
+        .await?;
+        let service = match served {
+            Ok(service) => service,
+            Err(e) => {
+                return Err(self
+                    .http_handshake_failure(&e, &target, h.legacy_sse, authorizer.as_deref())
+                    .await);
+            }
+        };
+        let http_turns = if authorizer.as_ref().is_some_and(|a| a.holds_token()) {
+            // A sign-in gave a token: rmcp's client refreshes it, so turns stay with rmcp.
+            None
+        } else {
+            self.http_turns(&inner, &target, &service, &client)
+        };
+        Ok(Transport {
+            service,
+            child: None,
+            http: Some(client),
+            direct: None,
+            http_turns,
+            shared_cpu: None,
+        })
+    }
+
+    /// An OAuth sign-in for the server, unless the user gave an Authorization of their own
+    /// (a token, or the header).
+    fn authorizer(
+        &self,
+        h: &spec::HttpSpec,
+        url: &str,
+    ) -> Result<Option<Arc<Authorizer>>, ConnectError> {
+        let given_authorization = h.token.is_some()
+            || h.headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("authorization"));
+        if given_authorization {
+            return Ok(None);
+        }
+        let oauth = oauth_options(&self.options.oauth, h.oauth.as_ref(), &expander(self.spec))?;
+        Ok(Some(Authorizer::new(
+            url,
+            oauth,
+            sign_in_reporter(self.events, self.id, &self.spec.name),
+        )))
+    }
+
+    /// Auto over HTTP asks server/discover first, itself: rmcp's auto mode takes a legacy
+    /// server's answer that is not a discover result (some answer any unknown method with
+    /// `{}`) for a failure instead of falling back.
+    async fn http_lifecycle(
+        &self,
+        client: &reqwest::Client,
+        target: &HttpTarget,
+    ) -> rmcp::service::ClientLifecycleMode {
+        match self.protocol {
+            ProtocolChoice::Auto => probe_generation(
+                client,
+                &target.url,
+                &target.headers,
+                target.token.as_deref(),
+                self.options,
+            )
+            .await
+            .lifecycle(),
+            other => other.lifecycle(),
+        }
+    }
+
+    /// A failed HTTP handshake, said as the step that failed and what to do (the doctor's
+    /// steps, up to the first request of the handshake), with a failed sign-in's reason.
+    async fn http_handshake_failure(
+        &self,
+        e: &rmcp::service::ClientInitializeError,
+        target: &HttpTarget,
+        legacy_sse: bool,
+        authorizer: Option<&Authorizer>,
+    ) -> ConnectError {
+        let signing_in = authorizer
+            .and_then(|a| a.failure())
+            .map(|why| format!("; signing in with OAuth failed: {why}"))
+            .unwrap_or_default();
+        let refused = super::opening::handshake_refusal(e, self.protocol).is_some();
+        let url = &target.url;
+        let why =
+            match super::doctor::http_failure(url, &target.sent, legacy_sse, self.protocol).await {
+                Some(step) => step,
+                None => initialize_error(e, self.protocol),
+            };
+        ConnectError {
+            refused,
+            ..ConnectError::from(format!("cannot connect to {url}: {why}{signing_in}"))
+        }
+    }
+
+    /// Turns past rmcp: on the MCP session (2025-11-25), or with the request's own envelope
+    /// (2026-07-28, no session); none when the server gave a 2025-11-25 session no id.
+    fn http_turns(
+        &self,
+        inner: &reqwest::Client,
+        target: &HttpTarget,
+        service: &RunningService<RoleClient, Handler>,
+        client: &LoggingHttpClient,
+    ) -> Option<HttpTurns> {
+        let info = service.peer().peer_info()?;
+        let place = match (
+            generation::is_stateless(info.protocol_version.as_str()),
+            client.session_id(),
+        ) {
+            (true, _) => TurnPlace::Stateless(envelope(service, self.options.subscribe_logs)),
+            (false, Some(session_id)) => TurnPlace::Session(session_id),
+            (false, None) => return None,
+        };
+        HttpTurns::for_session(
+            inner.clone(),
+            SessionHeaders {
+                url: &target.url,
+                place,
+                protocol_version: info.protocol_version.as_str(),
+                custom: &target.headers,
+                token: target.token.as_deref(),
+            },
+            self.options.max_message_bytes,
+            self.id,
+            self.events.clone(),
+        )
+        .map(|turns| turns.answering(service.service().responder()))
+    }
+
+    /// An embedded reference server inside this process, over in-memory pipes.
+    async fn in_process(
+        &self,
+        handler: Handler,
+        interface: Interface,
+    ) -> Result<Transport, ConnectError> {
+        let start = self.options.in_process.as_ref().expect("checked");
+        let pipes = (start.0)(interface).map_err(ConnectError::from)?;
+        let (service, direct) = self.handshake(handler, pipes).await.map_err(|failed| {
+            failed.error(
+                &self.spec.name,
+                self.options.timeout,
+                &ServerEnd::default(),
+                self.protocol,
+            )
+        })?;
+        Ok(Transport {
+            service,
+            child: None,
+            http: None,
+            direct: Some(direct),
+            http_turns: None,
+            shared_cpu: None,
+        })
+    }
+
+    /// A stdio server (or an embedded one) started as a child process; one that fails the
+    /// handshake is ended, so that a retry does not leave one more behind.
+    async fn child_process(&self, handler: Handler) -> Result<Transport, ConnectError> {
+        let (child, pid, pipes) = self.spawn_child()?;
+        let (service, direct) = match self.handshake(handler, pipes).await {
+            Ok(started) => started,
+            Err(failed) => {
+                let end = server_end(&child, self.health).await;
+                end_child(&child, self.closing).await;
+                return Err(failed.error(
+                    &self.spec.name,
+                    self.options.timeout,
+                    &end,
+                    self.protocol,
+                ));
+            }
+        };
+        // After the handshake: the start-up work on both sides is done by then. A failure
+        // only costs speed: the dialogue goes on where it is.
+        let shared_cpu = match pid {
+            Some(pid)
+                if self.options.share_cpu
+                    && matches!(self.spec.transport, TransportSpec::Embedded { .. }) =>
+            {
+                SharedCpu::with(pid).ok()
+            }
+            _ => None,
+        };
+        Ok(Transport {
+            service,
+            child: Some(child),
+            http: None,
+            direct: Some(direct),
+            http_turns: None,
+            shared_cpu,
+        })
+    }
+
+    /// The server's command started with its stdio piped, its stderr read into the log and
+    /// the health record: the child, its pid, and its stdout and stdin.
+    #[allow(clippy::type_complexity)]
+    fn spawn_child(
+        &self,
+    ) -> Result<
+        (
+            Arc<tokio::sync::Mutex<tokio::process::Child>>,
+            Option<u32>,
+            (ServerOutput, ServerInput),
+        ),
+        ConnectError,
+    > {
+        let (program, args, env, cwd) = command_of(self.spec, self.options)?;
+        let mut command = tokio::process::Command::new(&program);
+        command
+            .args(&args)
+            .envs(&env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(cwd) = &cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| ConnectError::from(format!("cannot start {}: {e}", program.display())))?;
+        let pid = child.id();
+        let stdout = child.stdout.take().expect("piped");
+        let stdin = child.stdin.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let child = Arc::new(tokio::sync::Mutex::new(child));
+        spawn_stderr_reader(
+            stderr,
+            self.id,
+            self.events.clone(),
+            self.health.clone(),
+            ExitWatch {
+                child: child.clone(),
+                closing: self.closing.clone(),
+            },
+        );
+        Ok((child, pid, (Box::new(stdout), Box::new(stdin))))
+    }
+
+    async fn handshake(
+        &self,
+        handler: Handler,
+        pipes: (ServerOutput, ServerInput),
+    ) -> Result<(RunningService<RoleClient, Handler>, Arc<Direct>), HandshakeFailure> {
+        handshake(
+            handler,
+            pipes,
+            self.options,
+            self.protocol,
+            self.id,
+            self.events,
+            self.health,
+        )
+        .await
+    }
+}
+
+/// The handshake's end, waited for within `timeout`; the time a person takes to sign in is
+/// theirs, not the server's.
+async fn within_handshake_time<T>(
+    serving: impl std::future::Future<Output = T>,
+    authorizer: Option<&Authorizer>,
+    url: &str,
+    timeout: Duration,
+) -> Result<T, ConnectError> {
+    tokio::pin!(serving);
+    loop {
+        match tokio::time::timeout(timeout, &mut serving).await {
+            Ok(served) => return Ok(served),
+            Err(_) if authorizer.is_some_and(|a| a.is_waiting_for_a_person()) => {}
+            Err(_) => {
+                return Err(ConnectError::from(format!(
+                    "{url} did not complete the MCP handshake within {} s",
+                    timeout.as_secs()
+                )));
+            }
+        }
     }
 }
 

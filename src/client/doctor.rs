@@ -181,6 +181,7 @@ pub async fn http_failure(
         .map(|c| c.sentence())
 }
 
+/// The HTTP steps (name, connect, tls, http, mcp), up to the first that fails.
 async fn http_steps(
     url: &str,
     headers: &[(String, String)],
@@ -189,257 +190,340 @@ async fn http_steps(
     asked: ProtocolChoice,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
-    let parsed = match reqwest::Url::parse(url) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => u,
-        _ => {
-            checks.push(Check::failed(
-                "address",
-                format!("{url} is not an http:// or https:// URL"),
-                "write the endpoint's whole URL, e.g. http://127.0.0.1:8080/mcp",
-            ));
-            return checks;
-        }
-    };
-    let host = parsed.host_str().unwrap_or_default().to_owned();
-    let port = parsed.port_or_known_default().unwrap_or(80);
-    let addresses = match tokio::time::timeout(
-        timeout,
-        tokio::net::lookup_host((host.trim_matches(['[', ']']), port)),
-    )
-    .await
-    {
-        Ok(Ok(a)) => a.collect::<Vec<_>>(),
+    let passed = passed_http_steps(&mut checks, url, headers, legacy_sse, timeout, asked).await;
+    if let Err(failed) = passed {
+        checks.push(failed);
+    }
+    checks
+}
+
+/// Pushes each HTTP step that passes onto `checks`; the first that fails is the error (the
+/// ones after it cannot tell anything).
+async fn passed_http_steps(
+    checks: &mut Vec<Check>,
+    url: &str,
+    headers: &[(String, String)],
+    legacy_sse: bool,
+    timeout: Duration,
+    asked: ProtocolChoice,
+) -> Result<(), Check> {
+    let parsed = address_step(url)?;
+    let (named, first) = name_step(&parsed, timeout).await?;
+    checks.push(named);
+    checks.push(connect_step(first, timeout).await?);
+    // The MCP handshake's first request, as this client sends it in the generation asked for.
+    let probe = HttpProbe::new(parsed, headers, timeout, asked)?;
+    let response = probe
+        .post(0)
+        .send()
+        .await
+        .map_err(|e| request_failure(&probe.url, &e))?;
+    if probe.url.scheme() == "https" {
+        checks.push(Check::ok("tls", "the certificate is trusted"));
+    }
+    let opened = FirstResponse::read(response, &probe.openings[0]).await?;
+    let sse_note = legacy_sse_note(legacy_sse);
+    checks.push(http_status_step(
+        &opened, url, &probe.url, headers, sse_note,
+    )?);
+    checks.push(mcp_step(&probe, &opened, sse_note).await);
+    // The session the probe opened is ended, as a client should.
+    probe.end_session(opened.session).await;
+    Ok(())
+}
+
+/// The endpoint's URL, if it is one this client can reach (no step of its own when it is).
+fn address_step(url: &str) -> Result<reqwest::Url, Check> {
+    match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(u),
+        _ => Err(Check::failed(
+            "address",
+            format!("{url} is not an http:// or https:// URL"),
+            "write the endpoint's whole URL, e.g. http://127.0.0.1:8080/mcp",
+        )),
+    }
+}
+
+/// The host's name resolved: the step, and the first address it has.
+async fn name_step(
+    url: &reqwest::Url,
+    timeout: Duration,
+) -> Result<(Check, std::net::SocketAddr), Check> {
+    let host = url.host_str().unwrap_or_default();
+    let bare = host.trim_matches(['[', ']']);
+    let port = url.port_or_known_default().unwrap_or(80);
+    let first = match tokio::time::timeout(timeout, tokio::net::lookup_host((bare, port))).await {
+        Ok(Ok(mut addresses)) => addresses.next(),
         Ok(Err(e)) => {
-            checks.push(Check::failed(
+            return Err(Check::failed(
                 "name",
                 format!("cannot resolve {host}: {e}"),
                 "check the host name's spelling, the DNS, or /etc/hosts",
             ));
-            return checks;
         }
         Err(_) => {
-            checks.push(Check::failed(
+            return Err(Check::failed(
                 "name",
                 format!("resolving {host} took over {} s", timeout.as_secs()),
                 "check the DNS",
             ));
-            return checks;
         }
     };
-    let Some(first) = addresses.first() else {
-        checks.push(Check::failed(
+    let Some(first) = first else {
+        return Err(Check::failed(
             "name",
             format!("{host} has no address"),
             "check the host name",
         ));
-        return checks;
     };
-    checks.push(Check::ok(
-        "name",
-        if host
-            .trim_matches(['[', ']'])
-            .parse::<std::net::IpAddr>()
-            .is_ok()
-        {
-            format!("{host} (an address)")
-        } else {
-            format!("{host} is {}", first.ip())
-        },
-    ));
+    let detail = if bare.parse::<std::net::IpAddr>().is_ok() {
+        format!("{host} (an address)")
+    } else {
+        format!("{host} is {}", first.ip())
+    };
+    Ok((Check::ok("name", detail), first))
+}
+
+/// A TCP connection to the address, within 3 s (or the timeout, if shorter).
+async fn connect_step(address: std::net::SocketAddr, timeout: Duration) -> Result<Check, Check> {
     match tokio::time::timeout(
         Duration::from_secs(3).min(timeout),
-        tokio::net::TcpStream::connect(first),
+        tokio::net::TcpStream::connect(address),
     )
     .await
     {
-        Ok(Ok(_)) => checks.push(Check::ok("connect", format!("{first} accepts connections"))),
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            checks.push(Check::failed(
-                "connect",
-                format!("{first} refused the connection"),
-                "is the server running, and on this port?",
-            ));
-            return checks;
-        }
-        Ok(Err(e)) => {
-            checks.push(Check::failed(
-                "connect",
-                format!("cannot reach {first}: {e}"),
-                "check the network, a VPN or a firewall",
-            ));
-            return checks;
-        }
-        Err(_) => {
-            checks.push(Check::failed(
-                "connect",
-                format!("{first} did not accept a connection within 3 s"),
-                "a firewall may drop the packets; check the port",
-            ));
-            return checks;
-        }
+        Ok(Ok(_)) => Ok(Check::ok(
+            "connect",
+            format!("{address} accepts connections"),
+        )),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(Check::failed(
+            "connect",
+            format!("{address} refused the connection"),
+            "is the server running, and on this port?",
+        )),
+        Ok(Err(e)) => Err(Check::failed(
+            "connect",
+            format!("cannot reach {address}: {e}"),
+            "check the network, a VPN or a firewall",
+        )),
+        Err(_) => Err(Check::failed(
+            "connect",
+            format!("{address} did not accept a connection within 3 s"),
+            "a firewall may drop the packets; check the port",
+        )),
     }
-    // The MCP handshake's first request, as this client sends it in the generation asked for.
-    let openings = Opening::sequence(asked);
-    let client = match reqwest::Client::builder().timeout(timeout).build() {
-        Ok(c) => c,
-        Err(e) => {
-            checks.push(Check::failed(
-                "http",
-                format!("no HTTP client: {e}"),
-                "report this",
-            ));
-            return checks;
-        }
-    };
-    let post = |opening: &Opening, id: u64| {
-        let mut request = client
-            .post(parsed.clone())
+}
+
+/// The handshake's openings, each POSTed to the endpoint as this client sends it.
+struct HttpProbe<'a> {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    /// The user's headers (a token among them), sent with each opening.
+    headers: &'a [(String, String)],
+    asked: ProtocolChoice,
+    openings: Vec<Opening>,
+}
+
+impl<'a> HttpProbe<'a> {
+    fn new(
+        url: reqwest::Url,
+        headers: &'a [(String, String)],
+        timeout: Duration,
+        asked: ProtocolChoice,
+    ) -> Result<Self, Check> {
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| Check::failed("http", format!("no HTTP client: {e}"), "report this"))?;
+        Ok(HttpProbe {
+            client,
+            url,
+            headers,
+            asked,
+            openings: Opening::sequence(asked),
+        })
+    }
+
+    /// The request of the opening at `at` (its index is its JSON-RPC id).
+    fn post(&self, at: usize) -> reqwest::RequestBuilder {
+        let opening = &self.openings[at];
+        let mut request = self
+            .client
+            .post(self.url.clone())
             .header("Accept", "application/json, text/event-stream")
             .header("Content-Type", "application/json")
-            .body(opening.with_id(id).to_string());
+            .body(opening.with_id(at as u64).to_string());
         for (k, v) in opening.headers() {
             request = request.header(k, v);
         }
-        for (k, v) in headers {
+        for (k, v) in self.headers {
             request = request.header(k, v);
         }
         request
-    };
-    let response = match post(&openings[0], 0).send().await {
-        Ok(r) => r,
-        Err(e) => {
-            let text = chain(&e);
-            let tls = parsed.scheme() == "https"
-                && ["certificate", "tls", "TLS", "handshake", "SSL"]
-                    .iter()
-                    .any(|w| text.contains(w));
-            checks.push(if tls {
-                Check::failed(
-                    "tls",
-                    text,
-                    "the server's certificate is not trusted here, or it does not speak TLS on this port (try http://)",
-                )
-            } else {
-                Check::failed("http", text, "the server accepted the connection but not an HTTP request")
-            });
-            return checks;
-        }
-    };
-    if parsed.scheme() == "https" {
-        checks.push(Check::ok("tls", "the certificate is trusted"));
     }
-    let status = response.status();
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let challenge = response
-        .headers()
-        .get("www-authenticate")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let allow = response
-        .headers()
-        .get("allow")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let body = match read_bounded(response, PROBE_LIMIT).await {
-        Ok(body) => body,
-        Err(overgrown) => {
-            checks.push(Check::failed(
-                "mcp",
-                format!("{status}: {}", overgrown.sentence(&openings[0].describe())),
-                "a server answers the opening with one message of a few KiB; this one never \
-                 ended it (see the server's log)",
-            ));
-            return checks;
+
+    async fn end_session(&self, session: Option<String>) {
+        if let Some(id) = session {
+            let _ = self
+                .client
+                .delete(self.url.clone())
+                .header("Mcp-Session-Id", id)
+                .send()
+                .await;
         }
-    };
-    // The body on one line (whole: a refusal's reason is often at its end), or what it is
-    // when it is a web page.
-    let head: String =
-        if content_type.starts_with("text/html") || body.trim_start().starts_with('<') {
-            "an HTML page".into()
-        } else {
-            // Whole when it is a message (a JSON-RPC answer is quoted from `answer` whole);
-            // a body that is not one is shown as far as tells what it is.
-            let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
-            let shown: String = line.chars().take(2000).collect();
-            if shown.len() < line.len() {
-                format!("{shown}… ({} bytes more)", line.len() - shown.len())
-            } else {
-                line
-            }
-        };
-    // A JSON-RPC answer, whatever the status: a refusal of the opening comes with a 4xx.
-    let answer = jsonrpc_answer(&content_type, &body);
-    let sse_note = if legacy_sse {
+    }
+}
+
+/// The first opening got no HTTP answer: a TLS failure on https, or no HTTP at all.
+fn request_failure(url: &reqwest::Url, e: &reqwest::Error) -> Check {
+    let text = chain(e);
+    let tls = url.scheme() == "https"
+        && ["certificate", "tls", "TLS", "handshake", "SSL"]
+            .iter()
+            .any(|w| text.contains(w));
+    if tls {
+        Check::failed(
+            "tls",
+            text,
+            "the server's certificate is not trusted here, or it does not speak TLS on this port (try http://)",
+        )
+    } else {
+        Check::failed(
+            "http",
+            text,
+            "the server accepted the connection but not an HTTP request",
+        )
+    }
+}
+
+/// The answer to the first opening, as far as the http and mcp steps read it.
+struct FirstResponse {
+    status: reqwest::StatusCode,
+    session: Option<String>,
+    content_type: String,
+    challenge: Option<String>,
+    allow: Option<String>,
+    /// The body on one line, or what it is (see `body_head`).
+    head: String,
+    /// The JSON-RPC message it carries, whatever the status: a refusal of the opening comes
+    /// with a 4xx.
+    answer: Option<serde_json::Value>,
+}
+
+impl FirstResponse {
+    async fn read(response: reqwest::Response, opening: &Opening) -> Result<Self, Check> {
+        let status = response.status();
+        let header = |name| header_text(response.headers(), name).map(str::to_owned);
+        let session = header("mcp-session-id");
+        let content_type = header("content-type").unwrap_or_default();
+        let challenge = header("www-authenticate");
+        let allow = header("allow");
+        let body = read_bounded(response, PROBE_LIMIT)
+            .await
+            .map_err(|overgrown| {
+                overgrown_opening(format!(
+                    "{status}: {}",
+                    overgrown.sentence(&opening.describe())
+                ))
+            })?;
+        Ok(FirstResponse {
+            status,
+            session,
+            head: body_head(&content_type, &body),
+            answer: jsonrpc_answer(&content_type, &body),
+            content_type,
+            challenge,
+            allow,
+        })
+    }
+}
+
+/// A header's value, when it is text.
+fn header_text<'a>(headers: &'a reqwest::header::HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The mcp step failed by an answer to an opening that never ended within `PROBE_LIMIT`.
+fn overgrown_opening(detail: String) -> Check {
+    Check::failed(
+        "mcp",
+        detail,
+        "a server answers the opening with one message of a few KiB; this one never ended it \
+         (see the server's log)",
+    )
+}
+
+/// The body on one line (whole: a refusal's reason is often at its end), or what it is when it
+/// is a web page.
+fn body_head(content_type: &str, body: &str) -> String {
+    if content_type.starts_with("text/html") || body.trim_start().starts_with('<') {
+        return "an HTML page".into();
+    }
+    // Whole when it is a message (a JSON-RPC answer is quoted from `answer` whole); a body that
+    // is not one is shown as far as tells what it is.
+    let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shown: String = line.chars().take(2000).collect();
+    if shown.len() < line.len() {
+        format!("{shown}… ({} bytes more)", line.len() - shown.len())
+    } else {
+        line
+    }
+}
+
+/// Added to a failure's advice when the servers file names the legacy HTTP+SSE transport.
+fn legacy_sse_note(legacy_sse: bool) -> &'static str {
+    if legacy_sse {
         " The file says type \"sse\": the legacy HTTP+SSE transport (before MCP 2025-03-26), which this client does not speak; if the server also offers Streamable HTTP (often at /mcp), point url there."
     } else {
         ""
-    };
+    }
+}
+
+/// The HTTP status of the first answer: a success, or a JSON-RPC error the mcp step reads,
+/// passes; any other status is the failure, with what it means.
+fn http_status_step(
+    opened: &FirstResponse,
+    url: &str,
+    parsed: &reqwest::Url,
+    headers: &[(String, String)],
+    sse_note: &str,
+) -> Result<Check, Check> {
+    let status = opened.status;
+    let head = &opened.head;
     match status.as_u16() {
-        200..=299 => checks.push(Check::ok("http", format!("{status}, {content_type}"))),
-        400..=499 if answer.as_ref().is_some_and(|a| a.get("error").is_some()) => {
-            checks.push(Check::ok(
+        200..=299 => Ok(Check::ok(
+            "http",
+            format!("{status}, {}", opened.content_type),
+        )),
+        400..=499
+            if opened
+                .answer
+                .as_ref()
+                .is_some_and(|a| a.get("error").is_some()) =>
+        {
+            Ok(Check::ok(
                 "http",
                 format!("{status} with a JSON-RPC error (read below)"),
-            ));
+            ))
         }
-        401 => {
-            let oauth = challenge
-                .as_deref()
-                .is_some_and(|c| c.to_ascii_lowercase().starts_with("bearer"));
-            let asks = challenge
-                .map(|c| format!(" (WWW-Authenticate: {c})"))
-                .unwrap_or_default();
-            let advice = if headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-            {
-                "the token given was refused: is it still valid, and for this server?".to_owned()
-            } else if oauth {
-                format!(
-                    "it uses OAuth: sign in with `bkn-explorer auth login {url}` (the other commands \
-                     and the explorer sign in by themselves unless --no-sign-in), or give a token: \
-                     --token TOKEN (or BKN_TOKEN)"
-                )
-            } else {
-                "give a token: --token TOKEN (or BKN_TOKEN), --header \"Authorization: Bearer …\", or \"headers\" in the servers file".to_owned()
-            };
-            checks.push(Check::failed(
-                "http",
-                format!("401 Unauthorized: the server wants credentials{asks}"),
-                advice,
-            ));
-            return checks;
-        }
-        403 => {
-            checks.push(Check::failed(
-                "http",
-                format!("403 Forbidden: {head}"),
-                "the credentials are known but not allowed here",
-            ));
-            return checks;
-        }
-        404 => {
-            checks.push(Check::failed(
-                "http",
-                format!("404 Not Found: nothing at {}", parsed.path()),
-                format!("check the path: Streamable HTTP endpoints are often at /mcp.{sse_note}"),
-            ));
-            return checks;
-        }
+        401 => Err(unauthorized(url, headers, opened.challenge.as_deref())),
+        403 => Err(Check::failed(
+            "http",
+            format!("403 Forbidden: {head}"),
+            "the credentials are known but not allowed here",
+        )),
+        404 => Err(Check::failed(
+            "http",
+            format!("404 Not Found: nothing at {}", parsed.path()),
+            format!("check the path: Streamable HTTP endpoints are often at /mcp.{sse_note}"),
+        )),
         405 | 415 => {
-            let allowed = allow.map(|a| format!(" (Allow: {a})")).unwrap_or_default();
-            checks.push(Check::failed(
+            let allowed = opened
+                .allow
+                .as_ref()
+                .map(|a| format!(" (Allow: {a})"))
+                .unwrap_or_default();
+            Err(Check::failed(
                 "http",
                 format!(
                     "{status}{allowed}: {} is not a Streamable HTTP MCP endpoint",
@@ -448,38 +532,65 @@ async fn http_steps(
                 format!(
                     "an MCP endpoint takes a POST of JSON-RPC; check the URL's path.{sse_note}"
                 ),
-            ));
-            return checks;
+            ))
         }
-        501 => {
-            checks.push(Check::failed(
-                "http",
-                format!("{status}: the server does not take a POST here ({head})"),
-                format!("this is not an MCP server, or not its MCP endpoint.{sse_note}"),
-            ));
-            return checks;
-        }
-        _ => {
-            checks.push(Check::failed(
-                "http",
-                format!("{status}: {head}"),
-                format!("the server failed the first request of the MCP handshake.{sse_note}"),
-            ));
-            return checks;
-        }
+        501 => Err(Check::failed(
+            "http",
+            format!("{status}: the server does not take a POST here ({head})"),
+            format!("this is not an MCP server, or not its MCP endpoint.{sse_note}"),
+        )),
+        _ => Err(Check::failed(
+            "http",
+            format!("{status}: {head}"),
+            format!("the server failed the first request of the MCP handshake.{sse_note}"),
+        )),
     }
-    // The answer, judged; a refused opening is followed by the next the client would try.
+}
+
+/// A 401: what the server asks for, and what to give it (a token given was refused; an OAuth
+/// server is signed in to; any other is given a token).
+fn unauthorized(url: &str, headers: &[(String, String)], challenge: Option<&str>) -> Check {
+    let oauth = challenge.is_some_and(|c| c.to_ascii_lowercase().starts_with("bearer"));
+    let asks = challenge
+        .map(|c| format!(" (WWW-Authenticate: {c})"))
+        .unwrap_or_default();
+    let advice = if headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+    {
+        "the token given was refused: is it still valid, and for this server?".to_owned()
+    } else if oauth {
+        format!(
+            "it uses OAuth: sign in with `bkn-explorer auth login {url}` (the other commands \
+             and the explorer sign in by themselves unless --no-sign-in), or give a token: \
+             --token TOKEN (or BKN_TOKEN)"
+        )
+    } else {
+        "give a token: --token TOKEN (or BKN_TOKEN), --header \"Authorization: Bearer …\", or \"headers\" in the servers file".to_owned()
+    };
+    Check::failed(
+        "http",
+        format!("401 Unauthorized: the server wants credentials{asks}"),
+        advice,
+    )
+}
+
+/// The first answer judged; a refused opening is followed by the next the client would try.
+async fn mcp_step(probe: &HttpProbe<'_>, opened: &FirstResponse, sse_note: &str) -> Check {
+    let openings = &probe.openings;
     let mut refusals = Vec::new();
-    let mut answer = answer;
+    let mut answer = opened.answer.clone();
     let mut at = 0;
-    let check = loop {
+    loop {
         let opening = &openings[at];
         let Some(a) = answer.take() else {
-            break Check::failed(
+            return Check::failed(
                 "mcp",
                 format!(
-                    "the answer to {} is not JSON-RPC ({content_type}): {head}",
-                    opening.describe()
+                    "the answer to {} is not JSON-RPC ({}): {}",
+                    opening.describe(),
+                    opened.content_type,
+                    opened.head
                 ),
                 format!("this is not an MCP server, or not its MCP endpoint.{sse_note}"),
             );
@@ -500,7 +611,7 @@ async fn http_steps(
                 } else {
                     format!(" after {} refused", openings[0].describe())
                 };
-                break Check::ok(
+                return Check::ok(
                     "mcp",
                     format!(
                         "{name} speaks {}: {} answered{before}{others}",
@@ -513,39 +624,29 @@ async fn http_steps(
                 refusals.push(why);
                 at += 1;
                 if at == openings.len() {
-                    break Check::failed(
-                        "mcp",
-                        Opening::refused(asked, &refusals),
-                        Opening::advice(asked, &refusals),
-                    );
+                    return refused_step(probe.asked, &refusals);
                 }
-                answer = match post(&openings[at], at as u64).send().await {
+                answer = match probe.post(at).send().await {
                     Ok(r) => match probe_answer(r, PROBE_LIMIT).await {
                         Ok(answer) => answer,
                         Err(overgrown) => {
-                            break Check::failed(
-                                "mcp",
-                                overgrown.sentence(&openings[at].describe()),
-                                "a server answers the opening with one message of a few KiB; \
-                                 this one never ended it (see the server's log)",
-                            );
+                            return overgrown_opening(overgrown.sentence(&openings[at].describe()));
                         }
                     },
                     Err(_) => None,
                 };
             }
         }
-    };
-    checks.push(check);
-    // The session the probe opened is ended, as a client should.
-    if let Some(id) = session {
-        let _ = client
-            .delete(parsed)
-            .header("Mcp-Session-Id", id)
-            .send()
-            .await;
     }
-    checks
+}
+
+/// The mcp step when the server refused every opening the client would try.
+fn refused_step(asked: ProtocolChoice, refusals: &[String]) -> Check {
+    Check::failed(
+        "mcp",
+        Opening::refused(asked, refusals),
+        Opening::advice(asked, refusals),
+    )
 }
 
 /// The most of a stderr line kept for the tail shown.
@@ -620,10 +721,7 @@ impl std::error::Error for PastLimit {}
 /// ever shown.
 async fn read_bounded(response: reqwest::Response, limit: usize) -> Result<String, Overgrown> {
     use futures::StreamExt;
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
+    let content_type = header_text(response.headers(), "content-type")
         .unwrap_or("")
         .to_ascii_lowercase();
     if content_type.starts_with("text/event-stream") {
@@ -693,10 +791,7 @@ async fn probe_answer(
     response: reqwest::Response,
     limit: usize,
 ) -> Result<Option<serde_json::Value>, Overgrown> {
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
+    let content_type = header_text(response.headers(), "content-type")
         .unwrap_or("")
         .to_owned();
     let body = read_bounded(response, limit).await?;
@@ -717,13 +812,27 @@ fn jsonrpc_answer(content_type: &str, body: &str) -> Option<serde_json::Value> {
     serde_json::from_str(text).ok()
 }
 
+/// The stdio steps (command, start, stdout, mcp or handshake), up to the first that fails.
 async fn stdio_steps(
     command: &str,
     args: &[String],
     timeout: Duration,
     asked: ProtocolChoice,
 ) -> Vec<Check> {
-    let mut checks = Vec::new();
+    let program = match command_step(command) {
+        Ok(program) => program,
+        Err(failed) => return vec![failed],
+    };
+    let mut checks = vec![Check::ok("command", program.display().to_string())];
+    match StdioProbe::start(&program, args) {
+        Ok(probe) => checks.extend(probe.handshake(asked, timeout).await),
+        Err(failed) => checks.push(failed),
+    }
+    checks
+}
+
+/// The program a command names: a path, or a name found on the PATH.
+fn command_step(command: &str) -> Result<std::path::PathBuf, Check> {
     let found = if command.contains('/') {
         std::path::Path::new(command)
             .is_file()
@@ -731,8 +840,8 @@ async fn stdio_steps(
     } else {
         which::which(command).ok()
     };
-    let Some(program) = found else {
-        checks.push(Check::failed(
+    found.ok_or_else(|| {
+        Check::failed(
             "command",
             format!(
                 "{command} is not found{}",
@@ -743,169 +852,235 @@ async fn stdio_steps(
                 }
             ),
             "check the command's name, install it, or give its whole path",
-        ));
-        return checks;
-    };
-    checks.push(Check::ok("command", program.display().to_string()));
-    let mut child = match tokio::process::Command::new(&program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            checks.push(Check::failed(
-                "start",
-                format!("cannot start {}: {e}", program.display()),
-                "is it executable?",
-            ));
-            return checks;
-        }
-    };
-    let mut stdin = child.stdin.take().expect("piped");
-    // Lines are read within a bound (a server that writes an endless line holds no more than
-    // that of the doctor's memory): stdout's as a probe's answer, stderr's for its tail.
-    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-    let stderr = child.stderr.take().expect("piped");
-    let stderr_tail = tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr);
-        let mut tail = std::collections::VecDeque::new();
-        while let Ok(Some(l)) = bounded_line(&mut lines, STDERR_LINE).await {
-            tail.push_back(l);
-            if tail.len() > 5 {
-                tail.pop_front();
+        )
+    })
+}
+
+/// A stdio server started for the handshake: its stdin and stdout, and the tail of its stderr.
+struct StdioProbe {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    /// Read within a bound: a server that writes an endless line holds no more than that of
+    /// the doctor's memory.
+    stdout: BufReader<tokio::process::ChildStdout>,
+    stderr_tail: tokio::task::JoinHandle<Vec<String>>,
+    /// Lines of stdout that are not JSON-RPC.
+    junk: Vec<String>,
+}
+
+impl StdioProbe {
+    /// The start step: the program spawned with its stdio piped (or why it could not be).
+    fn start(program: &std::path::Path, args: &[String]) -> Result<StdioProbe, Check> {
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| {
+                Check::failed(
+                    "start",
+                    format!("cannot start {}: {e}", program.display()),
+                    "is it executable?",
+                )
+            })?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let stderr_tail = tokio::spawn(last_lines(child.stderr.take().expect("piped")));
+        Ok(StdioProbe {
+            child,
+            stdin,
+            stdout,
+            stderr_tail,
+            junk: Vec::new(),
+        })
+    }
+
+    /// The openings tried, and the steps that tell how the server answered; the server is
+    /// ended after.
+    async fn handshake(mut self, asked: ProtocolChoice, timeout: Duration) -> Vec<Check> {
+        let openings = Opening::sequence(asked);
+        let (refusals, outcome) = self.try_openings(&openings, timeout).await;
+        let checks = match outcome {
+            Ok(answered) => answered_steps(&self.junk, answered, asked, &refusals),
+            Err(ended) => {
+                drop(self.stdin);
+                let _ = self.child.start_kill();
+                let tail = tokio::time::timeout(Duration::from_secs(1), self.stderr_tail)
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .unwrap_or_default();
+                let unanswered = &openings[refusals.len()];
+                vec![handshake_failure(
+                    ended, unanswered, timeout, &self.junk, &tail,
+                )]
+            }
+        };
+        let _ = self.child.start_kill();
+        checks
+    }
+
+    /// Each opening in turn until one is answered with a result (or all are refused): the
+    /// refusals, and the answer that is not one (a refusal when all were), or how the server
+    /// ended (None: it did not answer within the timeout).
+    async fn try_openings(
+        &mut self,
+        openings: &[Opening],
+        timeout: Duration,
+    ) -> (Vec<String>, Result<Answered, Option<String>>) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut refusals = Vec::new();
+        for (at, opening) in openings.iter().enumerate() {
+            let line = format!("{}\n", opening.with_id(at as u64));
+            let _ = self.stdin.write_all(line.as_bytes()).await;
+            let _ = self.stdin.flush().await;
+            match self.answer_to(at, deadline).await {
+                Ok(v) => match opening.judge(&v) {
+                    Answered::Refused(why) => refusals.push(why),
+                    speaks => return (refusals, Ok(speaks)),
+                },
+                Err(how) => return (refusals, Err(how)),
             }
         }
-        tail.into_iter().collect::<Vec<_>>()
-    });
-    let openings = Opening::sequence(asked);
-    let mut junk: Vec<String> = Vec::new();
-    let deadline = tokio::time::Instant::now() + timeout;
-    // Each opening in turn until one is answered with a result (or all are refused).
-    let mut refusals: Vec<String> = Vec::new();
-    let mut spoken: Option<Answered> = None;
-    let mut ended: Option<Option<String>> = None;
-    for (at, opening) in openings.iter().enumerate() {
-        let line = format!("{}\n", opening.with_id(at as u64));
-        let _ = stdin.write_all(line.as_bytes()).await;
-        let _ = stdin.flush().await;
-        let answer = loop {
-            match tokio::time::timeout_at(deadline, bounded_line(&mut stdout, PROBE_LIMIT)).await {
-                Err(_) => break Err(None),
-                Ok(Ok(None)) | Ok(Err(_)) => {
-                    let status = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-                    break Err(Some(match status {
-                        Ok(Ok(s)) => match s.code() {
-                            Some(c) => format!("it exited with status {c}"),
-                            None => "it was killed by a signal".into(),
-                        },
-                        _ => "it closed its standard output".into(),
-                    }));
-                }
+        (refusals, Ok(Answered::Refused(String::new())))
+    }
+
+    /// The message answering the request of `id`, past notifications and log messages; lines
+    /// that are not JSON are kept as junk. Err(None) at the deadline, Err(Some(how)) when the
+    /// server ended.
+    async fn answer_to(
+        &mut self,
+        id: usize,
+        deadline: tokio::time::Instant,
+    ) -> Result<serde_json::Value, Option<String>> {
+        loop {
+            match tokio::time::timeout_at(deadline, bounded_line(&mut self.stdout, PROBE_LIMIT))
+                .await
+            {
+                Err(_) => return Err(None),
+                Ok(Ok(None)) | Ok(Err(_)) => return Err(Some(self.how_it_ended().await)),
                 Ok(Ok(Some(line))) => {
                     if line.trim().is_empty() {
                         continue;
                     }
                     match serde_json::from_str::<serde_json::Value>(&line) {
-                        Ok(v) if v.get("id") == Some(&serde_json::json!(at)) => break Ok(v),
+                        Ok(v) if v.get("id") == Some(&serde_json::json!(id)) => return Ok(v),
                         Ok(_) => continue, // a notification or a log message
-                        Err(_) => junk.push(line),
+                        Err(_) => self.junk.push(line),
                     }
                 }
             }
-        };
-        match answer {
-            Ok(v) => match opening.judge(&v) {
-                Answered::Refused(why) => refusals.push(why),
-                speaks => {
-                    spoken = Some(speaks);
-                    break;
-                }
+        }
+    }
+
+    /// After its stdout closed: its exit status, if it comes within 2 s.
+    async fn how_it_ended(&mut self) -> String {
+        let status = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        match status {
+            Ok(Ok(s)) => match s.code() {
+                Some(c) => format!("it exited with status {c}"),
+                None => "it was killed by a signal".into(),
             },
-            Err(how) => {
-                ended = Some(how);
-                break;
-            }
+            _ => "it closed its standard output".into(),
         }
     }
-    let answer = match (spoken, ended) {
-        (Some(s), _) => Ok(s),
-        (None, Some(how)) => Err(how),
-        (None, None) => Ok(Answered::Refused(String::new())),
-    };
-    let quoted = |junk: &[String]| -> String {
-        junk.iter()
-            .take(3)
-            .map(|l| format!("\"{}\"", l.chars().take(100).collect::<String>()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    match answer {
-        Ok(v) => {
-            if !junk.is_empty() {
-                checks.push(Check::failed(
-                    "stdout",
-                    format!(
-                        "it wrote {} line{} that {} not JSON-RPC: {}",
-                        junk.len(),
-                        if junk.len() == 1 { "" } else { "s" },
-                        if junk.len() == 1 { "is" } else { "are" },
-                        quoted(&junk)
-                    ),
-                    "a stdio server writes only MCP messages to stdout; logs go to stderr",
-                ));
-            }
-            match v {
-                Answered::Speaks { name, version, .. } => checks.push(Check::ok(
-                    "mcp",
-                    format!("{name} speaks {}", super::generation::describe(&version)),
-                )),
-                Answered::Refused(_) => checks.push(Check::failed(
-                    "mcp",
-                    Opening::refused(asked, &refusals),
-                    Opening::advice(asked, &refusals),
-                )),
-            }
-        }
-        Err(ended) => {
-            drop(stdin);
-            let _ = child.start_kill();
-            let tail = tokio::time::timeout(Duration::from_secs(1), stderr_tail)
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            let tail = if tail.is_empty() {
-                String::new()
-            } else {
-                format!("; its stderr ends: {}", tail.join(" | "))
-            };
-            let junk_note = if junk.is_empty() {
-                String::new()
-            } else {
-                format!("; it wrote lines that are not JSON-RPC: {}", quoted(&junk))
-            };
-            checks.push(match ended {
-                Some(how) => Check::failed(
-                    "handshake",
-                    format!("{how} before answering {}{junk_note}{tail}", openings[refusals.len()].describe()),
-                    "run the command by hand to see why it stops; check its arguments and environment",
-                ),
-                None => Check::failed(
-                    "handshake",
-                    format!("no answer to {} within {} s{junk_note}{tail}", openings[refusals.len()].describe(), timeout.as_secs()),
-                    if junk.is_empty() {
-                        "is it an MCP server over stdio? some need an argument (e.g. --stdio) to speak on stdin and stdout"
-                    } else {
-                        "a stdio server writes only MCP messages to stdout; logs go to stderr"
-                    },
-                ),
-            });
+}
+
+/// The last 5 lines of a child's stderr (each read within `STDERR_LINE`), once it ends.
+async fn last_lines(stderr: tokio::process::ChildStderr) -> Vec<String> {
+    let mut lines = BufReader::new(stderr);
+    let mut tail = std::collections::VecDeque::new();
+    while let Ok(Some(l)) = bounded_line(&mut lines, STDERR_LINE).await {
+        tail.push_back(l);
+        if tail.len() > 5 {
+            tail.pop_front();
         }
     }
-    let _ = child.start_kill();
+    tail.into_iter().collect()
+}
+
+/// The first 3 lines of junk, quoted (each to its first 100 characters).
+fn quoted(junk: &[String]) -> String {
+    junk.iter()
+        .take(3)
+        .map(|l| format!("\"{}\"", l.chars().take(100).collect::<String>()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The steps of a stdio server that answered: stdout (when it wrote junk) and mcp.
+fn answered_steps(
+    junk: &[String],
+    answered: Answered,
+    asked: ProtocolChoice,
+    refusals: &[String],
+) -> Vec<Check> {
+    let mut checks = Vec::new();
+    if !junk.is_empty() {
+        checks.push(Check::failed(
+            "stdout",
+            format!(
+                "it wrote {} line{} that {} not JSON-RPC: {}",
+                junk.len(),
+                if junk.len() == 1 { "" } else { "s" },
+                if junk.len() == 1 { "is" } else { "are" },
+                quoted(junk)
+            ),
+            "a stdio server writes only MCP messages to stdout; logs go to stderr",
+        ));
+    }
+    checks.push(match answered {
+        Answered::Speaks { name, version, .. } => Check::ok(
+            "mcp",
+            format!("{name} speaks {}", super::generation::describe(&version)),
+        ),
+        Answered::Refused(_) => refused_step(asked, refusals),
+    });
     checks
+}
+
+/// The handshake step of a stdio server that ended (`Some(how)`) or said nothing in time
+/// (`None`) before answering `unanswered`, with its junk and the tail of its stderr.
+fn handshake_failure(
+    ended: Option<String>,
+    unanswered: &Opening,
+    timeout: Duration,
+    junk: &[String],
+    tail: &[String],
+) -> Check {
+    let tail = if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr ends: {}", tail.join(" | "))
+    };
+    let junk_note = if junk.is_empty() {
+        String::new()
+    } else {
+        format!("; it wrote lines that are not JSON-RPC: {}", quoted(junk))
+    };
+    match ended {
+        Some(how) => Check::failed(
+            "handshake",
+            format!(
+                "{how} before answering {}{junk_note}{tail}",
+                unanswered.describe()
+            ),
+            "run the command by hand to see why it stops; check its arguments and environment",
+        ),
+        None => Check::failed(
+            "handshake",
+            format!(
+                "no answer to {} within {} s{junk_note}{tail}",
+                unanswered.describe(),
+                timeout.as_secs()
+            ),
+            if junk.is_empty() {
+                "is it an MCP server over stdio? some need an argument (e.g. --stdio) to speak on stdin and stdout"
+            } else {
+                "a stdio server writes only MCP messages to stdout; logs go to stderr"
+            },
+        ),
+    }
 }

@@ -259,6 +259,36 @@ impl HttpTurns {
             let text = String::from_utf8_lossy(&body).into_owned();
             self.events.log(self.connection, LogKind::Sent, text);
         }
+        let post = self.call_post(body, tool_header, params)?;
+        let response = post.send().await.map_err(|e| {
+            let why = crate::client::connection::chain(&e);
+            if e.is_connect() {
+                TurnFailure::Unreachable(why)
+            } else {
+                TurnFailure::Broken(format!("the HTTP request failed: {why}"))
+            }
+        })?;
+        let response = self.accepted(response).await?;
+        let stream = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if stream {
+            self.answer_in_stream(response, id, notified).await
+        } else {
+            self.answer_in_body(response, id).await
+        }
+    }
+
+    /// The call's POST; without a session (2026-07-28), with the tool's name and its
+    /// parameters in headers too (none that cannot be one: the call is then not taken).
+    fn call_post(
+        &self,
+        body: Vec<u8>,
+        tool_header: Option<HeaderValue>,
+        params: Vec<(String, String)>,
+    ) -> Result<reqwest::RequestBuilder, TurnFailure> {
         let mut post = self.post(body);
         if self.envelope.is_some() {
             match tool_header {
@@ -276,16 +306,16 @@ impl HttpTurns {
                 }
             }
         }
-        let response = post.send().await.map_err(|e| {
-            let why = crate::client::connection::chain(&e);
-            if e.is_connect() {
-                TurnFailure::Unreachable(why)
-            } else {
-                TurnFailure::Broken(format!("the HTTP request failed: {why}"))
-            }
-        })?;
-        let status = response.status();
-        match status {
+        Ok(post)
+    }
+
+    /// The response, when its status lets the answer be read; a 401 hands the turns to rmcp's
+    /// client (which signs in) from now on.
+    async fn accepted(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<reqwest::Response, TurnFailure> {
+        match response.status() {
             StatusCode::UNAUTHORIZED => {
                 self.on.store(false, Ordering::Relaxed);
                 self.events.log(
@@ -293,61 +323,71 @@ impl HttpTurns {
                     LogKind::Client,
                     "the server asks for authorization: turns go through rmcp's client from now on",
                 );
-                return Err(TurnFailure::Unauthorized);
+                Err(TurnFailure::Unauthorized)
             }
-            // Without a session, a 404 is the server's word on the method, read below.
-            StatusCode::NOT_FOUND if self.envelope.is_none() => {
-                return Err(TurnFailure::SessionGone);
-            }
+            // Without a session, a 404 is the server's word on the method, read after.
+            StatusCode::NOT_FOUND if self.envelope.is_none() => Err(TurnFailure::SessionGone),
             s if !s.is_success() => {
                 // Enough to say why; never the whole of an endless body.
                 let text = match crate::client::limits::body_within(response, 64 * 1024).await {
                     Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
                     _ => "(a body of more than 64 KiB)".to_owned(),
                 };
-                return Err(TurnFailure::Broken(format!(
+                Err(TurnFailure::Broken(format!(
                     "the server answered HTTP {s}{}",
                     if text.is_empty() {
                         String::new()
                     } else {
                         format!(": {text}")
                     }
+                )))
+            }
+            _ => Ok(response),
+        }
+    }
+
+    /// The answer as a JSON body, read within the limit.
+    async fn answer_in_body(
+        &self,
+        response: reqwest::Response,
+        id: &RequestId,
+    ) -> Result<ServerJsonRpcMessage, TurnFailure> {
+        if response
+            .content_length()
+            .is_some_and(|n| n > self.ceiling() as u64)
+        {
+            return Ok(self.too_large(id, self.ceiling(), false));
+        }
+        let bytes = match crate::client::limits::body_within(response, self.limit).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(past)) => return Ok(self.too_large(id, past, false)),
+            Err(e) => {
+                return Err(TurnFailure::Broken(format!(
+                    "the server's response broke off: {e}"
                 )));
             }
-            _ => {}
+        };
+        if self.events.wants_logs() {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            self.events.log(self.connection, LogKind::Received, text);
         }
-        let stream = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !stream {
-            if response
-                .content_length()
-                .is_some_and(|n| n > self.ceiling() as u64)
-            {
-                return Ok(self.too_large(id, self.ceiling(), false));
-            }
-            let bytes = match crate::client::limits::body_within(response, self.limit).await {
-                Ok(Ok(bytes)) => bytes,
-                Ok(Err(past)) => return Ok(self.too_large(id, past, false)),
-                Err(e) => {
-                    return Err(TurnFailure::Broken(format!(
-                        "the server's response broke off: {e}"
-                    )));
-                }
-            };
-            if self.events.wants_logs() {
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                self.events.log(self.connection, LogKind::Received, text);
-            }
-            return match self.read(&bytes, id) {
-                Read::Answer(answer) => Ok(answer),
-                _ => Err(TurnFailure::Broken(
-                    "the server's response is not the answer to the call".into(),
-                )),
-            };
+        match self.read(&bytes, id) {
+            Read::Answer(answer) => Ok(answer),
+            _ => Err(TurnFailure::Broken(
+                "the server's response is not the answer to the call".into(),
+            )),
         }
+    }
+
+    /// The answer in an event stream, past the notifications and requests before it (told
+    /// and answered as they come); a stream that ends first is resumed where the server
+    /// allows it.
+    async fn answer_in_stream(
+        &self,
+        response: reqwest::Response,
+        id: &RequestId,
+        notified: &impl Fn(ServerNotification),
+    ) -> Result<ServerJsonRpcMessage, TurnFailure> {
         let mut events = event_stream(response, self.ceiling());
         // Where to resume when the stream ends before the answer (the server names its events
         // and may say how long to wait: SSE resumability).

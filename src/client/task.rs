@@ -20,8 +20,8 @@ use crate::client::event::{ConnectionId, Event, EventSink, LogKind};
 use crate::client::handler::Handler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientResult,
-    CreateTaskResult, GetTaskParams, InputRequest, InputRequests, InputResponses, RequestId,
-    ServerRequest, Task, TaskPayload, TaskStatus, UpdateTaskParams,
+    CreateTaskResult, DetailedTask, GetTaskParams, InputRequest, InputRequests, InputResponses,
+    RequestId, ServerRequest, Task, TaskPayload, TaskStatus, UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext, ServiceError};
 use rmcp::{RoleClient, Service};
@@ -228,68 +228,18 @@ impl Follower<'_> {
         let mut seen = TaskNote::of(&task);
         self.tell(&seen);
         let mut deadline = began + self.timeout;
-        let mut answered: BTreeSet<String> = BTreeSet::new();
-        let mut input_rounds = 0usize;
+        let mut input = InputRounds::default();
         loop {
             let wait = poll_interval(task.poll_interval_ms);
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
-                () = cancel.cancelled() => return Err(Stopped::Call(self.cancel(&id, "cancelled by the user").await)),
+                () = cancel.cancelled() => return Err(self.cancelled_by_user(&id).await),
             }
             if tokio::time::Instant::now() >= deadline {
-                let why = format!(
-                    "task {id} stayed {} for {} s without a change",
-                    seen.status,
-                    self.timeout.as_secs()
-                );
-                self.cancel(&id, &why).await;
-                return Err(Stopped::Call(CallError::Timeout {
-                    after: self.timeout,
-                    note: Some(format!("{why}; the server was sent tasks/cancel")),
-                }));
+                return Err(self.unchanged_too_long(&id, &seen).await);
             }
-            let got = tokio::select! {
-                got = tokio::time::timeout(self.timeout, self.peer.get_task(GetTaskParams::new(id.clone()))) => got,
-                () = cancel.cancelled() => return Err(Stopped::Call(self.cancel(&id, "cancelled by the user").await)),
-            };
-            let detailed = match got {
-                Err(_) => {
-                    return Err(Stopped::Call(CallError::Timeout {
-                        after: self.timeout,
-                        note: Some(format!("the server did not answer tasks/get for task {id}")),
-                    }));
-                }
-                Ok(Err(ServiceError::McpError(e))) => {
-                    let expired = ttl.is_some_and(|ttl| began.elapsed() >= ttl);
-                    return Err(Stopped::Call(CallError::Protocol(format!(
-                        "the server no longer knows task {id}{}: {} ({})",
-                        if expired {
-                            format!(
-                                " (its ttl of {} ms has passed: it expired)",
-                                ttl.unwrap_or_default().as_millis()
-                            )
-                        } else {
-                            String::new()
-                        },
-                        e.message,
-                        e.code.0
-                    ))));
-                }
-                Ok(Err(ServiceError::UnexpectedResponse)) => {
-                    return Err(Stopped::Call(CallError::Protocol(format!(
-                        "the answer to tasks/get for task {id} is not a task's state"
-                    ))));
-                }
-                Ok(Err(other)) => return Err(Stopped::Service(other)),
-                Ok(Ok(got)) => got.task,
-            };
+            let detailed = self.get(&id, ttl, began, cancel).await?;
             task = detailed.task;
-            if task.task_id != id {
-                return Err(Stopped::Call(CallError::Protocol(format!(
-                    "tasks/get for task {id} answered with task {}",
-                    task.task_id
-                ))));
-            }
             let note = TaskNote::of(&task);
             if note != seen {
                 self.tell(&note);
@@ -297,93 +247,149 @@ impl Follower<'_> {
                 deadline = tokio::time::Instant::now() + self.timeout;
             }
             match detailed.payload {
-                TaskPayload::Working => {}
-                TaskPayload::Completed { result } => {
-                    return serde_json::from_value(serde_json::Value::Object(result)).map_err(
-                        |e| {
-                            Stopped::Call(CallError::Protocol(format!(
-                                "task {id} completed with a result that is not a tool's: {e}"
-                            )))
-                        },
-                    );
-                }
-                TaskPayload::Failed { error } => {
-                    let message = error
-                        .get("message")
-                        .and_then(|m| m.as_str())
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| serde_json::Value::Object(error.clone()).to_string());
-                    let code = error
-                        .get("code")
-                        .and_then(serde_json::Value::as_i64)
-                        .map(|c| format!(" ({c})"))
-                        .unwrap_or_default();
-                    return Err(Stopped::Call(CallError::Protocol(format!(
-                        "task {id} failed: {message}{code}"
-                    ))));
-                }
-                TaskPayload::Cancelled => {
-                    return Err(Stopped::Call(CallError::Protocol(format!(
-                        "task {id} was cancelled by the server{}",
-                        task.status_message
-                            .as_ref()
-                            .map(|m| format!(": {m}"))
-                            .unwrap_or_default()
-                    ))));
-                }
                 TaskPayload::InputRequired { input_requests } => {
-                    // Keys are unique over the task's life: one already answered is waiting
-                    // for the server to take the answer, not asking again.
-                    let new: InputRequests = input_requests
-                        .into_iter()
-                        .filter(|(k, _)| !answered.contains(k))
-                        .collect();
-                    if new.is_empty() {
-                        continue;
-                    }
-                    input_rounds += 1;
-                    if input_rounds > INPUT_ROUNDS {
-                        let why =
-                            format!("task {id} asked for input more than {INPUT_ROUNDS} times");
-                        self.cancel(&id, &why).await;
-                        return Err(Stopped::Call(CallError::Protocol(why)));
-                    }
-                    answered.extend(new.keys().cloned());
-                    let responses = tokio::select! {
-                        r = fulfil(self.peer, self.handler, new) => r,
-                        () = cancel.cancelled() => return Err(Stopped::Call(self.cancel(&id, "cancelled by the user").await)),
-                    };
-                    let responses = match responses {
-                        Ok(r) => r,
-                        Err(e) => {
-                            // Nobody can answer: the task cannot go on.
-                            self.cancel(&id, "what it asked went unanswered").await;
-                            return Err(Stopped::Service(e));
-                        }
-                    };
-                    match tokio::time::timeout(
-                        self.timeout,
-                        self.peer
-                            .update_task(UpdateTaskParams::new(id.clone(), responses)),
-                    )
-                    .await
+                    if self
+                        .give_input(&id, input_requests, &mut input, cancel)
+                        .await?
                     {
-                        Ok(Ok(())) => {}
-                        Ok(Err(e)) => return Err(Stopped::Service(e)),
-                        Err(_) => {
-                            return Err(Stopped::Call(CallError::Timeout {
-                                after: self.timeout,
-                                note: Some(format!(
-                                    "the server did not acknowledge tasks/update for task {id}"
-                                )),
-                            }));
-                        }
+                        // The person's time to answer is theirs, not the task's.
+                        deadline = tokio::time::Instant::now() + self.timeout;
                     }
-                    // The person's time to answer is theirs, not the task's.
-                    deadline = tokio::time::Instant::now() + self.timeout;
                 }
-                _ => {}
+                payload => {
+                    if let Some(end) = task_end(&id, &task, payload) {
+                        return end;
+                    }
+                }
             }
+        }
+    }
+
+    /// The user's cancel: the server is sent `tasks/cancel`.
+    async fn cancelled_by_user(&self, id: &str) -> Stopped {
+        Stopped::Call(self.cancel(id, "cancelled by the user").await)
+    }
+
+    /// A task whose state did not change within the timeout is given up (cancelled), as a
+    /// call without progress is.
+    async fn unchanged_too_long(&self, id: &str, seen: &TaskNote) -> Stopped {
+        let why = format!(
+            "task {id} stayed {} for {} s without a change",
+            seen.status,
+            self.timeout.as_secs()
+        );
+        self.cancel(id, &why).await;
+        Stopped::Call(CallError::Timeout {
+            after: self.timeout,
+            note: Some(format!("{why}; the server was sent tasks/cancel")),
+        })
+    }
+
+    /// The task's state by `tasks/get`, answered within the timeout, of the task asked for;
+    /// a server that no longer knows it says whether its ttl (from `began`) has passed.
+    async fn get(
+        &self,
+        id: &str,
+        ttl: Option<Duration>,
+        began: tokio::time::Instant,
+        cancel: &CancellationToken,
+    ) -> Result<DetailedTask, Stopped> {
+        let got = tokio::select! {
+            got = tokio::time::timeout(self.timeout, self.peer.get_task(GetTaskParams::new(id.to_owned()))) => got,
+            () = cancel.cancelled() => return Err(self.cancelled_by_user(id).await),
+        };
+        let detailed = match got {
+            Err(_) => {
+                return Err(Stopped::Call(CallError::Timeout {
+                    after: self.timeout,
+                    note: Some(format!("the server did not answer tasks/get for task {id}")),
+                }));
+            }
+            Ok(Err(ServiceError::McpError(e))) => {
+                let expired = ttl.is_some_and(|ttl| began.elapsed() >= ttl);
+                return Err(Stopped::Call(CallError::Protocol(format!(
+                    "the server no longer knows task {id}{}: {} ({})",
+                    if expired {
+                        format!(
+                            " (its ttl of {} ms has passed: it expired)",
+                            ttl.unwrap_or_default().as_millis()
+                        )
+                    } else {
+                        String::new()
+                    },
+                    e.message,
+                    e.code.0
+                ))));
+            }
+            Ok(Err(ServiceError::UnexpectedResponse)) => {
+                return Err(Stopped::Call(CallError::Protocol(format!(
+                    "the answer to tasks/get for task {id} is not a task's state"
+                ))));
+            }
+            Ok(Err(other)) => return Err(Stopped::Service(other)),
+            Ok(Ok(got)) => got.task,
+        };
+        if detailed.task.task_id != id {
+            return Err(Stopped::Call(CallError::Protocol(format!(
+                "tasks/get for task {id} answered with task {}",
+                detailed.task.task_id
+            ))));
+        }
+        Ok(detailed)
+    }
+
+    /// An `input_required` task's new requests answered (as the MRTR ones are) and given back
+    /// with `tasks/update`; false when it asked nothing new.
+    async fn give_input(
+        &self,
+        id: &str,
+        input_requests: InputRequests,
+        input: &mut InputRounds,
+        cancel: &CancellationToken,
+    ) -> Result<bool, Stopped> {
+        // Keys are unique over the task's life: one already answered is waiting for the
+        // server to take the answer, not asking again.
+        let new: InputRequests = input_requests
+            .into_iter()
+            .filter(|(k, _)| !input.answered.contains(k))
+            .collect();
+        if new.is_empty() {
+            return Ok(false);
+        }
+        input.rounds += 1;
+        if input.rounds > INPUT_ROUNDS {
+            let why = format!("task {id} asked for input more than {INPUT_ROUNDS} times");
+            self.cancel(id, &why).await;
+            return Err(Stopped::Call(CallError::Protocol(why)));
+        }
+        input.answered.extend(new.keys().cloned());
+        let responses = tokio::select! {
+            r = fulfil(self.peer, self.handler, new) => r,
+            () = cancel.cancelled() => return Err(self.cancelled_by_user(id).await),
+        };
+        let responses = match responses {
+            Ok(r) => r,
+            Err(e) => {
+                // Nobody can answer: the task cannot go on.
+                self.cancel(id, "what it asked went unanswered").await;
+                return Err(Stopped::Service(e));
+            }
+        };
+        match tokio::time::timeout(
+            self.timeout,
+            self.peer
+                .update_task(UpdateTaskParams::new(id.to_owned(), responses)),
+        )
+        .await
+        {
+            Ok(Ok(())) => Ok(true),
+            Ok(Err(e)) => Err(Stopped::Service(e)),
+            Err(_) => Err(Stopped::Call(CallError::Timeout {
+                after: self.timeout,
+                note: Some(format!(
+                    "the server did not acknowledge tasks/update for task {id}"
+                )),
+            })),
         }
     }
 
@@ -407,6 +413,54 @@ impl Follower<'_> {
         );
         CallError::TaskCancelled(format!("task {id} {why}; tasks/cancel sent ({how})"))
     }
+}
+
+/// The input a task asked for so far: the keys answered, and how many rounds.
+#[derive(Default)]
+struct InputRounds {
+    answered: BTreeSet<String>,
+    rounds: usize,
+}
+
+/// A task's end, when its payload is one: completed (its result is the call's), failed (its
+/// JSON-RPC error) or cancelled by the server; None while it works.
+fn task_end(
+    id: &str,
+    task: &Task,
+    payload: TaskPayload,
+) -> Option<Result<CallToolResult, Stopped>> {
+    Some(match payload {
+        TaskPayload::Completed { result } => {
+            serde_json::from_value(serde_json::Value::Object(result)).map_err(|e| {
+                Stopped::Call(CallError::Protocol(format!(
+                    "task {id} completed with a result that is not a tool's: {e}"
+                )))
+            })
+        }
+        TaskPayload::Failed { error } => {
+            let message = error
+                .get("message")
+                .and_then(|m| m.as_str())
+                .map(str::to_owned)
+                .unwrap_or_else(|| serde_json::Value::Object(error.clone()).to_string());
+            let code = error
+                .get("code")
+                .and_then(serde_json::Value::as_i64)
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default();
+            Err(Stopped::Call(CallError::Protocol(format!(
+                "task {id} failed: {message}{code}"
+            ))))
+        }
+        TaskPayload::Cancelled => Err(Stopped::Call(CallError::Protocol(format!(
+            "task {id} was cancelled by the server{}",
+            task.status_message
+                .as_ref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
+        )))),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -91,6 +91,7 @@ struct Made {
     validators: [OnceLock<jsonschema::Validator>; 4],
     self_contained: [OnceLock<Value>; 4],
     properties: [OnceLock<Vec<Property>>; 4],
+    property_names: [OnceLock<Vec<String>>; 4],
     dem_validator: OnceLock<jsonschema::Validator>,
 }
 
@@ -100,6 +101,7 @@ static MADE: Made = Made {
     validators: [const { OnceLock::new() }; 4],
     self_contained: [const { OnceLock::new() }; 4],
     properties: [const { OnceLock::new() }; 4],
+    property_names: [const { OnceLock::new() }; 4],
     dem_validator: OnceLock::new(),
 };
 
@@ -218,8 +220,14 @@ pub fn warm_up() {
     }
 }
 
-/// Makes what checking one interface's messages and declaring its tool need.
+/// Makes what checking one interface's messages and declaring its tool need: the tool's
+/// schemas first, because a server lists its tool (`tools/list`) before any message is
+/// checked, and a one-shot `send` otherwise made them on its main thread while this one
+/// compiled validators.
 pub fn warm_up_interface(interface: Interface) {
+    for mode in Mode::ALL {
+        self_contained(interface, mode);
+    }
     for mode in Mode::ALL {
         validator(interface, mode);
         properties(interface, mode);
@@ -257,8 +265,22 @@ pub fn document(interface: Interface, mode: Mode) -> &'static Value {
 /// (no `$ref` resolved: cheap enough to tell a message's interface by before anything is
 /// compiled).
 pub fn property_names(interface: Interface, mode: Mode) -> impl Iterator<Item = &'static str> {
-    top_level(document(interface, mode))
-        .keys()
+    MADE.property_names[slot(interface, mode)]
+        .get_or_init(|| {
+            // Only the names: the property schemas are skipped, not built (a header-less
+            // Request is told by these before anything else is made, on a command's main
+            // thread).
+            #[derive(serde::Deserialize)]
+            struct TopLevel {
+                #[serde(default)]
+                properties: indexmap::IndexMap<String, serde::de::IgnoredAny>,
+            }
+            let file = message_file(interface, mode);
+            let top: TopLevel = serde_json::from_str(file.source)
+                .unwrap_or_else(|e| panic!("embedded schema {} is not JSON: {e}", file.name));
+            top.properties.into_keys().collect()
+        })
+        .iter()
         .map(String::as_str)
 }
 

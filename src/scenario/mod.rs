@@ -423,6 +423,8 @@ impl Checker {
         })
     }
 
+    /// What a step's `expect` asks, each part checked where it is written (a wrong name is
+    /// an error with its place, and the part is left out).
     fn expectations(
         &mut self,
         e: &file::ExpectFile,
@@ -430,6 +432,19 @@ impl Checker {
         kind: Option<Kind>,
     ) -> Vec<Expectation> {
         let mut out = Vec::new();
+        self.conformance_and_tool_error(e, &mut out);
+        self.outcome_expectation(e, &mut out);
+        self.value_expectations(e, interface, &mut out);
+        self.feasibility_expectations(e, interface, kind, &mut out);
+        self.commitment_expectations(e, &mut out);
+        self.user_state_expectations(e, interface, &mut out);
+        self.latency_expectation(e, &mut out);
+        out
+    }
+
+    /// `findings`, `conforms` and `tool_error`: a Request rejected on purpose is asked for no
+    /// conformance.
+    fn conformance_and_tool_error(&mut self, e: &file::ExpectFile, out: &mut Vec<Expectation>) {
         let tool_error = e.tool_error.as_ref().and_then(|t| match &t.value {
             Value::Bool(false) => None,
             Value::Bool(true) => Some(None),
@@ -461,6 +476,10 @@ impl Checker {
         if let Some(m) = tool_error {
             out.push(Expectation::ToolError(m));
         }
+    }
+
+    /// `outcome`: one Outcome or a list of them.
+    fn outcome_expectation(&mut self, e: &file::ExpectFile, out: &mut Vec<Expectation>) {
         if let Some(o) = &e.outcome {
             let wanted: Vec<String> = match &o.value {
                 Value::String(s) => vec![s.clone()],
@@ -485,6 +504,15 @@ impl Checker {
             }
             out.push(Expectation::Outcome(wanted));
         }
+    }
+
+    /// `values`: JSON pointers into the Response, each with a matcher.
+    fn value_expectations(
+        &mut self,
+        e: &file::ExpectFile,
+        interface: Interface,
+        out: &mut Vec<Expectation>,
+    ) {
         for (key, value) in e.values.iter().flat_map(|v| v.0.iter()) {
             if self.pointer(Place::of(key), &key.value, interface, "")
                 && let Some(m) = self.matcher(Place::of(value), &value.value)
@@ -495,6 +523,17 @@ impl Checker {
                 });
             }
         }
+    }
+
+    /// `feasibility`: the PA Status of each step and the Overall, only for a BKN-DAC
+    /// feasibility Request.
+    fn feasibility_expectations(
+        &mut self,
+        e: &file::ExpectFile,
+        interface: Interface,
+        kind: Option<Kind>,
+        out: &mut Vec<Expectation>,
+    ) {
         if let Some(f) = &e.feasibility {
             if interface != Interface::Dac || kind.is_some_and(|k| k != Kind::Feasibility) {
                 self.error(
@@ -536,6 +575,10 @@ impl Checker {
                 out.push(Expectation::Overall(o.value.clone()));
             }
         }
+    }
+
+    /// `commitments`: the status each commitment should have.
+    fn commitment_expectations(&mut self, e: &file::ExpectFile, out: &mut Vec<Expectation>) {
         for (key, value) in e.commitments.iter().flat_map(|c| c.0.iter()) {
             let status = value.value.as_str().unwrap_or_default();
             if CommitmentState::parse(status).is_none() {
@@ -552,6 +595,15 @@ impl Checker {
                 status: status.to_owned(),
             });
         }
+    }
+
+    /// `user_state` and `engagement`: only BKN-USR Responses have them.
+    fn user_state_expectations(
+        &mut self,
+        e: &file::ExpectFile,
+        interface: Interface,
+        out: &mut Vec<Expectation>,
+    ) {
         if (e.user_state.is_some() || e.engagement.is_some()) && interface != Interface::Usr {
             self.error(
                 None,
@@ -580,6 +632,10 @@ impl Checker {
                 }
             }
         }
+    }
+
+    /// `latency_ms`: the longest a turn may take.
+    fn latency_expectation(&mut self, e: &file::ExpectFile, out: &mut Vec<Expectation>) {
         if let Some(l) = &e.latency_ms {
             let max = match &l.value {
                 Value::Number(n) => n.as_f64(),
@@ -594,7 +650,6 @@ impl Checker {
                 ),
             }
         }
-        out
     }
 
     fn matcher(&mut self, place: Place, value: &Value) -> Option<Matcher> {

@@ -10,11 +10,16 @@
 //! most `max` dialogues are held. A server at its bound refuses a new dialogue with a tool
 //! error that says so, and the dialogues it holds go on unaffected; a later turn of a
 //! dialogue it does not hold is refused too, never answered from empty state.
+//!
+//! Its clock is tokio's (`tokio::time::Instant`): the wall clock in a server, and a clock a
+//! test pauses and advances (`#[tokio::test(start_paused = true)]`, `tokio::time::advance`),
+//! so that expiry is tested exactly, without sleeping.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// The bounds of a server's dialogue state (`serve --dialogue-idle`, `--max-dialogues`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,7 +118,9 @@ impl Refusal {
 
 fn human(d: Duration) -> String {
     let s = d.as_secs();
-    if s >= 60 && s.is_multiple_of(60) {
+    if d.subsec_nanos() != 0 {
+        format!("{} ms", d.as_millis())
+    } else if s >= 60 && s.is_multiple_of(60) {
         format!("{} min", s / 60)
     } else {
         format!("{s} s")
@@ -189,17 +196,7 @@ impl<S: Default> Dialogues<S> {
         dialog_id: &str,
         turn: Option<u64>,
     ) -> Result<Lease<'_, S>, Refusal> {
-        self.lease_at(principal, dialog_id, turn, Instant::now())
-    }
-
-    /// `lease` at the time `now` (the tests' clock).
-    fn lease_at(
-        &self,
-        principal: Principal,
-        dialog_id: &str,
-        turn: Option<u64>,
-        now: Instant,
-    ) -> Result<Lease<'_, S>, Refusal> {
+        let now = Instant::now();
         let key = Key {
             principal,
             dialog_id: dialog_id.to_owned(),
@@ -333,6 +330,20 @@ mod tests {
     }
 
     #[test]
+    fn the_refusal_says_the_idle_time_as_it_was_given() {
+        let said = |idle| {
+            Refusal::Unknown {
+                dialog_id: "d".into(),
+                idle,
+            }
+            .sentence()
+        };
+        assert!(said(Duration::from_secs(1800)).contains("after 30 min without"));
+        assert!(said(Duration::from_secs(90)).contains("after 90 s without"));
+        assert!(said(Duration::from_millis(500)).contains("after 500 ms without"));
+    }
+
+    #[test]
     fn another_principal_cannot_continue_a_dialogue() {
         let store: Dialogues<u32> = Dialogues::new(limits(10));
         store
@@ -365,20 +376,41 @@ mod tests {
         assert_eq!(store.len(), 2);
     }
 
-    #[test]
-    fn an_idle_dialogue_expires() {
+    /// Tokio's clock, paused: idle for exactly the bound keeps a dialogue, a moment more
+    /// forgets it, and each turn starts the idle time again.
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_dialogue_expires() {
         let store: Dialogues<u32> = Dialogues::new(limits(1));
         let p = Principal::of(None);
-        let t0 = Instant::now();
-        store.lease_at(p, "a", Some(0), t0).unwrap().opened();
-        let later = t0 + Duration::from_secs(59);
-        assert!(store.lease_at(p, "a", Some(1), later).is_ok());
-        let idle = later + Duration::from_secs(61);
-        assert!(matches!(
-            store.lease_at(p, "a", Some(2), idle),
-            Err(Refusal::Unknown { .. })
-        ));
+        store.lease(p, "a", Some(0)).unwrap().opened();
+        tokio::time::advance(Duration::from_secs(59)).await;
+        store.lease(p, "a", Some(1)).unwrap().opened();
+        tokio::time::advance(Duration::from_secs(60)).await;
+        store.lease(p, "a", Some(2)).unwrap().opened();
+        tokio::time::advance(Duration::from_secs(60) + Duration::from_millis(1)).await;
+        assert_eq!(
+            store.lease(p, "a", Some(3)).err(),
+            Some(Refusal::Unknown {
+                dialog_id: "a".into(),
+                idle: Duration::from_secs(60)
+            })
+        );
         // Its room is free again.
-        assert!(store.lease_at(p, "b", Some(0), idle).is_ok());
+        assert!(store.lease(p, "b", Some(0)).is_ok());
+    }
+
+    /// Expired dialogues are swept without waiting for the bound: an eighth of the idle time
+    /// after the last sweep, any lease drops them, and their memory comes back.
+    #[tokio::test(start_paused = true)]
+    async fn expired_dialogues_are_swept_by_the_next_lease() {
+        let store: Dialogues<u32> = Dialogues::new(limits(100));
+        let p = Principal::of(None);
+        for id in ["a", "b", "c"] {
+            store.lease(p, id, Some(0)).unwrap().opened();
+        }
+        tokio::time::advance(Duration::from_secs(61)).await;
+        assert_eq!(store.len(), 3, "expired, not yet swept");
+        store.lease(p, "d", Some(0)).unwrap().opened();
+        assert_eq!(store.len(), 1);
     }
 }

@@ -367,94 +367,13 @@ fn serve_on(
     let mut dealt = Vec::with_capacity(cores);
     let mut finished = Vec::with_capacity(cores);
     for core in 0..cores {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let (dealer, connections) = mpsc::unbounded_channel();
-        let open = Arc::new(AtomicUsize::new(0));
-        let (done, finish) = oneshot::channel();
-        let app = app.clone();
-        let stop = stop.clone();
-        let counted = open.clone();
-        std::thread::Builder::new()
-            .name(format!("http-{core}"))
-            .stack_size(crate::protocol::json::DEEP_STACK)
-            .spawn(move || {
-                CORE.set(Some(core));
-                let listener = Dealt {
-                    connections,
-                    open: counted,
-                    local,
-                    idle: bounds.idle,
-                };
-                let served = runtime.block_on(serve_dealt(listener, app, stop, bounds));
-                let _ = done.send(served);
-            })?;
-        dealt.push(Core { dealer, open });
+        let (runtime, finish) = start_core(core, app.clone(), stop.clone(), local, bounds)?;
+        dealt.push(runtime);
         finished.push(finish);
     }
     let dealt = Arc::new(dealt);
-    // Connections accepted and not yet dealt (their first head awaited).
-    let looking = Arc::new(AtomicUsize::new(0));
     Ok(tokio::spawn(async move {
-        let mut listener = listener;
-        loop {
-            let (stream, peer) = tokio::select! {
-                biased;
-                _ = stop.cancelled() => break,
-                accepted = Listener::accept(&mut listener) => accepted,
-            };
-            // Small writes go out at once: without TCP_NODELAY a Response written in two parts
-            // waits for the client's delayed acknowledgement (about 40 ms a turn).
-            let _ = stream.set_nodelay(true);
-            // Past the bound (those being looked at count too): told so, and closed.
-            let open = dealt
-                .iter()
-                .map(|c| c.open.load(Ordering::Relaxed))
-                .sum::<usize>()
-                + looking.load(Ordering::Relaxed);
-            if open >= bounds.max_connections {
-                tokio::spawn(async move {
-                    use tokio::io::AsyncWriteExt;
-                    let mut stream = stream;
-                    let _ = tokio::time::timeout(
-                        Duration::from_secs(1),
-                        stream.write_all(&over_the_bound(bounds.max_connections)),
-                    )
-                    .await;
-                });
-                continue;
-            }
-            // Dealt from a task of its own: the look at its first request may wait.
-            let (dealt, sessions) = (dealt.clone(), sessions.clone());
-            let looking = Looking::new(looking.clone());
-            tokio::spawn(async move {
-                let Ok(session) = first_session(&stream, bounds.head_deadline).await else {
-                    tracing::info!(
-                        "closed a connection from {peer}: no request head within {} s",
-                        bounds.head_deadline.as_secs()
-                    );
-                    return;
-                };
-                drop(looking);
-                let index = session
-                    .and_then(|id| sessions.core_of(&id))
-                    .filter(|&i| i < dealt.len())
-                    .unwrap_or_else(|| choose(&dealt));
-                match stream.into_std() {
-                    Ok(stream) => {
-                        let core = &dealt[index];
-                        core.open.fetch_add(1, Ordering::Relaxed);
-                        // A runtime that has stopped (it cannot before `stop`) drops it: closed.
-                        let _ = core.dealer.send((stream, peer));
-                    }
-                    Err(e) => tracing::warn!("a connection from {peer} could not be served: {e}"),
-                }
-            });
-        }
-        // The runtimes stop taking connections once every dealer is gone: this one now, those
-        // of connections whose first request head is awaited (`Bounds::head_deadline`).
-        drop(dealt);
+        accept_and_deal(listener, &stop, dealt, sessions, bounds).await;
         let mut result = Ok(());
         for finish in finished {
             let served = finish
@@ -466,6 +385,125 @@ fn serve_on(
         }
         result
     }))
+}
+
+/// Runtime number `core`, on a thread of its own, serving `app` on the connections dealt to
+/// it until `stop`; with what tells when it has finished.
+fn start_core(
+    core: usize,
+    app: axum::Router,
+    stop: CancellationToken,
+    local: SocketAddr,
+    bounds: Bounds,
+) -> io::Result<(Core, oneshot::Receiver<io::Result<()>>)> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (dealer, connections) = mpsc::unbounded_channel();
+    let open = Arc::new(AtomicUsize::new(0));
+    let (done, finish) = oneshot::channel();
+    let counted = open.clone();
+    std::thread::Builder::new()
+        .name(format!("http-{core}"))
+        .stack_size(crate::protocol::json::DEEP_STACK)
+        .spawn(move || {
+            CORE.set(Some(core));
+            let listener = Dealt {
+                connections,
+                open: counted,
+                local,
+                idle: bounds.idle,
+            };
+            let served = runtime.block_on(serve_dealt(listener, app, stop, bounds));
+            let _ = done.send(served);
+        })?;
+    Ok((Core { dealer, open }, finish))
+}
+
+/// Accepts connections until `stop`: past the bound each is told so and closed, the others
+/// dealt to a runtime. Returns once the runtimes can take no more (every dealer dropped).
+async fn accept_and_deal(
+    mut listener: TcpListener,
+    stop: &CancellationToken,
+    dealt: Arc<Vec<Core>>,
+    sessions: Arc<Sessions>,
+    bounds: Bounds,
+) {
+    // Connections accepted and not yet dealt (their first head awaited).
+    let looking = Arc::new(AtomicUsize::new(0));
+    loop {
+        let (stream, peer) = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            accepted = Listener::accept(&mut listener) => accepted,
+        };
+        // Small writes go out at once: without TCP_NODELAY a Response written in two parts
+        // waits for the client's delayed acknowledgement (about 40 ms a turn).
+        let _ = stream.set_nodelay(true);
+        // Past the bound (those being looked at count too): told so, and closed.
+        let open = dealt
+            .iter()
+            .map(|c| c.open.load(Ordering::Relaxed))
+            .sum::<usize>()
+            + looking.load(Ordering::Relaxed);
+        if open >= bounds.max_connections {
+            tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                let mut stream = stream;
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(1),
+                    stream.write_all(&over_the_bound(bounds.max_connections)),
+                )
+                .await;
+            });
+            continue;
+        }
+        // Dealt from a task of its own: the look at its first request may wait.
+        let looking = Looking::new(looking.clone());
+        tokio::spawn(deal(
+            stream,
+            peer,
+            dealt.clone(),
+            sessions.clone(),
+            looking,
+            bounds,
+        ));
+    }
+    // The runtimes stop taking connections once every dealer is gone: this one now, those
+    // of connections whose first request head is awaited (`Bounds::head_deadline`).
+}
+
+/// One connection dealt once its first request head has come: to the runtime that holds
+/// the MCP session it names, else to the least busy; closed if no head comes in time.
+async fn deal(
+    stream: TcpStream,
+    peer: SocketAddr,
+    dealt: Arc<Vec<Core>>,
+    sessions: Arc<Sessions>,
+    looking: Looking,
+    bounds: Bounds,
+) {
+    let Ok(session) = first_session(&stream, bounds.head_deadline).await else {
+        tracing::info!(
+            "closed a connection from {peer}: no request head within {} s",
+            bounds.head_deadline.as_secs()
+        );
+        return;
+    };
+    drop(looking);
+    let index = session
+        .and_then(|id| sessions.core_of(&id))
+        .filter(|&i| i < dealt.len())
+        .unwrap_or_else(|| choose(&dealt));
+    match stream.into_std() {
+        Ok(stream) => {
+            let core = &dealt[index];
+            core.open.fetch_add(1, Ordering::Relaxed);
+            // A runtime that has stopped (it cannot before `stop`) drops it: closed.
+            let _ = core.dealer.send((stream, peer));
+        }
+        Err(e) => tracing::warn!("a connection from {peer} could not be served: {e}"),
+    }
 }
 
 /// Serves the connections dealt to this runtime until `stop`, each with hyper's HTTP/1

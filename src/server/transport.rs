@@ -4,8 +4,8 @@
 //! otherwise, checks the Host and Origin headers (DNS rebinding), requires a bearer token when
 //! one is set, and limits the size of a request body.
 
-use crate::server::dialogues::DialogueLimits;
-use crate::server::mcp::{Backend, BknServer};
+use crate::server::dialogues::{DialogueLimits, Dialogues};
+use crate::server::mcp::{Backend, BknServer, DialogueState};
 use crate::server::stdio::Turns;
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -130,71 +130,20 @@ pub async fn serve_http<B: Backend>(
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", options.addr))?;
     let addr = listener.local_addr()?;
-
-    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"]
-        .map(String::from)
-        .to_vec();
-    if !addr.ip().is_unspecified() {
-        hosts.push(addr.ip().to_string());
-    }
-    hosts.extend(options.allowed_hosts.iter().cloned());
-    let origins: Vec<String> = hosts
-        .iter()
-        .flat_map(|h| {
-            let h = if h.contains(':') && !h.starts_with('[') {
-                format!("[{h}]")
-            } else {
-                h.clone()
-            };
-            [format!("http://{h}:*"), format!("https://{h}:*")]
-        })
-        .collect();
-
     let server_name = format!("bkn-explorer-{}", backend.interface().code());
-    let tool_name: Arc<str> = backend.tool_name().into();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.dialogues.idle);
     let sessions = Arc::new(sessions);
-    let held = sessions.clone();
-    let max_sessions = options.dialogues.max;
     let keyed = BknServer::<B>::keyed_dialogues(options.dialogues);
-    let backend_for_turns = backend.clone();
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
-        .with_max_request_body_bytes(options.max_body_bytes)
-        .with_cancellation_token(shutdown.child_token());
-    let service = StreamableHttpService::new(
-        {
-            let keyed = keyed.clone();
-            move || Ok(BknServer::new(backend.clone(), keyed.clone()))
-        },
+    let mcp = mcp_endpoint(
+        backend,
+        &options,
+        addr,
+        &shutdown,
         sessions.clone(),
-        config,
+        keyed.clone(),
     );
     let token = options.token.clone().map(Arc::new);
-    let max_body = options.max_body_bytes;
-    let tool = tool_name;
-    // 2026-07-28 turns answered before rmcp (which would build a service for each request):
-    // one handler, beside the dialogues kept by DialogID that every handler shares.
-    let turns: Arc<Turns> = {
-        let server = BknServer::new(backend_for_turns, keyed.clone());
-        Arc::new(Box::new(move |name, arguments, place, irregular| {
-            server.call_directly(name, arguments, place, irregular)
-        }))
-    };
-    let mcp = axum::Router::new()
-        .fallback_service(service)
-        .layer(axum::middleware::from_fn(
-            move |request: Request, next: Next| {
-                jsonrpc_bodies(request, next, max_body, tool.clone(), turns.clone())
-            },
-        ))
-        .layer(axum::middleware::from_fn(
-            move |request: Request, next: Next| {
-                guard_sessions(request, next, sessions.clone(), max_sessions)
-            },
-        ));
     let app =
         axum::Router::new()
             .nest_service(
@@ -202,29 +151,7 @@ pub async fn serve_http<B: Backend>(
                 mcp.layer(axum::middleware::from_fn(jsonrpc_refusals)),
             )
             // For monitoring and the load test: how many sessions' state is held.
-            .route(
-                "/health",
-                axum::routing::get(move || {
-                    let server_name = server_name.clone();
-                    let keyed = keyed.clone();
-                    let held = held.clone();
-                    async move {
-                        // The MCP sessions the session manager holds (each with its state).
-                        let sessions = held.sessions.read().await.len();
-                        let keyed = keyed.len();
-                        axum::Json(serde_json::json!({
-                            "status": "ok",
-                            "server": server_name,
-                            // Dialogues held, by where they live (MCP-BINDING section 3).
-                            "dialogues": {
-                                "2025-11-25": sessions,
-                                "2026-07-28": keyed,
-                            },
-                            "sessions": sessions,
-                        }))
-                    }
-                }),
-            )
+            .route("/health", health(server_name, sessions, keyed))
             .layer(axum::middleware::from_fn(
                 move |request: Request, next: Next| {
                     let token = token.clone();
@@ -239,6 +166,108 @@ pub async fn serve_http<B: Backend>(
         addr,
         shutdown,
         task,
+    })
+}
+
+/// The Hosts a request may name (the loopback names, the bound address, `--allowed-host`)
+/// and the Origins a browser's request may come from (the same hosts, any port).
+fn hosts_and_origins(addr: SocketAddr, allowed: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"]
+        .map(String::from)
+        .to_vec();
+    if !addr.ip().is_unspecified() {
+        hosts.push(addr.ip().to_string());
+    }
+    hosts.extend(allowed.iter().cloned());
+    let origins: Vec<String> = hosts
+        .iter()
+        .flat_map(|h| {
+            let h = if h.contains(':') && !h.starts_with('[') {
+                format!("[{h}]")
+            } else {
+                h.clone()
+            };
+            [format!("http://{h}:*"), format!("https://{h}:*")]
+        })
+        .collect();
+    (hosts, origins)
+}
+
+/// The MCP endpoint: rmcp's Streamable HTTP service for 2025-11-25 sessions, behind the
+/// 2026-07-28 turns answered before it and the bound on sessions.
+fn mcp_endpoint<B: Backend>(
+    backend: Arc<B>,
+    options: &HttpOptions,
+    addr: SocketAddr,
+    shutdown: &CancellationToken,
+    sessions: Arc<LocalSessionManager>,
+    keyed: Arc<Dialogues<DialogueState<B::Dialogue>>>,
+) -> axum::Router {
+    let (hosts, origins) = hosts_and_origins(addr, &options.allowed_hosts);
+    let tool: Arc<str> = backend.tool_name().into();
+    let max_sessions = options.dialogues.max;
+    let backend_for_turns = backend.clone();
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_cancellation_token(shutdown.child_token());
+    let service = StreamableHttpService::new(
+        {
+            let keyed = keyed.clone();
+            move || Ok(BknServer::new(backend.clone(), keyed.clone()))
+        },
+        sessions.clone(),
+        config,
+    );
+    let max_body = options.max_body_bytes;
+    // 2026-07-28 turns answered before rmcp (which would build a service for each request):
+    // one handler, beside the dialogues kept by DialogID that every handler shares.
+    let turns: Arc<Turns> = {
+        let server = BknServer::new(backend_for_turns, keyed);
+        Arc::new(Box::new(move |name, arguments, place, irregular| {
+            server.call_directly(name, arguments, place, irregular)
+        }))
+    };
+    axum::Router::new()
+        .fallback_service(service)
+        .layer(axum::middleware::from_fn(
+            move |request: Request, next: Next| {
+                jsonrpc_bodies(request, next, max_body, tool.clone(), turns.clone())
+            },
+        ))
+        .layer(axum::middleware::from_fn(
+            move |request: Request, next: Next| {
+                guard_sessions(request, next, sessions.clone(), max_sessions)
+            },
+        ))
+}
+
+/// `GET /health`: the server's name and how many dialogues it holds, by where they live
+/// (MCP-BINDING section 3: MCP sessions for 2025-11-25, by DialogID for 2026-07-28).
+fn health<D: Default + Send + 'static>(
+    server_name: String,
+    held: Arc<LocalSessionManager>,
+    keyed: Arc<Dialogues<D>>,
+) -> axum::routing::MethodRouter {
+    axum::routing::get(move || {
+        let server_name = server_name.clone();
+        let keyed = keyed.clone();
+        let held = held.clone();
+        async move {
+            // The MCP sessions the session manager holds (each with its state).
+            let sessions = held.sessions.read().await.len();
+            let keyed = keyed.len();
+            axum::Json(serde_json::json!({
+                "status": "ok",
+                "server": server_name,
+                "dialogues": {
+                    "2025-11-25": sessions,
+                    "2026-07-28": keyed,
+                },
+                "sessions": sessions,
+            }))
+        }
     })
 }
 

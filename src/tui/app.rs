@@ -488,10 +488,10 @@ impl App {
     pub fn show_dialogue(&mut self, id: DialogueId) {
         let focus = self.screen.focus();
         if let Some(old) = self.workspace.current_dialogue_mut() {
-            old.focus = Some(focus);
+            old.transcript.focus = Some(focus);
         }
         if let Some(d) = self.workspace.dialogue(id) {
-            let kept = d.focus;
+            let kept = d.transcript.focus;
             self.workspace.set_current(Some(id));
             if matches!(focus, Pane::Transcript | Pane::Detail | Pane::Composer)
                 && let Some(kept) = kept
@@ -536,9 +536,11 @@ impl App {
     /// The detail tabs of the current dialogue.
     pub fn detail_tabs(&self) -> Vec<DetailTab> {
         match self.current_dialogue() {
-            Some(d) => {
-                DetailTab::for_interface(d.interface, d.replay.is_some(), d.scenario.is_some())
-            }
+            Some(d) => DetailTab::for_interface(
+                d.interface,
+                d.runs.replay.is_some(),
+                d.runs.scenario.is_some(),
+            ),
             None => vec![DetailTab::Answer],
         }
     }
@@ -547,7 +549,7 @@ impl App {
     pub fn shown_detail_tab(&self) -> DetailTab {
         let tabs = self.detail_tabs();
         match self.current_dialogue() {
-            Some(d) if tabs.contains(&d.detail_tab) => d.detail_tab,
+            Some(d) if tabs.contains(&d.transcript.detail_tab) => d.transcript.detail_tab,
             _ => tabs[0],
         }
     }

@@ -80,7 +80,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
     let [upper, composer] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(composer_height)]).areas(main);
     // The transcript takes what its rows need, up to 40%; the detail gets the rest.
-    let turns = app.current_dialogue().map_or(0, |d| d.turns.len()) as u16;
+    let turns = app.current_dialogue().map_or(0, |d| d.transcript.len()) as u16;
     let transcript_height = (turns + 4).clamp(5, (upper.height * 2 / 5).max(5));
     let [transcript, detail] =
         Layout::vertical([Constraint::Length(transcript_height), Constraint::Min(0)]).areas(upper);

@@ -12,7 +12,9 @@ use crate::protocol::raw::RawJson;
 use crate::session::Session;
 use crate::tui::app::{App, Options};
 use crate::tui::effect::Effect;
-use crate::tui::event::{Event, OpenPurpose, ReplayEvent, SavePurpose, Signal, WatchEvent};
+use crate::tui::event::{
+    Event, FileStamp, OpenPurpose, ReplayEvent, SavePurpose, SaveWhat, Signal, WatchEvent,
+};
 use crate::tui::hits::Hits;
 use crate::tui::persist;
 use crate::tui::theme::Theme;
@@ -201,15 +203,7 @@ impl Runner {
                 key,
                 request,
                 filling,
-            } => {
-                if !self.engine.send(key, request.clone(), filling) {
-                    self.send(Event::Engine(Box::new(EngineEvent::TurnFinished {
-                        dialogue: key,
-                        turn: not_sent(&request, filling),
-                        next_turn: 0,
-                    })));
-                }
-            }
+            } => self.send_turn(key, request, filling),
             Effect::SetDefaults { key, defaults } => {
                 self.engine.set_defaults(key, defaults);
             }
@@ -219,198 +213,147 @@ impl Runner {
             Effect::Close { key } => self.engine.close(key),
             Effect::Replay { key, session } => self.replay(key, *session),
             Effect::Watch { path } => self.watch(path),
-            Effect::StopReplay { key } => {
-                if let Some(token) = self.replays.remove(&key) {
-                    token.cancel();
-                }
-            }
+            Effect::StopReplay { key } => stop(&mut self.replays, key),
             Effect::Save {
                 path,
                 session,
                 purpose,
                 unchanged,
-            } => {
-                let data_dir = self.app.config().paths.data_dir.clone();
-                self.blocking(move || {
-                    use crate::tui::event::FileStamp;
-                    if let Some(stamp) = unchanged
-                        && FileStamp::of(&path).is_some_and(|now| now != stamp)
-                    {
-                        return Event::ChangedOnDisk { path };
-                    }
-                    if purpose != SavePurpose::Explicit {
-                        // The data directory is the explorer's own: it may be made.
-                        let folder = if purpose == SavePurpose::SetAside {
-                            Some(path.as_path())
-                        } else {
-                            path.parent()
-                        };
-                        if let Some(dir) = folder {
-                            let _ = std::fs::create_dir_all(dir);
-                        }
-                    }
-                    // Set aside: a new file in the folder given, never one that is there.
-                    let path = if purpose == SavePurpose::SetAside {
-                        set_aside_name(&path)
-                    } else {
-                        path
-                    };
-                    let result = session
-                        .save(&path)
-                        .map_err(|e| format!("cannot save {}: {e}", path.display()));
-                    if matches!(purpose, SavePurpose::Explicit | SavePurpose::SetAside)
-                        && result.is_ok()
-                    {
-                        persist::remember(data_dir.as_deref(), &path);
-                    }
-                    Event::Saved {
-                        stamp: FileStamp::of(&path),
-                        path,
-                        purpose,
-                        result,
-                    }
-                });
+            } => self.save(path, session, purpose, unchanged),
+            Effect::CheckSaveTarget { path, what } => {
+                self.blocking(move || save_target(path, what))
             }
-            Effect::CheckSaveTarget { path, what } => self.blocking(move || Event::SaveTarget {
-                exists: path.exists(),
-                folder_exists: path
-                    .parent()
-                    .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir()),
-                path,
-                what,
-            }),
-            Effect::WriteFile { path, text, what } => self.blocking(move || Event::FileWritten {
-                result: crate::session::atomic::write(&path, text.as_bytes())
-                    .map_err(|e| e.to_string()),
-                path,
-                what,
-            }),
+            Effect::WriteFile { path, text, what } => {
+                self.blocking(move || write_file(path, &text, what));
+            }
             Effect::RunScenario { key, path, spec } => self.run_scenario(key, path, spec),
-            Effect::StopScenario { key } => {
-                if let Some(token) = self.scenarios.remove(&key) {
-                    token.cancel();
-                }
-            }
-            Effect::ReadSession { path, purpose } => {
-                let data_dir = self.app.config().paths.data_dir.clone();
-                self.blocking(move || {
-                    // Before reading: a change while it is read shows as one at the next save.
-                    let stamp = crate::tui::event::FileStamp::of(&path);
-                    // Judged by today's rules, whoever wrote the file.
-                    let result = Session::load(&path)
-                        .map(|mut s| {
-                            s.recheck();
-                            s
-                        })
-                        .map_err(|e| format!("{}: {e}", persist::display_path(&path)));
-                    if purpose == OpenPurpose::Open && result.is_ok() {
-                        persist::remember(data_dir.as_deref(), &path);
-                    }
-                    Event::SessionRead {
-                        stamp,
-                        path,
-                        purpose,
-                        result,
-                    }
-                });
-            }
-            Effect::WriteDrafts { path, text } => {
-                self.blocking(
-                    move || match crate::session::atomic::write(&path, text.as_bytes()) {
-                        Ok(()) => Event::Tick,
-                        Err(e) => Event::FileWritten {
-                            path,
-                            what: "the drafts' autosave",
-                            result: Err(e.to_string()),
-                        },
-                    },
-                )
-            }
+            Effect::StopScenario { key } => stop(&mut self.scenarios, key),
+            Effect::ReadSession { path, purpose } => self.read_session(path, purpose),
+            Effect::WriteDrafts { path, text } => self.blocking(move || write_drafts(path, &text)),
             Effect::ReadDrafts { path } => self.blocking(move || Event::DraftsRead {
                 result: persist::read_drafts(&path),
                 path,
             }),
-            Effect::ListSessions => {
-                let (dir, data) = (
-                    self.app.config().paths.sessions_dir.clone(),
-                    self.app.config().paths.data_dir.clone(),
-                );
-                self.blocking(move || {
-                    Event::PickerItems(persist::picker_items(&dir, data.as_deref()))
-                });
-            }
-            Effect::FindServers => {
-                let cwd = self.app.config().paths.cwd.clone();
-                let config = self.config_dir.clone();
-                self.blocking(move || {
-                    let (servers, problems) =
-                        crate::client::spec::discover::servers(&cwd, config.as_deref());
-                    Event::ServersFound { servers, problems }
-                });
-            }
-            Effect::CompletePath { typed, extensions } => {
-                let cwd = self.app.config().paths.cwd.clone();
-                self.blocking(move || Event::PathCompletions {
-                    paths: persist::complete_path(&typed, &cwd, extensions),
-                    typed,
-                });
-            }
-            Effect::LoadTheme { name } => {
-                let dir = self.theme_dir.clone();
-                self.blocking(move || Event::ThemeLoaded {
-                    result: Theme::find(&name, dir.as_deref(), &mut Vec::new())
-                        .map_err(|e| e.to_string()),
-                    name,
-                });
-            }
-            Effect::RememberTheme { name } => {
-                if let Some(dir) = self.config_dir.clone() {
-                    self.blocking(move || {
-                        // A failure to remember is not worth a message: the theme is in use.
-                        let _ = crate::settings::remember(&dir, "theme", &name);
-                        Event::Tick
-                    });
-                }
-            }
+            Effect::ListSessions => self.list_sessions(),
+            Effect::FindServers => self.find_servers(),
+            Effect::CompletePath { typed, extensions } => self.complete_path(typed, extensions),
+            Effect::LoadTheme { name } => self.load_theme(name),
+            Effect::RememberTheme { name } => self.remember_theme(name),
             Effect::Clipboard { text } => self.clipboard = Some(text),
-            Effect::WriteJson { path, text } => self.blocking(move || Event::CopyWritten {
-                result: crate::session::atomic::write(&path, text.as_bytes())
-                    .map_err(|e| e.to_string()),
-                path,
-            }),
+            Effect::WriteJson { path, text } => self.blocking(move || write_json(path, &text)),
             Effect::Certify(e) => self.certify(e),
             Effect::Quit { clean } => self.quit = Some(clean),
             Effect::Refresh { key } => {
                 self.engine.refresh(key);
             }
-            Effect::ListResources { key } => {
-                if !self.engine.list_resources(key) {
-                    self.send(Event::Engine(Box::new(EngineEvent::ResourcesListed {
-                        dialogue: key,
-                        result: Err("the dialogue is not open: R reconnects it".into()),
-                    })));
-                }
-            }
-            Effect::ReadResource { key, uri } => {
-                if !self.engine.read_resource(key, uri.clone()) {
-                    self.send(Event::Engine(Box::new(EngineEvent::ResourceRead {
-                        dialogue: key,
-                        uri,
-                        result: Err("the dialogue is not open: R reconnects it".into()),
-                    })));
-                }
-            }
-            Effect::Answer { id, reply: answer } => {
-                let reply = self
-                    .asks
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&id);
-                // A server that stopped waiting (the connection ended) takes no answer.
-                if let Some(reply) = reply {
-                    let _ = reply.send(answer);
-                }
-            }
+            Effect::ListResources { key } => self.list_resources(key),
+            Effect::ReadResource { key, uri } => self.read_resource(key, uri),
+            Effect::Answer { id, reply } => self.answer(id, reply),
+        }
+    }
+
+    fn save(
+        &self,
+        path: PathBuf,
+        session: Box<Session>,
+        purpose: SavePurpose,
+        unchanged: Option<FileStamp>,
+    ) {
+        let data_dir = self.app.config().paths.data_dir.clone();
+        self.blocking(move || save(path, &session, purpose, unchanged, data_dir));
+    }
+
+    fn read_session(&self, path: PathBuf, purpose: OpenPurpose) {
+        let data_dir = self.app.config().paths.data_dir.clone();
+        self.blocking(move || read_session(path, purpose, data_dir));
+    }
+
+    /// Lists the session files to offer, off the event loop.
+    fn list_sessions(&self) {
+        let (dir, data) = (
+            self.app.config().paths.sessions_dir.clone(),
+            self.app.config().paths.data_dir.clone(),
+        );
+        self.blocking(move || Event::PickerItems(persist::picker_items(&dir, data.as_deref())));
+    }
+
+    /// Looks for servers files where the explorer finds them, off the event loop.
+    fn find_servers(&self) {
+        let cwd = self.app.config().paths.cwd.clone();
+        let config = self.config_dir.clone();
+        self.blocking(move || {
+            let (servers, problems) =
+                crate::client::spec::discover::servers(&cwd, config.as_deref());
+            Event::ServersFound { servers, problems }
+        });
+    }
+
+    fn complete_path(&self, typed: String, extensions: &'static [&'static str]) {
+        let cwd = self.app.config().paths.cwd.clone();
+        self.blocking(move || Event::PathCompletions {
+            paths: persist::complete_path(&typed, &cwd, extensions),
+            typed,
+        });
+    }
+
+    fn load_theme(&self, name: String) {
+        let dir = self.theme_dir.clone();
+        self.blocking(move || Event::ThemeLoaded {
+            result: Theme::find(&name, dir.as_deref(), &mut Vec::new()).map_err(|e| e.to_string()),
+            name,
+        });
+    }
+
+    fn remember_theme(&self, name: String) {
+        if let Some(dir) = self.config_dir.clone() {
+            self.blocking(move || {
+                // A failure to remember is not worth a message: the theme is in use.
+                let _ = crate::settings::remember(&dir, "theme", &name);
+                Event::Tick
+            });
+        }
+    }
+
+    /// Sends a turn; one the engine cannot take (no such dialogue) comes back as not sent.
+    fn send_turn(&mut self, key: DialogueKey, request: serde_json::Value, filling: Filling) {
+        if !self.engine.send(key, request.clone(), filling) {
+            self.send(Event::Engine(Box::new(EngineEvent::TurnFinished {
+                dialogue: key,
+                turn: not_sent(&request, filling),
+                next_turn: 0,
+            })));
+        }
+    }
+
+    fn list_resources(&mut self, key: DialogueKey) {
+        if !self.engine.list_resources(key) {
+            self.send(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+                dialogue: key,
+                result: Err("the dialogue is not open: R reconnects it".into()),
+            })));
+        }
+    }
+
+    fn read_resource(&mut self, key: DialogueKey, uri: String) {
+        if !self.engine.read_resource(key, uri.clone()) {
+            self.send(Event::Engine(Box::new(EngineEvent::ResourceRead {
+                dialogue: key,
+                uri,
+                result: Err("the dialogue is not open: R reconnects it".into()),
+            })));
+        }
+    }
+
+    /// Hands the user's answer to the server's question that waits for it.
+    fn answer(&self, id: u64, answer: crate::client::answers::Reply) {
+        let reply = self
+            .asks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        // A server that stopped waiting (the connection ended) takes no answer.
+        if let Some(reply) = reply {
+            let _ = reply.send(answer);
         }
     }
 
@@ -567,6 +510,119 @@ impl Runner {
 
 /// A file name for set-aside turns in `folder` that no file has: the time, and a number when
 /// two are set aside in the same second.
+/// Saves a session (off the event loop): not over a file changed on disk since it was read,
+/// into the explorer's own folders made when missing, set aside under a new name.
+fn save(
+    path: PathBuf,
+    session: &Session,
+    purpose: SavePurpose,
+    unchanged: Option<FileStamp>,
+    data_dir: Option<PathBuf>,
+) -> Event {
+    if let Some(stamp) = unchanged
+        && FileStamp::of(&path).is_some_and(|now| now != stamp)
+    {
+        return Event::ChangedOnDisk { path };
+    }
+    if purpose != SavePurpose::Explicit {
+        // The data directory is the explorer's own: it may be made.
+        let folder = if purpose == SavePurpose::SetAside {
+            Some(path.as_path())
+        } else {
+            path.parent()
+        };
+        if let Some(dir) = folder {
+            let _ = std::fs::create_dir_all(dir);
+        }
+    }
+    // Set aside: a new file in the folder given, never one that is there.
+    let path = if purpose == SavePurpose::SetAside {
+        set_aside_name(&path)
+    } else {
+        path
+    };
+    let result = session
+        .save(&path)
+        .map_err(|e| format!("cannot save {}: {e}", path.display()));
+    if matches!(purpose, SavePurpose::Explicit | SavePurpose::SetAside) && result.is_ok() {
+        persist::remember(data_dir.as_deref(), &path);
+    }
+    Event::Saved {
+        stamp: FileStamp::of(&path),
+        path,
+        purpose,
+        result,
+    }
+}
+
+/// Reads a session file (off the event loop), its findings judged by today's rules.
+fn read_session(path: PathBuf, purpose: OpenPurpose, data_dir: Option<PathBuf>) -> Event {
+    // Before reading: a change while it is read shows as one at the next save.
+    let stamp = FileStamp::of(&path);
+    // Judged by today's rules, whoever wrote the file.
+    let result = Session::load(&path)
+        .map(|mut s| {
+            s.recheck();
+            s
+        })
+        .map_err(|e| format!("{}: {e}", persist::display_path(&path)));
+    if purpose == OpenPurpose::Open && result.is_ok() {
+        persist::remember(data_dir.as_deref(), &path);
+    }
+    Event::SessionRead {
+        stamp,
+        path,
+        purpose,
+        result,
+    }
+}
+
+/// Whether a file to save to is there already, and its folder.
+fn save_target(path: PathBuf, what: SaveWhat) -> Event {
+    Event::SaveTarget {
+        exists: path.exists(),
+        folder_exists: path
+            .parent()
+            .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir()),
+        path,
+        what,
+    }
+}
+
+fn write_file(path: PathBuf, text: &str, what: &'static str) -> Event {
+    Event::FileWritten {
+        result: crate::session::atomic::write(&path, text.as_bytes()).map_err(|e| e.to_string()),
+        path,
+        what,
+    }
+}
+
+fn write_json(path: PathBuf, text: &str) -> Event {
+    Event::CopyWritten {
+        result: crate::session::atomic::write(&path, text.as_bytes()).map_err(|e| e.to_string()),
+        path,
+    }
+}
+
+/// Stops a replay or a scenario run, when one runs for the dialogue.
+fn stop(tasks: &mut HashMap<DialogueKey, CancellationToken>, key: DialogueKey) {
+    if let Some(token) = tasks.remove(&key) {
+        token.cancel();
+    }
+}
+
+/// Writes the drafts' autosave: only a failure is worth an event of its own.
+fn write_drafts(path: PathBuf, text: &str) -> Event {
+    match crate::session::atomic::write(&path, text.as_bytes()) {
+        Ok(()) => Event::Tick,
+        Err(e) => Event::FileWritten {
+            path,
+            what: "the drafts' autosave",
+            result: Err(e.to_string()),
+        },
+    }
+}
+
 fn set_aside_name(folder: &std::path::Path) -> PathBuf {
     let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
     let mut n = 0;
@@ -836,10 +892,9 @@ pub fn run(launch: Launch) -> u8 {
 }
 
 async fn run_async(launch: Launch) -> u8 {
-    use futures::StreamExt;
     use ratatui::Terminal;
     use ratatui::backend::CrosstermBackend;
-    use std::io::{Write, stdout};
+    use std::io::stdout;
 
     let data_dir = launch.data_dir.clone();
     terminal::install_panic_hook(data_dir.clone());
@@ -856,49 +911,10 @@ async fn run_async(launch: Launch) -> u8 {
         }
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    // Input, time and signals, as events.
-    let input = tx.clone();
-    tokio::spawn(async move {
-        let mut events = ratatui::crossterm::event::EventStream::new();
-        while let Some(Ok(e)) = events.next().await {
-            if input.send(Event::Input(e)).is_err() {
-                return;
-            }
-        }
-        // No more input: the terminal went away (closed, EIO). Leave as on SIGHUP.
-        let _ = input.send(Event::Signal(TERMINAL_CLOSED));
-    });
-    let ticks = tx.clone();
-    tokio::spawn(async move {
-        let mut interval = tokio::time::interval(Duration::from_millis(100));
-        loop {
-            interval.tick().await;
-            if ticks.send(Event::Tick).is_err() {
-                break;
-            }
-        }
-    });
+    spawn_input(tx.clone());
+    spawn_ticks(tx.clone());
     #[cfg(unix)]
-    {
-        let signals = tx.clone();
-        tokio::spawn(async move {
-            use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::hangup()),
-                signal(SignalKind::interrupt()),
-            ) else {
-                return;
-            };
-            // (In raw mode Ctrl-C is a key; SIGINT comes only from `kill -INT`.)
-            let name = tokio::select! {
-                _ = term.recv() => Signal::Term,
-                _ = hup.recv() => Signal::Hup,
-                _ = int.recv() => Signal::Int,
-            };
-            let _ = signals.send(Event::Signal(name));
-        });
-    }
+    spawn_signals(tx.clone());
     let (options, connect, theme_dir, config_dir) = launch.prepare();
     let mut runner = Runner::new(options, connect, theme_dir, config_dir, tx);
     if let Ok(size) = term.size() {
@@ -922,11 +938,7 @@ async fn run_async(launch: Launch) -> u8 {
                 }
             }
             if let Some(text) = runner.clipboard.take() {
-                // OSC 52: the terminal puts the text on the system clipboard (also over SSH).
-                use base64::Engine as _;
-                let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-                let _ = write!(stdout(), "\x1b]52;c;{encoded}\x07");
-                let _ = stdout().flush();
+                copy_to_clipboard(&text);
             }
             dirty = false;
             if panic_for_test {
@@ -952,16 +964,81 @@ async fn run_async(launch: Launch) -> u8 {
         }
     }
     if let Some(dir) = &data_dir {
-        match (runner.quit, runner.signal) {
-            (Some(true), _) => persist::mark_stopped(dir),
-            // Unsaved work went to the autosave: the next start offers it, saying why.
-            (_, Some(signal)) => persist::mark_ended(dir, signal),
-            _ => {}
-        }
+        mark_how_it_ended(dir, &runner);
     }
     terminal::restore();
     // A signal ends the run with the shell's code for it (128 + its number).
     runner.signal.map_or(0, Signal::exit_code)
+}
+
+/// Keys, mouse, paste and resizes, as events; the end of input as a closed terminal.
+fn spawn_input(input: mpsc::UnboundedSender<Event>) {
+    use futures::StreamExt;
+    tokio::spawn(async move {
+        let mut events = ratatui::crossterm::event::EventStream::new();
+        while let Some(Ok(e)) = events.next().await {
+            if input.send(Event::Input(e)).is_err() {
+                return;
+            }
+        }
+        // No more input: the terminal went away (closed, EIO). Leave as on SIGHUP.
+        let _ = input.send(Event::Signal(TERMINAL_CLOSED));
+    });
+}
+
+/// A tick every 100 ms (spinners, notices, elapsed times).
+fn spawn_ticks(ticks: mpsc::UnboundedSender<Event>) {
+    tokio::spawn(async move {
+        let mut interval = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            interval.tick().await;
+            if ticks.send(Event::Tick).is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// SIGTERM, SIGHUP and SIGINT, as an event (the first one that comes).
+#[cfg(unix)]
+fn spawn_signals(signals: mpsc::UnboundedSender<Event>) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return;
+        };
+        // (In raw mode Ctrl-C is a key; SIGINT comes only from `kill -INT`.)
+        let name = tokio::select! {
+            _ = term.recv() => Signal::Term,
+            _ = hup.recv() => Signal::Hup,
+            _ = int.recv() => Signal::Int,
+        };
+        let _ = signals.send(Event::Signal(name));
+    });
+}
+
+/// OSC 52: the terminal puts the text on the system clipboard (also over SSH).
+fn copy_to_clipboard(text: &str) {
+    use base64::Engine as _;
+    use std::io::{Write, stdout};
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    let _ = write!(stdout(), "\x1b]52;c;{encoded}\x07");
+    let _ = stdout().flush();
+}
+
+/// Notes in the data directory how the run ended: stopped cleanly, or by a signal (the
+/// next start offers the autosave, saying why).
+fn mark_how_it_ended(dir: &std::path::Path, runner: &Runner) {
+    match (runner.quit, runner.signal) {
+        (Some(true), _) => persist::mark_stopped(dir),
+        // Unsaved work went to the autosave: the next start offers it, saying why.
+        (_, Some(signal)) => persist::mark_ended(dir, signal),
+        _ => {}
+    }
 }
 
 /// Whether an event can change the screen (a tick only when something moves).
@@ -975,7 +1052,7 @@ fn matters(app: &App, event: &Event) -> bool {
                     .workspace()
                     .dialogues()
                     .values()
-                    .any(|d| d.pending.is_some() || d.status == Status::Connecting)
+                    .any(|d| d.link.pending.is_some() || d.status == Status::Connecting)
                 || app
                     .workspace()
                     .servers()

@@ -160,6 +160,33 @@ fn seen(message: &Value) -> Seen<'_> {
     }
 }
 
+/// Every commitment the dialogue has (`expected`) is listed among the Response's `entries`.
+fn check_all_listed(
+    expected: &[&str],
+    entries: &[(usize, &str, Option<&str>)],
+    out: &mut Vec<Finding>,
+) {
+    let missing: Vec<&str> = expected
+        .iter()
+        .copied()
+        .filter(|id| !entries.iter().any(|(_, e, _)| e == id))
+        .collect();
+    if !missing.is_empty() {
+        out.push(Finding::new(
+            "/CommitmentStatus",
+            Requirement::Response,
+            Check::CommitmentMissing,
+            format!(
+                "{} {} not listed, though the dialogue has seen {}; every Response lists \
+                 each commitment of the dialogue",
+                names(&missing),
+                if missing.len() == 1 { "is" } else { "are" },
+                if missing.len() == 1 { "it" } else { "them" },
+            ),
+        ));
+    }
+}
+
 /// How a Response's Outcome bears on the commitments: a Request answered `not_answered`
 /// changed nothing (binding section 2.2: a Request for another M-Instance, say), so its own
 /// commitments and releases were not taken up.
@@ -275,15 +302,7 @@ impl DialogueChecker {
             Some(a) if took_up(response) => a.as_ref(),
             _ => &none,
         };
-        // What the Response must list: every commitment seen before, and those this Request
-        // asked to retain.
-        let mut expected: Vec<&str> = self.commitments.keys().map(String::as_str).collect();
-        for (id, _) in &asked.retain {
-            if !expected.contains(&id.as_str()) {
-                expected.push(id);
-            }
-        }
-        expected.sort_unstable();
+        let expected = self.expected_commitments(asked);
         let Some(listed) = response.get("CommitmentStatus") else {
             if !expected.is_empty() {
                 out.push(Finding::new(
@@ -315,26 +334,34 @@ impl DialogueChecker {
                 ))
             })
             .collect();
-        let missing: Vec<&str> = expected
-            .iter()
-            .copied()
-            .filter(|id| !entries.iter().any(|(_, e, _)| e == id))
-            .collect();
-        if !missing.is_empty() {
-            out.push(Finding::new(
-                "/CommitmentStatus",
-                Requirement::Response,
-                Check::CommitmentMissing,
-                format!(
-                    "{} {} not listed, though the dialogue has seen {}; every Response lists \
-                     each commitment of the dialogue",
-                    names(&missing),
-                    if missing.len() == 1 { "is" } else { "are" },
-                    if missing.len() == 1 { "it" } else { "them" },
-                ),
-            ));
+        check_all_listed(&expected, &entries, out);
+        self.check_listed_statuses(asked, &expected, &entries, out);
+        self.check_statements(asked, &entries, out);
+    }
+
+    /// What a Response must list, sorted: every commitment seen before, and those this
+    /// Request asked to retain.
+    fn expected_commitments<'a>(&'a self, asked: &'a Asked) -> Vec<&'a str> {
+        let mut expected: Vec<&str> = self.commitments.keys().map(String::as_str).collect();
+        for (id, _) in &asked.retain {
+            if !expected.contains(&id.as_str()) {
+                expected.push(id);
+            }
         }
-        for &(i, id, status) in &entries {
+        expected.sort_unstable();
+        expected
+    }
+
+    /// Each listed commitment is one of the dialogue's, released where this Request released
+    /// it, and still retained where it was and this Request neither released nor restated it.
+    fn check_listed_statuses(
+        &self,
+        asked: &Asked,
+        expected: &[&str],
+        entries: &[(usize, &str, Option<&str>)],
+        out: &mut Vec<Finding>,
+    ) {
+        for &(i, id, status) in entries {
             if !expected.contains(&id) {
                 out.push(Finding::new(
                     format!("/CommitmentStatus/{i}/CommitmentID"),
@@ -382,7 +409,6 @@ impl DialogueChecker {
                 ));
             }
         }
-        self.check_statements(asked, &entries, out);
     }
 
     /// MCP-BINDING section 4, on what the statements say: two contradictory statements are

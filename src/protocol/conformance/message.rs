@@ -399,57 +399,80 @@ fn resolve_mode(
 /// Turns one schema error into findings (an `additionalProperties` error names several).
 fn describe(interface: Interface, mode: Mode, error: &jsonschema::ValidationError) -> Vec<Finding> {
     let path = error.instance_path().as_str();
-    let instance = error.instance();
-    let name = subject(path);
-    let requirement = requirement_of(interface, mode, path);
-    let one = |check: Check, message: String| vec![Finding::new(path, requirement, check, message)];
     match error.kind() {
-        ValidationErrorKind::Required { property } => {
-            let property = property.as_str().unwrap_or_default();
-            let pointer = format!("{path}/{}", escape(property));
-            let requirement = requirement_of(interface, mode, &pointer);
-            let message = if path.is_empty() {
-                format!("{property} is required in a {interface} {mode}")
-            } else {
-                format!("{property} is required in {name}")
-            };
-            vec![Finding::new(pointer, requirement, Check::Required, message)]
-        }
+        ValidationErrorKind::Required { property } => vec![missing_property(
+            interface,
+            mode,
+            path,
+            property.as_str().unwrap_or_default(),
+        )],
         ValidationErrorKind::AdditionalProperties { unexpected } => unexpected
             .iter()
-            .map(|property| {
-                let pointer = format!("{path}/{}", escape(property));
-                if path.is_empty() && belongs_to(interface, mode.other(), property) {
-                    Finding::new(
-                        pointer,
-                        Requirement::Header,
-                        Check::ForeignProperty,
-                        format!(
-                            "{property} belongs to a {interface} {}; a {mode} must not carry it",
-                            mode.other()
-                        ),
-                    )
-                } else {
-                    let requirement = if path.is_empty() {
-                        requirement_of(interface, mode, "")
-                    } else {
-                        requirement
-                    };
-                    let whose = if path.is_empty() {
-                        format!("a {interface} {mode}")
-                    } else {
-                        name.clone()
-                    };
-                    Finding::new(
-                        pointer,
-                        requirement,
-                        Check::UnknownProperty,
-                        format!("{property} is not a property of {whose}"),
-                    )
-                }
-            })
+            .map(|property| unexpected_property(interface, mode, path, property))
             .collect(),
-        ValidationErrorKind::Type { kind } => one(
+        _ => {
+            let (check, message) = what_is_wrong(path, error);
+            vec![Finding::new(
+                path,
+                requirement_of(interface, mode, path),
+                check,
+                message,
+            )]
+        }
+    }
+}
+
+/// A required `property` missing from the object at `path` (its finding points at where it
+/// should be, under that property's requirement).
+fn missing_property(interface: Interface, mode: Mode, path: &str, property: &str) -> Finding {
+    let pointer = format!("{path}/{}", escape(property));
+    let requirement = requirement_of(interface, mode, &pointer);
+    let message = if path.is_empty() {
+        format!("{property} is required in a {interface} {mode}")
+    } else {
+        format!("{property} is required in {}", subject(path))
+    };
+    Finding::new(pointer, requirement, Check::Required, message)
+}
+
+/// A `property` the object at `path` must not have: at the top, one of the other Mode's is
+/// a foreign property (a Request carrying a Response's), any other is unknown.
+fn unexpected_property(interface: Interface, mode: Mode, path: &str, property: &str) -> Finding {
+    let pointer = format!("{path}/{}", escape(property));
+    if path.is_empty() && belongs_to(interface, mode.other(), property) {
+        return Finding::new(
+            pointer,
+            Requirement::Header,
+            Check::ForeignProperty,
+            format!(
+                "{property} belongs to a {interface} {}; a {mode} must not carry it",
+                mode.other()
+            ),
+        );
+    }
+    let (requirement, whose) = if path.is_empty() {
+        (
+            requirement_of(interface, mode, ""),
+            format!("a {interface} {mode}"),
+        )
+    } else {
+        (requirement_of(interface, mode, path), subject(path))
+    };
+    Finding::new(
+        pointer,
+        requirement,
+        Check::UnknownProperty,
+        format!("{property} is not a property of {whose}"),
+    )
+}
+
+/// The check a value at `path` fails and the sentence that says how (type, enum, range,
+/// format, length, items, pattern, shape).
+fn what_is_wrong(path: &str, error: &jsonschema::ValidationError) -> (Check, String) {
+    let instance = error.instance();
+    let name = subject(path);
+    match error.kind() {
+        ValidationErrorKind::Type { kind } => (
             Check::Type,
             format!(
                 "{name} must be {}, found {}",
@@ -457,7 +480,7 @@ fn describe(interface: Interface, mode: Mode, error: &jsonschema::ValidationErro
                 a_type(instance)
             ),
         ),
-        ValidationErrorKind::Constant { expected_value } => one(
+        ValidationErrorKind::Constant { expected_value } => (
             Check::Enum,
             format!("{name} must be {expected_value}, found {}", short(instance)),
         ),
@@ -470,7 +493,7 @@ fn describe(interface: Interface, mode: Mode, error: &jsonschema::ValidationErro
                 })
                 .map(|s| format!(" (did you mean {s}?)"))
                 .unwrap_or_default();
-            one(
+            (
                 Check::Enum,
                 format!(
                     "{name} must be one of {}; found {}{hint}",
@@ -480,16 +503,16 @@ fn describe(interface: Interface, mode: Mode, error: &jsonschema::ValidationErro
             )
         }
         ValidationErrorKind::Minimum { limit }
-        | ValidationErrorKind::ExclusiveMinimum { limit } => one(
+        | ValidationErrorKind::ExclusiveMinimum { limit } => (
             Check::Range,
             format!("{name} must be at least {limit}, found {}", short(instance)),
         ),
         ValidationErrorKind::Maximum { limit }
-        | ValidationErrorKind::ExclusiveMaximum { limit } => one(
+        | ValidationErrorKind::ExclusiveMaximum { limit } => (
             Check::Range,
             format!("{name} must be at most {limit}, found {}", short(instance)),
         ),
-        ValidationErrorKind::Format { format } => one(
+        ValidationErrorKind::Format { format } => (
             Check::Format,
             if format == "date-time" {
                 format!(
@@ -500,50 +523,50 @@ fn describe(interface: Interface, mode: Mode, error: &jsonschema::ValidationErro
                 format!("{name} must be a valid {format}, found {}", short(instance))
             },
         ),
-        ValidationErrorKind::MaxLength { limit } => one(
+        ValidationErrorKind::MaxLength { limit } => (
             Check::Length,
             format!(
                 "{name} must be at most {limit} characters, found {}",
                 instance.as_str().map(|s| s.chars().count()).unwrap_or(0)
             ),
         ),
-        ValidationErrorKind::MinLength { limit } => one(
+        ValidationErrorKind::MinLength { limit } => (
             Check::Length,
             format!("{name} must be at least {limit} characters long"),
         ),
-        ValidationErrorKind::MinItems { limit } => one(
+        ValidationErrorKind::MinItems { limit } => (
             Check::Items,
             format!(
                 "{name} must have at least {limit} item{}",
                 if *limit == 1 { "" } else { "s" }
             ),
         ),
-        ValidationErrorKind::MaxItems { limit } => one(
+        ValidationErrorKind::MaxItems { limit } => (
             Check::Items,
             format!("{name} must have at most {limit} items"),
         ),
         ValidationErrorKind::UniqueItems => {
-            one(Check::Items, format!("the items of {name} must be unique"))
+            (Check::Items, format!("the items of {name} must be unique"))
         }
-        ValidationErrorKind::Pattern { pattern } => one(
+        ValidationErrorKind::Pattern { pattern } => (
             Check::Pattern,
             format!(
                 "{name} must match the pattern {pattern}, found {}",
                 short(instance)
             ),
         ),
-        ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. } => one(
+        ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. } => (
             Check::Shape,
             format!(
                 "{name} matches none of its allowed forms ({})",
                 allowed_forms(path)
             ),
         ),
-        ValidationErrorKind::OneOfMultipleValid { .. } => one(
+        ValidationErrorKind::OneOfMultipleValid { .. } => (
             Check::Shape,
             format!("{name} matches more than one of its allowed forms"),
         ),
-        _ => one(Check::Shape, format!("{name}: {error}")),
+        _ => (Check::Shape, format!("{name}: {error}")),
     }
 }
 

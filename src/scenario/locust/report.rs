@@ -289,134 +289,182 @@ fn recording_files(dir: &Path) -> Vec<PathBuf> {
 /// Every recording judged: each turn's latency by Kind, and its findings against what its
 /// step expects.
 fn read_recordings(dir: &Path, report: &mut Report) {
-    let mut all = histogram();
-    let mut per_kind: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
-    let mut findings_failed: BTreeMap<(String, String, String, String), u64> = BTreeMap::new();
+    let mut tally = Tally::new();
     for path in recording_files(dir) {
         report.recordings += 1;
-        let file = match std::fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) => {
-                report
-                    .unreadable
-                    .push(format!("{}: cannot read: {e}", path.display()));
-                continue;
+        read_recording(&path, report, &mut tally);
+    }
+    tally.into_report(report);
+}
+
+/// One recording's turns, each judged as the dialogues it holds interleave; what cannot be
+/// read of it is said in `unreadable`.
+fn read_recording(path: &Path, report: &mut Report, tally: &mut Tally) {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            report
+                .unreadable
+                .push(format!("{}: cannot read: {e}", path.display()));
+            return;
+        }
+    };
+    let verdicts = std::cell::RefCell::new(Verdicts::interleaved(None));
+    let mut each = |t: crate::session::stream::StreamedTurn| {
+        tally.turn(report, &mut verdicts.borrow_mut(), t);
+    };
+    let source = std::io::BufReader::with_capacity(256 * 1024, file);
+    let mut closed = |d: usize| verdicts.borrow_mut().close(d);
+    let read = journal::for_each_turn(source, &mut each, &mut closed);
+    match read {
+        Ok(reading) => {
+            report.notes.extend(reading.notes);
+            for d in reading.damaged {
+                report.unreadable.push(format!("{}: {d}", path.display()));
             }
-        };
-        let verdicts = std::cell::RefCell::new(Verdicts::interleaved(None));
-        let mut each = |t: crate::session::stream::StreamedTurn| {
-            report.turns += 1;
-            let kind = kind_of(&t);
-            let micros = (t.latency_ms * 1000.0).round().max(1.0) as u64;
-            let _ = all.record(micros);
-            let _ = per_kind
-                .entry(kind)
-                .or_insert_with(histogram)
-                .record(micros);
-            let reply = match &t.reply {
-                StreamedReply::Response(r) => TurnReply::Response(r),
-                StreamedReply::ToolError(_) => TurnReply::Rejected,
-                StreamedReply::Nothing => {
-                    report.errors += 1;
-                    TurnReply::Nothing
-                }
-            };
-            let found = verdicts.borrow_mut().turn(
-                t.dialogue,
-                t.interface,
-                t.new_session,
-                &t.request,
-                reply,
-            );
-            let checks: Vec<Check> = found
-                .request
-                .iter()
-                .chain(&found.response)
-                .chain(&t.binding)
-                .map(|f| f.check)
-                .collect();
-            let expected = t
-                .step
-                .as_ref()
-                .map_or(Conformance::Conforms, |s| s.conformance.clone());
-            let names: Vec<&str> = checks.iter().map(|c| c.as_str()).collect();
-            let missed = match &expected {
-                Conformance::Conforms => {
-                    if !checks.is_empty() {
-                        report.nonconformant += 1;
-                        for c in &checks {
-                            *report.by_rule.entry(c.as_str().to_owned()).or_default() += 1;
-                        }
-                    }
-                    None
-                }
-                Conformance::NotConforming => checks
-                    .is_empty()
-                    .then(|| ("a finding".to_owned(), "none".to_owned())),
-                Conformance::Findings(wanted) => {
-                    let differs = wanted.iter().any(|w| !names.contains(&w.as_str()))
-                        || names.iter().any(|n| !wanted.iter().any(|w| w == n));
-                    differs.then(|| {
-                        (
-                            wanted.join(", "),
-                            if names.is_empty() {
-                                "no finding".to_owned()
-                            } else {
-                                names.join(", ")
-                            },
-                        )
-                    })
-                }
-                Conformance::NotAsked => None,
-            };
-            if let (Some((want, got)), Some(step)) = (missed, &t.step) {
-                *findings_failed
-                    .entry((step.scenario.clone(), step.name.clone(), want, got))
-                    .or_default() += 1;
-            }
-        };
-        let source = std::io::BufReader::with_capacity(256 * 1024, file);
-        let mut closed = |d: usize| verdicts.borrow_mut().close(d);
-        match journal::for_each_turn(source, &mut each, &mut closed) {
-            Ok(reading) => {
-                report.notes.extend(reading.notes);
-                for d in reading.damaged {
-                    report.unreadable.push(format!("{}: {d}", path.display()));
-                }
-            }
-            Err(e) => report.unreadable.push(format!("{}: {e}", path.display())),
+        }
+        Err(e) => report.unreadable.push(format!("{}: {e}", path.display())),
+    }
+}
+
+/// What the recordings add up to as they are read: latencies, overall and by Kind, and the
+/// steps whose findings differ from what they expect (with how often).
+struct Tally {
+    all: Histogram<u64>,
+    per_kind: BTreeMap<String, Histogram<u64>>,
+    /// (scenario, step, expected, got) -> occurrences.
+    findings_failed: BTreeMap<(String, String, String, String), u64>,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            all: histogram(),
+            per_kind: BTreeMap::new(),
+            findings_failed: BTreeMap::new(),
         }
     }
-    let latency = |h: &Histogram<u64>| Latency {
-        turns: h.len(),
-        p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
-        p90_ms: h.value_at_quantile(0.9) as f64 / 1000.0,
-        p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
-        max_ms: h.max() as f64 / 1000.0,
-    };
-    let overall = latency(&all);
-    (report.p50_ms, report.p90_ms, report.p99_ms, report.max_ms) = (
-        overall.p50_ms,
-        overall.p90_ms,
-        overall.p99_ms,
-        overall.max_ms,
-    );
-    report.per_kind = per_kind
-        .iter()
-        .map(|(k, h)| (k.clone(), latency(h)))
-        .collect();
-    report.findings_failed = findings_failed
-        .into_iter()
-        .map(
-            |((scenario, step, expected, got), occurrences)| FindingsFailed {
-                scenario,
-                step,
-                expected,
-                got,
-                occurrences,
-            },
-        )
-        .collect();
+
+    /// One turn: its latency, its reply, and its findings judged against its step's.
+    fn turn(
+        &mut self,
+        report: &mut Report,
+        verdicts: &mut Verdicts,
+        t: crate::session::stream::StreamedTurn,
+    ) {
+        report.turns += 1;
+        let kind = kind_of(&t);
+        let micros = (t.latency_ms * 1000.0).round().max(1.0) as u64;
+        let _ = self.all.record(micros);
+        let _ = self
+            .per_kind
+            .entry(kind)
+            .or_insert_with(histogram)
+            .record(micros);
+        let reply = match &t.reply {
+            StreamedReply::Response(r) => TurnReply::Response(r),
+            StreamedReply::ToolError(_) => TurnReply::Rejected,
+            StreamedReply::Nothing => {
+                report.errors += 1;
+                TurnReply::Nothing
+            }
+        };
+        let found = verdicts.turn(t.dialogue, t.interface, t.new_session, &t.request, reply);
+        let checks: Vec<Check> = found
+            .request
+            .iter()
+            .chain(&found.response)
+            .chain(&t.binding)
+            .map(|f| f.check)
+            .collect();
+        let expected = t
+            .step
+            .as_ref()
+            .map_or(Conformance::Conforms, |s| s.conformance.clone());
+        if let (Some((want, got)), Some(step)) =
+            (findings_missed(&expected, &checks, report), &t.step)
+        {
+            *self
+                .findings_failed
+                .entry((step.scenario.clone(), step.name.clone(), want, got))
+                .or_default() += 1;
+        }
+    }
+
+    /// The latencies' percentiles and the failed findings, into the report.
+    fn into_report(self, report: &mut Report) {
+        let latency = |h: &Histogram<u64>| Latency {
+            turns: h.len(),
+            p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
+            p90_ms: h.value_at_quantile(0.9) as f64 / 1000.0,
+            p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
+            max_ms: h.max() as f64 / 1000.0,
+        };
+        let overall = latency(&self.all);
+        (report.p50_ms, report.p90_ms, report.p99_ms, report.max_ms) = (
+            overall.p50_ms,
+            overall.p90_ms,
+            overall.p99_ms,
+            overall.max_ms,
+        );
+        report.per_kind = self
+            .per_kind
+            .iter()
+            .map(|(k, h)| (k.clone(), latency(h)))
+            .collect();
+        report.findings_failed = self
+            .findings_failed
+            .into_iter()
+            .map(
+                |((scenario, step, expected, got), occurrences)| FindingsFailed {
+                    scenario,
+                    step,
+                    expected,
+                    got,
+                    occurrences,
+                },
+            )
+            .collect();
+    }
+}
+
+/// A turn's findings (`checks`) against what its step expects: (expected, got) where they
+/// differ. A turn expected to conform that does not counts as nonconformant, by rule.
+fn findings_missed(
+    expected: &Conformance,
+    checks: &[Check],
+    report: &mut Report,
+) -> Option<(String, String)> {
+    let names: Vec<&str> = checks.iter().map(|c| c.as_str()).collect();
+    match expected {
+        Conformance::Conforms => {
+            if !checks.is_empty() {
+                report.nonconformant += 1;
+                for c in checks {
+                    *report.by_rule.entry(c.as_str().to_owned()).or_default() += 1;
+                }
+            }
+            None
+        }
+        Conformance::NotConforming => checks
+            .is_empty()
+            .then(|| ("a finding".to_owned(), "none".to_owned())),
+        Conformance::Findings(wanted) => {
+            let differs = wanted.iter().any(|w| !names.contains(&w.as_str()))
+                || names.iter().any(|n| !wanted.iter().any(|w| w == n));
+            differs.then(|| {
+                (
+                    wanted.join(", "),
+                    if names.is_empty() {
+                        "no finding".to_owned()
+                    } else {
+                        names.join(", ")
+                    },
+                )
+            })
+        }
+        Conformance::NotAsked => None,
+    }
 }
 
 /// A turn's Kind, as `load` names it: BKN-DAC's Kind, `feedback` for BKN-USR.

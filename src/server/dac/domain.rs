@@ -357,10 +357,22 @@ impl Domain {
 
     /// The references between parts of the file, which the schema cannot check.
     fn cross_check(&self) -> Vec<Problem> {
-        let f = &self.file;
         let mut problems = Vec::new();
-        let mut problem = |at: String, message: String| problems.push(Problem::new(at, message));
+        self.check_ids_and_bounds(&mut problems);
+        self.check_class_and_place_references(&mut problems);
+        self.check_requester_and_sources(&mut problems);
+        self.check_affordances(&mut problems);
+        self.check_scopes(&mut problems);
+        self.check_rights_and_actions(&mut problems);
+        self.check_capacities(&mut problems);
+        problems
+    }
 
+    /// Every ID defined once, across classes, Spaces, M-Locations, Items and Processes;
+    /// each M-Location within its Space's bounds, and those bounds the right way round.
+    fn check_ids_and_bounds(&self, problems: &mut Vec<Problem>) {
+        let f = &self.file;
+        let mut problem = |at: String, message: String| problems.push(Problem::new(at, message));
         let mut seen: HashMap<String, String> = HashMap::new();
         let mut unique = |id: &str, at: String, problem: &mut dyn FnMut(String, String)| {
             if let Some(first) = seen.get(id) {
@@ -406,7 +418,13 @@ impl Domain {
                 &mut problem,
             );
         }
+    }
 
+    /// The classes (superclasses, no cycle), Items and Processes name (their class,
+    /// position and the classes a Process accepts) exist.
+    fn check_class_and_place_references(&self, problems: &mut Vec<Problem>) {
+        let f = &self.file;
+        let mut problem = |at: String, message: String| problems.push(Problem::new(at, message));
         let class = |id: &str| self.classes.contains_key(id);
         for (i, c) in f.classes.iter().enumerate() {
             for (j, sup) in c.superclasses.iter().enumerate() {
@@ -464,6 +482,13 @@ impl Domain {
                 }
             }
         }
+    }
+
+    /// The requester is one of the Processes and reaches Spaces of the domain; no
+    /// knowledge source's name is used twice.
+    fn check_requester_and_sources(&self, problems: &mut Vec<Problem>) {
+        let f = &self.file;
+        let mut problem = |at: String, message: String| problems.push(Problem::new(at, message));
         if !self.processes.contains_key(&f.requester.process_id) {
             problem(
                 "/Requester/ProcessID".into(),
@@ -487,6 +512,13 @@ impl Domain {
                 );
             }
         }
+    }
+
+    /// Each affordance names a class of the domain and Actions of the grammar.
+    fn check_affordances(&self, problems: &mut Vec<Problem>) {
+        let f = &self.file;
+        let mut problem = |at: String, message: String| problems.push(Problem::new(at, message));
+        let class = |id: &str| self.classes.contains_key(id);
         let known_action = |a: &str| ACTIONS.contains(&a);
         for (i, a) in f.affordances.iter().enumerate() {
             if !class(&a.class) {
@@ -504,6 +536,13 @@ impl Domain {
                 }
             }
         }
+    }
+
+    /// What each constraint and expectation is about (its Scope) exists.
+    fn check_scopes(&self, problems: &mut Vec<Problem>) {
+        let f = &self.file;
+        let mut problem = |at: String, message: String| problems.push(Problem::new(at, message));
+        let class = |id: &str| self.classes.contains_key(id);
         for (list, name) in [
             (&f.constraints, "Constraints"),
             (&f.expectations, "Expectations"),
@@ -530,6 +569,15 @@ impl Domain {
                 }
             }
         }
+    }
+
+    /// Each Right names a known Action and an existing Item or class; each Action is
+    /// described once, and is one of the grammar's.
+    fn check_rights_and_actions(&self, problems: &mut Vec<Problem>) {
+        let f = &self.file;
+        let mut problem = |at: String, message: String| problems.push(Problem::new(at, message));
+        let class = |id: &str| self.classes.contains_key(id);
+        let known_action = |a: &str| ACTIONS.contains(&a);
         for (i, r) in f.rights.iter().enumerate() {
             if !known_action(&r.action) {
                 problem(format!("/Rights/{i}/Action"), unknown_action(&r.action));
@@ -563,7 +611,12 @@ impl Domain {
                 );
             }
         }
-        // The initial state must respect the capacities it declares.
+    }
+
+    /// The initial state respects the capacities it declares.
+    fn check_capacities(&self, problems: &mut Vec<Problem>) {
+        let f = &self.file;
+        let mut problem = |at: String, message: String| problems.push(Problem::new(at, message));
         let mut occupancy: HashMap<&str, usize> = HashMap::new();
         for item in &f.items {
             if let Some(pos) = &item.position {
@@ -589,7 +642,6 @@ impl Domain {
                 }
             }
         }
-        problems
     }
 
     /// Whether following superclasses from `class` leads back to it.

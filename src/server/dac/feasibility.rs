@@ -238,6 +238,8 @@ fn spanned(statement: &str, span: process_action::Span) -> String {
         .collect()
 }
 
+/// One step's verdict: the first check that fails gives its PA Status (the order is the
+/// module's), else Ack, whose effect goes into `world` for the later steps.
 fn judge_step(
     domain: &Domain,
     checks: &Checks,
@@ -246,43 +248,94 @@ fn judge_step(
     space: Option<&str>,
     retained: &[(String, Triple)],
 ) -> Verdict {
-    let statement = match process_action::parse(&step.statement) {
-        Ok(s) => s,
-        Err(e) => {
-            return verdict(
-                PaStatus::FaultyReq,
-                format!("the statement does not parse: {e}"),
-            );
-        }
-    };
-    let Some(rule) = domain.action(statement.action) else {
-        return verdict(
+    first_failure(domain, checks, world, step, space, retained).unwrap_or_else(|failed| failed)
+}
+
+/// The checks of one step in order, each an `Err` with the verdict that stops it; the last,
+/// applying the step, gives Clash or Ack.
+fn first_failure(
+    domain: &Domain,
+    checks: &Checks,
+    world: &mut World,
+    step: &ProcessActionStep,
+    space: Option<&str>,
+    retained: &[(String, Triple)],
+) -> Result<Verdict, Verdict> {
+    let statement = process_action::parse(&step.statement).map_err(|e| {
+        verdict(
+            PaStatus::FaultyReq,
+            format!("the statement does not parse: {e}"),
+        )
+    })?;
+    let rule = domain.action(statement.action).ok_or_else(|| {
+        verdict(
             PaStatus::FaultyReq,
             format!(
                 "{} is not an Action {} performs",
                 statement.action, domain.file.m_instance
             ),
-        );
-    };
-    for needed in rule.required() {
-        if statement.first(needed).is_none() {
-            return verdict(
-                PaStatus::FaultyReq,
-                format!("{} needs a {needed} complement", statement.action),
-            );
+        )
+    })?;
+    complements_well_formed(rule, &statement, &step.statement)?;
+    // IncID: every ID must be known, and no Item hidden by an earlier step.
+    let mut resolved: Vec<(Preposition, &Target, Resolved)> = Vec::new();
+    for c in &statement.complements {
+        match resolve(domain, world, rule, c.preposition, &c.target) {
+            Ok(r) => resolved.push((c.preposition, &c.target, r)),
+            Err(reason) => return Err(verdict(PaStatus::IncID, reason)),
         }
     }
-    // A complement given twice. With carries parameters, so several may be given, but
-    // never the identical one twice (MCP-BINDING section 5).
+    if let Some(reason) = wrong_kind(rule, &statement, &resolved) {
+        return Err(verdict(PaStatus::FaultyReq, reason));
+    }
+    let object = resolved.iter().find_map(|(p, _, r)| match (p, r) {
+        (Preposition::Nil, Resolved::Item(item)) => Some(*item),
+        _ => None,
+    });
+    qualifiers_match(world, &resolved)?;
+    within_reach(domain, world, rule, object, &resolved, space)?;
+    // InsRights.
+    if let Err(reason) = &checks.rights {
+        return Err(verdict(PaStatus::InsRights, reason.clone()));
+    }
+    if let Some(reason) = lacks_rights(domain, statement.action, &resolved) {
+        return Err(verdict(PaStatus::InsRights, reason));
+    }
+    if let Some(item) = object {
+        format_taken(domain, checks, world, rule, &statement, item)?;
+    }
+    post_received(domain, checks, rule, &statement, object)?;
+    affordable(domain, checks, world, rule, &statement)?;
+    Ok(applied(
+        domain, world, rule, &statement, object, step, retained,
+    ))
+}
+
+/// FaultyReq: the complements the Action needs are there, and none is given twice (With
+/// carries parameters, so several may be given, but never the identical one twice:
+/// MCP-BINDING section 5). `text` is the statement as written, for the Reason.
+fn complements_well_formed(
+    rule: &ActionRule,
+    statement: &Statement,
+    text: &str,
+) -> Result<(), Verdict> {
+    for needed in rule.required() {
+        if statement.first(needed).is_none() {
+            return Err(verdict(
+                PaStatus::FaultyReq,
+                format!("{} needs a {needed} complement", statement.action),
+            ));
+        }
+    }
     for p in Preposition::ALL
         .into_iter()
         .filter(|p| *p != Preposition::With)
     {
         if statement.with_prep(p).count() > 1 {
-            return verdict(
+            return Err(verdict(
                 PaStatus::FaultyReq,
                 format!("the {p} complement is given twice; a statement has one of each"),
-            );
+            ));
         }
     }
     let withs: Vec<&Target> = statement.with_prep(Preposition::With).collect();
@@ -292,55 +345,61 @@ fn judge_step(
             .any(|e| same_complement(e, t))
             .then_some(t)
     }) {
-        return verdict(
+        return Err(verdict(
             PaStatus::FaultyReq,
             format!(
                 "the complement With {} is given twice; With may repeat only with different \
                  parameters",
-                spanned(&step.statement, twice.span)
+                spanned(text, twice.span)
             ),
-        );
+        ));
     }
-    // IncID: every ID must be known, and no Item hidden by an earlier step.
-    let mut resolved: Vec<(Preposition, &Target, Resolved)> = Vec::new();
-    for c in &statement.complements {
-        match resolve(domain, world, rule, c.preposition, &c.target) {
-            Ok(r) => resolved.push((c.preposition, &c.target, r)),
-            Err(reason) => return verdict(PaStatus::IncID, reason),
-        }
-    }
-    if let Some(reason) = wrong_kind(rule, &statement, &resolved) {
-        return verdict(PaStatus::FaultyReq, reason);
-    }
-    let object = resolved.iter().find_map(|(p, _, r)| match (p, r) {
-        (Preposition::Nil, Resolved::Item(item)) => Some(*item),
-        _ => None,
-    });
-    // IncDQ: qualifiers given with the Item must match its own.
-    if let Some((_, target, Resolved::Item(item))) =
+    Ok(())
+}
+
+/// IncDQ: qualifiers given with the Item must match its own (its Format as the earlier
+/// steps left it).
+fn qualifiers_match(
+    world: &World,
+    resolved: &[(Preposition, &Target, Resolved)],
+) -> Result<(), Verdict> {
+    let Some((_, target, Resolved::Item(item))) =
         resolved.iter().find(|(p, _, _)| *p == Preposition::Nil)
-    {
-        for param in &target.params {
-            let key = param.key.as_deref().unwrap_or("Format");
-            let actual = if key == "Format" {
-                world.formats.get(&item.item_id).cloned().flatten()
-            } else {
-                item.qualifier.get(key).cloned()
-            };
-            if actual.as_deref() != Some(param.value.as_str()) {
-                return verdict(
-                    PaStatus::IncDQ,
-                    format!(
-                        "{} has {key} {}, not {}",
-                        item.item_id,
-                        actual.as_deref().unwrap_or("(none)"),
-                        param.value
-                    ),
-                );
-            }
+    else {
+        return Ok(());
+    };
+    for param in &target.params {
+        let key = param.key.as_deref().unwrap_or("Format");
+        let actual = if key == "Format" {
+            world.formats.get(&item.item_id).cloned().flatten()
+        } else {
+            item.qualifier.get(key).cloned()
+        };
+        if actual.as_deref() != Some(param.value.as_str()) {
+            return Err(verdict(
+                PaStatus::IncDQ,
+                format!(
+                    "{} has {key} {}, not {}",
+                    item.item_id,
+                    actual.as_deref().unwrap_or("(none)"),
+                    param.value
+                ),
+            ));
         }
     }
-    // LocOOR: every location (and the Item's own) within reach and the Space asked about.
+    Ok(())
+}
+
+/// LocOOR: every location (and the Item's own, where the step moves, animates or hides it)
+/// within the requester's reach and the Space asked about.
+fn within_reach(
+    domain: &Domain,
+    world: &World,
+    rule: &ActionRule,
+    object: Option<&Item>,
+    resolved: &[(Preposition, &Target, Resolved)],
+    space: Option<&str>,
+) -> Result<(), Verdict> {
     let mut locations: Vec<(&str, &Target)> = resolved
         .iter()
         .filter_map(|(_, t, r)| match r {
@@ -354,161 +413,223 @@ fn judge_step(
         && let Some((space_of, _)) = domain.m_location(pos)
         && !domain.file.requester.reach.contains(&space_of.space_id)
     {
-        return verdict(
+        return Err(verdict(
             PaStatus::LocOOR,
             format!(
                 "{} is at {pos} in {}, outside the requester's reach",
                 item.item_id, space_of.space_id
             ),
-        );
+        ));
     }
     locations.dedup_by_key(|(l, _)| *l);
     for (loc, target) in &locations {
         if let Some(v) = out_of_range(domain, loc, target, space) {
-            return v;
+            return Err(v);
         }
     }
-    // InsRights.
-    if let Err(reason) = &checks.rights {
-        return verdict(PaStatus::InsRights, reason.clone());
+    Ok(())
+}
+
+/// QualNS: where the step places, moves, posts or converts `item`, the target takes its
+/// format (a Convert with no Format to convert to is a faulty request).
+fn format_taken(
+    domain: &Domain,
+    checks: &Checks,
+    world: &World,
+    rule: &ActionRule,
+    statement: &Statement,
+    item: &Item,
+) -> Result<(), Verdict> {
+    let format = world.formats.get(&item.item_id).cloned().flatten();
+    let format = format.as_deref();
+    match rule.effect {
+        Effect::Place => location_takes(domain, statement.first(Preposition::At), item, format),
+        Effect::Move => location_takes(domain, statement.first(Preposition::To), item, format),
+        Effect::Post if checks.services.is_ok() => service_takes(domain, statement, item, format),
+        Effect::Convert => convertible(domain, statement, item, format),
+        _ => Ok(()),
     }
-    if let Some(reason) = lacks_rights(domain, statement.action, &resolved) {
-        return verdict(PaStatus::InsRights, reason);
+}
+
+/// The M-Location an Item is placed at or moved to takes its format, if it names formats.
+fn location_takes(
+    domain: &Domain,
+    to: Option<&Target>,
+    item: &Item,
+    format: Option<&str>,
+) -> Result<(), Verdict> {
+    if let Some(loc) = to.map(|t| t.id.as_str())
+        && let Some((_, l)) = domain.m_location(loc)
+        && let Some(formats) = &l.formats
+        && !format.is_some_and(|f| formats.iter().any(|x| x == f))
+    {
+        return Err(verdict(
+            PaStatus::QualNS,
+            format!(
+                "{loc} takes only {} Items; {} is {}",
+                formats.join(" or "),
+                item.item_id,
+                format.unwrap_or("of no stated format")
+            ),
+        ));
     }
-    let format_of = |item: &Item| world.formats.get(&item.item_id).cloned().flatten();
-    // QualNS: the target must take the Item's format.
-    if let Some(item) = object {
-        let format = format_of(item);
-        match rule.effect {
-            Effect::Place | Effect::Move => {
-                let to = statement.first(if rule.effect == Effect::Place {
-                    Preposition::At
+    Ok(())
+}
+
+/// The service an Item is posted to, where it takes the Item's class, takes its format.
+fn service_takes(
+    domain: &Domain,
+    statement: &Statement,
+    item: &Item,
+    format: Option<&str>,
+) -> Result<(), Verdict> {
+    if let Some(process) = statement
+        .first(Preposition::To)
+        .and_then(|t| domain.process(&t.id))
+        && let Some(accepts) = &process.accepts
+        && accepts.classes.iter().any(|c| domain.is_a(&item.class, c))
+        && !format.is_some_and(|f| accepts.formats.iter().any(|x| x == f))
+    {
+        return Err(verdict(
+            PaStatus::QualNS,
+            format!(
+                "{} takes {} Items; {} is {}",
+                process.process_id,
+                accepts.formats.join(" or "),
+                item.item_id,
+                format.unwrap_or("of no stated format")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Convert: the domain converts the Item's format to the one asked (With Format=...).
+fn convertible(
+    domain: &Domain,
+    statement: &Statement,
+    item: &Item,
+    format: Option<&str>,
+) -> Result<(), Verdict> {
+    let wanted = statement
+        .with_prep(Preposition::With)
+        .find(|t| t.id == "Format")
+        .and_then(|t| t.value.clone());
+    let Some(wanted) = wanted else {
+        return Err(verdict(
+            PaStatus::FaultyReq,
+            "Convert needs With Format=<format>",
+        ));
+    };
+    let possible = format
+        .and_then(|f| domain.file.conversions.get(f))
+        .is_some_and(|to| to.contains(&wanted));
+    if !possible {
+        return Err(verdict(
+            PaStatus::QualNS,
+            format!(
+                "{} ({}) cannot be converted to {wanted}",
+                item.item_id,
+                format.unwrap_or("no format")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// PostRef: a Post's receiving service exists, receives Posts and takes the Item's class
+/// (or could not be asked).
+fn post_received(
+    domain: &Domain,
+    checks: &Checks,
+    rule: &ActionRule,
+    statement: &Statement,
+    object: Option<&Item>,
+) -> Result<(), Verdict> {
+    if rule.effect != Effect::Post {
+        return Ok(());
+    }
+    if let Err(reason) = &checks.services {
+        return Err(verdict(PaStatus::PostRef, reason.clone()));
+    }
+    let Some(item) = object else {
+        return Ok(());
+    };
+    let to = statement
+        .first(Preposition::To)
+        .map(|t| t.id.as_str())
+        .unwrap_or_default();
+    match domain.process(to) {
+        None => Err(verdict(
+            PaStatus::PostRef,
+            format!("{to} is not a service that receives Posts"),
+        )),
+        Some(p) => match &p.accepts {
+            None => Err(verdict(
+                PaStatus::PostRef,
+                format!("{to} receives no Posts"),
+            )),
+            Some(a) if !a.classes.iter().any(|c| domain.is_a(&item.class, c)) => {
+                let takes = if a.classes.is_empty() {
+                    "nothing".to_owned()
                 } else {
-                    Preposition::To
-                });
-                if let Some(loc) = to.map(|t| t.id.as_str())
-                    && let Some((_, l)) = domain.m_location(loc)
-                    && let Some(formats) = &l.formats
-                    && !format.as_ref().is_some_and(|f| formats.contains(f))
-                {
-                    return verdict(
-                        PaStatus::QualNS,
-                        format!(
-                            "{loc} takes only {} Items; {} is {}",
-                            formats.join(" or "),
-                            item.item_id,
-                            format.as_deref().unwrap_or("of no stated format")
-                        ),
-                    );
-                }
-            }
-            Effect::Post if checks.services.is_ok() => {
-                if let Some(process) = statement
-                    .first(Preposition::To)
-                    .and_then(|t| domain.process(&t.id))
-                    && let Some(accepts) = &process.accepts
-                    && accepts.classes.iter().any(|c| domain.is_a(&item.class, c))
-                    && !format.as_ref().is_some_and(|f| accepts.formats.contains(f))
-                {
-                    return verdict(
-                        PaStatus::QualNS,
-                        format!(
-                            "{} takes {} Items; {} is {}",
-                            process.process_id,
-                            accepts.formats.join(" or "),
-                            item.item_id,
-                            format.as_deref().unwrap_or("of no stated format")
-                        ),
-                    );
-                }
-            }
-            Effect::Convert => {
-                let wanted = statement
-                    .with_prep(Preposition::With)
-                    .find(|t| t.id == "Format")
-                    .and_then(|t| t.value.clone());
-                let Some(wanted) = wanted else {
-                    return verdict(PaStatus::FaultyReq, "Convert needs With Format=<format>");
+                    a.classes.join(", ")
                 };
-                let possible = format
-                    .as_ref()
-                    .and_then(|f| domain.file.conversions.get(f))
-                    .is_some_and(|to| to.contains(&wanted));
-                if !possible {
-                    return verdict(
-                        PaStatus::QualNS,
-                        format!(
-                            "{} ({}) cannot be converted to {wanted}",
-                            item.item_id,
-                            format.as_deref().unwrap_or("no format")
-                        ),
-                    );
-                }
-            }
-            _ => {}
-        }
-    }
-    // PostRef: the receiving service must take the Post.
-    if rule.effect == Effect::Post
-        && let Err(reason) = &checks.services
-    {
-        return verdict(PaStatus::PostRef, reason.clone());
-    }
-    if rule.effect == Effect::Post
-        && let Some(item) = object
-    {
-        let to = statement
-            .first(Preposition::To)
-            .map(|t| t.id.as_str())
-            .unwrap_or_default();
-        match domain.process(to) {
-            None => {
-                return verdict(
+                Err(verdict(
                     PaStatus::PostRef,
-                    format!("{to} is not a service that receives Posts"),
-                );
+                    format!(
+                        "{to} refuses {} ({}); it takes {takes}",
+                        item.item_id, item.class
+                    ),
+                ))
             }
-            Some(p) => match &p.accepts {
-                None => return verdict(PaStatus::PostRef, format!("{to} receives no Posts")),
-                Some(a) if !a.classes.iter().any(|c| domain.is_a(&item.class, c)) => {
-                    let takes = if a.classes.is_empty() {
-                        "nothing".to_owned()
-                    } else {
-                        a.classes.join(", ")
-                    };
-                    return verdict(
-                        PaStatus::PostRef,
-                        format!(
-                            "{to} refuses {} ({}); it takes {takes}",
-                            item.item_id, item.class
-                        ),
-                    );
-                }
-                Some(_) => {}
-            },
-        }
+            Some(_) => Ok(()),
+        },
     }
-    // InsValue.
-    let currency = &domain.file.requester.wallet.currency;
+}
+
+/// InsValue: the wallet, as the earlier steps left it, holds the Action's price (or could
+/// not be consulted for a priced Action).
+fn affordable(
+    domain: &Domain,
+    checks: &Checks,
+    world: &World,
+    rule: &ActionRule,
+    statement: &Statement,
+) -> Result<(), Verdict> {
     if rule.price > 0.0
         && let Err(reason) = &checks.wallet
     {
-        return verdict(PaStatus::InsValue, reason.clone());
+        return Err(verdict(PaStatus::InsValue, reason.clone()));
     }
     if rule.price > world.wallet + 1e-9 {
-        return verdict(
+        return Err(verdict(
             PaStatus::InsValue,
             format!(
-                "{} costs {} {currency}; the wallet holds {} after the earlier steps",
+                "{} costs {} {}; the wallet holds {} after the earlier steps",
                 statement.action,
                 amount(rule.price),
+                domain.file.requester.wallet.currency,
                 amount(world.wallet)
             ),
-        );
+        ));
     }
-    // Clash with the state, then with the retained commitments.
+    Ok(())
+}
+
+/// Clash with the state, then with the retained commitments; else Ack, and the step's
+/// effect (and price) goes into `world`.
+fn applied(
+    domain: &Domain,
+    world: &mut World,
+    rule: &ActionRule,
+    statement: &Statement,
+    object: Option<&Item>,
+    step: &ProcessActionStep,
+    retained: &[(String, Triple)],
+) -> Verdict {
     let mut next = world.clone();
-    if let Err(reason) = apply(domain, &mut next, rule, &statement, object, step.step.get()) {
+    if let Err(reason) = apply(domain, &mut next, rule, statement, object, step.step.get()) {
         return verdict(PaStatus::Clash, reason);
     }
     for (id, t) in retained {
@@ -522,14 +643,15 @@ fn judge_step(
     let cost = if rule.price > 0.0 {
         next.wallet -= rule.price;
         format!(
-            "; costs {} {currency}, {} left",
+            "; costs {} {}, {} left",
             amount(rule.price),
+            domain.file.requester.wallet.currency,
             amount(next.wallet)
         )
     } else {
         String::new()
     };
-    let what = describe_effect(rule, &statement, object, world);
+    let what = describe_effect(rule, statement, object, world);
     *world = next;
     verdict(PaStatus::Ack, format!("{what}{cost}"))
 }
@@ -755,70 +877,20 @@ fn apply(
         return Ok(());
     };
     let id = item.item_id.as_str();
-    let room = |world: &World, loc: &str| -> Result<(), String> {
-        let cap = domain.m_location(loc).and_then(|(_, l)| l.capacity);
-        let here = world.occupants(loc);
-        match cap {
-            Some(cap) if here.len() >= cap => Err(format!(
-                "{loc} is full ({} of {cap}: {})",
-                here.len(),
-                here.join(", ")
-            )),
-            _ => Ok(()),
-        }
+    let target = |p: Preposition| {
+        statement
+            .first(p)
+            .map(|t| t.id.as_str())
+            .unwrap_or_default()
     };
     match rule.effect {
-        Effect::Place => {
-            let at = statement
-                .first(Preposition::At)
-                .map(|t| t.id.as_str())
-                .unwrap_or_default();
-            if let Some(pos) = world.position(id) {
-                return Err(format!(
-                    "{id} is already placed at {pos}{}",
-                    world.by_step(id)
-                ));
-            }
-            if world.posted.contains_key(id) {
-                return Err(format!(
-                    "{id} was posted to {} and is no longer the requester's to place",
-                    world.posted[id]
-                ));
-            }
-            room(world, at)?;
-            world.positions.insert(id.to_owned(), Some(at.to_owned()));
-        }
-        Effect::Move => {
-            let to = statement
-                .first(Preposition::To)
-                .map(|t| t.id.as_str())
-                .unwrap_or_default();
-            let Some(pos) = world.position(id).map(str::to_owned) else {
-                return Err(format!("{id} is not placed anywhere, so it cannot move"));
-            };
-            if let Some(from) = statement.first(Preposition::From)
-                && from.id != pos
-            {
-                return Err(format!(
-                    "{id} is at {pos}{}, not at {}",
-                    world.by_step(id),
-                    from.id
-                ));
-            }
-            if pos == to {
-                return Err(format!("{id} is already at {to}"));
-            }
-            room(world, to)?;
-            world.positions.insert(id.to_owned(), Some(to.to_owned()));
-        }
+        Effect::Place => place(domain, world, id, target(Preposition::At))?,
+        Effect::Move => move_item(domain, world, id, statement)?,
         Effect::Hide => {
             world.hidden.insert(id.to_owned(), step);
         }
         Effect::Post => {
-            let to = statement
-                .first(Preposition::To)
-                .map(|t| t.id.as_str())
-                .unwrap_or_default();
+            let to = target(Preposition::To);
             if let Some(already) = world.posted.get(id) {
                 return Err(format!(
                     "{id} was already posted to {already}{}",
@@ -828,10 +900,7 @@ fn apply(
             world.posted.insert(id.to_owned(), to.to_owned());
         }
         Effect::Transfer => {
-            let to = statement
-                .first(Preposition::To)
-                .map(|t| t.id.as_str())
-                .unwrap_or_default();
+            let to = target(Preposition::To);
             if world.owners.get(id).cloned().flatten().as_deref() == Some(to) {
                 return Err(format!("{id} already belongs to {to}"));
             }
@@ -854,6 +923,71 @@ fn apply(
         Effect::None => {}
     }
     world.changed_by.insert(id.to_owned(), step);
+    Ok(())
+}
+
+/// Whether `loc` has room for one more Item (its Capacity, if it has one, not reached).
+fn room(domain: &Domain, world: &World, loc: &str) -> Result<(), String> {
+    let cap = domain.m_location(loc).and_then(|(_, l)| l.capacity);
+    let here = world.occupants(loc);
+    match cap {
+        Some(cap) if here.len() >= cap => Err(format!(
+            "{loc} is full ({} of {cap}: {})",
+            here.len(),
+            here.join(", ")
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Place: an Item not placed yet, still the requester's (not posted), where there is room.
+fn place(domain: &Domain, world: &mut World, id: &str, at: &str) -> Result<(), String> {
+    if let Some(pos) = world.position(id) {
+        return Err(format!(
+            "{id} is already placed at {pos}{}",
+            world.by_step(id)
+        ));
+    }
+    if world.posted.contains_key(id) {
+        return Err(format!(
+            "{id} was posted to {} and is no longer the requester's to place",
+            world.posted[id]
+        ));
+    }
+    room(domain, world, at)?;
+    world.positions.insert(id.to_owned(), Some(at.to_owned()));
+    Ok(())
+}
+
+/// Move: a placed Item, from where it is (the From given, if any, must say so) to another
+/// M-Location with room.
+fn move_item(
+    domain: &Domain,
+    world: &mut World,
+    id: &str,
+    statement: &Statement,
+) -> Result<(), String> {
+    let to = statement
+        .first(Preposition::To)
+        .map(|t| t.id.as_str())
+        .unwrap_or_default();
+    let Some(pos) = world.position(id).map(str::to_owned) else {
+        return Err(format!("{id} is not placed anywhere, so it cannot move"));
+    };
+    if let Some(from) = statement.first(Preposition::From)
+        && from.id != pos
+    {
+        return Err(format!(
+            "{id} is at {pos}{}, not at {}",
+            world.by_step(id),
+            from.id
+        ));
+    }
+    if pos == to {
+        return Err(format!("{id} is already at {to}"));
+    }
+    room(domain, world, to)?;
+    world.positions.insert(id.to_owned(), Some(to.to_owned()));
     Ok(())
 }
 

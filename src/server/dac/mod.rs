@@ -59,14 +59,68 @@ impl DomainAccess {
             return response;
         }
         let mut sources = Consulted::new(d, &self.failing);
-        let mut text: Vec<String> = Vec::new();
-        let mut missing: Vec<String> = Vec::new();
+        let mut remarks = Remarks::default();
+        let took_up = self.take_up_commitments(dialogue, &mut sources, request, &mut remarks);
+        let found = self.find(dialogue, &mut sources, request, took_up, &mut response);
+        remarks.text.extend(found.notes.iter().map(|n| sentence(n)));
+        remarks.missing.extend(found.missing.iter().cloned());
+        if !remarks.missing.is_empty() {
+            remarks
+                .text
+                .push(format!("Not answered: {}.", remarks.missing.join("; ")));
+        }
+        // Commitments retained or released are an answer too: a Response that took them up is
+        // at least partially answered (a not_answered one changed nothing, binding section 4).
+        let nothing = found.is_empty()
+            && response.feasibility.is_none()
+            && request.kind != Kind::Commitment
+            && !took_up;
+        let (used, failure, more_failures) = sources.finish();
+        for f in &more_failures {
+            remarks.text.push(format!(
+                "The source {} failed too ({}).",
+                f.service,
+                f.nature.as_str()
+            ));
+        }
+        let short = failure.is_some() || !remarks.missing.is_empty();
+        response.outcome = if nothing && short {
+            Outcome::NotAnswered
+        } else if short {
+            Outcome::PartiallyAnswered
+        } else {
+            Outcome::Answered
+        };
+        let mut answer = found.answer;
+        if !remarks.text.is_empty() {
+            answer.text = Some(remarks.text.join(" "));
+        }
+        if answer != Answer::default() {
+            response.answer = Some(answer);
+        }
+        response.commitment_status = Some(dialogue.commitments.statuses());
+        response.sources_used = Some(used);
+        response.failure = failure;
+        response
+    }
 
-        // Commitments ride on every Kind: release first, so that a statement can replace one
-        // it contradicts in the same turn.
-        let released = request.released_commitment_ids.clone().unwrap_or_default();
-        let unknown = dialogue.commitments.release(&released);
-        missing.extend(
+    /// Commitments ride on every Kind: the released ones go first, so that a statement can
+    /// replace one it contradicts in the same turn; then the ones asked for are retained,
+    /// checked against the domain's facts where the scene can be consulted. Whether the
+    /// Request named any.
+    fn take_up_commitments(
+        &self,
+        dialogue: &mut DacDialogue,
+        sources: &mut Consulted,
+        request: &DacRequest,
+        remarks: &mut Remarks,
+    ) -> bool {
+        let released = request
+            .released_commitment_ids
+            .as_deref()
+            .unwrap_or_default();
+        let unknown = dialogue.commitments.release(released);
+        remarks.missing.extend(
             unknown
                 .iter()
                 .map(|id| format!("{id} is not a commitment of this dialogue")),
@@ -77,38 +131,58 @@ impl DomainAccess {
                 "the facts to check the commitments against".into()
             });
             if !facts {
-                text.push("Commitments were checked against each other only: the domain's facts are unavailable.".into());
+                remarks.text.push(
+                    "Commitments were checked against each other only: the domain's facts are \
+                     unavailable."
+                        .into(),
+                );
             }
             for c in asked {
-                let state =
-                    dialogue
-                        .commitments
-                        .retain(&c.commitment_id, &c.statement, facts.then_some(d));
+                let state = dialogue.commitments.retain(
+                    &c.commitment_id,
+                    &c.statement,
+                    facts.then_some(&self.domain),
+                );
                 if state == CommitmentState::Conflicting
                     && let Some(reason) = dialogue
                         .commitments
                         .get(&c.commitment_id)
                         .and_then(|c| c.reason.clone())
                 {
-                    text.push(format!("{} conflicts: {reason}.", c.commitment_id));
+                    remarks
+                        .text
+                        .push(format!("{} conflicts: {reason}.", c.commitment_id));
                 }
             }
         }
+        !asked.is_empty() || !released.is_empty()
+    }
 
+    /// What the Request's Kind asks, found in the domain (`took_up`: whether it named
+    /// commitments, all a commitment Request needs).
+    fn find(
+        &self,
+        dialogue: &DacDialogue,
+        sources: &mut Consulted,
+        request: &DacRequest,
+        took_up: bool,
+        response: &mut DacResponse,
+    ) -> Found {
+        let d = &self.domain;
         let retained: Vec<(String, String)> = dialogue
             .commitments
             .retained()
             .map(|c| (c.id.clone(), c.statement.clone()))
             .collect();
-        let found: Found = match request.kind {
-            Kind::SemanticGrounding => knowledge::grounding(d, &mut sources, request),
-            Kind::Clarification => knowledge::clarification(d, &mut sources, request),
-            Kind::Affordances => knowledge::affordances(d, &mut sources, request),
-            Kind::Constraints => knowledge::constraints(d, &mut sources, request, &retained),
-            Kind::BehaviouralExpectations => knowledge::expectations(d, &mut sources, request),
+        match request.kind {
+            Kind::SemanticGrounding => knowledge::grounding(d, sources, request),
+            Kind::Clarification => knowledge::clarification(d, sources, request),
+            Kind::Affordances => knowledge::affordances(d, sources, request),
+            Kind::Constraints => knowledge::constraints(d, sources, request, &retained),
+            Kind::BehaviouralExpectations => knowledge::expectations(d, sources, request),
             Kind::Commitment => {
                 let mut found = Found::default();
-                if asked.is_empty() && released.is_empty() {
+                if !took_up {
                     found.missing.push(
                         "a commitment Request names Commitments or ReleasedCommitmentIDs".into(),
                     );
@@ -120,47 +194,8 @@ impl DomainAccess {
                 ));
                 found
             }
-            Kind::Feasibility => self.feasibility(&mut sources, request, dialogue, &mut response),
-        };
-        text.extend(found.notes.iter().map(|n| sentence(n)));
-        missing.extend(found.missing.iter().cloned());
-        if !missing.is_empty() {
-            text.push(format!("Not answered: {}.", missing.join("; ")));
+            Kind::Feasibility => self.feasibility(sources, request, dialogue, response),
         }
-
-        // Commitments retained or released are an answer too: a Response that took them up is
-        // at least partially answered (a not_answered one changed nothing, binding section 4).
-        let took_up_commitments = !asked.is_empty() || !released.is_empty();
-        let nothing = found.is_empty()
-            && response.feasibility.is_none()
-            && request.kind != Kind::Commitment
-            && !took_up_commitments;
-        let (used, failure, more_failures) = sources.finish();
-        for f in &more_failures {
-            text.push(format!(
-                "The source {} failed too ({}).",
-                f.service,
-                f.nature.as_str()
-            ));
-        }
-        response.outcome = if nothing && (failure.is_some() || !missing.is_empty()) {
-            Outcome::NotAnswered
-        } else if failure.is_some() || !missing.is_empty() {
-            Outcome::PartiallyAnswered
-        } else {
-            Outcome::Answered
-        };
-        let mut answer = found.answer;
-        if !text.is_empty() {
-            answer.text = Some(text.join(" "));
-        }
-        if answer != Answer::default() {
-            response.answer = Some(answer);
-        }
-        response.commitment_status = Some(dialogue.commitments.statuses());
-        response.sources_used = Some(used);
-        response.failure = failure;
-        response
     }
 
     fn feasibility(
@@ -208,6 +243,13 @@ impl DomainAccess {
         }
         found
     }
+}
+
+/// What a Response's Answer Text will say, and what of the Request could not be answered.
+#[derive(Default)]
+struct Remarks {
+    text: Vec<String>,
+    missing: Vec<String>,
 }
 
 fn sentence(note: &str) -> String {

@@ -44,58 +44,17 @@ impl UserStateRefinement {
 
     pub fn respond(&self, dialogue: &mut UsrDialogue, request: &UsrRequest) -> UsrResponse {
         let mut response = UsrResponse::answering(&request.common, Outcome::Answered, AIM_ID);
-        let refused = |mut response: UsrResponse, why: String| {
-            response.outcome = Outcome::NotAnswered;
-            response.provenance = Some(Provenance {
-                sources: vec![],
-                method: METHOD.into(),
-                evidence: Some(vec![why]),
-            });
-            response
-        };
-        if let Some(m) = &self.users.file.m_instance
-            && m != &request.common.m_instance
-        {
-            return refused(
-                response,
-                format!(
-                    "this User State Refinement serves {m}, not {}",
-                    request.common.m_instance
-                ),
-            );
-        }
-        let known = || {
-            self.users
-                .file
-                .users
-                .iter()
-                .map(|u| u.user_id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let Some(user_id) = request.user_id.clone().or_else(|| dialogue.current.clone()) else {
-            return refused(
-                response,
-                format!(
-                    "no UserID, and none earlier in this dialogue: name the User ({})",
-                    known()
-                ),
-            );
-        };
-        let Some(user) = self.users.user(&user_id) else {
-            let hint = crate::protocol::spelling::closest(
-                &user_id,
-                self.users.file.users.iter().map(|u| u.user_id.as_str()),
-            )
-            .map(|c| format!(" Did you mean {c}?"))
-            .unwrap_or_default();
-            return refused(
-                response,
-                format!(
-                    "{user_id} is not a User this server knows ({}).{hint}",
-                    known()
-                ),
-            );
+        let (user_id, user) = match self.user_of(dialogue, request) {
+            Ok(found) => found,
+            Err(why) => {
+                response.outcome = Outcome::NotAnswered;
+                response.provenance = Some(Provenance {
+                    sources: vec![],
+                    method: METHOD.into(),
+                    evidence: Some(vec![why]),
+                });
+                return response;
+            }
         };
         dialogue.current = Some(user_id.clone());
         let mut sources = Vec::new();
@@ -121,31 +80,88 @@ impl UserStateRefinement {
         );
         refined.turn = request.common.turn_index.get();
         sources.extend(r.used.iter().map(|u| format!("Feedback.{}", capitalize(u))));
-        let mut evidence = r.evidence;
-        evidence.extend(r.unused.iter().map(|u| format!("unused: {u}")));
-        if r.unused.is_empty() {
-            response.outcome = Outcome::Answered;
-        } else {
-            response.outcome = Outcome::PartiallyAnswered;
-        }
-        let state = &refined.state;
-        let mut refined_json = match serde_json::to_value(state) {
-            Ok(Value::Object(map)) => map,
-            _ => serde_json::Map::new(),
-        };
-        refined_json.insert("UserID".into(), json!(user_id));
-        response.refined_user_state = Some(refined_json);
-        response.engagement = Some(Engagement {
-            level: Some(Fraction::new(state.engagement.level)),
-            mode: Some(state.engagement.mode),
-        });
-        response.provenance = Some(Provenance {
-            sources,
-            method: METHOD.into(),
-            evidence: Some(evidence),
-        });
-        response
+        answered(response, &user_id, &refined.state, sources, r)
     }
+
+    /// The User the Request is about (its UserID, else the dialogue's current User), or why
+    /// it cannot be answered: another M-Instance, no User named, or one this server does
+    /// not know.
+    fn user_of(
+        &self,
+        dialogue: &UsrDialogue,
+        request: &UsrRequest,
+    ) -> Result<(String, &users::User), String> {
+        if let Some(m) = &self.users.file.m_instance
+            && m != &request.common.m_instance
+        {
+            return Err(format!(
+                "this User State Refinement serves {m}, not {}",
+                request.common.m_instance
+            ));
+        }
+        let known = || {
+            self.users
+                .file
+                .users
+                .iter()
+                .map(|u| u.user_id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(user_id) = request.user_id.clone().or_else(|| dialogue.current.clone()) else {
+            return Err(format!(
+                "no UserID, and none earlier in this dialogue: name the User ({})",
+                known()
+            ));
+        };
+        let Some(user) = self.users.user(&user_id) else {
+            let hint = crate::protocol::spelling::closest(
+                &user_id,
+                self.users.file.users.iter().map(|u| u.user_id.as_str()),
+            )
+            .map(|c| format!(" Did you mean {c}?"))
+            .unwrap_or_default();
+            return Err(format!(
+                "{user_id} is not a User this server knows ({}).{hint}",
+                known()
+            ));
+        };
+        Ok((user_id, user))
+    }
+}
+
+/// The Response of a refinement: the refined User State, its Engagement, and where it came
+/// from (`sources`, and the evidence of each rule applied or feedback left unused).
+fn answered(
+    mut response: UsrResponse,
+    user_id: &str,
+    state: &UserState,
+    sources: Vec<String>,
+    r: refine::Refinement,
+) -> UsrResponse {
+    let mut evidence = r.evidence;
+    evidence.extend(r.unused.iter().map(|u| format!("unused: {u}")));
+    if r.unused.is_empty() {
+        response.outcome = Outcome::Answered;
+    } else {
+        response.outcome = Outcome::PartiallyAnswered;
+    }
+    let mut refined_json = match serde_json::to_value(state) {
+        Ok(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    refined_json.insert("UserID".into(), json!(user_id));
+    response.refined_user_state = Some(refined_json);
+    response.engagement = Some(Engagement {
+        level: Some(Fraction::new(state.engagement.level)),
+        mode: Some(state.engagement.mode),
+    });
+    response.provenance = Some(Provenance {
+        sources,
+        method: METHOD.into(),
+        evidence: Some(evidence),
+    });
+    response
 }
 
 fn capitalize(word: &str) -> String {

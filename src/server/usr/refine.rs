@@ -19,7 +19,7 @@
 
 use crate::protocol::usr::EngagementMode;
 use crate::server::usr::users::{
-    Answer, Belief, Hypothesis, HypothesisStatus, Intention, UserState, Users,
+    Answer, Belief, Cue, Hypothesis, HypothesisStatus, Intention, UserState, Users,
 };
 
 /// What one refinement did.
@@ -239,6 +239,9 @@ fn status_of(confidence: f64) -> HypothesisStatus {
     }
 }
 
+/// A hypothesis being weighed: its statement, its confidence so far and what it claims.
+type Weighed = Option<(String, f64, Option<Claim>)>;
+
 /// Refines `state` with one Request's feedback. `user_id` is the User it is about.
 pub fn refine(
     users: &Users,
@@ -249,8 +252,38 @@ pub fn refine(
     question: Option<&str>,
 ) -> Refinement {
     let mut r = Refinement::default();
+    let mut confidence = weigh_hypothesis(state, user_id, hypothesis, &mut r);
+    let mut mode_set = false;
+    for evidence in conflicts {
+        let Some(cue) = users.cue(evidence) else {
+            r.unused
+                .push(format!("\"{evidence}\" is not a cue the rules know"));
+            continue;
+        };
+        if !r.used.contains(&"conflicts") {
+            r.used.push("conflicts");
+        }
+        mode_set |= apply_cue(state, evidence, cue, &mut confidence, &mut r);
+    }
+    if !mode_set {
+        passive_when_disengaged(state, &mut r);
+    }
+    settle_hypothesis(state, confidence, &mut r);
+    answer_question(state, question, &mut r);
+    state.cycle += 1;
+    r
+}
+
+/// The hypothesis judged against the state as it was: its confidence moves by 0.2 towards
+/// what the state says of it (the cues then move it further). `None` when there is none,
+/// or none the rules can read (said in `unused`).
+fn weigh_hypothesis(
+    state: &UserState,
+    user_id: &str,
+    hypothesis: Option<&str>,
+    r: &mut Refinement,
+) -> Weighed {
     let claim = hypothesis.map(|h| (h, parse_hypothesis(h, user_id)));
-    let mut confidence: Option<(String, f64, Option<Claim>)> = None;
     match &claim {
         Some((text, Some(c))) => {
             r.used.push("hypothesis");
@@ -263,91 +296,105 @@ pub fn refine(
                 .unwrap_or(0.5);
             let after = match judge(c, state) {
                 Some(true) => {
-                    r.evidence.push(format!("the state supports \"{key}\": confidence {before:.2} -> {:.2}", round(before + 0.2).min(0.95)));
+                    r.evidence.push(format!(
+                        "the state supports \"{key}\": confidence {before:.2} -> {:.2}",
+                        round(before + 0.2).min(0.95)
+                    ));
                     before + 0.2
                 }
                 Some(false) => {
-                    r.evidence.push(format!("the state contradicts \"{key}\": confidence {before:.2} -> {:.2}", round(before - 0.2).max(0.05)));
+                    r.evidence.push(format!(
+                        "the state contradicts \"{key}\": confidence {before:.2} -> {:.2}",
+                        round(before - 0.2).max(0.05)
+                    ));
                     before - 0.2
                 }
                 None => {
-                    r.evidence.push(format!("the state does not say whether \"{key}\": confidence stays {before:.2}"));
+                    r.evidence.push(format!(
+                        "the state does not say whether \"{key}\": confidence stays {before:.2}"
+                    ));
                     before
                 }
             };
-            confidence = Some((key, after.clamp(0.05, 0.95), Some(c.clone())));
+            Some((key, after.clamp(0.05, 0.95), Some(c.clone())))
         }
-        Some((text, None)) => r.unused.push(format!(
-            "the hypothesis \"{}\" is in none of the forms the rules read (e.g. \"Emotion is curious\", \"wants to …\", \"believes …\", \"is engaged\")",
-            text.trim()
-        )),
-        None => {}
-    }
-
-    let mut mode_set = false;
-    for evidence in conflicts {
-        let Some(cue) = users.cue(evidence) else {
-            r.unused
-                .push(format!("\"{evidence}\" is not a cue the rules know"));
-            continue;
-        };
-        if !r.used.contains(&"conflicts") {
-            r.used.push("conflicts");
-        }
-        let mut changes = Vec::new();
-        if cue.engagement != 0.0 {
-            let before = state.engagement.level;
-            state.engagement.level = round((before + cue.engagement).clamp(0.0, 1.0));
-            changes.push(format!(
-                "Engagement Level {before:.2} -> {:.2}",
-                state.engagement.level
+        Some((text, None)) => {
+            r.unused.push(format!(
+                "the hypothesis \"{}\" is in none of the forms the rules read (e.g. \"Emotion is curious\", \"wants to …\", \"believes …\", \"is engaged\")",
+                text.trim()
             ));
+            None
         }
-        if let Some(mode) = cue.mode {
-            if state.engagement.mode != mode {
-                changes.push(format!(
-                    "Mode {} -> {}",
-                    state.engagement.mode.as_str(),
-                    mode.as_str()
-                ));
-            }
-            state.engagement.mode = mode;
-            mode_set = true;
-        }
-        let mut sets: Vec<(&String, &String)> = cue.sets.iter().collect();
-        sets.sort();
-        for (attribute, value) in sets {
-            let slot = match attribute.as_str() {
-                "CognitiveState" => &mut state.cognitive_state,
-                "Emotion" => &mut state.emotion,
-                "SocialAttitude" => &mut state.social_attitude,
-                _ => continue,
-            };
-            if slot != value {
-                changes.push(format!("{attribute} {slot} -> {value}"));
-                *slot = value.clone();
-            }
-        }
-        if let Some((key, c, _)) = confidence.as_mut() {
-            let before = *c;
-            *c = (*c - cue.weight()).clamp(0.05, 0.95);
-            changes.push(format!("\"{key}\" {before:.2} -> {:.2}", round(*c)));
-        }
-        r.evidence.push(format!(
-            "{} ({}): {}",
-            evidence.trim(),
-            cue.cue,
-            if changes.is_empty() {
-                "no change".into()
-            } else {
-                changes.join(", ")
-            }
+        None => None,
+    }
+}
+
+/// One known cue of the conflicts: its engagement, Mode and attributes go into the state,
+/// and its weight against the hypothesis; what changed is said in the evidence. Whether it
+/// set the Mode.
+fn apply_cue(
+    state: &mut UserState,
+    evidence: &str,
+    cue: &Cue,
+    confidence: &mut Weighed,
+    r: &mut Refinement,
+) -> bool {
+    let mut mode_set = false;
+    let mut changes = Vec::new();
+    if cue.engagement != 0.0 {
+        let before = state.engagement.level;
+        state.engagement.level = round((before + cue.engagement).clamp(0.0, 1.0));
+        changes.push(format!(
+            "Engagement Level {before:.2} -> {:.2}",
+            state.engagement.level
         ));
     }
-    if !mode_set
-        && state.engagement.level < 0.25
-        && state.engagement.mode != EngagementMode::Passive
-    {
+    if let Some(mode) = cue.mode {
+        if state.engagement.mode != mode {
+            changes.push(format!(
+                "Mode {} -> {}",
+                state.engagement.mode.as_str(),
+                mode.as_str()
+            ));
+        }
+        state.engagement.mode = mode;
+        mode_set = true;
+    }
+    let mut sets: Vec<(&String, &String)> = cue.sets.iter().collect();
+    sets.sort();
+    for (attribute, value) in sets {
+        let slot = match attribute.as_str() {
+            "CognitiveState" => &mut state.cognitive_state,
+            "Emotion" => &mut state.emotion,
+            "SocialAttitude" => &mut state.social_attitude,
+            _ => continue,
+        };
+        if slot != value {
+            changes.push(format!("{attribute} {slot} -> {value}"));
+            *slot = value.clone();
+        }
+    }
+    if let Some((key, c, _)) = confidence.as_mut() {
+        let before = *c;
+        *c = (*c - cue.weight()).clamp(0.05, 0.95);
+        changes.push(format!("\"{key}\" {before:.2} -> {:.2}", round(*c)));
+    }
+    r.evidence.push(format!(
+        "{} ({}): {}",
+        evidence.trim(),
+        cue.cue,
+        if changes.is_empty() {
+            "no change".into()
+        } else {
+            changes.join(", ")
+        }
+    ));
+    mode_set
+}
+
+/// A User whose engagement fell under 0.25, with no cue setting the Mode, turns passive.
+fn passive_when_disengaged(state: &mut UserState, r: &mut Refinement) {
+    if state.engagement.level < 0.25 && state.engagement.mode != EngagementMode::Passive {
         r.evidence.push(format!(
             "Engagement Level {:.2} is under 0.25: Mode {} -> passive",
             state.engagement.level,
@@ -355,11 +402,15 @@ pub fn refine(
         ));
         state.engagement.mode = EngagementMode::Passive;
     }
+}
 
+/// The hypothesis's final confidence and status go into the state's hypotheses, and what
+/// it is about follows them.
+fn settle_hypothesis(state: &mut UserState, confidence: Weighed, r: &mut Refinement) {
     if let Some((key, c, Some(claim))) = confidence {
         let c = round(c);
         let status = status_of(c);
-        follow(state, &claim, c, status, &mut r);
+        follow(state, &claim, c, status, r);
         match state
             .hypotheses
             .iter_mut()
@@ -376,7 +427,10 @@ pub fn refine(
             }),
         }
     }
+}
 
+/// The Request's question answered from the refined state (or the previous answer cleared).
+fn answer_question(state: &mut UserState, question: Option<&str>, r: &mut Refinement) {
     if let Some(q) = question {
         match answer(state, q) {
             Some(text) => {
@@ -399,8 +453,6 @@ pub fn refine(
     } else {
         state.answer = None;
     }
-    state.cycle += 1;
-    r
 }
 
 /// What the hypothesis is about takes its confidence.

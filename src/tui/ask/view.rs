@@ -4,7 +4,7 @@
 
 use super::form::{Field, FieldKind, Form};
 use super::{AskOverlay, Body};
-use crate::client::answers::Asking;
+use crate::client::answers::{Asking, SampledMessage};
 use crate::tui::app::App;
 use crate::tui::hits::Hits;
 use crate::tui::view::overlays::{centered, input_line, open_box};
@@ -14,12 +14,12 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui_textarea::TextArea;
 
 /// Label column width.
 const LABEL: usize = 22;
 
 pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &mut Hits) {
-    let t = app.theme();
     // The box's inside is as wide as a 100-column box leaves, or the screen.
     let width = (100.min(area.width.saturating_sub(2)) as usize).saturating_sub(2);
     let named = o
@@ -29,117 +29,35 @@ pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &m
         .map(|n| format!(" ({n})"))
         .unwrap_or_default();
     let title = format!(" The server asks{named}: {} ", o.ask.method);
-    let mut lines: Vec<Line> = wrap_window(&o.ask.message, width, 0, 6)
-        .into_iter()
-        .map(|l| Line::styled(l, t.bold(t.colors.foreground)))
-        .collect();
-    lines.push(Line::raw(""));
-    // The line to keep in view (the field with the focus).
-    let mut focus_line = 0;
-    let mut field_lines = Vec::new();
-    let mut editor_rows = 0u16;
-    match (&o.body, &o.ask.asking) {
-        (Body::Form(form), _) => {
-            form_lines(app, form, width, &mut lines, &mut field_lines);
-            focus_line = field_lines.get(form.focus).copied().unwrap_or(0);
-        }
-        (Body::Url, Asking::Url { url }) => {
-            lines.push(Line::styled(url.clone(), t.bold(t.colors.accent)));
-            lines.push(Line::styled(
-                "Open this page in a browser and do what it asks; then Enter.",
-                t.muted(),
-            ));
-        }
-        (
-            Body::Reply(_),
-            Asking::Sampling {
-                messages,
-                system,
-                max_tokens,
-            },
-        ) => {
-            if let Some(system) = system {
-                for l in wrap_window(&format!("system: {system}"), width, 0, 4) {
-                    lines.push(Line::styled(l, t.muted()));
-                }
-            }
-            // The last messages, as many as leave room for the reply.
-            let room = (area.height as usize).saturating_sub(18).max(2);
-            let mut said = Vec::new();
-            for m in messages.iter().rev() {
-                let mut these: Vec<Line> =
-                    wrap_window(&format!("{}: {}", m.role, m.text), width, 0, 8)
-                        .into_iter()
-                        .map(Line::raw)
-                        .collect();
-                if said.len() + these.len() > room {
-                    break;
-                }
-                these.reverse();
-                said.extend(these);
-            }
-            said.reverse();
-            lines.extend(said);
-            lines.push(Line::styled(
-                format!("Your reply, as a model would give it (at most {max_tokens} tokens):"),
-                t.fg(t.colors.accent),
-            ));
-            editor_rows = 8;
-        }
-        _ => {}
-    }
-    let mut foot = Vec::new();
-    if let Some(problem) = &o.problem {
-        foot.push(Line::styled(format!("! {problem}"), t.bold(t.colors.error)));
-    }
-    let keys = match o.body {
-        Body::Form(_) => {
-            "Enter answer · Tab/↑↓ field · Space/←→ choose · Ctrl-D decline · Esc dismiss"
-        }
-        Body::Url => "Enter done · Ctrl-D decline · Esc dismiss",
-        Body::Reply(_) => "Enter send · Alt-Enter/Ctrl-J new line · Ctrl-D decline · Esc dismiss",
-    };
-    foot.push(Line::styled(keys, t.fg(t.colors.key_hint)));
+    let body = body_lines(app, o, width, area.height);
+    let foot = foot_lines(app, o);
     // The box fits what it shows (a small form, a small box), at most the screen.
-    let wanted = lines.len() + foot.len() + editor_rows as usize + 3;
+    let wanted = body.lines.len() + foot.len() + body.editor_rows as usize + 3;
     let r = centered(area, 100, wanted.min(u16::MAX as usize) as u16);
     let inner = open_box(frame, app, r, &title, hits);
     // What fits: the lines around the focus, the editor, the foot.
-    let height = inner.height as usize;
-    let body_room = height.saturating_sub(foot.len() + editor_rows as usize);
-    let skip = if lines.len() > body_room {
-        (focus_line + 2)
-            .saturating_sub(body_room)
-            .min(lines.len() - body_room)
-    } else {
-        0
-    };
+    let body_room = (inner.height as usize).saturating_sub(foot.len() + body.editor_rows as usize);
+    let skip = first_shown(body.lines.len(), body.focus_line, body_room);
     // A click on a field's line gives it the focus.
-    for (field, &line) in field_lines.iter().enumerate() {
+    for (field, &line) in body.field_lines.iter().enumerate() {
         if line >= skip && line - skip < body_room {
             let y = inner.y + (line - skip) as u16;
             hits.overlay_rows
                 .push((Rect::new(inner.x, y, inner.width, 1), field));
         }
     }
-    let body: Vec<Line> = lines.into_iter().skip(skip).take(body_room).collect();
-    let body_height = body.len() as u16;
+    let shown: Vec<Line> = body.lines.into_iter().skip(skip).take(body_room).collect();
+    let body_height = shown.len() as u16;
     frame.render_widget(
-        Paragraph::new(body),
+        Paragraph::new(shown),
         Rect::new(inner.x, inner.y, inner.width, body_height),
     );
     let mut y = inner.y + body_height;
     if let Body::Reply(editor) = &o.body {
-        let rows = editor_rows.min(inner.height.saturating_sub(body_height + foot.len() as u16));
-        let mut editor = (**editor).clone();
-        editor.set_block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_style(t.border(true)),
-        );
-        editor.set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
-        editor.set_cursor_line_style(Style::default());
-        frame.render_widget(&editor, Rect::new(inner.x, y, inner.width, rows));
+        let rows = body
+            .editor_rows
+            .min(inner.height.saturating_sub(body_height + foot.len() as u16));
+        reply_editor(frame, app, editor, Rect::new(inner.x, y, inner.width, rows));
         y += rows;
     }
     let foot_y = y.max(inner.y + inner.height.saturating_sub(foot.len() as u16));
@@ -152,6 +70,143 @@ pub fn render(frame: &mut Frame, app: &App, o: &AskOverlay, area: Rect, hits: &m
             (inner.y + inner.height).saturating_sub(foot_y),
         ),
     );
+}
+
+/// What the box shows above its foot, and where the fields are in it.
+struct BodyLines<'a> {
+    lines: Vec<Line<'a>>,
+    /// The line to keep in view (the field with the focus).
+    focus_line: usize,
+    /// The line of each field of a form.
+    field_lines: Vec<usize>,
+    /// The rows the reply's editor takes under the lines.
+    editor_rows: u16,
+}
+
+/// The message, then the form, the page to open, or the messages to reply to.
+fn body_lines<'a>(app: &App, o: &'a AskOverlay, width: usize, height: u16) -> BodyLines<'a> {
+    let t = app.theme();
+    let mut body = BodyLines {
+        lines: wrap_window(&o.ask.message, width, 0, 6)
+            .into_iter()
+            .map(|l| Line::styled(l, t.bold(t.colors.foreground)))
+            .collect(),
+        focus_line: 0,
+        field_lines: Vec::new(),
+        editor_rows: 0,
+    };
+    body.lines.push(Line::raw(""));
+    match (&o.body, &o.ask.asking) {
+        (Body::Form(form), _) => {
+            form_lines(app, form, width, &mut body.lines, &mut body.field_lines);
+            body.focus_line = body.field_lines.get(form.focus).copied().unwrap_or(0);
+        }
+        (Body::Url, Asking::Url { url }) => {
+            body.lines
+                .push(Line::styled(url.clone(), t.bold(t.colors.accent)));
+            body.lines.push(Line::styled(
+                "Open this page in a browser and do what it asks; then Enter.",
+                t.muted(),
+            ));
+        }
+        (
+            Body::Reply(_),
+            Asking::Sampling {
+                messages,
+                system,
+                max_tokens,
+            },
+        ) => {
+            // The last messages, as many as leave room for the reply.
+            let room = (height as usize).saturating_sub(18).max(2);
+            body.lines.extend(sampling_lines(
+                app,
+                messages,
+                system.as_deref(),
+                width,
+                room,
+            ));
+            body.lines.push(Line::styled(
+                format!("Your reply, as a model would give it (at most {max_tokens} tokens):"),
+                t.fg(t.colors.accent),
+            ));
+            body.editor_rows = 8;
+        }
+        _ => {}
+    }
+    body
+}
+
+/// A sampling request's system prompt, and its last messages (as many as fit in `room`
+/// lines), oldest first.
+fn sampling_lines<'a>(
+    app: &App,
+    messages: &[SampledMessage],
+    system: Option<&str>,
+    width: usize,
+    room: usize,
+) -> Vec<Line<'a>> {
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some(system) = system {
+        for l in wrap_window(&format!("system: {system}"), width, 0, 4) {
+            lines.push(Line::styled(l, app.theme().muted()));
+        }
+    }
+    let mut said = Vec::new();
+    for m in messages.iter().rev() {
+        let mut these: Vec<Line> = wrap_window(&format!("{}: {}", m.role, m.text), width, 0, 8)
+            .into_iter()
+            .map(Line::raw)
+            .collect();
+        if said.len() + these.len() > room {
+            break;
+        }
+        these.reverse();
+        said.extend(these);
+    }
+    said.reverse();
+    lines.extend(said);
+    lines
+}
+
+/// The foot: what is wrong, then the keys.
+fn foot_lines<'a>(app: &App, o: &AskOverlay) -> Vec<Line<'a>> {
+    let t = app.theme();
+    let mut foot = Vec::new();
+    if let Some(problem) = &o.problem {
+        foot.push(Line::styled(format!("! {problem}"), t.bold(t.colors.error)));
+    }
+    let keys = match o.body {
+        Body::Form(_) => {
+            "Enter answer · Tab/↑↓ field · Space/←→ choose · Ctrl-D decline · Esc dismiss"
+        }
+        Body::Url => "Enter done · Ctrl-D decline · Esc dismiss",
+        Body::Reply(_) => "Enter send · Alt-Enter/Ctrl-J new line · Ctrl-D decline · Esc dismiss",
+    };
+    foot.push(Line::styled(keys, t.fg(t.colors.key_hint)));
+    foot
+}
+
+/// The first line shown: the focused field (and a line under it) stays in view.
+fn first_shown(lines: usize, focus_line: usize, room: usize) -> usize {
+    if lines > room {
+        (focus_line + 2).saturating_sub(room).min(lines - room)
+    } else {
+        0
+    }
+}
+
+/// The reply's editor, in a box, its cursor shown without colour.
+fn reply_editor(frame: &mut Frame, app: &App, editor: &TextArea<'static>, r: Rect) {
+    let mut editor = editor.clone();
+    editor.set_block(
+        Block::default()
+            .borders(Borders::ALL)
+            .border_style(app.theme().border(true)),
+    );
+    editor.set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
+    editor.set_cursor_line_style(Style::default());
+    frame.render_widget(&editor, r);
 }
 
 fn form_lines<'a>(

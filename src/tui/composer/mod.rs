@@ -389,74 +389,8 @@ impl Composer {
     /// What the server's resources do not name, and a TurnIndex that is not after the last
     /// accepted one.
     fn warnings(&self, request: &Value, ctx: &Context) -> Vec<String> {
-        let mut out = Vec::new();
-        let unknown = |ids: Vec<&str>, words, out: &mut Vec<String>| {
-            let known = ctx.vocabulary.list(words);
-            if known.is_empty() {
-                return; // nothing to judge by (the composer says why the list is empty)
-            }
-            let strangers: Vec<&str> = ids
-                .into_iter()
-                .filter(|id| !known.iter().any(|k| k == id))
-                .collect();
-            if !strangers.is_empty() {
-                out.push(format!(
-                    "{} not among the server's {}",
-                    strangers.join(", "),
-                    words.name()
-                ));
-            }
-        };
-        let strings = |pointer: &str| -> Vec<&str> {
-            match request.pointer(pointer) {
-                Some(Value::String(s)) => vec![s.as_str()],
-                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-                _ => Vec::new(),
-            }
-        };
-        use crate::protocol::resources::Words;
-        unknown(strings("/EntityIDs"), Words::Entities, &mut out);
-        unknown(strings("/Space/SpaceID"), Words::Spaces, &mut out);
-        unknown(strings("/Space/MLocation"), Words::MLocations, &mut out);
-        unknown(strings("/UserID"), Words::Users, &mut out);
-        // The Items and places a Process Action statement names (not its With attributes).
-        let places: Vec<&String> = [Words::Entities, Words::MLocations, Words::Spaces]
-            .into_iter()
-            .flat_map(|w| ctx.vocabulary.list(w).iter())
-            .collect();
-        if !places.is_empty() {
-            for step in request
-                .get("ProcessActions")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let Some(Ok(statement)) = step
-                    .get("Statement")
-                    .and_then(Value::as_str)
-                    .map(process_action::parse)
-                else {
-                    continue;
-                };
-                let strangers: Vec<&str> = statement
-                    .complements
-                    .iter()
-                    .filter(|c| c.preposition != process_action::Preposition::With)
-                    .map(|c| c.target.id.as_str())
-                    .filter(|id| !places.iter().any(|k| k.as_str() == *id))
-                    .collect();
-                if !strangers.is_empty() {
-                    let n = step.get("Step").map(Value::to_string).unwrap_or_default();
-                    out.push(format!(
-                        "step {n}: {} not among the server's {}, {} or {}",
-                        strangers.join(", "),
-                        Words::Entities.name(),
-                        Words::MLocations.name(),
-                        Words::Spaces.name()
-                    ));
-                }
-            }
-        }
+        let mut out = unknown_ids(request, ctx);
+        out.extend(unknown_places_in_steps(request, ctx));
         if let (Some(turn), Some(last)) = (
             request
                 .get("TurnIndex")
@@ -515,50 +449,20 @@ impl Composer {
                 .ok_or("the form needs a known Kind")?;
             self.kind = kind;
         }
-        // Every field of every Kind, to find each property's widget.
-        let all: Vec<FieldSpec> = match self.interface {
-            Interface::Dac => Kind::VARIANTS
-                .iter()
-                .flat_map(|k| fields::fields_for(Interface::Dac, Some(k.as_str())))
-                .collect(),
-            Interface::Usr => fields::fields_for(Interface::Usr, None),
-        };
+        let all = every_field(self.interface);
         let widget_of = |key: &str| all.iter().find(|f| f.key == key).map(|f| f.widget);
-        let mut texts: HashMap<String, String> = HashMap::new();
-        let mut extra = Map::new();
-        for (k, v) in map {
-            let members = fields::members(self.interface, &k);
-            if !members.is_empty() {
-                let Value::Object(obj) = &v else {
-                    return Err(format!("{k} is not an object the form can show"));
-                };
-                for (child, value) in obj {
-                    if !members.contains(&child.as_str()) {
-                        return Err(format!("{k}.{child} is not in the form"));
-                    }
-                    let key = format!("{k}.{child}");
-                    let widget = widget_of(&key).unwrap_or(Widget::Json);
-                    texts.insert(
-                        key.clone(),
-                        fields::decode(widget, value)
-                            .ok_or_else(|| format!("{key} has a shape the form cannot show"))?,
-                    );
-                }
-            } else if let Some(widget) = widget_of(&k) {
-                texts.insert(
-                    k.clone(),
-                    fields::decode(widget, &v)
-                        .ok_or_else(|| format!("{k} has a shape the form cannot show"))?,
-                );
-            } else {
-                extra.insert(k, v);
-            }
-        }
+        let (texts, extra) = form_texts(self.interface, map, widget_of)?;
         self.texts = texts;
         self.fields.clear();
         self.extra = extra;
         self.rebuild_fields();
-        // Properties of the Request that this Kind's form does not show stay as they are.
+        self.keep_hidden_as_sent(widget_of);
+        Ok(())
+    }
+
+    /// Properties of the Request that this Kind's form does not show stay as they are: sent
+    /// beside the form's.
+    fn keep_hidden_as_sent(&mut self, widget_of: impl Fn(&str) -> Option<Widget>) {
         let shown: Vec<String> = self.fields.iter().map(|f| f.spec.key.clone()).collect();
         let hidden: Vec<(String, String)> = self
             .texts
@@ -583,7 +487,6 @@ impl Composer {
                 }
             }
         }
-        Ok(())
     }
 
     /// After a turn: the raw Request gets the next TurnIndex and fresh identifiers; in the
@@ -806,48 +709,70 @@ impl Composer {
         handled
     }
 
+    /// A key: to the completion list when one is open, then the draft's history and rows,
+    /// then the form's own keys, then the active editor.
     fn key(&mut self, key: KeyEvent, ctx: &Context) -> Handled {
+        if let Some(handled) = self.completion_key(key, ctx) {
+            return handled;
+        }
+        if let Some(handled) = self.draft_key(key, ctx) {
+            return handled;
+        }
+        if self.mode == Mode::Form
+            && let Some(handled) = self.form_key(key, ctx)
+        {
+            return handled;
+        }
+        self.edit_key(key, ctx)
+    }
+
+    /// An open completion list takes the arrows, Tab, Enter and Esc. Tab accepts it; Enter
+    /// and → only when it was asked for or moved in, or in a one-line field (in a
+    /// multi-line one Enter is a new line: a list that came up while typing prose never
+    /// swallows it). None: the key goes on.
+    fn completion_key(&mut self, key: KeyEvent, ctx: &Context) -> Option<Handled> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
-        // An open completion list takes the arrows, Tab, Enter and Esc. Tab accepts it; Enter
-        // and → only when it was asked for or moved in, or in a one-line field (in a
-        // multi-line one Enter is a new line: a list that came up while typing prose never
-        // swallows it).
-        if let Some(completion) = &self.completion {
-            let multiline = self.mode == Mode::Form
-                && self
-                    .focused_field()
-                    .is_some_and(|i| self.fields[i].spec.widget.multiline());
-            let accepts = completion.chosen || !multiline;
-            match key.code {
-                KeyCode::Up | KeyCode::Down if !alt => {
-                    if let Some(c) = &mut self.completion {
-                        c.step(key.code == KeyCode::Down);
-                    }
-                    return Handled::Consumed;
+        let completion = self.completion.as_ref()?;
+        let multiline = self.mode == Mode::Form
+            && self
+                .focused_field()
+                .is_some_and(|i| self.fields[i].spec.widget.multiline());
+        let accepts = completion.chosen || !multiline;
+        match key.code {
+            KeyCode::Up | KeyCode::Down if !alt => {
+                if let Some(c) = &mut self.completion {
+                    c.step(key.code == KeyCode::Down);
                 }
-                KeyCode::Tab if key.modifiers.is_empty() => {
-                    self.accept_completion();
-                    self.edited = true;
-                    self.changes += 1;
-                    self.recheck(ctx);
-                    return Handled::Consumed;
-                }
-                KeyCode::Enter | KeyCode::Right if !ctrl && accepts => {
-                    self.accept_completion();
-                    self.edited = true;
-                    self.changes += 1;
-                    self.recheck(ctx);
-                    return Handled::Consumed;
-                }
-                KeyCode::Enter | KeyCode::Right => self.completion = None,
-                KeyCode::Esc => {
-                    self.completion = None;
-                    return Handled::Consumed;
-                }
-                _ => {}
+                Some(Handled::Consumed)
             }
+            KeyCode::Tab if key.modifiers.is_empty() => Some(self.accept_as_typed(ctx)),
+            KeyCode::Enter | KeyCode::Right if !ctrl && accepts => Some(self.accept_as_typed(ctx)),
+            KeyCode::Enter | KeyCode::Right => {
+                self.completion = None;
+                None
+            }
+            KeyCode::Esc => {
+                self.completion = None;
+                Some(Handled::Consumed)
+            }
+            _ => None,
         }
+    }
+
+    /// Accepts the chosen completion, as an edit of the draft.
+    fn accept_as_typed(&mut self, ctx: &Context) -> Handled {
+        self.accept_completion();
+        self.edited = true;
+        self.changes += 1;
+        self.recheck(ctx);
+        Handled::Consumed
+    }
+
+    /// The draft's history, the rows, completion on demand, and the keys that are the
+    /// explorer's (Ctrl-Enter, Esc). None: the key goes on.
+    fn draft_key(&mut self, key: KeyEvent, ctx: &Context) -> Option<Handled> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             // The draft's history (whole drafts replaced); Ctrl-U undoes typing.
             KeyCode::Char('z') if ctrl => {
@@ -855,74 +780,82 @@ impl Composer {
                     self.message =
                         Some("no earlier draft to go back to (Ctrl-U undoes typing)".into());
                 }
-                return Handled::Consumed;
+                Some(Handled::Consumed)
             }
             KeyCode::Char('y') if ctrl && !self.undone.is_empty() => {
                 self.redo_draft(ctx);
-                return Handled::Consumed;
+                Some(Handled::Consumed)
             }
-            KeyCode::Tab if key.modifiers.is_empty() => return self.next_row(true),
-            KeyCode::BackTab => return self.next_row(false),
+            KeyCode::Tab if key.modifiers.is_empty() => Some(self.next_row(true)),
+            KeyCode::BackTab => Some(self.next_row(false)),
             KeyCode::Char(' ') if ctrl => {
                 self.refresh_completion(ctx, true);
-                return Handled::Consumed;
+                Some(Handled::Consumed)
             }
-            KeyCode::Enter if ctrl => return Handled::Ignored,
-            KeyCode::Esc => return Handled::Ignored,
-            _ => {}
+            KeyCode::Enter if ctrl => Some(Handled::Ignored),
+            KeyCode::Esc => Some(Handled::Ignored),
+            _ => None,
         }
-        if self.mode == Mode::Form {
-            let on_kind = self.interface == Interface::Dac && self.row == 0;
-            let (multiline, row, lines) = match self.focused_field() {
-                Some(i) => {
-                    let f = &self.fields[i];
-                    (
-                        f.spec.widget.multiline(),
-                        f.editor.cursor().0,
-                        f.editor.lines().len(),
-                    )
-                }
-                None => (false, 0, 1),
-            };
-            match key.code {
-                KeyCode::Left | KeyCode::Right if on_kind => {
-                    self.cycle_kind(key.code == KeyCode::Right);
+    }
+
+    /// The form's keys: the Kind row's (arrows and letters change the Kind; nothing else is
+    /// typed there), and arrows or Enter that move between rows. None: the key goes on.
+    fn form_key(&mut self, key: KeyEvent, ctx: &Context) -> Option<Handled> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let on_kind = self.interface == Interface::Dac && self.row == 0;
+        let (multiline, row, lines) = match self.focused_field() {
+            Some(i) => {
+                let f = &self.fields[i];
+                (
+                    f.spec.widget.multiline(),
+                    f.editor.cursor().0,
+                    f.editor.lines().len(),
+                )
+            }
+            None => (false, 0, 1),
+        };
+        match key.code {
+            KeyCode::Left | KeyCode::Right if on_kind => {
+                self.cycle_kind(key.code == KeyCode::Right);
+                self.recheck(ctx);
+            }
+            // On the Kind row a letter picks the next Kind that starts with it.
+            KeyCode::Char(c) if on_kind && !ctrl && !alt => {
+                if let Some(k) = self.next_kind_starting(c) {
+                    self.set_kind(k);
                     self.recheck(ctx);
-                    return Handled::Consumed;
                 }
-                // On the Kind row a letter picks the next Kind that starts with it.
-                KeyCode::Char(c) if on_kind && !ctrl && !alt => {
-                    let after = Kind::VARIANTS
-                        .iter()
-                        .position(|k| *k == self.kind)
-                        .unwrap_or(0);
-                    let next = (1..=Kind::VARIANTS.len())
-                        .map(|d| Kind::VARIANTS[(after + d) % Kind::VARIANTS.len()])
-                        .find(|k| k.as_str().starts_with(c.to_ascii_lowercase()));
-                    if let Some(k) = next {
-                        self.set_kind(k);
-                        self.recheck(ctx);
-                    }
-                    return Handled::Consumed;
-                }
-                // Arrows past the form's ends keep the focus in the composer.
-                KeyCode::Up if alt || !multiline || row == 0 => {
-                    self.next_row(false);
-                    return Handled::Consumed;
-                }
-                KeyCode::Down if alt || !multiline || row + 1 >= lines => {
-                    self.next_row(true);
-                    return Handled::Consumed;
-                }
-                KeyCode::Enter if !multiline => {
-                    self.next_row(true);
-                    return Handled::Consumed;
-                }
-                _ if on_kind => return Handled::Consumed,
-                _ => {}
             }
+            // Arrows past the form's ends keep the focus in the composer.
+            KeyCode::Up if alt || !multiline || row == 0 => {
+                self.next_row(false);
+            }
+            KeyCode::Down if alt || !multiline || row + 1 >= lines => {
+                self.next_row(true);
+            }
+            KeyCode::Enter if !multiline => {
+                self.next_row(true);
+            }
+            _ if on_kind => {}
+            _ => return None,
         }
-        // Function keys are never text: they are the explorer's.
+        Some(Handled::Consumed)
+    }
+
+    /// The Kind after the current one (round the list) whose name starts with a letter.
+    fn next_kind_starting(&self, letter: char) -> Option<Kind> {
+        let after = Kind::VARIANTS
+            .iter()
+            .position(|k| *k == self.kind)
+            .unwrap_or(0);
+        (1..=Kind::VARIANTS.len())
+            .map(|d| Kind::VARIANTS[(after + d) % Kind::VARIANTS.len()])
+            .find(|k| k.as_str().starts_with(letter.to_ascii_lowercase()))
+    }
+
+    /// A key for the active editor (function keys are never text: they are the explorer's).
+    fn edit_key(&mut self, key: KeyEvent, ctx: &Context) -> Handled {
         if matches!(key.code, KeyCode::F(_)) {
             return Handled::Ignored;
         }
@@ -997,6 +930,141 @@ impl Composer {
             _ => None,
         }
     }
+}
+
+/// Every field of every Kind, to find each property's widget.
+fn every_field(interface: Interface) -> Vec<FieldSpec> {
+    match interface {
+        Interface::Dac => Kind::VARIANTS
+            .iter()
+            .flat_map(|k| fields::fields_for(Interface::Dac, Some(k.as_str())))
+            .collect(),
+        Interface::Usr => fields::fields_for(Interface::Usr, None),
+    }
+}
+
+/// A Request's properties as the form's texts (a grouped one's members as `Group.Member`),
+/// and those the form has no field for; an error names a property the form cannot show.
+fn form_texts(
+    interface: Interface,
+    map: Map<String, Value>,
+    widget_of: impl Fn(&str) -> Option<Widget>,
+) -> Result<(HashMap<String, String>, Map<String, Value>), String> {
+    let mut texts: HashMap<String, String> = HashMap::new();
+    let mut extra = Map::new();
+    for (k, v) in map {
+        let members = fields::members(interface, &k);
+        if !members.is_empty() {
+            let Value::Object(obj) = &v else {
+                return Err(format!("{k} is not an object the form can show"));
+            };
+            for (child, value) in obj {
+                if !members.contains(&child.as_str()) {
+                    return Err(format!("{k}.{child} is not in the form"));
+                }
+                let key = format!("{k}.{child}");
+                let widget = widget_of(&key).unwrap_or(Widget::Json);
+                texts.insert(
+                    key.clone(),
+                    fields::decode(widget, value)
+                        .ok_or_else(|| format!("{key} has a shape the form cannot show"))?,
+                );
+            }
+        } else if let Some(widget) = widget_of(&k) {
+            texts.insert(
+                k.clone(),
+                fields::decode(widget, &v)
+                    .ok_or_else(|| format!("{k} has a shape the form cannot show"))?,
+            );
+        } else {
+            extra.insert(k, v);
+        }
+    }
+    Ok((texts, extra))
+}
+
+/// The Entity IDs, Space, M-Location and User a Request names that are not among the
+/// server's (nothing is judged where the server listed none: the composer says why).
+fn unknown_ids(request: &Value, ctx: &Context) -> Vec<String> {
+    use crate::protocol::resources::Words;
+    let strings = |pointer: &str| -> Vec<&str> {
+        match request.pointer(pointer) {
+            Some(Value::String(s)) => vec![s.as_str()],
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        }
+    };
+    [
+        ("/EntityIDs", Words::Entities),
+        ("/Space/SpaceID", Words::Spaces),
+        ("/Space/MLocation", Words::MLocations),
+        ("/UserID", Words::Users),
+    ]
+    .into_iter()
+    .filter_map(|(pointer, words)| {
+        let known = ctx.vocabulary.list(words);
+        if known.is_empty() {
+            return None;
+        }
+        let strangers: Vec<&str> = strings(pointer)
+            .into_iter()
+            .filter(|id| !known.iter().any(|k| k == id))
+            .collect();
+        (!strangers.is_empty()).then(|| {
+            format!(
+                "{} not among the server's {}",
+                strangers.join(", "),
+                words.name()
+            )
+        })
+    })
+    .collect()
+}
+
+/// The Items and places a Process Action statement names (not its With attributes) that
+/// are none of the server's entities, M-Locations or spaces.
+fn unknown_places_in_steps(request: &Value, ctx: &Context) -> Vec<String> {
+    use crate::protocol::resources::Words;
+    let places: Vec<&String> = [Words::Entities, Words::MLocations, Words::Spaces]
+        .into_iter()
+        .flat_map(|w| ctx.vocabulary.list(w).iter())
+        .collect();
+    if places.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for step in request
+        .get("ProcessActions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(Ok(statement)) = step
+            .get("Statement")
+            .and_then(Value::as_str)
+            .map(process_action::parse)
+        else {
+            continue;
+        };
+        let strangers: Vec<&str> = statement
+            .complements
+            .iter()
+            .filter(|c| c.preposition != process_action::Preposition::With)
+            .map(|c| c.target.id.as_str())
+            .filter(|id| !places.iter().any(|k| k.as_str() == *id))
+            .collect();
+        if !strangers.is_empty() {
+            let n = step.get("Step").map(Value::to_string).unwrap_or_default();
+            out.push(format!(
+                "step {n}: {} not among the server's {}, {} or {}",
+                strangers.join(", "),
+                Words::Entities.name(),
+                Words::MLocations.name(),
+                Words::Spaces.name()
+            ));
+        }
+    }
+    out
 }
 
 /// Where raw text stops being JSON; for a string that is never closed, where it opens (the

@@ -4,7 +4,7 @@ use crate::client::dialogue::Filling;
 use crate::tui::action::{Action, Handled, Pane};
 use crate::tui::app::{App, Severity, SidebarRow};
 use crate::tui::composer;
-use crate::tui::dialogue::{Pending, Replay, Status};
+use crate::tui::dialogue::{Pending, Status};
 use crate::tui::effect::Effect;
 use crate::tui::overlay::{
     Confirm, ConfirmPurpose, Input, OpenFile, Outcome, Overlay, Palette, Prompt, PromptPurpose,
@@ -220,12 +220,12 @@ impl App {
         let Some(d) = self.current_dialogue() else {
             return;
         };
-        if d.turns.is_empty() {
+        if d.transcript.is_empty() {
             let key = d.key;
             self.close_dialogue(key, fx);
             return;
         }
-        let n = d.turns.len();
+        let n = d.transcript.len();
         self.overlay = Some(Overlay::Confirm(Confirm {
             title: format!("Close {}", d.name),
             message: format!(
@@ -287,8 +287,8 @@ impl App {
             (i + n - 1) % n
         }];
         if let Some(d) = self.current_dialogue_mut() {
-            d.detail_tab = next;
-            d.detail_scroll = 0;
+            d.transcript.detail_tab = next;
+            d.transcript.detail_scroll = 0;
         }
     }
 
@@ -417,10 +417,10 @@ impl App {
         fx.push(Effect::Close { key: d.key });
         fx.push(Effect::StopReplay { key: d.key });
         fx.push(Effect::StopScenario { key: d.key });
-        if !d.turns.is_empty() {
+        if !d.transcript.is_empty() {
             self.autosave(fx);
         }
-        if let Some(focus) = self.current_dialogue().and_then(|d| d.focus) {
+        if let Some(focus) = self.current_dialogue().and_then(|d| d.transcript.focus) {
             self.screen.set_focus(focus);
         }
     }
@@ -742,22 +742,22 @@ impl App {
             }
             Pane::Transcript => {
                 if let Some(d) = self.current_dialogue_mut() {
-                    let n = d.turns.len();
+                    let n = d.transcript.len();
                     if n > 0 {
-                        let next = step(d.selected.unwrap_or(n - 1), n);
-                        d.select(Some(next));
+                        let next = step(d.transcript.selected().unwrap_or(n - 1), n);
+                        d.transcript.select(Some(next));
                         // The window follows the selection (render moves it the same way).
-                        if next < d.scroll {
-                            d.scroll = next;
-                        } else if next >= d.scroll + page {
-                            d.scroll = next + 1 - page;
+                        if next < d.transcript.scroll {
+                            d.transcript.scroll = next;
+                        } else if next >= d.transcript.scroll + page {
+                            d.transcript.scroll = next + 1 - page;
                         }
                     }
                 }
             }
             Pane::Detail => {
                 if let Some(d) = self.current_dialogue_mut() {
-                    d.detail_scroll = step(d.detail_scroll, usize::MAX / 4);
+                    d.transcript.detail_scroll = step(d.transcript.detail_scroll, usize::MAX / 4);
                 }
             }
             Pane::Log => self.log.move_selection(delta.clamp(-100_000, 100_000)),
@@ -772,7 +772,7 @@ impl App {
             && let Some(d) = self.current_dialogue_mut()
             && d.key == key
         {
-            d.detail_scroll = d.detail_scroll.min(shown);
+            d.transcript.detail_scroll = d.transcript.detail_scroll.min(shown);
         }
     }
 
@@ -792,7 +792,7 @@ impl App {
                 // Enter on a turn puts its Request in the composer, to edit and send again.
                 let request = self
                     .current_dialogue()
-                    .and_then(|d| d.selection.as_ref())
+                    .and_then(|d| d.transcript.selection())
                     .map(|s| s.request.clone());
                 if let Some(request) = request {
                     let kept = self.with_composer(|c, ctx| c.replace_with(&request, ctx));
@@ -822,7 +822,7 @@ impl App {
             self.notify("no dialogue: n opens one", Severity::Warning);
             return;
         };
-        if d.pending.is_some() {
+        if d.link.pending.is_some() {
             self.notify("a turn is pending: Esc cancels it", Severity::Warning);
             return;
         }
@@ -863,7 +863,7 @@ impl App {
             composer::Mode::Form => Filling::Missing,
             composer::Mode::Raw => Filling::AsIs,
         };
-        let content = match d.composer.content(&d.used_ids) {
+        let content = match d.composer.content(d.transcript.used_ids()) {
             Ok(c) => c,
             Err(e) => {
                 self.notify(format!("not sent: {e}"), Severity::Error);
@@ -878,7 +878,7 @@ impl App {
         });
         let started = self.screen.now();
         if let Some(d) = self.current_dialogue_mut() {
-            d.pending = Some(Pending {
+            d.link.pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
@@ -895,9 +895,9 @@ impl App {
         if self.screen.focus() == Pane::Composer {
             self.screen.set_focus(Pane::Transcript);
             let running = self.current_dialogue().is_some_and(|d| {
-                d.pending.as_ref().is_some_and(|p| !p.cancelling)
-                    || d.replay.as_ref().is_some_and(|r| r.running)
-                    || d.scenario.as_ref().is_some_and(|s| s.running)
+                d.link.pending.as_ref().is_some_and(|p| !p.cancelling)
+                    || d.runs.replay.as_ref().is_some_and(|r| r.running)
+                    || d.runs.scenario.as_ref().is_some_and(|s| s.running)
             });
             if running {
                 self.notify(
@@ -910,7 +910,7 @@ impl App {
         if let Some(i) = self.workspace.current()
             && let Some(d) = self.workspace.dialogue_mut(i)
         {
-            if let Some(p) = &mut d.pending
+            if let Some(p) = &mut d.link.pending
                 && !p.cancelling
             {
                 p.cancelling = true;
@@ -926,15 +926,15 @@ impl App {
                 );
                 return;
             }
-            if d.replay.as_ref().is_some_and(|r| r.running) {
+            if d.runs.replay.as_ref().is_some_and(|r| r.running) {
                 fx.push(Effect::StopReplay { key: d.key });
-                if let Some(r) = &mut d.replay {
+                if let Some(r) = &mut d.runs.replay {
                     r.running = false;
                 }
                 self.notify("replay cancelled", Severity::Info);
                 return;
             }
-            if d.scenario.as_ref().is_some_and(|s| s.running) {
+            if d.runs.scenario.as_ref().is_some_and(|s| s.running) {
                 fx.push(Effect::StopScenario { key: d.key });
                 self.notify(
                     "stopping the scenario after the step in flight",
@@ -971,21 +971,23 @@ impl App {
         let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
-        let had_session = d.dialog_id.is_some() || !d.turns.is_empty();
+        let had_session = d.link.dialog_id.is_some() || !d.transcript.is_empty();
         d.key = key;
         d.status = Status::Connecting;
-        d.pending = None;
-        d.new_session = !d.turns.is_empty();
-        let (server, interface, first) = (d.server, d.interface, d.next_turn);
+        d.link.pending = None;
+        d.link.new_session = !d.transcript.is_empty();
+        let (server, interface, first) = (d.server, d.interface, d.link.next_turn);
         // Over 2026-07-28 the server keeps the dialogue by its DialogID: the new connection
         // goes on with it (the engine tells which it was once the dialogue is open).
         let goes_on = d
+            .link
             .dialog_id
             .clone()
             .map(|dialog_id| crate::client::dialogue::GoesOn {
                 dialog_id,
                 history: d
-                    .turns
+                    .transcript
+                    .turns()
                     .iter()
                     // The turns the server took (a refused Request changed nothing there).
                     .filter_map(|t| t.turn.response().map(|r| [t.turn.request_value(), r]))
@@ -1012,7 +1014,7 @@ impl App {
             spoke: self
                 .workspace
                 .dialogue(i)
-                .and_then(|d| d.protocol_version.clone()),
+                .and_then(|d| d.link.protocol_version.clone()),
         });
         if had_session {
             self.notify("reconnecting…", Severity::Info);
@@ -1026,7 +1028,7 @@ impl App {
         let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
-        if d.turns.is_empty() {
+        if d.transcript.is_empty() {
             self.notify(
                 "nothing to replay: the dialogue has no turns",
                 Severity::Warning,
@@ -1040,14 +1042,20 @@ impl App {
             name: Some(d.name.clone()),
             server: server.spec.name.clone(),
             interface: d.interface,
-            dialog_id: d.dialog_id.clone().unwrap_or_default(),
+            dialog_id: d.link.dialog_id.clone().unwrap_or_default(),
             notes: None,
             defaults: d.defaults.as_ref().map(|c| c.values.clone()),
             protocol_version: d
+                .link
                 .protocol_version
                 .clone()
                 .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
-            turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
+            turns: d
+                .transcript
+                .turns()
+                .iter()
+                .map(|t| t.turn.clone())
+                .collect(),
         };
         let session = crate::session::Session {
             servers: vec![server.spec.clone()],
@@ -1064,14 +1072,8 @@ impl App {
         let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
-        for t in &mut d.turns {
-            t.replay = None;
-        }
-        d.replay = Some(Replay {
-            running: true,
-            ..Default::default()
-        });
-        d.detail_tab = crate::tui::app::DetailTab::Replay;
+        d.start_replay();
+        d.transcript.detail_tab = crate::tui::app::DetailTab::Replay;
         self.notify("replaying in a fresh dialogue…", Severity::Info);
     }
 
@@ -1090,7 +1092,7 @@ impl App {
                 .map(|v| serde_json::to_string_pretty(&v).unwrap_or_default()),
             _ => self
                 .current_dialogue()
-                .and_then(|d| d.selection.as_ref())
+                .and_then(|d| d.transcript.selection())
                 .map(|s| {
                     let value = if request {
                         Some(&s.request)
@@ -1112,7 +1114,10 @@ impl App {
         let name = match self.screen.focus() {
             Pane::Log => "log-entry.json".to_owned(),
             Pane::Composer => "draft.json".to_owned(),
-            _ => match self.current_dialogue().and_then(|d| d.selection.as_ref()) {
+            _ => match self
+                .current_dialogue()
+                .and_then(|d| d.transcript.selection())
+            {
                 Some(s) => format!("turn-{}.json", s.index),
                 None => "turn.json".to_owned(),
             },

@@ -23,7 +23,7 @@ impl App {
             event @ EngineEvent::Failed { .. } => self.dialogue_failed(event, fx),
             EngineEvent::TurnStarted { dialogue, request } => {
                 if let Some(d) = self.workspace.dialogue_by_key_mut(dialogue)
-                    && let Some(p) = &mut d.pending
+                    && let Some(p) = &mut d.link.pending
                 {
                     p.request = Some(request);
                 }
@@ -85,7 +85,7 @@ impl App {
                     .workspace
                     .dialogues()
                     .values()
-                    .find(|d| d.connection == Some(connection) && d.status == Status::Open)
+                    .find(|d| d.link.connection == Some(connection) && d.status == Status::Open)
                     .map(|d| d.key);
                 if let Some(key) = open {
                     fx.push(Effect::Refresh { key });
@@ -114,7 +114,7 @@ impl App {
                 if let Some(d) = self
                     .workspace
                     .dialogues_mut()
-                    .find(|d| d.connection == Some(connection))
+                    .find(|d| d.link.connection == Some(connection))
                     && d.status == Status::Open
                 {
                     d.status = Status::Closed(reason);
@@ -127,7 +127,8 @@ impl App {
     fn pending_on(&mut self, connection: u64) -> Option<&mut crate::tui::dialogue::Pending> {
         self.workspace
             .dialogues_mut()
-            .find(|d| d.connection == Some(connection))?
+            .find(|d| d.link.connection == Some(connection))?
+            .link
             .pending
             .as_mut()
     }
@@ -175,9 +176,9 @@ impl App {
         };
         // A reconnect: the dialogue went on under its DialogID (2026-07-28), or the
         // new MCP session is a new dialogue on the server (2025-11-25).
-        if d.new_session {
+        if d.link.new_session {
             if continued {
-                d.new_session = false;
+                d.link.new_session = false;
                 self.notify(
                     "reconnected under the same DialogID (MCP 2026-07-28): a server that still holds the dialogue goes on with its state (commitments); one that restarted holds none of it and says so at the next turn (n starts a new dialogue)",
                     Severity::Success,
@@ -185,7 +186,7 @@ impl App {
             } else {
                 // The server holds nothing of before: no TurnIndex of it is "the last
                 // the server took" (the composer warned about its own number).
-                d.last_accepted = None;
+                d.link.last_accepted = None;
                 self.notify(
                     "reconnected: a new dialogue on the server (a new MCP session, or a new server process); its state there (commitments) is gone",
                     Severity::Warning,
@@ -210,13 +211,13 @@ impl App {
             return;
         };
         d.status = Status::Open;
-        d.protocol_version = Some(summary.protocol_version.clone());
+        d.link.protocol_version = Some(summary.protocol_version.clone());
         // A new 2026-07-28 dialogue starts at 0 whatever the transcript says.
-        d.next_turn = next_turn;
-        d.connection = Some(connection);
-        d.dialog_id = Some(dialog_id.clone());
-        d.origin = Some(origin);
-        d.tool = Some(tool);
+        d.link.next_turn = next_turn;
+        d.link.connection = Some(connection);
+        d.link.dialog_id = Some(dialog_id.clone());
+        d.link.origin = Some(origin);
+        d.link.tool = Some(tool);
         d.defaults = Some(*defaults);
         let server = d.server;
         let name = d.name.clone();
@@ -263,7 +264,7 @@ impl App {
             Interface::Dac => Interface::Usr,
             Interface::Usr => Interface::Dac,
         };
-        let no_turns = d.turns.is_empty();
+        let no_turns = d.transcript.is_empty();
         let Some(s) = self.workspace.server_mut(server) else {
             return;
         };
@@ -278,7 +279,7 @@ impl App {
             if let Some(d) = self.workspace.dialogue_mut(i) {
                 d.interface = other;
                 d.composer = composer::Composer::new(other);
-                d.detail_tab = DetailTab::for_interface(other, false, false)[0];
+                d.transcript.detail_tab = DetailTab::for_interface(other, false, false)[0];
                 d.key = key;
             }
             let (base, overrides) = self.defaults_of_dialogue(i);
@@ -293,7 +294,7 @@ impl App {
                 spoke: self
                     .workspace
                     .dialogue(i)
-                    .and_then(|d| d.protocol_version.clone()),
+                    .and_then(|d| d.link.protocol_version.clone()),
             });
             return;
         }
@@ -426,32 +427,32 @@ impl App {
         let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
-        d.pending = None;
-        d.next_turn = next_turn;
+        d.link.pending = None;
+        d.link.next_turn = next_turn;
         d.push(turn);
-        let last = d.turns.len() - 1;
-        if page > 0 && last >= d.scroll + page {
-            d.scroll = last + 1 - page;
-        }
+        d.transcript.follow_last(page);
+        let Some(view) = d.transcript.last() else {
+            return;
+        };
+        let answered = matches!(view.turn.reply, Reply::Response(_));
+        let kind = view.summary.kind.clone();
+        let taken_over = d.runs.takeover.is_some().then(|| view.turn.clone());
         // A new turn shows the detail tab its Kind is about, unless the user is reading
         // Findings, Raw or a replay.
-        let view = &d.turns[last];
-        if matches!(view.turn.reply, Reply::Response(_))
+        if answered
             && matches!(
-                d.detail_tab,
+                d.transcript.detail_tab,
                 DetailTab::Answer | DetailTab::Feasibility | DetailTab::Commitments
             )
         {
-            d.detail_tab = match view.summary.kind {
+            d.transcript.detail_tab = match kind {
                 TurnKind::Dac(Kind::Feasibility) => DetailTab::Feasibility,
                 TurnKind::Dac(Kind::Commitment) => DetailTab::Commitments,
                 TurnKind::Dac(_) => DetailTab::Answer,
-                _ => d.detail_tab,
+                _ => d.transcript.detail_tab,
             };
         }
-        let answered = matches!(view.turn.reply, Reply::Response(_));
         d.unsaved += 1;
-        let taken_over = d.takeover.is_some().then(|| view.turn.clone());
         self.with_composer_of(i, |c, ctx| c.after_send(ctx, answered));
         self.session.turn_taken();
         self.server_health(i);
@@ -470,7 +471,9 @@ impl App {
         let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
-        let Some(view) = d.turns.last() else { return };
+        let Some(view) = d.transcript.last() else {
+            return;
+        };
         let status = match &view.turn.reply {
             Reply::Error(e)
                 if matches!(
@@ -504,16 +507,7 @@ impl App {
                 else {
                     return;
                 };
-                if let Some(r) = &mut d.replay {
-                    r.done += 1;
-                    r.differing += usize::from(!differences.is_empty());
-                }
-                if let Some(view) = d.turns.get_mut(index) {
-                    view.replay = Some(ReplayedView { turn, differences });
-                }
-                if d.selected == Some(index) {
-                    d.refresh_selection();
-                }
+                d.replayed(index, ReplayedView { turn, differences });
             }
             ReplayEvent::Done { dialogue, result } => {
                 let Some(d) = self
@@ -554,11 +548,11 @@ impl App {
                     Some(note) => (format!("{text}; {note}"), severity),
                     None => (text, severity),
                 };
-                if let Some(r) = &mut d.replay {
+                if let Some(r) = &mut d.runs.replay {
                     r.running = false;
                     r.error = result.err();
                 }
-                d.refresh_selection();
+                d.transcript.refresh_selection();
                 self.notify(text, severity);
             }
         }

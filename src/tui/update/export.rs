@@ -16,8 +16,8 @@ impl App {
             self.notify("no dialogue: n opens one on a server", Severity::Warning);
             return;
         };
-        let draft = d.selection.is_none();
-        let (request, what) = match &d.selection {
+        let draft = d.transcript.selection().is_none();
+        let (request, what) = match &d.transcript.selection() {
             Some(s) => (
                 s.request.clone(),
                 match s
@@ -29,7 +29,7 @@ impl App {
                     None => "the turn".to_owned(),
                 },
             ),
-            None => match d.composer.content(&d.used_ids) {
+            None => match d.composer.content(d.transcript.used_ids()) {
                 Ok(map) => (serde_json::Value::Object(map), "the draft".to_owned()),
                 Err(e) => {
                     self.notify(
@@ -44,6 +44,7 @@ impl App {
             return;
         };
         let tool = d
+            .link
             .tool
             .clone()
             .unwrap_or_else(|| d.interface.tool_name().to_owned());

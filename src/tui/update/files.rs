@@ -42,7 +42,7 @@ impl App {
             ..Default::default()
         };
         for d in self.workspace.dialogues().values() {
-            if d.turns.is_empty() {
+            if d.transcript.is_empty() {
                 continue;
             }
             let Some(server) = self.workspace.server(d.server) else {
@@ -58,16 +58,22 @@ impl App {
                 name: Some(d.name.clone()),
                 server: name,
                 interface: d.interface,
-                dialog_id: d.dialog_id.clone().unwrap_or_default(),
+                dialog_id: d.link.dialog_id.clone().unwrap_or_default(),
                 notes: d.notes.clone(),
                 defaults,
                 // The generation the dialogue spoke (its own: another dialogue on the server
                 // may speak the other).
                 protocol_version: d
+                    .link
                     .protocol_version
                     .clone()
                     .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
-                turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
+                turns: d
+                    .transcript
+                    .turns()
+                    .iter()
+                    .map(|t| t.turn.clone())
+                    .collect(),
             });
         }
         session
@@ -300,13 +306,13 @@ impl App {
             OpenPurpose::Recover => {
                 // Not saved anywhere but in the file it was recovered from.
                 for d in self.workspace.dialogues_mut() {
-                    d.unsaved = d.turns.len();
+                    d.unsaved = d.transcript.len();
                 }
                 let turns = self
                     .workspace
                     .dialogues()
                     .values()
-                    .map(|d| d.turns.len())
+                    .map(|d| d.transcript.len())
                     .sum();
                 self.session.recovered(turns);
                 self.notify(
@@ -411,8 +417,8 @@ impl App {
         let name = record.name.clone().unwrap_or_else(|| name.to_owned());
         let mut d = DialogueState::new(key, name, server, record.interface);
         d.status = Status::Recorded;
-        d.dialog_id = Some(record.dialog_id.clone());
-        d.protocol_version = record.protocol_version.clone();
+        d.link.dialog_id = Some(record.dialog_id.clone());
+        d.link.protocol_version = record.protocol_version.clone();
         d.notes = record.notes.clone();
         if let Some(values) = &record.defaults {
             d.defaults = Some(crate::client::defaults::Chosen::from_base(
@@ -421,17 +427,18 @@ impl App {
             ));
         }
         d.load_turns(record.turns);
-        d.next_turn = d
-            .turns
+        d.link.next_turn = d
+            .transcript
+            .turns()
             .iter()
             .filter_map(|t| t.summary.turn_index)
             .max()
             .map(|t| t + 1)
             .unwrap_or(0);
-        let last = d.turns.len().checked_sub(1);
-        d.select(last);
-        d.focus = Some(crate::tui::action::Pane::Transcript);
-        let request = d.turns.last().map(|t| t.turn.request_value());
+        let last = d.transcript.len().checked_sub(1);
+        d.transcript.select(last);
+        d.transcript.focus = Some(crate::tui::action::Pane::Transcript);
+        let request = d.transcript.last().map(|t| t.turn.request_value());
         let id = self.workspace.add_dialogue(d);
         if let Some(request) = request {
             self.with_composer_of(id, |c, ctx| c.load(&request, ctx));

@@ -143,17 +143,17 @@ impl App {
         let (d, server) = workspace.dialogue_with_server_mut(i)?;
         let empty = crate::protocol::resources::Vocabulary::default();
         let vocabulary = server.map_or(&empty, |s| &s.vocabulary);
-        let dialog_id = d.dialog_id.clone().unwrap_or_default();
+        let dialog_id = d.link.dialog_id.clone().unwrap_or_default();
         let defaults = d
             .defaults
             .as_ref()
             .map_or_else(|| defaults.clone(), |c| c.values.clone());
         let ctx = crate::tui::composer::Context {
             vocabulary,
-            commitments: &d.used_ids,
+            commitments: d.transcript.used_ids(),
             dialog_id: &dialog_id,
-            next_turn: d.next_turn,
-            last_accepted: d.last_accepted,
+            next_turn: d.link.next_turn,
+            last_accepted: d.link.last_accepted,
             defaults: &defaults,
         };
         Some(f(&mut d.composer, &ctx))

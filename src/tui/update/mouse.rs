@@ -50,8 +50,8 @@ impl App {
         }
         if let Some(tab) = Hits::find(&hits.detail_tabs, at) {
             if let Some(d) = self.current_dialogue_mut() {
-                d.detail_tab = tab;
-                d.detail_scroll = 0;
+                d.transcript.detail_tab = tab;
+                d.transcript.detail_scroll = 0;
             }
             self.screen.set_focus(Pane::Detail);
             return;
@@ -111,9 +111,9 @@ impl App {
             && let Some(d) = self.current_dialogue_mut()
         {
             let row = hits.transcript_top + (at.y - hits.transcript_rows.y) as usize;
-            if row < d.turns.len() {
-                d.select(Some(row));
-                d.scroll = hits.transcript_top;
+            if row < d.transcript.len() {
+                d.transcript.select(Some(row));
+                d.transcript.scroll = hits.transcript_top;
             }
         }
     }

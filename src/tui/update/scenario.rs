@@ -8,7 +8,7 @@ use crate::protocol::raw::RawJson;
 use crate::session::DialogueRecord;
 use crate::tui::action::Pane;
 use crate::tui::app::{App, DetailTab, Severity};
-use crate::tui::dialogue::{DialogueState, ScenarioState, Status, StepCheck, TurnView};
+use crate::tui::dialogue::{DialogueState, ScenarioState, Status, StepCheck};
 use crate::tui::effect::Effect;
 use crate::tui::event::{SaveWhat, ScenarioEvent};
 use crate::tui::overlay::{Input, Overlay, Prompt, PromptPurpose};
@@ -53,7 +53,7 @@ impl App {
             self.notify("no dialogue to save as a test", Severity::Warning);
             return;
         };
-        if d.turns.is_empty() {
+        if d.transcript.is_empty() {
             self.notify(
                 "the dialogue has no turns to make a test of",
                 Severity::Warning,
@@ -115,11 +115,16 @@ impl App {
             name: Some(d.name.clone()),
             server: server.map(|s| s.spec.name.clone()).unwrap_or_default(),
             interface: d.interface,
-            dialog_id: d.dialog_id.clone().unwrap_or_default(),
+            dialog_id: d.link.dialog_id.clone().unwrap_or_default(),
             notes: d.notes.clone(),
             defaults: None,
             protocol_version: None,
-            turns: d.turns.iter().map(|t| t.turn.clone()).collect(),
+            turns: d
+                .transcript
+                .turns()
+                .iter()
+                .map(|t| t.turn.clone())
+                .collect(),
         };
         let source = format!("the explorer's dialogue {}", d.name);
         let text =
@@ -190,14 +195,14 @@ impl App {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "scenario".into());
         let mut d = DialogueState::new(key, format!("test {stem}"), server, interface);
-        d.scenario = Some(ScenarioState {
+        d.runs.scenario = Some(ScenarioState {
             file: path.clone(),
             name: stem,
             running: true,
             ..Default::default()
         });
-        d.detail_tab = DetailTab::Expect;
-        d.focus = Some(Pane::Transcript);
+        d.transcript.detail_tab = DetailTab::Expect;
+        d.transcript.focus = Some(Pane::Transcript);
         let id = self.workspace.add_dialogue(d);
         self.show_dialogue(id);
         self.screen.set_focus(Pane::Transcript);
@@ -215,7 +220,7 @@ impl App {
                     // The runner owns the session: the dialogue reads as recorded (R goes on
                     // from it in a session of the explorer's own).
                     d.status = Status::Recorded;
-                    d.dialog_id = Some(dialog_id);
+                    d.link.dialog_id = Some(dialog_id);
                 }
             }
             ScenarioEvent::Step {
@@ -240,14 +245,14 @@ impl App {
         match result {
             Ok(info) => {
                 d.name = format!("test: {}", info.name);
-                if let Some(s) = &mut d.scenario {
+                if let Some(s) = &mut d.runs.scenario {
                     s.name = info.name;
                     s.steps = info.steps;
                 }
             }
             Err(e) => {
                 d.status = Status::Failed(e.lines().next().unwrap_or_default().to_owned());
-                if let Some(s) = &mut d.scenario {
+                if let Some(s) = &mut d.runs.scenario {
                     s.running = false;
                     s.error = Some(e.clone());
                 }
@@ -273,31 +278,24 @@ impl App {
             .turn
             .clone()
             .unwrap_or_else(|| not_run_turn(&step.not_run));
-        let mut view = TurnView::new(turn.clone());
-        view.expect = Some(StepCheck {
+        let check = StepCheck {
             step: step.name.clone(),
             expectations,
             failures: step.failures.clone(),
             attempts: step.attempts,
             not_run: step.not_run.clone(),
-        });
+        };
         let page = self.areas().transcript_rows();
         let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
             return;
         };
         d.push(turn);
-        if let Some(last) = d.turns.last_mut() {
-            *last = view;
+        d.transcript.set_expect(d.transcript.len() - 1, check);
+        if let Some(t) = d.transcript.last().and_then(|t| t.summary.turn_index) {
+            d.link.next_turn = d.link.next_turn.max(t + 1);
         }
-        d.refresh_selection();
-        if let Some(t) = d.turns.last().and_then(|t| t.summary.turn_index) {
-            d.next_turn = d.next_turn.max(t + 1);
-        }
-        let last = d.turns.len() - 1;
-        if page > 0 && last >= d.scroll + page {
-            d.scroll = last + 1 - page;
-        }
-        if let Some(s) = &mut d.scenario {
+        d.transcript.follow_last(page);
+        if let Some(s) = &mut d.runs.scenario {
             if passed {
                 s.passed += 1;
             } else {
@@ -315,7 +313,9 @@ impl App {
         let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
             return;
         };
-        let Some(s) = &mut d.scenario else { return };
+        let Some(s) = &mut d.runs.scenario else {
+            return;
+        };
         s.running = false;
         if let Some(e) = &error {
             s.error = Some(e.clone());

@@ -41,7 +41,7 @@ impl App {
                         return;
                     }
                     if let Some(d) = self.current_dialogue_mut() {
-                        d.detail_tab = DetailTab::Raw;
+                        d.transcript.detail_tab = DetailTab::Raw;
                     }
                 }
                 self.screen.set_focus(pane);
@@ -136,7 +136,7 @@ impl App {
             Pane::Log => self.log.matching(s.query()).len(),
             _ => self
                 .current_dialogue()
-                .and_then(|d| d.selection.as_ref())
+                .and_then(|d| d.transcript.selection())
                 .map_or(0, |sel| raw_matches(sel, s.query()).len()),
         }
     }
@@ -163,7 +163,7 @@ impl App {
                 let Some(d) = self.current_dialogue_mut() else {
                     return;
                 };
-                let Some(sel) = d.selection.as_ref() else {
+                let Some(sel) = d.transcript.selection() else {
                     return;
                 };
                 let found = raw_matches(sel, &query);
@@ -182,7 +182,7 @@ impl App {
                     }
                 };
                 let rows: usize = (0..line).map(|i| chars(i).div_ceil(width).max(1)).sum();
-                d.detail_scroll = rows.saturating_sub(2);
+                d.transcript.detail_scroll = rows.saturating_sub(2);
             }
         }
     }

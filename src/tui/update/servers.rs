@@ -152,7 +152,7 @@ impl App {
             .dialogues()
             .values()
             .filter(|d| d.server == server)
-            .map(|d| d.turns.len())
+            .map(|d| d.transcript.len())
             .sum();
         if turns == 0 {
             self.remove_server(server, fx);
@@ -236,7 +236,9 @@ impl App {
             .dialogues()
             .values()
             .filter(|d| {
-                d.server == server && d.turns.is_empty() && matches!(d.status, Status::Failed(_))
+                d.server == server
+                    && d.transcript.is_empty()
+                    && matches!(d.status, Status::Failed(_))
             })
             .map(|d| d.key)
             .collect();

@@ -122,7 +122,7 @@ impl T {
             .workspace
             .dialogue_by_key(key)
             .expect("the dialogue");
-        let (interface, next_turn) = (d.interface, d.next_turn);
+        let (interface, next_turn) = (d.interface, d.link.next_turn);
         let summary = ServerSummary {
             name: format!("bkn-{}", interface.code()),
             ..Default::default()
@@ -299,7 +299,7 @@ impl T {
             .workspace()
             .dialogue_by_key(key)
             .expect("the dialogue");
-        let (interface, next_turn) = (d.interface, d.next_turn);
+        let (interface, next_turn) = (d.interface, d.link.next_turn);
         let summary = ServerSummary {
             name: format!("bkn-{}", interface.code()),
             ..Default::default()
@@ -653,19 +653,22 @@ fn a_reconnect_is_a_new_session_recorded_on_the_next_turn() {
         .expect("an Open");
     assert_ne!(key, 1, "a new engine dialogue");
     assert_eq!(first, 1, "TurnIndex carries on");
-    assert_eq!(t.current().last_accepted, Some(0));
+    assert_eq!(t.current().link.last_accepted, Some(0));
     t.opened(key);
     // A new dialogue on the server: nothing of before is "the last TurnIndex it took" (the
     // composer warned about the number it chose itself after R over 2026-07-28).
-    assert_eq!(t.current().last_accepted, None);
+    assert_eq!(t.current().link.last_accepted, None);
     t.finished(key, grounding(1));
     let d = t.current();
-    assert!(!d.turns[0].turn.new_session);
-    assert!(d.turns[1].turn.new_session, "the reconnect is recorded");
+    assert!(!d.transcript.turns()[0].turn.new_session);
+    assert!(
+        d.transcript.turns()[1].turn.new_session,
+        "the reconnect is recorded"
+    );
     let session = t.app.snapshot();
     assert!(session.dialogues[0].turns[1].new_session);
     // The Commitments view starts afresh at the new session.
-    assert_eq!(d.commitments_at(1).session_start, 1);
+    assert_eq!(d.transcript.commitments_at(1).session_start, 1);
 }
 
 #[test]
@@ -681,7 +684,7 @@ fn a_failed_turn_leaves_its_commitments_unsent_and_ids_stay_unique() {
         ),
     );
     let d = t.current();
-    let view = d.commitments_at(0);
+    let view = d.transcript.commitments_at(0);
     assert!(
         view.rows.iter().all(|r| r.state.is_absent()),
         "nothing is shown as retained: {view:?}"
@@ -731,8 +734,8 @@ fn a_click_selects_the_row_the_frame_drew_after_keyboard_scrolling() {
     let (rows, top) = (t.hits.transcript_rows, t.hits.transcript_top);
     assert!(top > 0, "scrolled: the window is not at the first turn");
     t.click(rows.x + 10, rows.y + 2);
-    assert_eq!(t.current().selected, Some(top + 2));
-    assert_eq!(t.current().scroll, top);
+    assert_eq!(t.current().transcript.selected(), Some(top + 2));
+    assert_eq!(t.current().transcript.scroll, top);
 }
 
 #[test]
@@ -804,7 +807,7 @@ fn send_asks_the_runner_and_esc_cancels_the_pending_turn() {
     };
     assert_eq!(*key, 1);
     assert_eq!(request["Kind"], "semantic_grounding");
-    assert!(t.current().pending.is_some());
+    assert!(t.current().link.pending.is_some());
     // A second F5 while pending sends nothing.
     assert!(t.key(KeyCode::F(5)).is_empty());
     // Esc in the composer leaves it (NAV); Esc outside cancels the turn, and only that.
@@ -836,7 +839,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
         },
     ))));
     assert!(fx.is_empty(), "{fx:?}");
-    assert_eq!(t.current().pending.as_ref().unwrap().task, Some(note));
+    assert_eq!(t.current().link.pending.as_ref().unwrap().task, Some(note));
     // A task of another connection is not this turn's.
     t.event(Event::Engine(Box::new(EngineEvent::Client(
         crate::client::event::Event::Task {
@@ -850,6 +853,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
     ))));
     assert_eq!(
         t.current()
+            .link
             .pending
             .as_ref()
             .unwrap()
@@ -1042,7 +1046,7 @@ fn the_detail_scroll_comes_back_from_the_last_page_the_frame_showed() {
     let (_, last) = t.hits.detail_top.expect("the detail drawn");
     assert!(last > 0, "the detail is longer than its pane");
     t.key(KeyCode::Up);
-    assert_eq!(t.current().detail_scroll, last - 1);
+    assert_eq!(t.current().transcript.detail_scroll, last - 1);
 }
 
 #[test]
@@ -1284,10 +1288,25 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         error: None,
     }));
     let d = t.current();
-    assert_eq!(d.turns.len(), 2);
-    assert!(d.turns[0].expect.as_ref().unwrap().failures.is_empty());
-    assert_eq!(d.turns[1].expect.as_ref().unwrap().failures.len(), 1);
-    let s = d.scenario.as_ref().unwrap();
+    assert_eq!(d.transcript.len(), 2);
+    assert!(
+        d.transcript.turns()[0]
+            .expect
+            .as_ref()
+            .unwrap()
+            .failures
+            .is_empty()
+    );
+    assert_eq!(
+        d.transcript.turns()[1]
+            .expect
+            .as_ref()
+            .unwrap()
+            .failures
+            .len(),
+        1
+    );
+    let s = d.runs.scenario.as_ref().unwrap();
     assert_eq!((s.passed, s.failed, s.running), (1, 1, false));
     assert_eq!(d.name, "test: kiosk");
     assert!(
@@ -1516,15 +1535,19 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         protocol_version: None,
     }));
     assert_eq!(t.current().status, Status::Live);
-    assert_eq!(t.current().dialog_id.as_deref(), Some("D"));
+    assert_eq!(t.current().link.dialog_id.as_deref(), Some("D"));
     for i in 0..2 {
         t.event(line(Line::Turn {
             dialogue: 1,
             turn: Box::new(grounding(i)),
         }));
     }
-    assert_eq!(t.current().turns.len(), 2);
-    assert_eq!(t.current().selected, Some(1), "the newest turn is followed");
+    assert_eq!(t.current().transcript.len(), 2);
+    assert_eq!(
+        t.current().transcript.selected(),
+        Some(1),
+        "the newest turn is followed"
+    );
     // A second session's dialogue, and its end (its MCP session closed), while the first goes on.
     t.event(line(Line::Dialogue {
         id: 2,
@@ -1654,7 +1677,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     // Its second turn selected (its last is, once opened).
     t.focus(Pane::Transcript);
     t.key(KeyCode::Up);
-    assert_eq!(t.current().selected, Some(1));
+    assert_eq!(t.current().transcript.selected(), Some(1));
     let fx = t.key(KeyCode::Char('O'));
     let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
     else {
@@ -1692,7 +1715,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     );
     let source = t.app.workspace().dialogue(source).unwrap();
     assert!(
-        source.turns[0]
+        source.transcript.turns()[0]
             .replay
             .as_ref()
             .unwrap()
@@ -1700,7 +1723,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
             .is_empty()
     );
     assert!(
-        !source.turns[1]
+        !source.transcript.turns()[1]
             .replay
             .as_ref()
             .unwrap()
@@ -1716,7 +1739,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
             .contains("1 answered differently")
     );
     assert_eq!(t.app.screen.focus(), Pane::Composer);
-    assert!(t.current().takeover.is_none());
+    assert!(t.current().runs.takeover.is_none());
 }
 
 fn ask(id: u64, asking: crate::client::answers::Asking) -> crate::tui::event::AskView {
@@ -2000,7 +2023,7 @@ fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
     assert_eq!(confirm_purpose(&t), Some(ConfirmPurpose::OpenOverUnsaved));
     assert!(t.key(KeyCode::Char('n')).is_empty());
     assert!(t.app.overlay().is_none());
-    assert_eq!(t.current().turns.len(), 1);
+    assert_eq!(t.current().transcript.len(), 1);
     // a: set aside in a new file of the data directory, then Open.
     ctrl(&mut t, 'o');
     let fx = t.key(KeyCode::Char('a'));
@@ -2745,15 +2768,18 @@ fn slash_in_the_detail_searches_the_raw_json_and_scrolls_to_each_match() {
     t.key(KeyCode::Esc);
     t.focus(Pane::Detail);
     t.key(KeyCode::Char('/'));
-    assert_eq!(t.current().detail_tab, crate::tui::app::DetailTab::Raw);
+    assert_eq!(
+        t.current().transcript.detail_tab,
+        crate::tui::app::DetailTab::Raw
+    );
     t.type_text("NEEDLE");
-    let first = t.current().detail_scroll;
+    let first = t.current().transcript.detail_scroll;
     assert!(first > 40, "scrolled to the Request's match: {first}");
     t.key(KeyCode::Enter);
     t.key(KeyCode::Char('n'));
-    let second = t.current().detail_scroll;
+    let second = t.current().transcript.detail_scroll;
     assert!(second > first, "on to the Response's: {second}");
-    let sel = t.current().selection.as_ref().unwrap();
+    let sel = t.current().transcript.selection().unwrap();
     assert_eq!(super::raw_matches(sel, "needle").len(), 2);
     // Another tab shown ends the search: n is New dialogue again.
     t.key(KeyCode::Char('h'));

@@ -52,11 +52,12 @@ impl App {
                     return;
                 };
                 // Follow the newest turn unless the user is looking at an older one.
-                let following = d.selected.is_none() || d.selected == d.turns.len().checked_sub(1);
+                let following = d.transcript.selected().is_none()
+                    || d.transcript.selected() == d.transcript.len().checked_sub(1);
                 d.push(*turn);
                 if following {
-                    let last = d.turns.len().checked_sub(1);
-                    d.select(last);
+                    let last = d.transcript.len().checked_sub(1);
+                    d.transcript.select(last);
                 }
             }
             Line::Note(note) => self.notify(format!("proxy: {note}"), Severity::Info),
@@ -170,9 +171,9 @@ impl App {
         );
         let mut d = DialogueState::new(key, name.clone(), index, interface);
         d.status = Status::Live;
-        d.dialog_id = Some(dialog_id);
-        d.protocol_version = protocol_version;
-        d.focus = Some(crate::tui::action::Pane::Transcript);
+        d.link.dialog_id = Some(dialog_id);
+        d.link.protocol_version = protocol_version;
+        d.transcript.focus = Some(crate::tui::action::Pane::Transcript);
         let new = self.workspace.add_dialogue(d);
         if let Some(live) = &mut self.live {
             live.dialogues.push((id, key));
@@ -199,27 +200,29 @@ impl App {
         let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
-        if !matches!(d.status, Status::Live | Status::Recorded) || d.turns.is_empty() {
+        if !matches!(d.status, Status::Live | Status::Recorded) || d.transcript.is_empty() {
             self.notify(
                 "take over continues a watched or recorded dialogue: this one is your own already",
                 Severity::Warning,
             );
             return;
         }
-        let upto = d.selected.unwrap_or(d.turns.len() - 1);
-        let requests: Vec<serde_json::Value> = d.turns[..=upto]
+        let upto = d.transcript.selected().unwrap_or(d.transcript.len() - 1);
+        let requests: Vec<serde_json::Value> = d.transcript.turns()[..=upto]
             .iter()
             .map(|t| t.turn.request_value())
             .collect();
-        let recorded: Vec<crate::client::turn::Turn> =
-            d.turns[..=upto].iter().map(|t| t.turn.clone()).collect();
-        let next = d.turns.get(upto + 1).map(|t| t.turn.request_value());
+        let recorded: Vec<crate::client::turn::Turn> = d.transcript.turns()[..=upto]
+            .iter()
+            .map(|t| t.turn.clone())
+            .collect();
+        let next = d.transcript.turn(upto + 1).map(|t| t.turn.request_value());
         let (server, interface, source, source_key, spoke) = (
             d.server,
             d.interface,
             d.name.clone(),
             d.key,
-            d.protocol_version.clone(),
+            d.link.protocol_version.clone(),
         );
         // In the MCP generation the recorded dialogue spoke, where the server still speaks it.
         let Some(new) = self.open_dialogue_as(server, interface, spoke, fx) else {
@@ -231,17 +234,11 @@ impl App {
         };
         // The source's Replay tab shows how the answers differ, turn by turn.
         if let Some(d) = self.workspace.dialogue_mut(i) {
-            for t in &mut d.turns {
-                t.replay = None;
-            }
-            d.replay = Some(crate::tui::dialogue::Replay {
-                running: true,
-                ..Default::default()
-            });
+            d.start_replay();
         }
         if let Some(d) = self.workspace.dialogue_mut(new) {
             d.name = format!("{source} · taken over");
-            d.takeover = Some(crate::tui::dialogue::TakeOver {
+            d.runs.takeover = Some(crate::tui::dialogue::TakeOver {
                 source: source_key,
                 requests: requests.into(),
                 recorded,
@@ -266,8 +263,10 @@ impl App {
         let Some(d) = self.workspace.dialogue_mut(index) else {
             return;
         };
-        let Some(t) = &mut d.takeover else { return };
-        if d.status != Status::Open || d.pending.is_some() {
+        let Some(t) = &mut d.runs.takeover else {
+            return;
+        };
+        if d.status != Status::Open || d.link.pending.is_some() {
             return;
         }
         match t.requests.pop_front() {
@@ -278,7 +277,7 @@ impl App {
                     request,
                     filling: Filling::Fresh,
                 });
-                d.pending = Some(crate::tui::dialogue::Pending {
+                d.link.pending = Some(crate::tui::dialogue::Pending {
                     started: now,
                     request: None,
                     cancelling: false,
@@ -289,10 +288,10 @@ impl App {
             None => {
                 let (sent, differing, source) = (t.sent, t.differing, t.source);
                 let next = t.next.take();
-                d.takeover = None;
-                d.focus = Some(crate::tui::action::Pane::Composer);
+                d.runs.takeover = None;
+                d.transcript.focus = Some(crate::tui::action::Pane::Composer);
                 if let Some(s) = self.workspace.dialogue_by_key_mut(source)
-                    && let Some(r) = &mut s.replay
+                    && let Some(r) = &mut s.runs.replay
                 {
                     r.running = false;
                 }
@@ -322,7 +321,7 @@ impl App {
         let Some(t) = self
             .workspace
             .dialogue_mut(index)
-            .and_then(|d| d.takeover.as_mut())
+            .and_then(|d| d.runs.takeover.as_mut())
         else {
             return;
         };
@@ -334,19 +333,13 @@ impl App {
         t.differing += usize::from(!differences.is_empty());
         let source = t.source;
         if let Some(d) = self.workspace.dialogue_by_key_mut(source) {
-            if let Some(r) = &mut d.replay {
-                r.done += 1;
-                r.differing += usize::from(!differences.is_empty());
-            }
-            if let Some(view) = d.turns.get_mut(at) {
-                view.replay = Some(crate::tui::dialogue::ReplayedView {
+            d.replayed(
+                at,
+                crate::tui::dialogue::ReplayedView {
                     turn: turn.clone(),
                     differences,
-                });
-            }
-            if d.selected == Some(at) {
-                d.refresh_selection();
-            }
+                },
+            );
         }
         self.take_over_next(index, fx);
     }

@@ -4,6 +4,7 @@
 //! it (a ✓ or ✗ per Process Action statement, a caret under a fault) lines up with it.
 
 use crate::protocol::Interface;
+use crate::protocol::process_action::ParseError;
 use crate::tui::action::{Action, Pane};
 use crate::tui::app::App;
 use crate::tui::composer::fields::Widget;
@@ -88,46 +89,12 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
         Interface::Dac => format!("{} · {}", d.interface.name(), c.kind.as_str()),
         Interface::Usr => format!("{} · feedback", d.interface.name()),
     };
-    // A watched dialogue is the agent's: what to do is take it over, not send.
-    let right = if d.status == crate::tui::dialogue::Status::Live {
-        format!(
-            " live, read-only · {} takes it over ",
-            app.keymap().first_key(&Action::TakeOver)
-        )
-    } else {
-        format!(
-            " next turn {} · {} send ",
-            d.next_turn,
-            app.keymap().first_key(&Action::Send)
-        )
-    };
     let block = super::pane_block(app, format!(" Compose · {what} "), focused)
-        .title_top(Line::styled(right, t.fg(t.colors.key_hint)).right_aligned());
+        .title_top(Line::styled(title_hint(app, d), t.fg(t.colors.key_hint)).right_aligned());
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if collapsed {
-        let line = Line::from(
-            [
-                check_line(app, c, inner.width as usize / 2).spans,
-                vec![Span::styled(
-                    if d.status == crate::tui::dialogue::Status::Live {
-                        format!(
-                            "   the agent's dialogue: {} takes it over",
-                            app.keymap().first_key(&Action::TakeOver)
-                        )
-                    } else {
-                        format!(
-                            "   {} edits · {} sends",
-                            app.keymap().first_key(&Action::Focus(Pane::Composer)),
-                            app.keymap().first_key(&Action::Send)
-                        )
-                    },
-                    t.muted(),
-                )],
-            ]
-            .concat(),
-        );
-        frame.render_widget(Paragraph::new(line), inner);
+        frame.render_widget(Paragraph::new(collapsed_line(app, d, inner.width)), inner);
         return;
     }
     let footer = Rect::new(
@@ -162,7 +129,50 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
             unseen_rows(frame, app, area, unseen);
         }
     }
-    let mode = match c.mode {
+    frame.render_widget(Paragraph::new(footer_line(app, c, inner.width)), footer);
+}
+
+/// The title's right end: the next TurnIndex and the key that sends, or, for a watched
+/// dialogue (the agent's), the key that takes it over.
+fn title_hint(app: &App, d: &DialogueState) -> String {
+    if d.status == crate::tui::dialogue::Status::Live {
+        format!(
+            " live, read-only · {} takes it over ",
+            app.keymap().first_key(&Action::TakeOver)
+        )
+    } else {
+        format!(
+            " next turn {} · {} send ",
+            d.link.next_turn,
+            app.keymap().first_key(&Action::Send)
+        )
+    }
+}
+
+/// The composer folded to one line: the live check and the keys that edit and send.
+fn collapsed_line<'a>(app: &App, d: &DialogueState, width: u16) -> Line<'a> {
+    let keys = if d.status == crate::tui::dialogue::Status::Live {
+        format!(
+            "   the agent's dialogue: {} takes it over",
+            app.keymap().first_key(&Action::TakeOver)
+        )
+    } else {
+        format!(
+            "   {} edits · {} sends",
+            app.keymap().first_key(&Action::Focus(Pane::Composer)),
+            app.keymap().first_key(&Action::Send)
+        )
+    };
+    let mut spans = check_line(app, &d.composer, width as usize / 2).spans;
+    spans.push(Span::styled(keys, app.theme().muted()));
+    Line::from(spans)
+}
+
+/// The footer: Form or Raw JSON (the one in use marked), the key that switches, and what
+/// the live check found.
+fn footer_line<'a>(app: &App, c: &Composer, width: u16) -> Line<'a> {
+    let t = app.theme();
+    let mut spans = match c.mode {
         Mode::Form => vec![
             Span::styled("[ Form ]", t.bold(t.colors.accent)),
             Span::styled("  Raw JSON", t.muted()),
@@ -172,13 +182,12 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &
             Span::styled("[ Raw JSON ]", t.bold(t.colors.accent)),
         ],
     };
-    let mut spans = mode;
     spans.push(Span::styled(
         format!(" {}   ", app.keymap().first_key(&Action::ComposerMode)),
         t.fg(t.colors.key_hint),
     ));
-    spans.extend(check_line(app, c, (inner.width as usize).saturating_sub(28)).spans);
-    frame.render_widget(Paragraph::new(Line::from(spans)), footer);
+    spans.extend(check_line(app, c, (width as usize).saturating_sub(28)).spans);
+    Line::from(spans)
 }
 
 /// The lines of a text buffer from `top`, `height` of them, cut to `width` (scrolled
@@ -228,6 +237,9 @@ fn editor_lines<'a>(
         .collect()
 }
 
+/// The form: the Kind row (BKN-DAC), a row per field from the first that keeps the active
+/// one in view, what else is sent, and the completion list over them. Returns the rows out
+/// of view above and below.
 fn form(
     frame: &mut Frame,
     app: &App,
@@ -236,61 +248,14 @@ fn form(
     focused: bool,
     hits: &mut Hits,
 ) -> (usize, usize) {
-    let t = app.theme();
     let c = &d.composer;
     let mut y = area.y;
     let bottom = area.y + area.height;
-    let label = |text: &str, active: bool| -> Span<'static> {
-        let style = if active {
-            t.bold(t.colors.accent)
-        } else {
-            t.muted()
-        };
-        Span::styled(
-            format!(
-                "{:<width$}",
-                cut(text, LABEL as usize - 1),
-                width = LABEL as usize
-            ),
-            style,
-        )
-    };
     let kind_rows = usize::from(d.interface == Interface::Dac);
-    // Rows scroll so that the active one (and a line under it for hints) is in view.
-    let heights: Vec<u16> = (0..kind_rows)
-        .map(|_| 1)
-        .chain(c.fields.iter().map(Field::height))
-        .collect();
-    let mut first = 0usize;
-    while focused
-        && first < c.row
-        && heights[first..=c.row.min(heights.len().saturating_sub(1))]
-            .iter()
-            .sum::<u16>()
-            + 1
-            > area.height
-    {
-        first += 1;
-    }
+    let first = first_form_row(c, kind_rows, area.height, focused);
     if kind_rows == 1 && first == 0 {
-        let active = focused && c.row == 0;
-        let line = Line::from(vec![
-            label("Kind", active),
-            Span::styled("< ", t.fg(t.colors.key_hint)),
-            Span::styled(c.kind.as_str(), t.bold(t.colors.foreground)),
-            Span::styled(" >", t.fg(t.colors.key_hint)),
-            Span::styled(
-                if active {
-                    "   ← → or a letter changes it"
-                } else {
-                    ""
-                },
-                t.muted(),
-            ),
-        ]);
         let r = Rect::new(area.x, y, area.width, 1);
-        hits.composer_rows.push((r, 0));
-        frame.render_widget(Paragraph::new(line), r);
+        kind_row(frame, app.theme(), c, r, focused && c.row == 0, hits);
         y += 1;
     }
     // Where the completion list goes, drawn last over whatever is below.
@@ -307,144 +272,252 @@ fn form(
             break;
         }
         let active = focused && c.row == row;
-        let lines = f.editor.lines();
-        let is_steps = f.spec.widget == Widget::Steps;
-        // The caret row under a statement that does not parse goes right under its line:
-        // the lines after it move down by one, and the field grows by one.
-        let fault = (active && is_steps)
-            .then(|| {
-                c.checked
-                    .statements
-                    .iter()
-                    .find(|(line, _)| *line == f.editor.cursor().0)
-            })
-            .flatten()
-            .filter(|(line, _)| *line >= f.top && *line < f.top + f.height() as usize);
-        let height = (f.height() + u16::from(fault.is_some())).min(bottom - y);
-        let r = Rect::new(area.x, y, area.width, height);
-        hits.composer_rows.push((r, row));
-        frame.render_widget(
-            Paragraph::new(Line::from(label(&f.spec.label, active))),
-            Rect::new(r.x, r.y, LABEL, 1),
-        );
-        let gutter = if is_steps { 2 } else { 0 };
-        let field_area = Rect::new(
-            r.x + LABEL + gutter,
-            r.y,
-            r.width.saturating_sub(LABEL + gutter),
-            height,
-        );
-        if is_steps {
-            let marks: Vec<Line> = (f.top..f.top + f.height() as usize)
-                .map(|k| {
-                    let bad = c.checked.statements.iter().any(|(l, _)| *l == k);
-                    let empty = lines.get(k).is_none_or(|l| l.trim().is_empty());
-                    match (empty, bad) {
-                        (true, _) => Line::raw(" "),
-                        (false, true) => Line::styled("✗", t.fg(t.colors.error)),
-                        (false, false) => Line::styled("✓", t.fg(t.colors.success)),
-                    }
-                })
-                .collect();
-            let marks = insert_after(marks, fault.map(|(l, _)| l - f.top), Line::raw(" "));
-            frame.render_widget(
-                Paragraph::new(marks),
-                Rect::new(r.x + LABEL, r.y, 1, height),
-            );
-        }
-        if active {
-            let mut shown = editor_lines(
-                t,
-                &f.editor,
-                f.top,
-                f.height() as usize,
-                field_area.width as usize,
-                true,
-            );
-            if let Some((line, e)) = fault {
-                let caret = format!(
-                    "{:indent$}{} {}",
-                    "",
-                    "^".repeat(e.length.max(1)),
-                    e.message,
-                    indent = e.position
-                );
-                shown = insert_after(
-                    shown,
-                    Some(line - f.top),
-                    Line::styled(cut(&caret, field_area.width as usize), t.fg(t.colors.error)),
-                );
-            }
-            frame.render_widget(
-                Paragraph::new(shown).style(t.fg(t.colors.foreground).bg(t.colors.input_bg)),
-                field_area,
-            );
-            let cursor_row = f.editor.cursor().0.saturating_sub(f.top) as u16
-                + u16::from(fault.is_some_and(|(l, _)| *l < f.editor.cursor().0));
-            popup = Some((field_area.y + cursor_row + 1, field_area.x));
-        } else if lines.iter().all(|l| l.is_empty()) {
-            frame.render_widget(
-                Paragraph::new(Line::styled(
-                    cut(&f.spec.help, field_area.width as usize),
-                    t.muted(),
-                )),
-                field_area,
-            );
-        } else {
-            let shown: Vec<Line> = lines
-                .iter()
-                .skip(f.top)
-                .take(height as usize)
-                .map(|l| Line::raw(cut(l, field_area.width as usize)))
-                .collect();
-            frame.render_widget(Paragraph::new(shown), field_area);
-        }
+        let rows = Rect::new(area.x, y, area.width, bottom - y);
+        let (height, cursor) = form_field(frame, app.theme(), c, f, rows, active);
+        hits.composer_rows
+            .push((Rect::new(area.x, y, area.width, height), row));
+        popup = popup.or(cursor);
         y += height;
         if active && c.completion.is_none() && y < bottom {
-            // Why nothing completes, when the server left the list empty.
-            let ctx_free = app
-                .workspace()
-                .server(d.server)
-                .map(|s| &s.vocabulary)
-                .and_then(|v| match f.spec.completes {
-                    crate::tui::composer::fields::Completes::Words(w) => v.why_empty(w),
-                    _ => None,
-                });
-            if let Some(why) = ctx_free
-                && f.editor.lines().iter().all(|l| l.is_empty())
-            {
-                frame.render_widget(
-                    Paragraph::new(Line::styled(
-                        cut(
-                            &format!("{:LABEL$}{why}", "", LABEL = LABEL as usize),
-                            area.width as usize,
-                        ),
-                        t.fg(t.colors.warning),
-                    )),
-                    Rect::new(area.x, y, area.width, 1),
-                );
-                y += 1;
-            }
+            y += why_nothing_completes(frame, app, d, f, Rect::new(area.x, y, area.width, 1));
         }
     }
     if !c.extra.is_empty() && y < bottom {
-        let keys: Vec<&str> = c.extra.keys().map(String::as_str).collect();
-        let line = Line::styled(
-            format!(
-                "{:width$}also sent: {} ({} shows them)",
-                "",
-                keys.join(", "),
-                app.keymap().first_key(&Action::ComposerMode),
-                width = LABEL as usize
-            ),
-            t.muted(),
-        );
-        frame.render_widget(Paragraph::new(line), Rect::new(area.x, y, area.width, 1));
+        also_sent(frame, app, c, Rect::new(area.x, y, area.width, 1));
     }
     if let (Some(comp), Some((below, x))) = (&c.completion, popup) {
         completion_list(frame, app, comp, below, x, hits);
     }
     (first, unseen_below)
+}
+
+/// A field's label, in the accent colour when its row is the active one.
+fn label(t: &Theme, text: &str, active: bool) -> Span<'static> {
+    let style = if active {
+        t.bold(t.colors.accent)
+    } else {
+        t.muted()
+    };
+    Span::styled(
+        format!(
+            "{:<width$}",
+            cut(text, LABEL as usize - 1),
+            width = LABEL as usize
+        ),
+        style,
+    )
+}
+
+/// The first row shown: rows scroll so that the active one (and a line under it for hints)
+/// is in view.
+fn first_form_row(c: &Composer, kind_rows: usize, height: u16, focused: bool) -> usize {
+    let heights: Vec<u16> = (0..kind_rows)
+        .map(|_| 1)
+        .chain(c.fields.iter().map(Field::height))
+        .collect();
+    let mut first = 0usize;
+    while focused
+        && first < c.row
+        && heights[first..=c.row.min(heights.len().saturating_sub(1))]
+            .iter()
+            .sum::<u16>()
+            + 1
+            > height
+    {
+        first += 1;
+    }
+    first
+}
+
+/// The Kind row: `< commitment >`, and how to change it when it is the active row.
+fn kind_row(frame: &mut Frame, t: &Theme, c: &Composer, r: Rect, active: bool, hits: &mut Hits) {
+    let line = Line::from(vec![
+        label(t, "Kind", active),
+        Span::styled("< ", t.fg(t.colors.key_hint)),
+        Span::styled(c.kind.as_str(), t.bold(t.colors.foreground)),
+        Span::styled(" >", t.fg(t.colors.key_hint)),
+        Span::styled(
+            if active {
+                "   ← → or a letter changes it"
+            } else {
+                ""
+            },
+            t.muted(),
+        ),
+    ]);
+    hits.composer_rows.push((r, 0));
+    frame.render_widget(Paragraph::new(line), r);
+}
+
+/// One field's row in `room` (from its top to the form's bottom): its label, the ✓/✗ gutter
+/// of the Steps, and its text (the editor with its cursor when active, its help when
+/// empty). Returns the height it took, and where the completion list goes when active.
+fn form_field(
+    frame: &mut Frame,
+    t: &Theme,
+    c: &Composer,
+    f: &Field,
+    room: Rect,
+    active: bool,
+) -> (u16, Option<(u16, u16)>) {
+    let is_steps = f.spec.widget == Widget::Steps;
+    let fault = (active && is_steps).then(|| step_fault(c, f)).flatten();
+    let height = (f.height() + u16::from(fault.is_some())).min(room.height);
+    let r = Rect::new(room.x, room.y, room.width, height);
+    frame.render_widget(
+        Paragraph::new(Line::from(label(t, &f.spec.label, active))),
+        Rect::new(r.x, r.y, LABEL, 1),
+    );
+    let gutter = if is_steps { 2 } else { 0 };
+    let field_area = Rect::new(
+        r.x + LABEL + gutter,
+        r.y,
+        r.width.saturating_sub(LABEL + gutter),
+        height,
+    );
+    if is_steps {
+        let marks = insert_after(
+            step_marks(t, c, f),
+            fault.map(|(l, _)| l - f.top),
+            Line::raw(" "),
+        );
+        frame.render_widget(
+            Paragraph::new(marks),
+            Rect::new(r.x + LABEL, r.y, 1, height),
+        );
+    }
+    let lines = f.editor.lines();
+    if active {
+        let shown = active_field_lines(t, f, fault, field_area.width as usize);
+        frame.render_widget(
+            Paragraph::new(shown).style(t.fg(t.colors.foreground).bg(t.colors.input_bg)),
+            field_area,
+        );
+        let cursor_row = f.editor.cursor().0.saturating_sub(f.top) as u16
+            + u16::from(fault.is_some_and(|(l, _)| *l < f.editor.cursor().0));
+        return (height, Some((field_area.y + cursor_row + 1, field_area.x)));
+    }
+    if lines.iter().all(|l| l.is_empty()) {
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                cut(&f.spec.help, field_area.width as usize),
+                t.muted(),
+            )),
+            field_area,
+        );
+    } else {
+        let shown: Vec<Line> = lines
+            .iter()
+            .skip(f.top)
+            .take(height as usize)
+            .map(|l| Line::raw(cut(l, field_area.width as usize)))
+            .collect();
+        frame.render_widget(Paragraph::new(shown), field_area);
+    }
+    (height, None)
+}
+
+/// The statement under the cursor in the Steps, when it does not parse and is in view: its
+/// caret row goes right under its line (the lines after it move down by one, and the field
+/// grows by one).
+fn step_fault<'c>(c: &'c Composer, f: &Field) -> Option<&'c (usize, ParseError)> {
+    c.checked
+        .statements
+        .iter()
+        .find(|(line, _)| *line == f.editor.cursor().0)
+        .filter(|(line, _)| *line >= f.top && *line < f.top + f.height() as usize)
+}
+
+/// The Steps' gutter: ✓ beside a statement that parses, ✗ beside one that does not.
+fn step_marks<'a>(t: &Theme, c: &Composer, f: &Field) -> Vec<Line<'a>> {
+    let lines = f.editor.lines();
+    (f.top..f.top + f.height() as usize)
+        .map(|k| {
+            let bad = c.checked.statements.iter().any(|(l, _)| *l == k);
+            let empty = lines.get(k).is_none_or(|l| l.trim().is_empty());
+            match (empty, bad) {
+                (true, _) => Line::raw(" "),
+                (false, true) => Line::styled("✗", t.fg(t.colors.error)),
+                (false, false) => Line::styled("✓", t.fg(t.colors.success)),
+            }
+        })
+        .collect()
+}
+
+/// The active field's lines with the cursor, and the caret under a fault.
+fn active_field_lines<'a>(
+    t: &Theme,
+    f: &Field,
+    fault: Option<&(usize, ParseError)>,
+    width: usize,
+) -> Vec<Line<'a>> {
+    let shown = editor_lines(t, &f.editor, f.top, f.height() as usize, width, true);
+    let Some((line, e)) = fault else {
+        return shown;
+    };
+    let caret = format!(
+        "{:indent$}{} {}",
+        "",
+        "^".repeat(e.length.max(1)),
+        e.message,
+        indent = e.position
+    );
+    insert_after(
+        shown,
+        Some(line - f.top),
+        Line::styled(cut(&caret, width), t.fg(t.colors.error)),
+    )
+}
+
+/// Why nothing completes in an empty field, when the server left the list empty: a line
+/// under the field. Returns the rows it took (0 or 1).
+fn why_nothing_completes(
+    frame: &mut Frame,
+    app: &App,
+    d: &DialogueState,
+    f: &Field,
+    r: Rect,
+) -> u16 {
+    let t = app.theme();
+    let why = app
+        .workspace()
+        .server(d.server)
+        .map(|s| &s.vocabulary)
+        .and_then(|v| match f.spec.completes {
+            crate::tui::composer::fields::Completes::Words(w) => v.why_empty(w),
+            _ => None,
+        });
+    let Some(why) = why else { return 0 };
+    if !f.editor.lines().iter().all(|l| l.is_empty()) {
+        return 0;
+    }
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            cut(
+                &format!("{:LABEL$}{why}", "", LABEL = LABEL as usize),
+                r.width as usize,
+            ),
+            t.fg(t.colors.warning),
+        )),
+        r,
+    );
+    1
+}
+
+/// The fields the Request carries that the form has no row for.
+fn also_sent(frame: &mut Frame, app: &App, c: &Composer, r: Rect) {
+    let keys: Vec<&str> = c.extra.keys().map(String::as_str).collect();
+    let line = Line::styled(
+        format!(
+            "{:width$}also sent: {} ({} shows them)",
+            "",
+            keys.join(", "),
+            app.keymap().first_key(&Action::ComposerMode),
+            width = LABEL as usize
+        ),
+        app.theme().muted(),
+    );
+    frame.render_widget(Paragraph::new(line), r);
 }
 
 /// Where the form has rows out of view (a small terminal: the Release field of a commitment

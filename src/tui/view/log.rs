@@ -1,9 +1,10 @@
 //! The protocol log pane: JSON-RPC traffic both ways, server logs and progress, stderr and
 //! the client's notes, filterable; only the entries on screen are drawn.
 
-use crate::client::event::LogKind;
+use crate::client::event::{LogEntry, LogKind};
 use crate::tui::action::Pane;
 use crate::tui::app::App;
+use crate::tui::search::Search;
 use crate::tui::view::text::cut;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -13,21 +14,9 @@ use time::OffsetDateTime;
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::hits::Hits) {
     let t = app.theme();
-    let c = &t.colors;
     let focused = app.focus() == Pane::Log;
     let log = &app.log;
-    let filter = if log.filter.is_empty() {
-        String::new()
-    } else {
-        format!(" · filter \"{}\"", log.filter)
-    };
-    let follow = if log.follow { " · following" } else { "" };
-    let title = format!(
-        " Protocol log ({} of {}){filter}{follow} ",
-        log.visible_len(),
-        log.total()
-    );
-    let block = super::pane_block(app, title, focused).title_bottom(
+    let block = super::pane_block(app, title(app), focused).title_bottom(
         Line::styled(
             " Enter opens · / search · | filter · f follow · C clear · y copy ",
             t.muted(),
@@ -36,27 +25,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::h
     );
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let mut height = inner.height as usize;
-    if log.editing_filter {
-        height = height.saturating_sub(1);
-        let line = log
-            .filter_input
-            .line(Span::styled("filter: ", t.fg(c.key_hint)), None);
-        frame.render_widget(
-            Paragraph::new(line),
-            Rect::new(inner.x, inner.y + height as u16, inner.width, 1),
-        );
-    }
     // A search: its line at the bottom, the matches marked in the rows.
     let search = app.search.as_ref().filter(|s| s.pane == Pane::Log);
     let found: &[usize] = search.map_or(&[], |s| &s.found);
-    if let Some(s) = search {
-        height = height.saturating_sub(1);
-        frame.render_widget(
-            Paragraph::new(super::search_line(app, s, found.len())),
-            Rect::new(inner.x, inner.y + height as u16, inner.width, 1),
-        );
-    }
+    let height = bottom_lines(frame, app, inner, search) as usize;
     let current = search.and_then(|s| found.get(s.current.min(found.len().saturating_sub(1))));
     let n = log.visible_len();
     let selected = log.selected.unwrap_or(n.saturating_sub(1));
@@ -70,45 +42,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::h
     let lines: Vec<Line> = (top..(top + height).min(n))
         .filter_map(|i| log.visible(i).map(|e| (i, e)))
         .map(|(i, e)| {
-            let color = match e.kind {
-                LogKind::Sent => c.log_sent,
-                LogKind::Received => c.log_received,
-                LogKind::ServerLog => c.log_server,
-                LogKind::Progress => c.log_progress,
-                LogKind::Stderr => c.log_stderr,
-                LogKind::Client => c.log_client,
-            };
-            let at = OffsetDateTime::from(e.at);
-            let stamp = format!(
-                "{:02}:{:02}:{:02}.{:03} ",
-                at.hour(),
-                at.minute(),
-                at.second(),
-                at.millisecond()
-            );
-            let size = if e.truncated() {
-                format!(" [{} bytes, cut]", e.size)
-            } else {
-                String::new()
-            };
-            let first = e.text.lines().next().unwrap_or_default();
-            let room = (inner.width as usize).saturating_sub(stamp.len() + 14 + size.len());
-            let mut text = Line::from(Span::styled(cut(first, room), t.fg(c.foreground)));
-            if let Some(s) = search {
-                let at = crate::tui::search::columns(first, s.query())
-                    .first()
-                    .copied();
-                let here = current == Some(&i);
-                text = crate::tui::search::highlight(text, s.query(), at.filter(|_| here));
-            }
-            let mut spans = vec![
-                Span::styled(stamp, t.muted()),
-                Span::styled(format!("#{:<3}", e.connection), t.muted()),
-                Span::styled(format!("{:<9}", e.kind.label()), t.bold(color)),
-            ];
-            spans.extend(text.spans);
-            spans.push(Span::styled(size, t.muted()));
-            let line = Line::from(spans);
+            let found_here = search.map(|s| (s, current == Some(&i)));
+            let line = entry_line(app, e, inner.width as usize, found_here);
             if focused && i == selected {
                 line.style(t.selected())
             } else {
@@ -124,4 +59,95 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::h
     } else {
         frame.render_widget(Paragraph::new(lines).style(t.base()), inner);
     }
+}
+
+/// "Protocol log (shown of all) · filter … · following".
+fn title(app: &App) -> String {
+    let log = &app.log;
+    let filter = if log.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" · filter \"{}\"", log.filter)
+    };
+    let follow = if log.follow { " · following" } else { "" };
+    format!(
+        " Protocol log ({} of {}){filter}{follow} ",
+        log.visible_len(),
+        log.total()
+    )
+}
+
+/// The filter being typed and the search, each on a line at the bottom. Returns the rows
+/// left above them for the entries.
+fn bottom_lines(frame: &mut Frame, app: &App, inner: Rect, search: Option<&Search>) -> u16 {
+    let mut height = inner.height;
+    if app.log.editing_filter {
+        height = height.saturating_sub(1);
+        let line = app.log.filter_input.line(
+            Span::styled("filter: ", app.theme().fg(app.theme().colors.key_hint)),
+            None,
+        );
+        frame.render_widget(
+            Paragraph::new(line),
+            Rect::new(inner.x, inner.y + height, inner.width, 1),
+        );
+    }
+    if let Some(s) = search {
+        height = height.saturating_sub(1);
+        frame.render_widget(
+            Paragraph::new(super::search_line(app, s, s.found.len())),
+            Rect::new(inner.x, inner.y + height, inner.width, 1),
+        );
+    }
+    height
+}
+
+/// An entry's row: when, on which connection, what kind, its first line (the search's
+/// matches marked, the current one when `here`), and its size when it was cut.
+fn entry_line<'a>(
+    app: &App,
+    e: &LogEntry,
+    width: usize,
+    search: Option<(&Search, bool)>,
+) -> Line<'a> {
+    let t = app.theme();
+    let c = &t.colors;
+    let color = match e.kind {
+        LogKind::Sent => c.log_sent,
+        LogKind::Received => c.log_received,
+        LogKind::ServerLog => c.log_server,
+        LogKind::Progress => c.log_progress,
+        LogKind::Stderr => c.log_stderr,
+        LogKind::Client => c.log_client,
+    };
+    let at = OffsetDateTime::from(e.at);
+    let stamp = format!(
+        "{:02}:{:02}:{:02}.{:03} ",
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond()
+    );
+    let size = if e.truncated() {
+        format!(" [{} bytes, cut]", e.size)
+    } else {
+        String::new()
+    };
+    let first = e.text.lines().next().unwrap_or_default();
+    let room = width.saturating_sub(stamp.len() + 14 + size.len());
+    let mut text = Line::from(Span::styled(cut(first, room), t.fg(c.foreground)));
+    if let Some((s, here)) = search {
+        let at = crate::tui::search::columns(first, s.query())
+            .first()
+            .copied();
+        text = crate::tui::search::highlight(text, s.query(), at.filter(|_| here));
+    }
+    let mut spans = vec![
+        Span::styled(stamp, t.muted()),
+        Span::styled(format!("#{:<3}", e.connection), t.muted()),
+        Span::styled(format!("{:<9}", e.kind.label()), t.bold(color)),
+    ];
+    spans.extend(text.spans);
+    spans.push(Span::styled(size, t.muted()));
+    Line::from(spans)
 }

@@ -1,11 +1,13 @@
 //! The servers and their dialogues, as a tree; on narrow screens, one line.
 
+use crate::client::connection::ServerSummary;
 use crate::client::oauth::SignInNotice;
 use crate::protocol::Interface;
 use crate::tui::action::Pane;
-use crate::tui::app::{App, ServerStatus, SidebarRow};
-use crate::tui::dialogue::Status;
+use crate::tui::app::{App, ServerState, ServerStatus, SidebarRow};
+use crate::tui::dialogue::{DialogueState, Status};
 use crate::tui::hits::Hits;
+use crate::tui::ids::DialogueId;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -63,188 +65,211 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let mut lines: Vec<Line> = Vec::new();
     for (row, entry) in app.sidebar_rows().into_iter().enumerate() {
         let selected = focused && row == app.sidebar().selected();
-        let y = inner.y + lines.len() as u16;
-        match entry {
-            SidebarRow::Server(s) => {
-                let Some(server) = app.workspace().server(s) else {
-                    continue;
-                };
-                let (dot, _) = server_state(app, &server.status);
-                let arrow = if app.sidebar().is_expanded(s) {
-                    "▼ "
-                } else {
-                    "▶ "
-                };
-                let kind = server.spec.kind();
-                let name_room = width.saturating_sub(kind.len() + 6);
-                let mut line = Line::from(vec![
-                    Span::styled(arrow, t.muted()),
-                    Span::styled(
-                        format!("{:<name_room$}", super::text::cut(&server.name, name_room)),
-                        t.bold(t.colors.foreground),
-                    ),
-                    dot,
-                    Span::styled(format!(" {kind}"), t.muted()),
-                ]);
-                if selected {
-                    line = line.style(t.selected());
-                }
-                let mut detail_lines = Vec::new();
-                let detail = match (&server.status, &server.summary) {
-                    (ServerStatus::Failed(e), _) => Line::styled(
-                        format!(
-                            "  failed: {}",
-                            super::text::cut(e, width.saturating_sub(10))
-                        ),
-                        t.fg(t.colors.failed),
-                    ),
-                    (_, Some(summary)) => {
-                        let tools: Vec<&str> =
-                            summary.bkn_tools.values().map(String::as_str).collect();
-                        let tools = if tools.is_empty() {
-                            "no BKN tool".to_owned()
-                        } else {
-                            tools.join(" ")
-                        };
-                        Line::from(vec![
-                            Span::styled(format!("  {tools}"), t.fg(t.colors.accent)),
-                            // The generation and where the dialogue's state lives
-                            // (MCP-BINDING section 3).
-                            Span::styled(
-                                format!(
-                                    "  {} {}",
-                                    summary.protocol_version,
-                                    match crate::client::generation::StateHome::of(
-                                        &summary.protocol_version
-                                    ) {
-                                        crate::client::generation::StateHome::McpSession =>
-                                            "session",
-                                        crate::client::generation::StateHome::DialogId =>
-                                            "by DialogID",
-                                    }
-                                ),
-                                t.muted(),
-                            ),
-                        ])
-                    }
-                    (ServerStatus::Recorded, None) => {
-                        Line::styled("  recorded session", t.fg(t.colors.recorded))
-                    }
-                    _ => Line::styled("  …", t.muted()),
-                };
-                detail_lines.push(detail);
-                if let Some(notice) = &server.sign_in {
-                    detail_lines.push(sign_in_line(app, notice, width));
-                }
-                if let Some(summary) = &server.summary {
-                    // The M-Instance it publishes (its dialogues fill Requests with it).
-                    if let Some(p) = &summary.published {
-                        detail_lines.push(Line::styled(
-                            super::text::cut(
-                                &format!(
-                                    "  {} · {}",
-                                    p.m_instance.as_deref().unwrap_or("?"),
-                                    p.source
-                                ),
-                                width,
-                            ),
-                            t.muted(),
-                        ));
-                    }
-                    if !summary.findings.is_empty() {
-                        let n = summary.findings.len();
-                        detail_lines.push(Line::styled(
-                            super::text::cut(
-                                &format!(
-                                    "  ⚠ {n} binding finding{}: {}",
-                                    if n == 1 { "" } else { "s" },
-                                    summary.findings[0].check
-                                ),
-                                width,
-                            ),
-                            t.fg(t.colors.finding),
-                        ));
-                    }
-                }
-                hits.sidebar_rows.push((
-                    Rect::new(inner.x, y, inner.width, 1 + detail_lines.len() as u16),
-                    entry,
-                ));
-                lines.push(line);
-                lines.extend(detail_lines);
-            }
+        let entry_lines = match entry {
+            SidebarRow::Server(s) => app.workspace().server(s).map(|server| {
+                server_lines(app, server, app.sidebar().is_expanded(s), selected, width)
+            }),
             SidebarRow::Dialogue(d) => {
-                let (Some(dialogue), Some(position)) = (
-                    app.workspace().dialogue(d),
-                    app.workspace().dialogues().position(d),
-                ) else {
-                    continue;
-                };
-                let current = Some(d) == app.workspace().current();
-                let is_last = !app
-                    .workspace()
-                    .dialogues()
-                    .values()
-                    .skip(position + 1)
-                    .any(|o| o.server == dialogue.server);
-                let branch = if is_last { "└" } else { "├" };
-                let state = match &dialogue.status {
-                    Status::Recorded => Span::styled(" ◆", t.fg(t.colors.recorded)),
-                    Status::Live => Span::styled(" ◉ live", t.fg(t.colors.connected)),
-                    Status::Failed(_) | Status::Closed(_) => {
-                        Span::styled(" ✗", t.fg(t.colors.failed))
-                    }
-                    Status::Connecting => {
-                        Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.connecting))
-                    }
-                    Status::Open if dialogue.pending.is_some() => {
-                        Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.accent))
-                    }
-                    Status::Open => Span::raw(""),
-                };
-                // Under its server, "domain-access #2" needs only "#2" (and its DialogID).
-                let server_name = app
-                    .workspace()
-                    .server(dialogue.server)
-                    .map_or("", |s| s.name.as_str());
-                let short = dialogue
-                    .name
-                    .strip_prefix(server_name)
-                    .map(str::trim_start)
-                    .filter(|rest| !rest.is_empty())
-                    .unwrap_or(&dialogue.name);
-                let id = dialogue
-                    .dialog_id
-                    .as_deref()
-                    .filter(|_| short.starts_with('#'))
-                    .map(|id| format!(" {}", super::text::short_id(id)))
-                    .unwrap_or_default();
-                let label = format!("  {branch} {} {short}{id}", position + 1);
-                let count = format!(" ({})", dialogue.turns.len());
-                let room = width.saturating_sub(count.len() + 3);
-                let style = if current {
-                    t.bold(t.colors.accent)
-                } else {
-                    t.fg(t.colors.foreground)
-                };
-                let mut line = Line::from(vec![
-                    Span::styled(super::text::cut(&label, room), style),
-                    Span::styled(count, t.muted()),
-                    state,
-                ]);
-                if selected {
-                    line = line.style(t.selected());
-                }
-                hits.sidebar_rows
-                    .push((Rect::new(inner.x, y, inner.width, 1), entry));
-                lines.push(line);
+                dialogue_line(app, d, selected, width).map(|line| vec![line])
             }
-        }
+        };
+        let Some(entry_lines) = entry_lines else {
+            continue;
+        };
+        let y = inner.y + lines.len() as u16;
+        hits.sidebar_rows.push((
+            Rect::new(inner.x, y, inner.width, entry_lines.len() as u16),
+            entry,
+        ));
+        lines.extend(entry_lines);
     }
     if app.workspace().servers().is_empty() {
         lines.push(Line::styled("no server", t.muted()));
     }
     frame.render_widget(Paragraph::new(lines).style(t.base()), inner);
+}
+
+/// A server's row: its name, state and kind, and under it what it is (its tools and
+/// generation, or why it failed), its sign-in, its M-Instance and its binding findings.
+fn server_lines<'a>(
+    app: &App,
+    server: &ServerState,
+    expanded: bool,
+    selected: bool,
+    width: usize,
+) -> Vec<Line<'a>> {
+    let t = app.theme();
+    let (dot, _) = server_state(app, &server.status);
+    let arrow = if expanded { "▼ " } else { "▶ " };
+    let kind = server.spec.kind();
+    let name_room = width.saturating_sub(kind.len() + 6);
+    let mut line = Line::from(vec![
+        Span::styled(arrow, t.muted()),
+        Span::styled(
+            format!("{:<name_room$}", super::text::cut(&server.name, name_room)),
+            t.bold(t.colors.foreground),
+        ),
+        dot,
+        Span::styled(format!(" {kind}"), t.muted()),
+    ]);
+    if selected {
+        line = line.style(t.selected());
+    }
+    let mut lines = vec![line, server_detail(app, server, width)];
+    if let Some(notice) = &server.sign_in {
+        lines.push(sign_in_line(app, notice, width));
+    }
+    if let Some(summary) = &server.summary {
+        lines.extend(summary_notes(app, summary, width));
+    }
+    lines
+}
+
+/// The line under a server's name: why it failed, its BKN tools and MCP generation, or
+/// that it is a recorded session.
+fn server_detail<'a>(app: &App, server: &ServerState, width: usize) -> Line<'a> {
+    use crate::client::generation::StateHome;
+    let t = app.theme();
+    match (&server.status, &server.summary) {
+        (ServerStatus::Failed(e), _) => Line::styled(
+            format!(
+                "  failed: {}",
+                super::text::cut(e, width.saturating_sub(10))
+            ),
+            t.fg(t.colors.failed),
+        ),
+        (_, Some(summary)) => {
+            let tools: Vec<&str> = summary.bkn_tools.values().map(String::as_str).collect();
+            let tools = if tools.is_empty() {
+                "no BKN tool".to_owned()
+            } else {
+                tools.join(" ")
+            };
+            // The generation and where the dialogue's state lives (MCP-BINDING section 3).
+            let home = match StateHome::of(&summary.protocol_version) {
+                StateHome::McpSession => "session",
+                StateHome::DialogId => "by DialogID",
+            };
+            Line::from(vec![
+                Span::styled(format!("  {tools}"), t.fg(t.colors.accent)),
+                Span::styled(format!("  {} {home}", summary.protocol_version), t.muted()),
+            ])
+        }
+        (ServerStatus::Recorded, None) => {
+            Line::styled("  recorded session", t.fg(t.colors.recorded))
+        }
+        _ => Line::styled("  …", t.muted()),
+    }
+}
+
+/// The M-Instance a server publishes (its dialogues fill Requests with it), and its first
+/// binding finding.
+fn summary_notes<'a>(app: &App, summary: &ServerSummary, width: usize) -> Vec<Line<'a>> {
+    let t = app.theme();
+    let mut lines = Vec::new();
+    if let Some(p) = &summary.published {
+        lines.push(Line::styled(
+            super::text::cut(
+                &format!(
+                    "  {} · {}",
+                    p.m_instance.as_deref().unwrap_or("?"),
+                    p.source
+                ),
+                width,
+            ),
+            t.muted(),
+        ));
+    }
+    if let Some(first) = summary.findings.first() {
+        let n = summary.findings.len();
+        lines.push(Line::styled(
+            super::text::cut(
+                &format!(
+                    "  ⚠ {n} binding finding{}: {}",
+                    if n == 1 { "" } else { "s" },
+                    first.check
+                ),
+                width,
+            ),
+            t.fg(t.colors.finding),
+        ));
+    }
+    lines
+}
+
+/// A dialogue's row under its server: its branch, number, short name (and DialogID), its
+/// turn count and its state.
+fn dialogue_line<'a>(app: &App, d: DialogueId, selected: bool, width: usize) -> Option<Line<'a>> {
+    let t = app.theme();
+    let (dialogue, position) = (
+        app.workspace().dialogue(d)?,
+        app.workspace().dialogues().position(d)?,
+    );
+    let current = Some(d) == app.workspace().current();
+    let is_last = !app
+        .workspace()
+        .dialogues()
+        .values()
+        .skip(position + 1)
+        .any(|o| o.server == dialogue.server);
+    let branch = if is_last { "└" } else { "├" };
+    let label = format!("  {branch} {} {}", position + 1, short_name(app, dialogue));
+    let count = format!(" ({})", dialogue.transcript.len());
+    let room = width.saturating_sub(count.len() + 3);
+    let style = if current {
+        t.bold(t.colors.accent)
+    } else {
+        t.fg(t.colors.foreground)
+    };
+    let mut line = Line::from(vec![
+        Span::styled(super::text::cut(&label, room), style),
+        Span::styled(count, t.muted()),
+        dialogue_state(app, dialogue),
+    ]);
+    if selected {
+        line = line.style(t.selected());
+    }
+    Some(line)
+}
+
+/// Under its server, "domain-access #2" needs only "#2" (and its DialogID).
+fn short_name(app: &App, dialogue: &DialogueState) -> String {
+    let server_name = app
+        .workspace()
+        .server(dialogue.server)
+        .map_or("", |s| s.name.as_str());
+    let short = dialogue
+        .name
+        .strip_prefix(server_name)
+        .map(str::trim_start)
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(&dialogue.name);
+    let id = dialogue
+        .link
+        .dialog_id
+        .as_deref()
+        .filter(|_| short.starts_with('#'))
+        .map(|id| format!(" {}", super::text::short_id(id)))
+        .unwrap_or_default();
+    format!("{short}{id}")
+}
+
+/// A dialogue's state at the end of its row: recorded, live, failed, connecting, a turn in
+/// flight, or nothing (open).
+fn dialogue_state<'a>(app: &App, dialogue: &DialogueState) -> Span<'a> {
+    let t = app.theme();
+    match &dialogue.status {
+        Status::Recorded => Span::styled(" ◆", t.fg(t.colors.recorded)),
+        Status::Live => Span::styled(" ◉ live", t.fg(t.colors.connected)),
+        Status::Failed(_) | Status::Closed(_) => Span::styled(" ✗", t.fg(t.colors.failed)),
+        Status::Connecting => {
+            Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.connecting))
+        }
+        Status::Open if dialogue.link.pending.is_some() => {
+            Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.accent))
+        }
+        Status::Open => Span::raw(""),
+    }
 }
 
 /// The one-line server picker of narrow screens: the current dialogue's server.

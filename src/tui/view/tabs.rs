@@ -26,7 +26,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
                 Status::Recorded => "◆ ".to_owned(),
                 Status::Live => "◉ ".to_owned(),
                 Status::Failed(_) | Status::Closed(_) => "✗ ".to_owned(),
-                _ if d.pending.is_some() => format!("{} ", app.spinner()),
+                _ if d.link.pending.is_some() => format!("{} ", app.spinner()),
                 _ => String::new(),
             };
             format!(" {} {mark}{} ", i + 1, super::text::cut(&d.name, 18))

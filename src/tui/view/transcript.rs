@@ -22,6 +22,7 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
     let role = d.interface.server_role();
     // The DialogID is known once the dialogue is open (or was recorded).
     let id = d
+        .link
         .dialog_id
         .as_deref()
         .map(|id| format!("{} · ", super::text::short_id(id)))
@@ -69,23 +70,27 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if let Status::Failed(e) | Status::Closed(e) = &d.status
-        && d.turns.is_empty()
+        && d.transcript.is_empty()
     {
         failed(frame, app, d, e, inner);
         return;
     }
     let header_height = 1u16;
-    let pending_rows = u16::from(d.pending.is_some());
+    let pending_rows = u16::from(d.link.pending.is_some());
     let body = inner.height.saturating_sub(header_height + pending_rows) as usize;
     let top = first_row(d, body);
     hits.transcript_rows = Rect::new(inner.x, inner.y + header_height, inner.width, body as u16);
     hits.transcript_top = top;
     let columns = Columns::for_width(inner.width);
-    let rows: Vec<Row> = d.turns[top..(top + body).min(d.turns.len())]
+    let rows: Vec<Row> = d
+        .transcript
+        .turns()
         .iter()
+        .skip(top)
+        .take(body)
         .enumerate()
         .map(|(offset, view)| {
-            let selected = Some(top + offset) == d.selected;
+            let selected = Some(top + offset) == d.transcript.selected();
             let row = row(app, view, selected, &columns);
             match selected {
                 true if focused => row.style(t.selected()),
@@ -105,7 +110,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         inner.height.saturating_sub(pending_rows),
     );
     table(frame, app, d, rows, &columns, table_area);
-    if let Some(p) = &d.pending {
+    if let Some(p) = &d.link.pending {
         let y = inner.y + inner.height.saturating_sub(1);
         frame.render_widget(
             Paragraph::new(Line::styled(pending_text(app, d, p), t.fg(t.colors.accent))),
@@ -136,7 +141,7 @@ fn table(
         "  Turn", "Kind", "Outcome", "About", "     ms", "Check",
     ])
     .style(t.muted());
-    if d.turns.is_empty() && d.pending.is_none() {
+    if d.transcript.is_empty() && d.link.pending.is_none() {
         frame.render_widget(Table::new(Vec::<Row>::new(), widths).header(header), area);
         frame.render_widget(
             Paragraph::new(Line::styled(no_turns_hint(app, d), t.muted())),
@@ -155,8 +160,11 @@ fn table(
 
 /// The first row on screen of `body` rows: the scroll, moved so the selected row shows.
 fn first_row(d: &DialogueState, body: usize) -> usize {
-    let mut top = d.scroll.min(d.turns.len().saturating_sub(body.max(1)));
-    if let Some(s) = d.selected {
+    let mut top = d
+        .transcript
+        .scroll
+        .min(d.transcript.len().saturating_sub(body.max(1)));
+    if let Some(s) = d.transcript.selected() {
         if s < top {
             top = s;
         } else if body > 0 && s >= top + body {
@@ -343,7 +351,7 @@ fn pending_text(app: &App, d: &DialogueState, p: &Pending) -> String {
         .as_ref()
         .and_then(|r| r.get("TurnIndex"))
         .and_then(crate::protocol::message::as_index)
-        .unwrap_or(d.next_turn);
+        .unwrap_or(d.link.next_turn);
     let mut text = format!("{} turn {turn} pending {elapsed:.1} s", app.spinner());
     if let Some((done, total)) = p.progress {
         text.push_str(&match total {

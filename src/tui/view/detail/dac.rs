@@ -609,7 +609,7 @@ fn missing_lines<'a>(c: &Content<'a>, n: u64, statement: &str, columns: &Columns
 
 pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme();
-    let view = c.dialogue.commitments_at(c.selected.index);
+    let view = c.dialogue.transcript.commitments_at(c.selected.index);
     let mut lines = commitment_notes(c, &view);
     if view.rows.is_empty() {
         lines.push(Line::styled(
@@ -648,7 +648,7 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 fn server_words<'a>(c: &Content<'a>, from: Option<usize>) -> Vec<Line<'a>> {
     let t = &c.app.theme();
     let text = from
-        .and_then(|row| c.dialogue.turns.get(row))
+        .and_then(|row| c.dialogue.transcript.turn(row))
         .and_then(|v| match &v.exchange {
             Exchange::Dac {
                 response: Some(r), ..
@@ -677,7 +677,8 @@ fn server_words<'a>(c: &Content<'a>, from: Option<usize>) -> Vec<Line<'a>> {
 /// "TurnIndex 3" for a transcript row (its position when it has none).
 fn turn_label(c: &Content, row: usize) -> String {
     c.dialogue
-        .turns
+        .transcript
+        .turns()
         .get(row)
         .and_then(|v| v.summary.turn_index)
         .map(|n| format!("TurnIndex {n}"))
@@ -783,7 +784,8 @@ fn commitment_row<'a>(c: &Content<'a>, r: &CommitmentRow) -> Line<'a> {
     };
     let since = c
         .dialogue
-        .turns
+        .transcript
+        .turns()
         .get(r.since)
         .and_then(|v| v.summary.turn_index)
         .map(|n| format!("t{n}"))

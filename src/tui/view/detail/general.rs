@@ -2,6 +2,9 @@
 
 use super::{Content, heading};
 use crate::client::turn::{Reply, Subject};
+use crate::tui::dialogue::Selected;
+use crate::tui::search::Search;
+use crate::tui::theme::Theme;
 use crate::tui::view::text::{cut, json_line, wrap_line};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -105,96 +108,16 @@ fn verdicts<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 /// The Request and the reply as pretty JSON, long lines wrapped; only the rows in view are
 /// made (a row's height comes from the line widths the selection measured once).
 pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
-    let t = &c.app.theme();
-    let s = c.selected;
-    let width = c.width.max(1);
-    let reply_title = match &c.view.turn.reply {
-        Reply::Response(r) => format!("Response ({} bytes) · y copies", r.len()),
-        Reply::ToolError(_) => "Tool error (isError)".into(),
-        Reply::Error(_) => "No reply".into(),
-    };
-    let request_title = format!("Request ({} bytes) · Y copies", c.view.turn.request.len());
-    let plain_reply = !matches!(c.view.turn.reply, Reply::Response(_));
-    // The document: request heading, request lines, a blank line, reply heading, reply lines.
-    let (req, resp) = (s.request_lines.len(), s.response_lines.len());
-    let lines = req + resp + 3;
-    let chars = |i: usize| -> usize {
-        if i == 0 || i == req + 1 || i == req + 2 {
-            1
-        } else if i <= req {
-            s.request_widths[i - 1]
-        } else {
-            s.response_widths[i - req - 3]
-        }
-    };
-    let rows_of = |i: usize| chars(i).div_ceil(width).max(1);
-    let total: usize = (0..lines).map(rows_of).sum();
+    let doc = RawDocument::of(c);
+    let total: usize = (0..doc.lines()).map(|i| doc.rows_of(i)).sum();
     let top = super::last_page(c, total);
-    // A search's matches are marked, the current one more (`tui::search`).
-    let search = c
-        .app
-        .search
-        .as_ref()
-        .filter(|q| q.pane == crate::tui::action::Pane::Detail && !q.query().is_empty());
-    let current = search.and_then(|q| {
-        let found = crate::tui::update::raw_matches(s, q.query());
-        found
-            .get(q.current.min(found.len().saturating_sub(1)))
-            .copied()
-    });
-    let mark = |line: Line<'a>, i: usize| -> Line<'a> {
-        match search {
-            Some(q) => crate::tui::search::highlight(
-                line,
-                q.query(),
-                current.filter(|(l, _)| *l == i).map(|(_, col)| col),
-            ),
-            None => line,
-        }
-    };
-    let make = |i: usize| -> Vec<Line<'a>> {
-        if i == 0 {
-            vec![Line::styled(
-                request_title.clone(),
-                t.bold(t.colors.title_focused),
-            )]
-        } else if i <= req {
-            wrap_line(
-                mark(json_line(&s.request_lines[i - 1], t, usize::MAX), i),
-                width,
-            )
-        } else if i == req + 1 {
-            vec![Line::raw("")]
-        } else if i == req + 2 {
-            vec![Line::styled(
-                reply_title.clone(),
-                t.bold(t.colors.title_focused),
-            )]
-        } else if plain_reply {
-            wrap_line(
-                mark(
-                    Line::styled(
-                        s.response_lines[i - req - 3].clone(),
-                        t.fg(t.colors.tool_error),
-                    ),
-                    i,
-                ),
-                width,
-            )
-        } else {
-            wrap_line(
-                mark(json_line(&s.response_lines[i - req - 3], t, usize::MAX), i),
-                width,
-            )
-        }
-    };
     let mut out = Vec::with_capacity(c.take);
     let mut row = 0;
-    for i in 0..lines {
-        let h = rows_of(i);
+    for i in 0..doc.lines() {
+        let h = doc.rows_of(i);
         if row + h > top {
             let skip_in = top.saturating_sub(row);
-            out.extend(make(i).into_iter().skip(skip_in));
+            out.extend(doc.rows(i).into_iter().skip(skip_in));
             if out.len() >= c.take {
                 break;
             }
@@ -205,11 +128,125 @@ pub fn raw<'a>(c: &Content<'a>) -> super::Shown<'a> {
     super::Shown { lines: out, top }
 }
 
+/// The Raw tab's document: the Request's heading and lines, a blank line, the reply's
+/// heading and lines; each line wrapped to rows of `width`, a search's matches marked.
+struct RawDocument<'a> {
+    s: &'a Selected,
+    t: &'a Theme,
+    width: usize,
+    request_title: String,
+    reply_title: String,
+    /// A tool error or no reply: text, not JSON.
+    plain_reply: bool,
+    search: Option<&'a Search>,
+    /// The current match: (line, column).
+    current: Option<(usize, usize)>,
+}
+
+impl<'a> RawDocument<'a> {
+    fn of(c: &Content<'a>) -> RawDocument<'a> {
+        let s = c.selected;
+        let reply_title = match &c.view.turn.reply {
+            Reply::Response(r) => format!("Response ({} bytes) · y copies", r.len()),
+            Reply::ToolError(_) => "Tool error (isError)".into(),
+            Reply::Error(_) => "No reply".into(),
+        };
+        // A search's matches are marked, the current one more (`tui::search`).
+        let search = c
+            .app
+            .search
+            .as_ref()
+            .filter(|q| q.pane == crate::tui::action::Pane::Detail && !q.query().is_empty());
+        let current = search.and_then(|q| {
+            let found = crate::tui::update::raw_matches(s, q.query());
+            found
+                .get(q.current.min(found.len().saturating_sub(1)))
+                .copied()
+        });
+        RawDocument {
+            s,
+            t: &c.app.theme(),
+            width: c.width.max(1),
+            request_title: format!("Request ({} bytes) · Y copies", c.view.turn.request.len()),
+            reply_title,
+            plain_reply: !matches!(c.view.turn.reply, Reply::Response(_)),
+            search,
+            current,
+        }
+    }
+
+    fn lines(&self) -> usize {
+        self.s.request_lines.len() + self.s.response_lines.len() + 3
+    }
+
+    /// A line's width in characters (headings and the blank line count one).
+    fn chars(&self, i: usize) -> usize {
+        let req = self.s.request_lines.len();
+        if i == 0 || i == req + 1 || i == req + 2 {
+            1
+        } else if i <= req {
+            self.s.request_widths[i - 1]
+        } else {
+            self.s.response_widths[i - req - 3]
+        }
+    }
+
+    fn rows_of(&self, i: usize) -> usize {
+        self.chars(i).div_ceil(self.width).max(1)
+    }
+
+    /// A line, made into its rows.
+    fn rows(&self, i: usize) -> Vec<Line<'a>> {
+        let (t, s, req) = (self.t, self.s, self.s.request_lines.len());
+        if i == 0 {
+            vec![Line::styled(
+                self.request_title.clone(),
+                t.bold(t.colors.title_focused),
+            )]
+        } else if i <= req {
+            wrap_line(
+                self.mark(json_line(&s.request_lines[i - 1], t, usize::MAX), i),
+                self.width,
+            )
+        } else if i == req + 1 {
+            vec![Line::raw("")]
+        } else if i == req + 2 {
+            vec![Line::styled(
+                self.reply_title.clone(),
+                t.bold(t.colors.title_focused),
+            )]
+        } else if self.plain_reply {
+            let line = Line::styled(
+                s.response_lines[i - req - 3].clone(),
+                t.fg(t.colors.tool_error),
+            );
+            wrap_line(self.mark(line, i), self.width)
+        } else {
+            wrap_line(
+                self.mark(json_line(&s.response_lines[i - req - 3], t, usize::MAX), i),
+                self.width,
+            )
+        }
+    }
+
+    /// The search's matches in a line marked, the current one more.
+    fn mark<'l>(&self, line: Line<'l>, i: usize) -> Line<'l> {
+        match self.search {
+            Some(q) => crate::tui::search::highlight(
+                line,
+                q.query(),
+                self.current.filter(|(l, _)| *l == i).map(|(_, col)| col),
+            ),
+            None => line,
+        }
+    }
+}
+
 /// A scenario step: what it expected, each with ✓ or ✗, and for each failure what came.
 pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme();
     let Some(check) = &c.view.expect else {
-        let running = c.dialogue.scenario.as_ref().is_some_and(|s| s.running);
+        let running = c.dialogue.runs.scenario.as_ref().is_some_and(|s| s.running);
         let text = if running {
             "the scenario is running…"
         } else {
@@ -272,7 +309,7 @@ pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 pub fn replay<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme();
     let Some(r) = &c.view.replay else {
-        let running = c.dialogue.replay.as_ref().is_some_and(|r| r.running);
+        let running = c.dialogue.runs.replay.as_ref().is_some_and(|r| r.running);
         let text = if running {
             "replaying… this turn has not come back yet"
         } else {

@@ -38,6 +38,50 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let t = app.theme();
     let focused = app.focus() == Pane::Detail;
     let shown = app.shown_detail_tab();
+    let mut block = super::pane_block(app, tab_titles(app, area, hits), focused);
+    // A search in the Raw tab: its line under the pane.
+    let search = app
+        .search
+        .as_ref()
+        .filter(|s| s.pane == Pane::Detail && shown == DetailTab::Raw);
+    if let Some(s) = search {
+        let found = app
+            .current_dialogue()
+            .and_then(|d| d.transcript.selection())
+            .map_or(0, |sel| {
+                crate::tui::update::raw_matches(sel, s.query()).len()
+            });
+        block = block.title_bottom(super::search_line(app, s, found));
+    }
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    hits.detail_height = inner.height as usize;
+    let Some(d) = app.current_dialogue() else {
+        return;
+    };
+    let (Some(selected), Some(view)) = (d.transcript.selection(), d.transcript.selected_turn())
+    else {
+        no_turn(frame, app, d, inner);
+        return;
+    };
+    let content = Content {
+        app,
+        dialogue: d,
+        view,
+        selected,
+        width: inner.width as usize,
+        skip: d.transcript.detail_scroll,
+        take: inner.height as usize,
+    };
+    let shown_lines = tab_lines(shown, &content);
+    hits.detail_top = Some((d.key, shown_lines.top));
+    frame.render_widget(Paragraph::new(shown_lines.lines).style(t.base()), inner);
+}
+
+/// The tabs on the pane's top border, the shown one marked; each tab's place is a hit.
+fn tab_titles<'a>(app: &App, area: Rect, hits: &mut Hits) -> Line<'a> {
+    let t = app.theme();
+    let shown = app.shown_detail_tab();
     let mut title: Vec<Span> = vec![Span::raw(" ")];
     let mut x = area.x + 2;
     for (i, tab) in app.detail_tabs().into_iter().enumerate() {
@@ -62,83 +106,55 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         title.push(Span::styled(label, style));
     }
     title.push(Span::raw(" "));
-    let mut block = super::pane_block(app, Line::from(title), focused);
-    // A search in the Raw tab: its line under the pane.
-    let search = app
-        .search
-        .as_ref()
-        .filter(|s| s.pane == Pane::Detail && shown == DetailTab::Raw);
-    if let Some(s) = search {
-        let found = app
-            .current_dialogue()
-            .and_then(|d| d.selection.as_ref())
-            .map_or(0, |sel| {
-                crate::tui::update::raw_matches(sel, s.query()).len()
-            });
-        block = block.title_bottom(super::search_line(app, s, found));
+    Line::from(title)
+}
+
+/// The lines in view of the shown tab.
+fn tab_lines<'a>(tab: DetailTab, content: &Content<'a>) -> Shown<'a> {
+    match tab {
+        DetailTab::Answer => dac::answer(content),
+        DetailTab::Feasibility => window(dac::feasibility(content), content),
+        DetailTab::Commitments => window(dac::commitments(content), content),
+        DetailTab::UserState => window(usr::user_state(content), content),
+        DetailTab::Findings => window(general::findings(content), content),
+        DetailTab::Raw => general::raw(content),
+        DetailTab::Replay => window(general::replay(content), content),
+        DetailTab::Expect => window(general::expect(content), content),
     }
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    hits.detail_height = inner.height as usize;
-    let Some(d) = app.current_dialogue() else {
+}
+
+/// No turn to show: a dialogue that failed before its first turn shows the whole failure
+/// and what to do (the transcript above has room for its first lines only); otherwise what
+/// it waits for.
+fn no_turn(frame: &mut Frame, app: &App, d: &DialogueState, inner: Rect) {
+    let t = app.theme();
+    if let crate::tui::dialogue::Status::Failed(e) = &d.status
+        && d.transcript.is_empty()
+    {
+        let lines: Vec<Line> = e
+            .lines()
+            .enumerate()
+            .map(|(n, l)| {
+                let style = if n == 0 {
+                    t.fg(t.colors.error)
+                } else {
+                    t.fg(t.colors.foreground)
+                };
+                Line::styled(l.to_owned(), style)
+            })
+            .collect();
+        frame.render_widget(
+            Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+            inner,
+        );
         return;
+    }
+    let hint = if d.link.pending.is_some() {
+        "waiting for the reply…"
+    } else {
+        "no turn selected"
     };
-    let (Some(selected), Some(view)) = (
-        d.selection.as_ref(),
-        d.selected.and_then(|i| d.turns.get(i)),
-    ) else {
-        // A dialogue that failed before its first turn: the whole failure and what to do
-        // (the transcript above has room for its first lines only).
-        if let crate::tui::dialogue::Status::Failed(e) = &d.status
-            && d.turns.is_empty()
-        {
-            let lines: Vec<Line> = e
-                .lines()
-                .enumerate()
-                .map(|(n, l)| {
-                    let style = if n == 0 {
-                        t.fg(t.colors.error)
-                    } else {
-                        t.fg(t.colors.foreground)
-                    };
-                    Line::styled(l.to_owned(), style)
-                })
-                .collect();
-            frame.render_widget(
-                Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
-                inner,
-            );
-            return;
-        }
-        let hint = if d.pending.is_some() {
-            "waiting for the reply…"
-        } else {
-            "no turn selected"
-        };
-        frame.render_widget(Paragraph::new(Line::styled(hint, t.muted())), inner);
-        return;
-    };
-    let content = Content {
-        app,
-        dialogue: d,
-        view,
-        selected,
-        width: inner.width as usize,
-        skip: d.detail_scroll,
-        take: inner.height as usize,
-    };
-    let shown_lines = match shown {
-        DetailTab::Answer => dac::answer(&content),
-        DetailTab::Feasibility => window(dac::feasibility(&content), &content),
-        DetailTab::Commitments => window(dac::commitments(&content), &content),
-        DetailTab::UserState => window(usr::user_state(&content), &content),
-        DetailTab::Findings => window(general::findings(&content), &content),
-        DetailTab::Raw => general::raw(&content),
-        DetailTab::Replay => window(general::replay(&content), &content),
-        DetailTab::Expect => window(general::expect(&content), &content),
-    };
-    hits.detail_top = Some((d.key, shown_lines.top));
-    frame.render_widget(Paragraph::new(shown_lines.lines).style(t.base()), inner);
+    frame.render_widget(Paragraph::new(Line::styled(hint, t.muted())), inner);
 }
 
 /// The lines in view of a tab that made all its lines.

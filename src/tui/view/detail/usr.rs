@@ -142,7 +142,8 @@ fn since_previous<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme();
     let index = c.selected.index;
     let user = user_of(&c.view.exchange);
-    let Some((row, before)) = c.dialogue.turns[..index.min(c.dialogue.turns.len())]
+    let Some((row, before)) = c.dialogue.transcript.turns()
+        [..index.min(c.dialogue.transcript.len())]
         .iter()
         .enumerate()
         .rev()
@@ -157,9 +158,11 @@ fn since_previous<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let Some(after) = compared(&c.view.exchange) else {
         return Vec::new();
     };
-    let since = c.dialogue.turns[row]
-        .summary
-        .turn_index
+    let since = c
+        .dialogue
+        .transcript
+        .turn(row)
+        .and_then(|v| v.summary.turn_index)
         .map(|n| format!("TurnIndex {n}"))
         .unwrap_or_else(|| format!("row {row}"));
     let changes = crate::session::changes::changes(&before, &after);

@@ -1,0 +1,257 @@
+//! The state of one dialogue tab, in parts that each own their fields: what it is (its key,
+//! name, server, interface and status), its [`Transcript`] (the turns and how they are being
+//! read), its [`Link`] to the server (connection, DialogID, turn in flight), what it is
+//! composing (the composer and the defaults its Requests are filled with) and its [`Runs`]
+//! (scenario, replay, take-over).
+
+mod link;
+mod runs;
+mod transcript;
+mod turn_view;
+
+pub use link::{Link, Pending};
+pub use runs::{Replay, Runs, ScenarioState, TakeOver};
+pub use transcript::Transcript;
+pub use turn_view::{
+    CommitmentRow, CommitmentsView, Listed, ReplayedView, Selected, StepCheck, TurnView,
+};
+
+use crate::client::defaults::Chosen;
+use crate::client::engine::DialogueKey;
+use crate::client::turn::Turn;
+use crate::protocol::Interface;
+use crate::tui::composer::Composer;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    Connecting,
+    Open,
+    Failed(String),
+    Closed(String),
+    /// Loaded from a session file, not connected.
+    Recorded,
+    /// A proxied dialogue followed as it happens (read-only; recorded once it ends).
+    Live,
+}
+
+pub struct DialogueState {
+    pub key: DialogueKey,
+    pub name: String,
+    /// Its turns since the session was last saved (closing it takes them out of the count).
+    pub unsaved: usize,
+    /// Its server.
+    pub server: crate::tui::ids::ServerId,
+    pub interface: Interface,
+    pub status: Status,
+    /// Its turns, the selected one, and how the transcript and detail panes show them.
+    pub transcript: Transcript,
+    /// How it reaches its server, and the turn in flight.
+    pub link: Link,
+    pub composer: Composer,
+    /// The common fields its Requests are filled with, and where each came from.
+    pub defaults: Option<Chosen>,
+    /// Defaults the user set for this dialogue only (over its server's).
+    pub overrides: crate::client::defaults::Overrides,
+    pub notes: Option<String>,
+    /// The scenario, replay or take-over it runs.
+    pub runs: Runs,
+}
+
+impl DialogueState {
+    pub fn new(
+        key: DialogueKey,
+        name: String,
+        server: crate::tui::ids::ServerId,
+        interface: Interface,
+    ) -> DialogueState {
+        DialogueState {
+            key,
+            name,
+            unsaved: 0,
+            server,
+            interface,
+            status: Status::Connecting,
+            transcript: Transcript::new(interface),
+            link: Link::default(),
+            composer: Composer::new(interface),
+            defaults: None,
+            overrides: Default::default(),
+            notes: None,
+            runs: Runs::default(),
+        }
+    }
+
+    /// Adds a finished turn and selects it.
+    pub fn push(&mut self, mut turn: Turn) {
+        turn.new_session =
+            std::mem::take(&mut self.link.new_session) && !self.transcript.is_empty();
+        self.link.accepted(&turn);
+        self.transcript.add(TurnView::new(turn));
+        self.transcript.select(Some(self.transcript.len() - 1));
+    }
+
+    /// Adds turns read from a session.
+    pub fn load_turns(&mut self, turns: impl IntoIterator<Item = Turn>) {
+        for turn in turns {
+            self.link.accepted(&turn);
+            self.transcript.add(TurnView::new(turn));
+        }
+    }
+
+    /// A replay of its turns begins: the ones before are forgotten.
+    pub fn start_replay(&mut self) {
+        self.transcript.clear_replays();
+        self.runs.replay = Some(Replay {
+            running: true,
+            ..Default::default()
+        });
+    }
+
+    /// A turn of its replay came in: counted, and kept beside the recorded one.
+    pub fn replayed(&mut self, index: usize, replayed: ReplayedView) {
+        if let Some(r) = &mut self.runs.replay {
+            r.done += 1;
+            r.differing += usize::from(!replayed.differences.is_empty());
+        }
+        self.transcript.set_replayed(index, replayed);
+    }
+
+    pub fn is_live(&self) -> bool {
+        matches!(self.status, Status::Open)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::turn::Reply;
+    use crate::protocol::dac::CommitmentState;
+    use crate::protocol::lenient::Field;
+    use crate::protocol::raw::RawJson;
+    use serde_json::Value;
+    use serde_json::json;
+
+    fn turn(request: Value, response: Option<Value>, new_session: bool) -> Turn {
+        Turn {
+            request: RawJson::from_value(&request),
+            reply: match response {
+                Some(r) => Reply::Response(RawJson::from_value(&r)),
+                None => Reply::ToolError("no".into()),
+            },
+            findings: Vec::new(),
+            sent: "2026-01-01T00:00:00.000Z".into(),
+            received: None,
+            latency_ms: 1.0,
+            new_session,
+            asked: Vec::new(),
+        }
+    }
+
+    fn rq(commit: &[&str]) -> Value {
+        json!({"Header": "PGM-KDA-V1.0", "Kind": "commitment", "TurnIndex": 0,
+            "Commitments": commit.iter().map(|c| json!({"CommitmentID": c, "Statement": "A locatedAt B"})).collect::<Vec<_>>()})
+    }
+
+    fn rs(statuses: Option<&[(&str, &str)]>) -> Value {
+        let mut r = json!({"Header": "PGM-KDA-V1.0", "Outcome": "answered"});
+        if let Some(s) = statuses {
+            r["CommitmentStatus"] = json!(
+                s.iter()
+                    .map(|(id, st)| json!({"CommitmentID": id, "Status": st}))
+                    .collect::<Vec<_>>()
+            );
+        }
+        r
+    }
+
+    fn dialogue(turns: Vec<Turn>) -> DialogueState {
+        let mut d = DialogueState::new(
+            1,
+            "d".into(),
+            crate::tui::ids::ServerId::TEST,
+            Interface::Dac,
+        );
+        d.load_turns(turns);
+        d
+    }
+
+    #[test]
+    fn the_view_shows_what_the_server_said_not_what_was_asked() {
+        let d = dialogue(vec![
+            turn(
+                rq(&["c1", "c2"]),
+                Some(rs(Some(&[("c1", "retained"), ("c2", "conflicting")]))),
+                false,
+            ),
+            // A tool error: its commitment was never taken.
+            turn(rq(&["c3"]), None, false),
+            // The server leaves CommitmentStatus out.
+            turn(rq(&[]), Some(rs(None)), false),
+            // It lists c1 as released (it had released it).
+            turn(
+                rq(&[]),
+                Some(rs(Some(&[("c1", "released"), ("c2", "conflicting")]))),
+                false,
+            ),
+        ]);
+        let v = d.transcript.commitments_at(1);
+        assert!(v.rows.iter().all(|r| r.id != "c3"), "{v:?}");
+        let v = d.transcript.commitments_at(2);
+        assert_eq!(v.selected, Listed::LeftOut);
+        assert_eq!(v.from, Some(0));
+        let v = d.transcript.commitments_at(3);
+        let c1 = v.rows.iter().find(|r| r.id == "c1").unwrap();
+        assert_eq!(
+            (&c1.state, c1.since),
+            (&Field::Known(CommitmentState::Released), 3)
+        );
+    }
+
+    #[test]
+    fn a_new_session_starts_the_commitments_afresh() {
+        let d = dialogue(vec![
+            turn(rq(&["c1"]), Some(rs(Some(&[("c1", "retained")]))), false),
+            turn(rq(&[]), Some(rs(Some(&[]))), true),
+        ]);
+        let v = d.transcript.commitments_at(1);
+        assert!(v.rows.is_empty(), "{v:?}");
+        assert_eq!(v.session_start, 1);
+        assert_eq!(d.transcript.used_ids(), ["c1"], "the ID stays used");
+    }
+
+    #[test]
+    fn a_turn_is_read_once_into_its_lenient_view_and_verdict() {
+        let request = json!({"Header": "PGM-KDA-V1.0", "Kind": "feasibility", "TurnIndex": 0,
+            "ProcessActions": [{"Step": 1, "Statement": "a"}, {"Step": 2, "Statement": "b"}]});
+        // Conforming in form, contradicted by its own steps.
+        let response = json!({"Header": "PGM-KDA-V1.0", "Outcome": "answered",
+            "Feasibility": {"Overall": "feasible",
+                "Steps": [{"Step": 1, "PAStatus": "Clash", "Reason": "c1 conflicts: x"}]}});
+        let view = TurnView::new(turn(request.clone(), Some(response), false));
+        let verdict = view.verdict.as_ref().expect("a verdict");
+        assert!(verdict.contradicted());
+        assert_eq!(view.summary.about, "1 Clash · 1 not answered");
+        assert_eq!(view.outcome_label(), "answered");
+        // A foreign server's values: shown as they came, marked.
+        let response = json!({"Header": "PGM-KDA-V1.0", "Outcome": "mostly",
+            "Feasibility": {"Overall": 3, "Steps": [{"Step": 1, "PAStatus": "Fine"},
+                {"Step": 2, "PAStatus": "Ack"}]}});
+        let view = TurnView::new(turn(request, Some(response), false));
+        assert_eq!(view.outcome_label(), "mostly?");
+        let verdict = view.verdict.as_ref().unwrap();
+        assert_eq!(verdict.claimed.text(), "3");
+        assert!(!verdict.contradicted(), "an unknown claim is not compared");
+        assert_eq!(view.summary.about, "1 Ack · 1 Fine?");
+    }
+
+    #[test]
+    fn a_status_no_commitment_has_is_kept_as_it_came() {
+        let d = dialogue(vec![turn(
+            rq(&["c1"]),
+            Some(rs(Some(&[("c1", "suspended")]))),
+            false,
+        )]);
+        let v = d.transcript.commitments_at(0);
+        assert_eq!(v.rows[0].state, Field::Other(json!("suspended")), "{v:?}");
+    }
+}
