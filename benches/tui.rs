@@ -125,7 +125,7 @@ fn frames(c: &mut Criterion) {
         for tab in [DetailTab::Answer, DetailTab::Raw, DetailTab::Findings] {
             app.workspace_mut()
                 .dialogues_mut()
-                .nth(0)
+                .next()
                 .unwrap()
                 .transcript
                 .detail_tab = tab;
@@ -149,13 +149,13 @@ fn frames(c: &mut Criterion) {
         // The Answer scrolled to its last relations (the lines above are counted, not made).
         app.workspace_mut()
             .dialogues_mut()
-            .nth(0)
+            .next()
             .unwrap()
             .transcript
             .detail_tab = DetailTab::Answer;
         app.workspace_mut()
             .dialogues_mut()
-            .nth(0)
+            .next()
             .unwrap()
             .transcript
             .detail_scroll = 5_990;
@@ -176,7 +176,7 @@ fn frames(c: &mut Criterion) {
         );
         app.workspace_mut()
             .dialogues_mut()
-            .nth(0)
+            .next()
             .unwrap()
             .transcript
             .detail_scroll = 0;
@@ -196,13 +196,13 @@ fn frames(c: &mut Criterion) {
             .unwrap();
         app.workspace_mut()
             .dialogues_mut()
-            .nth(0)
+            .next()
             .unwrap()
             .transcript
             .select(Some(middle));
         app.workspace_mut()
             .dialogues_mut()
-            .nth(0)
+            .next()
             .unwrap()
             .transcript
             .detail_tab = DetailTab::Feasibility;

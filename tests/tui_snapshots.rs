@@ -105,7 +105,7 @@ fn feasibility_form(h: &mut Harness) {
         .app
         .workspace_mut()
         .servers_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .vocabulary = vocabulary();
     let mut c = Composer::new(Interface::Dac);
@@ -247,7 +247,7 @@ async fn state(name: &str, theme: &str) -> Harness {
         }
         "dialogue_failed" => {
             let app = &mut h.runner.app;
-            app.workspace_mut().servers_mut().nth(0).unwrap().status = ServerStatus::Failed(
+            app.workspace_mut().servers_mut().next().unwrap().status = ServerStatus::Failed(
                 "cannot start bkn-explorer: No such file or directory (os error 2)".into(),
             );
             let server = app.workspace().servers().id_at(0).unwrap();

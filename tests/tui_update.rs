@@ -295,7 +295,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .select(Some(feasibility));
@@ -303,7 +303,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Feasibility;
@@ -315,7 +315,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .select(Some(Kind::VARIANTS.len() - 1));
@@ -323,7 +323,7 @@ async fn every_kind_is_composed_sent_and_shown() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Commitments;
@@ -726,7 +726,7 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Findings;
@@ -923,7 +923,7 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .select(Some(0));
@@ -931,7 +931,7 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Raw;
@@ -974,7 +974,7 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
             .app
             .workspace_mut()
             .servers_mut()
-            .nth(0)
+            .next()
             .unwrap()
             .spec
             .transport
@@ -1058,7 +1058,7 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .select(Some(differing));
@@ -1438,7 +1438,7 @@ async fn deep_request_in_the_explorer() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .select(Some(0));
@@ -1446,7 +1446,7 @@ async fn deep_request_in_the_explorer() {
         .app
         .workspace_mut()
         .dialogues_mut()
-        .nth(0)
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Raw;
@@ -1522,7 +1522,7 @@ async fn deep_request_in_the_explorer() {
     h.type_text(&saved.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the save", |app| {
-        app.session().path().as_deref() == Some(saved.as_path()) && !app.session().saving()
+        app.session().path() == Some(saved.as_path()) && !app.session().saving()
     })
     .await;
     let back = Session::load(&saved).expect("the saved session loads");

@@ -165,7 +165,7 @@ impl<'a> RawDocument<'a> {
         });
         RawDocument {
             s,
-            t: &c.app.theme(),
+            t: c.app.theme(),
             width: c.width.max(1),
             request_title: format!("Request ({} bytes) · Y copies", c.view.turn.request.len()),
             reply_title,
