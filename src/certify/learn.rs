@@ -235,72 +235,82 @@ pub async fn learn(connection: &Connection, interface: Interface) -> Learnt {
         resources: summary.resources.clone(),
         ..Learnt::default()
     };
-    let read = |uri: String| async move {
-        match connection.read_resource(&uri).await {
-            Ok(v) => Ok(v),
-            Err(e) => Err(format!("{uri} could not be read: {e}")),
-        }
-    };
     match interface {
-        Interface::Dac => {
-            if summary.resources.iter().any(|r| r == DAC_DOMAIN) {
-                match read(DAC_DOMAIN.to_owned()).await {
-                    Ok(domain) => learnt.domain(&domain),
-                    Err(e) => learnt.problems.push(e),
-                }
-            }
-            let mut spaces: Vec<String> = summary
-                .resources
-                .iter()
-                .filter(|r| r.starts_with(DAC_SPACES))
-                .cloned()
-                .collect();
-            for s in &learnt.spaces {
-                let uri = format!("{DAC_SPACES}{}", s.id);
-                if !spaces.contains(&uri) {
-                    spaces.push(uri);
-                }
-            }
-            for uri in spaces {
-                match read(uri.clone()).await {
-                    Ok(space) => learnt.space(&uri, &space),
-                    Err(e) => learnt.problems.push(e),
-                }
-            }
+        Interface::Dac => learn_dac_resources(connection, &mut learnt).await,
+        Interface::Usr => learn_usr_resources(connection, &mut learnt).await,
+    }
+    learnt
+}
+
+/// A resource of the server, or why it could not be read.
+async fn read(connection: &Connection, uri: &str) -> Result<Value, String> {
+    connection
+        .read_resource(uri)
+        .await
+        .map_err(|e| format!("{uri} could not be read: {e}"))
+}
+
+/// BKN-DAC: the domain (`dac://domain`), then every Space it names or the server lists.
+async fn learn_dac_resources(connection: &Connection, learnt: &mut Learnt) {
+    let summary = &connection.summary;
+    if summary.resources.iter().any(|r| r == DAC_DOMAIN) {
+        match read(connection, DAC_DOMAIN).await {
+            Ok(domain) => learnt.domain(&domain),
+            Err(e) => learnt.problems.push(e),
         }
-        Interface::Usr => {
-            if let Ok(users) = read(USR_USERS.to_owned()).await {
-                for u in users
-                    .get("Users")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(id) = u.as_str().or_else(|| u.get("UserID")?.as_str()) {
-                        learnt.users.push(id.to_owned());
-                    }
-                }
-            }
-            for r in &summary.resources {
-                if let Some(id) = r.strip_prefix(USR_USER)
-                    && !id.is_empty()
-                    && !learnt.users.iter().any(|u| u == id)
-                {
-                    learnt.users.push(id.to_owned());
-                }
-            }
-            if summary.resources.iter().any(|r| r == USR_CUES)
-                && let Ok(cues) = read(USR_CUES.to_owned()).await
-            {
-                for c in cues.as_array().into_iter().flatten() {
-                    if let Some(cue) = c.as_str().or_else(|| c.get("Cue")?.as_str()) {
-                        learnt.cues.push(cue.to_owned());
-                    }
-                }
+    }
+    let mut spaces: Vec<String> = summary
+        .resources
+        .iter()
+        .filter(|r| r.starts_with(DAC_SPACES))
+        .cloned()
+        .collect();
+    for s in &learnt.spaces {
+        let uri = format!("{DAC_SPACES}{}", s.id);
+        if !spaces.contains(&uri) {
+            spaces.push(uri);
+        }
+    }
+    for uri in spaces {
+        match read(connection, &uri).await {
+            Ok(space) => learnt.space(&uri, &space),
+            Err(e) => learnt.problems.push(e),
+        }
+    }
+}
+
+/// BKN-USR: the Users (the users resource, and each user resource listed) and the cues.
+async fn learn_usr_resources(connection: &Connection, learnt: &mut Learnt) {
+    let summary = &connection.summary;
+    if let Ok(users) = read(connection, USR_USERS).await {
+        for u in users
+            .get("Users")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(id) = u.as_str().or_else(|| u.get("UserID")?.as_str()) {
+                learnt.users.push(id.to_owned());
             }
         }
     }
-    learnt
+    for r in &summary.resources {
+        if let Some(id) = r.strip_prefix(USR_USER)
+            && !id.is_empty()
+            && !learnt.users.iter().any(|u| u == id)
+        {
+            learnt.users.push(id.to_owned());
+        }
+    }
+    if summary.resources.iter().any(|r| r == USR_CUES)
+        && let Ok(cues) = read(connection, USR_CUES).await
+    {
+        for c in cues.as_array().into_iter().flatten() {
+            if let Some(cue) = c.as_str().or_else(|| c.get("Cue")?.as_str()) {
+                learnt.cues.push(cue.to_owned());
+            }
+        }
+    }
 }
 
 fn text(v: &Value, name: &str) -> Option<String> {
@@ -325,6 +335,16 @@ impl Learnt {
         if self.m_instance.is_none() {
             self.m_instance = text(d, "MInstance");
         }
+        self.domain_spaces(d);
+        self.domain_items(d);
+        self.domain_processes(d);
+        self.domain_classes(d);
+        self.domain_rights_and_prices(d);
+    }
+
+    /// The domain's Spaces, their M-Locations (with capacities), and whether each is within
+    /// the requester's reach (where the domain says).
+    fn domain_spaces(&mut self, d: &Value) {
         let reach: Option<Vec<String>> = d
             .get("Requester")
             .and_then(|r| r.get("Reach"))
@@ -354,6 +374,10 @@ impl Learnt {
                 locations,
             });
         }
+    }
+
+    /// The Items: class, position and format of each.
+    fn domain_items(&mut self, d: &Value) {
         for i in list(d, "Items") {
             if let Some(id) = id_of(i, &["ItemID"]) {
                 let entry = self.items.entry(id).or_default();
@@ -366,6 +390,10 @@ impl Learnt {
                     .map(str::to_owned);
             }
         }
+    }
+
+    /// The Processes, and what each accepts (classes and formats) where it is published.
+    fn domain_processes(&mut self, d: &Value) {
         for p in list(d, "Processes") {
             if let Some(id) = id_of(p, &["ProcessID"]) {
                 if p.is_object() {
@@ -384,6 +412,10 @@ impl Learnt {
                 self.processes.push(id);
             }
         }
+    }
+
+    /// The classes and their superclasses.
+    fn domain_classes(&mut self, d: &Value) {
         for c in list(d, "Classes") {
             if let Some(id) = text(c, "ClassID") {
                 let supers = list(c, "Superclasses")
@@ -393,6 +425,11 @@ impl Learnt {
                 self.superclasses.insert(id, supers);
             }
         }
+    }
+
+    /// The Rights (where published), the requester's wallet, the prices of the Actions and
+    /// the relations.
+    fn domain_rights_and_prices(&mut self, d: &Value) {
         if d.get("Rights").is_some() {
             self.rights = Some(
                 list(d, "Rights")

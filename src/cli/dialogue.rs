@@ -96,110 +96,134 @@ pub fn run(args: Args) -> u8 {
     };
     let server_findings = super::send::server_notes(&dialogue);
     runtime.block_on(async {
-        let filling = if args.as_is {
-            Filling::AsIs
-        } else if args.fresh {
-            Filling::Fresh
-        } else {
-            Filling::Missing
-        };
-        let dialog_id = dialogue.dialog_id().to_owned();
+        // What the saved dialogue says of itself, taken before it closes.
         let spec = dialogue.connection.spec.clone();
-        let protocol_version = dialogue.connection.summary.protocol_version.clone();
         let defaults = dialogue.defaults.values.clone();
-        // Kept only to be saved: without --save, memory does not grow with the dialogue.
-        let mut turns: Vec<Turn> = Vec::new();
-        let mut code = server_findings;
-        let cancel = CancellationToken::new();
-        let from_stdin = args.requests.as_os_str() == "-";
-        // Ctrl-C or SIGTERM stops the run like the end of its Requests: the turn in flight is
-        // cancelled and recorded, the gathered lines are written and --save still saves. Not
-        // when the Requests come from standard input, whose reads block this task (a signal
-        // would wait for the next line); each line is written at once there anyway.
-        if !from_stdin {
-            let stop = cancel.clone();
-            tokio::spawn(async move {
-                super::serve::shutdown_signal().await;
-                stop.cancel();
-            });
-        }
-        let mut out = Output::new(from_stdin);
-        for (i, message) in requests.enumerate() {
-            if cancel.is_cancelled() {
-                break;
-            }
-            let fields = match message {
-                Ok(m) => m.value,
-                Err(e) => {
-                    eprintln!("bkn-explorer dialogue: standard input: not JSON: {e}; stopped");
-                    code = exit::FAILURE;
-                    break;
-                }
-            };
-            let request = dialogue.prepare(fields, filling);
-            let turn = {
-                let send = std::pin::pin!(dialogue.send(request, &cancel));
-                out.while_waiting(send).await
-            };
-            write_line(&mut out.buffer, i, &turn);
-            if out.written().is_err() {
-                break;
-            }
-            code = code.max(verdict(&turn));
-            let lost = matches!(&turn.reply, Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport));
-            if args.save.is_some() {
-                turns.push(turn);
-            }
-            if lost {
-                eprintln!("bkn-explorer dialogue: the connection is gone; the remaining Requests were not sent");
-                break;
-            }
-        }
-        if cancel.is_cancelled() {
-            eprintln!("bkn-explorer dialogue: stopped by a signal; the remaining Requests were not sent");
-            code = exit::FAILURE;
-        }
-        let _ = out.flush();
+        let record = crate::session::DialogueRecord {
+            name: None,
+            server: String::new(),
+            interface,
+            dialog_id: dialogue.dialog_id().to_owned(),
+            notes: None,
+            defaults: (defaults != crate::protocol::message::CommonDefaults::default())
+                .then_some(defaults),
+            protocol_version: Some(dialogue.connection.summary.protocol_version.clone()),
+            turns: Vec::new(),
+        };
+        let (turns, mut code) = send_each(&args, &mut dialogue, requests, server_findings).await;
         dialogue.close().await;
-        // A file that came to be at --save while the dialogue ran is not replaced either: the
-        // dialogue goes to a free name beside it, said, so that neither is lost.
-        let mut save_to = args.save.clone();
-        if let Some(path) = &args.save
-            && !args.force
-            && let Some(what) = existing_file(path)
-        {
-            let beside = free_name_beside(path);
-            eprintln!(
-                "bkn-explorer dialogue: --save {}: {what} came to be there while the dialogue                  ran; it is left alone, and the dialogue is saved to {} instead",
-                path.display(),
-                beside.display()
-            );
-            code = exit::FAILURE;
-            save_to = Some(beside);
-        }
-        if let Some(path) = &save_to
-            && let Err(e) = super::save_dialogue(
-                path,
-                args.name.as_deref(),
-                &spec,
-                crate::session::DialogueRecord {
-                    name: None,
-                    server: String::new(),
-                    interface,
-                    dialog_id,
-                    notes: None,
-                    defaults: (defaults != crate::protocol::message::CommonDefaults::default())
-                        .then_some(defaults),
-                    protocol_version: Some(protocol_version),
-                    turns,
-                },
-            )
-        {
+        let Some(path) = save_path(&args, &mut code) else {
+            return code;
+        };
+        let record = crate::session::DialogueRecord { turns, ..record };
+        if let Err(e) = super::save_dialogue(&path, args.name.as_deref(), &spec, record) {
             eprintln!("bkn-explorer dialogue: {e}");
             return exit::FAILURE;
         }
         code
     })
+}
+
+/// Each Request sent in turn, its line written as its reply comes, until the Requests end,
+/// the connection is gone, standard output fails or a signal stops the run: the turns (kept
+/// only to be saved: without --save, memory does not grow with the dialogue) and the exit
+/// code, from `code` on.
+async fn send_each(
+    args: &Args,
+    dialogue: &mut crate::client::dialogue::Dialogue,
+    requests: impl Iterator<Item = Result<document::Located, document::SyntaxError>>,
+    mut code: u8,
+) -> (Vec<Turn>, u8) {
+    let filling = if args.as_is {
+        Filling::AsIs
+    } else if args.fresh {
+        Filling::Fresh
+    } else {
+        Filling::Missing
+    };
+    let mut turns: Vec<Turn> = Vec::new();
+    let from_stdin = args.requests.as_os_str() == "-";
+    let cancel = stopped_by_a_signal(from_stdin);
+    let mut out = Output::new(from_stdin);
+    for (i, message) in requests.enumerate() {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let fields = match message {
+            Ok(m) => m.value,
+            Err(e) => {
+                eprintln!("bkn-explorer dialogue: standard input: not JSON: {e}; stopped");
+                code = exit::FAILURE;
+                break;
+            }
+        };
+        let request = dialogue.prepare(fields, filling);
+        let turn = {
+            let send = std::pin::pin!(dialogue.send(request, &cancel));
+            out.while_waiting(send).await
+        };
+        write_line(&mut out.buffer, i, &turn);
+        if out.written().is_err() {
+            break;
+        }
+        code = code.max(verdict(&turn));
+        let lost = matches!(&turn.reply, Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport));
+        if args.save.is_some() {
+            turns.push(turn);
+        }
+        if lost {
+            eprintln!(
+                "bkn-explorer dialogue: the connection is gone; the remaining Requests were not sent"
+            );
+            break;
+        }
+    }
+    if cancel.is_cancelled() {
+        eprintln!(
+            "bkn-explorer dialogue: stopped by a signal; the remaining Requests were not sent"
+        );
+        code = exit::FAILURE;
+    }
+    let _ = out.flush();
+    (turns, code)
+}
+
+/// Ctrl-C or SIGTERM stops the run like the end of its Requests: the turn in flight is
+/// cancelled and recorded, the gathered lines are written and --save still saves. Not when
+/// the Requests come from standard input, whose reads block this task (a signal would wait
+/// for the next line); each line is written at once there anyway.
+fn stopped_by_a_signal(from_stdin: bool) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    if !from_stdin {
+        let stop = cancel.clone();
+        tokio::spawn(async move {
+            super::serve::shutdown_signal().await;
+            stop.cancel();
+        });
+    }
+    cancel
+}
+
+/// Where --save saves. A file that came to be there while the dialogue ran is not replaced
+/// either: the dialogue goes to a free name beside it, said (and the run fails), so that
+/// neither is lost.
+fn save_path(args: &Args, code: &mut u8) -> Option<PathBuf> {
+    let path = args.save.clone()?;
+    if args.force {
+        return Some(path);
+    }
+    let Some(what) = existing_file(&path) else {
+        return Some(path);
+    };
+    let beside = free_name_beside(&path);
+    eprintln!(
+        "bkn-explorer dialogue: --save {}: {what} came to be there while the dialogue ran; it \
+         is left alone, and the dialogue is saved to {} instead",
+        path.display(),
+        beside.display()
+    );
+    *code = exit::FAILURE;
+    Some(beside)
 }
 
 /// `NAME-2.json`, `NAME-3.json` … beside `path`: the first name nothing has.

@@ -331,23 +331,13 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     if let Some(refusal) = refused(&proxy, &parts.headers) {
         return refusal;
     }
-    let too_long = || {
-        crate::server::transport::refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the request body exceeds {} bytes (the proxy's --max-body-mb)",
-                proxy.max_body
-            ),
-        )
-    };
     // A declared body over the limit is refused before it is read.
     let declared =
         header(&parts.headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > proxy.max_body as u64) {
         crate::server::transport::linger(body);
-        return too_long();
+        return too_long(&proxy);
     }
-    let session = header(&parts.headers, "mcp-session-id");
     // The body goes on as it comes, never held whole: the upstream reads it through the
     // proxy, which keeps the copy the recording needs.
     let (passing, passage) = body::Passing::new(
@@ -357,6 +347,60 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         proxy.copy(),
         crate::server::transport::BODY_DEADLINE,
     );
+    let sent = upstream_request(&proxy, &parts, passing, declared)
+        .send()
+        .await;
+    let (end, length, kept) = {
+        let mut p = passage.lock().unwrap_or_else(|p| p.into_inner());
+        (p.end, p.copy.len(), p.copy.take())
+    };
+    let answer = match sent {
+        Ok(a) => a,
+        Err(e) => return unsent(&proxy, end, &e),
+    };
+    let whole = match (&kept, end) {
+        (Kept::Whole(bytes), End::Whole) => Some(&bytes[..]),
+        _ => None,
+    };
+    let session = session_of(&parts.headers, whole, answer.headers());
+    if length > 0 {
+        if end == End::Whole {
+            proxy.observe(&session, Side::Agent, kept);
+        } else {
+            // The upstream answered before the body ended (a refusal, say): nothing whole to
+            // record.
+            proxy.recording.note(&format!(
+                "the agent's request body was answered HTTP {} after {length} bytes, before \
+                 it ended: not recorded",
+                answer.status().as_u16()
+            ));
+        }
+    }
+    if parts.method == axum::http::Method::DELETE {
+        proxy.end_session(&session, "the agent ended its MCP session (DELETE)");
+    }
+    tapped_answer(proxy, answer, session)
+}
+
+/// The refusal of a request body over the proxy's limit.
+fn too_long(proxy: &Proxy) -> Response {
+    crate::server::transport::refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "the request body exceeds {} bytes (the proxy's --max-body-mb)",
+            proxy.max_body
+        ),
+    )
+}
+
+/// The agent's request as it goes to the upstream: its body as it comes (with the agent's
+/// framing), its headers but the connection's own, the host and the proxy's token.
+fn upstream_request(
+    proxy: &Proxy,
+    parts: &axum::http::request::Parts,
+    passing: body::Passing,
+    declared: Option<u64>,
+) -> reqwest::RequestBuilder {
     let has_body =
         declared.is_some_and(|n| n > 0) || parts.headers.contains_key("transfer-encoding");
     let mut outgoing = proxy.client.request(parts.method.clone(), &proxy.upstream);
@@ -374,74 +418,58 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         }
         outgoing = outgoing.header(name, value);
     }
-    let sent = outgoing.send().await;
-    let (end, kept) = {
-        let mut p = passage.lock().unwrap_or_else(|p| p.into_inner());
-        (p.end, (p.copy.len(), p.copy.take()))
-    };
-    let answer = match sent {
-        Ok(a) => a,
-        Err(e) => {
-            return match end {
-                End::TooLong => too_long(),
-                End::TooSlow => crate::server::transport::refusal(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "the request body did not come whole within {} s",
-                        crate::server::transport::BODY_DEADLINE.as_secs()
-                    ),
-                ),
-                End::Broken => crate::server::transport::refusal(
-                    StatusCode::BAD_REQUEST,
-                    "the request body broke off".into(),
-                ),
-                End::Open | End::Whole => {
-                    proxy.recording.note(&format!(
-                        "the upstream {} could not be reached: {e}",
-                        proxy.upstream
-                    ));
-                    crate::server::transport::refusal(
-                        StatusCode::BAD_GATEWAY,
-                        format!("the upstream could not be reached: {e}"),
-                    )
-                }
-            };
+    outgoing
+}
+
+/// The agent's answer when the upstream got no request: its body was too long, too slow or
+/// broken, or the upstream could not be reached (which the recording notes).
+fn unsent(proxy: &Proxy, end: End, e: &reqwest::Error) -> Response {
+    match end {
+        End::TooLong => too_long(proxy),
+        End::TooSlow => crate::server::transport::refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not come whole within {} s",
+                crate::server::transport::BODY_DEADLINE.as_secs()
+            ),
+        ),
+        End::Broken => crate::server::transport::refusal(
+            StatusCode::BAD_REQUEST,
+            "the request body broke off".into(),
+        ),
+        End::Open | End::Whole => {
+            proxy.recording.note(&format!(
+                "the upstream {} could not be reached: {e}",
+                proxy.upstream
+            ));
+            crate::server::transport::refusal(
+                StatusCode::BAD_GATEWAY,
+                format!("the upstream could not be reached: {e}"),
+            )
         }
-    };
-    let (length, kept) = kept;
-    let whole = match (&kept, end) {
-        (Kept::Whole(bytes), End::Whole) => Some(&bytes[..]),
-        _ => None,
-    };
-    // The session: the agent's, or the one the server gives at initialize. Over 2026-07-28
-    // there is none (a server may still send one: not heard), and a turn's dialogue is named
-    // by the DialogID it carries: one recorded dialogue each, as a session is over 2025-11-25.
-    let stateless = header(&parts.headers, "mcp-protocol-version")
+    }
+}
+
+/// The session a request belongs to: the agent's, or the one the server gives at
+/// initialize. Over 2026-07-28 there is none (a server may still send one: not heard), and a
+/// turn's dialogue is named by the DialogID its `whole` body carries: one recorded dialogue
+/// each, as a session is over 2025-11-25.
+fn session_of(asked: &HeaderMap, whole: Option<&[u8]>, answered: &HeaderMap) -> String {
+    let stateless = header(asked, "mcp-protocol-version")
         .is_some_and(|v| crate::client::generation::is_stateless(&v));
-    let session = match session {
+    match header(asked, "mcp-session-id") {
         Some(s) if !stateless => s,
         _ if stateless => whole
             .and_then(dialogue_of)
             .map(|d| format!("(no session) DialogID {d}"))
             .unwrap_or_else(|| "(no session)".into()),
-        _ => header(answer.headers(), "mcp-session-id").unwrap_or_else(|| "(no session)".into()),
-    };
-    if length > 0 {
-        if end == End::Whole {
-            proxy.observe(&session, Side::Agent, kept);
-        } else {
-            // The upstream answered before the body ended (a refusal, say): nothing whole to
-            // record.
-            proxy.recording.note(&format!(
-                "the agent's request body was answered HTTP {} after {length} bytes, before \
-                 it ended: not recorded",
-                answer.status().as_u16()
-            ));
-        }
+        _ => header(answered, "mcp-session-id").unwrap_or_else(|| "(no session)".into()),
     }
-    if parts.method == axum::http::Method::DELETE {
-        proxy.end_session(&session, "the agent ended its MCP session (DELETE)");
-    }
+}
+
+/// The upstream's answer passed back to the agent as it comes (its headers but the
+/// connection's own), each message shown to the session's observer on its way.
+fn tapped_answer(proxy: Proxy, answer: reqwest::Response, session: String) -> Response {
     let status = answer.status();
     let mut response = Response::builder().status(status.as_u16());
     let mut event_stream = false;
@@ -455,12 +483,12 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         response = response.header(name.as_str(), value.as_bytes());
     }
     let tap = Tap {
-        proxy: proxy.clone(),
+        data: proxy.copy(),
+        proxy,
         session,
         event_stream,
         pending: Vec::new(),
         skipping: false,
-        data: proxy.copy(),
     };
     let stream = Tapped {
         inner: answer.bytes_stream().boxed(),

@@ -250,30 +250,7 @@ impl Expectation {
                 .findings
                 .is_empty()
                 .then(|| fail(None, "a finding".into(), "none".into())),
-            Expectation::Findings(names) => {
-                let mut missing: Vec<&str> = names
-                    .iter()
-                    .filter(|n| !findings.contains(n))
-                    .map(String::as_str)
-                    .collect();
-                missing.dedup();
-                let extra: Vec<&str> = findings
-                    .iter()
-                    .filter(|f| !names.contains(f))
-                    .map(String::as_str)
-                    .collect();
-                (!missing.is_empty() || !extra.is_empty()).then(|| {
-                    fail(
-                        None,
-                        names.join(", "),
-                        if findings.is_empty() {
-                            "no finding".into()
-                        } else {
-                            findings.join(", ")
-                        },
-                    )
-                })
-            }
+            Expectation::Findings(names) => findings_differ(names, &findings, &fail),
             Expectation::ToolError(matcher) => match &turn.reply {
                 Reply::ToolError(text) => matcher.as_ref().and_then(|m| {
                     (!m.holds(Some(&Value::String(text.clone()))))
@@ -298,12 +275,12 @@ impl Expectation {
         }
     }
 
+    /// The expectations that read the Response, judged against it.
     fn judge_response(
         &self,
         r: &Value,
         fail: &dyn Fn(Option<&str>, String, String) -> Failure,
     ) -> Option<Failure> {
-        let shown = |v: Option<&Value>| v.map(short).unwrap_or_else(|| "(absent)".into());
         match self {
             Expectation::Outcome(wanted) => {
                 let got = r.get("Outcome").and_then(Value::as_str);
@@ -315,93 +292,153 @@ impl Expectation {
                     )
                 })
             }
-            Expectation::Value { pointer, matcher } => {
-                let got = r.pointer(pointer);
-                if matcher.holds(got) {
-                    return None;
-                }
-                // A whole object or list compared: name the first place where it differs.
-                if let (Matcher::Equals(want @ (Value::Object(_) | Value::Array(_))), Some(got)) =
-                    (matcher, got)
-                {
-                    let mut differences = Vec::new();
-                    crate::session::diff::diff_values(want, got, pointer.clone(), &mut differences);
-                    if let Some(d) = differences.first() {
-                        let more = match differences.len() - 1 {
-                            0 => String::new(),
-                            n => format!(
-                                " (and {n} more difference{})",
-                                if n == 1 { "" } else { "s" }
-                            ),
-                        };
-                        return Some(fail(
-                            Some(&d.pointer),
-                            shown(d.recorded.as_ref()),
-                            format!("{}{more}", shown(d.replayed.as_ref())),
-                        ));
-                    }
-                }
-                Some(fail(Some(pointer), matcher.to_string(), shown(got)))
-            }
-            Expectation::Steps(wanted) => {
-                let got: Vec<String> = r
-                    .pointer("/Feasibility/Steps")
-                    .and_then(Value::as_array)
-                    .map(|steps| {
-                        steps
-                            .iter()
-                            .map(|s| {
-                                s.get("PAStatus")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("?")
-                                    .to_owned()
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                (got != *wanted).then(|| {
-                    // Name the first step that differs, for the pointer.
-                    let at = wanted
-                        .iter()
-                        .zip(&got)
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(wanted.len().min(got.len()));
-                    fail(
-                        Some(&format!("/Feasibility/Steps/{at}/PAStatus")),
-                        format!("[{}]", wanted.join(", ")),
-                        format!("[{}]", got.join(", ")),
-                    )
-                })
-            }
+            Expectation::Value { pointer, matcher } => value_differs(r, pointer, matcher, fail),
+            Expectation::Steps(wanted) => steps_differ(r, wanted, fail),
             Expectation::Overall(o) => {
                 let got = r.pointer("/Feasibility/Overall");
                 (got.and_then(Value::as_str) != Some(o.as_str()))
                     .then(|| fail(Some("/Feasibility/Overall"), o.clone(), shown(got)))
             }
-            Expectation::Commitment { id, status } => {
-                let list = r.get("CommitmentStatus").and_then(Value::as_array);
-                let (at, got) = list
-                    .and_then(|l| {
-                        l.iter().enumerate().find(|(_, c)| {
-                            c.get("CommitmentID").and_then(Value::as_str) == Some(id.as_str())
-                        })
-                    })
-                    .map(|(i, c)| (format!("/CommitmentStatus/{i}/Status"), c.get("Status")))
-                    .unwrap_or_else(|| ("/CommitmentStatus".into(), None));
-                (got.and_then(Value::as_str) != Some(status.as_str())).then(|| {
-                    fail(
-                        Some(&at),
-                        format!("{id} {status}"),
-                        match got {
-                            Some(g) => format!("{id} {}", short(g)),
-                            None => format!("{id} not listed"),
-                        },
-                    )
-                })
-            }
+            Expectation::Commitment { id, status } => commitment_differs(r, id, status, fail),
             _ => None,
         }
     }
+}
+
+/// A value of the Response, or `(absent)`, shortened for a message.
+fn shown(v: Option<&Value>) -> String {
+    v.map(short).unwrap_or_else(|| "(absent)".into())
+}
+
+/// The findings named against those the turn got: any missing or extra fails.
+fn findings_differ(
+    names: &[String],
+    findings: &[String],
+    fail: &dyn Fn(Option<&str>, String, String) -> Failure,
+) -> Option<Failure> {
+    let mut missing: Vec<&str> = names
+        .iter()
+        .filter(|n| !findings.contains(n))
+        .map(String::as_str)
+        .collect();
+    missing.dedup();
+    let extra: Vec<&str> = findings
+        .iter()
+        .filter(|f| !names.contains(f))
+        .map(String::as_str)
+        .collect();
+    (!missing.is_empty() || !extra.is_empty()).then(|| {
+        fail(
+            None,
+            names.join(", "),
+            if findings.is_empty() {
+                "no finding".into()
+            } else {
+                findings.join(", ")
+            },
+        )
+    })
+}
+
+/// The value at `pointer` against its matcher; a whole object or list compared names the
+/// first place where it differs.
+fn value_differs(
+    r: &Value,
+    pointer: &str,
+    matcher: &Matcher,
+    fail: &dyn Fn(Option<&str>, String, String) -> Failure,
+) -> Option<Failure> {
+    let got = r.pointer(pointer);
+    if matcher.holds(got) {
+        return None;
+    }
+    // A whole object or list compared: name the first place where it differs.
+    if let (Matcher::Equals(want @ (Value::Object(_) | Value::Array(_))), Some(got)) =
+        (matcher, got)
+    {
+        let mut differences = Vec::new();
+        crate::session::diff::diff_values(want, got, pointer.to_owned(), &mut differences);
+        if let Some(d) = differences.first() {
+            let more = match differences.len() - 1 {
+                0 => String::new(),
+                n => format!(
+                    " (and {n} more difference{})",
+                    if n == 1 { "" } else { "s" }
+                ),
+            };
+            return Some(fail(
+                Some(&d.pointer),
+                shown(d.recorded.as_ref()),
+                format!("{}{more}", shown(d.replayed.as_ref())),
+            ));
+        }
+    }
+    Some(fail(Some(pointer), matcher.to_string(), shown(got)))
+}
+
+/// The PA Status of each step against those wanted; the pointer names the first that
+/// differs.
+fn steps_differ(
+    r: &Value,
+    wanted: &[String],
+    fail: &dyn Fn(Option<&str>, String, String) -> Failure,
+) -> Option<Failure> {
+    let got: Vec<String> = r
+        .pointer("/Feasibility/Steps")
+        .and_then(Value::as_array)
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|s| {
+                    s.get("PAStatus")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_owned()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (got != *wanted).then(|| {
+        // Name the first step that differs, for the pointer.
+        let at = wanted
+            .iter()
+            .zip(&got)
+            .position(|(a, b)| a != b)
+            .unwrap_or(wanted.len().min(got.len()));
+        fail(
+            Some(&format!("/Feasibility/Steps/{at}/PAStatus")),
+            format!("[{}]", wanted.join(", ")),
+            format!("[{}]", got.join(", ")),
+        )
+    })
+}
+
+/// A commitment's status in CommitmentStatus against the one wanted (not listed fails).
+fn commitment_differs(
+    r: &Value,
+    id: &str,
+    status: &str,
+    fail: &dyn Fn(Option<&str>, String, String) -> Failure,
+) -> Option<Failure> {
+    let list = r.get("CommitmentStatus").and_then(Value::as_array);
+    let (at, got) = list
+        .and_then(|l| {
+            l.iter()
+                .enumerate()
+                .find(|(_, c)| c.get("CommitmentID").and_then(Value::as_str) == Some(id))
+        })
+        .map(|(i, c)| (format!("/CommitmentStatus/{i}/Status"), c.get("Status")))
+        .unwrap_or_else(|| ("/CommitmentStatus".into(), None));
+    (got.and_then(Value::as_str) != Some(status)).then(|| {
+        fail(
+            Some(&at),
+            format!("{id} {status}"),
+            match got {
+                Some(g) => format!("{id} {}", short(g)),
+                None => format!("{id} not listed"),
+            },
+        )
+    })
 }
 
 /// Every expectation of a step judged against its turn. Without a Response, the

@@ -340,43 +340,9 @@ impl Checker {
         });
         for (key, value) in step.request.0 {
             if key.value == "Kind" && interface == Interface::Dac && !rejected_on_purpose {
-                match value.value.as_str() {
-                    Some(k) if Kind::parse(k).is_some() => kind = Kind::parse(k),
-                    Some(k) if k.contains("{{") => {}
-                    other => {
-                        let shown = other
-                            .map(str::to_owned)
-                            .unwrap_or_else(|| value.value.to_string());
-                        let names: Vec<&str> = Kind::VARIANTS.iter().map(|k| k.as_str()).collect();
-                        let hint = spelling::closest(&shown, names.iter().copied())
-                            .map(|c| format!(" (did you mean {c}?)"))
-                            .unwrap_or_default();
-                        self.error(
-                            Some(Place::of(&value)),
-                            format!(
-                                "{shown:?} is not a Kind{hint}; the Kinds are {}",
-                                names.join(", ")
-                            ),
-                        );
-                    }
-                }
+                kind = self.kind(&value).or(kind);
             }
-            // A capture used in the Request must have been made by an earlier step.
-            for name in placeholders(&value.value) {
-                if !captured.contains(&name) {
-                    self.error(
-                        Some(Place::of(&value)),
-                        format!(
-                            "{{{{{name}}}}} is used before a step captures it{}",
-                            if captured.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" (captured so far: {})", captured.join(", "))
-                            }
-                        ),
-                    );
-                }
-            }
+            self.captures_made_before(&value, captured);
             request.insert(key.value, value.value);
         }
         let name = step.name.unwrap_or_else(|| {
@@ -421,6 +387,51 @@ impl Checker {
             capture,
             retry,
         })
+    }
+
+    /// The Kind a BKN-DAC step's Request names; a name that is no Kind is an error with its
+    /// place (a placeholder is taken as it comes).
+    fn kind(&mut self, value: &Spanned<Value>) -> Option<Kind> {
+        match value.value.as_str() {
+            Some(k) if Kind::parse(k).is_some() => Kind::parse(k),
+            Some(k) if k.contains("{{") => None,
+            other => {
+                let shown = other
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| value.value.to_string());
+                let names: Vec<&str> = Kind::VARIANTS.iter().map(|k| k.as_str()).collect();
+                let hint = spelling::closest(&shown, names.iter().copied())
+                    .map(|c| format!(" (did you mean {c}?)"))
+                    .unwrap_or_default();
+                self.error(
+                    Some(Place::of(value)),
+                    format!(
+                        "{shown:?} is not a Kind{hint}; the Kinds are {}",
+                        names.join(", ")
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// A capture used in the Request must have been made by an earlier step.
+    fn captures_made_before(&mut self, value: &Spanned<Value>, captured: &[String]) {
+        for name in placeholders(&value.value) {
+            if !captured.contains(&name) {
+                self.error(
+                    Some(Place::of(value)),
+                    format!(
+                        "{{{{{name}}}}} is used before a step captures it{}",
+                        if captured.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" (captured so far: {})", captured.join(", "))
+                        }
+                    ),
+                );
+            }
+        }
     }
 
     /// What a step's `expect` asks, each part checked where it is written (a wrong name is

@@ -124,42 +124,21 @@ pub async fn run(
     let mut captured: HashMap<String, Value> = HashMap::new();
     let mut gone: Option<String> = None;
     for (index, step) in scenario.steps.iter().enumerate() {
+        if gone.is_none() && cancel.is_cancelled() {
+            gone = Some("cancelled".into());
+        }
+        if gone.is_none()
+            && step.new_session
+            && index > 0
+            && let Err(e) = renew_session(&mut dialogue, connect().await).await
+        {
+            gone = Some(format!("the new session could not be opened: {e}"));
+        }
         if let Some(why) = &gone {
             let run = not_run(index, step, why.clone());
             progress(Progress::Step(&run));
             out.steps.push(run);
             continue;
-        }
-        if cancel.is_cancelled() {
-            gone = Some("cancelled".into());
-            let run = not_run(index, step, "cancelled".into());
-            progress(Progress::Step(&run));
-            out.steps.push(run);
-            continue;
-        }
-        if step.new_session && index > 0 {
-            let next = dialogue.next_turn();
-            match connect().await {
-                Ok(new) => {
-                    std::mem::replace(&mut dialogue, new).close().await;
-                    // A new MCP session goes on at the next TurnIndex; over 2026-07-28 there is
-                    // no session, and what a new one does to the server's state is a new
-                    // dialogue (a new DialogID), which starts at TurnIndex 0: a later turn of a
-                    // DialogID the server does not hold is refused (MCP-BINDING 3).
-                    let stateless = dialogue.connection.state_home()
-                        == crate::client::generation::StateHome::DialogId;
-                    if !stateless {
-                        dialogue.start_at(next);
-                    }
-                }
-                Err(e) => {
-                    gone = Some(format!("the new session could not be opened: {e}"));
-                    let run = not_run(index, step, gone.clone().unwrap_or_default());
-                    progress(Progress::Step(&run));
-                    out.steps.push(run);
-                    continue;
-                }
-            }
         }
         let mut run = play(&mut dialogue, index, step, &captured, cancel).await;
         if let Some(turn) = &run.turn {
@@ -179,6 +158,25 @@ pub async fn run(
     dialogue.close().await;
     out.seconds = started.elapsed().as_secs_f64();
     out
+}
+
+/// A step's `new_session`: the dialogue goes on in `new` (the old one closed). A new MCP
+/// session goes on at the next TurnIndex; over 2026-07-28 there is no session, and what a
+/// new one does to the server's state is a new dialogue (a new DialogID), which starts at
+/// TurnIndex 0: a later turn of a DialogID the server does not hold is refused
+/// (MCP-BINDING 3).
+async fn renew_session(
+    dialogue: &mut Dialogue,
+    new: Result<Dialogue, String>,
+) -> Result<(), String> {
+    let next = dialogue.next_turn();
+    std::mem::replace(dialogue, new?).close().await;
+    let stateless =
+        dialogue.connection.state_home() == crate::client::generation::StateHome::DialogId;
+    if !stateless {
+        dialogue.start_at(next);
+    }
+    Ok(())
 }
 
 fn not_run(index: usize, step: &Step, why: String) -> StepRun {

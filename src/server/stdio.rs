@@ -130,31 +130,12 @@ where
                 continue;
             }
             let session = self.initialized && self.legacy;
-            if (session || self.stateless)
-                && self.with_rmcp.is_empty()
-                && let Some(turns) = &self.turns
-                && let Some(lines) = answer_directly(
-                    text,
-                    turns,
-                    session,
-                    crate::server::dialogues::Principal::of(None),
-                )
-            {
-                if write_line(&self.writer, lines).await.is_err() {
-                    return None;
-                }
-                continue;
-            }
-            // What the MCP library would take wrongly, or pass over: a 2026-07-28 request of a
-            // method that generation removed, an id of the wrong type.
-            if let Some(reply) =
-                jsonrpc::reply_to_removed(text, None).or_else(|| jsonrpc::reply_to_bad_id(text))
-            {
-                let bytes = serde_json::to_vec(&reply).unwrap_or_default();
-                if write_line(&self.writer, bytes).await.is_err() {
-                    return None;
-                }
-                continue;
+            let direct = (session || self.stateless) && self.with_rmcp.is_empty();
+            let turns = self.turns.as_ref().filter(|_| direct);
+            match answered_here(&self.writer, turns, session, text).await {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(_) => return None,
             }
             let decoded = match tool_call(text) {
                 Some(call) => Ok(call),
@@ -162,50 +143,14 @@ where
             };
             match decoded {
                 Ok(message) => {
-                    match &message {
-                        ClientJsonRpcMessage::Request(r) => {
-                            self.with_rmcp.insert(r.id.clone());
-                            use rmcp::model::GetMeta;
-                            if r.request.get_meta().protocol_version().is_some_and(|v| {
-                                crate::client::generation::is_stateless(v.as_str())
-                            }) {
-                                self.stateless = true;
-                            }
-                        }
-                        ClientJsonRpcMessage::Notification(n) => match &n.notification {
-                            ClientNotification::InitializedNotification(_) => {
-                                self.initialized = true;
-                            }
-                            // A cancelled request may never be answered: it no longer holds
-                            // turns back.
-                            ClientNotification::CancelledNotification(c) => {
-                                if let Some(id) = &c.params.request_id {
-                                    self.with_rmcp.remove(id);
-                                }
-                            }
-                            _ => {}
-                        },
-                        _ => {}
-                    }
+                    self.note(&message);
                     return Some(message);
                 }
                 Err(e) => {
-                    // JSON by RFC 8259 that the MCP library cannot read (a number beyond a
-                    // double): a turn is still a turn, judged with what I-JSON forbids.
-                    if let Some(turns) = &self.turns
-                        && let Some(lines) = answer_irregular(text, turns)
-                    {
-                        if write_line(&self.writer, lines).await.is_err() {
-                            return None;
-                        }
-                        continue;
-                    }
-                    tracing::info!("a line that is not a message this server takes: {e}");
-                    if let Some(reply) = jsonrpc::reply_to_unreadable(text) {
-                        let bytes = serde_json::to_vec(&reply).unwrap_or_default();
-                        if write_line(&self.writer, bytes).await.is_err() {
-                            return None;
-                        }
+                    let answered =
+                        answer_unreadable(&self.writer, self.turns.as_ref(), text, e.to_string());
+                    if answered.await.is_err() {
+                        return None;
                     }
                 }
             }
@@ -215,6 +160,93 @@ where
     async fn close(&mut self) -> Result<(), io::Error> {
         self.writer.lock().await.flush().await
     }
+}
+
+impl<R, W> ServerStdio<R, W> {
+    /// A message going to rmcp: its request is awaited (turns wait behind it), and what it
+    /// says of the session is kept (2026-07-28, initialized, a request cancelled).
+    fn note(&mut self, message: &ClientJsonRpcMessage) {
+        match message {
+            ClientJsonRpcMessage::Request(r) => {
+                self.with_rmcp.insert(r.id.clone());
+                use rmcp::model::GetMeta;
+                if r.request
+                    .get_meta()
+                    .protocol_version()
+                    .is_some_and(|v| crate::client::generation::is_stateless(v.as_str()))
+                {
+                    self.stateless = true;
+                }
+            }
+            ClientJsonRpcMessage::Notification(n) => match &n.notification {
+                ClientNotification::InitializedNotification(_) => {
+                    self.initialized = true;
+                }
+                // A cancelled request may never be answered: it no longer holds turns back.
+                ClientNotification::CancelledNotification(c) => {
+                    if let Some(id) = &c.params.request_id {
+                        self.with_rmcp.remove(id);
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+/// A line answered without the MCP library: a turn, where `turns` are given (only when
+/// nothing is with rmcp, so the answers keep their order; `session`: of the 2025-11-25
+/// session), or a request it would take wrongly or pass over (a 2026-07-28 request of a
+/// method that generation removed, an id of the wrong type). Whether it was; an error when
+/// the answer could not be written.
+async fn answered_here<W: AsyncWrite + Unpin>(
+    writer: &Mutex<W>,
+    turns: Option<&Turns>,
+    session: bool,
+    text: &[u8],
+) -> io::Result<bool> {
+    if let Some(turns) = turns
+        && let Some(lines) = answer_directly(
+            text,
+            turns,
+            session,
+            crate::server::dialogues::Principal::of(None),
+        )
+    {
+        write_line(writer, lines).await?;
+        return Ok(true);
+    }
+    if let Some(reply) =
+        jsonrpc::reply_to_removed(text, None).or_else(|| jsonrpc::reply_to_bad_id(text))
+    {
+        let bytes = serde_json::to_vec(&reply).unwrap_or_default();
+        write_line(writer, bytes).await?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// A line the MCP library cannot read (`why`): JSON by RFC 8259 it cannot take (a number
+/// beyond a double) is still a turn, judged with what I-JSON forbids; anything else gets
+/// the JSON-RPC error it deserves. An error when the answer could not be written.
+async fn answer_unreadable<W: AsyncWrite + Unpin>(
+    writer: &Mutex<W>,
+    turns: Option<&Turns>,
+    text: &[u8],
+    why: String,
+) -> io::Result<()> {
+    if let Some(turns) = turns
+        && let Some(lines) = answer_irregular(text, turns)
+    {
+        return write_line(writer, lines).await;
+    }
+    tracing::info!("a line that is not a message this server takes: {why}");
+    if let Some(reply) = jsonrpc::reply_to_unreadable(text) {
+        let bytes = serde_json::to_vec(&reply).unwrap_or_default();
+        write_line(writer, bytes).await?;
+    }
+    Ok(())
 }
 
 /// The lines that answer a turn (a log message, if the client asked for logs, then the

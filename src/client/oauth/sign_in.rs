@@ -12,8 +12,8 @@ use super::browser::{self, Callback};
 use super::store::Store;
 use super::{OAuthOptions, SignInNotice};
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationMetadataSource, AuthorizationRequest,
-    AuthorizationSession,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
+    AuthorizationRequest, AuthorizationSession,
 };
 use std::time::Duration;
 
@@ -32,24 +32,7 @@ pub async fn sign_in(
     timeout: Duration,
     notify: &(dyn Fn(SignInNotice) + Send + Sync),
 ) -> Result<AuthorizationManager, String> {
-    let mut manager = AuthorizationManager::new(resource)
-        .await
-        .map_err(|e| format!("cannot use OAuth with {resource}: {}", words(&e)))?;
-    manager.set_credential_store(store.clone());
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge)
-        .await
-        .map_err(|e| format!("discovery failed: {}", words(&e)))?;
-    let metadata = resolution.metadata;
-    let legacy = resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback;
-    if legacy && challenge.is_none() {
-        return Err(format!(
-            "{resource} did not ask for a sign-in and publishes no OAuth metadata (no protected \
-             resource or authorization server metadata): there is nothing to sign in to"
-        ));
-    }
-    manager.set_metadata(metadata.clone());
-
+    let (mut manager, found) = discover(resource, challenge, store).await?;
     let callback = Callback::bind(options.callback_port).await?;
     let redirect_uri = callback.redirect_uri();
     let scopes = match scopes {
@@ -61,66 +44,16 @@ pub async fn sign_in(
     if !scopes.is_empty() {
         request = request.with_scopes(scopes.clone());
     }
-    let accepts_url_ids = metadata
-        .additional_fields
-        .get("client_id_metadata_document_supported")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
-    let mut secret = None;
-    if let Some(id) = &options.client_id {
-        request = request.with_preregistered_client(id);
-        if let Some(s) = &options.client_secret {
-            request = request.with_client_secret(s);
-            secret = Some(s.clone());
-        }
-    } else if let Some(url) = options
-        .client_metadata_url
-        .as_ref()
-        .filter(|_| accepts_url_ids)
-    {
-        request = request.with_client_metadata_url(url);
-    } else if metadata.registration_endpoint.is_some() {
-        let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-        let registered = manager
-            .register_client(CLIENT_NAME, &redirect_uri, &refs)
-            .await
-            .map_err(|e| {
-                let failed = format!(
-                    "registering with the authorization server failed: {}",
-                    words(&e)
-                );
-                if legacy {
-                    plain_bearer(&failed)
-                } else {
-                    failed
-                }
-            })?;
-        request = request.with_preregistered_client(&registered.client_id);
-        if let Some(s) = &registered.client_secret {
-            request = request.with_client_secret(s);
-        }
-        secret = registered.client_secret;
-    } else if legacy {
-        return Err(plain_bearer(
-            "no authorization server metadata, and no registration endpoint",
-        ));
-    } else {
-        return Err(format!(
-            "the authorization server ({}) does not offer dynamic client registration{}; \
-             give a client ID registered with it: --client-id ID (and --client-secret)",
-            metadata
-                .issuer
-                .as_deref()
-                .unwrap_or(&metadata.authorization_endpoint),
-            if legacy {
-                " and publishes no metadata"
-            } else {
-                ""
-            }
-        ));
-    }
+    let (request, secret) = identified(
+        request,
+        &mut manager,
+        &found,
+        options,
+        &scopes,
+        &redirect_uri,
+    )
+    .await?;
     store.set_client_secret(secret);
-
     let session = AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, e)| words(&e))?;
@@ -141,8 +74,121 @@ pub async fn sign_in(
         .handle_callback_url(&redirect)
         .await
         .map_err(|e| format!("the token exchange failed: {}", words(&e)))?;
+    notify(signed_in(store));
+    Ok(session.auth_manager)
+}
+
+/// The authorization server's metadata, as discovery found it.
+struct Found {
+    metadata: AuthorizationMetadata,
+    /// Found by the legacy fallback (no protected resource or authorization server
+    /// metadata): a server that may want a plain bearer token instead.
+    legacy: bool,
+}
+
+/// Discovery, from the refusal's challenge: the manager that knows the authorization server,
+/// keeping its tokens in `store`.
+async fn discover(
+    resource: &str,
+    challenge: Option<&str>,
+    store: &Store,
+) -> Result<(AuthorizationManager, Found), String> {
+    let mut manager = AuthorizationManager::new(resource)
+        .await
+        .map_err(|e| format!("cannot use OAuth with {resource}: {}", words(&e)))?;
+    manager.set_credential_store(store.clone());
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(|e| format!("discovery failed: {}", words(&e)))?;
+    let metadata = resolution.metadata;
+    let legacy = resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback;
+    if legacy && challenge.is_none() {
+        return Err(format!(
+            "{resource} did not ask for a sign-in and publishes no OAuth metadata (no protected \
+             resource or authorization server metadata): there is nothing to sign in to"
+        ));
+    }
+    manager.set_metadata(metadata.clone());
+    Ok((manager, Found { metadata, legacy }))
+}
+
+/// The request with the client's identity, in the specification's order (see the module's
+/// comment), and the secret to keep for refreshing, if there is one.
+async fn identified(
+    request: AuthorizationRequest,
+    manager: &mut AuthorizationManager,
+    found: &Found,
+    options: &OAuthOptions,
+    scopes: &[String],
+    redirect_uri: &str,
+) -> Result<(AuthorizationRequest, Option<String>), String> {
+    let Found { metadata, legacy } = found;
+    let accepts_url_ids = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    if let Some(id) = &options.client_id {
+        let request = request.with_preregistered_client(id);
+        return Ok(match &options.client_secret {
+            Some(s) => (request.with_client_secret(s), Some(s.clone())),
+            None => (request, None),
+        });
+    }
+    if let Some(url) = options
+        .client_metadata_url
+        .as_ref()
+        .filter(|_| accepts_url_ids)
+    {
+        return Ok((request.with_client_metadata_url(url), None));
+    }
+    if metadata.registration_endpoint.is_some() {
+        let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        let registered = manager
+            .register_client(CLIENT_NAME, redirect_uri, &refs)
+            .await
+            .map_err(|e| {
+                let failed = format!(
+                    "registering with the authorization server failed: {}",
+                    words(&e)
+                );
+                if *legacy {
+                    plain_bearer(&failed)
+                } else {
+                    failed
+                }
+            })?;
+        let mut request = request.with_preregistered_client(&registered.client_id);
+        if let Some(s) = &registered.client_secret {
+            request = request.with_client_secret(s);
+        }
+        return Ok((request, registered.client_secret));
+    }
+    if *legacy {
+        return Err(plain_bearer(
+            "no authorization server metadata, and no registration endpoint",
+        ));
+    }
+    Err(format!(
+        "the authorization server ({}) does not offer dynamic client registration{}; give a \
+         client ID registered with it: --client-id ID (and --client-secret)",
+        metadata
+            .issuer
+            .as_deref()
+            .unwrap_or(&metadata.authorization_endpoint),
+        if *legacy {
+            " and publishes no metadata"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// What the new tokens allow, and for how long.
+fn signed_in(store: &Store) -> SignInNotice {
     let record = store.record();
-    notify(SignInNotice::SignedIn {
+    SignInNotice::SignedIn {
         scopes: record
             .as_ref()
             .map(|r| r.scopes().to_vec())
@@ -152,8 +198,7 @@ pub async fn sign_in(
                 .duration_since(std::time::SystemTime::now())
                 .ok()
         }),
-    });
-    Ok(session.auth_manager)
+    }
 }
 
 /// rmcp's auth errors, in words a user can act on.

@@ -14,7 +14,15 @@ use std::collections::BTreeMap;
 /// point into the Response.
 pub fn check_exchange(request: &Value, response: &Value) -> Vec<Finding> {
     let mut findings = Vec::new();
+    check_correlation(request, response, &mut findings);
+    check_copied(request, response, &mut findings);
+    check_feasibility(request, response, &mut findings);
+    findings
+}
 
+/// The same interface, a Request answered by a Response, whose RequestID is the Request's
+/// QueryID and whose own QueryID is new.
+fn check_correlation(request: &Value, response: &Value, findings: &mut Vec<Finding>) {
     if let (Some(header_rq), Some(header_rs)) = (request.get("Header"), response.get("Header"))
         && header_rq != header_rs
     {
@@ -66,6 +74,10 @@ pub fn check_exchange(request: &Value, response: &Value) -> Vec<Finding> {
             ),
         ));
     }
+}
+
+/// The dialogue position and identifiers a Response copies from its Request.
+fn check_copied(request: &Value, response: &Value, findings: &mut Vec<Finding>) {
     let copied = [
         ("DialogID", Requirement::Dialogue, Check::ExchangeDialogId),
         ("TurnIndex", Requirement::Dialogue, Check::ExchangeTurnIndex),
@@ -101,8 +113,6 @@ pub fn check_exchange(request: &Value, response: &Value) -> Vec<Finding> {
             ));
         }
     }
-    check_feasibility(request, response, &mut findings);
-    findings
 }
 
 /// Equal as JSON values, numbers compared as numbers (`2.0` is `2`: MCP-BINDING section 6).
@@ -165,7 +175,13 @@ fn check_feasibility(request: &Value, response: &Value, findings: &mut Vec<Findi
     ) else {
         return; // the message checks say what is missing or malformed
     };
-    // Step numbers, counted: a Request may repeat one (a server answers each occurrence).
+    check_steps_match(asked, steps, findings);
+}
+
+/// Each Process Action asked has exactly one result, with its Step number: no result for a
+/// Step nobody asked, none twice, none missing. Step numbers are counted: a Request may
+/// repeat one (a server answers each occurrence).
+fn check_steps_match(asked: &[Value], steps: &[Value], findings: &mut Vec<Finding>) {
     let mut wanted: BTreeMap<u64, usize> = BTreeMap::new();
     for step in asked {
         if let Some(n) = step.get("Step").and_then(as_index) {

@@ -471,6 +471,9 @@ fn unexpected_property(interface: Interface, mode: Mode, path: &str, property: &
 fn what_is_wrong(path: &str, error: &jsonschema::ValidationError) -> (Check, String) {
     let instance = error.instance();
     let name = subject(path);
+    if let Some(broken) = bound_broken(&name, instance, error.kind()) {
+        return broken;
+    }
     match error.kind() {
         ValidationErrorKind::Type { kind } => (
             Check::Type,
@@ -502,16 +505,6 @@ fn what_is_wrong(path: &str, error: &jsonschema::ValidationError) -> (Check, Str
                 ),
             )
         }
-        ValidationErrorKind::Minimum { limit }
-        | ValidationErrorKind::ExclusiveMinimum { limit } => (
-            Check::Range,
-            format!("{name} must be at least {limit}, found {}", short(instance)),
-        ),
-        ValidationErrorKind::Maximum { limit }
-        | ValidationErrorKind::ExclusiveMaximum { limit } => (
-            Check::Range,
-            format!("{name} must be at most {limit}, found {}", short(instance)),
-        ),
         ValidationErrorKind::Format { format } => (
             Check::Format,
             if format == "date-time" {
@@ -522,6 +515,46 @@ fn what_is_wrong(path: &str, error: &jsonschema::ValidationError) -> (Check, Str
             } else {
                 format!("{name} must be a valid {format}, found {}", short(instance))
             },
+        ),
+        ValidationErrorKind::Pattern { pattern } => (
+            Check::Pattern,
+            format!(
+                "{name} must match the pattern {pattern}, found {}",
+                short(instance)
+            ),
+        ),
+        ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. } => (
+            Check::Shape,
+            format!(
+                "{name} matches none of its allowed forms ({})",
+                allowed_forms(path)
+            ),
+        ),
+        ValidationErrorKind::OneOfMultipleValid { .. } => (
+            Check::Shape,
+            format!("{name} matches more than one of its allowed forms"),
+        ),
+        _ => (Check::Shape, format!("{name}: {error}")),
+    }
+}
+
+/// The check and sentence of a bound the value at `name` breaks: a range, a length, a
+/// count of items, unique items; `None` for any other error.
+fn bound_broken(
+    name: &str,
+    instance: &Value,
+    kind: &ValidationErrorKind,
+) -> Option<(Check, String)> {
+    Some(match kind {
+        ValidationErrorKind::Minimum { limit }
+        | ValidationErrorKind::ExclusiveMinimum { limit } => (
+            Check::Range,
+            format!("{name} must be at least {limit}, found {}", short(instance)),
+        ),
+        ValidationErrorKind::Maximum { limit }
+        | ValidationErrorKind::ExclusiveMaximum { limit } => (
+            Check::Range,
+            format!("{name} must be at most {limit}, found {}", short(instance)),
         ),
         ValidationErrorKind::MaxLength { limit } => (
             Check::Length,
@@ -548,26 +581,8 @@ fn what_is_wrong(path: &str, error: &jsonschema::ValidationError) -> (Check, Str
         ValidationErrorKind::UniqueItems => {
             (Check::Items, format!("the items of {name} must be unique"))
         }
-        ValidationErrorKind::Pattern { pattern } => (
-            Check::Pattern,
-            format!(
-                "{name} must match the pattern {pattern}, found {}",
-                short(instance)
-            ),
-        ),
-        ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. } => (
-            Check::Shape,
-            format!(
-                "{name} matches none of its allowed forms ({})",
-                allowed_forms(path)
-            ),
-        ),
-        ValidationErrorKind::OneOfMultipleValid { .. } => (
-            Check::Shape,
-            format!("{name} matches more than one of its allowed forms"),
-        ),
-        _ => (Check::Shape, format!("{name}: {error}")),
-    }
+        _ => return None,
+    })
 }
 
 /// Whether `property` is one of the mode-specific properties of `mode`.

@@ -180,6 +180,31 @@ fn push_unique<T: PartialEq>(list: &mut Vec<T>, value: T) {
     }
 }
 
+/// The classes and relations an Answer names, each once.
+#[derive(Default)]
+struct Meanings {
+    classes: Vec<ObjectClass>,
+    relations: Vec<Relation>,
+}
+
+impl Meanings {
+    /// `class`, with `confidence`, unless it is named already.
+    fn class(&mut self, domain: &Domain, class: &str, confidence: f64) {
+        if !self.classes.iter().any(|e| e.class == class) {
+            self.classes.push(class_entry(domain, class, confidence));
+        }
+    }
+
+    fn relate(&mut self, subject: &str, predicate: &str, object: &str) {
+        push_unique(&mut self.relations, relation(subject, predicate, object));
+    }
+
+    fn into_answer(self, found: &mut Found) {
+        found.answer.object_classes = Some(self.classes);
+        found.answer.relations = Some(self.relations);
+    }
+}
+
 /// `semantic_grounding`: each term to the class it denotes, with a confidence.
 pub fn grounding(domain: &Domain, sources: &mut Consulted, request: &DacRequest) -> Found {
     let mut found = Found::default();
@@ -207,8 +232,7 @@ pub fn grounding(domain: &Domain, sources: &mut Consulted, request: &DacRequest)
         );
         return found;
     }
-    let mut classes: Vec<ObjectClass> = Vec::new();
-    let mut relations: Vec<Relation> = Vec::new();
+    let mut meanings = Meanings::default();
     for (text, hint) in &terms {
         let all = candidates(domain, text);
         let Some(best) = all.first() else {
@@ -217,37 +241,11 @@ pub fn grounding(domain: &Domain, sources: &mut Consulted, request: &DacRequest)
                 .push(format!("\"{text}\" is not a term of this domain"));
             continue;
         };
-        let mut top: Vec<&Candidate> = all
+        let top: Vec<&Candidate> = all
             .iter()
             .filter(|c| (c.confidence - best.confidence).abs() < 1e-9)
             .collect();
-        if let Some(hint) = hint {
-            let fitting: Vec<&Candidate> = top
-                .iter()
-                .copied()
-                .filter(|c| domain.is_a(&c.class, hint))
-                .collect();
-            if !fitting.is_empty() {
-                if top.len() > fitting.len() {
-                    found.notes.push(format!(
-                        "\"{text}\" is ambiguous; your class {hint} decided it"
-                    ));
-                }
-                top = fitting;
-            } else if domain.class(hint).is_none() {
-                found.notes.push(format!(
-                    "{hint} (assumed for \"{text}\") is not a class of this domain"
-                ));
-            } else {
-                found.notes.push(format!(
-                    "\"{text}\" denotes {}, not {hint} as assumed",
-                    top.iter()
-                        .map(|c| c.class.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                ));
-            }
-        }
+        let top = decided_by_hint(domain, text, hint.as_deref(), top, &mut found.notes);
         if top.len() > 1 {
             found.notes.push(format!(
                 "\"{text}\" is ambiguous between {}; ask for clarification",
@@ -258,28 +256,67 @@ pub fn grounding(domain: &Domain, sources: &mut Consulted, request: &DacRequest)
             ));
         }
         for c in top {
-            if !classes.iter().any(|e| e.class == c.class) {
-                classes.push(class_entry(domain, &c.class, c.confidence));
-            }
+            meanings.class(domain, &c.class, c.confidence);
             match &c.entity {
                 Some(entity) => {
-                    push_unique(&mut relations, relation(text, "denotes", entity));
-                    push_unique(&mut relations, relation(entity, "isA", &c.class));
+                    meanings.relate(text, "denotes", entity);
+                    meanings.relate(entity, "isA", &c.class);
                 }
-                None => push_unique(&mut relations, relation(text, "denotes", &c.class)),
+                None => meanings.relate(text, "denotes", &c.class),
             }
             for sup in domain
                 .class(&c.class)
                 .map(|d| d.superclasses.clone())
                 .unwrap_or_default()
             {
-                push_unique(&mut relations, relation(&c.class, "subClassOf", &sup));
+                meanings.relate(&c.class, "subClassOf", &sup);
             }
         }
     }
-    found.answer.object_classes = Some(classes);
-    found.answer.relations = Some(relations);
+    meanings.into_answer(&mut found);
     found
+}
+
+/// The best meanings of `text` narrowed to those of the class the Request assumed for it
+/// (`hint`), where any is; a hint that is no class of the domain, or that none of them
+/// is, is said in `notes` and the meanings stay as they were.
+fn decided_by_hint<'c>(
+    domain: &Domain,
+    text: &str,
+    hint: Option<&str>,
+    top: Vec<&'c Candidate>,
+    notes: &mut Vec<String>,
+) -> Vec<&'c Candidate> {
+    let Some(hint) = hint else {
+        return top;
+    };
+    let fitting: Vec<&Candidate> = top
+        .iter()
+        .copied()
+        .filter(|c| domain.is_a(&c.class, hint))
+        .collect();
+    if !fitting.is_empty() {
+        if top.len() > fitting.len() {
+            notes.push(format!(
+                "\"{text}\" is ambiguous; your class {hint} decided it"
+            ));
+        }
+        return fitting;
+    }
+    if domain.class(hint).is_none() {
+        notes.push(format!(
+            "{hint} (assumed for \"{text}\") is not a class of this domain"
+        ));
+    } else {
+        notes.push(format!(
+            "\"{text}\" denotes {}, not {hint} as assumed",
+            top.iter()
+                .map(|c| c.class.as_str())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ));
+    }
+    top
 }
 
 /// `clarification`: every candidate meaning of each term and of each ambiguous ID.
@@ -293,39 +330,11 @@ pub fn clarification(domain: &Domain, sources: &mut Consulted, request: &DacRequ
             .push("nothing to clarify: give Terms or EntityIDs".into());
         return found;
     }
-    let mut classes: Vec<ObjectClass> = Vec::new();
-    let mut relations: Vec<Relation> = Vec::new();
+    let mut meanings = Meanings::default();
     if !terms.is_empty() && sources.ask(Role::Ontology, || "candidate classes of the terms".into())
     {
         for (text, _) in &terms {
-            let all: Vec<Candidate> = candidates(domain, text)
-                .into_iter()
-                .filter(|c| c.confidence >= 0.5)
-                .collect();
-            match all.len() {
-                0 => found
-                    .missing
-                    .push(format!("\"{text}\" has no meaning in this domain")),
-                1 => found
-                    .notes
-                    .push(format!("\"{text}\" is unambiguous: {}", all[0].class)),
-                _ => found.notes.push(format!(
-                    "\"{text}\" may mean {}",
-                    all.iter()
-                        .map(|c| format!("{} ({})", c.class, c.confidence))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            }
-            for c in &all {
-                if !classes.iter().any(|e| e.class == c.class) {
-                    classes.push(class_entry(domain, &c.class, c.confidence));
-                }
-                push_unique(
-                    &mut relations,
-                    relation(text, "mayDenote", c.entity.as_deref().unwrap_or(&c.class)),
-                );
-            }
+            clarify_term(domain, text, &mut found, &mut meanings);
         }
     } else if !terms.is_empty() {
         found
@@ -338,38 +347,67 @@ pub fn clarification(domain: &Domain, sources: &mut Consulted, request: &DacRequ
         })
     {
         for id in &ids {
-            let matches = entity_matches(domain, id);
-            match matches.as_slice() {
-                [] => found
-                    .missing
-                    .push(format!("\"{id}\" names no Entity of this domain")),
-                [only] if only == id => found.notes.push(format!("{id} is unambiguous")),
-                _ => found.notes.push(format!(
-                    "\"{id}\" may denote {}",
-                    matches
-                        .iter()
-                        .map(|m| describe_entity(domain, m))
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                )),
-            }
-            for m in matches {
-                if let Some(class) = domain.class_of(&m)
-                    && !classes.iter().any(|e| e.class == class)
-                {
-                    classes.push(class_entry(domain, class, 1.0));
-                }
-                push_unique(&mut relations, relation(id, "mayDenote", &m));
-            }
+            clarify_id(domain, id, &mut found, &mut meanings);
         }
     } else if !ids.is_empty() {
         found
             .missing
             .push("the Entities the IDs may denote (scene unavailable)".into());
     }
-    found.answer.object_classes = Some(classes);
-    found.answer.relations = Some(relations);
+    meanings.into_answer(&mut found);
     found
+}
+
+/// The meanings of a term, each of confidence 0.5 or more, and whether it is ambiguous.
+fn clarify_term(domain: &Domain, text: &str, found: &mut Found, meanings: &mut Meanings) {
+    let all: Vec<Candidate> = candidates(domain, text)
+        .into_iter()
+        .filter(|c| c.confidence >= 0.5)
+        .collect();
+    match all.len() {
+        0 => found
+            .missing
+            .push(format!("\"{text}\" has no meaning in this domain")),
+        1 => found
+            .notes
+            .push(format!("\"{text}\" is unambiguous: {}", all[0].class)),
+        _ => found.notes.push(format!(
+            "\"{text}\" may mean {}",
+            all.iter()
+                .map(|c| format!("{} ({})", c.class, c.confidence))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+    for c in &all {
+        meanings.class(domain, &c.class, c.confidence);
+        meanings.relate(text, "mayDenote", c.entity.as_deref().unwrap_or(&c.class));
+    }
+}
+
+/// The Entities an ID (or part of one) may denote, and whether it is ambiguous.
+fn clarify_id(domain: &Domain, id: &str, found: &mut Found, meanings: &mut Meanings) {
+    let matches = entity_matches(domain, id);
+    match matches.as_slice() {
+        [] => found
+            .missing
+            .push(format!("\"{id}\" names no Entity of this domain")),
+        [only] if only == id => found.notes.push(format!("{id} is unambiguous")),
+        _ => found.notes.push(format!(
+            "\"{id}\" may denote {}",
+            matches
+                .iter()
+                .map(|m| describe_entity(domain, m))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )),
+    }
+    for m in matches {
+        if let Some(class) = domain.class_of(&m) {
+            meanings.class(domain, class, 1.0);
+        }
+        meanings.relate(id, "mayDenote", &m);
+    }
 }
 
 /// The Entities an ID (or part of one) may denote: itself if it is one; else those whose ID

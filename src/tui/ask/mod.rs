@@ -86,67 +86,8 @@ impl AskOverlay {
                 _ if ctrl => (Handled::Ignored, AskOutcome::Stay),
                 _ => (Consumed, AskOutcome::Stay),
             },
-            Body::Form(form) => match action {
-                Some(Action::Select) => match form.answer() {
-                    Ok(content) => (Consumed, AskOutcome::Answer(Reply::Accept(content))),
-                    Err(n) => {
-                        self.problem = Some(if n == 1 {
-                            "one field is not right yet (marked !)".into()
-                        } else {
-                            format!("{n} fields are not right yet (marked !)")
-                        });
-                        (Consumed, AskOutcome::Stay)
-                    }
-                },
-                Some(Action::Complete | Action::Down) => {
-                    form.next();
-                    (Consumed, AskOutcome::Stay)
-                }
-                Some(Action::FocusPrev | Action::Up) => {
-                    form.previous();
-                    (Consumed, AskOutcome::Stay)
-                }
-                _ => {
-                    if form.key(key) {
-                        self.problem = None;
-                        (Consumed, AskOutcome::Stay)
-                    } else if ctrl {
-                        (Handled::Ignored, AskOutcome::Stay)
-                    } else {
-                        (Consumed, AskOutcome::Stay)
-                    }
-                }
-            },
-            Body::Reply(editor) => match (key.code, action) {
-                (KeyCode::Enter, _) if alt => {
-                    editor.insert_newline();
-                    (Consumed, AskOutcome::Stay)
-                }
-                (KeyCode::Char('j'), _) if ctrl => {
-                    editor.insert_newline();
-                    (Consumed, AskOutcome::Stay)
-                }
-                (_, Some(Action::Select)) => {
-                    let text = editor.lines().join("\n");
-                    if text.trim().is_empty() {
-                        self.problem = Some(
-                            "write the reply first (or Ctrl-D to decline, Esc to dismiss)".into(),
-                        );
-                        return (Consumed, AskOutcome::Stay);
-                    }
-                    (
-                        Consumed,
-                        AskOutcome::Answer(Reply::Accept(serde_json::Value::String(text))),
-                    )
-                }
-                (KeyCode::F(_), _) => (Handled::Ignored, AskOutcome::Stay),
-                _ => {
-                    if editor.input(*key) {
-                        self.problem = None;
-                    }
-                    (Consumed, AskOutcome::Stay)
-                }
-            },
+            Body::Form(form) => form_keys(form, &mut self.problem, key, action),
+            Body::Reply(editor) => reply_keys(editor, &mut self.problem, key, action),
         }
     }
 
@@ -160,6 +101,90 @@ impl AskOverlay {
                 editor.insert_str(text);
             }
             Body::Url => {}
+        }
+    }
+}
+
+/// A key in a form: Select answers (or says how many fields are not right yet), the moves
+/// go between fields, the rest is the field's.
+fn form_keys(
+    form: &mut Form,
+    problem: &mut Option<String>,
+    key: &KeyEvent,
+    action: Option<Action>,
+) -> (Handled, AskOutcome) {
+    use Handled::Consumed;
+    match action {
+        Some(Action::Select) => match form.answer() {
+            Ok(content) => (Consumed, AskOutcome::Answer(Reply::Accept(content))),
+            Err(n) => {
+                *problem = Some(if n == 1 {
+                    "one field is not right yet (marked !)".into()
+                } else {
+                    format!("{n} fields are not right yet (marked !)")
+                });
+                (Consumed, AskOutcome::Stay)
+            }
+        },
+        Some(Action::Complete | Action::Down) => {
+            form.next();
+            (Consumed, AskOutcome::Stay)
+        }
+        Some(Action::FocusPrev | Action::Up) => {
+            form.previous();
+            (Consumed, AskOutcome::Stay)
+        }
+        _ => {
+            if form.key(key) {
+                *problem = None;
+                (Consumed, AskOutcome::Stay)
+            } else if key.modifiers.contains(KeyModifiers::CONTROL) {
+                (Handled::Ignored, AskOutcome::Stay)
+            } else {
+                (Consumed, AskOutcome::Stay)
+            }
+        }
+    }
+}
+
+/// A key in a sampling reply: Alt-Enter and Ctrl-J make a new line, Select sends (not an
+/// empty reply), the rest is the editor's (function keys are the explorer's).
+fn reply_keys(
+    editor: &mut TextArea<'static>,
+    problem: &mut Option<String>,
+    key: &KeyEvent,
+    action: Option<Action>,
+) -> (Handled, AskOutcome) {
+    use Handled::Consumed;
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    match (key.code, action) {
+        (KeyCode::Enter, _) if alt => {
+            editor.insert_newline();
+            (Consumed, AskOutcome::Stay)
+        }
+        (KeyCode::Char('j'), _) if ctrl => {
+            editor.insert_newline();
+            (Consumed, AskOutcome::Stay)
+        }
+        (_, Some(Action::Select)) => {
+            let text = editor.lines().join("\n");
+            if text.trim().is_empty() {
+                *problem =
+                    Some("write the reply first (or Ctrl-D to decline, Esc to dismiss)".into());
+                return (Consumed, AskOutcome::Stay);
+            }
+            (
+                Consumed,
+                AskOutcome::Answer(Reply::Accept(serde_json::Value::String(text))),
+            )
+        }
+        (KeyCode::F(_), _) => (Handled::Ignored, AskOutcome::Stay),
+        _ => {
+            if editor.input(*key) {
+                *problem = None;
+            }
+            (Consumed, AskOutcome::Stay)
         }
     }
 }

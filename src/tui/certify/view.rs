@@ -4,7 +4,7 @@
 //! went, in `Hits`.
 
 use super::{CertifyPane, Phase};
-use crate::certify::Verdict;
+use crate::certify::{RuleResult, Verdict};
 use crate::tui::action::{Action, Context};
 use crate::tui::app::{App, Severity};
 use crate::tui::hits::Hits;
@@ -82,58 +82,26 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     y += 1;
     // The rules, then the selected one's detail below a rule.
     let bottom = inner.y + inner.height - 1;
-    let room = bottom - y;
     let rows = c.rows();
-    // The detail has a third at least, and what the rules shown leave (a filter showing a
-    // few rules leaves room for their evidence).
-    let needed = (rows.len() as u16).max(3);
-    let detail_height = (room / 3)
-        .max(room.saturating_sub(1 + needed))
-        .max(3)
-        .min(room.saturating_sub(2));
-    let list_height = room - detail_height - 1;
+    let (list_height, detail_height) = split_heights(bottom - y, rows.len());
     let top = c
         .selected
         .saturating_sub(list_height.saturating_sub(1) as usize);
-    let wide = w >= 100;
-    let id_width = if wide { 32 } else { 27 };
     for (n, &i) in rows.iter().enumerate().skip(top).take(list_height as usize) {
-        let result = &c.results[i];
-        let mut spans = vec![
-            Span::styled(
-                format!("{} ", label(result.verdict)),
-                t.bold(color(app, result.verdict)),
-            ),
-            Span::raw(format!("{:<id_width$} ", cut(result.rule.name, id_width))),
-        ];
-        let mut used = 7 + id_width + 1;
-        if wide {
-            spans.push(Span::styled(
-                format!("{:<20} ", cut(result.rule.section, 20)),
-                t.muted(),
-            ));
-            used += 21;
-        }
-        spans.push(Span::raw(cut(&result.summary, w.saturating_sub(used))));
-        let mut l = Line::from(spans);
-        let at = Rect::new(inner.x, y, inner.width, 1);
+        let Some(result) = c.results.get(i) else {
+            continue;
+        };
+        let mut l = rule_line(app, result, w);
         if n == c.selected {
             l = l.style(t.selected());
         }
         line(frame, y, l);
-        hits.overlay_rows.push((at, n));
+        hits.overlay_rows
+            .push((Rect::new(inner.x, y, inner.width, 1), n));
         y += 1;
     }
     if rows.is_empty() {
-        let text = match (&c.phase, c.filter) {
-            (Phase::Unreachable(_), _) => String::new(),
-            (_, Some(v)) if !c.results.is_empty() => {
-                format!("no rule has the verdict {v} (f shows the others)")
-            }
-            _ if c.running() => "the rules show here as they finish".into(),
-            _ => "no rule ran".into(),
-        };
-        line(frame, y, Line::styled(text, t.muted()));
+        line(frame, y, Line::styled(no_rule_shown(c), t.muted()));
     }
     // The detail.
     let rule_y = inner.y + 1 + list_height;
@@ -154,6 +122,56 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     }
     // The keys, the path being typed, or what the pane last said.
     line(frame, bottom, foot(app, c, w));
+}
+
+/// The rows of the rules' list and of the detail under it, in `room` (less the line
+/// between them): the detail has a third at least, and what the rules shown leave (a filter
+/// showing a few rules leaves room for their evidence).
+fn split_heights(room: u16, rules: usize) -> (u16, u16) {
+    let needed = (rules as u16).max(3);
+    let detail_height = (room / 3)
+        .max(room.saturating_sub(1 + needed))
+        .max(3)
+        .min(room.saturating_sub(2));
+    (room - detail_height - 1, detail_height)
+}
+
+/// A rule's row: its verdict (mark and word), its id, its section when there is room, its
+/// summary.
+fn rule_line<'a>(app: &App, result: &RuleResult, w: usize) -> Line<'a> {
+    let t = app.theme();
+    let wide = w >= 100;
+    let id_width = if wide { 32 } else { 27 };
+    let mut spans = vec![
+        Span::styled(
+            format!("{} ", label(result.verdict)),
+            t.bold(color(app, result.verdict)),
+        ),
+        Span::raw(format!("{:<id_width$} ", cut(result.rule.name, id_width))),
+    ];
+    let mut used = 7 + id_width + 1;
+    if wide {
+        spans.push(Span::styled(
+            format!("{:<20} ", cut(result.rule.section, 20)),
+            t.muted(),
+        ));
+        used += 21;
+    }
+    spans.push(Span::raw(cut(&result.summary, w.saturating_sub(used))));
+    Line::from(spans)
+}
+
+/// Why no rule is listed: none has the verdict the filter asks for, none finished yet, or
+/// none ran.
+fn no_rule_shown(c: &CertifyPane) -> String {
+    match (&c.phase, c.filter) {
+        (Phase::Unreachable(_), _) => String::new(),
+        (_, Some(v)) if !c.results.is_empty() => {
+            format!("no rule has the verdict {v} (f shows the others)")
+        }
+        _ if c.running() => "the rules show here as they finish".into(),
+        _ => "no rule ran".into(),
+    }
 }
 
 fn head(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {

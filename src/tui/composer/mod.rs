@@ -943,13 +943,16 @@ fn every_field(interface: Interface) -> Vec<FieldSpec> {
     }
 }
 
+/// The form's texts by field key, and the properties it has no field for.
+type FormTexts = (HashMap<String, String>, Map<String, Value>);
+
 /// A Request's properties as the form's texts (a grouped one's members as `Group.Member`),
 /// and those the form has no field for; an error names a property the form cannot show.
 fn form_texts(
     interface: Interface,
     map: Map<String, Value>,
     widget_of: impl Fn(&str) -> Option<Widget>,
-) -> Result<(HashMap<String, String>, Map<String, Value>), String> {
+) -> Result<FormTexts, String> {
     let mut texts: HashMap<String, String> = HashMap::new();
     let mut extra = Map::new();
     for (k, v) in map {

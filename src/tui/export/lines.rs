@@ -203,97 +203,117 @@ pub fn curl(turn: &Turn) -> Option<Block> {
         o.insert("DialogID".into(), json!(DIALOG_MARK));
         o.insert("TurnIndex".into(), json!(0));
     }
-    // The body quoted in pieces, the DialogID a shell variable between them (one word).
-    let body = |body: &Value, var: &str| {
-        body.to_string()
-            .split(DIALOG_MARK)
-            .map(quote)
-            .collect::<Vec<_>>()
-            .join(&format!("\"${var}\""))
+    Some(match turn.protocol.unwrap_or(SESSIONS) {
+        NEW_GENERATION => curl_stateless(turn, &url, headers, &arguments, notes),
+        _ => curl_session(turn, &url, &headers, &arguments, notes),
+    })
+}
+
+/// The body quoted in pieces, the DialogID a shell variable between them (one word).
+fn body_with_dialog(body: &Value, var: &str) -> String {
+    body.to_string()
+        .split(DIALOG_MARK)
+        .map(quote)
+        .collect::<Vec<_>>()
+        .join(&format!("\"${var}\""))
+}
+
+/// MCP 2026-07-28: one POST, no session; the version and the client's capabilities travel
+/// in _meta, the method and tool in headers.
+fn curl_stateless(
+    turn: &Turn,
+    url: &str,
+    headers: Vec<String>,
+    arguments: &Value,
+    mut notes: Vec<String>,
+) -> Block {
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": turn.tool,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": NEW_GENERATION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    });
+    let mut words = vec!["curl".to_owned(), "-sS".into(), url.to_owned()];
+    words.extend(headers);
+    for h in [
+        format!("MCP-Protocol-Version: {NEW_GENERATION}"),
+        "Mcp-Method: tools/call".into(),
+        format!("Mcp-Name: {}", turn.tool),
+    ] {
+        words.push("-H".into());
+        words.push(quote(&h));
+    }
+    words.push("--data-binary".into());
+    words.push(body_with_dialog(&call, "DIALOG"));
+    notes.insert(
+        0,
+        "MCP 2026-07-28: one POST, no session; the version and the client's \
+         capabilities travel in _meta, the method and tool in headers"
+            .into(),
+    );
+    Block {
+        title: "curl (MCP 2026-07-28)".into(),
+        // The client names a dialogue over 2026-07-28: a new one for each run.
+        text: format!("DIALOG=bkn-curl-$(date +%s)-$$\n{}", words.join(" ")),
+        notes,
+    }
+}
+
+/// MCP 2025-11-25: the session's sequence (initialize, notifications/initialized, the
+/// call, DELETE).
+fn curl_session(
+    turn: &Turn,
+    url: &str,
+    headers: &[String],
+    arguments: &Value,
+    mut notes: Vec<String>,
+) -> Block {
+    let session = "-H \"Mcp-Session-Id: $SID\"".to_owned();
+    let version = format!("-H {}", quote(&format!("MCP-Protocol-Version: {SESSIONS}")));
+    let headers = headers.join(" ");
+    let post = |json: &Value| {
+        format!(
+            "curl -sS \"$URL\" {headers} {session} {version} --data-binary {}",
+            body_with_dialog(json, "SID")
+        )
     };
-    let block = match turn.protocol.unwrap_or(SESSIONS) {
-        NEW_GENERATION => {
-            let call = json!({
-                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {
-                    "name": turn.tool,
-                    "arguments": arguments,
-                    "_meta": {
-                        "io.modelcontextprotocol/protocolVersion": NEW_GENERATION,
-                        "io.modelcontextprotocol/clientCapabilities": {},
-                    },
-                },
-            });
-            let mut words = vec!["curl".to_owned(), "-sS".into(), url];
-            words.extend(headers);
-            for h in [
-                format!("MCP-Protocol-Version: {NEW_GENERATION}"),
-                "Mcp-Method: tools/call".into(),
-                format!("Mcp-Name: {}", turn.tool),
-            ] {
-                words.push("-H".into());
-                words.push(quote(&h));
-            }
-            words.push("--data-binary".into());
-            words.push(body(&call, "DIALOG"));
-            notes.insert(
-                0,
-                "MCP 2026-07-28: one POST, no session; the version and the client's \
-                 capabilities travel in _meta, the method and tool in headers"
-                    .into(),
-            );
-            Block {
-                title: "curl (MCP 2026-07-28)".into(),
-                // The client names a dialogue over 2026-07-28: a new one for each run.
-                text: format!("DIALOG=bkn-curl-$(date +%s)-$$\n{}", words.join(" ")),
-                notes,
-            }
-        }
-        _ => {
-            let session = "-H \"Mcp-Session-Id: $SID\"".to_owned();
-            let version = format!("-H {}", quote(&format!("MCP-Protocol-Version: {SESSIONS}")));
-            let headers = headers.join(" ");
-            let post = |json: &Value| {
-                format!(
-                    "curl -sS \"$URL\" {headers} {session} {version} --data-binary {}",
-                    body(json, "SID")
-                )
-            };
-            let initialize = json!({
-                "jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": SESSIONS, "capabilities": {},
-                           "clientInfo": {"name": "curl", "version": "1"}},
-            });
-            let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-            let call = json!({
-                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": turn.tool, "arguments": arguments},
-            });
-            let text = [
-                format!("URL={url}"),
-                format!(
-                    "SID=$(curl -sS -D - -o /dev/null \"$URL\" {headers} --data-binary {} | tr -d '\\r' | sed -n 's/^[Mm][Cc][Pp]-[Ss][Ee][Ss][Ss][Ii][Oo][Nn]-[Ii][Dd]: *//p')",
-                    quote(&initialize.to_string())
-                ),
-                post(&initialized),
-                post(&call),
-                format!("curl -sS -X DELETE \"$URL\" {session} {version}"),
-            ]
-            .join("\n");
-            notes.insert(
-                0,
-                "MCP 2025-11-25 has sessions: initialize (its answer's Mcp-Session-Id header \
-                 names the session), notifications/initialized, the call, then DELETE ends it"
-                    .into(),
-            );
-            Block {
-                title: "curl (MCP 2025-11-25: the session's sequence)".into(),
-                text,
-                notes,
-            }
-        }
-    };
-    Some(block)
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": SESSIONS, "capabilities": {},
+                   "clientInfo": {"name": "curl", "version": "1"}},
+    });
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": turn.tool, "arguments": arguments},
+    });
+    let text = [
+        format!("URL={url}"),
+        format!(
+            "SID=$(curl -sS -D - -o /dev/null \"$URL\" {headers} --data-binary {} | tr -d '\\r' | sed -n 's/^[Mm][Cc][Pp]-[Ss][Ee][Ss][Ss][Ii][Oo][Nn]-[Ii][Dd]: *//p')",
+            quote(&initialize.to_string())
+        ),
+        post(&initialized),
+        post(&call),
+        format!("curl -sS -X DELETE \"$URL\" {session} {version}"),
+    ]
+    .join("\n");
+    notes.insert(
+        0,
+        "MCP 2025-11-25 has sessions: initialize (its answer's Mcp-Session-Id header \
+         names the session), notifications/initialized, the call, then DELETE ends it"
+            .into(),
+    );
+    Block {
+        title: "curl (MCP 2025-11-25: the session's sequence)".into(),
+        text,
+        notes,
+    }
 }
 
 /// Every way to send the turn.

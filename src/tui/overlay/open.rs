@@ -169,7 +169,6 @@ impl OpenFile {
     }
 
     pub fn render(&self, frame: &mut Frame, app: &App, area: Rect) -> OverlayHits {
-        let t = app.theme();
         let r = centered(area, 96, area.height.saturating_sub(6).min(24));
         let inner = framed(
             frame,
@@ -182,6 +181,30 @@ impl OpenFile {
             ..OverlayHits::default()
         };
         let width = inner.width as usize;
+        let mut lines = self.head_lines(app, width);
+        let top = inner.y + lines.len() as u16;
+        let room = inner.height.saturating_sub(lines.len() as u16 + 1) as usize;
+        let start = self.selected.saturating_sub(room.saturating_sub(1));
+        let (note, rows) = if self.input.text().is_empty() {
+            (self.sessions_note(app), self.session_rows(app, width))
+        } else {
+            (self.completions_note(app), self.completion_rows(width))
+        };
+        lines.extend(note);
+        for (i, line) in rows.into_iter().enumerate().skip(start).take(room) {
+            hits.rows.push((
+                Rect::new(inner.x, top + (i - start) as u16, inner.width, 1),
+                i,
+            ));
+            lines.push(list_row(app, line, i == self.selected));
+        }
+        frame.render_widget(Paragraph::new(lines), inner);
+        hits
+    }
+
+    /// The path being typed, why the last one did not open, and the one opening.
+    fn head_lines<'a>(&self, app: &App, width: usize) -> Vec<Line<'a>> {
+        let t = app.theme();
         let mut lines = vec![
             self.input
                 .line(Span::styled("path › ", t.fg(t.colors.accent)), None),
@@ -199,57 +222,63 @@ impl OpenFile {
                 t.fg(t.colors.accent),
             ));
         }
-        let top = inner.y + lines.len() as u16;
-        let room = inner.height.saturating_sub(lines.len() as u16 + 1) as usize;
-        let start = self.selected.saturating_sub(room.saturating_sub(1));
-        if self.input.text().is_empty() {
-            if self.loading {
-                lines.push(Line::styled(
-                    format!("{} reading the sessions folder…", app.spinner()),
-                    t.muted(),
-                ));
-            } else if self.items.is_empty() {
-                lines.push(Line::styled(
-                    format!(
-                        "no session files in {} and no recent ones: type a path",
-                        app.config().paths.sessions_dir.display()
-                    ),
-                    t.muted(),
-                ));
-            }
-            for (i, item) in self.items.iter().enumerate().skip(start).take(room) {
-                hits.rows.push((
-                    Rect::new(inner.x, top + (i - start) as u16, inner.width, 1),
-                    i,
-                ));
-                let line = Line::from(vec![
+        lines
+    }
+
+    /// Above the session files: that they are being read, or that there are none.
+    fn sessions_note<'a>(&self, app: &App) -> Option<Line<'a>> {
+        let t = app.theme();
+        if self.loading {
+            Some(Line::styled(
+                format!("{} reading the sessions folder…", app.spinner()),
+                t.muted(),
+            ))
+        } else if self.items.is_empty() {
+            Some(Line::styled(
+                format!(
+                    "no session files in {} and no recent ones: type a path",
+                    app.config().paths.sessions_dir.display()
+                ),
+                t.muted(),
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// The session files: name, and where and when.
+    fn session_rows<'a>(&self, app: &App, width: usize) -> Vec<Line<'a>> {
+        let t = app.theme();
+        self.items
+            .iter()
+            .map(|item| {
+                Line::from(vec![
                     Span::raw(format!(
                         " {:<w$}",
                         cut(&item.label, width / 2),
                         w = width / 2
                     )),
                     Span::styled(cut(&item.detail, (width / 2).saturating_sub(2)), t.muted()),
-                ]);
-                lines.push(list_row(app, line, i == self.selected));
-            }
-        } else {
-            if self.completions.is_empty() {
-                lines.push(Line::styled(
-                    "no JSON file or folder starts so (Enter opens the path as typed)",
-                    t.muted(),
-                ));
-            }
-            for (i, c) in self.completions.iter().enumerate().skip(start).take(room) {
-                hits.rows.push((
-                    Rect::new(inner.x, top + (i - start) as u16, inner.width, 1),
-                    i,
-                ));
-                let line = Line::raw(format!(" {}", cut(c, width.saturating_sub(1))));
-                lines.push(list_row(app, line, i == self.selected));
-            }
-        }
-        frame.render_widget(Paragraph::new(lines), inner);
-        hits
+                ])
+            })
+            .collect()
+    }
+
+    fn completions_note<'a>(&self, app: &App) -> Option<Line<'a>> {
+        self.completions.is_empty().then(|| {
+            Line::styled(
+                "no JSON file or folder starts so (Enter opens the path as typed)",
+                app.theme().muted(),
+            )
+        })
+    }
+
+    /// The paths that complete what is typed.
+    fn completion_rows<'a>(&self, width: usize) -> Vec<Line<'a>> {
+        self.completions
+            .iter()
+            .map(|c| Line::raw(format!(" {}", cut(c, width.saturating_sub(1)))))
+            .collect()
     }
 }
 

@@ -4,9 +4,11 @@
 use crate::tui::action::{Action, Pane};
 use crate::tui::app::{App, Severity};
 use crate::tui::dialogue::Status;
+use crate::tui::notices::Notice;
 use crate::tui::view::text::{cut, short_id};
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
@@ -113,63 +115,9 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     ];
     let room =
         (area.width as usize).saturating_sub(left.chars().count() + badge.chars().count() + 3);
-    if let Some(n) = app.notices.shown() {
-        let color = match n.severity {
-            Severity::Info => c.info,
-            Severity::Success => c.success,
-            Severity::Warning => c.warning,
-            Severity::Error => c.error,
-        };
-        spans.push(Span::styled(" │ ", base));
-        if n.text.chars().count() > room {
-            // Cut: the whole of it is in the messages.
-            let more = format!(" {} all", app.keymap().first_key(&Action::Messages));
-            let room = room.saturating_sub(more.chars().count());
-            spans.push(Span::styled(cut(&n.text, room), base.fg(color)));
-            spans.push(Span::styled(more, base.fg(c.key_hint)));
-        } else {
-            spans.push(Span::styled(n.text.clone(), base.fg(color)));
-        }
-    } else {
-        spans.push(Span::styled(" │", base));
-        let k = |a: Action| app.keymap().first_key(&a);
-        let hints: Vec<(String, &str)> = match app.focus() {
-            Pane::Composer => vec![
-                (k(Action::Send), "send"),
-                (
-                    "Enter".into(),
-                    app.current_dialogue()
-                        .map_or("next field", |d| d.composer.enter_does()),
-                ),
-                (k(Action::ComposerMode), "form/raw"),
-                ("Tab".into(), "next field"),
-                ("Ctrl-Space".into(), "complete"),
-                ("Esc".into(), "NAV"),
-                (k(Action::Help), "help"),
-            ],
-            _ => vec![
-                (k(Action::FocusNext), "pane"),
-                (k(Action::NewDialogue), "new dialogue"),
-                (k(Action::Focus(Pane::Composer)), "compose"),
-                (k(Action::Send), "send"),
-                (k(Action::Save), "save"),
-                (k(Action::ToggleLog), "log"),
-                (k(Action::Messages), "messages"),
-                (k(Action::Palette), "palette"),
-                (k(Action::Help), "help"),
-            ],
-        };
-        let mut used = 0;
-        for (key, what) in hints {
-            let key = key.split(" / ").next().unwrap_or_default().to_owned();
-            let len = key.chars().count() + what.chars().count() + 3;
-            if used + len > room {
-                break;
-            }
-            used += len;
-            spans.push(Span::styled(format!(" {key}"), base.fg(c.key_hint)));
-            spans.push(Span::styled(format!(" {what} "), base));
-        }
+    match app.notices.shown() {
+        Some(n) => spans.extend(notice_spans(app, n, base, room)),
+        None => spans.extend(hint_spans(app, base, room)),
     }
     let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
     spans.push(Span::styled(
@@ -177,4 +125,71 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         base,
     ));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The notice shown, cut to `room` with the key that shows all messages when it is longer.
+fn notice_spans<'a>(app: &App, n: &Notice, base: Style, room: usize) -> Vec<Span<'a>> {
+    let c = &app.theme().colors;
+    let color = match n.severity {
+        Severity::Info => c.info,
+        Severity::Success => c.success,
+        Severity::Warning => c.warning,
+        Severity::Error => c.error,
+    };
+    let mut spans = vec![Span::styled(" │ ", base)];
+    if n.text.chars().count() > room {
+        // Cut: the whole of it is in the messages.
+        let more = format!(" {} all", app.keymap().first_key(&Action::Messages));
+        let room = room.saturating_sub(more.chars().count());
+        spans.push(Span::styled(cut(&n.text, room), base.fg(color)));
+        spans.push(Span::styled(more, base.fg(c.key_hint)));
+    } else {
+        spans.push(Span::styled(n.text.clone(), base.fg(color)));
+    }
+    spans
+}
+
+/// The keys worth knowing where the focus is, as many as fit in `room`.
+fn hint_spans<'a>(app: &App, base: Style, room: usize) -> Vec<Span<'a>> {
+    let c = &app.theme().colors;
+    let k = |a: Action| app.keymap().first_key(&a);
+    let hints: Vec<(String, &str)> = match app.focus() {
+        Pane::Composer => vec![
+            (k(Action::Send), "send"),
+            (
+                "Enter".into(),
+                app.current_dialogue()
+                    .map_or("next field", |d| d.composer.enter_does()),
+            ),
+            (k(Action::ComposerMode), "form/raw"),
+            ("Tab".into(), "next field"),
+            ("Ctrl-Space".into(), "complete"),
+            ("Esc".into(), "NAV"),
+            (k(Action::Help), "help"),
+        ],
+        _ => vec![
+            (k(Action::FocusNext), "pane"),
+            (k(Action::NewDialogue), "new dialogue"),
+            (k(Action::Focus(Pane::Composer)), "compose"),
+            (k(Action::Send), "send"),
+            (k(Action::Save), "save"),
+            (k(Action::ToggleLog), "log"),
+            (k(Action::Messages), "messages"),
+            (k(Action::Palette), "palette"),
+            (k(Action::Help), "help"),
+        ],
+    };
+    let mut spans = vec![Span::styled(" │", base)];
+    let mut used = 0;
+    for (key, what) in hints {
+        let key = key.split(" / ").next().unwrap_or_default().to_owned();
+        let len = key.chars().count() + what.chars().count() + 3;
+        if used + len > room {
+            break;
+        }
+        used += len;
+        spans.push(Span::styled(format!(" {key}"), base.fg(c.key_hint)));
+        spans.push(Span::styled(format!(" {what} "), base));
+    }
+    spans
 }

@@ -3,7 +3,7 @@
 
 use crate::tui::action::Action;
 use crate::tui::app::App;
-use crate::tui::dialogue::Status;
+use crate::tui::dialogue::{DialogueState, Status};
 use crate::tui::hits::Hits;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -21,16 +21,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         .dialogues()
         .values()
         .enumerate()
-        .map(|(i, d)| {
-            let mark = match d.status {
-                Status::Recorded => "◆ ".to_owned(),
-                Status::Live => "◉ ".to_owned(),
-                Status::Failed(_) | Status::Closed(_) => "✗ ".to_owned(),
-                _ if d.link.pending.is_some() => format!("{} ", app.spinner()),
-                _ => String::new(),
-            };
-            format!(" {} {mark}{} ", i + 1, super::text::cut(&d.name, 18))
-        })
+        .map(|(i, d)| tab_label(app, i, d))
         .collect();
     // The theme's name only where there is room for it: tabs come first.
     let help = app.keymap().first_key(&Action::Help);
@@ -42,23 +33,11 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let fixed = NAME.chars().count() + 1 + right.chars().count();
     // Room for the tabs, less the "‹ 3" and "3 ›" markers that may be needed.
     let room = (area.width as usize).saturating_sub(fixed + 8);
-    let width = |i: usize| labels[i].chars().count();
-    // The window of tabs: from the first, moved right until the current one fits.
     let shown = app
         .workspace()
         .current()
         .and_then(|c| app.workspace().dialogues().position(c));
-    let current = shown.unwrap_or(0).min(labels.len().saturating_sub(1));
-    let mut start = 0;
-    while start < current && (start..=current).map(width).sum::<usize>() > room {
-        start += 1;
-    }
-    let mut end = start;
-    let mut used = 0;
-    while end < labels.len() && used + width(end) <= room {
-        used += width(end);
-        end += 1;
-    }
+    let (start, end) = tab_window(&labels, shown.unwrap_or(0), room);
     let mut spans = vec![
         Span::styled(NAME, t.bold(c.accent)),
         Span::styled("│", t.fg(c.border)),
@@ -99,4 +78,35 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     spans.push(Span::raw(" ".repeat(pad)));
     spans.push(Span::styled(right, t.muted()));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.base()), area);
+}
+
+/// A dialogue's tab: its number, its state (recorded, live, failed, a turn in flight) and
+/// its name.
+fn tab_label(app: &App, i: usize, d: &DialogueState) -> String {
+    let mark = match d.status {
+        Status::Recorded => "◆ ".to_owned(),
+        Status::Live => "◉ ".to_owned(),
+        Status::Failed(_) | Status::Closed(_) => "✗ ".to_owned(),
+        _ if d.link.pending.is_some() => format!("{} ", app.spinner()),
+        _ => String::new(),
+    };
+    format!(" {} {mark}{} ", i + 1, super::text::cut(&d.name, 18))
+}
+
+/// The tabs that fit in `room` (first, past the last): from the first, moved right until
+/// the current one fits.
+fn tab_window(labels: &[String], current: usize, room: usize) -> (usize, usize) {
+    let width = |i: usize| labels[i].chars().count();
+    let current = current.min(labels.len().saturating_sub(1));
+    let mut start = 0;
+    while start < current && (start..=current).map(width).sum::<usize>() > room {
+        start += 1;
+    }
+    let mut end = start;
+    let mut used = 0;
+    while end < labels.len() && used + width(end) <= room {
+        used += width(end);
+        end += 1;
+    }
+    (start, end)
 }

@@ -6,87 +6,108 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 /// One line of pretty-printed JSON, coloured by token (keys, strings, numbers, literals,
-/// punctuation).
+/// punctuation), cut at `width` characters.
 pub fn json_line<'a>(line: &'a str, theme: &Theme, width: usize) -> Line<'a> {
-    let c = &theme.colors;
     let mut spans: Vec<Span> = Vec::new();
-    let bytes = line.as_bytes();
     let mut i = 0;
     let mut shown = 0usize;
-    let mut push = |spans: &mut Vec<Span<'a>>, text: &'a str, style: Style| {
+    while i < line.len() {
+        let (end, token) = next_json_token(line, i);
         if shown < width {
-            let room = width - shown;
-            let cut = if text.chars().count() > room {
-                let end = text
-                    .char_indices()
-                    .nth(room)
-                    .map(|(b, _)| b)
-                    .unwrap_or(text.len());
-                &text[..end]
-            } else {
-                text
-            };
-            shown += cut.chars().count();
-            spans.push(Span::styled(cut, style));
+            let text = first_chars(&line[i..end], width - shown);
+            shown += text.chars().count();
+            spans.push(Span::styled(text, token.style(theme)));
         }
-    };
-    while i < bytes.len() {
-        let start = i;
-        match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    if bytes[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i = (i + 1).min(bytes.len());
-                let is_key = line[i..].trim_start().starts_with(':');
-                let color = if is_key { c.json_key } else { c.json_string };
-                push(&mut spans, &line[start..i], Style::default().fg(color));
-            }
-            b'-' | b'0'..=b'9' => {
-                while i < bytes.len()
-                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
-                {
-                    i += 1;
-                }
-                push(
-                    &mut spans,
-                    &line[start..i],
-                    Style::default().fg(c.json_number),
-                );
-            }
-            b't' | b'f' | b'n' => {
-                while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
-                    i += 1;
-                }
-                let word = &line[start..i];
-                let color = if word == "null" {
-                    c.json_null
-                } else {
-                    c.json_bool
-                };
-                push(&mut spans, word, Style::default().fg(color));
-            }
-            b' ' => {
-                while i < bytes.len() && bytes[i] == b' ' {
-                    i += 1;
-                }
-                push(&mut spans, &line[start..i], Style::default());
-            }
-            _ => {
-                i += line[i..].chars().next().map(char::len_utf8).unwrap_or(1);
-                push(
-                    &mut spans,
-                    &line[start..i],
-                    Style::default().fg(c.json_punct),
-                );
-            }
-        }
+        i = end;
     }
     Line::from(spans)
+}
+
+/// A token of a line of pretty-printed JSON, for its colour.
+enum JsonToken {
+    Key,
+    String,
+    Number,
+    Null,
+    /// `true`, `false` (or any word that starts as they do).
+    Literal,
+    Space,
+    Punctuation,
+}
+
+impl JsonToken {
+    fn style(&self, theme: &Theme) -> Style {
+        let c = &theme.colors;
+        match self {
+            JsonToken::Key => Style::default().fg(c.json_key),
+            JsonToken::String => Style::default().fg(c.json_string),
+            JsonToken::Number => Style::default().fg(c.json_number),
+            JsonToken::Null => Style::default().fg(c.json_null),
+            JsonToken::Literal => Style::default().fg(c.json_bool),
+            JsonToken::Space => Style::default(),
+            JsonToken::Punctuation => Style::default().fg(c.json_punct),
+        }
+    }
+}
+
+/// The token that starts at byte `start`: where it ends, and what it is (a string followed
+/// by `:` is a key).
+fn next_json_token(line: &str, start: usize) -> (usize, JsonToken) {
+    let bytes = line.as_bytes();
+    let mut i = start;
+    match bytes[i] {
+        b'"' => {
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                if bytes[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i = (i + 1).min(bytes.len());
+            if line[i..].trim_start().starts_with(':') {
+                (i, JsonToken::Key)
+            } else {
+                (i, JsonToken::String)
+            }
+        }
+        b'-' | b'0'..=b'9' => {
+            while i < bytes.len()
+                && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+            {
+                i += 1;
+            }
+            (i, JsonToken::Number)
+        }
+        b't' | b'f' | b'n' => {
+            while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            if &line[start..i] == "null" {
+                (i, JsonToken::Null)
+            } else {
+                (i, JsonToken::Literal)
+            }
+        }
+        b' ' => {
+            while i < bytes.len() && bytes[i] == b' ' {
+                i += 1;
+            }
+            (i, JsonToken::Space)
+        }
+        _ => {
+            i += line[i..].chars().next().map(char::len_utf8).unwrap_or(1);
+            (i, JsonToken::Punctuation)
+        }
+    }
+}
+
+/// The first `room` characters of a text.
+fn first_chars(text: &str, room: usize) -> &str {
+    match text.char_indices().nth(room) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
 }
 
 /// A line cut into rows of `width` characters, each keeping its spans' styles.
