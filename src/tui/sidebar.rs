@@ -119,3 +119,62 @@ impl Sidebar {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::spec::ServerSpec;
+    use crate::protocol::Interface;
+    use crate::tui::dialogue::DialogueState;
+
+    fn workspace() -> (Workspace, ServerId, DialogueId) {
+        let mut w = Workspace::default();
+        let s = w.add_server(ServerSpec::embedded(Interface::Dac), Interface::Dac);
+        let key = w.new_key();
+        let d = w.add_dialogue(DialogueState::new(key, "d".into(), s, Interface::Dac));
+        w.add_server(ServerSpec::embedded(Interface::Usr), Interface::Usr);
+        (w, s, d)
+    }
+
+    #[test]
+    fn enter_on_a_server_folds_it_and_moving_stays_among_the_rows() {
+        let (w, s, d) = workspace();
+        let mut bar = Sidebar::default();
+        assert_eq!(bar.rows(&w).len(), 3);
+        assert_eq!(bar.act(&Action::Select, 0, &w), Handled::Consumed);
+        assert!(!bar.is_expanded(s));
+        assert_eq!(bar.rows(&w).len(), 2, "its dialogue is not listed");
+        assert_eq!(
+            bar.act(&Action::Bottom, isize::MAX / 2, &w),
+            Handled::Consumed
+        );
+        assert_eq!(bar.selected(), 1);
+        assert_eq!(bar.act(&Action::Up, -1, &w), Handled::Consumed);
+        bar.act(&Action::Select, 0, &w);
+        assert_eq!(bar.rows(&w).len(), 3, "unfolded");
+        assert_eq!(bar.act(&Action::Down, 1, &w), Handled::Consumed);
+        assert_eq!(bar.selected_row(&w), Some(SidebarRow::Dialogue(d)));
+        assert_eq!(
+            bar.act(&Action::Select, 0, &w),
+            Handled::Ignored,
+            "a dialogue is the App's to show"
+        );
+        assert_eq!(bar.act(&Action::Send, 0, &w), Handled::Ignored);
+    }
+
+    #[test]
+    fn a_click_on_a_row_gone_since_the_frame_is_ignored() {
+        let (mut w, _, d) = workspace();
+        let mut bar = Sidebar::default();
+        assert_eq!(bar.click(SidebarRow::Dialogue(d), &w), Handled::Consumed);
+        assert_eq!(bar.selected(), 1);
+        w.remove_dialogue(d);
+        assert_eq!(bar.click(SidebarRow::Dialogue(d), &w), Handled::Ignored);
+        bar.act(&Action::Bottom, isize::MAX / 2, &w);
+        assert_eq!(bar.selected(), 1);
+        let last = w.servers().last_id().unwrap();
+        w.remove_server(last);
+        bar.clamp(&w);
+        assert_eq!(bar.selected(), 0, "kept on a row");
+    }
+}

@@ -206,3 +206,49 @@ impl Workspace {
         self.current.and_then(|i| self.dialogues.get_mut(i))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workspace with a DAC and a USR server, each with a dialogue tab.
+    fn two() -> (Workspace, [ServerId; 2], [DialogueId; 2]) {
+        let mut w = Workspace::default();
+        let mut servers = Vec::new();
+        let mut dialogues = Vec::new();
+        for interface in [Interface::Dac, Interface::Usr] {
+            let s = w.add_server(ServerSpec::embedded(interface), interface);
+            let key = w.new_key();
+            dialogues.push(w.add_dialogue(DialogueState::new(key, "d".into(), s, interface)));
+            servers.push(s);
+        }
+        (w, [servers[0], servers[1]], [dialogues[0], dialogues[1]])
+    }
+
+    #[test]
+    fn a_closed_tab_gives_its_place_to_the_next_and_its_id_names_nothing() {
+        let (mut w, [dac, _], [first, second]) = two();
+        w.set_current(Some(first));
+        assert!(w.remove_dialogue(first).is_some());
+        assert_eq!(w.current(), Some(second), "the tab after it shows");
+        assert!(w.dialogue(first).is_none() && w.dialogue_mut(first).is_none());
+        assert_eq!(w.dialogues_of(dac).count(), 0);
+        assert!(w.remove_dialogue(first).is_none(), "twice: nothing");
+        w.set_current(Some(first));
+        assert_eq!(w.current(), None, "a stale id shows nothing");
+        assert!(w.remove_dialogue(second).is_some());
+        assert_eq!(w.current(), None, "the last one gone: no tab");
+    }
+
+    #[test]
+    fn keys_and_ids_are_never_given_twice_even_after_clear() {
+        let (mut w, [dac, _], [first, _]) = two();
+        let key = w.new_key();
+        assert_eq!(key, 3, "two dialogues had 1 and 2");
+        w.clear();
+        assert!(w.server(dac).is_none() && w.dialogue(first).is_none());
+        let s = w.add_server(ServerSpec::embedded(Interface::Dac), Interface::Dac);
+        assert_ne!(s, dac);
+        assert_eq!(w.new_key(), 4);
+    }
+}
