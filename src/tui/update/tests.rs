@@ -891,11 +891,24 @@ fn a_turn_is_autosaved_and_counts_as_unsaved() {
 #[test]
 fn notices_fade_by_the_time_of_the_events_and_stay_in_the_messages() {
     let mut t = T::reference();
-    t.app.notify("hello", crate::tui::app::Severity::Info);
+    // A copy written: the runner says so, and the explorer tells it.
+    t.event(Event::CopyWritten {
+        path: PathBuf::from("/work/hello.json"),
+        result: Ok(()),
+    });
+    assert_eq!(
+        t.app.notices().shown().map(|n| n.text.as_str()),
+        Some("wrote /work/hello.json")
+    );
     t.now += crate::tui::app::NOTICE_TIME;
     t.event(Event::Tick);
     assert!(t.app.notices().shown().is_none());
-    assert!(t.app.notices().messages().any(|m| m.text == "hello"));
+    assert!(
+        t.app
+            .notices()
+            .messages()
+            .any(|m| m.text == "wrote /work/hello.json")
+    );
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('M'));
     assert!(matches!(t.app.overlay(), Some(Overlay::Messages { .. })));
