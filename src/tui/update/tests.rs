@@ -247,6 +247,16 @@ impl T {
         ))))
     }
 
+    /// An action chosen in the palette (`:`) by its title (from outside the composer).
+    fn palette(&mut self, title: &str) -> Vec<Effect> {
+        if self.app.focus() == Pane::Composer {
+            self.key(KeyCode::Esc);
+        }
+        self.key(KeyCode::Char(':'));
+        self.type_text(title);
+        self.key(KeyCode::Enter)
+    }
+
     /// A key with the focus on the sidebar (where servers are added and removed).
     fn in_sidebar(&mut self, code: KeyCode) -> Vec<Effect> {
         self.focus(Pane::Sidebar);
@@ -1201,8 +1211,7 @@ fn a_dialogue_is_saved_as_a_test_asking_before_it_overwrites() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
     t.key(KeyCode::Esc);
-    t.app
-        .act(crate::tui::action::Action::SaveAsTest, &mut Vec::new());
+    t.palette("Save the dialogue as a test");
     let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!("a prompt for the path");
     };
@@ -1235,15 +1244,37 @@ fn a_dialogue_is_saved_as_a_test_asking_before_it_overwrites() {
     assert_eq!(scenario.steps[0].request["Terms"][0]["Text"], "bench");
 }
 
+/// The runner's report of a scenario's step `index` on dialogue `key` (a grounding turn),
+/// with the expectations it failed.
+fn step_ran(
+    key: u64,
+    index: usize,
+    failures: Vec<crate::scenario::expect::Failure>,
+    expectations: &[&str],
+) -> Event {
+    let step = crate::scenario::run::StepRun {
+        index,
+        name: format!("step {index}"),
+        turn: Some(grounding(index as u64)),
+        latency_ms: 1.0,
+        failures,
+        attempts: 1,
+        not_run: None,
+    };
+    Event::Scenario(crate::tui::event::ScenarioEvent::Step {
+        dialogue: key,
+        step: Box::new(step),
+        expectations: expectations.iter().map(|e| e.to_string()).collect(),
+    })
+}
+
 #[test]
 fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
     use crate::scenario::expect::Failure;
-    use crate::scenario::run::StepRun;
     use crate::tui::event::{ScenarioEvent, ScenarioInfo};
     let mut t = T::reference();
     t.key(KeyCode::Esc);
-    t.app
-        .act(crate::tui::action::Action::RunScenario, &mut Vec::new());
+    t.palette("Run a scenario");
     t.type_text("kiosk.yaml");
     let fx = t.key(KeyCode::Enter);
     let Some(Effect::RunScenario { key, path, spec }) = fx.first() else {
@@ -1265,20 +1296,7 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         dialogue: key,
         dialog_id: "d".into(),
     }));
-    let step = |index: usize, failures: Vec<Failure>| StepRun {
-        index,
-        name: format!("step {index}"),
-        turn: Some(grounding(index as u64)),
-        latency_ms: 1.0,
-        failures,
-        attempts: 1,
-        not_run: None,
-    };
-    t.event(Event::Scenario(ScenarioEvent::Step {
-        dialogue: key,
-        step: Box::new(step(0, Vec::new())),
-        expectations: vec!["conforms".into()],
-    }));
+    t.event(step_ran(key, 0, Vec::new(), &["conforms"]));
     // Esc while it runs stops it.
     let fx = t.key(KeyCode::Esc);
     assert!(
@@ -1291,34 +1309,24 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         expected: "not_answered".into(),
         actual: "\"answered\"".into(),
     };
-    t.event(Event::Scenario(ScenarioEvent::Step {
-        dialogue: key,
-        step: Box::new(step(1, vec![failure])),
-        expectations: vec!["conforms".into(), "Outcome not_answered".into()],
-    }));
+    t.event(step_ran(
+        key,
+        1,
+        vec![failure],
+        &["conforms", "Outcome not_answered"],
+    ));
     t.event(Event::Scenario(ScenarioEvent::Done {
         dialogue: key,
         error: None,
     }));
     let d = t.current();
-    assert_eq!(d.transcript.len(), 2);
-    assert!(
-        d.transcript.turns()[0]
-            .expect
-            .as_ref()
-            .unwrap()
-            .failures
-            .is_empty()
-    );
-    assert_eq!(
-        d.transcript.turns()[1]
-            .expect
-            .as_ref()
-            .unwrap()
-            .failures
-            .len(),
-        1
-    );
+    let failures: Vec<usize> = d
+        .transcript
+        .turns()
+        .iter()
+        .map(|v| v.expect.as_ref().map_or(usize::MAX, |e| e.failures.len()))
+        .collect();
+    assert_eq!(failures, [0, 1], "each step's turn with its verdict");
     let s = d.runs.scenario.as_ref().unwrap();
     assert_eq!((s.passed, s.failed, s.running), (1, 1, false));
     assert_eq!(d.name, "test: kiosk");
@@ -1330,9 +1338,14 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
             .text
             .contains("1 of 2 steps failed")
     );
-    // A file with mistakes: each is in the messages, and the dialogue says it failed.
-    t.app
-        .act(crate::tui::action::Action::RunScenario, &mut Vec::new());
+}
+
+/// A scenario file with mistakes: each is in the messages, and the dialogue says it failed.
+#[test]
+fn a_scenario_file_with_mistakes_says_each_and_its_dialogue_failed() {
+    use crate::tui::event::ScenarioEvent;
+    let mut t = T::reference();
+    t.palette("Run a scenario");
     t.type_text("bad.yaml");
     let fx = t.key(KeyCode::Enter);
     let Some(Effect::RunScenario { key, .. }) = fx.first() else {
