@@ -257,6 +257,24 @@ impl T {
         self.key(KeyCode::Enter)
     }
 
+    /// The server of dialogue `key` listed its resources (JSON ones, by URI).
+    fn resources_listed(&mut self, key: u64, uris: &[&str]) -> Vec<Effect> {
+        let listed = uris
+            .iter()
+            .map(|uri| crate::client::resources::Listed {
+                uri: (*uri).into(),
+                name: (*uri).into(),
+                title: None,
+                description: None,
+                mime_type: Some("application/json".into()),
+            })
+            .collect();
+        self.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+            dialogue: key,
+            result: Ok(listed),
+        })))
+    }
+
     /// A key with the focus on the sidebar (where servers are added and removed).
     fn in_sidebar(&mut self, code: KeyCode) -> Vec<Effect> {
         self.focus(Pane::Sidebar);
@@ -2885,7 +2903,7 @@ fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
 
 #[test]
 fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes() {
-    use crate::client::resources::{Listed, Read};
+    use crate::client::resources::Read;
     let mut t = T::reference();
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::F(3));
@@ -2893,22 +2911,9 @@ fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes()
         matches!(&fx[..], [Effect::ListResources { key: 1 }]),
         "{fx:?}"
     );
-    let listed = |uri: &str| Listed {
-        uri: uri.into(),
-        name: uri.into(),
-        title: None,
-        description: None,
-        mime_type: Some("application/json".into()),
-    };
-    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
-        dialogue: 1,
-        result: Ok(vec![listed("dac://domain"), listed("dac://spaces/S")]),
-    })));
+    t.resources_listed(1, &["dac://domain", "dac://spaces/S"]);
     // A list for another dialogue is not this overlay's.
-    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
-        dialogue: 2,
-        result: Ok(Vec::new()),
-    })));
+    t.resources_listed(2, &[]);
     assert!(screen(&t, 120, 40).contains("› dac://domain"));
     t.key(KeyCode::Down);
     let fx = t.key(KeyCode::Enter);
@@ -2946,14 +2951,7 @@ fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes()
         "{fx:?}"
     );
     // The selection stays on its URI when the new list comes.
-    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
-        dialogue: 1,
-        result: Ok(vec![
-            listed("dac://a"),
-            listed("dac://domain"),
-            listed("dac://spaces/S"),
-        ]),
-    })));
+    t.resources_listed(1, &["dac://a", "dac://domain", "dac://spaces/S"]);
     assert!(screen(&t, 120, 40).contains("› dac://spaces/S"));
     // W asks where to write what is shown, named after the resource; Enter writes it there
     // (after the runner says whether a file is there).
