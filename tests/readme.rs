@@ -97,3 +97,43 @@ fn the_rust_version_is_what_the_dependencies_need() {
         "the README names another Rust than {ours}"
     );
 }
+
+/// The README's first command, `cargo run --release`, needs no `--bin`: with more than one
+/// binary in the package (the tests' fault server is one), cargo refuses to choose unless
+/// Cargo.toml names the default.
+#[test]
+fn the_readme_run_command_picks_the_explorer() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains("\ncargo run --release\n"),
+        "the README runs the explorer another way"
+    );
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .args(["--manifest-path", manifest])
+        .output()
+        .expect("cargo metadata");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let package = &metadata["packages"][0];
+    let binaries: Vec<&str> = package["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(binaries.contains(&"bkn-explorer"), "{binaries:?}");
+    if binaries.len() > 1 {
+        assert_eq!(
+            package["default_run"], "bkn-explorer",
+            "cargo run cannot choose among {binaries:?}: Cargo.toml needs default-run"
+        );
+    }
+}
