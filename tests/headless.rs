@@ -264,3 +264,31 @@ fn counts_of_zero_are_refused() {
         assert!(out.is_empty(), "nothing ran: {args:?}: {out}");
     }
 }
+
+/// `test` against a server that answers but has no BKN-DAC tool says so, with its tools, not
+/// that it "could not be reached" (on the terminal and in JUnit).
+#[test]
+fn a_server_without_the_tool_was_reached_and_has_no_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    let scenario = root().join("scenarios/dac-kiosk.yaml");
+    let (code, out, err) = explorer(&[
+        "test",
+        s(&scenario),
+        "--stdio",
+        &certify_peer("--other-tools"),
+        "--junit",
+        s(&junit),
+    ]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("has no BKN-DAC tool") && out.contains("its tools: weather, echo"),
+        "{out}"
+    );
+    assert!(!out.contains("could not be reached"), "{out}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("no-tool") && !xml.contains("could not be reached"),
+        "{xml}"
+    );
+}

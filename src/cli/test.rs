@@ -305,7 +305,7 @@ fn print_run(run: &ScenarioRun) {
         run.seconds
     );
     if let Some(e) = &run.error {
-        println!("    the server could not be reached: {e}");
+        println!("    {e}");
     }
     for step in run.steps.iter().filter(|s| !s.passed()) {
         let latency = if step.not_run.is_none() {
@@ -373,7 +373,7 @@ fn print_json(runs: &[ScenarioRun], differences: &[(String, Vec<StepDifference>)
                 "server": r.server,
                 "protocol": r.protocol,
                 "passed": r.passed(),
-                "error": r.error,
+                "error": r.error.as_ref().map(ToString::to_string),
                 "seconds": r.seconds,
                 "steps": r.steps.iter().map(|s| json!({
                     "index": s.index,

@@ -135,6 +135,34 @@ pub struct Dialogue {
     last_response: Option<Value>,
 }
 
+/// Why a dialogue could not be opened on a server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenFailure {
+    /// The connection failed: why.
+    Unreachable(String),
+    /// The server answered and has no tool for the interface: which it has.
+    NoTool(String),
+}
+
+/// "the server could not be reached: …", or the server's missing tool as `Dialogue::open`
+/// says it ("X has no BKN-DAC tool …; its tools: …"): it was reached.
+impl std::fmt::Display for OpenFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenFailure::Unreachable(m) => write!(f, "the server could not be reached: {m}"),
+            OpenFailure::NoTool(m) => f.write_str(m),
+        }
+    }
+}
+
+impl OpenFailure {
+    pub fn message(self) -> String {
+        match self {
+            OpenFailure::Unreachable(m) | OpenFailure::NoTool(m) => m,
+        }
+    }
+}
+
 impl Dialogue {
     /// A dialogue on a connection; fails when the server has no tool for the interface.
     pub fn open(
@@ -207,15 +235,30 @@ impl Dialogue {
         overrides: &Overrides,
         before: Option<&str>,
     ) -> Result<Dialogue, String> {
+        Dialogue::reach(spec, options, interface, base, overrides, before)
+            .await
+            .map_err(OpenFailure::message)
+    }
+
+    /// The same, saying which of the two it was when it fails: the server could not be
+    /// reached, or it was and has no tool for the interface (its tools listed).
+    pub async fn reach(
+        spec: &ServerSpec,
+        options: &ConnectOptions,
+        interface: Interface,
+        base: Chosen,
+        overrides: &Overrides,
+        before: Option<&str>,
+    ) -> Result<Dialogue, OpenFailure> {
         let connection = Connection::connect_as_before(spec, options, before)
             .await
-            .map_err(|e| e.message)?;
+            .map_err(|e| OpenFailure::Unreachable(e.message))?;
         let defaults = base.choose(connection.summary.published.as_ref(), overrides);
         match Dialogue::open(connection, interface, defaults) {
             Ok(dialogue) => Ok(dialogue),
             Err(no_tool) => {
                 no_tool.connection.close().await;
-                Err(no_tool.message)
+                Err(OpenFailure::NoTool(no_tool.message))
             }
         }
     }

@@ -3,6 +3,7 @@
 //! text every failure and the Response); a step that could not run, or a server that could
 //! not be reached, is an `error`.
 
+use crate::client::dialogue::OpenFailure;
 use crate::scenario::run::ScenarioRun;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
@@ -21,8 +22,11 @@ pub fn report(runs: &[ScenarioRun]) -> String {
         }
         if let Some(error) = &run.error {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-            status.set_message(format!("the server could not be reached: {error}"));
-            status.set_type("connection");
+            status.set_message(error.to_string());
+            status.set_type(match error {
+                OpenFailure::Unreachable(_) => "connection",
+                OpenFailure::NoTool(_) => "no-tool",
+            });
             let mut case = TestCase::new("open the dialogue", status);
             case.set_classname(classname(run));
             suite.add_test_case(case);

@@ -5,7 +5,7 @@
 
 use crate::client::connection::ConnectOptions;
 use crate::client::defaults::{Chosen, Overrides};
-use crate::client::dialogue::{Dialogue, Filling};
+use crate::client::dialogue::{Dialogue, Filling, OpenFailure};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::{ErrorKind, Reply, Turn};
 use crate::scenario::expect::{self, Failure};
@@ -47,8 +47,9 @@ pub struct ScenarioRun {
     /// The MCP version the server and the client agreed on (its generation), once connected.
     pub protocol: Option<String>,
     pub steps: Vec<StepRun>,
-    /// The dialogue could not be opened: why.
-    pub error: Option<String>,
+    /// The dialogue could not be opened: why (the server unreachable, or reached without a
+    /// tool for the scenario's interface).
+    pub error: Option<OpenFailure>,
     pub seconds: f64,
 }
 
@@ -109,7 +110,15 @@ pub async fn run(
             &overrides,
         )
     };
-    let mut dialogue = match connect().await {
+    let first = Dialogue::reach(
+        spec,
+        options,
+        scenario.interface,
+        Chosen::built_in(),
+        &overrides,
+        None,
+    );
+    let mut dialogue = match first.await {
         Ok(d) => d,
         Err(e) => {
             out.error = Some(e);

@@ -433,7 +433,7 @@ impl Runner {
             .await;
             let _ = events.send(Event::Scenario(ScenarioEvent::Done {
                 dialogue: key,
-                error: run.error,
+                error: run.error.map(crate::client::dialogue::OpenFailure::message),
             }));
         });
     }

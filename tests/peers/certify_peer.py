@@ -16,6 +16,7 @@ Without a flag it keeps every rule certify checks. Each flag breaks one on purpo
   --repeat-turn      a TurnIndex equal to the last accepted one is accepted
   --no-tool          offers no tool at all (certify has nothing to certify: exit 2)
   --no-commitment-status  answers without CommitmentStatus
+  --other-tools      offers two tools that are not BKN-DAC's (weather, echo) instead
 """
 
 import json
@@ -337,7 +338,10 @@ def handle(message):
                   "ttlMs": 0, "cacheScope": "private",
                   "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "peer-dac", "version": "0.1"}}}
     elif method == "tools/list":
-        result = {"tools": [] if "--no-tool" in FLAGS else [tool()]}
+        if "--other-tools" in FLAGS:
+            result = {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("weather", "echo")]}
+        else:
+            result = {"tools": [] if "--no-tool" in FLAGS else [tool()]}
     elif method == "resources/list":
         result = {"resources": [{"uri": "dac://domain", "name": "domain", "mimeType": "application/json"}] + [
             {"uri": "dac://spaces/" + s["SpaceID"], "name": s["SpaceID"], "mimeType": "application/json"}
