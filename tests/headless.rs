@@ -292,3 +292,54 @@ fn a_server_without_the_tool_was_reached_and_has_no_tool() {
         "{xml}"
     );
 }
+
+/// A resource the server does not have: its error, and where to see what it has.
+#[test]
+fn reading_a_resource_that_is_not_there_points_to_resources() {
+    let (code, _, err) = explorer(&["read", "usr://users/User#Zed"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`bkn-explorer resources` lists what the server has"),
+        "{err}"
+    );
+}
+
+/// `validate` on a document the tool wrote that is no message says what it is: a resource
+/// (checked against its schema), a certify report; an empty array is said as one.
+#[test]
+fn validate_recognises_documents_that_are_not_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let space = dir.path().join("space.json");
+    let (code, _, err) = explorer(&["read", "dac://spaces/Space:Square", "-o", s(&space)]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = explorer(&["validate", s(&space)]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("is a dac://spaces resource (checked against its schema: ok)"),
+        "{out}"
+    );
+    // A space that breaks its schema: said, and exit 1.
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&space).unwrap()).unwrap();
+    value["MLocations"] = serde_json::json!("not a list");
+    std::fs::write(&space, value.to_string()).unwrap();
+    let (code, out, _) = explorer(&["validate", s(&space)]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("breaks its schema") && out.contains("/MLocations"),
+        "{out}"
+    );
+
+    let report = dir.path().join("report.json");
+    let (_, json, err) = explorer(&["certify", "--only", "tools.", "--format", "json"]);
+    std::fs::write(&report, json).unwrap();
+    let (code, out, _) = explorer(&["validate", s(&report)]);
+    assert_eq!(code, 2, "{err}{out}");
+    assert!(out.contains("a certify report"), "{out}");
+    assert!(!out.contains("QueryID"), "not judged as a Request: {out}");
+
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "[]").unwrap();
+    let (_, out, _) = explorer(&["validate", s(&empty)]);
+    assert!(out.contains("an empty array: no message in it"), "{out}");
+}

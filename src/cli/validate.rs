@@ -54,6 +54,10 @@ struct FileReport {
     messages: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// A document that is no message, said as what it is: "a dac://spaces resource (checked
+    /// against its schema: ok)".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    document: Option<String>,
     /// For a session: the commands replaying or continuing it would start (each run only
     /// with the user's consent), "server: command line".
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -155,6 +159,9 @@ pub fn run(args: Args) -> u8 {
         if text && let Some(error) = &report.error {
             let _ = writeln!(stdout, "{name}: {error}");
         }
+        if text && let Some(document) = &report.document {
+            let _ = writeln!(stdout, "{name} is {document}");
+        }
         if text && !report.commands.is_empty() {
             let _ = writeln!(
                 stdout,
@@ -238,6 +245,7 @@ fn check_file(
             kind: None,
             messages: 0,
             error: None,
+            document: None,
             commands: Vec::new(),
             findings: Vec::new(),
         },
@@ -325,7 +333,10 @@ fn check_messages(
         }
     }
     if out.messages == 0 {
-        out.error = Some("not JSON: line 1, column 1: no message in the file (it is empty)".into());
+        out.error = Some(match reader.layout() {
+            Some(Layout::Array) => "an empty array: no message in it".into(),
+            _ => "not JSON: line 1, column 1: no message in the file (it is empty)".into(),
+        });
         return;
     }
     out.kind = Some(match reader.layout() {
@@ -346,6 +357,39 @@ fn check_messages(
             check_session(&text[..], false, interface, out, found);
             return;
         }
+        if let Some(what) = not_a_message(&only.value) {
+            out.messages = 0;
+            out.kind = Some("document");
+            match what {
+                Document::Resource(shape, broken) if broken.is_empty() => {
+                    out.document = Some(format!(
+                        "a {} resource (checked against its schema: ok)",
+                        shape.uri()
+                    ));
+                }
+                Document::Resource(shape, broken) => {
+                    out.findings_seen += broken.len();
+                    out.document = Some(format!(
+                        "a {} resource, and it breaks its schema (docs/resources/{}.schema.json): {}",
+                        shape.uri(),
+                        shape.name(),
+                        broken
+                            .iter()
+                            .map(|(at, m)| format!("{}: {m}", if at.is_empty() { "/" } else { at }))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ));
+                }
+                Document::CertifyReport => {
+                    out.error = Some(
+                        "a certify report (`certify --format json`), not a message: nothing \
+                         to validate"
+                            .into(),
+                    );
+                }
+            }
+            return;
+        }
         let ijson =
             crate::protocol::conformance::ijson_findings(&only.value, &only.irregular, interface);
         for f in ijson
@@ -355,6 +399,28 @@ fn check_messages(
             found(out, Located::new(f));
         }
     }
+}
+
+/// A JSON document this program writes that is not a message.
+enum Document {
+    /// A resource (as the explorer's `W` or `read -o` writes it), and where it breaks its
+    /// schema.
+    Resource(crate::protocol::resources::Shape, Vec<(String, String)>),
+    /// `certify --format json`'s report.
+    CertifyReport,
+}
+
+/// What a single JSON document is when it is no message: judging it as a Request would give
+/// a finding for every member a message has and it has not.
+fn not_a_message(value: &serde_json::Value) -> Option<Document> {
+    if let Some(shape) = crate::protocol::resources::Shape::of_document(value) {
+        return Some(Document::Resource(shape, shape.check(value)));
+    }
+    let report = value.get("rules").is_some_and(serde_json::Value::is_array)
+        && ["passed", "failed", "skipped", "interface"]
+            .iter()
+            .all(|k| value.get(k).is_some());
+    report.then_some(Document::CertifyReport)
 }
 
 fn head_of(source: &mut impl BufRead) -> &[u8] {

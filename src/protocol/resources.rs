@@ -48,6 +48,42 @@ impl Shape {
         }
     }
 
+    /// The resources of this shape, as a user names them: "dac://spaces" for a space.
+    pub fn uri(self) -> &'static str {
+        match self {
+            Shape::DacDomain => DAC_DOMAIN,
+            Shape::DacSpace => "dac://spaces",
+            Shape::UsrUsers => USR_USERS,
+            Shape::UsrUser => "usr://users/<UserID>",
+        }
+    }
+
+    /// The shape a JSON document that is no BKN message (it has no Header, no Kind) has, by
+    /// the members its schema requires (read from the schema: one source); the most specific
+    /// first, so that a space (SpaceID) is not taken for a domain.
+    pub fn of_document(value: &Value) -> Option<Shape> {
+        let object = value.as_object()?;
+        if object.contains_key("Header") || object.contains_key("Kind") {
+            return None;
+        }
+        [
+            Shape::UsrUsers,
+            Shape::DacSpace,
+            Shape::UsrUser,
+            Shape::DacDomain,
+        ]
+        .into_iter()
+        .find(|shape| {
+            let schema: Value =
+                serde_json::from_str(shape.schema()).expect("embedded schemas are JSON");
+            schema["required"].as_array().is_some_and(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .all(|k| object.contains_key(k))
+            })
+        })
+    }
+
     /// The shape a resource URI has, if it is one of these.
     pub fn of_uri(uri: &str) -> Option<Shape> {
         if uri == DAC_DOMAIN {
