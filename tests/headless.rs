@@ -343,3 +343,48 @@ fn validate_recognises_documents_that_are_not_messages() {
     let (_, out, _) = explorer(&["validate", s(&empty)]);
     assert!(out.contains("an empty array: no message in it"), "{out}");
 }
+
+/// `doctor --servers` with no name checks every server of the files found (one section
+/// each; the exit code the worst), as the explorer takes `--servers` alone.
+#[test]
+fn doctor_with_servers_alone_checks_every_server_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let write = |servers: serde_json::Value| {
+        std::fs::write(
+            dir.path().join(".mcp.json"),
+            serde_json::json!({ "mcpServers": servers }).to_string(),
+        )
+        .unwrap();
+    };
+    let doctor = || {
+        let out = std::process::Command::new(bin())
+            .args(["doctor", "--servers", "--timeout", "10"])
+            .current_dir(dir.path())
+            .env("BKN_EXPLORER_CONFIG_DIR", config.path())
+            .env_remove("BKN_TOKEN")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let b = bin();
+    write(serde_json::json!({
+        "dac": {"type": "stdio", "command": b, "args": ["serve", "dac"]},
+        "usr": {"type": "stdio", "command": b, "args": ["serve", "usr"]},
+    }));
+    let (code, out, err) = doctor();
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("dac (") && out.contains("usr ("), "{out}");
+    write(serde_json::json!({
+        "dac": {"type": "stdio", "command": b, "args": ["serve", "dac"]},
+        "gone": {"type": "http", "url": "http://127.0.0.1:1/mcp"},
+    }));
+    let (code, out, err) = doctor();
+    assert_eq!(code, Some(1), "the worst: {out}{err}");
+    assert!(out.contains("dac (") && out.contains("gone ("), "{out}");
+    assert!(out.contains("FAILED"), "{out}");
+}

@@ -1,6 +1,7 @@
 //! `bkn-explorer doctor [server options]`: each step of reaching the server, ok or failed, with
 //! what to do; without a server named, both reference servers (Domain Access and User State
-//! Refinement). Exit 0 when every step passes, 1 when one fails, 2 for a usage mistake.
+//! Refinement); with `--servers [FILE]` alone, every server of the file (or of the files
+//! found). Exit 0 when every step passes, 1 when one fails, 2 for a usage mistake.
 
 use super::exit;
 use super::target::ServerArgs;
@@ -18,8 +19,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    // Without a server named, both reference servers, as `tools` and `resources` do.
-    let specs = if args.server.names_a_server() {
+    // `--servers [FILE]` alone: every server of the file (or of the files found), one
+    // section each, as `tools` and the explorer take them; without a server named, both
+    // reference servers, as `tools` and `resources` do.
+    let specs = if let Some(all) = args.server.every_server_of_the_file() {
+        match all {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("bkn-explorer doctor: {e}");
+                return exit::FAILURE;
+            }
+        }
+    } else if args.server.names_a_server() {
         match args.server.resolve(Some(Interface::Dac)) {
             Ok(s) => vec![s],
             Err(e) => {
@@ -81,7 +92,8 @@ pub fn run(args: Args) -> u8 {
         }
     }
     if json {
-        // One server: its object; the two reference servers: an array of both (as `tools`).
+        // One server: its object; several (the two reference servers, a servers file's): an
+        // array of them (as `tools`).
         let out = match outputs.len() {
             1 => outputs.remove(0),
             _ => serde_json::Value::Array(outputs),
