@@ -62,8 +62,59 @@ pub fn normalize(response: &Value) -> Value {
     v
 }
 
+/// The identifiers a replay has anew (the `IGNORED` fields of the Requests and the
+/// Responses: DialogID, QueryID, RequestID …), recorded → replayed: inside a text (a tool
+/// error's "this server holds no dialogue \"b39b…\"", a Reason naming a QueryID) the
+/// recorded one counts as the same as the replay's own.
+fn identifiers(recorded: &Turn, replayed: &Turn) -> Vec<(String, String)> {
+    let messages = |t: &Turn| {
+        let response = match &t.reply {
+            Reply::Response(r) => Some(r.value()),
+            _ => None,
+        };
+        (t.request.value(), response)
+    };
+    let (a, b) = (messages(recorded), messages(replayed));
+    let mut pairs = Vec::new();
+    for (x, y) in [(Some(&a.0), Some(&b.0)), (a.1.as_ref(), b.1.as_ref())] {
+        let (Some(x), Some(y)) = (x, y) else { continue };
+        for pointer in IGNORED {
+            if let (Some(Value::String(old)), Some(Value::String(new))) =
+                (x.pointer(pointer), y.pointer(pointer))
+                && old != new
+                && !old.is_empty()
+                && !pairs.iter().any(|(o, _)| o == old)
+            {
+                pairs.push((old.clone(), new.clone()));
+            }
+        }
+    }
+    pairs
+}
+
+/// Whether two texts are the same once the recorded identifiers are read as the replay's.
+fn same_text(recorded: &str, replayed: &str, identifiers: &[(String, String)]) -> bool {
+    recorded == replayed
+        || identifiers
+            .iter()
+            .fold(recorded.to_owned(), |text, (old, new)| {
+                text.replace(old, new)
+            })
+            == replayed
+}
+
 /// What differs between a recorded turn's reply and a replayed one.
 pub fn compare(recorded: &Turn, replayed: &Turn) -> Vec<Difference> {
+    let ids = identifiers(recorded, replayed);
+    let mut out = compare_replies(recorded, replayed);
+    out.retain(|d| match (&d.recorded, &d.replayed) {
+        (Some(Value::String(a)), Some(Value::String(b))) => !same_text(a, b, &ids),
+        _ => true,
+    });
+    out
+}
+
+fn compare_replies(recorded: &Turn, replayed: &Turn) -> Vec<Difference> {
     let kind = |r: &Reply| match r {
         Reply::Response(_) => "a Response",
         Reply::ToolError(_) => "a tool error",
@@ -205,6 +256,39 @@ pub fn side_by_side(recorded: &Value, replayed: &Value) -> Vec<SideBySide> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn turn(dialog: &str, query: &str, tool_error: &str) -> Turn {
+        serde_json::from_value(json!({
+            "request": {"Kind": "feasibility", "DialogID": dialog, "QueryID": query},
+            "toolError": tool_error,
+            "sent": "2026-12-04T00:00:00Z",
+            "latencyMs": 1.0
+        }))
+        .unwrap()
+    }
+
+    /// A tool error that names the dialogue's DialogID (or a QueryID) is the same when it
+    /// names the replay's own; any other change in it is still a difference.
+    #[test]
+    fn recorded_identifiers_inside_texts_count_as_the_replays_own() {
+        let recorded = turn(
+            "b39b",
+            "q1",
+            "this server holds no dialogue \"b39b\" (query q1)",
+        );
+        let replayed = turn(
+            "77aa",
+            "q2",
+            "this server holds no dialogue \"77aa\" (query q2)",
+        );
+        assert_eq!(compare(&recorded, &replayed), Vec::new());
+        let other = turn(
+            "77aa",
+            "q2",
+            "this server holds no dialogue \"0000\" (query q2)",
+        );
+        assert_eq!(compare(&recorded, &other).len(), 1);
+    }
 
     #[test]
     fn identifiers_and_times_are_not_differences() {
