@@ -388,3 +388,38 @@ fn doctor_with_servers_alone_checks_every_server_found() {
     assert!(out.contains("dac (") && out.contains("gone ("), "{out}");
     assert!(out.contains("FAILED"), "{out}");
 }
+
+/// `replay` of a certify session: the dialogue certify went on from a new connection (the
+/// same DialogID) is said to be not replayable as recorded, and a tool error naming the
+/// recorded DialogID is no difference: the replay on the same server finds none.
+#[tokio::test]
+async fn replaying_a_certify_session_reports_no_false_differences() {
+    let server = common::spawn_http(&["dac".into()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("certify.json");
+    let (url, path) = (server.url.clone(), saved.clone());
+    let (replay_code, out, err) = tokio::task::spawn_blocking(move || {
+        let (code, out, err) = explorer(&[
+            "certify",
+            "--url",
+            &url,
+            "--only",
+            "dialogues.",
+            "--save",
+            s(&path),
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+        explorer(&["replay", s(&path)])
+    })
+    .await
+    .unwrap();
+    assert_eq!(replay_code, 0, "{out}{err}");
+    assert!(
+        out.contains("(from a new connection)): not replayed: it goes on dialogue"),
+        "{out}"
+    );
+    assert!(
+        out.contains("no differences (1 dialogue not replayable as recorded, set aside)"),
+        "{out}"
+    );
+}

@@ -83,6 +83,8 @@ struct Replay<'a> {
     update: Option<Update>,
     turns: usize,
     differing: usize,
+    /// Dialogues that go on another from a new connection: not replayed (said why).
+    set_aside: usize,
     code: u8,
 }
 
@@ -102,7 +104,8 @@ impl<'a> Replay<'a> {
         let mut options = args.server.connect_options(EventSink::none());
         // One dialogue at a time, one turn at a time, on this current-thread runtime.
         options.share_cpu = true;
-        let which = chosen_dialogues(args.dialogue, session.dialogues.len())?;
+        let chosen = chosen_dialogues(args.dialogue, session.dialogues.len())?;
+        let (which, set_aside) = set_aside_continuations(&session, chosen);
         if server.is_none() && !args.trust_servers {
             refuse_commands(&args.session, &session.commands_of(&which))?;
         }
@@ -135,6 +138,7 @@ impl<'a> Replay<'a> {
             update,
             turns: 0,
             differing: 0,
+            set_aside,
             code: exit::OK,
         })
     }
@@ -244,8 +248,13 @@ impl<'a> Replay<'a> {
             code = exit::FAILURE;
         }
         let turns = self.turns;
+        let aside = match self.set_aside {
+            0 => String::new(),
+            1 => " (1 dialogue not replayable as recorded, set aside)".to_owned(),
+            n => format!(" ({n} dialogues not replayable as recorded, set aside)"),
+        };
         println!(
-            "replayed {turns} turn{}: {}",
+            "replayed {turns} turn{}: {}{aside}",
             if turns == 1 { "" } else { "s" },
             if self.differing == 0 {
                 "no differences".to_owned()
@@ -265,6 +274,39 @@ impl<'a> Replay<'a> {
         }
         code
     }
+}
+
+/// The chosen dialogues that can be replayed, and how many were set aside: a dialogue whose
+/// DialogID an earlier dialogue of the session has goes on that one from a new connection
+/// (certify's "from a new connection" dialogues save it so). A replay opens each dialogue
+/// afresh, under a DialogID of its own, so its later TurnIndex would be refused: that is no
+/// difference of the server's, and it is said, not counted.
+fn set_aside_continuations(session: &Session, chosen: Vec<usize>) -> (Vec<usize>, usize) {
+    let mut set_aside = 0;
+    let which = chosen
+        .into_iter()
+        .filter(|&i| {
+            let d = &session.dialogues[i];
+            let Some(j) = session.dialogues[..i]
+                .iter()
+                .position(|e| !d.dialog_id.is_empty() && e.dialog_id == d.dialog_id)
+            else {
+                return true;
+            };
+            set_aside += 1;
+            println!(
+                "dialogue {i}{}: not replayed: it goes on dialogue {j} (the same DialogID {}) \
+                 from a new connection, which a replay in fresh dialogues cannot do as recorded",
+                d.name
+                    .as_ref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default(),
+                d.dialog_id
+            );
+            false
+        })
+        .collect();
+    (which, set_aside)
 }
 
 /// The server named on the command line to replay on, if one is.
