@@ -24,6 +24,7 @@ pub mod resources;
 pub mod run;
 pub mod search;
 pub mod theme;
+pub mod toml_places;
 pub mod update;
 pub mod view;
 pub mod watch;
