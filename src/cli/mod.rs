@@ -6,6 +6,7 @@ mod config;
 mod dialogue;
 mod doctor;
 mod load;
+mod overwrite;
 mod proxy;
 mod replay;
 mod resources;

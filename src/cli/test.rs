@@ -42,6 +42,10 @@ pub struct Args {
     /// Where --from-session writes the scenario.
     #[arg(long, short, value_name = "FILE", requires = "from_session")]
     output: Option<PathBuf>,
+    /// Let --output (and --junit) replace a file that is there already (without it, an
+    /// existing file is never overwritten: it may be someone's work; an earlier JUnit report is).
+    #[arg(long)]
+    force: bool,
     /// Also compare the servers' answers step by step (two servers or more); a difference
     /// fails the run.
     #[arg(long)]
@@ -57,7 +61,17 @@ pub struct Args {
 
 pub fn run(args: Args) -> u8 {
     if let Some(session) = &args.from_session {
+        if let Some(out) = &args.output
+            && let Err(e) = super::overwrite::refuse_existing("--output", out, args.force)
+        {
+            return fail(&e);
+        }
         return from_session(session, args.dialogue.unwrap_or(0), args.output.as_ref());
+    }
+    if let Some(path) = &args.junit
+        && let Err(e) = super::overwrite::refuse_existing_unless_junit("--junit", path, args.force)
+    {
+        return fail(&e);
     }
     // Every scenario is read before anything is sent.
     let Some(scenarios) = super::read_scenarios(&args.scenarios) else {

@@ -70,7 +70,7 @@ pub struct Args {
 pub fn run(args: Args) -> u8 {
     let (settings, settings_problem) = crate::settings::Settings::current();
     let mut problems: Vec<String> = settings_problem.into_iter().collect();
-    let mut servers = match servers_asked(&args, &settings, &mut problems) {
+    let mut servers = match named_servers(&args, &settings, &mut problems) {
         Ok(servers) => servers,
         Err(e) => return fail(&e),
     };
@@ -94,12 +94,44 @@ pub fn run(args: Args) -> u8 {
             ServerSpec::embedded(Interface::Usr),
         ];
     }
-    crate::tui::run::run(launch(args, &settings, servers, problems, found))
+    let launch = Launch {
+        servers,
+        session: args.session,
+        // `--watch` alone: the newest recording.
+        watch: args.watch.map(|p| (p.as_os_str() != NEWEST).then_some(p)),
+        token: args.token.clone(),
+        theme: args.theme,
+        connect: ConnectOptions {
+            timeout: Duration::from_secs(settings.timeout_or(args.timeout)),
+            max_message_bytes: args.max_message_mb.max(1).saturating_mul(1024 * 1024),
+            // The person at the explorer sees the URL when no browser opens.
+            oauth: crate::client::oauth::OAuthOptions {
+                someone_watches: true,
+                ..args.oauth.options()
+            },
+            protocol: args.protocol,
+            protocol_default: settings.protocol(),
+            ..ConnectOptions::default()
+        },
+        overrides: Overrides {
+            m_instance: args.m_instance,
+            u_environment: args.u_environment,
+            session_id: args.session_id,
+            how: "on the command line".into(),
+        },
+        data_dir: settings.data_dir(),
+        config_dir: crate::settings::config_dir(),
+        problems,
+        sessions_dir: PathBuf::from("sessions"),
+        found,
+    };
+    crate::tui::run::run(launch)
 }
 
-/// The servers the command line names: --stdio, --url (with --token) and --servers (a file,
-/// or the files found, whose mistakes go to `problems`).
-fn servers_asked(
+/// The servers the command line names: `--stdio`, `--url` (with `--token`), and those of
+/// `--servers` (a file, or the files found when it has none; their mistakes go to
+/// `problems`). An error is one that cannot be read.
+fn named_servers(
     args: &Args,
     settings: &crate::settings::Settings,
     problems: &mut Vec<String>,
@@ -131,47 +163,6 @@ fn servers_asked(
         None => {}
     }
     Ok(servers)
-}
-
-/// What the explorer starts with: the command line's choices over the settings'.
-fn launch(
-    args: Args,
-    settings: &crate::settings::Settings,
-    servers: Vec<ServerSpec>,
-    problems: Vec<String>,
-    found: Vec<ServerSpec>,
-) -> Launch {
-    Launch {
-        servers,
-        session: args.session,
-        // `--watch` alone: the newest recording.
-        watch: args.watch.map(|p| (p.as_os_str() != NEWEST).then_some(p)),
-        token: args.token.clone(),
-        theme: args.theme,
-        connect: ConnectOptions {
-            timeout: Duration::from_secs(settings.timeout_or(args.timeout)),
-            max_message_bytes: args.max_message_mb.max(1).saturating_mul(1024 * 1024),
-            // The person at the explorer sees the URL when no browser opens.
-            oauth: crate::client::oauth::OAuthOptions {
-                someone_watches: true,
-                ..args.oauth.options()
-            },
-            protocol: args.protocol,
-            protocol_default: settings.protocol(),
-            ..ConnectOptions::default()
-        },
-        overrides: Overrides {
-            m_instance: args.m_instance,
-            u_environment: args.u_environment,
-            session_id: args.session_id,
-            how: "on the command line".into(),
-        },
-        data_dir: settings.data_dir(),
-        config_dir: crate::settings::config_dir(),
-        problems,
-        sessions_dir: PathBuf::from("sessions"),
-        found,
-    }
 }
 
 fn fail(message: &str) -> u8 {

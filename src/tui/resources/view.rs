@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 pub fn render(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let r = centered(
         area,
         area.width.saturating_sub(4).min(150),
@@ -38,10 +38,22 @@ pub fn render(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, hi
     hits.overlay_areas.push((content, AREA_CONTENT));
     render_list(frame, app, o, list, hits);
     render_content(frame, app, o, content, hits);
-    let hint = "Enter read · Tab list/content · ↑↓ move · y copy · W write to a file · r reload · Esc close";
+    use crate::tui::action::Action as A;
+    let hint = crate::tui::overlay::key_hint(
+        app.keymap(),
+        &[
+            (&[A::Select], "read"),
+            (&[A::Complete], "list/content"),
+            (&[A::Up, A::Down], "move"),
+            (&[A::CopyJson], "copy"),
+            (&[A::WriteJson], "write to a file"),
+            (&[A::Reload], "reload"),
+            (&[A::Cancel], "close"),
+        ],
+    );
     frame.render_widget(
         Paragraph::new(Line::styled(
-            cut(hint, keys.width as usize),
+            cut(&hint, keys.width as usize),
             t.fg(t.colors.key_hint),
         )),
         keys,
@@ -61,12 +73,12 @@ fn side_block<'a>(app: &App, title: String, focused: bool) -> Block<'a> {
         } else {
             ratatui::widgets::BorderType::Plain
         })
-        .border_style(app.theme.border(focused))
-        .title(Line::styled(title, app.theme.title(focused)))
+        .border_style(app.theme().border(focused))
+        .title(Line::styled(title, app.theme().title(focused)))
 }
 
 fn render_list(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let count = match &o.list {
         Some(Ok(items)) => format!(" {} ", items.len()),
         _ => " ".into(),
@@ -134,7 +146,7 @@ fn render_list(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, h
 }
 
 fn render_content(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let title = match (&o.reading, &o.shown) {
         (Some(uri), _) => format!(" {} reading {uri} ", app.spinner()),
         (None, Some(Ok(read))) => format!(

@@ -10,14 +10,14 @@ use crate::protocol::lenient::dac::{
 };
 use crate::protocol::lenient::{Exchange, Field, List};
 use crate::tui::dialogue::{CommitmentRow, CommitmentsView, Listed};
-use crate::tui::view::text::{bar, cut, wrap_window};
+use crate::tui::view::text::{bar, cut, wrap_capped, wrap_window};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use strum::IntoEnumIterator;
 
 /// Lines that say why there is no Response, when there is none.
 pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     match &c.view.turn.reply {
         Reply::Response(_) => None,
         Reply::ToolError(text) => {
@@ -27,7 +27,7 @@ pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
             )];
             for l in text.lines() {
                 lines.extend(
-                    wrap_window(l, c.width.saturating_sub(2), 0, 20)
+                    wrap_capped(l, c.width.saturating_sub(2), 20)
                         .into_iter()
                         .map(|w| Line::styled(format!("  {w}"), t.fg(t.colors.tool_error))),
                 );
@@ -45,7 +45,7 @@ pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
             )];
             // The message is often long (exit status, stderr tail): show all of it.
             lines.extend(
-                wrap_window(&e.message, c.width.saturating_sub(2), 0, 20)
+                wrap_capped(&e.message, c.width.saturating_sub(2), 20)
                     .into_iter()
                     .map(|w| Line::styled(format!("  {w}"), t.fg(t.colors.tool_error))),
             );
@@ -83,12 +83,12 @@ pub fn answer<'a>(c: &Content<'a>) -> super::Shown<'a> {
     let Some((_, r)) = messages(c) else {
         return super::window(not_dac(c), c);
     };
-    let mut w = Window::new(c.skip, c.take);
+    let mut w = Window::new(c.skip, c.take, c.width);
     answer_into(c, r, &mut w);
     if w.lines.len() < c.take && c.skip > 0 {
         // Scrolled to or past the end: show the last page, whole.
         let top = super::last_page(c, w.seen);
-        let mut last = Window::new(top, c.take);
+        let mut last = Window::new(top, c.take, c.width);
         answer_into(c, r, &mut last);
         return super::Shown {
             lines: last.lines,
@@ -105,23 +105,24 @@ pub fn answer<'a>(c: &Content<'a>) -> super::Shown<'a> {
 fn not_dac<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     vec![Line::styled(
         "not a BKN-DAC turn: the Raw tab shows its messages",
-        c.app.theme.muted(),
+        c.app.theme().muted(),
     )]
 }
 
 fn answer_into<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) {
-    let t = &c.app.theme;
-    w.push(|| {
+    let t = &c.app.theme();
+    w.push_wrapped(
         Line::from(vec![
             Span::styled("Outcome  ", t.muted()),
             super::outcome(c.app, &r.outcome),
             Span::styled("    Sources  ", t.muted()),
             Span::raw(r.sources_used.texts().join(", ")),
-        ])
-    });
+        ]),
+        c.width,
+    );
     match &r.failure {
         Field::Absent => {}
-        Field::Known(f) => w.push(|| {
+        Field::Known(f) => w.push_wrapped(
             Line::styled(
                 format!(
                     "⚠ Failure: {} ({}){}",
@@ -133,32 +134,35 @@ fn answer_into<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) 
                     }
                 ),
                 t.bold(t.colors.warning),
-            )
-        }),
-        Field::Other(v) => w.push(|| {
+            ),
+            c.width,
+        ),
+        Field::Other(v) => w.push_wrapped(
             Line::from(vec![
                 Span::styled("⚠ Failure: ", t.bold(t.colors.warning)),
                 super::odd(c.app, v.to_string()),
-            ])
-        }),
+            ]),
+            c.width,
+        ),
     }
     commitment_summary(c, r, w);
     match &r.answer {
         Field::Known(answer) => answer_body(c, answer, w),
         Field::Absent => w.push(|| Line::styled("(no Answer in this Response)", t.muted())),
-        Field::Other(v) => w.push(|| {
+        Field::Other(v) => w.push_wrapped(
             Line::from(vec![
                 Span::styled("Answer  ", t.muted()),
                 super::odd(c.app, v.to_string()),
-            ])
-        }),
+            ]),
+            c.width,
+        ),
     }
 }
 
 /// What this turn did to the commitments (the Commitments tab has the whole story), wrapped
 /// over as many lines as it takes.
 fn commitment_summary<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let statuses = r.commitment_status.items();
     let mut spans = vec![Span::styled("Commitments  ", t.muted())];
     if let Some(v) = r.commitment_status.other() {
@@ -229,7 +233,7 @@ fn answer_body<'a>(c: &Content<'a>, answer: &'a AnswerView, w: &mut Window<'a>) 
             if w.full() {
                 return;
             }
-            for (j, l) in wrap_window(&item.text(), c.width.saturating_sub(4), 0, 8)
+            for (j, l) in wrap_capped(&item.text(), c.width.saturating_sub(4), 8)
                 .into_iter()
                 .enumerate()
             {
@@ -246,7 +250,7 @@ fn answer_body<'a>(c: &Content<'a>, answer: &'a AnswerView, w: &mut Window<'a>) 
 }
 
 fn object_classes<'a>(c: &Content<'a>, classes: &'a List<ObjectClassView>, w: &mut Window<'a>) {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     odd_list(c, "Object classes", classes, w);
     if classes.items().is_empty() {
         return;
@@ -288,7 +292,7 @@ fn object_classes<'a>(c: &Content<'a>, classes: &'a List<ObjectClassView>, w: &m
 }
 
 fn relations<'a>(c: &Content<'a>, relations: &'a List<RelationView>, w: &mut Window<'a>) {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     odd_list(c, "Relations", relations, w);
     let items = relations.items();
     if items.is_empty() {
@@ -314,7 +318,7 @@ fn relations<'a>(c: &Content<'a>, relations: &'a List<RelationView>, w: &mut Win
 }
 
 fn affordances<'a>(c: &Content<'a>, affordances: &'a List<AffordanceView>, w: &mut Window<'a>) {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     odd_list(c, "Affordances", affordances, w);
     if affordances.items().is_empty() {
         return;
@@ -373,23 +377,36 @@ struct Window<'a> {
     /// Lines counted so far, in the window or before it.
     seen: usize,
     lines: Vec<Line<'a>>,
+    /// The pane's width, for lines that wrap.
+    width: usize,
 }
 
 impl<'a> Window<'a> {
-    fn new(skip: usize, take: usize) -> Window<'a> {
+    fn new(skip: usize, take: usize, width: usize) -> Window<'a> {
         Window {
             skip,
             take,
             seen: 0,
             lines: Vec::new(),
+            width,
         }
     }
 
+    /// A line made only when in view; one wider than the pane shows as the rows it wraps to
+    /// (counted as one line for the scroll: its closure does not run out of view).
     fn push(&mut self, make: impl FnOnce() -> Line<'a>) {
         if self.seen >= self.skip && !self.full() {
-            self.lines.push(make());
+            self.lines.extend(super::wrapped(vec![make()], self.width));
         }
         self.seen += 1;
+    }
+
+    /// A line that may be wider than the pane, as the rows it wraps to (made even before the
+    /// window, to count its rows: for short header lines only).
+    fn push_wrapped(&mut self, line: Line<'a>, width: usize) {
+        for row in super::wrapped(vec![line], width) {
+            self.push(|| row);
+        }
     }
 
     /// Whether the window is filled (later lines need not be counted).
@@ -402,7 +419,7 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     if let Some(lines) = no_response(c) {
         return lines;
     }
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let Some((request, r)) = messages(c) else {
         return not_dac(c);
     };
@@ -478,7 +495,7 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 /// The Overall badge and the counts, and a warning when the server's claim is better than
 /// what its own steps say.
 fn verdict_lines<'a>(c: &Content<'a>, verdict: &Verdict) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let overall_color = match (verdict.claimed.known(), verdict.implied) {
         (Some(_), Some(i)) if verdict.contradicted() => t.overall(i),
         (Some(o), _) => t.overall(*o),
@@ -542,7 +559,7 @@ struct StepRow<'s> {
 
 /// A step's row: both text columns wrap, and the row is as tall as the taller of the two.
 fn step_lines<'a>(c: &Content<'a>, row: &StepRow, columns: &Columns) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let statement_width = columns.statement;
     let color = row
         .status
@@ -554,8 +571,8 @@ fn step_lines<'a>(c: &Content<'a>, row: &StepRow, columns: &Columns) -> Vec<Line
         Field::Absent => "(none)".to_owned(),
         other => format!("{}?", other.text()),
     };
-    let statement_lines = wrap_window(&row.statement, statement_width, 0, 4);
-    let reason_lines = wrap_window(&row.reason, columns.reason, 0, 6);
+    let statement_lines = wrap_capped(&row.statement, statement_width, 4);
+    let reason_lines = wrap_capped(&row.reason, columns.reason, 6);
     let height = statement_lines.len().max(reason_lines.len()).max(1);
     (0..height)
         .map(|i| {
@@ -580,35 +597,40 @@ fn step_lines<'a>(c: &Content<'a>, row: &StepRow, columns: &Columns) -> Vec<Line
         .collect()
 }
 
-/// A step of the Request the server gave no PA Status for.
+/// A step of the Request the server gave no PA Status for: both columns wrap, as a step's.
 fn missing_lines<'a>(c: &Content<'a>, n: u64, statement: &str, columns: &Columns) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let statement_width = columns.statement;
-    wrap_window(statement, statement_width, 0, 4)
-        .iter()
-        .enumerate()
-        .map(|(row, text)| {
-            let (number, status, reason) = match row {
-                0 => (
-                    n.to_string(),
-                    "missing",
-                    "the server gave no PA Status for this step",
-                ),
-                _ => (String::new(), "", ""),
+    let statement_lines = wrap_capped(statement, statement_width, 4);
+    let reason_lines = wrap_capped(
+        "the server gave no PA Status for this step",
+        columns.reason,
+        6,
+    );
+    let height = statement_lines.len().max(reason_lines.len()).max(1);
+    (0..height)
+        .map(|row| {
+            let (number, status) = match row {
+                0 => (n.to_string(), "missing"),
+                _ => (String::new(), ""),
             };
+            let text = statement_lines.get(row).map(String::as_str).unwrap_or("");
             Line::from(vec![
                 Span::raw(format!("{number:>4}  ")),
                 Span::raw(format!("{text:<statement_width$}  ")),
                 Span::styled(format!("{status:<10}"), t.bold(t.colors.error)),
                 Span::raw("  "),
-                Span::styled(reason, t.fg(t.colors.error)),
+                Span::styled(
+                    reason_lines.get(row).cloned().unwrap_or_default(),
+                    t.fg(t.colors.error),
+                ),
             ])
         })
         .collect()
 }
 
 pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let view = c.dialogue.transcript.commitments_at(c.selected.index);
     let mut lines = commitment_notes(c, &view);
     if view.rows.is_empty() {
@@ -646,7 +668,7 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 /// statuses come from may say why, in the server's own words. It is shown whole, as free
 /// text, and never read for meaning (any server may write anything there).
 fn server_words<'a>(c: &Content<'a>, from: Option<usize>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let text = from
         .and_then(|row| c.dialogue.transcript.turn(row))
         .and_then(|v| match &v.exchange {
@@ -667,7 +689,7 @@ fn server_words<'a>(c: &Content<'a>, from: Option<usize>) -> Vec<Line<'a>> {
         t.muted(),
     )];
     lines.extend(
-        wrap_window(&text, c.width.saturating_sub(2), 0, 8)
+        wrap_capped(&text, c.width.saturating_sub(2), 8)
             .into_iter()
             .map(|l| Line::raw(format!("  {l}"))),
     );
@@ -687,7 +709,7 @@ fn turn_label(c: &Content, row: usize) -> String {
 
 /// What this turn's own Response said, before the table (wrapped: never cut).
 fn commitment_notes<'a>(c: &Content<'a>, view: &CommitmentsView) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let mut lines = Vec::new();
     let mut note = |text: String, style| {
         lines.extend(super::super::text::wrap_line(
@@ -737,7 +759,7 @@ fn commitment_notes<'a>(c: &Content<'a>, view: &CommitmentsView) -> Vec<Line<'a>
 
 /// "3 commitments as of TurnIndex 2:  1 retained · 1 released · 1 conflicting".
 fn commitment_counts<'a>(c: &Content<'a>, view: &CommitmentsView) -> Line<'a> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let count = |s: CommitmentState| {
         view.rows
             .iter()
@@ -772,7 +794,7 @@ fn commitment_counts<'a>(c: &Content<'a>, view: &CommitmentsView) -> Line<'a> {
 }
 
 fn commitment_row<'a>(c: &Content<'a>, r: &CommitmentRow) -> Line<'a> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let (label, style) = match &r.state {
         Field::Known(CommitmentState::Conflicting) => (
             "CONFLICTING".to_owned(),
