@@ -1644,20 +1644,54 @@ async fn an_idle_dialogue_expires_and_its_next_turn_says_so() {
     }
 }
 
-/// `--dialogue-idle` takes a duration as people write it; one it cannot read, or none at
-/// all, is refused before anything starts, with what was wrong and how to write it.
+/// Every duration on the command line is written one way (`--timeout`, `certify
+/// --rule-timeout`, `serve --dialogue-idle`, the explorer's `--timeout`): one it cannot read,
+/// or none at all, is refused before anything starts, with the option, what was wrong and how
+/// to write it; `--help` says the form.
 #[test]
-fn a_dialogue_idle_that_is_no_duration_is_refused_with_what_to_write() {
-    let (code, _, err) = explorer(&["serve", "dac", "--dialogue-idle", "soon"], "");
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("--dialogue-idle") && err.contains("'soon' is not a duration"),
-        "{err}"
+fn every_duration_on_the_command_line_is_written_one_way() {
+    let commands: [&[&str]; 5] = [
+        &["serve", "dac", "--dialogue-idle"],
+        &["send", "-", "--embedded", "dac", "--timeout"],
+        &["test", "x.yaml", "--timeout"],
+        &["certify", "--embedded", "dac", "--rule-timeout"],
+        &["--timeout"],
+    ];
+    for command in commands {
+        let option = command.last().unwrap();
+        let (code, _, err) = explorer(&[command, &["soon"]].concat(), "");
+        assert_eq!(code, 2, "{command:?}: {err}");
+        assert!(
+            err.contains(option)
+                && err.contains("'soon' is not a duration")
+                && err.contains("e.g. 30s, 2m, 500ms; plain numbers are seconds"),
+            "{command:?}: {err}"
+        );
+        // Zero was raised to a second without a word (--rule-timeout) or waited for nothing.
+        let (code, _, err) = explorer(&[command, &["0s"]].concat(), "");
+        assert_eq!(code, 2, "{command:?}: {err}");
+        assert!(err.contains("more than 0"), "{command:?}: {err}");
+    }
+    for help in [&["send", "--help"][..], &["certify", "--help"], &["--help"]] {
+        let (_, out, _) = explorer(help, "");
+        assert!(
+            out.contains("DURATION") && out.contains("plain numbers are seconds"),
+            "{help:?}: {out}"
+        );
+    }
+}
+
+/// A timeout under a second is a timeout (it was whole seconds only): a server that never
+/// answers is given up on after it, and the error says how long was waited.
+#[test]
+fn a_timeout_under_a_second_is_waited_and_said() {
+    let hang = format!("{} --fault hang", env!("CARGO_BIN_EXE_bkn-fault-server"));
+    let (code, _, err) = explorer(
+        &["send", "-", "--stdio", &hang, "--timeout", "500ms"],
+        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}]}"#,
     );
-    assert!(err.contains("90s, 5m"), "{err}");
-    let (code, _, err) = explorer(&["serve", "dac", "--dialogue-idle", "0s"], "");
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("more than 0"), "{err}");
+    assert!(err.contains("no answer within 500 ms"), "{err}");
 }
 
 /// What `dialogue` prints (a JSON line per exchange) is no file of Requests: `validate`
