@@ -1108,3 +1108,76 @@ async fn every_drawn_character_is_readable_in_every_theme() {
         failures.join("\n")
     );
 }
+
+/// A long Provenance (many sources, a long method, long evidence) wraps in the User State
+/// tab at 120 and 80 columns: every source, the whole method and the evidence show, none cut.
+#[tokio::test]
+async fn user_state_wraps_every_long_line() {
+    use bkn_explorer::client::turn::{Reply, Turn};
+    use bkn_explorer::protocol::raw::RawJson;
+    let sources = [
+        "baseline User#Ana (users file)",
+        "Feedback.Hypothesis",
+        "Feedback.Conflicts",
+        "Feedback.Engagement",
+        "Feedback.Observations",
+        "the state refined at turn 6",
+    ];
+    let method = "rules v1 (docs/refinement.md): the hypothesis moves by a fifth with the state, \
+        each known conflicting cue lowers it by its weight and moves Engagement toward passive \
+        and the end of this method is here";
+    let request = serde_json::json!({"Header": "PGM-KUS-V1.0", "Mode": "RQ",
+        "Kind": "feedback", "TurnIndex": 8, "User": "User#Ana"});
+    let response = serde_json::json!({"Header": "PGM-KUS-V1.0", "Mode": "RS",
+        "TurnIndex": 8, "Outcome": "answered",
+        "RefinedUserState": {"UserID": "User#Ana", "Cycle": 5, "CognitiveState": "tired"},
+        "Provenance": {"Sources": sources, "Method": method,
+            "Evidence": ["one piece of evidence long enough to wrap over more than one line of \
+                an eighty-column pane, ending in the word lastpiece"]}});
+    for (w, hgt) in [(120u16, 40u16), (80, 24)] {
+        let mut h = scripted("dark");
+        let turn = Turn {
+            request: RawJson::from_value(&request),
+            reply: Reply::Response(RawJson::from_value(&response)),
+            findings: Vec::new(),
+            sent: "2026-01-01T00:00:00.000Z".into(),
+            received: Some("2026-01-01T00:00:00.004Z".into()),
+            latency_ms: 4.0,
+            new_session: false,
+            asked: Vec::new(),
+        };
+        h.runner
+            .app
+            .dialogues
+            .nth_mut(USR)
+            .unwrap()
+            .load_turns([turn]);
+        show(&mut h, USR, 8, DetailTab::UserState, Pane::Detail);
+        // To the tab's last page.
+        h.runner
+            .app
+            .dialogues
+            .nth_mut(USR)
+            .unwrap()
+            .transcript
+            .detail_scroll = 1000;
+        h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+        let shown = text(&render(&h.runner.app, w, hgt));
+        for source in sources {
+            // A source may wrap between its words, never inside one.
+            let words: Vec<&str> = source.split(' ').collect();
+            for word in words {
+                assert!(
+                    shown.contains(word),
+                    "{w}x{hgt}: {word:?} is not shown:\n{shown}"
+                );
+            }
+        }
+        for word in ["passive", "here", "lastpiece"] {
+            assert!(
+                shown.contains(word),
+                "{w}x{hgt}: {word:?} is not shown:\n{shown}"
+            );
+        }
+    }
+}

@@ -160,6 +160,9 @@ actions! {
     CertifySaveJson = "certify-save-json", "Certify: save the report as JSON";
     CertifySaveMarkdown = "certify-save-markdown", "Certify: save the report as Markdown";
     Complete = "complete", "Complete the path typed (a list when more than one fits); in a form: next field";
+    Close = "close", "Close the overlay (where nothing is typed)";
+    Reload = "reload", "Read the list again (Resources)";
+    NewLine = "new-line", "A new line in a reply to a server's question";
     Search = "search", "Search (Raw detail tab, protocol log)";
     SearchNext = "search-next", "Next match of the search";
     SearchPrev = "search-previous", "Previous match of the search";
@@ -178,6 +181,9 @@ impl Action {
         matches!(
             self,
             Action::Complete
+                | Action::Close
+                | Action::Reload
+                | Action::NewLine
                 | Action::Yes
                 | Action::No
                 | Action::SaveFirst
@@ -573,7 +579,12 @@ fn title_in(action: &Action, context: Context) -> String {
         (Context::Overlay, Action::NextDetailTab | Action::PrevDetailTab) => {
             "change a form's choice".into()
         }
-        (Context::Overlay, Action::CopyJson) => "copy the log entry shown".into(),
+        (Context::Overlay, Action::CopyJson) => {
+            "copy what is shown (log entry, resource, export)".into()
+        }
+        (Context::Overlay, Action::WriteJson) => {
+            "write what is shown to a file (resource, export)".into()
+        }
         (Context::Overlay, Action::No) => "decline a server's question".into(),
         (Context::Question, Action::No) => "no, cancel".into(),
         (Context::Search, Action::Cancel) => "end the search".into(),

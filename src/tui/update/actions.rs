@@ -232,6 +232,9 @@ impl App {
             Action::Search | Action::SearchNext | Action::SearchPrev => self.search_act(action),
             // Only an overlay or a question means something by these (`tui::overlay`).
             Action::Complete
+            | Action::Close
+            | Action::Reload
+            | Action::NewLine
             | Action::Yes
             | Action::No
             | Action::SaveFirst

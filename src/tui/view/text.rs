@@ -111,9 +111,11 @@ fn first_chars(text: &str, room: usize) -> &str {
 }
 
 /// A line cut into rows of `width` characters, each keeping its spans' styles.
+/// The line's own style stays on every row.
 pub fn wrap_line(line: Line<'_>, width: usize) -> Vec<Line<'static>> {
     let width = width.max(1);
-    let mut rows: Vec<Line<'static>> = vec![Line::default()];
+    let row = Line::default().style(line.style);
+    let mut rows: Vec<Line<'static>> = vec![row.clone()];
     let mut count = 0usize;
     for span in line.spans {
         let style = span.style;
@@ -126,7 +128,7 @@ pub fn wrap_line(line: Line<'_>, width: usize) -> Vec<Line<'static>> {
                         .spans
                         .push(Span::styled(std::mem::take(&mut piece), style));
                 }
-                rows.push(Line::default());
+                rows.push(row.clone());
                 count = 0;
             }
             piece.push(ch);
@@ -194,6 +196,23 @@ pub fn wrap_window(text: &str, width: usize, skip: usize, take: usize) -> Vec<St
     out
 }
 
+/// Wraps `text` at `width` columns into at most `max` lines; when there is more, the last
+/// line ends in `…` (a long text is shortened visibly, never silently).
+pub fn wrap_capped(text: &str, width: usize, max: usize) -> Vec<String> {
+    let mut lines = wrap_window(text, width, 0, max.saturating_add(1));
+    if lines.len() > max {
+        lines.truncate(max);
+        if let Some(last) = lines.last_mut() {
+            let keep = width.max(1) - 1;
+            if last.chars().count() > keep {
+                *last = last.chars().take(keep).collect();
+            }
+            last.push('…');
+        }
+    }
+    lines
+}
+
 /// A bar for a value in 0..1 over `cells` cells: the filled part and the empty part (drawn
 /// with different characters, so the bar reads without colour too).
 pub fn bar_parts(value: f64, cells: usize) -> (String, String) {
@@ -249,6 +268,12 @@ mod tests {
         assert_eq!(wrap_window(text, 9, 2, 1), ["four five"]);
         let big = "x".repeat(1_000_000);
         assert_eq!(wrap_window(&big, 100, 0, 3), vec!["x".repeat(100); 3]);
+        assert_eq!(wrap_capped(text, 9, 2), ["one two", "three…"]);
+        assert_eq!(wrap_capped(text, 5, 2), ["one", "two…"]);
+        assert_eq!(
+            wrap_capped(text, 9, 4),
+            ["one two", "three", "four five", "six seven"]
+        );
         assert_eq!(short_id("3b781c2c-6d2c-4753-9102-6b3319e92744"), "3b78…44");
     }
 }

@@ -10,7 +10,7 @@ use crate::protocol::lenient::dac::{
 };
 use crate::protocol::lenient::{Exchange, Field, List};
 use crate::tui::dialogue::{CommitmentRow, CommitmentsView, Listed};
-use crate::tui::view::text::{bar, cut, wrap_window};
+use crate::tui::view::text::{bar, cut, wrap_capped, wrap_window};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use strum::IntoEnumIterator;
@@ -27,7 +27,7 @@ pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
             )];
             for l in text.lines() {
                 lines.extend(
-                    wrap_window(l, c.width.saturating_sub(2), 0, 20)
+                    wrap_capped(l, c.width.saturating_sub(2), 20)
                         .into_iter()
                         .map(|w| Line::styled(format!("  {w}"), t.fg(t.colors.tool_error))),
                 );
@@ -45,7 +45,7 @@ pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
             )];
             // The message is often long (exit status, stderr tail): show all of it.
             lines.extend(
-                wrap_window(&e.message, c.width.saturating_sub(2), 0, 20)
+                wrap_capped(&e.message, c.width.saturating_sub(2), 20)
                     .into_iter()
                     .map(|w| Line::styled(format!("  {w}"), t.fg(t.colors.tool_error))),
             );
@@ -83,12 +83,12 @@ pub fn answer<'a>(c: &Content<'a>) -> super::Shown<'a> {
     let Some((_, r)) = messages(c) else {
         return super::window(not_dac(c), c);
     };
-    let mut w = Window::new(c.skip, c.take);
+    let mut w = Window::new(c.skip, c.take, c.width);
     answer_into(c, r, &mut w);
     if w.lines.len() < c.take && c.skip > 0 {
         // Scrolled to or past the end: show the last page, whole.
         let top = super::last_page(c, w.seen);
-        let mut last = Window::new(top, c.take);
+        let mut last = Window::new(top, c.take, c.width);
         answer_into(c, r, &mut last);
         return super::Shown {
             lines: last.lines,
@@ -111,17 +111,18 @@ fn not_dac<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 
 fn answer_into<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) {
     let t = &c.app.theme;
-    w.push(|| {
+    w.push_wrapped(
         Line::from(vec![
             Span::styled("Outcome  ", t.muted()),
             super::outcome(c.app, &r.outcome),
             Span::styled("    Sources  ", t.muted()),
             Span::raw(r.sources_used.texts().join(", ")),
-        ])
-    });
+        ]),
+        c.width,
+    );
     match &r.failure {
         Field::Absent => {}
-        Field::Known(f) => w.push(|| {
+        Field::Known(f) => w.push_wrapped(
             Line::styled(
                 format!(
                     "⚠ Failure: {} ({}){}",
@@ -133,25 +134,28 @@ fn answer_into<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) 
                     }
                 ),
                 t.bold(t.colors.warning),
-            )
-        }),
-        Field::Other(v) => w.push(|| {
+            ),
+            c.width,
+        ),
+        Field::Other(v) => w.push_wrapped(
             Line::from(vec![
                 Span::styled("⚠ Failure: ", t.bold(t.colors.warning)),
                 super::odd(c.app, v.to_string()),
-            ])
-        }),
+            ]),
+            c.width,
+        ),
     }
     commitment_summary(c, r, w);
     match &r.answer {
         Field::Known(answer) => answer_body(c, answer, w),
         Field::Absent => w.push(|| Line::styled("(no Answer in this Response)", t.muted())),
-        Field::Other(v) => w.push(|| {
+        Field::Other(v) => w.push_wrapped(
             Line::from(vec![
                 Span::styled("Answer  ", t.muted()),
                 super::odd(c.app, v.to_string()),
-            ])
-        }),
+            ]),
+            c.width,
+        ),
     }
 }
 
@@ -229,7 +233,7 @@ fn answer_body<'a>(c: &Content<'a>, answer: &'a AnswerView, w: &mut Window<'a>) 
             if w.full() {
                 return;
             }
-            for (j, l) in wrap_window(&item.text(), c.width.saturating_sub(4), 0, 8)
+            for (j, l) in wrap_capped(&item.text(), c.width.saturating_sub(4), 8)
                 .into_iter()
                 .enumerate()
             {
@@ -373,23 +377,36 @@ struct Window<'a> {
     /// Lines counted so far, in the window or before it.
     seen: usize,
     lines: Vec<Line<'a>>,
+    /// The pane's width, for lines that wrap.
+    width: usize,
 }
 
 impl<'a> Window<'a> {
-    fn new(skip: usize, take: usize) -> Window<'a> {
+    fn new(skip: usize, take: usize, width: usize) -> Window<'a> {
         Window {
             skip,
             take,
             seen: 0,
             lines: Vec::new(),
+            width,
         }
     }
 
+    /// A line made only when in view; one wider than the pane shows as the rows it wraps to
+    /// (counted as one line for the scroll: its closure does not run out of view).
     fn push(&mut self, make: impl FnOnce() -> Line<'a>) {
         if self.seen >= self.skip && !self.full() {
-            self.lines.push(make());
+            self.lines.extend(super::wrapped(vec![make()], self.width));
         }
         self.seen += 1;
+    }
+
+    /// A line that may be wider than the pane, as the rows it wraps to (made even before the
+    /// window, to count its rows: for short header lines only).
+    fn push_wrapped(&mut self, line: Line<'a>, width: usize) {
+        for row in super::wrapped(vec![line], width) {
+            self.push(|| row);
+        }
     }
 
     /// Whether the window is filled (later lines need not be counted).
@@ -554,8 +571,8 @@ fn step_lines<'a>(c: &Content<'a>, row: &StepRow, columns: &Columns) -> Vec<Line
         Field::Absent => "(none)".to_owned(),
         other => format!("{}?", other.text()),
     };
-    let statement_lines = wrap_window(&row.statement, statement_width, 0, 4);
-    let reason_lines = wrap_window(&row.reason, columns.reason, 0, 6);
+    let statement_lines = wrap_capped(&row.statement, statement_width, 4);
+    let reason_lines = wrap_capped(&row.reason, columns.reason, 6);
     let height = statement_lines.len().max(reason_lines.len()).max(1);
     (0..height)
         .map(|i| {
@@ -580,28 +597,33 @@ fn step_lines<'a>(c: &Content<'a>, row: &StepRow, columns: &Columns) -> Vec<Line
         .collect()
 }
 
-/// A step of the Request the server gave no PA Status for.
+/// A step of the Request the server gave no PA Status for: both columns wrap, as a step's.
 fn missing_lines<'a>(c: &Content<'a>, n: u64, statement: &str, columns: &Columns) -> Vec<Line<'a>> {
     let t = &c.app.theme;
     let statement_width = columns.statement;
-    wrap_window(statement, statement_width, 0, 4)
-        .iter()
-        .enumerate()
-        .map(|(row, text)| {
-            let (number, status, reason) = match row {
-                0 => (
-                    n.to_string(),
-                    "missing",
-                    "the server gave no PA Status for this step",
-                ),
-                _ => (String::new(), "", ""),
+    let statement_lines = wrap_capped(statement, statement_width, 4);
+    let reason_lines = wrap_capped(
+        "the server gave no PA Status for this step",
+        columns.reason,
+        6,
+    );
+    let height = statement_lines.len().max(reason_lines.len()).max(1);
+    (0..height)
+        .map(|row| {
+            let (number, status) = match row {
+                0 => (n.to_string(), "missing"),
+                _ => (String::new(), ""),
             };
+            let text = statement_lines.get(row).map(String::as_str).unwrap_or("");
             Line::from(vec![
                 Span::raw(format!("{number:>4}  ")),
                 Span::raw(format!("{text:<statement_width$}  ")),
                 Span::styled(format!("{status:<10}"), t.bold(t.colors.error)),
                 Span::raw("  "),
-                Span::styled(reason, t.fg(t.colors.error)),
+                Span::styled(
+                    reason_lines.get(row).cloned().unwrap_or_default(),
+                    t.fg(t.colors.error),
+                ),
             ])
         })
         .collect()
@@ -667,7 +689,7 @@ fn server_words<'a>(c: &Content<'a>, from: Option<usize>) -> Vec<Line<'a>> {
         t.muted(),
     )];
     lines.extend(
-        wrap_window(&text, c.width.saturating_sub(2), 0, 8)
+        wrap_capped(&text, c.width.saturating_sub(2), 8)
             .into_iter()
             .map(|l| Line::raw(format!("  {l}"))),
     );

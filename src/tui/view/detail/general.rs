@@ -46,7 +46,7 @@ fn asked<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             (None, None) => String::new(),
         };
         for text in [&a.message, &given] {
-            for l in crate::tui::view::text::wrap_window(text, c.width.saturating_sub(4), 0, 6) {
+            for l in crate::tui::view::text::wrap_capped(text, c.width.saturating_sub(4), 6) {
                 lines.push(Line::raw(format!("    {l}")));
             }
         }
@@ -97,7 +97,7 @@ fn verdicts<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             Span::styled(format!(" · {}", f.finding.check), t.muted()),
         ]));
         for l in
-            crate::tui::view::text::wrap_window(&f.finding.message, c.width.saturating_sub(4), 0, 6)
+            crate::tui::view::text::wrap_capped(&f.finding.message, c.width.saturating_sub(4), 6)
         {
             lines.push(Line::raw(format!("    {l}")));
         }

@@ -158,12 +158,27 @@ fn no_turn(frame: &mut Frame, app: &App, d: &DialogueState, inner: Rect) {
 }
 
 /// The lines in view of a tab that made all its lines.
+/// A line wider than the pane wraps: no content is ever cut without a mark.
 pub(super) fn window<'a>(lines: Vec<Line<'a>>, c: &Content) -> Shown<'a> {
+    let lines = wrapped(lines, c.width);
     let top = last_page(c, lines.len());
     Shown {
         lines: lines.into_iter().skip(top).take(c.take).collect(),
         top,
     }
+}
+
+/// Each line wider than `width` as the rows it wraps to; the others as they are.
+pub(super) fn wrapped(lines: Vec<Line<'_>>, width: usize) -> Vec<Line<'_>> {
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        if line.width() <= width.max(1) {
+            out.push(line);
+        } else {
+            out.extend(super::text::wrap_line(line, width));
+        }
+    }
+    out
 }
 
 /// The first line to show of `total`: the one asked for, or the last page's when that is

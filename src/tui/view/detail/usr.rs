@@ -10,7 +10,7 @@ use crate::protocol::lenient::usr::{
 use crate::protocol::lenient::{Exchange, Field, List};
 use crate::protocol::usr::HypothesisStatus;
 use crate::session::changes::{Change, Mark};
-use crate::tui::view::text::{bar, bar_parts, cut, wrap_line, wrap_window};
+use crate::tui::view::text::{bar, bar_parts, cut, wrap_capped, wrap_line, wrap_window};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
@@ -128,7 +128,7 @@ fn no_state<'a>(c: &Content<'a>, r: &UsrResponseView) -> Vec<Line<'a>> {
     let evidence = r.provenance.known().map(|p| p.evidence.texts());
     for w in evidence.into_iter().flatten() {
         lines.extend(
-            wrap_window(&w, c.width.saturating_sub(2), 0, 8)
+            wrap_capped(&w, c.width.saturating_sub(2), 8)
                 .into_iter()
                 .map(|l| Line::styled(format!("  {l}"), t.fg(t.colors.warning))),
         );
@@ -335,7 +335,7 @@ fn answer<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
                 Span::styled("  Q ", t.muted()),
                 Span::raw(a.question.str().into_owned()),
             ]));
-            for l in wrap_window(&a.text.str(), c.width.saturating_sub(4), 0, 6) {
+            for l in wrap_capped(&a.text.str(), c.width.saturating_sub(4), 6) {
                 lines.push(Line::from(vec![
                     Span::styled("  A ", t.muted()),
                     Span::styled(l, t.fg(t.colors.accent)),
@@ -443,23 +443,25 @@ fn scored<'a, 's, T>(
 fn provenance<'a>(c: &Content<'a>, p: &ProvenanceView) -> Vec<Line<'a>> {
     let t = &c.app.theme;
     let mut lines = vec![heading(c.app, "Provenance")];
-    lines.push(Line::from(vec![
-        Span::styled("  sources ", t.muted()),
-        Span::raw(p.sources.texts().join(", ")),
-    ]));
-    for (j, l) in wrap_window(&p.method.str(), c.width.saturating_sub(10), 0, 4)
-        .into_iter()
-        .enumerate()
-    {
-        let label = if j == 0 { "  method  " } else { "          " };
-        lines.push(Line::from(vec![
-            Span::styled(label, t.muted()),
-            Span::raw(l),
-        ]));
+    // Sources and method wrap under their label (a long list of sources is never cut).
+    for (label, text) in [
+        ("  sources ", p.sources.texts().join(", ")),
+        ("  method  ", p.method.str().into_owned()),
+    ] {
+        for (j, l) in wrap_window(&text, c.width.saturating_sub(10), 0, usize::MAX)
+            .into_iter()
+            .enumerate()
+        {
+            let label = if j == 0 { label } else { "          " };
+            lines.push(Line::from(vec![
+                Span::styled(label, t.muted()),
+                Span::raw(l),
+            ]));
+        }
     }
     // Evidence is free text from the server: shown as it is, never read for meaning.
     for e in p.evidence.texts() {
-        for (j, l) in wrap_window(&e, c.width.saturating_sub(6), 0, 6)
+        for (j, l) in wrap_window(&e, c.width.saturating_sub(4), 0, usize::MAX)
             .into_iter()
             .enumerate()
         {
