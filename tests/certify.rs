@@ -206,6 +206,42 @@ async fn a_dialogue_that_goes_on_from_a_new_connection_is_saved_as_one_and_valid
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(said.contains("all conform"), "{said}");
+
+    // A session written before, with the two connections' turns as two dialogues of one
+    // DialogID: validate (and the explorer's re-check) judges them as the one dialogue the
+    // server kept by that DialogID. Over 2025-11-25 they would be two MCP sessions, each a
+    // dialogue of its own: the second's commitment is then one it never made.
+    let validate = |session: &Value| {
+        std::fs::write(&save, serde_json::to_vec(session).unwrap()).unwrap();
+        let out = std::process::Command::new(bin())
+            .args(["validate", save.to_str().unwrap()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let mut written_before: Value = serde_json::from_slice(&std::fs::read(&save).unwrap()).unwrap();
+    let dialogues = written_before["dialogues"].as_array_mut().unwrap();
+    let at = (dialogues.iter())
+        .position(|d| d["name"] == "dialogues.lifetime: A")
+        .unwrap();
+    let mut second = dialogues[at].clone();
+    second["name"] = "dialogues.lifetime: A (from a new connection)".into();
+    second["turns"] = Value::Array(vec![dialogues[at]["turns"][1].clone()]);
+    dialogues[at]["turns"].as_array_mut().unwrap().truncate(1);
+    dialogues.insert(at + 1, second);
+    let said = validate(&written_before);
+    assert!(said.contains("all conform"), "{said}");
+    let mut session = bkn_explorer::session::Session::load(&save).unwrap();
+    session.recheck();
+    assert!(session.dialogues[at + 1].turns[0].findings.is_empty());
+    for d in written_before["dialogues"].as_array_mut().unwrap() {
+        d["protocolVersion"] = "2025-11-25".into();
+    }
+    let said = validate(&written_before);
+    assert!(
+        said.contains("is not a commitment of this dialogue"),
+        "{said}"
+    );
 }
 
 #[tokio::test]

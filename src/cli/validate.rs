@@ -419,7 +419,7 @@ fn check_exchanges(
             Some(request) => {
                 out.messages += 1 + usize::from(response.is_some());
                 let given = crate::protocol::conformance::interface_of(request);
-                let findings = verdicts.turn(0, given, false, request, reply);
+                let findings = verdicts.turn(0, None, given, false, request, reply);
                 report("request", findings.request.into_iter().collect(), out);
                 report("response", findings.response.into_iter().collect(), out);
             }
@@ -469,10 +469,14 @@ fn check_session(
             StreamedReply::Nothing => TurnReply::Nothing,
         };
         out.messages += 1 + usize::from(matches!(reply, TurnReply::Response(_)));
-        let findings =
-            verdicts
-                .borrow_mut()
-                .turn(t.dialogue, t.interface, t.new_session, &t.request, reply);
+        let findings = verdicts.borrow_mut().turn(
+            t.dialogue,
+            t.kept_as.as_ref(),
+            t.interface,
+            t.new_session,
+            &t.request,
+            reply,
+        );
         // How the Response travelled (MCP-BINDING section 1), as the recording kept it: the
         // messages alone cannot show it again.
         let response = findings.response.into_iter().chain(t.binding);

@@ -359,7 +359,14 @@ impl Tally {
                 TurnReply::Nothing
             }
         };
-        let found = verdicts.turn(t.dialogue, t.interface, t.new_session, &t.request, reply);
+        let found = verdicts.turn(
+            t.dialogue,
+            t.kept_as.as_ref(),
+            t.interface,
+            t.new_session,
+            &t.request,
+            reply,
+        );
         let checks: Vec<Check> = found
             .request
             .iter()
