@@ -14,16 +14,17 @@ use ratatui::widgets::Paragraph;
 const NAME: &str = " bkn-explorer ";
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let c = &t.colors;
     let labels: Vec<String> = app
-        .dialogues
+        .workspace()
+        .dialogues()
         .values()
         .enumerate()
         .map(|(i, d)| tab_label(app, i, d))
         .collect();
     // The theme's name only where there is room for it: tabs come first.
-    let help = app.keymap.first_key(&Action::Help);
+    let help = app.keymap().first_key(&Action::Help);
     let right = if area.width >= 100 {
         format!(" {} │ {help} help ", t.name)
     } else {
@@ -32,7 +33,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let fixed = NAME.chars().count() + 1 + right.chars().count();
     // Room for the tabs, less the "‹ 3" and "3 ›" markers that may be needed.
     let room = (area.width as usize).saturating_sub(fixed + 8);
-    let shown = app.current.and_then(|c| app.dialogues.position(c));
+    let shown = app
+        .workspace()
+        .current()
+        .and_then(|c| app.workspace().dialogues().position(c));
     let (start, end) = tab_window(&labels, shown.unwrap_or(0), room);
     let mut spans = vec![
         Span::styled(NAME, t.bold(c.accent)),
@@ -47,7 +51,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     for ((i, label), id) in labels
         .iter()
         .enumerate()
-        .zip(app.dialogues.ids())
+        .zip(app.workspace().dialogues().ids())
         .take(end)
         .skip(start)
     {
