@@ -463,20 +463,8 @@ fn check_session(
         crate::session::check::Verdicts::new(interface)
     });
     let mut each = |t: stream::StreamedTurn| {
-        let reply = match &t.reply {
-            StreamedReply::Response(r) => TurnReply::Response(r),
-            StreamedReply::ToolError(_) => TurnReply::Rejected,
-            StreamedReply::Nothing => TurnReply::Nothing,
-        };
-        out.messages += 1 + usize::from(matches!(reply, TurnReply::Response(_)));
-        let findings = verdicts.borrow_mut().turn(
-            t.dialogue,
-            t.kept_as.as_ref(),
-            t.interface,
-            t.new_session,
-            &t.request,
-            reply,
-        );
+        out.messages += 1 + usize::from(matches!(t.reply, StreamedReply::Response(_)));
+        let findings = verdicts.borrow_mut().streamed(&t);
         // How the Response travelled (MCP-BINDING section 1), as the recording kept it: the
         // messages alone cannot show it again.
         let response = findings.response.into_iter().chain(t.binding);

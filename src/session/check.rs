@@ -9,6 +9,7 @@ use crate::client::turn::{Reply, Subject, TurnFinding};
 use crate::protocol::Interface;
 use crate::protocol::conformance::{SequenceChecker, TurnFindings, TurnReply};
 use crate::session::Session;
+use crate::session::stream::StreamedReply;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 
@@ -98,6 +99,23 @@ impl Verdicts {
             .entry(dialogue)
             .or_insert_with(|| SequenceChecker::new(self.interface.or(interface)));
         checker.turn(request, reply)
+    }
+
+    /// The findings on a turn read from a file (a session, a journal).
+    pub fn streamed(&mut self, t: &crate::session::stream::StreamedTurn) -> TurnFindings {
+        let reply = match &t.reply {
+            StreamedReply::Response(r) => TurnReply::Response(r),
+            StreamedReply::ToolError(_) => TurnReply::Rejected,
+            StreamedReply::Nothing => TurnReply::Nothing,
+        };
+        self.turn(
+            t.dialogue,
+            t.kept_as.as_ref(),
+            t.interface,
+            t.new_session,
+            &t.request,
+            reply,
+        )
     }
 
     /// A session file's next dialogue begins: the one before is over (remembered if its
