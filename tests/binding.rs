@@ -1681,6 +1681,46 @@ fn every_duration_on_the_command_line_is_written_one_way() {
     }
 }
 
+/// config.toml's `timeout` is written as `--timeout` is; one that is no duration is said,
+/// with the file and the line, by a command that talks to a server (which goes on with the
+/// defaults), where it was dropped without a word.
+#[test]
+fn a_timeout_in_config_toml_that_is_no_duration_is_said_with_its_place() {
+    let config = tempfile::tempdir().unwrap();
+    let send = |settings: &str| {
+        std::fs::write(config.path().join("config.toml"), settings).unwrap();
+        let mut child = Command::new(common::bin())
+            .args(["send", "-", "--embedded", "dac"])
+            .env("BKN_EXPLORER_CONFIG_DIR", config.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let request = r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}]}"#;
+        (child.stdin.take().unwrap())
+            .write_all(request.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = send("timeout = \"90s\"\n");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("config.toml"), "{err}");
+    let (code, err) = send("# mine\ntimeout = \"soon\"\n");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("config.toml")
+            && err.contains("line 2")
+            && err.contains("'soon' is not a duration")
+            && err.contains("the defaults are used"),
+        "{err}"
+    );
+}
+
 /// A timeout under a second is a timeout (it was whole seconds only): a server that never
 /// answers is given up on after it, and the error says how long was waited.
 #[test]
