@@ -389,16 +389,17 @@ fn doctor_with_servers_alone_checks_every_server_found() {
     assert!(out.contains("FAILED"), "{out}");
 }
 
-/// `replay` of a certify session: the dialogue certify went on from a new connection (the
-/// same DialogID) is said to be not replayable as recorded, and a tool error naming the
-/// recorded DialogID is no difference: the replay on the same server finds none.
+/// `replay` of a certify session reports no false differences (a tool error naming the
+/// recorded DialogID is the same as one naming the replay's own); a dialogue that goes on an
+/// earlier one under its DialogID (as certify saved "from a new connection" before it kept
+/// them as one record) is said to be not replayable as recorded, not counted as differing.
 #[tokio::test]
 async fn replaying_a_certify_session_reports_no_false_differences() {
     let server = common::spawn_http(&["dac".into()]).await;
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("certify.json");
     let (url, path) = (server.url.clone(), saved.clone());
-    let (replay_code, out, err) = tokio::task::spawn_blocking(move || {
+    let ((code, out, err), (again, out2, err2)) = tokio::task::spawn_blocking(move || {
         let (code, out, err) = explorer(&[
             "certify",
             "--url",
@@ -409,17 +410,28 @@ async fn replaying_a_certify_session_reports_no_false_differences() {
             s(&path),
         ]);
         assert_eq!(code, 0, "{out}{err}");
-        explorer(&["replay", s(&path)])
+        let replayed = explorer(&["replay", s(&path)]);
+        // A dialogue going on the first one under its DialogID, as a session of its own.
+        let mut session: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let dialogues = session["dialogues"].as_array_mut().unwrap();
+        let mut goes_on = dialogues[0].clone();
+        goes_on["name"] = serde_json::json!("A (from a new connection)");
+        dialogues.insert(1, goes_on);
+        std::fs::write(&path, session.to_string()).unwrap();
+        (replayed, explorer(&["replay", s(&path)]))
     })
     .await
     .unwrap();
-    assert_eq!(replay_code, 0, "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(": no differences"), "{out}");
+    assert_eq!(again, 0, "{out2}{err2}");
     assert!(
-        out.contains("(from a new connection)): not replayed: it goes on dialogue"),
-        "{out}"
+        out2.contains("(A (from a new connection)): not replayed: it goes on dialogue 0"),
+        "{out2}"
     );
     assert!(
-        out.contains("no differences (1 dialogue not replayable as recorded, set aside)"),
-        "{out}"
+        out2.contains("no differences (1 dialogue not replayable as recorded, set aside)"),
+        "{out2}"
     );
 }

@@ -42,9 +42,15 @@ pub struct Args {
     /// repeatable.
     #[arg(long = "only", value_name = "RULE")]
     only: Vec<String>,
-    /// The longest one rule may take, in seconds, before it fails (a server that hangs).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
-    rule_timeout: u64,
+    /// The longest one rule may take before it fails (a server that hangs), e.g. 30s, 2m;
+    /// plain numbers are seconds.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = crate::duration::positive
+    )]
+    rule_timeout: Duration,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -60,19 +66,7 @@ pub fn run(args: Args) -> u8 {
     if let Err(e) = certify::rules::select(&args.only, args.interface.unwrap_or(Interface::Dac)) {
         return fail(&e);
     }
-    // Before a rule runs: a file the outputs would replace is named, and left alone.
-    let refused = args
-        .save
-        .as_deref()
-        .map_or(Ok(()), |p| {
-            super::overwrite::refuse_existing("--save", p, args.force)
-        })
-        .and_then(|()| {
-            args.junit.as_deref().map_or(Ok(()), |p| {
-                super::overwrite::refuse_existing_unless_junit("--junit", p, args.force)
-            })
-        });
-    if let Err(e) = refused {
+    if let Err(e) = refuse_overwrites(&args) {
         return fail(&e);
     }
     let runtime = match target::runtime() {
@@ -85,7 +79,7 @@ pub fn run(args: Args) -> u8 {
         overrides: args.server.overrides(),
         interface: args.interface,
         only: args.only.clone(),
-        rule_timeout: Duration::from_secs(args.rule_timeout.max(1)),
+        rule_timeout: args.rule_timeout,
     };
     let cancel = CancellationToken::new();
     let mut line = ProgressLine::new();
@@ -103,18 +97,7 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(&e.0),
     };
-    // Written whatever the verdicts, so that CI and the explorer have them.
-    if let Some(path) = &args.junit
-        && let Err(e) = crate::session::atomic::write(path, report::junit(&report).as_bytes())
-    {
-        eprintln!("bkn-explorer certify: cannot write {}: {e}", path.display());
-    }
-    if let Some(path) = &args.save {
-        match report::session(&report).save(path) {
-            Ok(()) => eprintln!("saved every exchange to {}", path.display()),
-            Err(e) => eprintln!("bkn-explorer certify: cannot save {}: {e}", path.display()),
-        }
-    }
+    write_outputs(&args, &report);
     let printed = match args.format {
         Format::Text => report::text(&report),
         Format::Json => format!(
@@ -128,6 +111,33 @@ pub fn run(args: Args) -> u8 {
         exit::NONCONFORMANT
     } else {
         exit::OK
+    }
+}
+
+/// Before a rule runs: a file the outputs would replace is named, and left alone.
+fn refuse_overwrites(args: &Args) -> Result<(), String> {
+    if let Some(p) = args.save.as_deref() {
+        super::overwrite::refuse_existing("--save", p, args.force)?;
+    }
+    if let Some(p) = args.junit.as_deref() {
+        super::overwrite::refuse_existing_unless_junit("--junit", p, args.force)?;
+    }
+    Ok(())
+}
+
+/// The JUnit report and the session of the evidence, written whatever the verdicts, so that
+/// CI and the explorer have them.
+fn write_outputs(args: &Args, report: &certify::Report) {
+    if let Some(path) = &args.junit
+        && let Err(e) = crate::session::atomic::write(path, report::junit(report).as_bytes())
+    {
+        eprintln!("bkn-explorer certify: cannot write {}: {e}", path.display());
+    }
+    if let Some(path) = &args.save {
+        match report::session(report).save(path) {
+            Ok(()) => eprintln!("saved every exchange to {}", path.display()),
+            Err(e) => eprintln!("bkn-explorer certify: cannot save {}: {e}", path.display()),
+        }
     }
 }
 

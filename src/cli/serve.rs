@@ -52,7 +52,7 @@ pub struct Args {
     /// Largest HTTP request body accepted, in MiB.
     #[arg(long, default_value_t = 4, value_name = "MIB", value_parser = super::at_least_one())]
     max_body_mb: usize,
-    /// Forget a dialogue idle for this long ("90s", "30m", "500ms"; a plain number is
+    /// Forget a dialogue idle for this long (e.g. 90s, 30m, 500ms; plain numbers are
     /// seconds): an HTTP session (2025-11-25) ends, a dialogue kept by DialogID (2026-07-28)
     /// is dropped, and a later turn of it is refused with a tool error that says so.
     #[arg(
@@ -60,7 +60,7 @@ pub struct Args {
         alias = "session-idle",
         default_value = "30m",
         value_name = "DURATION",
-        value_parser = parse_idle
+        value_parser = crate::duration::positive
     )]
     dialogue_idle: Duration,
     /// Hold at most this many dialogues kept by DialogID, and as many HTTP sessions; past
@@ -96,24 +96,6 @@ pub struct Args {
 enum Which {
     Dac,
     Usr,
-}
-
-/// A duration as people write it ("90s", "5m", "1h 30m", "500ms"), or a plain number of
-/// seconds (what the option took before); more than zero.
-fn parse_idle(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let d = match t.parse::<u64>() {
-        Ok(secs) => Duration::from_secs(secs),
-        Err(_) => humantime::parse_duration(t).map_err(|e| {
-            format!("'{s}' is not a duration ({e}): write e.g. 90s, 5m, 1h 30m, 500ms, or seconds")
-        })?,
-    };
-    if d.is_zero() {
-        return Err(format!(
-            "'{s}' is no time at all: a dialogue must be kept for more than 0 (e.g. 500ms)"
-        ));
-    }
-    Ok(d)
 }
 
 fn parse_failure(s: &str) -> Result<(String, Nature), String> {
@@ -194,62 +176,19 @@ fn recorded(
     which: Option<Which>,
     matching: Match,
 ) -> anyhow::Result<Recorded> {
-    use crate::client::turn::Reply;
     use crate::protocol::Interface;
-    use crate::session::walk::{self, Item};
     let wanted = which.map(|w| match w {
         Which::Dac => Interface::Dac,
         Which::Usr => Interface::Usr,
     });
-    let mut interfaces: Vec<Interface> = Vec::new();
-    let (mut dac, mut usr) = (Vec::new(), Vec::new());
-    let mut offered = crate::session::journal::Offered::default();
-    let mut session_notes = None;
-    let notes = walk::walk(path, &mut |item| {
-        match item {
-            Item::Start(s) => session_notes = s.notes,
-            Item::Dialogue(_, d) => interfaces.push(d.interface),
-            Item::Turn { dialogue, turn } => {
-                let interface = interfaces[dialogue];
-                if let Reply::Response(r) = &turn.reply
-                    && wanted.is_none_or(|w| w == interface)
-                {
-                    let exchange = Exchange::from_text(turn.request.text(), r.text());
-                    match interface {
-                        Interface::Dac => dac.push(exchange),
-                        Interface::Usr => usr.push(exchange),
-                    }
-                }
-            }
-            Item::Tools(t) => offered.tools = t,
-            Item::Resource(uri, contents) => {
-                offered.resources.retain(|(u, _)| *u != uri);
-                offered.resources.push((uri, contents));
-            }
-        }
-        std::ops::ControlFlow::Continue(())
-    })
-    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let notes: Vec<String> = session_notes.into_iter().chain(notes).collect();
-    if !notes.is_empty() {
-        tracing::info!("the recording's notes: {}", notes.join("\n"));
+    let read = Recording::read(path, wanted)?;
+    if !read.notes.is_empty() {
+        tracing::info!("the recording's notes: {}", read.notes.join("\n"));
     }
-    let present: Vec<Interface> = [Interface::Dac, Interface::Usr]
-        .into_iter()
-        .filter(|i| interfaces.contains(i))
-        .collect();
-    let interface = match (wanted, present.as_slice()) {
-        (Some(w), _) => w,
-        (None, [one]) => *one,
-        (None, []) => anyhow::bail!("{} has no dialogue to answer from", path.display()),
-        (None, _) => anyhow::bail!(
-            "{} has dialogues of both interfaces: say which to serve (serve dac|usr --from-session FILE)",
-            path.display()
-        ),
-    };
+    let interface = served_interface(path, wanted, &read.interfaces)?;
     let exchanges = match interface {
-        Interface::Dac => dac,
-        Interface::Usr => usr,
+        Interface::Dac => read.dac,
+        Interface::Usr => read.usr,
     };
     if exchanges.is_empty() {
         anyhow::bail!(
@@ -264,13 +203,96 @@ fn recorded(
         .unwrap_or_default();
     tracing::info!(exchanges = exchanges.len(), "answering from {name}");
     // A proxy's journal says what the server offered: its tool's name and its resources.
-    let tools: Vec<rmcp::model::Tool> = offered
+    let tools: Vec<rmcp::model::Tool> = read
+        .offered
         .tools
         .iter()
         .filter_map(|t| serde_json::from_value(t.clone()).ok())
         .collect();
     let tool = crate::client::connection::find_bkn_tools(&tools).remove(&interface);
-    Ok(Recorded::new(interface, exchanges, matching, &name).offering(tool, offered.resources))
+    Ok(Recorded::new(interface, exchanges, matching, &name).offering(tool, read.offered.resources))
+}
+
+/// What a recording holds for a server made from it.
+struct Recording {
+    /// Each dialogue's interface, in order.
+    interfaces: Vec<crate::protocol::Interface>,
+    /// The answered exchanges of each interface (of the one wanted only, when it is known).
+    dac: Vec<Exchange>,
+    usr: Vec<Exchange>,
+    /// The tools and resources a proxy's journal says the server offered.
+    offered: crate::session::journal::Offered,
+    /// The session's notes and the journal's.
+    notes: Vec<String>,
+}
+
+impl Recording {
+    fn read(
+        path: &std::path::Path,
+        wanted: Option<crate::protocol::Interface>,
+    ) -> anyhow::Result<Recording> {
+        use crate::client::turn::Reply;
+        use crate::protocol::Interface;
+        use crate::session::walk::{self, Item};
+        let mut interfaces: Vec<Interface> = Vec::new();
+        let (mut dac, mut usr) = (Vec::new(), Vec::new());
+        let mut offered = crate::session::journal::Offered::default();
+        let mut session_notes = None;
+        let notes = walk::walk(path, &mut |item| {
+            match item {
+                Item::Start(s) => session_notes = s.notes,
+                Item::Dialogue(_, d) => interfaces.push(d.interface),
+                Item::Turn { dialogue, turn } => {
+                    let interface = interfaces[dialogue];
+                    if let Reply::Response(r) = &turn.reply
+                        && wanted.is_none_or(|w| w == interface)
+                    {
+                        let exchange = Exchange::from_text(turn.request.text(), r.text());
+                        match interface {
+                            Interface::Dac => dac.push(exchange),
+                            Interface::Usr => usr.push(exchange),
+                        }
+                    }
+                }
+                Item::Tools(t) => offered.tools = t,
+                Item::Resource(uri, contents) => {
+                    offered.resources.retain(|(u, _)| *u != uri);
+                    offered.resources.push((uri, contents));
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        })
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(Recording {
+            interfaces,
+            dac,
+            usr,
+            offered,
+            notes: session_notes.into_iter().chain(notes).collect(),
+        })
+    }
+}
+
+/// The interface served: the one asked for, else the recording's only one.
+fn served_interface(
+    path: &std::path::Path,
+    wanted: Option<crate::protocol::Interface>,
+    interfaces: &[crate::protocol::Interface],
+) -> anyhow::Result<crate::protocol::Interface> {
+    use crate::protocol::Interface;
+    let present: Vec<Interface> = [Interface::Dac, Interface::Usr]
+        .into_iter()
+        .filter(|i| interfaces.contains(i))
+        .collect();
+    Ok(match (wanted, present.as_slice()) {
+        (Some(w), _) => w,
+        (None, [one]) => *one,
+        (None, []) => anyhow::bail!("{} has no dialogue to answer from", path.display()),
+        (None, _) => anyhow::bail!(
+            "{} has dialogues of both interfaces: say which to serve (serve dac|usr --from-session FILE)",
+            path.display()
+        ),
+    })
 }
 
 fn domain_access(args: &Args) -> anyhow::Result<DomainAccess> {
@@ -462,25 +484,4 @@ pub(super) fn in_process() -> crate::client::connection::InProcess {
             Box::new(client_writes) as crate::client::stdio::ServerInput,
         ))
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dialogue_idle_takes_human_durations_and_plain_seconds() {
-        assert_eq!(parse_idle("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_idle("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_idle("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_idle("1h 30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_idle("500ms"), Ok(Duration::from_millis(500)));
-        let wrong = parse_idle("soon").unwrap_err();
-        assert!(
-            wrong.contains("'soon' is not a duration") && wrong.contains("90s"),
-            "{wrong}"
-        );
-        assert!(parse_idle("0").unwrap_err().contains("more than 0"));
-        assert!(parse_idle("0s").unwrap_err().contains("more than 0"));
-    }
 }
