@@ -1644,6 +1644,22 @@ async fn an_idle_dialogue_expires_and_its_next_turn_says_so() {
     }
 }
 
+/// `--dialogue-idle` takes a duration as people write it; one it cannot read, or none at
+/// all, is refused before anything starts, with what was wrong and how to write it.
+#[test]
+fn a_dialogue_idle_that_is_no_duration_is_refused_with_what_to_write() {
+    let (code, _, err) = explorer(&["serve", "dac", "--dialogue-idle", "soon"], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--dialogue-idle") && err.contains("'soon' is not a duration"),
+        "{err}"
+    );
+    assert!(err.contains("90s, 5m"), "{err}");
+    let (code, _, err) = explorer(&["serve", "dac", "--dialogue-idle", "0s"], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("more than 0"), "{err}");
+}
+
 /// What `dialogue` prints (a JSON line per exchange) is no file of Requests: `validate`
 /// judges the exchanges it holds, as one dialogue, and finds a Response that breaks a rule.
 #[test]

@@ -677,3 +677,88 @@ async fn a_password_in_the_upstream_url_is_never_recorded_in_clear() {
     assert!(!text.contains("s3cret"), "{text}");
     assert!(text.contains("URL_PASSWORD}"), "{text}");
 }
+
+/// An upstream that answers as `upstream` does, `delay` later: every request is held, then
+/// passed on whole, and its answer comes back whole (a JSON body, as the reference server's).
+async fn slower(upstream: String, delay: Duration) -> String {
+    use axum::body::Bytes;
+    use axum::http::{HeaderMap, Method, StatusCode};
+    let client = reqwest::Client::new();
+    let relay = move |method: Method, headers: HeaderMap, body: Bytes| {
+        let (client, upstream) = (client.clone(), upstream.clone());
+        async move {
+            tokio::time::sleep(delay).await;
+            let mut request = client.request(method, &upstream).body(body);
+            for (name, value) in &headers {
+                if !matches!(name.as_str(), "host" | "content-length") {
+                    request = request.header(name, value);
+                }
+            }
+            let answer = request.send().await.unwrap();
+            let status = StatusCode::from_u16(answer.status().as_u16()).unwrap();
+            let mut back = HeaderMap::new();
+            for (name, value) in answer.headers() {
+                if !matches!(name.as_str(), "content-length" | "transfer-encoding") {
+                    back.insert(name.clone(), value.clone());
+                }
+            }
+            (status, back, answer.bytes().await.unwrap())
+        }
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        axum::serve(listener, axum::Router::new().fallback(relay))
+            .await
+            .unwrap()
+    });
+    url
+}
+
+/// The latency an HTTP proxy records is from the agent's request to the server's answer: an
+/// upstream that takes 300 ms to answer gives turns of at least 300 ms (the request's time was
+/// taken once the answer was back, and turns read 0.02 ms).
+#[tokio::test]
+async fn the_http_proxy_records_the_time_the_server_took() {
+    let upstream = common::spawn_http(&["dac".to_owned()]).await;
+    let delay = Duration::from_millis(300);
+    let slow = slower(upstream.url.clone(), delay).await;
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("slow.jsonl");
+    let (mut proxy, url) = common::http_proxy(&slow, &record, &[]).await;
+    let requests = dir.path().join("requests.jsonl");
+    std::fs::write(
+        &requests,
+        "{\"Kind\":\"constraints\",\"EntityIDs\":[\"Kiosk#3\"],\"Space\":{\"SpaceID\":\"Space:Square\"}}\n",
+    )
+    .unwrap();
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let out = tokio::process::Command::new(common::bin())
+            .arg("dialogue")
+            .arg(&requests)
+            .args(["--url", &url, "--protocol", protocol])
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    proxy.start_kill().unwrap();
+    proxy.wait().await.unwrap();
+    let s = bkn_explorer::session::Session::load(&record).unwrap();
+    let latencies: Vec<f64> = s
+        .dialogues
+        .iter()
+        .flat_map(|d| d.turns.iter().map(|t| t.latency_ms))
+        .collect();
+    assert_eq!(latencies.len(), 2, "one turn in each generation");
+    assert!(
+        latencies
+            .iter()
+            .all(|&ms| ms >= delay.as_secs_f64() * 1000.0),
+        "recorded latencies {latencies:?} ms, the server took {delay:?}"
+    );
+}

@@ -15,6 +15,7 @@ mod conformance_props;
 mod dac_server;
 mod doctor;
 mod faults;
+mod headless;
 mod inspector;
 mod journal;
 mod listen;

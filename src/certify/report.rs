@@ -295,76 +295,83 @@ pub fn session(r: &Report) -> Session {
     };
     let server = session.add_server(&r.spec);
     for x in &r.rules {
-        let verdict = format!("{} {}: {}", x.rule.name, x.verdict, x.summary);
-        let raw: Vec<String> = x
-            .evidence
-            .iter()
-            .filter_map(|e| match e {
-                Evidence::Raw {
-                    transport,
-                    sent,
-                    received,
-                } => Some(format!(
-                    "[{transport}] → {sent}\n[{transport}] ← {received}"
-                )),
-                _ => None,
-            })
-            .collect();
-        let mut dialogues: Vec<DialogueRecord> = Vec::new();
-        for e in &x.evidence {
-            let Evidence::Turn {
-                dialogue,
-                dialog_id,
-                protocol,
-                turn,
-            } = e
-            else {
-                continue;
-            };
-            let name = format!("{}: {dialogue}", x.rule.name);
-            let record = match dialogues
-                .iter_mut()
-                .find(|d| d.name.as_deref() == Some(&name) && d.dialog_id == *dialog_id)
-            {
-                Some(d) => d,
-                None => {
-                    dialogues.push(DialogueRecord {
-                        name: Some(name),
-                        server: server.clone(),
-                        interface: r.interface,
-                        dialog_id: dialog_id.clone(),
-                        notes: Some(verdict.clone()),
-                        defaults: None,
-                        protocol_version: Some(protocol.clone()),
-                        turns: Vec::new(),
-                    });
-                    dialogues.last_mut().expect("just pushed")
-                }
-            };
-            record.turns.push((**turn).clone());
-        }
-        if dialogues.is_empty() {
-            // A rule without a BKN turn (what the server declares, raw JSON-RPC): its verdict
-            // and exchanges in a dialogue's notes.
-            dialogues.push(DialogueRecord {
-                name: Some(x.rule.name.to_owned()),
-                server: server.clone(),
-                interface: r.interface,
-                dialog_id: format!("certify-{}", x.rule.name),
-                notes: Some(verdict.clone()),
-                defaults: None,
-                protocol_version: Some(r.protocol.clone()),
-                turns: Vec::new(),
-            });
-        }
-        if !raw.is_empty()
-            && let Some(first) = dialogues.first_mut()
-        {
-            let notes = first.notes.get_or_insert_with(String::new);
-            notes.push_str("\n\n");
-            notes.push_str(&raw.join("\n"));
-        }
-        session.dialogues.extend(dialogues);
+        session.dialogues.extend(rule_dialogues(r, x, &server));
     }
     session
+}
+
+/// One rule's evidence as dialogues: its turns, by dialogue, each noting the verdict (a
+/// rule without a BKN turn gets one dialogue for its verdict); the raw JSON-RPC exchanges
+/// go in the first one's notes.
+fn rule_dialogues(r: &Report, x: &RuleResult, server: &str) -> Vec<DialogueRecord> {
+    let verdict = format!("{} {}: {}", x.rule.name, x.verdict, x.summary);
+    let raw: Vec<String> = x
+        .evidence
+        .iter()
+        .filter_map(|e| match e {
+            Evidence::Raw {
+                transport,
+                sent,
+                received,
+            } => Some(format!(
+                "[{transport}] → {sent}\n[{transport}] ← {received}"
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut dialogues: Vec<DialogueRecord> = Vec::new();
+    for e in &x.evidence {
+        let Evidence::Turn {
+            dialogue,
+            dialog_id,
+            protocol,
+            turn,
+        } = e
+        else {
+            continue;
+        };
+        let name = format!("{}: {dialogue}", x.rule.name);
+        let record = match dialogues
+            .iter_mut()
+            .position(|d| d.name.as_deref() == Some(&name) && d.dialog_id == *dialog_id)
+        {
+            Some(at) => &mut dialogues[at],
+            None => {
+                dialogues.push(DialogueRecord {
+                    name: Some(name),
+                    server: server.to_owned(),
+                    interface: r.interface,
+                    dialog_id: dialog_id.clone(),
+                    notes: Some(verdict.clone()),
+                    defaults: None,
+                    protocol_version: Some(protocol.clone()),
+                    turns: Vec::new(),
+                });
+                dialogues.last_mut().expect("just pushed")
+            }
+        };
+        record.turns.push((**turn).clone());
+    }
+    if dialogues.is_empty() {
+        // A rule without a BKN turn (what the server declares, raw JSON-RPC): its verdict
+        // and exchanges in a dialogue's notes.
+        dialogues.push(DialogueRecord {
+            name: Some(x.rule.name.to_owned()),
+            server: server.to_owned(),
+            interface: r.interface,
+            dialog_id: format!("certify-{}", x.rule.name),
+            notes: Some(verdict.clone()),
+            defaults: None,
+            protocol_version: Some(r.protocol.clone()),
+            turns: Vec::new(),
+        });
+    }
+    if !raw.is_empty()
+        && let Some(first) = dialogues.first_mut()
+    {
+        let notes = first.notes.get_or_insert_with(String::new);
+        notes.push_str("\n\n");
+        notes.push_str(&raw.join("\n"));
+    }
+    dialogues
 }

@@ -75,37 +75,11 @@ pub async fn certify(
         })?;
     // Once connected, the server is named as it names itself (serverInfo).
     let name = first.shown_name();
-    let served: Vec<Interface> = first.summary.bkn_tools.keys().copied().collect();
-    let interface = match (options.interface, served.as_slice()) {
-        (Some(i), _) if served.contains(&i) => i,
-        (Some(i), _) => {
-            let message = format!(
-                "{} serves no {} tool (no tool's inputSchema has Header {} and none is named {}); its tools: {}",
-                name,
-                i.name(),
-                i.header(),
-                i.tool_name(),
-                tool_names(&first)
-            );
+    let interface = match interface_to_certify(&first, &name, options.interface) {
+        Ok(interface) => interface,
+        Err(why) => {
             first.close().await;
-            return Err(Unreachable(message));
-        }
-        (None, [one]) => *one,
-        (None, []) => {
-            let message = format!(
-                "{} serves no BKN tool (none has Header PGM-KDA-V1.0 or PGM-KUS-V1.0, none is named bkn_dac or bkn_usr); its tools: {}",
-                name,
-                tool_names(&first)
-            );
-            first.close().await;
-            return Err(Unreachable(message));
-        }
-        (None, _) => {
-            first.close().await;
-            return Err(Unreachable(format!(
-                "{} serves both BKN-DAC and BKN-USR: say which with --interface dac|usr",
-                name
-            )));
+            return Err(why);
         }
     };
     let rules = crate::certify::rules::select(&options.only, interface).map_err(Unreachable)?;
@@ -153,6 +127,43 @@ pub async fn certify(
         seconds: started.elapsed().as_secs_f64(),
         spec: options.spec.clone(),
     })
+}
+
+/// The interface to certify: the one asked for, if the server serves it, else the one it
+/// serves; why not, when it serves neither, none, or both and none was asked for.
+fn interface_to_certify(
+    first: &Connection,
+    name: &str,
+    asked: Option<Interface>,
+) -> Result<Interface, Unreachable> {
+    let served: Vec<Interface> = first.summary.bkn_tools.keys().copied().collect();
+    match (asked, served.as_slice()) {
+        (Some(i), _) if served.contains(&i) => Ok(i),
+        (Some(i), _) => {
+            let message = format!(
+                "{} serves no {} tool (no tool's inputSchema has Header {} and none is named {}); its tools: {}",
+                name,
+                i.name(),
+                i.header(),
+                i.tool_name(),
+                tool_names(first)
+            );
+            Err(Unreachable(message))
+        }
+        (None, [one]) => Ok(*one),
+        (None, []) => {
+            let message = format!(
+                "{} serves no BKN tool (none has Header PGM-KDA-V1.0 or PGM-KUS-V1.0, none is named bkn_dac or bkn_usr); its tools: {}",
+                name,
+                tool_names(first)
+            );
+            Err(Unreachable(message))
+        }
+        (None, _) => Err(Unreachable(format!(
+            "{} serves both BKN-DAC and BKN-USR: say which with --interface dac|usr",
+            name
+        ))),
+    }
 }
 
 fn tool_names(c: &Connection) -> String {

@@ -34,6 +34,10 @@ pub struct Args {
     /// dialogue of its own.
     #[arg(long, value_name = "SESSION")]
     save: Option<PathBuf>,
+    /// Let --save (and --junit) replace a file that is there already (without it, an existing
+    /// file is never overwritten: it may be someone's work; an earlier JUnit report is).
+    #[arg(long)]
+    force: bool,
     /// Run only this rule, or the rules of a family (`feasibility`, `commitments.`);
     /// repeatable.
     #[arg(long = "only", value_name = "RULE")]
@@ -54,6 +58,21 @@ pub fn run(args: Args) -> u8 {
         Err(e) => return fail(&e),
     };
     if let Err(e) = certify::rules::select(&args.only, args.interface.unwrap_or(Interface::Dac)) {
+        return fail(&e);
+    }
+    // Before a rule runs: a file the outputs would replace is named, and left alone.
+    let refused = args
+        .save
+        .as_deref()
+        .map_or(Ok(()), |p| {
+            super::overwrite::refuse_existing("--save", p, args.force)
+        })
+        .and_then(|()| {
+            args.junit.as_deref().map_or(Ok(()), |p| {
+                super::overwrite::refuse_existing_unless_junit("--junit", p, args.force)
+            })
+        });
+    if let Err(e) = refused {
         return fail(&e);
     }
     let runtime = match target::runtime() {

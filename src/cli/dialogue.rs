@@ -69,14 +69,9 @@ fn requests(path: &std::path::Path) -> Result<document::Reader<Box<dyn Read>>, S
 pub fn run(args: Args) -> u8 {
     // Before anything is sent: a file --save would replace is named, and left alone.
     if let Some(path) = &args.save
-        && !args.force
-        && let Some(what) = existing_file(path)
+        && let Err(e) = super::overwrite::refuse_existing("--save", path, args.force)
     {
-        return fail(&format!(
-            "--save {}: {what} is there already, and it is not replaced: choose another \
-             file, or say --force",
-            path.display()
-        ));
+        return fail(&e);
     }
     let mut requests = match requests(&args.requests) {
         Ok(r) => r.peekable(),
@@ -212,7 +207,7 @@ fn save_path(args: &Args, code: &mut u8) -> Option<PathBuf> {
     if args.force {
         return Some(path);
     }
-    let Some(what) = existing_file(&path) else {
+    let Some(what) = super::overwrite::existing_file(&path) else {
         return Some(path);
     };
     let beside = free_name_beside(&path);
@@ -240,26 +235,6 @@ fn free_name_beside(path: &std::path::Path) -> std::path::PathBuf {
         .map(|n| path.with_file_name(format!("{stem}-{n}{extension}")))
         .find(|candidate| std::fs::symlink_metadata(candidate).is_err())
         .unwrap_or_else(|| path.with_file_name(format!("{stem}-{}{extension}", std::process::id())))
-}
-
-/// What is at `path`, when something is: "a session of N dialogues", "a file that is not a
-/// session of this program's", "a FIFO" …
-fn existing_file(path: &std::path::Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() {
-        return Some("something that is not a regular file".into());
-    }
-    Some(match crate::session::Session::load(path) {
-        Ok(s) => format!(
-            "a session of {} dialogue{}",
-            s.dialogues.len(),
-            if s.dialogues.len() == 1 { "" } else { "s" }
-        ),
-        Err(e) => format!(
-            "a file that is not a session this program reads ({})",
-            e.to_string().lines().next().unwrap_or_default()
-        ),
-    })
 }
 
 /// Standard output, one JSON line per exchange. Lines read from standard input (an agent or

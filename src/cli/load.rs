@@ -73,22 +73,9 @@ pub fn run(args: Args) -> u8 {
     if let Some(dir) = &args.report {
         return report(dir, args.format);
     }
-    let mut scenarios = Vec::new();
-    let mut unreadable = false;
-    for path in &args.scenarios {
-        match scenario::load(path) {
-            Ok(s) => scenarios.push(s),
-            Err(errors) => {
-                unreadable = true;
-                for e in errors {
-                    eprintln!("{e}");
-                }
-            }
-        }
-    }
-    if unreadable {
+    let Some(mut scenarios) = super::read_scenarios(&args.scenarios) else {
         return exit::FAILURE;
-    }
+    };
     if args.export.is_some() {
         return export(&args, &scenarios);
     }
@@ -101,57 +88,17 @@ pub fn run(args: Args) -> u8 {
             return fail("load runs against one server; name one");
         }
         Ok(mut list) if list.len() == 1 => list.remove(0),
-        Ok(_) => match &scenario.server {
-            Some(choice) => match target::scenario_server(choice) {
-                Ok(s) => s,
-                Err(e) => return fail(&e),
-            },
-            None => ServerSpec::embedded(scenario.interface),
+        Ok(_) => match target::own_server(&scenario) {
+            Ok(s) => s,
+            Err(e) => return fail(&e),
         },
         Err(e) => return fail(&e),
     };
-    // Many dialogues at once, on half the cores: the servers under load need the rest (they
-    // run on the same machine in most runs, and N stdio servers always do). More workers than
-    // that only wake each other: on 2 vCPUs, one worker made 7,900-9,600 turns/s over HTTP
-    // with a third less CPU, where two made 6,200-6,700.
-    let workers = std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1));
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .build()
-    {
+    let runtime = match load_runtime() {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
     };
-    let done = Arc::new(AtomicU64::new(0));
-    let total = (args.concurrency.max(1) * args.repeat * scenario.steps.len()) as u64;
-    let cancel = CancellationToken::new();
-    let stop = cancel.clone();
-    let report = runtime.block_on(async {
-        let watcher = {
-            let done = done.clone();
-            tokio::spawn(async move { progress(&done, total).await })
-        };
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.cancel();
-            }
-        });
-        let report = scenario::load::run(
-            Arc::new(scenario),
-            spec,
-            args.targets.connect_options(),
-            args.targets.overrides(),
-            args.concurrency,
-            args.repeat,
-            args.fresh,
-            done,
-            cancel,
-        )
-        .await;
-        watcher.abort();
-        report
-    });
+    let report = runtime.block_on(load(&args, scenario, spec));
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[2K");
     }
@@ -174,34 +121,135 @@ pub fn run(args: Args) -> u8 {
     }
 }
 
+/// Many dialogues at once, on half the cores: the servers under load need the rest (they
+/// run on the same machine in most runs, and N stdio servers always do). More workers than
+/// that only wake each other: on 2 vCPUs, one worker made 7,900-9,600 turns/s over HTTP with
+/// a third less CPU, where two made 6,200-6,700.
+fn load_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1));
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+}
+
+/// The scenario run by many dialogues at once on `spec`, its progress shown, until done or
+/// Ctrl-C.
+async fn load(
+    args: &Args,
+    scenario: scenario::Scenario,
+    spec: ServerSpec,
+) -> scenario::load::LoadReport {
+    let done = Arc::new(AtomicU64::new(0));
+    let total = (args.concurrency.max(1) * args.repeat * scenario.steps.len()) as u64;
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let watcher = {
+        let done = done.clone();
+        tokio::spawn(async move { progress(&done, total).await })
+    };
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.cancel();
+        }
+    });
+    let report = scenario::load::run(
+        Arc::new(scenario),
+        spec,
+        args.targets.connect_options(),
+        args.targets.overrides(),
+        args.concurrency,
+        args.repeat,
+        args.fresh,
+        done,
+        cancel,
+    )
+    .await;
+    watcher.abort();
+    report
+}
+
 /// `--export locust`: the project, or every reason it cannot be made, before anything is
 /// written.
 fn export(args: &Args, scenarios: &[scenario::Scenario]) -> u8 {
-    use crate::client::spec::TransportSpec;
-    let named = match args.targets.resolve() {
-        Ok(list) => list,
+    let servers = match export_servers(args, scenarios) {
+        Ok(servers) => servers,
         Err(e) => return fail(&e),
     };
-    if named.len() > 1 {
-        return fail("--export makes a project for one server; name one");
-    }
-    // The server: the one named, else the scenarios' own (the same for all of them).
-    let mut servers = Vec::new();
-    match named.into_iter().next() {
-        Some(spec) => servers.push(("the server named".to_owned(), spec)),
-        None => {
-            for s in scenarios {
-                let spec = match &s.server {
-                    Some(choice) => match target::scenario_server(choice) {
-                        Ok(spec) => spec,
-                        Err(e) => return fail(&e),
-                    },
-                    None => ServerSpec::embedded(s.interface),
-                };
-                servers.push((s.path.display().to_string(), spec));
+    let (url, headers) = match locust_target(&servers, scenarios) {
+        Ok(target) => target,
+        Err(errors) => return nothing_written(errors),
+    };
+    let options = scenario::locust::Export {
+        url,
+        headers,
+        protocol: args.targets.protocol.unwrap_or_default(),
+        fresh: args.fresh,
+        timeout_s: args.targets.connect_options().timeout.as_secs(),
+        overrides: args.targets.overrides(),
+    };
+    let files = match scenario::locust::project(scenarios, &options) {
+        Ok(files) => files,
+        Err(errors) => return nothing_written(errors),
+    };
+    let dir = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("locust"));
+    match scenario::locust::write(&dir, &files, args.force) {
+        Ok(written) => {
+            println!(
+                "wrote a Locust project for {} scenario{} against {} ({}):",
+                scenarios.len(),
+                if scenarios.len() == 1 { "" } else { "s" },
+                options.url,
+                scenario::locust::made_by()
+            );
+            for p in written {
+                println!("  {}", p.display());
             }
+            println!(
+                "run it: cd {} && pip install -r requirements.txt && locust --headless --processes 2 -u {} -r {} --iterations {} --csv stats",
+                dir.display(),
+                args.concurrency,
+                args.concurrency,
+                args.repeat
+            );
+            println!("then:   bkn-explorer load --report {}", dir.display());
+            exit::OK
         }
+        Err(e) => fail(&e),
     }
+}
+
+/// The export's server: the one named, else the scenarios' own (each with whose it is).
+fn export_servers(
+    args: &Args,
+    scenarios: &[scenario::Scenario],
+) -> Result<Vec<(String, ServerSpec)>, String> {
+    let named = args.targets.resolve()?;
+    if named.len() > 1 {
+        return Err("--export makes a project for one server; name one".into());
+    }
+    match named.into_iter().next() {
+        Some(spec) => Ok(vec![("the server named".to_owned(), spec)]),
+        None => scenarios
+            .iter()
+            .map(|s| Ok((s.path.display().to_string(), target::own_server(s)?)))
+            .collect(),
+    }
+}
+
+/// Headers as (name, value).
+type Headers = Vec<(String, String)>;
+
+/// The URL Locust's workers reach (the same for every scenario: they speak Streamable HTTP
+/// only) and its headers but a token; or every reason there is none.
+fn locust_target(
+    servers: &[(String, ServerSpec)],
+    scenarios: &[scenario::Scenario],
+) -> Result<(String, Headers), Vec<String>> {
+    use crate::client::spec::TransportSpec;
     let mut errors = Vec::new();
     let mut url: Option<String> = None;
     let mut headers = Vec::new();
@@ -235,59 +283,19 @@ fn export(args: &Args, scenarios: &[scenario::Scenario]) -> u8 {
             )),
         }
     }
-    let Some(url) = url.filter(|_| errors.is_empty()) else {
-        for e in errors {
-            eprintln!("bkn-explorer load: {e}");
-        }
-        eprintln!("bkn-explorer load: nothing was written");
-        return exit::FAILURE;
-    };
-    let options = scenario::locust::Export {
-        url,
-        headers,
-        protocol: args.targets.protocol.unwrap_or_default(),
-        fresh: args.fresh,
-        timeout_s: args.targets.connect_options().timeout.as_secs(),
-        overrides: args.targets.overrides(),
-    };
-    let files = match scenario::locust::project(scenarios, &options) {
-        Ok(files) => files,
-        Err(errors) => {
-            for e in errors {
-                eprintln!("bkn-explorer load: {e}");
-            }
-            eprintln!("bkn-explorer load: nothing was written");
-            return exit::FAILURE;
-        }
-    };
-    let dir = args
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("locust"));
-    match scenario::locust::write(&dir, &files, args.force) {
-        Ok(written) => {
-            println!(
-                "wrote a Locust project for {} scenario{} against {} ({}):",
-                scenarios.len(),
-                if scenarios.len() == 1 { "" } else { "s" },
-                options.url,
-                scenario::locust::made_by()
-            );
-            for p in written {
-                println!("  {}", p.display());
-            }
-            println!(
-                "run it: cd {} && pip install -r requirements.txt && locust --headless --processes 2 -u {} -r {} --iterations {} --csv stats",
-                dir.display(),
-                args.concurrency,
-                args.concurrency,
-                args.repeat
-            );
-            println!("then:   bkn-explorer load --report {}", dir.display());
-            exit::OK
-        }
-        Err(e) => fail(&e),
+    match url.filter(|_| errors.is_empty()) {
+        Some(url) => Ok((url, headers)),
+        None => Err(errors),
     }
+}
+
+/// Why the export wrote nothing.
+fn nothing_written(errors: Vec<String>) -> u8 {
+    for e in errors {
+        eprintln!("bkn-explorer load: {e}");
+    }
+    eprintln!("bkn-explorer load: nothing was written");
+    exit::FAILURE
 }
 
 /// `--report DIR`: Locust's statistics and the recordings, judged and merged.

@@ -6,6 +6,7 @@ mod config;
 mod dialogue;
 mod doctor;
 mod load;
+mod overwrite;
 mod proxy;
 mod replay;
 mod resources;
@@ -128,6 +129,25 @@ pub fn main() -> ExitCode {
         None => tui::run(cli.explorer),
     };
     ExitCode::from(code)
+}
+
+/// Every scenario read and checked before anything is sent; None when one cannot be (its
+/// errors said on standard error).
+fn read_scenarios(paths: &[std::path::PathBuf]) -> Option<Vec<crate::scenario::Scenario>> {
+    let mut scenarios = Vec::new();
+    let mut unreadable = false;
+    for path in paths {
+        match crate::scenario::load(path) {
+            Ok(s) => scenarios.push(s),
+            Err(errors) => {
+                unreadable = true;
+                for e in errors {
+                    eprintln!("{e}");
+                }
+            }
+        }
+    }
+    (!unreadable).then_some(scenarios)
 }
 
 /// Writes a dialogue run headless as a session file.

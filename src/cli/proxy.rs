@@ -66,34 +66,9 @@ pub fn run(args: Args) -> u8 {
     };
     let server = match server {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("bkn-explorer proxy: {e}");
-            return super::exit::FAILURE;
-        }
+        Err(e) => return fail(e),
     };
-    // Recording is a help, never a condition: without it the traffic still passes.
-    let journal = if args.no_record {
-        None
-    } else {
-        match args.record.clone().or_else(default_record) {
-            Some(path) => {
-                match Writer::create(&path, Some(args.name.as_deref().unwrap_or(&line)), &server) {
-                    Ok(w) => Some(w),
-                    Err(e) => {
-                        eprintln!("bkn-explorer proxy: {e}; the traffic passes unrecorded");
-                        None
-                    }
-                }
-            }
-            None => {
-                eprintln!(
-                    "bkn-explorer proxy: no data directory to record in (set BKN_EXPLORER_DATA_DIR \
-                     or give --record); the traffic passes unrecorded"
-                );
-                None
-            }
-        }
-    };
+    let journal = journal(&args, &line, &server);
     let record_path = journal.as_ref().map(|w| w.path().to_owned());
     let recording = Recording::new(journal);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -103,21 +78,14 @@ pub fn run(args: Args) -> u8 {
         .build()
     {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("bkn-explorer proxy: {e}");
-            return super::exit::FAILURE;
-        }
+        Err(e) => return fail(e),
     };
     let limit = args.max_message_mb.max(1).saturating_mul(1024 * 1024);
     if let (Some(listen), Some(upstream)) = (&args.http, &args.upstream) {
         let address = match super::serve::http_address(listen, None) {
             Ok(a) => a,
-            Err(e) => {
-                eprintln!("bkn-explorer proxy: {e:#}");
-                return super::exit::FAILURE;
-            }
+            Err(e) => return fail(format!("{e:#}")),
         };
-        let upstream_shown = crate::client::spec::shown_url(upstream);
         let settings = crate::proxy::http::Settings {
             listen: address,
             upstream: upstream.clone(),
@@ -127,28 +95,60 @@ pub fn run(args: Args) -> u8 {
             limit,
             max_body: args.max_body_mb.max(1).saturating_mul(1024 * 1024),
         };
-        let result = runtime.block_on(crate::proxy::http::run(
-            settings,
-            |bound| {
-                // The one line a script (or a test) waits for.
-                eprintln!("bkn-explorer: proxy listening on http://{bound}/mcp, passing to {upstream_shown}");
-            },
-            super::serve::shutdown_signal(),
-        ));
-        runtime.shutdown_background();
-        return match result {
-            Ok(()) => super::exit::OK,
-            Err(e) => {
-                eprintln!("bkn-explorer proxy: {e}");
-                super::exit::FAILURE
-            }
-        };
+        return proxy_http(runtime, settings);
     }
     let observer = Observer::sharing(&server.name, recording);
     let code = runtime.block_on(crate::proxy::stdio::run(&args.command, observer, limit));
     // Standard input may still be read by a blocking thread: do not wait for it.
     runtime.shutdown_background();
     code
+}
+
+fn fail(why: impl std::fmt::Display) -> u8 {
+    eprintln!("bkn-explorer proxy: {why}");
+    super::exit::FAILURE
+}
+
+/// Where the traffic is recorded (--record, else the data directory's recordings). Recording
+/// is a help, never a condition: without it the traffic still passes, and that is said.
+fn journal(args: &Args, line: &str, server: &ServerSpec) -> Option<Writer> {
+    if args.no_record {
+        return None;
+    }
+    let Some(path) = args.record.clone().or_else(default_record) else {
+        eprintln!(
+            "bkn-explorer proxy: no data directory to record in (set BKN_EXPLORER_DATA_DIR or \
+             give --record); the traffic passes unrecorded"
+        );
+        return None;
+    };
+    match Writer::create(&path, Some(args.name.as_deref().unwrap_or(line)), server) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            eprintln!("bkn-explorer proxy: {e}; the traffic passes unrecorded");
+            None
+        }
+    }
+}
+
+/// The HTTP proxy, until a signal ends it.
+fn proxy_http(runtime: tokio::runtime::Runtime, settings: crate::proxy::http::Settings) -> u8 {
+    let upstream_shown = crate::client::spec::shown_url(&settings.upstream);
+    let result = runtime.block_on(crate::proxy::http::run(
+        settings,
+        |bound| {
+            // The one line a script (or a test) waits for.
+            eprintln!(
+                "bkn-explorer: proxy listening on http://{bound}/mcp, passing to {upstream_shown}"
+            );
+        },
+        super::serve::shutdown_signal(),
+    ));
+    runtime.shutdown_background();
+    match result {
+        Ok(()) => super::exit::OK,
+        Err(e) => fail(e),
+    }
 }
 
 /// `<data dir>/recordings/proxy-2026-12-01T02-03-04-12345.jsonl`.

@@ -5,7 +5,7 @@
 
 use super::exit;
 use super::target::{self, ServerArgs};
-use crate::client::connection::Connection;
+use crate::client::connection::{CallError, Connection};
 use crate::client::event::EventSink;
 use crate::client::spec::ServerSpec;
 use crate::protocol::Interface;
@@ -42,6 +42,10 @@ pub struct ReadArgs {
     /// Write the content to this file instead of standard output (a binary content decoded).
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
+    /// Let --output replace a file that is there already (without it, an existing file is
+    /// never overwritten: it may be someone's work).
+    #[arg(long, requires = "output")]
+    force: bool,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -127,6 +131,11 @@ pub fn read(args: ReadArgs) -> u8 {
             ),
         );
     }
+    if let Some(path) = &args.output
+        && let Err(e) = super::overwrite::refuse_existing("--output", path, args.force)
+    {
+        return fail("read", &e);
+    }
     let spec = match specs(&args.server, default) {
         Ok(mut s) => s.remove(0),
         Err(e) => return fail("read", &e),
@@ -139,7 +148,15 @@ pub fn read(args: ReadArgs) -> u8 {
         let connection = connect(&spec, &args.server).await?;
         let read = connection.read_resource_contents(&args.uri).await;
         connection.close().await;
-        read.map_err(|e| format!("cannot read {}: {e}", args.uri))
+        read.map_err(|e| match e {
+            // The server answered, and has no such resource (or refused the URI): what it
+            // does have is one command away.
+            CallError::Protocol(_) => format!(
+                "cannot read {}: {e}; `bkn-explorer resources` lists what the server has",
+                args.uri
+            ),
+            e => format!("cannot read {}: {e}", args.uri),
+        })
     });
     let contents = match contents {
         Ok(c) => c,

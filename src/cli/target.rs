@@ -499,6 +499,15 @@ impl Targets {
     }
 }
 
+/// The server a scenario runs on when the command line names none: the one it names, else
+/// the reference server of its interface.
+pub fn own_server(s: &crate::scenario::Scenario) -> Result<ServerSpec, String> {
+    match &s.server {
+        Some(choice) => scenario_server(choice),
+        None => Ok(ServerSpec::embedded(s.interface)),
+    }
+}
+
 /// The server a scenario names for itself, when the command line names none.
 pub fn scenario_server(choice: &crate::scenario::ServerChoice) -> Result<ServerSpec, String> {
     use crate::scenario::ServerChoice;

@@ -42,6 +42,10 @@ pub struct Args {
     /// Where --from-session writes the scenario.
     #[arg(long, short, value_name = "FILE", requires = "from_session")]
     output: Option<PathBuf>,
+    /// Let --output (and --junit) replace a file that is there already (without it, an
+    /// existing file is never overwritten: it may be someone's work; an earlier JUnit report is).
+    #[arg(long)]
+    force: bool,
     /// Also compare the servers' answers step by step (two servers or more); a difference
     /// fails the run.
     #[arg(long)]
@@ -57,26 +61,23 @@ pub struct Args {
 
 pub fn run(args: Args) -> u8 {
     if let Some(session) = &args.from_session {
+        if let Some(out) = &args.output
+            && let Err(e) = super::overwrite::refuse_existing("--output", out, args.force)
+        {
+            return fail(&e);
+        }
         return from_session(session, args.dialogue.unwrap_or(0), args.output.as_ref());
     }
-    // Every scenario is read before anything is sent.
-    let mut scenarios = Vec::new();
-    let mut unreadable = false;
-    for path in &args.scenarios {
-        match scenario::load(path) {
-            Ok(s) => scenarios.push(s),
-            Err(errors) => {
-                unreadable = true;
-                for e in errors {
-                    eprintln!("{e}");
-                }
-            }
-        }
+    if let Some(path) = &args.junit
+        && let Err(e) = super::overwrite::refuse_existing_unless_junit("--junit", path, args.force)
+    {
+        return fail(&e);
     }
-    if unreadable {
+    // Every scenario is read before anything is sent.
+    let Some(scenarios) = super::read_scenarios(&args.scenarios) else {
         eprintln!("bkn-explorer test: nothing was sent");
         return exit::FAILURE;
-    }
+    };
     // While the first server starts, the checks its turns need are compiled.
     crate::protocol::schema::warm_up_each_in_background(scenarios.iter().map(|s| s.interface));
     let given = match args.targets.resolve() {
@@ -90,6 +91,27 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
+    let results = run_all(&args, &scenarios, &given, &runtime);
+    report(&args, &results)
+}
+
+/// What the scenarios' runs found.
+struct Results {
+    runs: Vec<ScenarioRun>,
+    /// With --compare, each scenario's differences between the servers.
+    differences: Vec<(String, Vec<StepDifference>)>,
+    /// A server could not be reached (or a scenario has none to run on).
+    unreachable: bool,
+}
+
+/// Each scenario run on each of its servers in turn (its progress shown, its run printed as
+/// text), and with --compare, the servers' answers set side by side.
+fn run_all(
+    args: &Args,
+    scenarios: &[Scenario],
+    given: &[ServerSpec],
+    runtime: &tokio::runtime::Runtime,
+) -> Results {
     let mut options = args.targets.connect_options();
     // One dialogue at a time, one turn at a time, on this current-thread runtime.
     options.share_cpu = true;
@@ -101,19 +123,21 @@ pub fn run(args: Args) -> u8 {
     } else {
         run::Keep::Failing
     };
-    let mut runs: Vec<ScenarioRun> = Vec::new();
-    let mut differences: Vec<(String, Vec<StepDifference>)> = Vec::new();
-    let mut unreachable = false;
-    for s in &scenarios {
-        let servers = match servers_for(s, &given) {
+    let mut results = Results {
+        runs: Vec::new(),
+        differences: Vec::new(),
+        unreachable: false,
+    };
+    for s in scenarios {
+        let servers = match servers_for(s, given) {
             Ok(list) => list,
             Err(e) => {
                 eprintln!("bkn-explorer test: {}: {e}", s.path.display());
-                unreachable = true;
+                results.unreachable = true;
                 continue;
             }
         };
-        let first = runs.len();
+        let first = results.runs.len();
         for spec in &servers {
             let mut line = ProgressLine::new(s, spec);
             let run = runtime.block_on(run::run(
@@ -126,34 +150,43 @@ pub fn run(args: Args) -> u8 {
                 |p| line.show(&p),
             ));
             line.clear();
-            unreachable |= run.error.is_some();
+            results.unreachable |= run.error.is_some();
             if args.format == Format::Text {
                 print_run(&run);
             }
-            runs.push(run);
+            results.runs.push(run);
         }
         if args.compare {
-            let these: Vec<&ScenarioRun> = runs[first..].iter().collect();
+            let these: Vec<&ScenarioRun> = results.runs[first..].iter().collect();
             let found = compare::compare(&these);
             if args.format == Format::Text {
                 print_differences(s, &servers, &found);
             }
-            differences.push((s.name.clone(), found));
+            results.differences.push((s.name.clone(), found));
         }
     }
-    if let Some(path) = &args.junit {
-        // Written whatever happened, so that CI shows it.
-        if let Err(e) =
-            crate::session::atomic::write(path, scenario::junit::report(&runs).as_bytes())
-        {
-            eprintln!("bkn-explorer test: cannot write {}: {e}", path.display());
-        }
+    results
+}
+
+/// The JUnit file (written whatever happened, so that CI shows it), the summary (a line of
+/// text, or the JSON report), and the exit code.
+fn report(args: &Args, results: &Results) -> u8 {
+    let Results {
+        runs,
+        differences,
+        unreachable,
+    } = results;
+    if let Some(path) = &args.junit
+        && let Err(e) =
+            crate::session::atomic::write(path, scenario::junit::report(runs).as_bytes())
+    {
+        eprintln!("bkn-explorer test: cannot write {}: {e}", path.display());
     }
     let failed_steps: usize = runs.iter().map(ScenarioRun::failed_steps).sum();
     let differing: usize = differences.iter().map(|(_, d)| d.len()).sum();
     let passed = runs.iter().all(ScenarioRun::passed) && differing == 0;
     match args.format {
-        Format::Json => print_json(&runs, &differences, passed),
+        Format::Json => print_json(runs, differences, passed),
         Format::Text => {
             let ok = runs.iter().filter(|r| r.passed()).count();
             let mut line = format!(
@@ -176,7 +209,7 @@ pub fn run(args: Args) -> u8 {
             println!("{line}");
         }
     }
-    if unreachable {
+    if *unreachable {
         exit::FAILURE
     } else if passed {
         exit::OK
@@ -200,10 +233,7 @@ fn servers_for(s: &Scenario, given: &[ServerSpec]) -> Result<Vec<ServerSpec>, St
     if !given.is_empty() {
         return Ok(given.to_vec());
     }
-    match &s.server {
-        Some(choice) => Ok(vec![target::scenario_server(choice)?]),
-        None => Ok(vec![ServerSpec::embedded(s.interface)]),
-    }
+    Ok(vec![target::own_server(s)?])
 }
 
 /// A progress line on standard error for runs that take a while: redrawn in place on a

@@ -2,11 +2,12 @@
 
 use super::exit;
 use super::target::{self, ServerArgs};
-use crate::client::connection::Connection;
+use crate::client::connection::{Connection, ServerSummary};
 use crate::client::event::EventSink;
 use crate::client::spec::ServerSpec;
 use crate::protocol::Interface;
 use clap::ValueEnum;
+use rmcp::model::{Prompt, Resource};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -81,117 +82,132 @@ pub fn tools(args: ToolsArgs) -> u8 {
 
 /// One server's description: printed as text, or returned as JSON.
 async fn describe(spec: &ServerSpec, args: &ToolsArgs) -> Result<Option<Value>, u8> {
-    {
-        let connection = match Connection::connect(
-            spec,
-            &args.server.connect_options(EventSink::none()),
-        )
-        .await
-        {
+    let connection =
+        match Connection::connect(spec, &args.server.connect_options(EventSink::none())).await {
             Ok(c) => c,
             Err(e) => return Err(fail("tools", &e.message)),
         };
-        let resources = connection.list_resources().await.unwrap_or_default();
-        let prompts = connection.list_prompts().await.unwrap_or_default();
-        let s = &connection.summary;
-        let bkn = |name: &str| {
-            s.bkn_tools
-                .iter()
-                .find(|(_, t)| t.as_str() == name)
-                .map(|(i, _)| i.name())
-        };
-        let mut json_out = None;
-        match args.format {
-            Format::Json => {
-                json_out = Some(json!({
-                    "server": {"name": s.name, "version": s.version, "title": s.title, "protocolVersion": s.protocol_version,
-                               "protocolAsked": s.protocol_asked, "dialogueState": match connection.state_home() {
-                                   crate::client::generation::StateHome::McpSession => "mcp-session",
-                                   crate::client::generation::StateHome::DialogId => "dialog-id",
-                               },
-                               "instructions": s.instructions, "dialogId": connection.dialog_id},
-                    "tools": s.tools.iter().map(|t| json!({"name": t.name, "title": t.title, "description": t.description,
-                        "interface": bkn(&t.name), "inputSchema": t.input_schema, "outputSchema": t.output_schema})).collect::<Vec<_>>(),
-                    "hiddenTools": s.hidden_tools,
-                    "resources": resources.iter().map(|r| json!({"uri": r.uri, "name": r.name, "description": r.description})).collect::<Vec<_>>(),
-                    "prompts": prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
-                    "published": s.published,
-                    "findings": s.findings,
-                }));
-            }
-            Format::Text => {
-                println!(
-                    "{} {} ({}; asked: {})",
-                    s.name,
-                    s.version,
-                    crate::client::generation::describe(&s.protocol_version),
-                    s.protocol_asked
-                );
-                if let Some(title) = &s.title {
-                    println!("  {title}");
-                }
-                println!("\ntools ({}):", s.tools.len());
-                for t in &s.tools {
-                    let mark = bkn(&t.name).map(|i| format!("  [{i}]")).unwrap_or_default();
-                    println!("  {}{mark}", t.name);
-                    if let Some(d) = &t.description {
-                        println!("      {}", d.lines().next().unwrap_or_default());
-                    }
-                }
-                if !s.hidden_tools.is_empty() {
-                    println!(
-                        "\nhidden tools ({}): invalid x-mcp-header annotations, not called (SEP-2243)",
-                        s.hidden_tools.len()
-                    );
-                    for h in &s.hidden_tools {
-                        println!("  {}\n      {}", h.name, h.reason);
-                    }
-                }
-                println!("\nresources ({}):", resources.len());
-                for r in &resources {
-                    println!(
-                        "  {}  {}",
-                        r.uri,
-                        r.description.as_deref().unwrap_or_default()
-                    );
-                }
-                println!("\nprompts ({}):", prompts.len());
-                for p in &prompts {
-                    println!(
-                        "  {}  {}",
-                        p.name,
-                        p.description.as_deref().unwrap_or_default()
-                    );
-                }
-                match &s.published {
-                    Some(p) => println!(
-                        "\nserves MInstance {}{} (named by {})",
-                        p.m_instance.as_deref().unwrap_or("?"),
-                        p.u_environment
-                            .as_deref()
-                            .map(|u| format!(", UEnvironment {u}"))
-                            .unwrap_or_default(),
-                        p.source
-                    ),
-                    None if !s.bkn_tools.is_empty() => println!(
-                        "\nnames no M-Instance (MCP-BINDING section 1: dac://domain or usr://users){}",
-                        s.resource_problem
-                            .as_deref()
-                            .map(|p| format!("; {p}"))
-                            .unwrap_or_default()
-                    ),
-                    None => {}
-                }
-                if !s.findings.is_empty() {
-                    println!("\nfindings ({}):", s.findings.len());
-                    for f in &s.findings {
-                        println!("  {f}");
-                    }
-                }
-            }
+    let resources = connection.list_resources().await.unwrap_or_default();
+    let prompts = connection.list_prompts().await.unwrap_or_default();
+    let json_out = match args.format {
+        Format::Json => Some(description_json(&connection, &resources, &prompts)),
+        Format::Text => {
+            print_description(&connection.summary, &resources, &prompts);
+            None
         }
-        connection.close().await;
-        Ok(json_out)
+    };
+    connection.close().await;
+    Ok(json_out)
+}
+
+/// The interface (DAC or USR) the tool of `name` carries, if it carries one.
+fn bkn_interface(s: &ServerSummary, name: &str) -> Option<&'static str> {
+    s.bkn_tools
+        .iter()
+        .find(|(_, t)| t.as_str() == name)
+        .map(|(i, _)| i.name())
+}
+
+fn description_json(connection: &Connection, resources: &[Resource], prompts: &[Prompt]) -> Value {
+    let s = &connection.summary;
+    json!({
+        "server": {"name": s.name, "version": s.version, "title": s.title, "protocolVersion": s.protocol_version,
+                   "protocolAsked": s.protocol_asked, "dialogueState": match connection.state_home() {
+                       crate::client::generation::StateHome::McpSession => "mcp-session",
+                       crate::client::generation::StateHome::DialogId => "dialog-id",
+                   },
+                   "instructions": s.instructions, "dialogId": connection.dialog_id},
+        "tools": s.tools.iter().map(|t| json!({"name": t.name, "title": t.title, "description": t.description,
+            "interface": bkn_interface(s, &t.name), "inputSchema": t.input_schema, "outputSchema": t.output_schema})).collect::<Vec<_>>(),
+        "hiddenTools": s.hidden_tools,
+        "resources": resources.iter().map(|r| json!({"uri": r.uri, "name": r.name, "description": r.description})).collect::<Vec<_>>(),
+        "prompts": prompts.iter().map(|p| json!({"name": p.name, "description": p.description})).collect::<Vec<_>>(),
+        "published": s.published,
+        "findings": s.findings,
+    })
+}
+
+fn print_description(s: &ServerSummary, resources: &[Resource], prompts: &[Prompt]) {
+    println!(
+        "{} {} ({}; asked: {})",
+        s.name,
+        s.version,
+        crate::client::generation::describe(&s.protocol_version),
+        s.protocol_asked
+    );
+    if let Some(title) = &s.title {
+        println!("  {title}");
+    }
+    print_tools(s);
+    println!("\nresources ({}):", resources.len());
+    for r in resources {
+        println!(
+            "  {}  {}",
+            r.uri,
+            r.description.as_deref().unwrap_or_default()
+        );
+    }
+    println!("\nprompts ({}):", prompts.len());
+    for p in prompts {
+        println!(
+            "  {}  {}",
+            p.name,
+            p.description.as_deref().unwrap_or_default()
+        );
+    }
+    print_instance(s);
+    if !s.findings.is_empty() {
+        println!("\nfindings ({}):", s.findings.len());
+        for f in &s.findings {
+            println!("  {f}");
+        }
+    }
+}
+
+/// The tools (the BKN ones marked with their interface), then those hidden for invalid
+/// annotations.
+fn print_tools(s: &ServerSummary) {
+    println!("\ntools ({}):", s.tools.len());
+    for t in &s.tools {
+        let mark = bkn_interface(s, &t.name)
+            .map(|i| format!("  [{i}]"))
+            .unwrap_or_default();
+        println!("  {}{mark}", t.name);
+        if let Some(d) = &t.description {
+            println!("      {}", d.lines().next().unwrap_or_default());
+        }
+    }
+    if !s.hidden_tools.is_empty() {
+        println!(
+            "\nhidden tools ({}): invalid x-mcp-header annotations, not called (SEP-2243)",
+            s.hidden_tools.len()
+        );
+        for h in &s.hidden_tools {
+            println!("  {}\n      {}", h.name, h.reason);
+        }
+    }
+}
+
+/// The M-Instance a BKN server serves (MCP-BINDING section 1), or that it names none.
+fn print_instance(s: &ServerSummary) {
+    match &s.published {
+        Some(p) => println!(
+            "\nserves MInstance {}{} (named by {})",
+            p.m_instance.as_deref().unwrap_or("?"),
+            p.u_environment
+                .as_deref()
+                .map(|u| format!(", UEnvironment {u}"))
+                .unwrap_or_default(),
+            p.source
+        ),
+        None if !s.bkn_tools.is_empty() => println!(
+            "\nnames no M-Instance (MCP-BINDING section 1: dac://domain or usr://users){}",
+            s.resource_problem
+                .as_deref()
+                .map(|p| format!("; {p}"))
+                .unwrap_or_default()
+        ),
+        None => {}
     }
 }
 

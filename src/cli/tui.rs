@@ -69,43 +69,11 @@ pub struct Args {
 
 pub fn run(args: Args) -> u8 {
     let (settings, settings_problem) = crate::settings::Settings::current();
-    let mut servers: Vec<ServerSpec> = Vec::new();
-    for line in &args.stdio {
-        match ServerSpec::from_command_line(line) {
-            Ok(s) => servers.push(s),
-            Err(e) => return fail(&e),
-        }
-    }
-    for url in &args.url {
-        match ServerSpec::from_url(url) {
-            Ok(mut s) => {
-                if let TransportSpec::Http(HttpSpec { token, .. }) = &mut s.transport {
-                    *token = args.token.clone();
-                }
-                servers.push(s)
-            }
-            Err(e) => return fail(&e),
-        }
-    }
     let mut problems: Vec<String> = settings_problem.into_iter().collect();
-    match &args.servers {
-        Some(path) if target::is_found(path) => {
-            let (found, mistakes) = target::discovered_servers(&settings);
-            if found.is_empty() && mistakes.is_empty() {
-                return fail(&format!(
-                    "--servers without a file found none in {}",
-                    target::discovery_places(&settings)
-                ));
-            }
-            servers.extend(found);
-            problems.extend(mistakes);
-        }
-        Some(path) => match target::read_servers(path) {
-            Ok(list) => servers.extend(list),
-            Err(e) => return fail(&e),
-        },
-        None => {}
-    }
+    let mut servers = match named_servers(&args, &settings, &mut problems) {
+        Ok(servers) => servers,
+        Err(e) => return fail(&e),
+    };
     let names_a_server = !servers.is_empty();
     // What "add server" offers: the servers files found (their mistakes are said then).
     let (found, _) = target::discovered_servers(&settings);
@@ -158,6 +126,43 @@ pub fn run(args: Args) -> u8 {
         found,
     };
     crate::tui::run::run(launch)
+}
+
+/// The servers the command line names: `--stdio`, `--url` (with `--token`), and those of
+/// `--servers` (a file, or the files found when it has none; their mistakes go to
+/// `problems`). An error is one that cannot be read.
+fn named_servers(
+    args: &Args,
+    settings: &crate::settings::Settings,
+    problems: &mut Vec<String>,
+) -> Result<Vec<ServerSpec>, String> {
+    let mut servers: Vec<ServerSpec> = Vec::new();
+    for line in &args.stdio {
+        servers.push(ServerSpec::from_command_line(line)?);
+    }
+    for url in &args.url {
+        let mut s = ServerSpec::from_url(url)?;
+        if let TransportSpec::Http(HttpSpec { token, .. }) = &mut s.transport {
+            *token = args.token.clone();
+        }
+        servers.push(s);
+    }
+    match &args.servers {
+        Some(path) if target::is_found(path) => {
+            let (found, mistakes) = target::discovered_servers(settings);
+            if found.is_empty() && mistakes.is_empty() {
+                return Err(format!(
+                    "--servers without a file found none in {}",
+                    target::discovery_places(settings)
+                ));
+            }
+            servers.extend(found);
+            problems.extend(mistakes);
+        }
+        Some(path) => servers.extend(target::read_servers(path)?),
+        None => {}
+    }
+    Ok(servers)
 }
 
 fn fail(message: &str) -> u8 {

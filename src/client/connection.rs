@@ -1441,17 +1441,21 @@ impl Setup<'_> {
         legacy_sse: bool,
         authorizer: Option<&Authorizer>,
     ) -> ConnectError {
+        let refused = super::opening::handshake_refusal(e, self.protocol).is_some();
+        let url = &target.url;
+        let failure =
+            super::doctor::http_failure(url, &target.sent, legacy_sse, self.protocol).await;
+        // A server that wants a token and advertises no OAuth: the sign-in tried in passing
+        // failed for that reason, and the step's sentence already says what to do.
         let signing_in = authorizer
+            .filter(|_| !failure.as_ref().is_some_and(|f| f.needs_a_token))
             .and_then(|a| a.failure())
             .map(|why| format!("; signing in with OAuth failed: {why}"))
             .unwrap_or_default();
-        let refused = super::opening::handshake_refusal(e, self.protocol).is_some();
-        let url = &target.url;
-        let why =
-            match super::doctor::http_failure(url, &target.sent, legacy_sse, self.protocol).await {
-                Some(step) => step,
-                None => initialize_error(e, self.protocol),
-            };
+        let why = match failure {
+            Some(step) => step.sentence,
+            None => initialize_error(e, self.protocol),
+        };
         ConnectError {
             refused,
             ..ConnectError::from(format!("cannot connect to {url}: {why}{signing_in}"))

@@ -2,12 +2,12 @@
 //! the common fields, keeps the TurnIndex, sends, times the turn, and runs the message,
 //! exchange and dialogue checks on every Request and Response.
 
-use crate::client::connection::{ConnectOptions, Connection};
+use crate::client::connection::{CallError, ConnectOptions, Connection};
 use crate::client::defaults::{Chosen, Overrides};
 use crate::client::spec::ServerSpec;
 use crate::client::turn::{ErrorKind, Reply, Subject, Turn, TurnError, TurnFinding};
 use crate::protocol::conformance::{
-    Check, DialogueChecker, Finding, check_exchange, check_message_as,
+    Accepted, Check, DialogueChecker, Finding, check_exchange, check_message_as,
 };
 use crate::protocol::message::{Fill, fill_request, now_rfc3339, rfc3339};
 use crate::protocol::raw::RawJson;
@@ -291,10 +291,6 @@ impl Dialogue {
     /// Sends a Request (already prepared) and returns the turn. Never fails: whatever goes
     /// wrong is in the turn.
     pub async fn send(&mut self, request: Value, cancel: &CancellationToken) -> Turn {
-        // The Request's checks: made while the server works on it, when it can be sent.
-        let request_checks = |checker: &DialogueChecker, interface: Interface| {
-            request_findings(checker, interface, &request)
-        };
         let sent_at = time::OffsetDateTime::now_utc();
         let request_raw = RawJson::from_value(&request);
         if !request.is_object() {
@@ -304,7 +300,7 @@ impl Dialogue {
                     kind: ErrorKind::NotSent,
                     message: "a Request is a JSON object; this one was not sent".into(),
                 }),
-                findings: request_checks(&self.checker, self.interface),
+                findings: request_findings(&self.checker, self.interface, &request),
                 sent: rfc3339(sent_at),
                 received: None,
                 latency_ms: 0.0,
@@ -313,67 +309,17 @@ impl Dialogue {
             };
         }
         let started = Instant::now();
-        let writes_at_once = self.connection.writes_on_first_poll();
-        let (result, findings, accepted, sent) = {
-            let mut call = std::pin::pin!(self.connection.call_turn(
-                &self.tool,
-                &request,
-                request_raw.raw(),
-                cancel
-            ));
-            // Poll the call once (and, through rmcp, let its task write it), so that the Request
-            // is on its way before its checks and its record take their time: they overlap with
-            // the server's work instead of adding to the turn.
-            let mut early =
-                std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
-            if early.is_pending() && !writes_at_once {
-                tokio::task::yield_now().await;
-                early =
-                    std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
-            }
-            let findings = request_checks(&self.checker, self.interface);
-            // Recorded now, while the server works, and taken back below if the server did not
-            // take the Request.
-            let accepted = self.checker.accept_undoably(&request);
-            let sent = rfc3339(sent_at);
-            self.spent.clear();
-            self.last_response = None;
-            let result = match early {
-                std::task::Poll::Ready(result) => result,
-                std::task::Poll::Pending => call.await,
-            };
-            (result, findings, accepted, sent)
-        };
-        let mut findings = findings;
+        let Overlapped {
+            result,
+            mut findings,
+            accepted,
+            sent,
+        } = self
+            .call_checking_meanwhile(&request, &request_raw, cancel, sent_at)
+            .await;
         let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
         let received = Some(now_rfc3339());
-        let requested_turn = request
-            .get("TurnIndex")
-            .and_then(crate::protocol::message::as_index);
-        let reply = match result {
-            Ok(result) => {
-                let (reply, response) = checked_reply(
-                    &mut self.checker,
-                    self.interface,
-                    &request,
-                    result,
-                    &mut findings,
-                );
-                self.last_response = response;
-                reply
-            }
-            Err(e) => Reply::Error(TurnError::from(&e)),
-        };
-        if !matches!(reply, Reply::Response(_)) {
-            self.checker.undo(accepted);
-        }
-        // The next TurnIndex follows the last Request the server may have taken: not one it
-        // rejected, but one that timed out may have been taken (gaps are allowed).
-        if !matches!(reply, Reply::ToolError(_))
-            && let Some(t) = requested_turn
-        {
-            self.next_turn = self.next_turn.max(t + 1);
-        }
+        let reply = self.settle(&request, result, &mut findings, accepted);
         // Something came back, unless the turn timed out, was cancelled or lost its connection.
         let answered = match &reply {
             Reply::Error(e) => matches!(e.kind, ErrorKind::Protocol | ErrorKind::TooLarge),
@@ -392,6 +338,83 @@ impl Dialogue {
         }
     }
 
+    /// The call, with the Request's checks and its record made while the server works on
+    /// it: the call is polled once (and rmcp's task given a turn to write it), so that the
+    /// Request is on its way before they take their time, overlapping with the server's work
+    /// instead of adding to the turn.
+    async fn call_checking_meanwhile(
+        &mut self,
+        request: &Value,
+        request_raw: &RawJson,
+        cancel: &CancellationToken,
+        sent_at: time::OffsetDateTime,
+    ) -> Overlapped {
+        let writes_at_once = self.connection.writes_on_first_poll();
+        let mut call = std::pin::pin!(self.connection.call_turn(
+            &self.tool,
+            request,
+            request_raw.raw(),
+            cancel
+        ));
+        let mut early =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+        if early.is_pending() && !writes_at_once {
+            tokio::task::yield_now().await;
+            early = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+        }
+        let findings = request_findings(&self.checker, self.interface, request);
+        // Recorded now, while the server works, and taken back by `settle` if the server did
+        // not take the Request.
+        let accepted = self.checker.accept_undoably(request);
+        let sent = rfc3339(sent_at);
+        self.spent.clear();
+        self.last_response = None;
+        let result = match early {
+            std::task::Poll::Ready(result) => result,
+            std::task::Poll::Pending => call.await,
+        };
+        Overlapped {
+            result,
+            findings,
+            accepted,
+            sent,
+        }
+    }
+
+    /// The call's result as the turn's reply, its Response checked; the Request's record
+    /// taken back when the server did not take it, and the next TurnIndex moved on.
+    fn settle(
+        &mut self,
+        request: &Value,
+        result: Result<CallToolResult, CallError>,
+        findings: &mut Vec<TurnFinding>,
+        accepted: Accepted,
+    ) -> Reply {
+        let requested_turn = request
+            .get("TurnIndex")
+            .and_then(crate::protocol::message::as_index);
+        let reply = match result {
+            Ok(result) => {
+                let (reply, response) =
+                    checked_reply(&mut self.checker, self.interface, request, result, findings);
+                self.last_response = response;
+                reply
+            }
+            Err(e) => Reply::Error(TurnError::from(&e)),
+        };
+        if !matches!(reply, Reply::Response(_)) {
+            self.checker.undo(accepted);
+        }
+        // The next TurnIndex follows the last Request the server may have taken: not one it
+        // rejected, but one that timed out may have been taken (gaps are allowed).
+        if !matches!(reply, Reply::ToolError(_))
+            && let Some(t) = requested_turn
+        {
+            self.next_turn = self.next_turn.max(t + 1);
+        }
+        reply
+    }
+
     /// The last turn's Response as a value (parsed once, for its checks), if it had one.
     pub fn last_response(&self) -> Option<&Value> {
         self.last_response.as_ref()
@@ -401,6 +424,17 @@ impl Dialogue {
     pub async fn close(self) {
         self.connection.close().await;
     }
+}
+
+/// What a call gives with what was made while the server worked on it.
+struct Overlapped {
+    result: Result<CallToolResult, CallError>,
+    /// The Request's findings.
+    findings: Vec<TurnFinding>,
+    /// The Request's record in the dialogue's checks, to take back if it was not taken.
+    accepted: Accepted,
+    /// When it was sent (RFC 3339).
+    sent: String,
 }
 
 /// The message and dialogue checks of a Request about to go (the dialogue's state is not

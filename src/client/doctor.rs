@@ -166,6 +166,14 @@ pub async fn examine(spec: &ServerSpec, options: &ConnectOptions) -> Vec<Check> 
     checks
 }
 
+/// Why an HTTP connection failed: the first step that fails, said in a sentence.
+pub struct HttpFailure {
+    pub sentence: String,
+    /// The server refused for want of credentials and advertises no OAuth: an OAuth sign-in
+    /// cannot help, and the sentence already says what does.
+    pub needs_a_token: bool,
+}
+
 /// Why an HTTP connection failed, as the first step that fails (None when every step passes,
 /// and the failure is further on).
 pub async fn http_failure(
@@ -173,12 +181,15 @@ pub async fn http_failure(
     headers: &[(String, String)],
     legacy_sse: bool,
     asked: ProtocolChoice,
-) -> Option<String> {
-    http_steps(url, headers, legacy_sse, Duration::from_secs(5), asked)
+) -> Option<HttpFailure> {
+    let failed = http_steps(url, headers, legacy_sse, Duration::from_secs(5), asked)
         .await
         .into_iter()
-        .find(|c| !c.ok)
-        .map(|c| c.sentence())
+        .find(|c| !c.ok)?;
+    Some(HttpFailure {
+        sentence: failed.sentence(),
+        needs_a_token: failed.advice.as_deref() == Some(NO_OAUTH_ADVICE),
+    })
 }
 
 /// The HTTP steps (name, connect, tls, http, mcp), up to the first that fails.
@@ -221,7 +232,11 @@ async fn passed_http_steps(
     if probe.url.scheme() == "https" {
         checks.push(Check::ok("tls", "the certificate is trusted"));
     }
-    let opened = FirstResponse::read(response, &probe.openings[0]).await?;
+    let mut opened = FirstResponse::read(response, &probe.openings[0]).await?;
+    if opened.status == reqwest::StatusCode::UNAUTHORIZED && !gives_authorization(headers) {
+        opened.oauth_advertised =
+            oauth_advertised(&probe.client, &probe.url, opened.challenge.as_deref()).await;
+    }
     let sse_note = legacy_sse_note(legacy_sse);
     checks.push(http_status_step(
         &opened, url, &probe.url, headers, sse_note,
@@ -403,6 +418,8 @@ struct FirstResponse {
     content_type: String,
     challenge: Option<String>,
     allow: Option<String>,
+    /// On a 401 with no credentials given: whether the server advertises OAuth metadata.
+    oauth_advertised: bool,
     /// The body on one line, or what it is (see `body_head`).
     head: String,
     /// The JSON-RPC message it carries, whatever the status: a refusal of the opening comes
@@ -434,6 +451,7 @@ impl FirstResponse {
             content_type,
             challenge,
             allow,
+            oauth_advertised: false,
         })
     }
 }
@@ -491,6 +509,9 @@ fn http_status_step(
     let status = opened.status;
     let head = &opened.head;
     match status.as_u16() {
+        // Before the JSON-RPC error below: a 401 carries one too (the reference server's
+        // says it needs a token), but it is the credentials that failed, not the handshake.
+        401 => Err(unauthorized(url, headers, opened)),
         200..=299 => Ok(Check::ok(
             "http",
             format!("{status}, {}", opened.content_type),
@@ -506,7 +527,6 @@ fn http_status_step(
                 format!("{status} with a JSON-RPC error (read below)"),
             ))
         }
-        401 => Err(unauthorized(url, headers, opened.challenge.as_deref())),
         403 => Err(Check::failed(
             "http",
             format!("403 Forbidden: {head}"),
@@ -547,32 +567,87 @@ fn http_status_step(
     }
 }
 
-/// A 401: what the server asks for, and what to give it (a token given was refused; an OAuth
-/// server is signed in to; any other is given a token).
-fn unauthorized(url: &str, headers: &[(String, String)], challenge: Option<&str>) -> Check {
-    let oauth = challenge.is_some_and(|c| c.to_ascii_lowercase().starts_with("bearer"));
-    let asks = challenge
+/// A 401: what happened and the fix. A token given was refused; with none, the server asks
+/// for credentials (its WWW-Authenticate quoted), and OAuth is offered only when the server
+/// advertises OAuth metadata (`oauth_advertised`): a plain bearer-token server (`serve
+/// --token`) is told to be given a token, not signed in to.
+fn unauthorized(url: &str, headers: &[(String, String)], opened: &FirstResponse) -> Check {
+    let asks = opened
+        .challenge
+        .as_deref()
         .map(|c| format!(" (WWW-Authenticate: {c})"))
         .unwrap_or_default();
-    let advice = if headers
-        .iter()
-        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-    {
-        "the token given was refused: is it still valid, and for this server?".to_owned()
-    } else if oauth {
+    if gives_authorization(headers) {
+        return Check::failed(
+            "http",
+            format!("401 Unauthorized: the server refused the token{asks}"),
+            "check --token / BKN_TOKEN (or the Authorization header): the server refused the \
+             one given (is it this server's, and still valid?)",
+        );
+    }
+    let advice = if opened.oauth_advertised {
         format!(
             "it uses OAuth: sign in with `bkn-explorer auth login {url}` (the other commands \
              and the explorer sign in by themselves unless --no-sign-in), or give a token: \
              --token TOKEN (or BKN_TOKEN)"
         )
     } else {
-        "give a token: --token TOKEN (or BKN_TOKEN), --header \"Authorization: Bearer …\", or \"headers\" in the servers file".to_owned()
+        NO_OAUTH_ADVICE.to_owned()
     };
     Check::failed(
         "http",
-        format!("401 Unauthorized: the server wants credentials{asks}"),
+        format!("401 Unauthorized: the server asks for credentials{asks}"),
         advice,
     )
+}
+
+/// The advice for a 401 from a server that advertises no OAuth (also how `http_failure` knows
+/// that a sign-in cannot help).
+const NO_OAUTH_ADVICE: &str = "it publishes no OAuth metadata: give it a token with --token \
+    TOKEN (or BKN_TOKEN), --header \"Authorization: Bearer …\", or \"headers\" in the servers file";
+
+fn gives_authorization(headers: &[(String, String)]) -> bool {
+    headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+}
+
+/// Whether the server behind a 401 advertises OAuth: its challenge names a protected-resource
+/// metadata document (RFC 9728, what MCP asks of an OAuth server), or one of the well-known
+/// metadata documents answers (the protected resource's, or, MCP 2025-03-26's fallback, the
+/// authorization server's at the root).
+async fn oauth_advertised(
+    client: &reqwest::Client,
+    url: &reqwest::Url,
+    challenge: Option<&str>,
+) -> bool {
+    if challenge.is_some_and(|c| c.to_ascii_lowercase().contains("resource_metadata")) {
+        return true;
+    }
+    let path = url.path().trim_end_matches('/');
+    let documents = [
+        format!("/.well-known/oauth-protected-resource{path}"),
+        "/.well-known/oauth-protected-resource".to_owned(),
+        "/.well-known/oauth-authorization-server".to_owned(),
+    ];
+    for document in documents {
+        let mut at = url.clone();
+        at.set_path(&document);
+        at.set_query(None);
+        let Ok(response) = client.get(at).send().await else {
+            continue;
+        };
+        if !response.status().is_success() {
+            continue;
+        }
+        let metadata = answer_of(response, PROBE_LIMIT).await;
+        if metadata
+            .is_some_and(|m| m.get("authorization_servers").is_some() || m.get("issuer").is_some())
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// The first answer judged; a refused opening is followed by the next the client would try.

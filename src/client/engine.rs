@@ -289,8 +289,45 @@ async fn run_dialogue(
         };
     let vocabulary = vocabulary(&connection).await;
     let defaults = base.choose(connection.summary.published.as_ref(), &overrides);
-    let mut dialogue = match Dialogue::open(connection, interface, defaults) {
-        Ok(d) => d,
+    let Some(mut dialogue) = open_on(key, connection, interface, defaults, &events).await else {
+        return;
+    };
+    let continued = dialogue.continue_from(&from);
+    announce_opened(key, &dialogue, continued, vocabulary, &events);
+    // A change the server told while the connection was being made came before anyone
+    // listened for it (the explorer knew no open dialogue on that connection yet).
+    if dialogue.connection.lists_changed() {
+        refresh(key, &mut dialogue, &events).await;
+    }
+    while let Some(command) = commands.recv().await {
+        match command {
+            Command::Send {
+                request,
+                filling,
+                cancel,
+            } => send_turn(key, &mut dialogue, request, filling, &cancel, &events).await,
+            Command::Defaults(chosen) => dialogue.defaults = *chosen,
+            Command::Refresh => refresh(key, &mut dialogue, &events).await,
+            Command::ListResources => list_resources(key, &dialogue, &events).await,
+            Command::ReadResource(uri) => read_resource(key, &dialogue, uri, &events).await,
+            Command::Close => break,
+        }
+    }
+    dialogue.close().await;
+    let _ = events.send(EngineEvent::Closed { dialogue: key });
+}
+
+/// The dialogue on the connection, or `Failed` (with what the server offers) and the
+/// connection closed when the server has no tool for the interface.
+async fn open_on(
+    key: DialogueKey,
+    connection: Connection,
+    interface: Interface,
+    defaults: Chosen,
+    events: &mpsc::UnboundedSender<EngineEvent>,
+) -> Option<Dialogue> {
+    match Dialogue::open(connection, interface, defaults) {
+        Ok(d) => Some(d),
         Err(no_tool) => {
             let summary = no_tool.connection.summary.clone();
             let _ = events.send(EngineEvent::Failed {
@@ -300,10 +337,19 @@ async fn run_dialogue(
                 needs_input: None,
             });
             no_tool.connection.close().await;
-            return;
+            None
         }
-    };
-    let continued = dialogue.continue_from(&from);
+    }
+}
+
+/// `Opened`, with what the server offers, and the log's line of it.
+fn announce_opened(
+    key: DialogueKey,
+    dialogue: &Dialogue,
+    continued: bool,
+    vocabulary: Vocabulary,
+    events: &mpsc::UnboundedSender<EngineEvent>,
+) {
     let _ = events.send(EngineEvent::Opened {
         continued,
         next_turn: dialogue.next_turn(),
@@ -323,66 +369,68 @@ async fn run_dialogue(
             format!("dialogue {key} on connection {}", dialogue.connection.id),
         ),
     )));
-    // A change the server told while the connection was being made came before anyone
-    // listened for it (the explorer knew no open dialogue on that connection yet).
-    if dialogue.connection.lists_changed() {
-        refresh(key, &mut dialogue, &events).await;
-    }
-    while let Some(command) = commands.recv().await {
-        match command {
-            Command::Send {
-                request,
-                filling,
-                cancel,
-            } => {
-                let request = dialogue.prepare(request, filling);
-                let _ = events.send(EngineEvent::TurnStarted {
-                    dialogue: key,
-                    request: request.clone(),
-                });
-                let turn = dialogue.send(request, &cancel).await;
-                let _ = events.send(EngineEvent::TurnFinished {
-                    dialogue: key,
-                    turn,
-                    next_turn: dialogue.next_turn(),
-                });
-            }
-            Command::Defaults(chosen) => dialogue.defaults = *chosen,
-            Command::Refresh => refresh(key, &mut dialogue, &events).await,
-            Command::ListResources => {
-                let result = if dialogue.connection.summary.has_resources {
-                    dialogue
-                        .connection
-                        .list_resources()
-                        .await
-                        .map(|list| list.iter().map(Into::into).collect())
-                        .map_err(|e| format!("resources/list failed: {e}"))
-                } else {
-                    Err("the server offers no resources (no resources capability)".into())
-                };
-                let _ = events.send(EngineEvent::ResourcesListed {
-                    dialogue: key,
-                    result,
-                });
-            }
-            Command::ReadResource(uri) => {
-                let result = dialogue
-                    .connection
-                    .read_resource_contents(&uri)
-                    .await
-                    .map(|contents| crate::client::resources::Read::of(&uri, &contents))
-                    .map_err(|e| format!("cannot read {uri}: {e}"));
-                let _ = events.send(EngineEvent::ResourceRead {
-                    dialogue: key,
-                    uri,
-                    result,
-                });
-            }
-            Command::Close => break,
-        }
-    }
-    dialogue.close().await;
-    let _ = events.send(EngineEvent::Closed { dialogue: key });
+}
+
+/// One turn: `TurnStarted` with the Request as filled, `TurnFinished` with its reply.
+async fn send_turn(
+    key: DialogueKey,
+    dialogue: &mut Dialogue,
+    request: Value,
+    filling: Filling,
+    cancel: &CancellationToken,
+    events: &mpsc::UnboundedSender<EngineEvent>,
+) {
+    let request = dialogue.prepare(request, filling);
+    let _ = events.send(EngineEvent::TurnStarted {
+        dialogue: key,
+        request: request.clone(),
+    });
+    let turn = dialogue.send(request, cancel).await;
+    let _ = events.send(EngineEvent::TurnFinished {
+        dialogue: key,
+        turn,
+        next_turn: dialogue.next_turn(),
+    });
+}
+
+async fn list_resources(
+    key: DialogueKey,
+    dialogue: &Dialogue,
+    events: &mpsc::UnboundedSender<EngineEvent>,
+) {
+    let result = if dialogue.connection.summary.has_resources {
+        dialogue
+            .connection
+            .list_resources()
+            .await
+            .map(|list| list.iter().map(Into::into).collect())
+            .map_err(|e| format!("resources/list failed: {e}"))
+    } else {
+        Err("the server offers no resources (no resources capability)".into())
+    };
+    let _ = events.send(EngineEvent::ResourcesListed {
+        dialogue: key,
+        result,
+    });
+}
+
+async fn read_resource(
+    key: DialogueKey,
+    dialogue: &Dialogue,
+    uri: String,
+    events: &mpsc::UnboundedSender<EngineEvent>,
+) {
+    let result = dialogue
+        .connection
+        .read_resource_contents(&uri)
+        .await
+        .map(|contents| crate::client::resources::Read::of(&uri, &contents))
+        .map_err(|e| format!("cannot read {uri}: {e}"));
+    let _ = events.send(EngineEvent::ResourceRead {
+        dialogue: key,
+        uri,
+        result,
+    });
 }
 
 /// Reads again what a dialogue's server offers, and says what it found (`Refreshed`).

@@ -451,95 +451,104 @@ impl Transport<RoleClient> for StdioTransport {
                     return None;
                 }
                 Line::Text(bytes) => {
-                    if bytes.iter().all(u8::is_ascii_whitespace) {
-                        continue;
-                    }
-                    let decoded = match self.tool_result(&bytes) {
-                        Some(message) => Ok(message),
-                        None => {
-                            crate::protocol::json::frame_from_slice::<ServerJsonRpcMessage>(&bytes)
-                        }
-                    };
-                    match decoded {
-                        Ok(message) => {
-                            self.answered = true;
-                            if self.events.wants_logs() {
-                                // JSON that parsed is UTF-8: the bytes become the text as
-                                // they are.
-                                let text = String::from_utf8(bytes).unwrap_or_else(|e| {
-                                    String::from_utf8_lossy(e.as_bytes()).into_owned()
-                                });
-                                self.events.log(self.connection, LogKind::Received, text);
-                            }
-                            if let Some(id) = response_id(&message) {
-                                self.pending
-                                    .lock()
-                                    .unwrap_or_else(|p| p.into_inner())
-                                    .remove(id);
-                                self.calls
-                                    .lock()
-                                    .unwrap_or_else(|p| p.into_inner())
-                                    .remove(id);
-                            }
-                            match self.direct.deliver(message) {
-                                Some(message) => return Some(message),
-                                None => continue,
-                            }
-                        }
-                        Err(e) => {
-                            let text = String::from_utf8_lossy(&bytes);
-                            let shown: String = text.chars().take(120).collect();
-                            self.events.log(
-                                self.connection,
-                                LogKind::Client,
-                                format!(
-                                    "the server wrote a line that is not JSON-RPC ({e}): {text}"
-                                ),
-                            );
-                            let mut health = self.health.lock().unwrap_or_else(|p| p.into_inner());
-                            health.garbage_lines += 1;
-                            health.last_garbage = Some(format!("\"{shown}\""));
-                        }
+                    if let Some(message) = self.text_line(bytes) {
+                        return Some(message);
                     }
                 }
-                Line::TooLong { size, head, tail } => {
-                    let id = limits::find_id(&head).or_else(|| id_at_end(&tail));
-                    let ids: Vec<RequestId> = match id {
-                        Some(id) => vec![id],
-                        None => {
-                            let mut ids: Vec<RequestId> = self
-                                .pending
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .iter()
-                                .cloned()
-                                .collect();
-                            ids.extend(self.direct.lock().keys().cloned());
-                            ids
-                        }
-                    };
-                    self.events.log(
-                        self.connection,
-                        LogKind::Client,
-                        format!(
-                            "the server sent a message of {}, over the {} limit; it was dropped",
-                            limits::human_size(size),
-                            limits::human_size(self.limit)
-                        ),
-                    );
-                    let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-                    for id in ids {
-                        pending.remove(&id);
-                        self.queued
-                            .push_back(limits::too_large(id, size, self.limit, true));
-                    }
-                }
+                Line::TooLong { size, head, tail } => self.drop_too_long(size, &head, &tail),
             }
         }
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
         self.writer.lock().await.shutdown().await
+    }
+}
+
+impl StdioTransport {
+    /// A line the server wrote: the message for rmcp, or None when there is none for it (a
+    /// blank line, one the hot path took, or one that is not JSON-RPC, which is logged and
+    /// counted against the server's health).
+    fn text_line(&mut self, bytes: Vec<u8>) -> Option<ServerJsonRpcMessage> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let decoded = match self.tool_result(&bytes) {
+            Some(message) => Ok(message),
+            None => crate::protocol::json::frame_from_slice::<ServerJsonRpcMessage>(&bytes),
+        };
+        let message = match decoded {
+            Ok(message) => message,
+            Err(e) => {
+                self.not_json_rpc(&bytes, &e);
+                return None;
+            }
+        };
+        self.answered = true;
+        if self.events.wants_logs() {
+            // JSON that parsed is UTF-8: the bytes become the text as they are.
+            let text = String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            self.events.log(self.connection, LogKind::Received, text);
+        }
+        if let Some(id) = response_id(&message) {
+            self.pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(id);
+            self.calls
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(id);
+        }
+        self.direct.deliver(message)
+    }
+
+    fn not_json_rpc(&self, bytes: &[u8], e: &impl std::fmt::Display) {
+        let text = String::from_utf8_lossy(bytes);
+        let shown: String = text.chars().take(120).collect();
+        self.events.log(
+            self.connection,
+            LogKind::Client,
+            format!("the server wrote a line that is not JSON-RPC ({e}): {text}"),
+        );
+        let mut health = self.health.lock().unwrap_or_else(|p| p.into_inner());
+        health.garbage_lines += 1;
+        health.last_garbage = Some(format!("\"{shown}\""));
+    }
+
+    /// A message over the limit is dropped: the request it answers (found at its start or
+    /// end; else every one waiting) gets a made-up "too large" error in its place.
+    fn drop_too_long(&mut self, size: usize, head: &[u8], tail: &[u8]) {
+        let ids: Vec<RequestId> = match limits::find_id(head).or_else(|| id_at_end(tail)) {
+            Some(id) => vec![id],
+            None => {
+                let mut ids: Vec<RequestId> = self
+                    .pending
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .cloned()
+                    .collect();
+                ids.extend(self.direct.lock().keys().cloned());
+                ids
+            }
+        };
+        self.events.log(
+            self.connection,
+            LogKind::Client,
+            format!(
+                "the server sent a message of {}, over the {} limit; it was dropped",
+                limits::human_size(size),
+                limits::human_size(self.limit)
+            ),
+        );
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        for id in ids {
+            pending.remove(&id);
+            self.queued
+                .push_back(limits::too_large(id, size, self.limit, true));
+        }
     }
 }
 

@@ -255,58 +255,9 @@ impl Vocabulary {
             ));
         }
         match shape {
-            Shape::DacDomain => {
-                for s in list(value, "Spaces") {
-                    if let Some(id) = id_of(s, &["SpaceID"]) {
-                        self.add(Words::Spaces, id);
-                    }
-                }
-                for c in list(value, "Classes") {
-                    if let Some(id) = id_of(c, &["ClassID", "Class"]) {
-                        self.add(Words::Classes, id);
-                    }
-                }
-                for p in list(value, "Processes") {
-                    if let Some(id) = id_of(p, &["ProcessID"]) {
-                        self.add(Words::Entities, id);
-                    }
-                }
-                for a in list(value, "Actions") {
-                    if let Some(id) = id_of(a, &["Action"]) {
-                        self.add(Words::Actions, id);
-                    }
-                }
-            }
-            Shape::DacSpace => {
-                if let Some(id) = uri.strip_prefix(DAC_SPACES) {
-                    self.add(Words::Spaces, id);
-                }
-                for loc in list(value, "MLocations") {
-                    if let Some(id) = id_of(loc, &["MLocationID"]) {
-                        self.add(Words::MLocations, id);
-                    }
-                    for e in list(loc, "Items").chain(list(loc, "Processes")) {
-                        self.entity(e);
-                    }
-                }
-                for name in ["Entities", "Items", "UnplacedItems", "Processes"] {
-                    for e in list(value, name) {
-                        self.entity(e);
-                    }
-                }
-                for a in list(value, "Actions") {
-                    if let Some(id) = id_of(a, &["Action"]) {
-                        self.add(Words::Actions, id);
-                    }
-                }
-            }
-            Shape::UsrUsers => {
-                for u in list(value, "Users") {
-                    if let Some(id) = id_of(u, &["UserID"]) {
-                        self.add(Words::Users, id);
-                    }
-                }
-            }
+            Shape::DacDomain => self.read_domain(value),
+            Shape::DacSpace => self.read_space(uri, value),
+            Shape::UsrUsers => self.add_ids(value, "Users", &["UserID"], Words::Users),
             Shape::UsrUser => {
                 let id = value
                     .get("UserID")
@@ -315,6 +266,46 @@ impl Vocabulary {
                 if let Some(id) = id {
                     self.add(Words::Users, id);
                 }
+            }
+        }
+    }
+
+    /// `dac://domain`: its Spaces, classes, Processes and Actions.
+    fn read_domain(&mut self, value: &Value) {
+        self.add_ids(value, "Spaces", &["SpaceID"], Words::Spaces);
+        self.add_ids(value, "Classes", &["ClassID", "Class"], Words::Classes);
+        self.add_ids(value, "Processes", &["ProcessID"], Words::Entities);
+        self.add_ids(value, "Actions", &["Action"], Words::Actions);
+    }
+
+    /// `dac://spaces/<SpaceID>`: the Space, its M-Locations and the Entities there (placed
+    /// or listed beside), and its Actions.
+    fn read_space(&mut self, uri: &str, value: &Value) {
+        if let Some(id) = uri.strip_prefix(DAC_SPACES) {
+            self.add(Words::Spaces, id);
+        }
+        for loc in list(value, "MLocations") {
+            if let Some(id) = id_of(loc, &["MLocationID"]) {
+                self.add(Words::MLocations, id);
+            }
+            for e in list(loc, "Items").chain(list(loc, "Processes")) {
+                self.entity(e);
+            }
+        }
+        for name in ["Entities", "Items", "UnplacedItems", "Processes"] {
+            for e in list(value, name) {
+                self.entity(e);
+            }
+        }
+        self.add_ids(value, "Actions", &["Action"], Words::Actions);
+    }
+
+    /// The ID (under one of `keys`, or the element itself if a string) of each element of
+    /// the list `name`, as `words`.
+    fn add_ids(&mut self, value: &Value, name: &str, keys: &[&str], words: Words) {
+        for x in list(value, name) {
+            if let Some(id) = id_of(x, keys) {
+                self.add(words, id);
             }
         }
     }

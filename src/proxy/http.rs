@@ -61,6 +61,12 @@ struct Proxy {
 
 impl Proxy {
     fn observe(&self, session: &str, side: Side, kept: Kept) {
+        self.observe_at(session, side, kept, (Instant::now(), SystemTime::now()));
+    }
+
+    /// `observe`, for a message that passed at `at` (an agent's request is shown to the
+    /// observer only once the upstream answered, so its own time is taken before it is sent).
+    fn observe_at(&self, session: &str, side: Side, kept: Kept, at: (Instant, SystemTime)) {
         let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         // What a client can make the proxy hold is bounded: past so many dialogues followed
         // at once, a new one still passes through, unrecorded, and the recording says so.
@@ -74,9 +80,7 @@ impl Proxy {
             .entry(session.to_owned())
             .or_insert_with(|| Observer::sharing(&self.server, self.recording.clone()));
         match kept {
-            Kept::Whole(message) => {
-                observer.line(side, &message, Instant::now(), SystemTime::now())
-            }
+            Kept::Whole(message) => observer.line(side, &message, at.0, at.1),
             Kept::Lost(Lost::OverLimit, bytes) => observer.oversized(side, bytes),
             Kept::Lost(Lost::OverBudget, bytes) => observer.note(&format!(
                 "{} sent a message of {bytes} bytes while the proxy held {} MiB of messages \
@@ -347,6 +351,9 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         proxy.copy(),
         crate::server::transport::BODY_DEADLINE,
     );
+    // The request's time is when it leaves, not when the answer is back: the latency of a
+    // turn the recording gives is from one to the other.
+    let asked = (Instant::now(), SystemTime::now());
     let sent = upstream_request(&proxy, &parts, passing, declared)
         .send()
         .await;
@@ -365,7 +372,7 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     let session = session_of(&parts.headers, whole, answer.headers());
     if length > 0 {
         if end == End::Whole {
-            proxy.observe(&session, Side::Agent, kept);
+            proxy.observe_at(&session, Side::Agent, kept, asked);
         } else {
             // The upstream answered before the body ended (a refusal, say): nothing whole to
             // record.

@@ -179,104 +179,86 @@ impl Observer {
     }
 
     fn message(&mut self, side: Side, message: Value, at: Instant, now: SystemTime) {
-        let id = message.get("id").map(|id| id.to_string());
         match side {
-            Side::Agent => {
-                let (Some(id), Some(method)) = (id, message.get("method").and_then(Value::as_str))
-                else {
-                    // A notification: a cancellation ends its Request's exchange.
-                    if message.get("method").and_then(Value::as_str)
-                        == Some("notifications/cancelled")
-                        && let Some(request) = message.pointer("/params/requestId")
-                    {
-                        self.cancelled(&request.to_string(), at, now);
-                    }
-                    return;
-                };
-                match method {
-                    "initialize" => {
-                        self.pending.insert(id, Pending::Initialize);
-                    }
-                    "tools/list" => {
-                        self.pending.insert(id, Pending::ToolsList);
-                    }
-                    "resources/read" => {
-                        if let Some(uri) = message.pointer("/params/uri").and_then(Value::as_str) {
-                            self.pending
-                                .insert(id, Pending::ResourceRead(uri.to_owned()));
-                        }
-                    }
-                    "tools/call" => {
-                        let name = message.pointer("/params/name").and_then(Value::as_str);
-                        let arguments = message
-                            .pointer("/params/arguments")
-                            .cloned()
-                            .unwrap_or(Value::Null);
-                        if let Some(interface) = self.interface_of(name, &arguments) {
-                            // A 2026-07-28 request says its version; else the session's.
-                            let version = message
-                                .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
-                                .and_then(Value::as_str)
-                                .map(str::to_owned)
-                                .or_else(|| self.protocol_version.clone());
-                            let call = self.call(interface, arguments, version, at, now);
-                            self.pending.insert(id, Pending::Call(Box::new(call)));
-                        }
-                    }
-                    _ => {}
+            Side::Agent => self.agent_message(&message, at, now),
+            Side::Server => self.server_message(&message, at, now),
+        }
+    }
+
+    /// An agent's request, kept until its answer where the answer will be recorded; a
+    /// cancellation ends its Request's exchange.
+    fn agent_message(&mut self, message: &Value, at: Instant, now: SystemTime) {
+        let id = message.get("id").map(|id| id.to_string());
+        let (Some(id), Some(method)) = (id, message.get("method").and_then(Value::as_str)) else {
+            // A notification: a cancellation ends its Request's exchange.
+            if message.get("method").and_then(Value::as_str) == Some("notifications/cancelled")
+                && let Some(request) = message.pointer("/params/requestId")
+            {
+                self.cancelled(&request.to_string(), at, now);
+            }
+            return;
+        };
+        match method {
+            "initialize" => {
+                self.pending.insert(id, Pending::Initialize);
+            }
+            "tools/list" => {
+                self.pending.insert(id, Pending::ToolsList);
+            }
+            "resources/read" => {
+                if let Some(uri) = message.pointer("/params/uri").and_then(Value::as_str) {
+                    self.pending
+                        .insert(id, Pending::ResourceRead(uri.to_owned()));
                 }
             }
-            Side::Server => {
-                let Some(pending) = id.and_then(|id| self.pending.remove(&id)) else {
-                    return;
-                };
-                match pending {
-                    Pending::Initialize => {
-                        self.protocol_version = message
-                            .pointer("/result/protocolVersion")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
-                    }
-                    Pending::ToolsList => self.tools_listed(&message),
-                    Pending::ResourceRead(uri) => {
-                        // A resource of JSON text is kept (what a server made from the
-                        // recording gives back).
-                        let json = message
-                            .pointer("/result/contents/0/text")
-                            .and_then(Value::as_str)
-                            .and_then(|t| crate::protocol::json::from_str::<Value>(t).ok());
-                        if let Some(json) = json {
-                            self.journal.with(|j| j.resource(&uri, &json));
-                        }
-                    }
-                    Pending::Call(call) => {
-                        let reply = match (message.get("result"), message.get("error")) {
-                            (Some(result), _) => serde_json::from_value::<CallToolResult>(
-                                result.clone(),
-                            )
-                            .map_err(|e| TurnError {
-                                kind: ErrorKind::Protocol,
-                                message: format!("the result is not a tool result: {e}"),
-                            }),
-                            (None, Some(error)) => Err(TurnError {
-                                kind: ErrorKind::Protocol,
-                                message: format!(
-                                    "the server answered with a JSON-RPC error: {}",
-                                    error
-                                        .get("message")
-                                        .and_then(Value::as_str)
-                                        .unwrap_or("(no message)")
-                                ),
-                            }),
-                            (None, None) => Err(TurnError {
-                                kind: ErrorKind::Protocol,
-                                message: "the answer has neither result nor error".into(),
-                            }),
-                        };
-                        self.exchange(*call, reply, at, now);
-                    }
+            "tools/call" => {
+                let name = message.pointer("/params/name").and_then(Value::as_str);
+                let arguments = message
+                    .pointer("/params/arguments")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                if let Some(interface) = self.interface_of(name, &arguments) {
+                    // A 2026-07-28 request says its version; else the session's.
+                    let version = message
+                        .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .or_else(|| self.protocol_version.clone());
+                    let call = self.call(interface, arguments, version, at, now);
+                    self.pending.insert(id, Pending::Call(Box::new(call)));
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// The server's answer to a request kept: the session's version, its tools, a JSON
+    /// resource, or a turn's reply.
+    fn server_message(&mut self, message: &Value, at: Instant, now: SystemTime) {
+        let id = message.get("id").map(|id| id.to_string());
+        let Some(pending) = id.and_then(|id| self.pending.remove(&id)) else {
+            return;
+        };
+        match pending {
+            Pending::Initialize => {
+                self.protocol_version = message
+                    .pointer("/result/protocolVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+            Pending::ToolsList => self.tools_listed(message),
+            Pending::ResourceRead(uri) => {
+                // A resource of JSON text is kept (what a server made from the recording
+                // gives back).
+                let json = message
+                    .pointer("/result/contents/0/text")
+                    .and_then(Value::as_str)
+                    .and_then(|t| crate::protocol::json::from_str::<Value>(t).ok());
+                if let Some(json) = json {
+                    self.journal.with(|j| j.resource(&uri, &json));
+                }
+            }
+            Pending::Call(call) => self.exchange(*call, call_reply(message), at, now),
         }
     }
 
@@ -462,6 +444,32 @@ impl Observer {
             let id = d.id;
             self.journal.with(|j| j.turn(id, &turn));
         }
+    }
+}
+
+/// A `tools/call`'s answer as a turn's reply: the tool's result, or why it is not one.
+fn call_reply(message: &Value) -> Result<CallToolResult, TurnError> {
+    match (message.get("result"), message.get("error")) {
+        (Some(result), _) => {
+            serde_json::from_value::<CallToolResult>(result.clone()).map_err(|e| TurnError {
+                kind: ErrorKind::Protocol,
+                message: format!("the result is not a tool result: {e}"),
+            })
+        }
+        (None, Some(error)) => Err(TurnError {
+            kind: ErrorKind::Protocol,
+            message: format!(
+                "the server answered with a JSON-RPC error: {}",
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)")
+            ),
+        }),
+        (None, None) => Err(TurnError {
+            kind: ErrorKind::Protocol,
+            message: "the answer has neither result nor error".into(),
+        }),
     }
 }
 

@@ -8,10 +8,10 @@ use crate::client::connection::ConnectOptions;
 use crate::client::defaults::{Chosen, Overrides};
 use crate::client::dialogue::{Dialogue, Filling};
 use crate::client::spec::{ServerSpec, TransportSpec};
-use crate::client::turn::{ErrorKind, Reply};
-use crate::scenario::Scenario;
+use crate::client::turn::{ErrorKind, Reply, Turn};
 use crate::scenario::expect::{self, Expectation};
 use crate::scenario::run::fill_captures;
+use crate::scenario::{Scenario, Step};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use serde_json::Value;
@@ -29,6 +29,19 @@ pub struct Latency {
     pub p90_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+}
+
+impl Latency {
+    /// The percentiles of the latencies a histogram holds (in microseconds).
+    pub fn of(h: &Histogram<u64>) -> Latency {
+        Latency {
+            turns: h.len(),
+            p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
+            p90_ms: h.value_at_quantile(0.9) as f64 / 1000.0,
+            p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
+            max_ms: h.max() as f64 / 1000.0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -67,7 +80,37 @@ struct Tally {
     not_opened: Option<String>,
 }
 
-fn histogram() -> Histogram<u64> {
+impl Tally {
+    /// One turn of `step`: its latency by Kind, and whether it failed, was nonconformant
+    /// where conformance was expected, or missed an expectation.
+    fn count(&mut self, step: &Step, turn: &Turn, response: Option<&Value>) {
+        let kind = turn.head().kind.as_str().to_owned();
+        let micros = (turn.latency_ms * 1000.0).round().max(1.0) as u64;
+        let _ = self
+            .histograms
+            .entry(kind)
+            .or_insert_with(histogram)
+            .record(micros);
+        match &turn.reply {
+            Reply::Error(e) if e.kind == ErrorKind::Timeout => self.timeouts += 1,
+            Reply::Error(_) => self.errors += 1,
+            _ => {}
+        }
+        let wants_conformance = step
+            .expect
+            .iter()
+            .any(|e| matches!(e, Expectation::Conforms));
+        if wants_conformance && !turn.findings.is_empty() {
+            self.nonconformant += 1;
+        }
+        if !expect::judge(&step.expect, turn, response).is_empty() {
+            self.expectations_failed += 1;
+        }
+    }
+}
+
+/// A histogram of turn latencies.
+pub(crate) fn histogram() -> Histogram<u64> {
     // Microseconds from 1 µs to an hour, three significant figures.
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds")
 }
@@ -112,29 +155,26 @@ pub async fn run(
             .await
         }));
     }
+    let mut report = LoadReport::empty(&scenario.name, &spec.name, concurrency, repeat);
+    let (all, per_kind) = add_up(tasks, &mut report).await;
+    report.seconds = started.elapsed().as_secs_f64();
+    report.turns = all.len();
+    report.turns_per_s = report.turns as f64 / report.seconds.max(1e-9);
+    report.latencies(&all, &per_kind);
+    let (own, children) = cpu_seconds();
+    report.client_cpu_s = own - cpu0.0;
+    report.servers_cpu_s = children - cpu0.1;
+    report
+}
+
+/// The dialogues' tallies as each ends: their counts into `report`; their latencies, all
+/// together and by Kind, returned.
+async fn add_up(
+    tasks: Vec<tokio::task::JoinHandle<Tally>>,
+    report: &mut LoadReport,
+) -> (Histogram<u64>, HashMap<String, Histogram<u64>>) {
     let mut all = histogram();
     let mut per_kind: HashMap<String, Histogram<u64>> = HashMap::new();
-    let mut report = LoadReport {
-        scenario: scenario.name.clone(),
-        server: spec.name.clone(),
-        concurrency,
-        repeat,
-        turns: 0,
-        seconds: 0.0,
-        turns_per_s: 0.0,
-        p50_ms: 0.0,
-        p90_ms: 0.0,
-        p99_ms: 0.0,
-        max_ms: 0.0,
-        per_kind: BTreeMap::new(),
-        errors: 0,
-        timeouts: 0,
-        nonconformant: 0,
-        expectations_failed: 0,
-        not_opened: Vec::new(),
-        client_cpu_s: 0.0,
-        servers_cpu_s: 0.0,
-    };
     for task in tasks {
         let Ok(tally) = task.await else { continue };
         for (kind, h) in tally.histograms {
@@ -152,31 +192,49 @@ pub async fn run(
             report.not_opened.push(why);
         }
     }
-    report.seconds = started.elapsed().as_secs_f64();
-    report.turns = all.len();
-    report.turns_per_s = report.turns as f64 / report.seconds.max(1e-9);
-    let latency = |h: &Histogram<u64>| Latency {
-        turns: h.len(),
-        p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
-        p90_ms: h.value_at_quantile(0.9) as f64 / 1000.0,
-        p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
-        max_ms: h.max() as f64 / 1000.0,
-    };
-    let overall = latency(&all);
-    (report.p50_ms, report.p90_ms, report.p99_ms, report.max_ms) = (
-        overall.p50_ms,
-        overall.p90_ms,
-        overall.p99_ms,
-        overall.max_ms,
-    );
-    report.per_kind = per_kind
-        .iter()
-        .map(|(k, h)| (k.clone(), latency(h)))
-        .collect();
-    let (own, children) = cpu_seconds();
-    report.client_cpu_s = own - cpu0.0;
-    report.servers_cpu_s = children - cpu0.1;
-    report
+    (all, per_kind)
+}
+
+impl LoadReport {
+    /// A report of a load not run yet: nothing counted.
+    fn empty(scenario: &str, server: &str, concurrency: usize, repeat: usize) -> LoadReport {
+        LoadReport {
+            scenario: scenario.to_owned(),
+            server: server.to_owned(),
+            concurrency,
+            repeat,
+            turns: 0,
+            seconds: 0.0,
+            turns_per_s: 0.0,
+            p50_ms: 0.0,
+            p90_ms: 0.0,
+            p99_ms: 0.0,
+            max_ms: 0.0,
+            per_kind: BTreeMap::new(),
+            errors: 0,
+            timeouts: 0,
+            nonconformant: 0,
+            expectations_failed: 0,
+            not_opened: Vec::new(),
+            client_cpu_s: 0.0,
+            servers_cpu_s: 0.0,
+        }
+    }
+
+    /// The percentiles of the turns' latencies, overall and by Kind.
+    fn latencies(&mut self, all: &Histogram<u64>, per_kind: &HashMap<String, Histogram<u64>>) {
+        let overall = Latency::of(all);
+        (self.p50_ms, self.p90_ms, self.p99_ms, self.max_ms) = (
+            overall.p50_ms,
+            overall.p90_ms,
+            overall.p99_ms,
+            overall.max_ms,
+        );
+        self.per_kind = per_kind
+            .iter()
+            .map(|(k, h)| (k.clone(), Latency::of(h)))
+            .collect();
+    }
 }
 
 /// One of the N dialogues: the scenario `repeat` times, in the same dialogue (or, `fresh`,
@@ -234,28 +292,7 @@ async fn one_dialogue(
             let request = dialogue.prepare(fields, filling);
             let turn = dialogue.send(request, cancel).await;
             done.fetch_add(1, Ordering::Relaxed);
-            let kind = turn.head().kind.as_str().to_owned();
-            let micros = (turn.latency_ms * 1000.0).round().max(1.0) as u64;
-            let _ = tally
-                .histograms
-                .entry(kind)
-                .or_insert_with(histogram)
-                .record(micros);
-            match &turn.reply {
-                Reply::Error(e) if e.kind == ErrorKind::Timeout => tally.timeouts += 1,
-                Reply::Error(_) => tally.errors += 1,
-                _ => {}
-            }
-            let wants_conformance = step
-                .expect
-                .iter()
-                .any(|e| matches!(e, Expectation::Conforms));
-            if wants_conformance && !turn.findings.is_empty() {
-                tally.nonconformant += 1;
-            }
-            if !expect::judge(&step.expect, &turn, dialogue.last_response()).is_empty() {
-                tally.expectations_failed += 1;
-            }
+            tally.count(step, &turn, dialogue.last_response());
             super::run::capture(&step.capture, dialogue.last_response(), &mut captured);
             if matches!(&turn.reply, Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport))
             {

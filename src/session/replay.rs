@@ -141,25 +141,14 @@ pub async fn replay_recorded(
             .cloned()
             .ok_or_else(|| format!("the session has no server {}", record.server))?,
     };
-    let recorded = record.defaults.as_ref().unwrap_or(&session.defaults);
-    let base = if *recorded == CommonDefaults::default() {
-        Chosen::built_in()
-    } else {
-        Chosen::from_base(recorded.clone(), Origin::Session)
+    let reach = Reach {
+        spec,
+        options,
+        record,
+        base: recorded_defaults(session, record),
+        overrides: Overrides::default(),
     };
-    let overrides = Overrides::default();
-    // In the MCP generation it was recorded in, where the server still speaks it.
-    let connect = |base: Chosen| {
-        Dialogue::connect_as_before(
-            &spec,
-            options,
-            record.interface,
-            base,
-            &overrides,
-            record.protocol_version.as_deref(),
-        )
-    };
-    let mut dialogue = connect(base.clone()).await?;
+    let mut dialogue = reach.connect().await?;
     let mut replayed = Outcome {
         dialog_id: dialogue.dialog_id().to_owned(),
         stopped: None,
@@ -181,59 +170,25 @@ pub async fn replay_recorded(
             replayed.stopped = Some("cancelled".into());
             break;
         }
-        let request = recorded.request_value();
         // The recorded dialogue went on in a new MCP session here (a reconnect): so does the
         // replay, at the same TurnIndex.
         if recorded.new_session && i > 0 {
-            let old = std::mem::replace(
-                &mut dialogue,
-                match connect(base.clone()).await {
-                    Ok(d) => d,
-                    Err(e) => {
-                        replayed.stopped =
-                            Some(format!("cannot open the new session of turn {i}: {e}"));
-                        break;
-                    }
-                },
-            );
-            old.close().await;
-            let stateless =
-                dialogue.connection.state_home() == crate::client::generation::StateHome::DialogId;
-            renumbered_by = 0;
-            if let Some(t) = request.get("TurnIndex").and_then(serde_json::Value::as_u64) {
-                if stateless {
-                    renumbered_by = t;
-                } else {
-                    dialogue.start_at(t);
+            match reach.reconnect(&mut dialogue, recorded).await {
+                Ok(by) => renumbered_by = by,
+                Err(e) => {
+                    replayed.stopped =
+                        Some(format!("cannot open the new session of turn {i}: {e}"));
+                    break;
                 }
             }
         }
-        let mut request = request;
-        if renumbered_by > 0
-            && let Some(t) = request.get("TurnIndex").and_then(serde_json::Value::as_u64)
-        {
-            request["TurnIndex"] = t.saturating_sub(renumbered_by).into();
-        }
-        let request = dialogue.prepare(request, Filling::Fresh);
-        // What the server asked at this turn when it was recorded is answered the same way.
-        dialogue.connection.answer_turn_as_recorded(&recorded.asked);
-        let mut turn = dialogue.send(request, cancel).await;
+        let mut turn = send_as_recorded(&mut dialogue, recorded, renumbered_by, cancel).await;
         turn.new_session = recorded.new_session && i > 0;
         let mut differences = diff::compare(recorded, &turn);
         if renumbered_by > 0 {
             differences.retain(|d| !is_renumbering(d, renumbered_by));
         }
-        let lost = match &turn.reply {
-            Reply::Error(e)
-                if matches!(
-                    e.kind,
-                    ErrorKind::Gone | ErrorKind::Transport | ErrorKind::Cancelled
-                ) =>
-            {
-                Some(e.message.clone())
-            }
-            _ => None,
-        };
+        let lost = connection_lost(&turn);
         let done = ReplayedTurn {
             index: i,
             dialog_id: replayed.dialog_id.clone(),
@@ -255,4 +210,97 @@ pub async fn replay_recorded(
     }
     dialogue.close().await;
     Ok(replayed)
+}
+
+/// The common fields the dialogue was recorded with: its own, or the session's (the
+/// built-in ones when it has none).
+fn recorded_defaults(session: &Session, record: &DialogueRecord) -> Chosen {
+    let recorded = record.defaults.as_ref().unwrap_or(&session.defaults);
+    if *recorded == CommonDefaults::default() {
+        Chosen::built_in()
+    } else {
+        Chosen::from_base(recorded.clone(), Origin::Session)
+    }
+}
+
+/// How a replay reaches its server, as often as the recording reconnected.
+struct Reach<'a> {
+    spec: ServerSpec,
+    options: &'a ConnectOptions,
+    record: &'a DialogueRecord,
+    base: Chosen,
+    overrides: Overrides,
+}
+
+impl Reach<'_> {
+    /// A new dialogue, in the MCP generation it was recorded in, where the server still
+    /// speaks it.
+    async fn connect(&self) -> Result<Dialogue, String> {
+        Dialogue::connect_as_before(
+            &self.spec,
+            self.options,
+            self.record.interface,
+            self.base.clone(),
+            &self.overrides,
+            self.record.protocol_version.as_deref(),
+        )
+        .await
+    }
+
+    /// The dialogue replaced by a new one where the recording reconnected before `recorded`,
+    /// at its TurnIndex: how far the turns from here on are renumbered (a new 2026-07-28
+    /// dialogue starts at 0), or why no new one could be opened.
+    async fn reconnect(&self, dialogue: &mut Dialogue, recorded: &Turn) -> Result<u64, String> {
+        let old = std::mem::replace(dialogue, self.connect().await?);
+        old.close().await;
+        let stateless =
+            dialogue.connection.state_home() == crate::client::generation::StateHome::DialogId;
+        let Some(t) = recorded
+            .request_value()
+            .get("TurnIndex")
+            .and_then(serde_json::Value::as_u64)
+        else {
+            return Ok(0);
+        };
+        if stateless {
+            Ok(t)
+        } else {
+            dialogue.start_at(t);
+            Ok(0)
+        }
+    }
+}
+
+/// The recorded Request sent again (renumbered after a 2026-07-28 reconnect), what the server
+/// asked at this turn when it was recorded answered the same way.
+async fn send_as_recorded(
+    dialogue: &mut Dialogue,
+    recorded: &Turn,
+    renumbered_by: u64,
+    cancel: &CancellationToken,
+) -> Turn {
+    let mut request = recorded.request_value();
+    if renumbered_by > 0
+        && let Some(t) = request.get("TurnIndex").and_then(serde_json::Value::as_u64)
+    {
+        request["TurnIndex"] = t.saturating_sub(renumbered_by).into();
+    }
+    let request = dialogue.prepare(request, Filling::Fresh);
+    dialogue.connection.answer_turn_as_recorded(&recorded.asked);
+    dialogue.send(request, cancel).await
+}
+
+/// Why the turn's connection is gone (or the turn was cancelled), if it is.
+fn connection_lost(turn: &Turn) -> Option<String> {
+    match &turn.reply {
+        Reply::Error(e)
+            if matches!(
+                e.kind,
+                ErrorKind::Gone | ErrorKind::Transport | ErrorKind::Cancelled
+            ) =>
+        {
+            Some(e.message.clone())
+        }
+        _ => None,
+    }
 }

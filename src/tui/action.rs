@@ -24,6 +24,25 @@ pub enum Pane {
 }
 
 impl Pane {
+    pub const ALL: [Pane; 5] = [
+        Pane::Sidebar,
+        Pane::Transcript,
+        Pane::Detail,
+        Pane::Composer,
+        Pane::Log,
+    ];
+
+    /// The name of the action that gives it the focus, in keys.toml.
+    pub fn focus_name(self) -> &'static str {
+        match self {
+            Pane::Sidebar => "focus-servers",
+            Pane::Transcript => "focus-transcript",
+            Pane::Detail => "focus-detail",
+            Pane::Composer => "focus-composer",
+            Pane::Log => "focus-log",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Pane::Sidebar => "servers",
@@ -67,12 +86,18 @@ macro_rules! actions {
                 }
             }
 
-            /// The name keys.toml uses.
+            /// The name keys.toml uses (`focus-composer` … for a pane's focus).
             pub fn name(&self) -> Option<&'static str> {
+                if let Action::Focus(p) = self {
+                    return Some(p.focus_name());
+                }
                 Action::NAMED.iter().find(|(_, a)| a == self).map(|(n, _)| *n)
             }
 
             pub fn from_name(name: &str) -> Option<Action> {
+                if let Some(p) = Pane::ALL.into_iter().find(|p| p.focus_name() == name) {
+                    return Some(Action::Focus(p));
+                }
                 Action::NAMED.iter().find(|(n, _)| *n == name).map(|(_, a)| a.clone())
             }
         }
@@ -135,6 +160,9 @@ actions! {
     CertifySaveJson = "certify-save-json", "Certify: save the report as JSON";
     CertifySaveMarkdown = "certify-save-markdown", "Certify: save the report as Markdown";
     Complete = "complete", "Complete the path typed (a list when more than one fits); in a form: next field";
+    Close = "close", "Close the overlay (where nothing is typed)";
+    Reload = "reload", "Read the list again (Resources)";
+    NewLine = "new-line", "A new line in a reply to a server's question";
     Search = "search", "Search (Raw detail tab, protocol log)";
     SearchNext = "search-next", "Next match of the search";
     SearchPrev = "search-previous", "Previous match of the search";
@@ -153,6 +181,9 @@ impl Action {
         matches!(
             self,
             Action::Complete
+                | Action::Close
+                | Action::Reload
+                | Action::NewLine
                 | Action::Yes
                 | Action::No
                 | Action::SaveFirst
@@ -311,231 +342,6 @@ pub struct Binding {
     pub action: Action,
 }
 
-use Context::{Anywhere, Global, Pane as In};
-use KeyCode as K;
-
-/// Every default key binding, as (keys, where, what). Order matters: the first that matches
-/// wins.
-pub fn default_bindings() -> Vec<Binding> {
-    let b = |keys: &[Key], context: Context, action: Action| Binding {
-        keys: keys.to_vec(),
-        context,
-        action,
-    };
-    vec![
-        b(
-            &[
-                Key::plain(K::F(5)),
-                Key {
-                    code: K::Enter,
-                    modifiers: KeyModifiers::CONTROL,
-                },
-            ],
-            Anywhere,
-            Action::Send,
-        ),
-        b(&[Key::plain(K::Esc)], Anywhere, Action::Cancel),
-        b(&[Key::plain(K::F(1))], Anywhere, Action::Help),
-        b(&[Key::ctrl('p')], Anywhere, Action::Palette),
-        b(&[Key::ctrl('s')], Anywhere, Action::Save),
-        b(&[Key::ctrl('o')], Anywhere, Action::Open),
-        b(&[Key::ctrl('q'), Key::ctrl('c')], Anywhere, Action::Quit),
-        b(&[Key::plain(K::F(2))], Anywhere, Action::ComposerMode),
-        b(&[Key::plain(K::F(7))], Anywhere, Action::ResetField),
-        b(&[Key::plain(K::F(8))], Anywhere, Action::ClearComposer),
-        b(&[Key::plain(K::F(3))], Anywhere, Action::Resources),
-        // Tab moves between the composer's fields first; F6 leaves it at once.
-        b(
-            &[Key::plain(K::Tab), Key::plain(K::F(6))],
-            Anywhere,
-            Action::FocusNext,
-        ),
-        b(
-            &[
-                Key::plain(K::BackTab),
-                Key {
-                    code: K::F(6),
-                    modifiers: KeyModifiers::SHIFT,
-                },
-            ],
-            Anywhere,
-            Action::FocusPrev,
-        ),
-        b(&[Key::ch('q')], Global, Action::Quit),
-        b(&[Key::ch('a')], In(Pane::Sidebar), Action::AddServer),
-        b(
-            &[Key::plain(K::Delete)],
-            In(Pane::Sidebar),
-            Action::RemoveServer,
-        ),
-        b(&[Key::ch('?')], Global, Action::Help),
-        b(&[Key::ch(':')], Global, Action::Palette),
-        b(&[Key::ch('n')], Global, Action::NewDialogue),
-        b(&[Key::ch('x')], Global, Action::CloseDialogue),
-        b(&[Key::ch('R')], Global, Action::Reconnect),
-        b(&[Key::ch('r')], Global, Action::Replay),
-        b(&[Key::ch('w')], Global, Action::Watch),
-        b(&[Key::ch('O')], Global, Action::TakeOver),
-        b(&[Key::ch(']')], Global, Action::NextDialogue),
-        b(&[Key::ch('[')], Global, Action::PrevDialogue),
-        b(&[Key::ch('L')], Global, Action::ToggleLog),
-        b(&[Key::ch('M')], Global, Action::Messages),
-        b(&[Key::ch('y')], Global, Action::CopyJson),
-        b(&[Key::ch('Y')], Global, Action::CopyRequest),
-        b(&[Key::ch('W')], Global, Action::WriteJson),
-        b(&[Key::ch('S')], Global, Action::SaveAs),
-        b(&[Key::ch('T')], Global, Action::CycleTheme),
-        b(&[Key::ch('D')], Global, Action::Defaults),
-        b(&[Key::ch('c')], Global, Action::Focus(Pane::Composer)),
-        b(&[Key::ch('k'), Key::plain(K::Up)], Global, Action::Up),
-        b(&[Key::ch('j'), Key::plain(K::Down)], Global, Action::Down),
-        b(
-            &[Key::plain(K::PageUp), Key::ctrl('u')],
-            Global,
-            Action::PageUp,
-        ),
-        b(
-            &[Key::plain(K::PageDown), Key::ctrl('d')],
-            Global,
-            Action::PageDown,
-        ),
-        b(&[Key::ch('g'), Key::plain(K::Home)], Global, Action::Top),
-        b(&[Key::ch('G'), Key::plain(K::End)], Global, Action::Bottom),
-        b(&[Key::plain(K::Enter)], Global, Action::Select),
-        b(
-            &[Key::ch('l'), Key::plain(K::Right)],
-            In(Pane::Detail),
-            Action::NextDetailTab,
-        ),
-        b(
-            &[Key::ch('h'), Key::plain(K::Left)],
-            In(Pane::Detail),
-            Action::PrevDetailTab,
-        ),
-        b(
-            &[Key::ch('l'), Key::plain(K::Right)],
-            In(Pane::Transcript),
-            Action::NextDetailTab,
-        ),
-        b(
-            &[Key::ch('h'), Key::plain(K::Left)],
-            In(Pane::Transcript),
-            Action::PrevDetailTab,
-        ),
-        // From the transcript too: the search is in the selected turn's Raw tab.
-        b(&[Key::ch('/')], In(Pane::Transcript), Action::Search),
-        b(&[Key::ch('/')], In(Pane::Detail), Action::Search),
-        b(&[Key::ch('/')], In(Pane::Log), Action::Search),
-        b(&[Key::ch('|')], In(Pane::Log), Action::FilterLog),
-        b(&[Key::ch('C')], In(Pane::Log), Action::ClearLog),
-        b(&[Key::ch('f')], In(Pane::Log), Action::ToggleFollowLog),
-        b(&[Key::ch('V')], Global, Action::Certify),
-        b(&[Key::ch('e')], Global, Action::Export),
-        // The certify pane's own keys (`tui::certify`): it takes every key while shown.
-        b(
-            &[Key::ch('k'), Key::plain(K::Up)],
-            Context::Certify,
-            Action::Up,
-        ),
-        b(
-            &[Key::ch('j'), Key::plain(K::Down)],
-            Context::Certify,
-            Action::Down,
-        ),
-        b(&[Key::plain(K::PageUp)], Context::Certify, Action::PageUp),
-        b(
-            &[Key::plain(K::PageDown)],
-            Context::Certify,
-            Action::PageDown,
-        ),
-        b(
-            &[Key::ch('g'), Key::plain(K::Home)],
-            Context::Certify,
-            Action::Top,
-        ),
-        b(
-            &[Key::ch('G'), Key::plain(K::End)],
-            Context::Certify,
-            Action::Bottom,
-        ),
-        b(&[Key::plain(K::Enter)], Context::Certify, Action::Select),
-        b(&[Key::plain(K::Esc)], Context::Certify, Action::Cancel),
-        b(&[Key::ch('q')], Context::Certify, Action::CertifyHide),
-        b(&[Key::ch('f')], Context::Certify, Action::CertifyFilter),
-        b(&[Key::ch('r')], Context::Certify, Action::CertifyAgain),
-        b(&[Key::ch('J')], Context::Certify, Action::CertifySaveJson),
-        b(
-            &[Key::ch('m')],
-            Context::Certify,
-            Action::CertifySaveMarkdown,
-        ),
-        // Overlays (`tui::overlay`): what each does with them is its own.
-        b(
-            &[Key::ch('k'), Key::plain(K::Up)],
-            Context::Overlay,
-            Action::Up,
-        ),
-        b(
-            &[Key::ch('j'), Key::plain(K::Down)],
-            Context::Overlay,
-            Action::Down,
-        ),
-        b(&[Key::plain(K::PageUp)], Context::Overlay, Action::PageUp),
-        b(
-            &[Key::plain(K::PageDown)],
-            Context::Overlay,
-            Action::PageDown,
-        ),
-        b(
-            &[Key::ch('g'), Key::plain(K::Home)],
-            Context::Overlay,
-            Action::Top,
-        ),
-        b(
-            &[Key::ch('G'), Key::plain(K::End)],
-            Context::Overlay,
-            Action::Bottom,
-        ),
-        b(&[Key::plain(K::Enter)], Context::Overlay, Action::Select),
-        b(&[Key::plain(K::Esc)], Context::Overlay, Action::Cancel),
-        b(&[Key::plain(K::Tab)], Context::Overlay, Action::Complete),
-        b(
-            &[Key::plain(K::BackTab)],
-            Context::Overlay,
-            Action::FocusPrev,
-        ),
-        b(
-            &[Key::plain(K::Right), Key::ch(' ')],
-            Context::Overlay,
-            Action::NextDetailTab,
-        ),
-        b(
-            &[Key::plain(K::Left)],
-            Context::Overlay,
-            Action::PrevDetailTab,
-        ),
-        b(&[Key::ch('y')], Context::Overlay, Action::CopyJson),
-        b(&[Key::ctrl('d')], Context::Overlay, Action::No),
-        b(
-            &[Key::ch('y'), Key::plain(K::Enter)],
-            Context::Question,
-            Action::Yes,
-        ),
-        b(
-            &[Key::ch('n'), Key::plain(K::Esc)],
-            Context::Question,
-            Action::No,
-        ),
-        b(&[Key::ch('s')], Context::Question, Action::SaveFirst),
-        b(&[Key::ch('a')], Context::Question, Action::SetAside),
-        b(&[Key::ch('o')], Context::Question, Action::Overwrite),
-        b(&[Key::ch('s')], Context::Question, Action::SaveElsewhere),
-        b(&[Key::ch('n')], Context::Search, Action::SearchNext),
-        b(&[Key::ch('N')], Context::Search, Action::SearchPrev),
-        b(&[Key::plain(K::Esc)], Context::Search, Action::Cancel),
-    ]
-}
-
 /// Keys the composer handles itself (shown in the help; not in the table because they mean
 /// typing elsewhere).
 pub static COMPOSER_KEYS: &[(&str, &str)] = &[
@@ -601,9 +407,10 @@ pub struct Keymap {
 }
 
 impl Default for Keymap {
+    /// The explorer's own keys (`default-keys.toml`, read once).
     fn default() -> Self {
         Keymap {
-            bindings: default_bindings(),
+            bindings: crate::tui::keys_file::defaults(),
         }
     }
 }
@@ -772,7 +579,12 @@ fn title_in(action: &Action, context: Context) -> String {
         (Context::Overlay, Action::NextDetailTab | Action::PrevDetailTab) => {
             "change a form's choice".into()
         }
-        (Context::Overlay, Action::CopyJson) => "copy the log entry shown".into(),
+        (Context::Overlay, Action::CopyJson) => {
+            "copy what is shown (log entry, resource, export)".into()
+        }
+        (Context::Overlay, Action::WriteJson) => {
+            "write what is shown to a file (resource, export)".into()
+        }
         (Context::Overlay, Action::No) => "decline a server's question".into(),
         (Context::Question, Action::No) => "no, cancel".into(),
         (Context::Search, Action::Cancel) => "end the search".into(),

@@ -35,16 +35,51 @@ pub fn load(dir: &Path) -> (Keymap, Vec<String>) {
     }
 }
 
+/// The explorer's own keys, written as a keys.toml.
+pub const DEFAULTS: &str = include_str!("default-keys.toml");
+
+/// The default bindings, read from [`DEFAULTS`] once (a test checks that it reads without a
+/// problem).
+pub fn defaults() -> Vec<Binding> {
+    static DEFAULT_BINDINGS: std::sync::LazyLock<Vec<Binding>> =
+        std::sync::LazyLock::new(|| read(DEFAULTS).0);
+    DEFAULT_BINDINGS.clone()
+}
+
 /// The default map changed by a keys.toml's text.
 pub fn apply(text: &str) -> (Keymap, Vec<String>) {
     let mut map = Keymap::default();
-    let mut problems = Vec::new();
-    let table: toml::Table = match toml::from_str(text) {
-        Ok(t) => t,
-        Err(e) => return (map, vec![e.to_string().trim().replace('\n', " ")]),
-    };
+    let (entries, mut problems) = read(text);
     let mut changed: Vec<(Context, Action)> = Vec::new();
-    for (section, entries) in &table {
+    for entry in entries {
+        changed.push((entry.context, entry.action.clone()));
+        match map
+            .bindings
+            .iter_mut()
+            .find(|b| b.context == entry.context && b.action == entry.action)
+        {
+            Some(b) => b.keys = entry.keys,
+            // A binding in a new place goes first: the user's choice wins over a default.
+            None => map.bindings.insert(0, entry),
+        }
+    }
+    map.bindings.retain(|b| !b.keys.is_empty());
+    problems.extend(conflicts(&map, &changed));
+    (map, problems)
+}
+
+/// The bindings a keys file's text names, in its order, and what is wrong in it (an unknown
+/// place, action or key; a value that is not keys).
+fn read(text: &str) -> (Vec<Binding>, Vec<String>) {
+    let mut problems = Vec::new();
+    let doc: toml_edit::DocumentMut = match text.parse() {
+        Ok(d) => d,
+        Err(e) => {
+            return (Vec::new(), vec![e.to_string().trim().replace('\n', " ")]);
+        }
+    };
+    let mut out = Vec::new();
+    for (section, entries) in doc.iter() {
         let Some(context) = Context::ALL.into_iter().find(|c| c.name() == section) else {
             problems.push(format!(
                 "[{section}] is not a place (use {})",
@@ -52,18 +87,18 @@ pub fn apply(text: &str) -> (Keymap, Vec<String>) {
             ));
             continue;
         };
-        let Some(entries) = entries.as_table() else {
+        let Some(entries) = entries.as_table_like() else {
             problems.push(format!("[{section}] should be a table of action = keys"));
             continue;
         };
-        for (name, keys) in entries {
+        for (name, keys) in entries.iter() {
             let Some(action) = Action::from_name(name) else {
                 problems.push(format!("[{section}] {name}: no such action"));
                 continue;
             };
-            let words: Vec<&str> = match keys {
-                toml::Value::String(s) => vec![s.as_str()],
-                toml::Value::Array(a) => a.iter().filter_map(|v| v.as_str()).collect(),
+            let words: Vec<&str> = match keys.as_value() {
+                Some(toml_edit::Value::String(s)) => vec![s.value().as_str()],
+                Some(toml_edit::Value::Array(a)) => a.iter().filter_map(|v| v.as_str()).collect(),
                 _ => {
                     problems.push(format!(
                         "[{section}] {name}: expected a key or a list of keys"
@@ -78,28 +113,14 @@ pub fn apply(text: &str) -> (Keymap, Vec<String>) {
                     Err(e) => problems.push(format!("[{section}] {name}: {e}")),
                 }
             }
-            match map
-                .bindings
-                .iter_mut()
-                .find(|b| b.context == context && b.action == action)
-            {
-                Some(b) => b.keys = parsed,
-                // A binding in a new place goes first: the user's choice wins over a default.
-                None => map.bindings.insert(
-                    0,
-                    Binding {
-                        keys: parsed,
-                        context,
-                        action: action.clone(),
-                    },
-                ),
-            }
-            changed.push((context, action));
+            out.push(Binding {
+                keys: parsed,
+                context,
+                action,
+            });
         }
     }
-    map.bindings.retain(|b| !b.keys.is_empty());
-    problems.extend(conflicts(&map, &changed));
-    (map, problems)
+    (out, problems)
 }
 
 /// Keys bound to two actions in places that overlap, where one of them is the user's.
@@ -174,7 +195,11 @@ pub fn parse_key(text: &str) -> Result<Key, String> {
         _ => match rest.to_ascii_lowercase().as_str() {
             "enter" | "return" => KeyCode::Enter,
             "esc" | "escape" => KeyCode::Esc,
-            "tab" if modifiers.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
+            // Shift-Tab is its own key (its Shift is in the name, as a capital's is).
+            "tab" if modifiers.contains(KeyModifiers::SHIFT) => {
+                modifiers -= KeyModifiers::SHIFT;
+                KeyCode::BackTab
+            }
             "tab" => KeyCode::Tab,
             "backtab" => KeyCode::BackTab,
             "space" => KeyCode::Char(' '),
@@ -248,6 +273,14 @@ mod tests {
         assert!(problems.iter().any(|p| p.contains("is not a key")));
         let (_, problems) = apply("[global\n");
         assert_eq!(problems.len(), 1);
+    }
+
+    #[test]
+    fn the_default_keys_read_without_a_problem() {
+        let (bindings, problems) = read(DEFAULTS);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(bindings.iter().all(|b| !b.keys.is_empty()));
+        assert_eq!(bindings, defaults());
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 use crate::protocol::dac::{CommitmentState, Overall, PaStatus};
 use crate::protocol::message::Outcome;
+use crate::tui::notices::Severity;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -325,6 +326,17 @@ impl Theme {
             self.bold(self.colors.title_focused)
         } else {
             self.fg(self.colors.title)
+        }
+    }
+
+    /// A notice's or message's colour.
+    pub fn severity(&self, severity: Severity) -> Color {
+        let c = &self.colors;
+        match severity {
+            Severity::Info => c.info,
+            Severity::Success => c.success,
+            Severity::Warning => c.warning,
+            Severity::Error => c.error,
         }
     }
 

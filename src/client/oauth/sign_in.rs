@@ -149,14 +149,13 @@ async fn identified(
             .register_client(CLIENT_NAME, redirect_uri, &refs)
             .await
             .map_err(|e| {
-                let failed = format!(
-                    "registering with the authorization server failed: {}",
-                    words(&e)
-                );
                 if *legacy {
-                    plain_bearer(&failed)
+                    plain_bearer()
                 } else {
-                    failed
+                    format!(
+                        "registering with the authorization server failed: {}",
+                        words(&e)
+                    )
                 }
             })?;
         let mut request = request.with_preregistered_client(&registered.client_id);
@@ -166,9 +165,7 @@ async fn identified(
         return Ok((request, registered.client_secret));
     }
     if *legacy {
-        return Err(plain_bearer(
-            "no authorization server metadata, and no registration endpoint",
-        ));
+        return Err(plain_bearer());
     }
     Err(format!(
         "the authorization server ({}) does not offer dynamic client registration{}; give a \
@@ -219,12 +216,11 @@ pub fn words(error: &AuthError) -> String {
 
 /// A server that answers 401 with a bare `WWW-Authenticate: Bearer` and publishes no OAuth
 /// metadata (neither protected-resource nor authorization-server) most likely takes a plain
-/// bearer token, as `serve --token` does: that is said first; the OAuth sign-in at the default
-/// endpoints (MCP 2025-03-26's fallback) was tried too, and why it failed follows.
-fn plain_bearer(failed: &str) -> String {
-    format!(
-        "the server asks for a bearer token and publishes no OAuth metadata, so it most likely \
-         takes a plain token: give --token TOKEN (or BKN_TOKEN), or --header \"Authorization: \
-         Bearer …\"; an OAuth sign-in at its default endpoints was tried too: {failed}"
-    )
+/// bearer token, as `serve --token` does: that is all that is said. The OAuth sign-in at the
+/// default endpoints (MCP 2025-03-26's fallback) was tried too, and how it failed (a
+/// registration refused with the server's own 401 body) adds nothing a user can act on.
+fn plain_bearer() -> String {
+    "the server asks for a bearer token and publishes no OAuth metadata: give it one with \
+     --token TOKEN (or BKN_TOKEN)"
+        .to_owned()
 }

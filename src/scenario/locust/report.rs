@@ -14,15 +14,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Latencies, in milliseconds.
-#[derive(Clone, Debug, Serialize)]
-pub struct Latency {
-    pub turns: u64,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-}
+/// Latencies, in milliseconds: as `load` reports them.
+pub use crate::scenario::load::Latency;
+use crate::scenario::load::histogram;
 
 /// A row of Locust's statistics (`stats_stats.csv`).
 #[derive(Clone, Debug, Serialize)]
@@ -108,10 +102,6 @@ impl Report {
             && self.unreadable.is_empty()
             && self.turns == self.locust_turns
     }
-}
-
-fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds")
 }
 
 /// Reads DIR's Locust statistics and recordings. An error when neither is there.
@@ -393,14 +383,7 @@ impl Tally {
 
     /// The latencies' percentiles and the failed findings, into the report.
     fn into_report(self, report: &mut Report) {
-        let latency = |h: &Histogram<u64>| Latency {
-            turns: h.len(),
-            p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
-            p90_ms: h.value_at_quantile(0.9) as f64 / 1000.0,
-            p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
-            max_ms: h.max() as f64 / 1000.0,
-        };
-        let overall = latency(&self.all);
+        let overall = Latency::of(&self.all);
         (report.p50_ms, report.p90_ms, report.p99_ms, report.max_ms) = (
             overall.p50_ms,
             overall.p90_ms,
@@ -410,7 +393,7 @@ impl Tally {
         report.per_kind = self
             .per_kind
             .iter()
-            .map(|(k, h)| (k.clone(), latency(h)))
+            .map(|(k, h)| (k.clone(), Latency::of(h)))
             .collect();
         report.findings_failed = self
             .findings_failed
@@ -504,6 +487,15 @@ pub fn text(r: &Report) -> String {
         },
         r.turns_per_s
     );
+    latency_table(&mut out, r);
+    steps_table(&mut out, r);
+    failures(&mut out, r);
+    out
+}
+
+/// The recorded latencies, all turns and by Kind.
+fn latency_table(out: &mut String, r: &Report) {
+    use std::fmt::Write;
     let _ = writeln!(
         out,
         "  {:<32} {:>8} {:>8} {:>8} {:>8} {:>8}",
@@ -521,6 +513,11 @@ pub fn text(r: &Report) -> String {
             kind, l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms, l.turns
         );
     }
+}
+
+/// Locust's own figures for each step, where its CSV files were read.
+fn steps_table(out: &mut String, r: &Report) {
+    use std::fmt::Write;
     if !r.steps.is_empty() {
         let _ = writeln!(
             out,
@@ -541,6 +538,12 @@ pub fn text(r: &Report) -> String {
             );
         }
     }
+}
+
+/// What went wrong: failed expectations, unanswered and nonconformant turns, Locust's and
+/// MCP's failures, notes and what could not be read.
+fn failures(out: &mut String, r: &Report) {
+    use std::fmt::Write;
     let _ = writeln!(
         out,
         "  failed expectations {}, turns without a reply {}, nonconformant {}",
@@ -572,5 +575,4 @@ pub fn text(r: &Report) -> String {
     for u in &r.unreadable {
         let _ = writeln!(out, "  unreadable: {u}");
     }
-    out
 }

@@ -113,6 +113,67 @@ struct Checks {
     services: Result<(), String>,
 }
 
+impl Checks {
+    /// Asks the knowledge sources each check needs (the rights, the wallet and prices, and
+    /// the receiving services where a step Posts); a source that fails makes its check an
+    /// `Err` that names it.
+    fn consulted(domain: &Domain, sources: &mut Consulted, steps: &[ProcessActionStep]) -> Checks {
+        let requester = domain.file.requester.process_id.clone();
+        let mut consult = |role: Role, what: String, cannot: &str| -> Result<(), String> {
+            if sources.ask(role, || what) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{cannot}: the source {} failed, so this step could not be checked",
+                    sources.name(role)
+                ))
+            }
+        };
+        Checks {
+            rights: consult(
+                Role::Rights,
+                format!("the Rights of {requester}"),
+                "the Rights could not be checked",
+            ),
+            wallet: consult(
+                Role::Wallet,
+                format!("the wallet of {requester} and the prices"),
+                "the price could not be checked against the wallet",
+            ),
+            services: if steps
+                .iter()
+                .any(|s| s.statement.trim_start().to_lowercase().starts_with("post"))
+            {
+                consult(
+                    Role::Services,
+                    "whether the receiving services take the Posts".into(),
+                    "the receiving service could not be asked",
+                )
+            } else {
+                Ok(())
+            },
+        }
+    }
+
+    /// What could not be checked, for the Answer's Text.
+    fn skipped(&self, sources: &Consulted) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (check, role, what) in [
+            (&self.rights, Role::Rights, "the Rights"),
+            (&self.wallet, Role::Wallet, "the prices"),
+            (&self.services, Role::Services, "the receiving services"),
+        ] {
+            if check.is_err() {
+                notes.push(format!(
+                    "{what} could not be checked ({} failed): the steps that need them are not Ack",
+                    sources.name(role)
+                ));
+            }
+        }
+        notes
+    }
+}
+
 /// The result of a feasibility Request.
 pub struct Judged {
     pub feasibility: Feasibility,
@@ -134,54 +195,8 @@ pub fn judge(
     }) {
         return None;
     }
-    let requester = domain.file.requester.process_id.clone();
-    let mut consult = |role: Role, what: String, cannot: &str| -> Result<(), String> {
-        if sources.ask(role, || what) {
-            Ok(())
-        } else {
-            Err(format!(
-                "{cannot}: the source {} failed, so this step could not be checked",
-                sources.name(role)
-            ))
-        }
-    };
-    let checks = Checks {
-        rights: consult(
-            Role::Rights,
-            format!("the Rights of {requester}"),
-            "the Rights could not be checked",
-        ),
-        wallet: consult(
-            Role::Wallet,
-            format!("the wallet of {requester} and the prices"),
-            "the price could not be checked against the wallet",
-        ),
-        services: if steps
-            .iter()
-            .any(|s| s.statement.trim_start().to_lowercase().starts_with("post"))
-        {
-            consult(
-                Role::Services,
-                "whether the receiving services take the Posts".into(),
-                "the receiving service could not be asked",
-            )
-        } else {
-            Ok(())
-        },
-    };
-    let mut notes = Vec::new();
-    for (check, role, what) in [
-        (&checks.rights, Role::Rights, "the Rights"),
-        (&checks.wallet, Role::Wallet, "the prices"),
-        (&checks.services, Role::Services, "the receiving services"),
-    ] {
-        if check.is_err() {
-            notes.push(format!(
-                "{what} could not be checked ({} failed): the steps that need them are not Ack",
-                sources.name(role)
-            ));
-        }
-    }
+    let checks = Checks::consulted(domain, sources, steps);
+    let notes = checks.skipped(sources);
     let mut order: Vec<&ProcessActionStep> = steps.iter().collect();
     order.sort_by_key(|s| s.step.get());
     let mut world = World::new(domain);

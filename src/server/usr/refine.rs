@@ -534,6 +534,15 @@ fn follow(
 fn answer(state: &UserState, question: &str) -> Option<String> {
     let q = question.to_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| q.contains(w));
+    let mut parts = attributes_asked(state, &has);
+    parts.extend(lists_asked(state, &has));
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// What the question asks of the User's single attributes (engagement, emotion, cognitive
+/// state, social attitude, focus), each said with its value; `has` tells whether the
+/// question names any of some words.
+fn attributes_asked(state: &UserState, has: &dyn Fn(&[&str]) -> bool) -> Vec<String> {
     let mut parts = Vec::new();
     if has(&["engag", "interest", "involved"]) {
         parts.push(format!(
@@ -565,6 +574,13 @@ fn answer(state: &UserState, question: &str) -> Option<String> {
             state.focus.target_type, state.focus.target_id
         ));
     }
+    parts
+}
+
+/// What the question asks of the User's lists (intentions and goals, beliefs, hypotheses),
+/// each with its confidence.
+fn lists_asked(state: &UserState, has: &dyn Fn(&[&str]) -> bool) -> Vec<String> {
+    let mut parts = Vec::new();
     if has(&["want", "intend", "intention", "goal", "plan"]) {
         let intentions: Vec<String> = state
             .intentions
@@ -573,16 +589,8 @@ fn answer(state: &UserState, question: &str) -> Option<String> {
             .collect();
         parts.push(format!(
             "Intentions: {}; Goals: {}",
-            if intentions.is_empty() {
-                "none".into()
-            } else {
-                intentions.join(", ")
-            },
-            if state.goals.is_empty() {
-                "none".into()
-            } else {
-                state.goals.join(", ")
-            }
+            listed(&intentions),
+            listed(&state.goals)
         ));
     }
     if has(&["believe", "think", "know", "belief"]) {
@@ -591,14 +599,7 @@ fn answer(state: &UserState, question: &str) -> Option<String> {
             .iter()
             .map(|b| format!("{} ({:.2})", b.statement, b.confidence))
             .collect();
-        parts.push(format!(
-            "Beliefs: {}",
-            if beliefs.is_empty() {
-                "none".into()
-            } else {
-                beliefs.join(", ")
-            }
-        ));
+        parts.push(format!("Beliefs: {}", listed(&beliefs)));
     }
     if has(&["hypothes"]) {
         let hs: Vec<String> = state
@@ -608,16 +609,18 @@ fn answer(state: &UserState, question: &str) -> Option<String> {
                 format!("{} ({:.2}, {:?})", h.statement, h.confidence, h.status).to_lowercase()
             })
             .collect();
-        parts.push(format!(
-            "Hypotheses: {}",
-            if hs.is_empty() {
-                "none".into()
-            } else {
-                hs.join(", ")
-            }
-        ));
+        parts.push(format!("Hypotheses: {}", listed(&hs)));
     }
-    (!parts.is_empty()).then(|| parts.join("; "))
+    parts
+}
+
+/// A list for a sentence: its items joined, or "none".
+fn listed(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(", ")
+    }
 }
 
 #[cfg(test)]

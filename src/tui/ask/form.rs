@@ -5,6 +5,7 @@
 //! written again here; what the schema cannot say (a number that does not parse) is said by
 //! the field.
 
+use crate::tui::action::Action;
 use crate::tui::overlay::Input;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
@@ -209,74 +210,79 @@ impl Form {
         }
     }
 
-    /// A key for the field with the focus; false when the field has no use for it.
-    pub fn key(&mut self, key: &KeyEvent) -> bool {
+    /// Whether the field with the focus is typed into (its letters are text, not moves).
+    pub fn takes_text(&self) -> bool {
+        matches!(
+            self.fields.get(self.focus).map(|f| &f.kind),
+            Some(FieldKind::Text { .. } | FieldKind::Number { .. } | FieldKind::Json { .. })
+        )
+    }
+
+    /// A key for the field with the focus, with the action the key map gives it in the
+    /// `overlay` place: next-tab / previous-tab change a choice (→ / Space and ←, as in the
+    /// defaults form); a field's own keys beside (y and n on a yes-or-no, Space checks the
+    /// choice under the cursor of a multiple choice, Backspace empties). False when the field
+    /// has no use for the key.
+    pub fn key(&mut self, key: &KeyEvent, action: Option<&Action>) -> bool {
         let Some(field) = self.fields.get_mut(self.focus) else {
             return false;
         };
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let plain = |c: char| key.code == KeyCode::Char(c) && !ctrl;
+        let clear = matches!(key.code, KeyCode::Backspace | KeyCode::Delete);
+        let step = match action {
+            Some(Action::NextDetailTab) => Some(true),
+            Some(Action::PrevDetailTab) => Some(false),
+            _ => None,
+        };
         match &mut field.kind {
             FieldKind::Text { input, .. }
             | FieldKind::Number { input, .. }
             | FieldKind::Json { input } => input.key(key).is_some(),
-            FieldKind::Flag(on) => match key.code {
-                KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right => {
-                    *on = Some(!on.unwrap_or(false));
-                    true
-                }
-                KeyCode::Char('y') if !ctrl => {
-                    *on = Some(true);
-                    true
-                }
-                KeyCode::Char('n') if !ctrl => {
-                    *on = Some(false);
-                    true
-                }
-                KeyCode::Backspace | KeyCode::Delete => {
-                    *on = None;
-                    true
-                }
-                _ => false,
-            },
+            FieldKind::Flag(on) => {
+                *on = if plain('y') {
+                    Some(true)
+                } else if plain('n') {
+                    Some(false)
+                } else if clear {
+                    None
+                } else if step.is_some() {
+                    Some(!on.unwrap_or(false))
+                } else {
+                    return false;
+                };
+                true
+            }
             FieldKind::One { choices, chosen } => {
                 let n = choices.len();
-                match key.code {
-                    KeyCode::Right | KeyCode::Char(' ') if n > 0 => {
-                        *chosen = Some(chosen.map(|c| (c + 1) % n).unwrap_or(0));
-                        true
+                match step {
+                    _ if clear => *chosen = None,
+                    Some(true) if n > 0 => *chosen = Some(chosen.map_or(0, |c| (c + 1) % n)),
+                    Some(false) if n > 0 => {
+                        *chosen = Some(chosen.map_or(n - 1, |c| (c + n - 1) % n))
                     }
-                    KeyCode::Left if n > 0 => {
-                        *chosen = Some(chosen.map(|c| (c + n - 1) % n).unwrap_or(n - 1));
-                        true
-                    }
-                    KeyCode::Backspace | KeyCode::Delete => {
-                        *chosen = None;
-                        true
-                    }
-                    _ => false,
+                    _ => return false,
                 }
+                true
             }
             FieldKind::Many {
                 choices,
                 chosen,
                 at,
-            } => match key.code {
-                KeyCode::Right if !choices.is_empty() => {
-                    *at = (*at + 1) % choices.len();
-                    true
-                }
-                KeyCode::Left if !choices.is_empty() => {
-                    *at = (*at + choices.len() - 1) % choices.len();
-                    true
-                }
-                KeyCode::Char(' ') => {
-                    if let Some(c) = chosen.get_mut(*at) {
-                        *c = !*c;
+            } => {
+                let n = choices.len();
+                match step {
+                    _ if plain(' ') => {
+                        if let Some(c) = chosen.get_mut(*at) {
+                            *c = !*c;
+                        }
                     }
-                    true
+                    Some(true) if n > 0 => *at = (*at + 1) % n,
+                    Some(false) if n > 0 => *at = (*at + n - 1) % n,
+                    _ => return false,
                 }
-                _ => false,
-            },
+                true
+            }
         }
     }
 
@@ -437,13 +443,19 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
+    /// A key as the ask overlay gives it: with the default key map's action, none while
+    /// typing into a field.
+    fn press(form: &mut Form, code: KeyCode) -> bool {
+        let key = KeyEvent::new(code, KeyModifiers::NONE);
+        let action = crate::tui::action::Keymap::default()
+            .action_in(&key, crate::tui::action::Context::Overlay)
+            .filter(|_| !(form.takes_text() && matches!(code, KeyCode::Char(_))));
+        form.key(&key, action.as_ref())
     }
 
     fn typed(form: &mut Form, text: &str) {
         for c in text.chars() {
-            form.key(&key(KeyCode::Char(c)));
+            press(form, KeyCode::Char(c));
         }
     }
 
@@ -489,13 +501,13 @@ mod tests {
         let mut form = booking();
         typed(&mut form, "Ada");
         form.focus = 2;
-        form.key(&key(KeyCode::Char(' ')));
+        press(&mut form, KeyCode::Char(' '));
         form.focus = 3;
-        form.key(&key(KeyCode::Right));
-        form.key(&key(KeyCode::Right));
+        press(&mut form, KeyCode::Right);
+        press(&mut form, KeyCode::Right);
         form.focus = 4;
-        form.key(&key(KeyCode::Right));
-        form.key(&key(KeyCode::Char(' ')));
+        press(&mut form, KeyCode::Right);
+        press(&mut form, KeyCode::Char(' '));
         assert_eq!(
             form.answer().unwrap(),
             json!({"name": "Ada", "seats": 2, "vegetarian": true, "room": "R2", "extras": ["cake"]})
@@ -507,7 +519,7 @@ mod tests {
         let mut form = booking();
         typed(&mut form, "A");
         form.focus = 1;
-        form.key(&key(KeyCode::Backspace));
+        press(&mut form, KeyCode::Backspace);
         typed(&mut form, "9");
         form.focus = 5;
         typed(&mut form, "not-an-address");
@@ -530,7 +542,7 @@ mod tests {
     fn a_number_that_does_not_parse_is_said_before_the_schema_is_asked() {
         let mut form = booking();
         form.focus = 1;
-        form.key(&key(KeyCode::Backspace));
+        press(&mut form, KeyCode::Backspace);
         typed(&mut form, "two");
         assert_eq!(form.answer(), Err(1));
         assert_eq!(

@@ -5,8 +5,10 @@
 //! goes back to the server through the runner (`Effect::Answer`); the client logs it and keeps
 //! it with the turn, so the session saves it.
 //!
-//! Keys: Enter answers (in a reply, Alt-Enter or Ctrl-J starts a new line), Ctrl-D declines,
-//! Esc dismisses (MCP's `cancel`: no choice made). Tab and ↑↓ move between a form's fields.
+//! Keys, from the key map's `overlay` place (keys.toml changes them): Enter answers (in a
+//! reply, Alt-Enter or Ctrl-J starts a new line), Ctrl-D declines, Esc dismisses (MCP's
+//! `cancel`: no choice made). Tab and ↑↓ move between a form's fields, → / Space and ←
+//! change a choice.
 
 pub mod form;
 pub mod view;
@@ -64,13 +66,19 @@ impl AskOverlay {
 
     /// A key, with the action the key map gives it in the `overlay` place: Cancel dismisses,
     /// No declines, Select answers, Complete / Down and FocusPrev / Up move between a form's
-    /// fields. A letter is always typing (`j` and `k` are no moves here), and a multi-line
-    /// reply keeps its own line keys (Alt-Enter, Ctrl-J).
+    /// fields, next-tab / previous-tab change a choice, new-line breaks a reply's line. A
+    /// letter is typing where text is typed (a text field, the reply: `j` and `k` are no
+    /// moves there); `close` (q) never dismisses a question, a filled form would be lost.
     pub fn keys(&mut self, key: &KeyEvent, action: Option<Action>) -> (Handled, AskOutcome) {
         use Handled::Consumed;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let typing = matches!(key.code, KeyCode::Char(_)) && !ctrl && !alt;
+        let takes_text = match &self.body {
+            Body::Form(form) => form.takes_text(),
+            Body::Reply(_) => true,
+            Body::Url => false,
+        };
+        let typing = takes_text && matches!(key.code, KeyCode::Char(_)) && !ctrl && !alt;
         let action = action.filter(|_| !typing);
         match action {
             Some(Action::Cancel) => return (Consumed, AskOutcome::Answer(Reply::Cancel)),
@@ -135,7 +143,7 @@ fn form_keys(
             (Consumed, AskOutcome::Stay)
         }
         _ => {
-            if form.key(key) {
+            if form.key(key, action.as_ref()) {
                 *problem = None;
                 (Consumed, AskOutcome::Stay)
             } else if key.modifiers.contains(KeyModifiers::CONTROL) {
@@ -147,8 +155,8 @@ fn form_keys(
     }
 }
 
-/// A key in a sampling reply: Alt-Enter and Ctrl-J make a new line, Select sends (not an
-/// empty reply), the rest is the editor's (function keys are the explorer's).
+/// A key in a sampling reply: new-line (Alt-Enter, Ctrl-J) makes a new line, Select sends
+/// (not an empty reply), the rest is the editor's (function keys are the explorer's).
 fn reply_keys(
     editor: &mut TextArea<'static>,
     problem: &mut Option<String>,
@@ -156,14 +164,8 @@ fn reply_keys(
     action: Option<Action>,
 ) -> (Handled, AskOutcome) {
     use Handled::Consumed;
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
     match (key.code, action) {
-        (KeyCode::Enter, _) if alt => {
-            editor.insert_newline();
-            (Consumed, AskOutcome::Stay)
-        }
-        (KeyCode::Char('j'), _) if ctrl => {
+        (_, Some(Action::NewLine)) => {
             editor.insert_newline();
             (Consumed, AskOutcome::Stay)
         }

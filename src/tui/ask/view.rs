@@ -176,13 +176,22 @@ fn foot_lines<'a>(app: &App, o: &AskOverlay) -> Vec<Line<'a>> {
     if let Some(problem) = &o.problem {
         foot.push(Line::styled(format!("! {problem}"), t.bold(t.colors.error)));
     }
-    let keys = match o.body {
-        Body::Form(_) => {
-            "Enter answer · Tab/↑↓ field · Space/←→ choose · Ctrl-D decline · Esc dismiss"
-        }
-        Body::Url => "Enter done · Ctrl-D decline · Esc dismiss",
-        Body::Reply(_) => "Enter send · Alt-Enter/Ctrl-J new line · Ctrl-D decline · Esc dismiss",
+    use crate::tui::action::Action as A;
+    let (first, moves): (_, &[(&[A], &str)]) = match o.body {
+        Body::Form(_) => (
+            "answer",
+            &[
+                (&[A::Complete, A::Up, A::Down], "field"),
+                (&[A::NextDetailTab, A::PrevDetailTab], "choose"),
+            ],
+        ),
+        Body::Url => ("done", &[]),
+        Body::Reply(_) => ("send", &[(&[A::NewLine], "new line")]),
     };
+    let mut entries: Vec<(&[A], &str)> = vec![(&[A::Select], first)];
+    entries.extend_from_slice(moves);
+    entries.extend_from_slice(&[(&[A::No], "decline"), (&[A::Cancel], "dismiss")]);
+    let keys = crate::tui::overlay::key_hint(&app.keymap, &entries);
     foot.push(Line::styled(keys, t.fg(t.colors.key_hint)));
     foot
 }

@@ -6,7 +6,7 @@
 use super::{CertifyPane, Phase};
 use crate::certify::{RuleResult, Verdict};
 use crate::tui::action::{Action, Context};
-use crate::tui::app::{App, Severity};
+use crate::tui::app::App;
 use crate::tui::hits::Hits;
 use crate::tui::view::overlays::open_box;
 use crate::tui::view::text::cut;
@@ -41,16 +41,6 @@ fn color(app: &App, v: Verdict) -> Color {
         Verdict::Pass => c.success,
         Verdict::Fail => c.error,
         Verdict::Skip => c.muted,
-    }
-}
-
-fn severity_color(app: &App, s: Severity) -> Color {
-    let c = &app.theme.colors;
-    match s {
-        Severity::Info => c.info,
-        Severity::Success => c.success,
-        Severity::Warning => c.warning,
-        Severity::Error => c.error,
     }
 }
 
@@ -313,7 +303,7 @@ fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
         ]);
     }
     if let Some((text, severity)) = &c.note {
-        return Line::styled(cut(text, w), t.fg(severity_color(app, *severity)));
+        return Line::styled(cut(text, w), t.fg(t.severity(*severity)));
     }
     let key = |a: Action| app.keymap.keys_in(&a, Context::Certify);
     let filter = match c.filter {

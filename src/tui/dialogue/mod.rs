@@ -98,6 +98,26 @@ impl DialogueState {
         }
     }
 
+    /// The dialogue as a session file records it, on the server named so there: its name,
+    /// DialogID, notes, the MCP version it spoke and its turns (no defaults of its own).
+    pub fn record(&self, server: String) -> crate::session::DialogueRecord {
+        crate::session::DialogueRecord {
+            name: Some(self.name.clone()),
+            server,
+            interface: self.interface,
+            dialog_id: self.link.dialog_id.clone().unwrap_or_default(),
+            notes: self.notes.clone(),
+            defaults: None,
+            protocol_version: self.link.protocol_version.clone(),
+            turns: self
+                .transcript
+                .turns()
+                .iter()
+                .map(|t| t.turn.clone())
+                .collect(),
+        }
+    }
+
     /// A replay of its turns begins: the ones before are forgotten.
     pub fn start_replay(&mut self) {
         self.transcript.clear_replays();
@@ -242,6 +262,49 @@ mod tests {
         assert_eq!(verdict.claimed.text(), "3");
         assert!(!verdict.contradicted(), "an unknown claim is not compared");
         assert_eq!(view.summary.about, "1 Ack · 1 Fine?");
+    }
+
+    /// A stale or made-up index selects nothing and changes nothing: no lookup panics.
+    #[test]
+    fn the_transcript_never_panics_on_an_index_it_does_not_have() {
+        let mut d = dialogue(vec![
+            turn(rq(&["c1"]), Some(rs(Some(&[("c1", "retained")]))), false),
+            turn(rq(&[]), Some(rs(Some(&[]))), false),
+        ]);
+        let t = &mut d.transcript;
+        t.select(Some(7));
+        assert_eq!((t.selected(), t.selection().is_none()), (None, true));
+        assert!(t.turn(7).is_none() && t.selected_turn().is_none());
+        t.set_replayed(
+            9,
+            ReplayedView {
+                turn: t.turns()[0].turn.clone(),
+                differences: Vec::new(),
+            },
+        );
+        assert!(t.turns().iter().all(|v| v.replay.is_none()));
+        t.select(Some(1));
+        t.detail_scroll = 5;
+        // The same turn again keeps the detail where it was read; another starts at its top.
+        t.select(Some(1));
+        assert_eq!(t.detail_scroll, 5);
+        t.select(Some(0));
+        assert_eq!((t.selected(), t.detail_scroll), (Some(0), 0));
+        assert_eq!(t.selection().map(|s| s.index), Some(0));
+        // A replay of the selected turn is read into the selection at once.
+        let replayed = t.turns()[0].turn.clone();
+        t.set_replayed(
+            0,
+            ReplayedView {
+                turn: replayed,
+                differences: Vec::new(),
+            },
+        );
+        assert!(t.selected_turn().is_some_and(|v| v.replay.is_some()));
+        // An empty transcript follows nothing and scrolls nowhere.
+        let mut empty = dialogue(Vec::new());
+        empty.transcript.follow_last(10);
+        assert_eq!(empty.transcript.scroll, 0);
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl ExportOverlay {
         }
         let n = self.blocks.len().max(1);
         let ask = match action {
-            Some(Action::Cancel) => Ask::Close,
+            Some(Action::Cancel | Action::Close) => Ask::Close,
             Some(Action::Complete | Action::Down | Action::NextDetailTab) => {
                 self.selected = (self.selected + 1) % n;
                 Ask::Nothing
@@ -72,9 +72,9 @@ impl ExportOverlay {
                 crate::tui::overlay::scroll::keys(&mut self.scroll, Some(&a), max);
                 Ask::Nothing
             }
-            // Its own letters (the key map has no place for them).
+            Some(Action::WriteJson) => self.chosen().map_or(Ask::Nothing, Ask::Write),
+            // The digits pick a block, as they pick a dialogue outside (`Keymap::action_for`).
             _ => match key.code {
-                KeyCode::Char('q') if key.modifiers.is_empty() => Ask::Close,
                 KeyCode::Char(c @ '1'..='9') if key.modifiers.is_empty() => {
                     let i = c as usize - '1' as usize;
                     if i < self.blocks.len() {
@@ -82,7 +82,6 @@ impl ExportOverlay {
                     }
                     Ask::Nothing
                 }
-                KeyCode::Char('W') => self.chosen().map_or(Ask::Nothing, Ask::Write),
                 _ => return (crate::tui::overlay::leaves(key), Ask::Nothing),
             },
         };

@@ -70,10 +70,19 @@ pub fn render(frame: &mut Frame, app: &App, o: &ExportOverlay, area: Rect, hits:
         Paragraph::new(shown),
         Rect::new(inner.x, inner.y, inner.width, height as u16),
     );
-    let hint =
-        "Tab or 1-9 choose · y or Enter copy · W write to a file · PgUp/PgDn scroll · Esc close";
+    use crate::tui::action::Action as A;
+    let hint = crate::tui::overlay::key_hint(
+        &app.keymap,
+        &[
+            (&[A::Complete], "or 1-9 choose"),
+            (&[A::CopyJson, A::Select], "copy"),
+            (&[A::WriteJson], "write to a file"),
+            (&[A::PageUp, A::PageDown], "scroll"),
+            (&[A::Cancel], "close"),
+        ],
+    );
     frame.render_widget(
-        Paragraph::new(Line::styled(cut(hint, width), t.fg(t.colors.key_hint))),
+        Paragraph::new(Line::styled(cut(&hint, width), t.fg(t.colors.key_hint))),
         Rect::new(inner.x, inner.y + height as u16, inner.width, 1),
     );
 }

@@ -1,7 +1,7 @@
 //! The messages of this run, newest last, with how long ago each came.
 
 use super::{OverlayHits, centered, framed, scroll};
-use crate::tui::app::{App, Severity};
+use crate::tui::app::App;
 use crate::tui::view::text::wrap_window;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -22,12 +22,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, scroll: usize) -> Overla
     };
     let mut lines = Vec::new();
     for m in app.notices.messages() {
-        let color = match m.severity {
-            Severity::Info => t.colors.info,
-            Severity::Success => t.colors.success,
-            Severity::Warning => t.colors.warning,
-            Severity::Error => t.colors.error,
-        };
+        let color = t.severity(m.severity);
         let ago = app.now.saturating_duration_since(m.at).as_secs();
         for (j, l) in wrap_window(&m.text, (inner.width as usize).saturating_sub(10), 0, 20)
             .into_iter()

@@ -271,6 +271,49 @@ impl Overlay {
 
 /// Whether a key an overlay has no use for goes on to the explorer's Anywhere keys: a Ctrl or
 /// function key does (Ctrl-Q quits, F1 helps); a letter never (it was meant as typing).
+/// A box's line of keys, from the key map's `overlay` place (so that a keys.toml shows
+/// there too): an entry of one action by its keys that are not plain letters (some overlays
+/// take those as text; a letter when it has no other), an entry of several by one key each,
+/// then what they do. An entry whose actions have no key is left out.
+pub(crate) fn key_hint(keymap: &Keymap, entries: &[(&[Action], &str)]) -> String {
+    let keys = |a: &Action| {
+        let keys: Vec<&crate::tui::action::Key> = keymap
+            .bindings
+            .iter()
+            .filter(|b| b.context == Context::Overlay && &b.action == a)
+            .flat_map(|b| &b.keys)
+            .collect();
+        let letter = |k: &crate::tui::action::Key| {
+            matches!(k.code, KeyCode::Char(c) if c != ' ')
+                && (k.modifiers - KeyModifiers::SHIFT).is_empty()
+        };
+        let others: Vec<String> = keys
+            .iter()
+            .filter(|k| !letter(k))
+            .map(|k| k.label())
+            .collect();
+        if others.is_empty() {
+            keys.first().map(|k| k.label()).into_iter().collect()
+        } else {
+            others
+        }
+    };
+    entries
+        .iter()
+        .filter_map(|(actions, what)| {
+            let shown: Vec<String> = match actions {
+                [one] => keys(one),
+                many => many
+                    .iter()
+                    .filter_map(|a| keys(a).into_iter().next())
+                    .collect(),
+            };
+            (!shown.is_empty()).then(|| format!("{} {what}", shown.join("/")))
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 pub(crate) fn leaves(key: &KeyEvent) -> Handled {
     if key.modifiers.contains(KeyModifiers::CONTROL) || matches!(key.code, KeyCode::F(_)) {
         Handled::Ignored

@@ -97,14 +97,14 @@ fn the_palette_types_letters_moves_with_arrows_and_runs_on_enter_or_click() {
 #[test]
 fn keys_toml_reaches_the_overlays_keys() {
     let (map, problems) = keys_file::apply(
-        "[overlay]\nselect = \"Ctrl-j\"\ndown = \"Ctrl-n\"\n[question]\nyes = \"j\"\n",
+        "[overlay]\nselect = \"Ctrl-l\"\ndown = \"Ctrl-n\"\n[question]\nyes = \"j\"\n",
     );
     assert!(problems.is_empty(), "{problems:?}");
     let mut o = Overlay::Palette(palette());
     let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
     o.key(ctrl('n'), &map, &Hits::default());
     assert_eq!(
-        o.key(ctrl('j'), &map, &Hits::default()).1,
+        o.key(ctrl('l'), &map, &Hits::default()).1,
         Outcome::Run(Action::ToggleLog)
     );
     // Enter is no longer Select: it does nothing, and is not typed.

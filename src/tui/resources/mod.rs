@@ -12,7 +12,7 @@ use crate::client::resources::{Listed, Read};
 use crate::tui::action::{Action, Handled};
 use crate::tui::hits::Hits;
 use ratatui::crossterm::event::MouseEventKind;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent};
+use ratatui::crossterm::event::{KeyEvent, MouseButton, MouseEvent};
 use ratatui::layout::Position;
 
 /// Which side of the overlay the arrows move.
@@ -132,7 +132,7 @@ impl ResourcesOverlay {
         let n = self.items().len();
         let list = self.side == Side::List;
         let ask = match action {
-            Some(Action::Cancel) => Ask::Close,
+            Some(Action::Cancel | Action::Close) => Ask::Close,
             Some(
                 Action::Complete
                 | Action::FocusPrev
@@ -175,16 +175,12 @@ impl ResourcesOverlay {
                 crate::tui::overlay::scroll::keys(&mut self.scroll, Some(&a), max);
                 Ask::Nothing
             }
-            // Its own letters (the key map has no place for them).
-            _ => match key.code {
-                KeyCode::Char('q') if key.modifiers.is_empty() => Ask::Close,
-                KeyCode::Char('r') if key.modifiers.is_empty() => {
-                    self.list = None;
-                    Ask::List(self.dialogue)
-                }
-                KeyCode::Char('W') => self.text().map_or(Ask::Nothing, Ask::Write),
-                _ => return (crate::tui::overlay::leaves(key), Ask::Nothing),
-            },
+            Some(Action::Reload) => {
+                self.list = None;
+                Ask::List(self.dialogue)
+            }
+            Some(Action::WriteJson) => self.text().map_or(Ask::Nothing, Ask::Write),
+            _ => return (crate::tui::overlay::leaves(key), Ask::Nothing),
         };
         (Handled::Consumed, ask)
     }
@@ -231,6 +227,7 @@ impl ResourcesOverlay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::crossterm::event::KeyCode;
 
     fn listed(uri: &str) -> Listed {
         Listed {

@@ -38,10 +38,22 @@ pub fn render(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, hi
     hits.overlay_areas.push((content, AREA_CONTENT));
     render_list(frame, app, o, list, hits);
     render_content(frame, app, o, content, hits);
-    let hint = "Enter read · Tab list/content · ↑↓ move · y copy · W write to a file · r reload · Esc close";
+    use crate::tui::action::Action as A;
+    let hint = crate::tui::overlay::key_hint(
+        &app.keymap,
+        &[
+            (&[A::Select], "read"),
+            (&[A::Complete], "list/content"),
+            (&[A::Up, A::Down], "move"),
+            (&[A::CopyJson], "copy"),
+            (&[A::WriteJson], "write to a file"),
+            (&[A::Reload], "reload"),
+            (&[A::Cancel], "close"),
+        ],
+    );
     frame.render_widget(
         Paragraph::new(Line::styled(
-            cut(hint, keys.width as usize),
+            cut(&hint, keys.width as usize),
             t.fg(t.colors.key_hint),
         )),
         keys,

@@ -232,6 +232,9 @@ impl App {
             Action::Search | Action::SearchNext | Action::SearchPrev => self.search_act(action),
             // Only an overlay or a question means something by these (`tui::overlay`).
             Action::Complete
+            | Action::Close
+            | Action::Reload
+            | Action::NewLine
             | Action::Yes
             | Action::No
             | Action::SaveFirst
@@ -961,10 +964,6 @@ impl App {
             return;
         };
         let record = crate::session::DialogueRecord {
-            name: Some(d.name.clone()),
-            server: server.spec.name.clone(),
-            interface: d.interface,
-            dialog_id: d.link.dialog_id.clone().unwrap_or_default(),
             notes: None,
             defaults: d.defaults.as_ref().map(|c| c.values.clone()),
             protocol_version: d
@@ -972,12 +971,7 @@ impl App {
                 .protocol_version
                 .clone()
                 .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
-            turns: d
-                .transcript
-                .turns()
-                .iter()
-                .map(|t| t.turn.clone())
-                .collect(),
+            ..d.record(server.spec.name.clone())
         };
         let session = crate::session::Session {
             servers: vec![server.spec.clone()],

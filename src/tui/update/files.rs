@@ -55,11 +55,6 @@ impl App {
                 .map(|c| c.values.clone())
                 .filter(|v| *v != self.defaults && *v != CommonDefaults::default());
             session.dialogues.push(DialogueRecord {
-                name: Some(d.name.clone()),
-                server: name,
-                interface: d.interface,
-                dialog_id: d.link.dialog_id.clone().unwrap_or_default(),
-                notes: d.notes.clone(),
                 defaults,
                 // The generation the dialogue spoke (its own: another dialogue on the server
                 // may speak the other).
@@ -68,12 +63,7 @@ impl App {
                     .protocol_version
                     .clone()
                     .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
-                turns: d
-                    .transcript
-                    .turns()
-                    .iter()
-                    .map(|t| t.turn.clone())
-                    .collect(),
+                ..d.record(name)
             });
         }
         session

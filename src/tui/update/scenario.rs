@@ -109,19 +109,8 @@ impl App {
         };
         let server = self.servers.get(d.server);
         let record = DialogueRecord {
-            name: Some(d.name.clone()),
-            server: server.map(|s| s.spec.name.clone()).unwrap_or_default(),
-            interface: d.interface,
-            dialog_id: d.link.dialog_id.clone().unwrap_or_default(),
-            notes: d.notes.clone(),
-            defaults: None,
             protocol_version: None,
-            turns: d
-                .transcript
-                .turns()
-                .iter()
-                .map(|t| t.turn.clone())
-                .collect(),
+            ..d.record(server.map(|s| s.spec.name.clone()).unwrap_or_default())
         };
         let source = format!("the explorer's dialogue {}", d.name);
         let text =

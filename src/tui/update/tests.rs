@@ -2812,3 +2812,137 @@ fn reconnect_without_its_server_says_so() {
     let said = &t.app.notices.shown().expect("a notice").text;
     assert!(said.contains("no longer here"), "{said}");
 }
+
+/// keys.toml reaches every key of the overlays of their own module (Export, Resources, a
+/// server's question): what they do and the keys their foot shows are the user's.
+#[test]
+fn keys_toml_reaches_every_key_of_the_export_resources_and_ask_overlays() {
+    use crate::client::answers::{Asking, Reply, SampledMessage};
+    use crate::client::resources::Listed;
+    let (keymap, problems) = crate::tui::keys_file::apply(
+        "[overlay]\nselect = \"Ctrl-l\"\ncancel = \"Ctrl-g\"\nclose = \"x\"\ncopy = \"c\"\n\
+         write-json = \"w\"\nreload = \"u\"\nnew-line = \"Ctrl-b\"\ndown = \"Ctrl-n\"\n\
+         next-tab = \">\"\nprevious-tab = \"<\"\n",
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut options = options(vec![
+        ServerSpec::embedded(Interface::Dac),
+        ServerSpec::embedded(Interface::Usr),
+    ]);
+    options.keymap = keymap;
+    let now = Instant::now();
+    let (app, _) = App::new(options, now);
+    let mut t = T {
+        app,
+        now,
+        hits: Hits::default(),
+    };
+    t.opened(1);
+    t.opened(2);
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+
+    // Export: the old keys do nothing, the new ones do it.
+    t.key(KeyCode::Char('e'));
+    assert!(matches!(t.app.overlay, Some(Overlay::Export(_))));
+    let foot = screen(&t, 120, 40);
+    assert!(foot.contains("c/Ctrl-l copy · w write to a file"), "{foot}");
+    for old in [KeyCode::Enter, KeyCode::Char('y'), KeyCode::Char('q')] {
+        assert!(t.key(old).is_empty(), "{old:?}");
+    }
+    assert!(matches!(t.app.overlay, Some(Overlay::Export(_))));
+    assert!(matches!(
+        &t.key_with(KeyCode::Char('l'), KeyModifiers::CONTROL)[..],
+        [Effect::Clipboard { .. }]
+    ));
+    t.key(KeyCode::Char('w'));
+    assert!(
+        matches!(t.app.overlay, Some(Overlay::Prompt(_))),
+        "w writes"
+    );
+    t.key_with(KeyCode::Char('g'), KeyModifiers::CONTROL);
+    t.key(KeyCode::Char('e'));
+    t.key(KeyCode::Char('x'));
+    assert!(t.app.overlay.is_none(), "x closes");
+
+    // Resources.
+    t.key(KeyCode::F(3));
+    let listed = |uri: &str| Listed {
+        uri: uri.into(),
+        name: uri.into(),
+        title: None,
+        description: None,
+        mime_type: None,
+    };
+    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: 1,
+        result: Ok(vec![listed("dac://a"), listed("dac://b")]),
+    })));
+    let foot = screen(&t, 120, 40);
+    assert!(foot.contains("Ctrl-l read"), "{foot}");
+    assert!(foot.contains("u reload · Ctrl-g close"), "{foot}");
+    for old in [
+        KeyCode::Enter,
+        KeyCode::Char('r'),
+        KeyCode::Esc,
+        KeyCode::Char('q'),
+    ] {
+        assert!(t.key(old).is_empty(), "{old:?}");
+    }
+    t.key_with(KeyCode::Char('n'), KeyModifiers::CONTROL);
+    let fx = t.key_with(KeyCode::Char('l'), KeyModifiers::CONTROL);
+    assert!(
+        matches!(&fx[..], [Effect::ReadResource { key: 1, uri }] if uri == "dac://b"),
+        "{fx:?}"
+    );
+    let fx = t.key(KeyCode::Char('u'));
+    assert!(
+        matches!(&fx[..], [Effect::ListResources { key: 1 }]),
+        "{fx:?}"
+    );
+    t.key_with(KeyCode::Char('g'), KeyModifiers::CONTROL);
+    assert!(t.app.overlay.is_none(), "Ctrl-g closes");
+
+    // A server's question: a form's choice and fields, then a reply's lines.
+    t.event(Event::Asked(ask(1, confirm_form())));
+    let foot = screen(&t, 120, 40);
+    assert!(foot.contains("Ctrl-l answer"), "{foot}");
+    assert!(foot.contains(">/< choose"), "{foot}");
+    // x is no close here (a filled form would be lost), Space no longer a choice.
+    t.key(KeyCode::Char('x'));
+    t.key(KeyCode::Char(' '));
+    t.key(KeyCode::Char('<'));
+    t.key_with(KeyCode::Char('n'), KeyModifiers::CONTROL);
+    t.type_text("3");
+    assert!(answers(&t.key(KeyCode::Enter)).is_empty());
+    let fx = t.key_with(KeyCode::Char('l'), KeyModifiers::CONTROL);
+    assert_eq!(
+        answers(&fx),
+        [(1, Reply::Accept(json!({"confirmed": false, "seats": 3})))]
+    );
+    t.event(Event::Asked(ask(
+        2,
+        Asking::Sampling {
+            messages: vec![SampledMessage {
+                role: "user".into(),
+                text: "Name the square".into(),
+            }],
+            system: None,
+            max_tokens: 50,
+        },
+    )));
+    assert!(screen(&t, 120, 40).contains("Ctrl-b new line"));
+    t.type_text("xa");
+    t.key_with(KeyCode::Char('b'), KeyModifiers::CONTROL);
+    t.type_text("b");
+    let fx = t.key_with(KeyCode::Char('l'), KeyModifiers::CONTROL);
+    assert_eq!(answers(&fx), [(2, Reply::Accept(json!("xa\nb")))]);
+    t.event(Event::Asked(ask(3, confirm_form())));
+    t.key(KeyCode::Esc);
+    assert!(
+        matches!(t.app.overlay, Some(Overlay::Ask(_))),
+        "Esc no longer dismisses"
+    );
+    let fx = t.key_with(KeyCode::Char('g'), KeyModifiers::CONTROL);
+    assert_eq!(answers(&fx), [(3, Reply::Cancel)]);
+}

@@ -2,7 +2,7 @@
 //! the keys that matter now, or a notice.
 
 use crate::tui::action::{Action, Pane};
-use crate::tui::app::{App, Severity};
+use crate::tui::app::App;
 use crate::tui::dialogue::Status;
 use crate::tui::notices::Notice;
 use crate::tui::view::text::{cut, short_id};
@@ -130,12 +130,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
 /// The notice shown, cut to `room` with the key that shows all messages when it is longer.
 fn notice_spans<'a>(app: &App, n: &Notice, base: Style, room: usize) -> Vec<Span<'a>> {
     let c = &app.theme.colors;
-    let color = match n.severity {
-        Severity::Info => c.info,
-        Severity::Success => c.success,
-        Severity::Warning => c.warning,
-        Severity::Error => c.error,
-    };
+    let color = app.theme.severity(n.severity);
     let mut spans = vec![Span::styled(" │ ", base)];
     if n.text.chars().count() > room {
         // Cut: the whole of it is in the messages.
