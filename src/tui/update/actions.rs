@@ -106,7 +106,8 @@ impl App {
             }
             Action::NewDialogue => {
                 let Some(server) = self.server_in_view() else {
-                    self.notify("no server to open a dialogue on", Severity::Warning);
+                    let hint = self.no_dialogue_hint();
+                    self.notify(hint, Severity::Warning);
                     return;
                 };
                 let Some(interface) = self.servers.get(server).map(|s| s.interface) else {
@@ -751,7 +752,8 @@ impl App {
 
     fn send(&mut self, fx: &mut Vec<Effect>) {
         let Some(d) = self.current_dialogue() else {
-            self.notify("no dialogue: n opens one", Severity::Warning);
+            let hint = self.no_dialogue_hint();
+            self.notify(hint, Severity::Warning);
             return;
         };
         if d.link.pending.is_some() {

@@ -10,6 +10,7 @@ mod drafts;
 mod engine;
 mod export;
 mod files;
+mod hints;
 mod keys;
 mod mouse;
 mod resources;

@@ -177,13 +177,7 @@ fn no_dialogue(frame: &mut Frame, app: &App, area: Rect, focused: bool) {
     let block = super::pane_block(app, " Transcript ", focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let hint = Line::styled(
-        format!(
-            "no dialogue open: {} opens one",
-            app.keymap.first_key(&Action::NewDialogue)
-        ),
-        app.theme.muted(),
-    );
+    let hint = Line::styled(app.no_dialogue_hint(), app.theme.muted());
     frame.render_widget(Paragraph::new(hint), inner);
 }
 
