@@ -2024,6 +2024,43 @@ fn enter_on_a_turn_keeps_the_unsent_draft_it_replaces_for_ctrl_z() {
     assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
 }
 
+/// A Request sent and refused (a tool error) leaves it in the composer: that is not an unsent
+/// draft (not counted, not asked about when quitting); typing after it makes one again.
+#[test]
+fn the_request_just_sent_is_not_an_unsent_draft() {
+    let mut t = T::reference();
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("Where is the fountain?");
+    t.key(KeyCode::Esc);
+    assert!(t.current().composer.has_draft());
+    let mut refused = grounding(0);
+    refused.reply = Reply::ToolError("unknown User".into());
+    t.finished(1, refused);
+    assert!(
+        !t.current().composer.has_draft(),
+        "the Request just sent is in the transcript"
+    );
+    // Nothing unsaved is said of the draft: the quit question is about the turn only.
+    t.key(KeyCode::Char('q'));
+    if let Some(Overlay::Confirm(c)) = &t.app.overlay {
+        assert!(!c.message.contains("unsent draft"), "{}", c.message);
+        t.key(KeyCode::Char('n'));
+    }
+    // Typing again makes a draft.
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text(" And the kiosk?");
+    t.key(KeyCode::Esc);
+    assert!(t.current().composer.has_draft());
+}
+
 #[test]
 fn quitting_mentions_an_unsent_draft() {
     let mut t = T::reference();
