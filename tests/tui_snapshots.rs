@@ -1229,3 +1229,25 @@ async fn tabs_tell_dialogues_apart_and_use_the_free_width() {
         assert!(bar.contains(id), "DialogID {id} not shown: {bar}");
     }
 }
+
+/// At a tiny size (30x8) a hint too long for its place shows not at all, never as a fragment
+/// cut into a field (`Question     t: compose a Re`).
+#[tokio::test]
+async fn a_tiny_screen_shows_no_hint_fragment() {
+    let mut h = state("usr_fresh_dialogue", "dark").await;
+    let server = h.runner.app.servers.id_at(0).unwrap();
+    let mut d = DialogueState::new(9997, "domain-access #2".into(), server, Interface::Dac);
+    d.status = Status::Open;
+    let id = h.runner.app.dialogues.push(d);
+    h.runner.app.show_dialogue(id);
+    h.runner.app.focus = Pane::Composer;
+    for (w, hgt) in [(30u16, 8u16), (40, 10), (30, 12)] {
+        h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+        let shown = text(&render(&h.runner.app, w, hgt));
+        assert!(
+            !shown.contains("compose a") || shown.contains("compose a Request below and press"),
+            "{w}x{hgt}: a hint cut to a fragment:\n{shown}"
+        );
+        assert!(shown.contains("┃Question          "), "{w}x{hgt}:\n{shown}");
+    }
+}

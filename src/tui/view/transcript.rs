@@ -142,10 +142,16 @@ fn table(
     .style(t.muted());
     if d.transcript.is_empty() && d.link.pending.is_none() {
         frame.render_widget(Table::new(Vec::<Row>::new(), widths).header(header), area);
-        frame.render_widget(
-            Paragraph::new(Line::styled(no_turns_hint(app, d), t.muted())),
-            Rect::new(area.x + 2, area.y + 1, area.width.saturating_sub(2), 1),
-        );
+        // Under the header, inside the pane, and whole: a pane too small for the hint shows
+        // none (it was drawn past the pane into the composer, cut to a fragment).
+        let hint = no_turns_hint(app, d);
+        let room = area.width.saturating_sub(2);
+        if area.height >= 2 && hint.chars().count() <= room as usize {
+            frame.render_widget(
+                Paragraph::new(Line::styled(hint, t.muted())),
+                Rect::new(area.x + 2, area.y + 1, room, 1),
+            );
+        }
     } else {
         frame.render_widget(
             Table::new(rows, widths)
