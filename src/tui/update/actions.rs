@@ -797,7 +797,10 @@ impl App {
         let content = match d.composer.content(d.transcript.used_ids()) {
             Ok(c) => c,
             Err(e) => {
+                let key = d.key;
                 self.notify(format!("not sent: {e}"), Severity::Error);
+                self.notices
+                    .set_cause(crate::tui::notices::Cause::UnsendableRequest(key));
                 return;
             }
         };

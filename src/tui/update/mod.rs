@@ -36,7 +36,8 @@ impl App {
     pub fn handle(&mut self, event: Event, at: Instant, hits: &Hits) -> Vec<Effect> {
         self.now = at;
         let mut fx = Vec::new();
-        if matches!(event, Event::Input(_)) {
+        let input = matches!(event, Event::Input(_));
+        if input {
             self.clamp_detail_scroll(hits);
         }
         match event {
@@ -92,7 +93,25 @@ impl App {
             Event::Signal(signal) => self.signal(signal, &mut fx),
             Event::Certify(e) => self.certify_event(e),
         }
+        if input {
+            self.clear_gone_notice();
+        }
         fx
+    }
+
+    /// A notice whose cause is gone goes: "not sent: ..." once that composer's Request can
+    /// be sent (the JSON fixed, the field filled).
+    fn clear_gone_notice(&mut self) {
+        use crate::tui::notices::Cause;
+        let Some(Cause::UnsendableRequest(key)) = self.notices.shown_cause() else {
+            return;
+        };
+        let fixed = self
+            .dialogue_by_key(key)
+            .is_none_or(|d| d.composer.content(d.transcript.used_ids()).is_ok());
+        if fixed {
+            self.notices.clear_shown();
+        }
     }
 
     /// The areas of the screen now (what the next frame will draw).

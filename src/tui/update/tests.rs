@@ -2983,3 +2983,36 @@ fn keys_toml_reaches_every_key_of_the_export_resources_and_ask_overlays() {
     let fx = t.key_with(KeyCode::Char('g'), KeyModifiers::CONTROL);
     assert_eq!(answers(&fx), [(3, Reply::Cancel)]);
 }
+
+/// "not sent: the Request is not JSON ..." goes once the JSON is fixed (it stayed for its
+/// six seconds, saying the Request could not be sent when it could); it stays while it cannot.
+#[test]
+fn a_not_sent_notice_goes_once_its_cause_is_fixed() {
+    let mut t = T::reference();
+    t.key(KeyCode::F(2));
+    t.app.current_dialogue_mut().unwrap().composer.raw =
+        crate::tui::composer::editor(r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "b"}"#);
+    t.app.with_composer(|c, ctx| c.recheck(ctx));
+    assert!(t.key(KeyCode::F(5)).is_empty());
+    let notice = t.app.notices.shown().map(|n| n.text.clone()).unwrap();
+    assert!(notice.contains("not sent"), "{notice}");
+    // A key that leaves it broken: still said.
+    t.key(KeyCode::Char(' '));
+    assert!(t.app.notices.shown().is_some(), "still not JSON");
+    // The closing bracket and brace typed at the end: JSON, and the notice goes.
+    t.key_with(KeyCode::End, KeyModifiers::CONTROL);
+    t.key(KeyCode::Char(']'));
+    assert!(t.app.notices.shown().is_some(), "still not JSON");
+    t.key(KeyCode::Char('}'));
+    assert!(
+        t.app
+            .current_dialogue()
+            .unwrap()
+            .composer
+            .content(&[])
+            .is_ok(),
+        "{:?}",
+        t.app.current_dialogue().unwrap().composer.content(&[])
+    );
+    assert!(t.app.notices.shown().is_none(), "the cause is gone");
+}
