@@ -87,7 +87,7 @@ fn app_with(turns: usize) -> App {
     let (mut app, _) = App::new(options(Vec::new()), Instant::now());
     let spec = ServerSpec::embedded(Interface::Dac);
     let server = app.add_server(spec, Interface::Dac);
-    if let Some(s) = app.servers.get_mut(server) {
+    if let Some(s) = app.workspace_mut().server_mut(server) {
         s.status = bkn_explorer::tui::app::ServerStatus::Recorded;
     }
     let mut d = DialogueState::new(1, "bench".into(), server, Interface::Dac);
@@ -97,14 +97,16 @@ fn app_with(turns: usize) -> App {
     }
     let last = d.transcript.len() - 1;
     d.transcript.select(Some(last));
-    app.current = Some(app.dialogues.push(d));
+    let id = Some(app.workspace_mut().add_dialogue(d));
+    app.workspace_mut().set_current(id);
     app
 }
 
 fn frames(c: &mut Criterion) {
     let big = app_with(10_000);
     let size = big
-        .dialogues
+        .workspace()
+        .dialogues()
         .nth(0)
         .unwrap()
         .transcript
@@ -121,7 +123,12 @@ fn frames(c: &mut Criterion) {
     for turns in [100usize, 10_000] {
         let mut app = app_with(turns);
         for tab in [DetailTab::Answer, DetailTab::Raw, DetailTab::Findings] {
-            app.dialogues.nth_mut(0).unwrap().transcript.detail_tab = tab;
+            app.workspace_mut()
+                .dialogues_mut()
+                .next()
+                .unwrap()
+                .transcript
+                .detail_tab = tab;
             let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
             group.bench_with_input(
                 BenchmarkId::new(format!("{} tab", tab.title()), format!("{turns} turns")),
@@ -140,8 +147,18 @@ fn frames(c: &mut Criterion) {
             );
         }
         // The Answer scrolled to its last relations (the lines above are counted, not made).
-        app.dialogues.nth_mut(0).unwrap().transcript.detail_tab = DetailTab::Answer;
-        app.dialogues.nth_mut(0).unwrap().transcript.detail_scroll = 5_990;
+        app.workspace_mut()
+            .dialogues_mut()
+            .next()
+            .unwrap()
+            .transcript
+            .detail_tab = DetailTab::Answer;
+        app.workspace_mut()
+            .dialogues_mut()
+            .next()
+            .unwrap()
+            .transcript
+            .detail_scroll = 5_990;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(
             BenchmarkId::new("Answer tab at relation 5990", format!("{turns} turns")),
@@ -157,10 +174,16 @@ fn frames(c: &mut Criterion) {
                 })
             },
         );
-        app.dialogues.nth_mut(0).unwrap().transcript.detail_scroll = 0;
+        app.workspace_mut()
+            .dialogues_mut()
+            .next()
+            .unwrap()
+            .transcript
+            .detail_scroll = 0;
         // The feasibility tab on a feasibility turn, scrolled to the middle of the dialogue.
         let middle = app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .transcript
@@ -171,12 +194,18 @@ fn frames(c: &mut Criterion) {
             .find(|(_, t)| t.summary.kind == TurnKind::Dac(Kind::Feasibility))
             .map(|(i, _)| i)
             .unwrap();
-        app.dialogues
-            .nth_mut(0)
+        app.workspace_mut()
+            .dialogues_mut()
+            .next()
             .unwrap()
             .transcript
             .select(Some(middle));
-        app.dialogues.nth_mut(0).unwrap().transcript.detail_tab = DetailTab::Feasibility;
+        app.workspace_mut()
+            .dialogues_mut()
+            .next()
+            .unwrap()
+            .transcript
+            .detail_tab = DetailTab::Feasibility;
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
         group.bench_with_input(
             BenchmarkId::new("Feasibility tab", format!("{turns} turns")),
@@ -223,7 +252,8 @@ fn startup(c: &mut Criterion) {
                     );
                     while !runner
                         .app
-                        .dialogues
+                        .workspace()
+                        .dialogues()
                         .values()
                         .all(|d| d.status == Status::Open)
                     {

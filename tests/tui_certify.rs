@@ -40,7 +40,8 @@ async fn on(spec: ServerSpec) -> Harness {
 async fn on_with(spec: ServerSpec, connect: ConnectOptions) -> Harness {
     let mut h = Harness::with(options(vec![spec], "dark"), connect, None);
     h.until(Duration::from_secs(30), "the dialogue to open", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
@@ -49,7 +50,7 @@ async fn on_with(spec: ServerSpec, connect: ConnectOptions) -> Harness {
 }
 
 fn finished(app: &App) -> bool {
-    app.certify.as_ref().is_some_and(|c| !c.running())
+    app.certify().is_some_and(|c| !c.running())
 }
 
 fn peer(defect: &str) -> ServerSpec {
@@ -81,19 +82,19 @@ async fn the_palette_certifies_the_reference_server_and_shows_every_rule_() {
     h.key(KeyCode::Enter);
     assert!(h.app().certify_shown(), "the pane shows at once");
     h.until(RUN, "the progress bar to count rules", |app| {
-        app.certify
+        app.certify()
             .as_ref()
             .is_some_and(|c| c.total.is_some() && !c.results.is_empty())
     })
     .await;
     let screen = h.screen();
-    let total = h.app().certify.as_ref().and_then(|c| c.total).unwrap();
+    let total = h.app().certify().and_then(|c| c.total).unwrap();
     assert!(
         screen.contains("░") && screen.contains(&format!("/{total} ")),
         "{screen}"
     );
     h.until(RUN, "the report", finished).await;
-    let c = h.app().certify.clone().unwrap();
+    let c = h.app().certify().cloned().unwrap();
     assert_eq!(c.phase, Phase::Done);
     assert_eq!(Some(c.results.len()), c.total);
     assert_eq!(c.count(Verdict::Fail), 0, "{}", h.screen());
@@ -113,13 +114,13 @@ async fn esc_stops_a_run_after_the_rule_under_way_() {
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char('V'));
     h.until(RUN, "a first rule", |app| {
-        app.certify.as_ref().is_some_and(|c| !c.results.is_empty())
+        app.certify().is_some_and(|c| !c.results.is_empty())
     })
     .await;
     h.key(KeyCode::Esc);
-    assert_eq!(h.app().certify.as_ref().unwrap().phase, Phase::Cancelling);
+    assert_eq!(h.app().certify().unwrap().phase, Phase::Cancelling);
     h.until(RUN, "the run to stop", finished).await;
-    let c = h.app().certify.clone().unwrap();
+    let c = h.app().certify().cloned().unwrap();
     assert_eq!(c.phase, Phase::Cancelled);
     assert!(c.results.len() < c.total.unwrap(), "stopped early");
     assert!(h.screen().contains("stopped"), "{}", h.screen());
@@ -142,7 +143,7 @@ async fn a_server_that_crashes_mid_run_fails_its_rules_with_the_reason_and_the_p
     let mut h = on_with(common::fault_spec("crash-on-call", &[]), connect).await;
     h.act(Action::Certify);
     h.until(RUN, "the report", finished).await;
-    let c = h.app().certify.clone().unwrap();
+    let c = h.app().certify().cloned().unwrap();
     assert_eq!(c.phase, Phase::Done, "{}", h.screen());
     let gaps = c
         .results
@@ -171,14 +172,14 @@ async fn enter_on_a_failed_rule_opens_its_evidence_as_a_dialogue_to_replay_() {
     h.until(RUN, "the report", finished).await;
     // Only the failed rules, then Enter on the first.
     h.key(KeyCode::Char('f'));
-    let c = h.app().certify.clone().unwrap();
+    let c = h.app().certify().cloned().unwrap();
     let failed = c.selected_result().expect("a failed rule");
     assert_eq!(failed.rule.name, "commitments.release");
     assert_eq!(c.rows().len(), 1);
-    let before = h.app().dialogues.len();
+    let before = h.app().workspace().dialogues().len();
     h.key(KeyCode::Enter);
     assert!(!h.app().certify_shown());
-    assert!(h.app().dialogues.len() > before);
+    assert!(h.app().workspace().dialogues().len() > before);
     let d = h.app().current_dialogue().unwrap();
     assert!(d.name.starts_with("commitments.release: "), "{}", d.name);
     assert_eq!(d.status, Status::Recorded);

@@ -54,18 +54,21 @@ fn scripted(theme: &str) -> Harness {
 
 fn show(h: &mut Harness, dialogue: usize, turn: usize, tab: DetailTab, focus: Pane) {
     let app = &mut h.runner.app;
-    app.current = app.dialogues.id_at(dialogue);
-    app.dialogues
-        .nth_mut(dialogue)
+    let id = app.workspace().dialogues().id_at(dialogue);
+    app.workspace_mut().set_current(id);
+    app.workspace_mut()
+        .dialogues_mut()
+        .nth(dialogue)
         .unwrap()
         .transcript
         .select(Some(turn));
-    app.dialogues
-        .nth_mut(dialogue)
+    app.workspace_mut()
+        .dialogues_mut()
+        .nth(dialogue)
         .unwrap()
         .transcript
         .detail_tab = tab;
-    app.focus = focus;
+    app.screen_mut().set_focus(focus);
     h.draw();
 }
 
@@ -98,10 +101,22 @@ fn vocabulary() -> Vocabulary {
 /// A fresh feasibility form in the tour's composer, with the focus on its Steps.
 fn feasibility_form(h: &mut Harness) {
     show(h, TOUR, 6, DetailTab::Feasibility, Pane::Composer);
-    h.runner.app.servers.nth_mut(0).unwrap().vocabulary = vocabulary();
+    h.runner
+        .app
+        .workspace_mut()
+        .servers_mut()
+        .next()
+        .unwrap()
+        .vocabulary = vocabulary();
     let mut c = Composer::new(Interface::Dac);
     c.set_kind(Kind::Feasibility);
-    h.runner.app.dialogues.nth_mut(TOUR).unwrap().composer = c;
+    h.runner
+        .app
+        .workspace_mut()
+        .dialogues_mut()
+        .nth(TOUR)
+        .unwrap()
+        .composer = c;
     go_to(h, "Steps");
 }
 
@@ -139,8 +154,9 @@ fn add_turn(h: &mut Harness, (request, response): (serde_json::Value, serde_json
     };
     h.runner
         .app
-        .dialogues
-        .nth_mut(STATES)
+        .workspace_mut()
+        .dialogues_mut()
+        .nth(STATES)
         .unwrap()
         .load_turns([turn]);
 }
@@ -231,31 +247,32 @@ async fn state(name: &str, theme: &str) -> Harness {
         }
         "dialogue_failed" => {
             let app = &mut h.runner.app;
-            app.servers.nth_mut(0).unwrap().status = ServerStatus::Failed(
+            app.workspace_mut().servers_mut().next().unwrap().status = ServerStatus::Failed(
                 "cannot start bkn-explorer: No such file or directory (os error 2)".into(),
             );
-            let server = app.servers.id_at(0).unwrap();
+            let server = app.workspace().servers().id_at(0).unwrap();
             let mut d = DialogueState::new(9999, "domain-access #2".into(), server, Interface::Dac);
             d.status = Status::Failed(
                 "domain-access: cannot start bkn-explorer: No such file or directory (os error 2)"
                     .into(),
             );
-            app.current = Some(app.dialogues.push(d));
-            app.focus = Pane::Sidebar;
+            let id = Some(app.workspace_mut().add_dialogue(d));
+            app.workspace_mut().set_current(id);
+            app.screen_mut().set_focus(Pane::Sidebar);
         }
         // A new BKN-USR dialogue opens on the User State tab.
         "usr_fresh_dialogue" => {
             let app = &mut h.runner.app;
-            let server = app.servers.id_at(1).unwrap();
+            let server = app.workspace().servers().id_at(1).unwrap();
             let d = DialogueState::new(9998, "user-state #2".into(), server, Interface::Usr);
-            let id = app.dialogues.push(d);
+            let id = app.workspace_mut().add_dialogue(d);
             app.show_dialogue(id);
-            app.focus = Pane::Composer;
+            app.screen_mut().set_focus(Pane::Composer);
         }
         // Many dialogues: the tab of the one in view is always on the bar.
         "tabs_many_dialogues" => {
             let app = &mut h.runner.app;
-            let server = app.servers.id_at(0).unwrap();
+            let server = app.workspace().servers().id_at(0).unwrap();
             let mut last = None;
             for n in 2..14 {
                 let d = DialogueState::new(
@@ -264,37 +281,53 @@ async fn state(name: &str, theme: &str) -> Harness {
                     server,
                     Interface::Dac,
                 );
-                last = Some(app.dialogues.push(d));
+                last = Some(app.workspace_mut().add_dialogue(d));
             }
             app.show_dialogue(last.unwrap());
-            app.focus = Pane::Transcript;
+            app.screen_mut().set_focus(Pane::Transcript);
         }
         // A long title stops at the border.
         "long_title" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            h.runner.app.dialogues.nth_mut(TOUR).unwrap().name =
+            h.runner
+                .app
+                .workspace_mut()
+                .dialogues_mut()
+                .nth(TOUR)
+                .unwrap()
+                .name =
                 "a dialogue with a very long name that a user typed to remember what it was about"
                     .into();
         }
         "pending_turn" => {
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
             let app = &mut h.runner.app;
-            let started = app.now - Duration::from_millis(2500);
-            app.dialogues.nth_mut(STATES).unwrap().link.pending = Some(Pending {
+            let started = app.now() - Duration::from_millis(2500);
+            app.workspace_mut()
+                .dialogues_mut()
+                .nth(STATES)
+                .unwrap()
+                .link
+                .pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
                 progress: Some((7.0, Some(100.0))),
                 task: None,
             });
-            app.ticks = 3;
+            app.screen_mut().set_ticks(3);
         }
         // A turn the server answered with a Task (SEP-2663): its status and message shown.
         "pending_task" => {
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
             let app = &mut h.runner.app;
-            let started = app.now - Duration::from_millis(2500);
-            app.dialogues.nth_mut(STATES).unwrap().link.pending = Some(Pending {
+            let started = app.now() - Duration::from_millis(2500);
+            app.workspace_mut()
+                .dialogues_mut()
+                .nth(STATES)
+                .unwrap()
+                .link
+                .pending = Some(Pending {
                 started,
                 request: None,
                 cancelling: false,
@@ -305,7 +338,7 @@ async fn state(name: &str, theme: &str) -> Harness {
                     message: Some("waiting for a confirmation".into()),
                 }),
             });
-            app.ticks = 3;
+            app.screen_mut().set_ticks(3);
         }
         "composer_form" => {
             feasibility_form(&mut h);
@@ -344,7 +377,13 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Composer);
             let mut c = Composer::new(Interface::Dac);
             c.set_kind(Kind::Affordances);
-            h.runner.app.dialogues.nth_mut(TOUR).unwrap().composer = c;
+            h.runner
+                .app
+                .workspace_mut()
+                .dialogues_mut()
+                .nth(TOUR)
+                .unwrap()
+                .composer = c;
             go_to(&mut h, "Entity IDs");
         }
         "composer_raw" => {
@@ -356,14 +395,14 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
             log_entries(&mut h);
             h.act(Action::ToggleLog);
-            h.runner.app.focus = Pane::Log;
+            h.runner.app.screen_mut().set_focus(Pane::Log);
         }
         // Enter on a log row: the whole entry, pretty, wrapped.
         "overlay_log_entry" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
             log_entries(&mut h);
             h.act(Action::ToggleLog);
-            h.runner.app.focus = Pane::Log;
+            h.runner.app.screen_mut().set_focus(Pane::Log);
             h.key(KeyCode::Home);
             h.key(KeyCode::Down);
             h.key(KeyCode::Enter);
@@ -425,17 +464,20 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
             log_entries(&mut h);
             h.act(Action::ToggleLog);
-            h.runner.app.focus = Pane::Log;
+            h.runner.app.screen_mut().set_focus(Pane::Log);
             h.act(Action::Search);
             h.type_text("protocolversion");
         }
         "overlay_palette" => {
-            h.runner.app.focus = Pane::Transcript;
+            h.runner.app.screen_mut().set_focus(Pane::Transcript);
             h.act(Action::Palette);
             h.type_text("theme");
         }
         "overlay_save_as" => {
-            h.runner.app.session.path = Some("/home/ana/sessions/my-session.json".into());
+            h.runner
+                .app
+                .session_mut()
+                .set_path(Some("/home/ana/sessions/my-session.json".into()));
             h.act(Action::SaveAs);
         }
         // Save-as onto a file that exists asks first.
@@ -458,12 +500,14 @@ async fn state(name: &str, theme: &str) -> Harness {
             h.until(
                 Duration::from_secs(10),
                 "the session list",
-                |app| matches!(&app.overlay, Some(Overlay::Open(o)) if !o.loading),
+                |app| matches!(&app.overlay(), Some(Overlay::Open(o)) if !o.loading),
             )
             .await;
         }
         "overlay_quit_unsaved" => {
-            h.runner.app.session.unsaved = 3;
+            for _ in 0..3 {
+                h.runner.app.session_mut().turn_taken();
+            }
             h.act(Action::Quit);
         }
         // Certify this server: the progress bar and the rules so far.
@@ -476,7 +520,7 @@ async fn state(name: &str, theme: &str) -> Harness {
         // A server that serves no tool of the interface: the whole reason, and no rule.
         "certify_unreachable" => {
             certify_pane(&mut h, "running");
-            let c = h.runner.app.certify.as_mut().unwrap();
+            let c = h.runner.app.certify_mut().as_mut().unwrap();
             c.results.clear();
             c.current = None;
             c.phase = bkn_explorer::tui::certify::Phase::Unreachable(
@@ -489,7 +533,9 @@ async fn state(name: &str, theme: &str) -> Harness {
         // The Resources overlay: the list, the second resource read (pretty JSON).
         "overlay_resources" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            h.runner.app.overlay = Some(Overlay::Resources(Box::new(resources_overlay())));
+            h.runner
+                .app
+                .set_overlay(Some(Overlay::Resources(Box::new(resources_overlay()))));
         }
         // A turn exported as command lines (a stdio server: send only).
         "overlay_export" => {
@@ -587,12 +633,12 @@ fn certify_pane(h: &mut Harness, stage: &str) {
         })
     });
     let app = &mut h.runner.app;
-    app.ticks = 3;
-    app.certify = Some(CertifyPane {
+    app.screen_mut().set_ticks(3);
+    *app.certify_mut() = Some(CertifyPane {
         run: 1,
-        server: app.servers.id_at(0).unwrap(),
+        server: app.workspace().servers().id_at(0).unwrap(),
         server_name: "domain-access".into(),
-        spec: app.servers.nth(0).unwrap().spec.clone(),
+        spec: app.workspace().servers().nth(0).unwrap().spec.clone(),
         interface: Interface::Dac,
         phase: if stage == "running" {
             Phase::Running
@@ -624,15 +670,24 @@ fn play_scenario_run(h: &mut Harness) {
     use bkn_explorer::tui::event::{Event, ScenarioEvent, ScenarioInfo};
     show(h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
     h.act(Action::RunScenario);
-    if let Some(Overlay::Prompt(p)) = &mut h.runner.app.overlay {
+    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
         p.input = bkn_explorer::tui::overlay::Input::new("/nowhere/kiosk.yaml");
     }
     h.key(KeyCode::Enter);
-    let key = h.runner.app.dialogues.values().last().unwrap().key;
+    let key = h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .values()
+        .last()
+        .unwrap()
+        .key;
     let turns: Vec<_> = h
         .runner
         .app
-        .dialogues
+        .workspace()
+        .dialogues()
         .nth(TOUR)
         .unwrap()
         .transcript
@@ -725,18 +780,20 @@ fn play_scenario_run(h: &mut Harness) {
             error: None,
         },
     );
-    let d = h.runner.app.dialogues.len() - 1;
+    let d = h.runner.app.workspace().dialogues().len() - 1;
     h.runner
         .app
-        .dialogues
-        .nth_mut(d)
+        .workspace_mut()
+        .dialogues_mut()
+        .nth(d)
         .unwrap()
         .transcript
         .select(Some(3));
     h.runner
         .app
-        .dialogues
-        .nth_mut(d)
+        .workspace_mut()
+        .dialogues_mut()
+        .nth(d)
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Expect;
@@ -814,7 +871,7 @@ fn log_entries(h: &mut Harness) {
     ] {
         let mut e = LogEntry::new(1, kind, text);
         e.at = at;
-        h.runner.app.log.push(e);
+        h.runner.app.log_mut().push(e);
     }
 }
 
@@ -868,7 +925,7 @@ async fn snapshot(name: &str) {
     for theme in ["dark", "high-contrast"].into_iter().chain(no_color) {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
             let mut h = state(name, theme).await;
-            h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+            h.runner.app.screen_mut().resize(w, hgt);
             let buffer = render(&h.runner.app, w, hgt);
             let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
             // Named as when this file was a test binary of its own (its module path is
@@ -963,8 +1020,8 @@ async fn no_color_shows_the_selected_row_and_the_search_matches() {
     ] {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
             let mut h = state(name, "dark").await;
-            h.runner.app.theme = Theme::no_color();
-            h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+            h.runner.app.set_theme(Theme::no_color());
+            h.runner.app.screen_mut().resize(w, hgt);
             let buffer = render(&h.runner.app, w, hgt);
             let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
             let mut settings = insta::Settings::clone_current();
@@ -994,9 +1051,9 @@ async fn every_colour_on_screen_comes_from_the_theme() {
         .collect();
     for name in ALL {
         let mut h = state(name, "dark").await;
-        h.runner.app.theme = probe.clone();
+        h.runner.app.set_theme(probe.clone());
         for (w, hgt) in [(120u16, 40u16), (80, 24), (200, 60)] {
-            h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+            h.runner.app.screen_mut().resize(w, hgt);
             let buffer = render(&h.runner.app, w, hgt);
             for y in 0..hgt {
                 for x in 0..w {
@@ -1053,10 +1110,10 @@ async fn every_drawn_character_is_readable_in_every_theme() {
     for theme in ["dark", "light", "high-contrast"] {
         for name in ALL {
             let mut h = state(name, theme).await;
-            let need = h.runner.app.theme.promised_contrast();
-            let colors = h.runner.app.theme.colors.clone();
+            let need = h.runner.app.theme().promised_contrast();
+            let colors = h.runner.app.theme().colors.clone();
             for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-                h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+                h.runner.app.screen_mut().resize(w, hgt);
                 let buffer = render(&h.runner.app, w, hgt);
                 for y in 0..hgt {
                     for x in 0..w {
@@ -1148,20 +1205,22 @@ async fn user_state_wraps_every_long_line() {
         };
         h.runner
             .app
-            .dialogues
-            .nth_mut(USR)
+            .workspace_mut()
+            .dialogues_mut()
+            .nth(USR)
             .unwrap()
             .load_turns([turn]);
         show(&mut h, USR, 8, DetailTab::UserState, Pane::Detail);
         // To the tab's last page.
         h.runner
             .app
-            .dialogues
-            .nth_mut(USR)
+            .workspace_mut()
+            .dialogues_mut()
+            .nth(USR)
             .unwrap()
             .transcript
             .detail_scroll = 1000;
-        h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+        h.runner.app.screen_mut().resize(w, hgt);
         let shown = text(&render(&h.runner.app, w, hgt));
         for source in sources {
             // A source may wrap between its words, never inside one.
@@ -1190,13 +1249,13 @@ async fn tabs_tell_dialogues_apart_and_use_the_free_width() {
     // The fixture's four dialogues, named as the proxy names what it watches.
     let mut h = scripted("dark");
     let app = &mut h.runner.app;
-    assert_eq!(app.dialogues.len(), 4);
+    assert_eq!(app.workspace().dialogues().len(), 4);
     for n in 0..4 {
-        let d = app.dialogues.nth_mut(n).unwrap();
+        let d = app.workspace_mut().dialogues_mut().nth(n).unwrap();
         d.name = format!("127.0.0.1:18080 live {}", n + 1);
         d.status = Status::Live;
     }
-    let first = app.dialogues.id_at(0).unwrap();
+    let first = app.workspace().dialogues().id_at(0).unwrap();
     app.show_dialogue(first);
     let top = |h: &Harness, w: u16| {
         text(&render(&h.runner.app, w, 30))
@@ -1220,7 +1279,7 @@ async fn tabs_tell_dialogues_apart_and_use_the_free_width() {
         "cccc3333-x-3",
         "dddd4444-x-4",
     ]) {
-        let d = h.runner.app.dialogues.nth_mut(n).unwrap();
+        let d = h.runner.app.workspace_mut().dialogues_mut().nth(n).unwrap();
         d.name = "127.0.0.1:18080 live".into();
         d.link.dialog_id = Some(id.into());
     }
@@ -1235,14 +1294,14 @@ async fn tabs_tell_dialogues_apart_and_use_the_free_width() {
 #[tokio::test]
 async fn a_tiny_screen_shows_no_hint_fragment() {
     let mut h = state("usr_fresh_dialogue", "dark").await;
-    let server = h.runner.app.servers.id_at(0).unwrap();
+    let server = h.runner.app.workspace().servers().id_at(0).unwrap();
     let mut d = DialogueState::new(9997, "domain-access #2".into(), server, Interface::Dac);
     d.status = Status::Open;
-    let id = h.runner.app.dialogues.push(d);
+    let id = h.runner.app.workspace_mut().add_dialogue(d);
     h.runner.app.show_dialogue(id);
-    h.runner.app.focus = Pane::Composer;
+    h.runner.app.screen_mut().set_focus(Pane::Composer);
     for (w, hgt) in [(30u16, 8u16), (40, 10), (30, 12)] {
-        h.runner.app.size = ratatui::layout::Rect::new(0, 0, w, hgt);
+        h.runner.app.screen_mut().resize(w, hgt);
         let shown = text(&render(&h.runner.app, w, hgt));
         assert!(
             !shown.contains("compose a") || shown.contains("compose a Request below and press"),

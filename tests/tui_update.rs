@@ -35,7 +35,12 @@ async fn on_reference_servers() -> Harness {
         "dark",
     ));
     h.until(WAIT, "both dialogues to open", |app| {
-        app.dialogues.len() == 2 && app.dialogues.values().all(|d| d.status == Status::Open)
+        app.workspace().dialogues().len() == 2
+            && app
+                .workspace()
+                .dialogues()
+                .values()
+                .all(|d| d.status == Status::Open)
     })
     .await;
     h
@@ -45,7 +50,8 @@ async fn on_reference_servers() -> Harness {
 async fn on_fault_server(fault: &str, extra: &[&str]) -> Harness {
     let mut h = Harness::new(options(vec![common::fault_spec(fault, extra)], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
@@ -54,20 +60,21 @@ async fn on_fault_server(fault: &str, extra: &[&str]) -> Harness {
 }
 
 fn current(app: &App) -> DialogueId {
-    app.current.expect("a dialogue is shown")
+    app.workspace().current().expect("a dialogue is shown")
 }
 
 /// Where the dialogue shown is among the tabs.
 fn shown(app: &App) -> usize {
-    app.current
-        .and_then(|c| app.dialogues.position(c))
+    app.workspace()
+        .current()
+        .and_then(|c| app.workspace().dialogues().position(c))
         .expect("a dialogue is shown")
 }
 
 /// Moves the composer to the field with this label (Alt-arrows leave multi-line fields).
 fn go_to_field(h: &mut Harness, label: &str) {
     let d = current(&h.runner.app);
-    let c = &h.runner.app.dialogues.get(d).unwrap().composer;
+    let c = &h.runner.app.workspace().dialogue(d).unwrap().composer;
     let offset = usize::from(c.interface == Interface::Dac);
     let target = offset
         + c.fields
@@ -78,7 +85,7 @@ fn go_to_field(h: &mut Harness, label: &str) {
                 panic!("no field {label} for this Kind; there are {labels:?}")
             });
     for _ in 0..20 {
-        let row = h.runner.app.dialogues.get(d).unwrap().composer.row;
+        let row = h.runner.app.workspace().dialogue(d).unwrap().composer.row;
         match row.cmp(&target) {
             std::cmp::Ordering::Less => h.key_with(KeyCode::Down, KeyModifiers::ALT),
             std::cmp::Ordering::Greater => h.key_with(KeyCode::Up, KeyModifiers::ALT),
@@ -95,7 +102,7 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
         h.key_with(KeyCode::Up, KeyModifiers::ALT);
     }
     for _ in 0..Kind::VARIANTS.len() {
-        if h.runner.app.dialogues.get(d).unwrap().composer.kind == kind {
+        if h.runner.app.workspace().dialogue(d).unwrap().composer.kind == kind {
             return;
         }
         h.key(KeyCode::Right);
@@ -106,7 +113,13 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
 /// Empties the field the composer is on.
 fn clear_field(h: &mut Harness) {
     let d = current(&h.runner.app);
-    let c = &mut h.runner.app.dialogues.get_mut(d).unwrap().composer;
+    let c = &mut h
+        .runner
+        .app
+        .workspace_mut()
+        .dialogue_mut(d)
+        .unwrap()
+        .composer;
     if let Some(i) = c.focused_field() {
         c.fields[i].editor.select_all();
         c.fields[i].editor.cut();
@@ -122,12 +135,20 @@ fn fill(h: &mut Harness, label: &str, text: &str) {
 /// Sends with F5 and waits for the turn to land; returns its index in the transcript.
 async fn send(h: &mut Harness) -> usize {
     let d = current(&h.runner.app);
-    let before = h.runner.app.dialogues.get(d).unwrap().transcript.len();
+    let before = h
+        .runner
+        .app
+        .workspace()
+        .dialogue(d)
+        .unwrap()
+        .transcript
+        .len();
     h.key(KeyCode::F(5));
     assert!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .get(d)
             .unwrap()
             .link
@@ -137,7 +158,7 @@ async fn send(h: &mut Harness) -> usize {
         text(&render(&h.runner.app, 120, 40))
     );
     h.until(WAIT, "the turn to finish", move |app| {
-        app.dialogues.get(d).unwrap().transcript.len() > before
+        app.workspace().dialogue(d).unwrap().transcript.len() > before
     })
     .await;
     before
@@ -145,13 +166,25 @@ async fn send(h: &mut Harness) -> usize {
 
 fn response(h: &Harness, turn: usize) -> Value {
     let d = current(&h.runner.app);
-    h.runner.app.dialogues.get(d).unwrap().transcript.turns()[turn]
+    h.runner
+        .app
+        .workspace()
+        .dialogue(d)
+        .unwrap()
+        .transcript
+        .turns()[turn]
         .turn
         .response()
         .unwrap_or_else(|| {
             panic!(
                 "turn {turn} has no Response: {:?}",
-                h.runner.app.dialogues.get(d).unwrap().transcript.turns()[turn]
+                h.runner
+                    .app
+                    .workspace()
+                    .dialogue(d)
+                    .unwrap()
+                    .transcript
+                    .turns()[turn]
                     .turn
                     .reply
             )
@@ -195,11 +228,11 @@ async fn every_kind_is_composed_sent_and_shown() {
         0,
         "the explorer starts on Domain Access"
     );
-    assert_eq!(h.runner.app.focus, Pane::Composer);
+    assert_eq!(h.runner.app.focus(), Pane::Composer);
     for (n, kind) in Kind::VARIANTS.iter().copied().enumerate() {
         compose(&mut h, kind);
         let turn = send(&mut h).await;
-        let d = &h.runner.app.dialogues.nth(0).unwrap();
+        let d = &h.runner.app.workspace().dialogues().nth(0).unwrap();
         let view = &d.transcript.turns()[turn];
         assert_eq!(view.summary.kind, TurnKind::Dac(kind));
         assert_eq!(
@@ -225,12 +258,26 @@ async fn every_kind_is_composed_sent_and_shown() {
         assert_eq!(h.runner.app.shown_detail_tab(), expected_tab);
         // Commitments were a one-off action: the form empties them; the rest stays.
         if kind == Kind::Commitment {
-            let c = &h.runner.app.dialogues.nth(0).unwrap().composer;
+            let c = &h
+                .runner
+                .app
+                .workspace()
+                .dialogues()
+                .nth(0)
+                .unwrap()
+                .composer;
             let commit = c.fields.iter().find(|f| f.spec.label == "Commit").unwrap();
             assert_eq!(commit.editor.lines().join(""), "");
         }
         if kind == Kind::Feasibility {
-            let c = &h.runner.app.dialogues.nth(0).unwrap().composer;
+            let c = &h
+                .runner
+                .app
+                .workspace()
+                .dialogues()
+                .nth(0)
+                .unwrap()
+                .composer;
             let steps = c.fields.iter().find(|f| f.spec.label == "Steps").unwrap();
             assert_eq!(
                 steps.editor.lines().len(),
@@ -246,15 +293,17 @@ async fn every_kind_is_composed_sent_and_shown() {
         .unwrap();
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .select(Some(feasibility));
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Feasibility;
@@ -264,15 +313,17 @@ async fn every_kind_is_composed_sent_and_shown() {
     // The commitment of the last turn is retained, and the Commitments tab says so.
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .select(Some(Kind::VARIANTS.len() - 1));
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Commitments;
@@ -291,7 +342,13 @@ async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
     h.key(KeyCode::Char('2'));
     assert_eq!(shown(&h.runner.app), 1);
     assert_eq!(
-        h.runner.app.dialogues.nth(1).unwrap().interface,
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(1)
+            .unwrap()
+            .interface,
         Interface::Usr
     );
     h.key(KeyCode::Char('c'));
@@ -304,7 +361,14 @@ async fn feedback_goes_to_user_state_refinement_and_the_refined_state_shows() {
     assert_eq!(r["RefinedUserState"]["UserID"], "User#Ana", "{r:#}");
     assert!(r["Engagement"]["Level"].is_number(), "{r:#}");
     assert!(
-        h.runner.app.dialogues.nth(1).unwrap().transcript.turns()[turn]
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(1)
+            .unwrap()
+            .transcript
+            .turns()[turn]
             .turn
             .findings
             .is_empty()
@@ -323,7 +387,8 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     assert!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .link
@@ -335,7 +400,8 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     assert!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .link
@@ -344,10 +410,18 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     );
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.dialogues.nth(0).unwrap().transcript.len() == 1
+        app.workspace().dialogues().nth(0).unwrap().transcript.len() == 1
     })
     .await;
-    let view = &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[0];
+    let view = &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[0];
     match &view.turn.reply {
         Reply::Error(e) => assert_eq!(e.kind, ErrorKind::Cancelled, "{}", e.message),
         other => panic!("expected a cancelled turn, got {other:?}"),
@@ -355,7 +429,8 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
     assert!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .link
@@ -363,14 +438,14 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .is_none()
     );
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().status,
+        h.runner.app.workspace().dialogues().nth(0).unwrap().status,
         Status::Open,
         "the dialogue goes on"
     );
     // The server was told: it logs the cancellation it received.
     h.until(WAIT, "the server's note of the cancellation", |app| {
-        (0..app.log.visible_len()).any(|i| {
-            app.log
+        (0..app.log().visible_len()).any(|i| {
+            app.log()
                 .visible(i)
                 .is_some_and(|e| e.text.contains("cancelled"))
         })
@@ -384,7 +459,8 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
     fill(&mut h, "Question", "anything");
     h.key(KeyCode::F(5));
     h.until(WAIT, "the task's status on the pending turn", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .link
@@ -398,10 +474,18 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
     assert!(screen.contains("task task-1 working"), "{screen}");
     h.keys(&[KeyCode::Esc, KeyCode::Esc]);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.dialogues.nth(0).unwrap().transcript.len() == 1
+        app.workspace().dialogues().nth(0).unwrap().transcript.len() == 1
     })
     .await;
-    match &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[0]
+    match &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[0]
         .turn
         .reply
     {
@@ -415,12 +499,15 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
         }
         other => panic!("expected a cancelled turn, got {other:?}"),
     }
-    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().status, Status::Open);
+    assert_eq!(
+        h.runner.app.workspace().dialogues().nth(0).unwrap().status,
+        Status::Open
+    );
     // The log has the task's states and the cancel.
     for what in ["task task-1 working", "tasks/cancel sent"] {
         h.until(WAIT, what, |app| {
-            (0..app.log.visible_len())
-                .any(|i| app.log.visible(i).is_some_and(|e| e.text.contains(what)))
+            (0..app.log().visible_len())
+                .any(|i| app.log().visible(i).is_some_and(|e| e.text.contains(what)))
         })
         .await;
     }
@@ -433,7 +520,8 @@ async fn keys_still_work_while_a_turn_is_pending() {
     assert!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .link
@@ -442,17 +530,18 @@ async fn keys_still_work_while_a_turn_is_pending() {
     );
     h.key(KeyCode::F(6)); // leave the composer (Tab goes to its next field)
     h.key(KeyCode::Char('L'));
-    assert!(h.runner.app.show_log);
+    assert!(h.runner.app.screen().log_shown());
     h.key(KeyCode::Char('T'));
-    assert_eq!(h.runner.app.theme.name, "light");
+    assert_eq!(h.runner.app.theme().name, "light");
     h.key(KeyCode::Char('?'));
-    assert!(matches!(h.runner.app.overlay, Some(Overlay::Help { .. })));
+    assert!(matches!(h.runner.app.overlay(), Some(Overlay::Help { .. })));
     h.key(KeyCode::Esc);
-    assert!(h.runner.app.overlay.is_none());
+    assert!(h.runner.app.overlay().is_none());
     assert!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .link
@@ -462,7 +551,7 @@ async fn keys_still_work_while_a_turn_is_pending() {
     );
     h.key(KeyCode::Esc);
     h.until(WAIT, "the cancelled turn", |app| {
-        app.dialogues.nth(0).unwrap().transcript.len() == 1
+        app.workspace().dialogues().nth(0).unwrap().transcript.len() == 1
     })
     .await;
 }
@@ -481,34 +570,43 @@ async fn dialogues_open_switch_and_close() {
     assert_eq!(shown(&h.runner.app), 0);
     // n opens a new dialogue (a new MCP session) on the server of the dialogue in view,
     // wherever the sidebar points.
-    h.runner.app.focus = Pane::Sidebar;
-    h.runner.app.sidebar_selected = 2;
+    h.runner.app.screen_mut().set_focus(Pane::Sidebar);
+    h.key(KeyCode::Down);
+    h.key(KeyCode::Down);
+    assert_eq!(h.runner.app.sidebar().selected(), 2);
     h.key(KeyCode::Char('n'));
-    assert_eq!(h.runner.app.dialogues.len(), 3);
+    assert_eq!(h.runner.app.workspace().dialogues().len(), 3);
     assert_eq!(shown(&h.runner.app), 2);
     h.until(WAIT, "the new dialogue to open", |app| {
-        app.dialogues.nth(2).unwrap().status == Status::Open
+        app.workspace().dialogues().nth(2).unwrap().status == Status::Open
     })
     .await;
     let ids: Vec<_> = h
         .runner
         .app
-        .dialogues
+        .workspace()
+        .dialogues()
         .values()
         .map(|d| d.link.dialog_id.clone())
         .collect();
     assert_ne!(ids[0], ids[2], "a new dialogue has its own DialogID");
     assert_eq!(
-        h.runner.app.dialogues.nth(2).unwrap().interface,
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(2)
+            .unwrap()
+            .interface,
         Interface::Dac
     );
     // It opened with the composer focused; out of it, x closes it (it has no turns: no
     // question asked).
-    assert_eq!(h.runner.app.focus, Pane::Composer);
+    assert_eq!(h.runner.app.focus(), Pane::Composer);
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char('x'));
     h.until(WAIT, "the dialogue to close", |app| {
-        app.dialogues.len() == 2
+        app.workspace().dialogues().len() == 2
     })
     .await;
     assert!(shown(&h.runner.app) < 2);
@@ -520,14 +618,23 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
     let first_id = h
         .runner
         .app
-        .dialogues
+        .workspace()
+        .dialogues()
         .nth(0)
         .unwrap()
         .link
         .dialog_id
         .clone();
     let turn = send(&mut h).await;
-    match &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[turn]
+    match &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[turn]
         .turn
         .reply
     {
@@ -538,7 +645,10 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
         other => panic!("expected the server to be gone, got {other:?}"),
     }
     h.until(WAIT, "the dialogue to be marked closed", |app| {
-        matches!(app.dialogues.nth(0).unwrap().status, Status::Closed(_))
+        matches!(
+            app.workspace().dialogues().nth(0).unwrap().status,
+            Status::Closed(_)
+        )
     })
     .await;
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -547,18 +657,45 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char('R'));
     h.until(WAIT, "the dialogue to reopen", |app| {
-        app.dialogues.nth(0).unwrap().status == Status::Open
+        app.workspace().dialogues().nth(0).unwrap().status == Status::Open
     })
     .await;
     // A new server process holds nothing: a new dialogue, under a new DialogID (MCP-BINDING
     // section 3). Over 2026-07-28 (what auto gets here) a new dialogue starts at TurnIndex 0;
     // the transcript carries on.
     assert_ne!(
-        h.runner.app.dialogues.nth(0).unwrap().link.dialog_id,
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .link
+            .dialog_id,
         first_id
     );
-    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().link.next_turn, 0);
-    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().transcript.len(), 1);
+    assert_eq!(
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .link
+            .next_turn,
+        0
+    );
+    assert_eq!(
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .transcript
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -566,7 +703,15 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
     let mut h = on_fault_server("wrong-request-id", &[]).await;
     fill(&mut h, "Terms", "bench");
     let turn = send(&mut h).await;
-    let findings = &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[turn]
+    let findings = &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[turn]
         .turn
         .findings;
     assert!(
@@ -576,11 +721,12 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
         "{findings:?}"
     );
     h.key(KeyCode::Esc);
-    h.runner.app.focus = Pane::Detail;
+    h.runner.app.screen_mut().set_focus(Pane::Detail);
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Findings;
@@ -595,7 +741,8 @@ async fn the_reference_server_over_http() {
     let spec = ServerSpec::from_url(&server.url).expect("a URL");
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
@@ -607,7 +754,8 @@ async fn the_reference_server_over_http() {
     assert_eq!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .link
@@ -623,7 +771,7 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
     let mut h = on_reference_servers().await;
     compose(&mut h, Kind::SemanticGrounding);
     h.key(KeyCode::F(2));
-    let d = &h.runner.app.dialogues.nth(0).unwrap();
+    let d = &h.runner.app.workspace().dialogues().nth(0).unwrap();
     assert_eq!(d.composer.mode, Mode::Raw);
     let raw: Value = serde_json::from_str(&d.composer.raw.lines().join("\n")).expect("JSON");
     assert_eq!(raw["Terms"][0]["Text"], "bench");
@@ -633,7 +781,8 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
     assert!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .composer
@@ -645,7 +794,8 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
     assert!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .link
@@ -658,7 +808,7 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
     assert_eq!(response(&h, turn)["Outcome"], "answered");
     // Back to the form: the Terms are still there.
     h.key(KeyCode::F(2));
-    let d = &h.runner.app.dialogues.nth(0).unwrap();
+    let d = &h.runner.app.workspace().dialogues().nth(0).unwrap();
     assert_eq!(d.composer.mode, Mode::Form);
     let terms = d
         .composer
@@ -677,9 +827,16 @@ async fn mouse_clicks_focus_and_select_and_y_copies_the_response() {
     send(&mut h).await;
     let rows = h.runner.hits.transcript_rows;
     h.click(rows.x + 3, rows.y);
-    assert_eq!(h.runner.app.focus, Pane::Transcript);
+    assert_eq!(h.runner.app.focus(), Pane::Transcript);
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().transcript.selected(),
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .transcript
+            .selected(),
         Some(0)
     );
     h.key(KeyCode::Char('y'));
@@ -697,17 +854,17 @@ async fn a_session_is_saved_and_opened_again() {
     compose(&mut h, Kind::Feasibility);
     send(&mut h).await;
     h.key_with(KeyCode::Char('s'), KeyModifiers::CONTROL);
-    assert!(matches!(h.runner.app.overlay, Some(Overlay::Prompt(_))));
-    if let Some(Overlay::Prompt(p)) = &mut h.runner.app.overlay {
+    assert!(matches!(h.runner.app.overlay(), Some(Overlay::Prompt(_))));
+    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
         p.input = bkn_explorer::tui::overlay::Input::new("");
     }
     h.type_text(&path.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the save", |app| {
-        app.session.path.is_some() && !app.session.saving
+        app.session().path().is_some() && !app.session().saving()
     })
     .await;
-    assert_eq!(h.runner.app.session.unsaved, 0);
+    assert_eq!(h.runner.app.session().unsaved(), 0);
     let saved = bkn_explorer::session::Session::load(&path).expect("the saved session loads");
     assert_eq!(
         saved.dialogues.len(),
@@ -721,17 +878,35 @@ async fn a_session_is_saved_and_opened_again() {
     h.type_text(&path.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the session to open", |app| {
-        app.dialogues.len() == 1 && app.dialogues.nth(0).unwrap().status == Status::Recorded
+        app.workspace().dialogues().len() == 1
+            && app.workspace().dialogues().nth(0).unwrap().status == Status::Recorded
     })
     .await;
-    assert_eq!(h.runner.app.dialogues.nth(0).unwrap().transcript.len(), 1);
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[0]
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .transcript
+            .len(),
+        1
+    );
+    assert_eq!(
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .transcript
+            .turns()[0]
             .summary
             .kind,
         TurnKind::Dac(Kind::Feasibility)
     );
-    assert_eq!(h.runner.app.session.path.as_ref(), Some(&path));
+    assert_eq!(h.runner.app.session().path(), Some(path.as_path()));
 }
 
 #[tokio::test]
@@ -742,22 +917,25 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     )
     .unwrap();
     h.show_session(session);
-    h.runner.app.current = h.runner.app.dialogues.id_at(0);
+    let id = h.runner.app.workspace().dialogues().id_at(0);
+    h.runner.app.workspace_mut().set_current(id);
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .select(Some(0));
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Raw;
-    h.runner.app.focus = Pane::Detail;
+    h.runner.app.screen_mut().set_focus(Pane::Detail);
     h.draw();
     h.key(KeyCode::End);
     let at_end = h.screen();
@@ -770,7 +948,8 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     assert_eq!(
         h.runner
             .app
-            .dialogues
+            .workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .transcript
@@ -790,16 +969,24 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
             .unwrap();
     h.show_session(session);
     if let Some(path) = domain
-        && let bkn_explorer::client::spec::TransportSpec::Embedded { args, .. } =
-            &mut h.runner.app.servers.nth_mut(0).unwrap().spec.transport
+        && let bkn_explorer::client::spec::TransportSpec::Embedded { args, .. } = &mut h
+            .runner
+            .app
+            .workspace_mut()
+            .servers_mut()
+            .next()
+            .unwrap()
+            .spec
+            .transport
     {
         *args = vec!["--domain".into(), path.display().to_string()];
     }
-    h.runner.app.focus = Pane::Transcript;
+    h.runner.app.screen_mut().set_focus(Pane::Transcript);
     h.key(KeyCode::Char('r'));
     assert_eq!(h.runner.app.shown_detail_tab(), DetailTab::Replay);
     h.until(WAIT, "the replay to finish", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .runs
@@ -817,7 +1004,8 @@ async fn the_tour_replays_from_the_explorer_without_differences() {
     let r = h
         .runner
         .app
-        .dialogues
+        .workspace()
+        .dialogues()
         .nth(0)
         .unwrap()
         .runs
@@ -844,7 +1032,8 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
     let r = h
         .runner
         .app
-        .dialogues
+        .workspace()
+        .dialogues()
         .nth(0)
         .unwrap()
         .runs
@@ -856,7 +1045,8 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
     let differing = h
         .runner
         .app
-        .dialogues
+        .workspace()
+        .dialogues()
         .nth(0)
         .unwrap()
         .transcript
@@ -866,8 +1056,9 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .unwrap();
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .select(Some(differing));
@@ -889,7 +1080,8 @@ async fn sessions_opened_by_reconnects_are_ended_on_quit() {
     spec.protocol = Some(bkn_explorer::client::generation::ProtocolChoice::Session);
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
@@ -898,7 +1090,7 @@ async fn sessions_opened_by_reconnects_are_ended_on_quit() {
     for _ in 0..3 {
         h.key(KeyCode::Char('R'));
         h.until(WAIT, "the new session", |app| {
-            app.dialogues.nth(0).unwrap().status == Status::Open
+            app.workspace().dialogues().nth(0).unwrap().status == Status::Open
         })
         .await;
     }
@@ -935,20 +1127,35 @@ async fn a_third_party_server_in_another_m_instance_works_from_the_form() {
     let spec = ServerSpec::from_command_line(&line).expect("a command line");
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
     .await;
     let app = &h.runner.app;
     assert_ne!(
-        app.servers.nth(0).unwrap().name,
+        app.workspace().servers().nth(0).unwrap().name,
         "python3",
         "named by what it says it is"
     );
-    let defaults = app.dialogues.nth(0).unwrap().defaults.as_ref().unwrap();
+    let defaults = app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .defaults
+        .as_ref()
+        .unwrap();
     assert_eq!(defaults.values.m_instance, "MI:Elsewhere");
-    assert!(app.servers.nth(0).unwrap().vocabulary.has_resources);
+    assert!(
+        app.workspace()
+            .servers()
+            .nth(0)
+            .unwrap()
+            .vocabulary
+            .has_resources
+    );
     compose(&mut h, Kind::Affordances);
     fill(&mut h, "Space", "Space:Lab");
     let turn = send(&mut h).await;
@@ -970,12 +1177,13 @@ async fn a_server_without_a_bkn_tool_is_shown_what_can_be_done_with_it() {
     let spec = ServerSpec::from_command_line(&line).expect("a command line");
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to fail", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .is_some_and(|d| matches!(d.status, Status::Failed(_)))
     })
     .await;
-    let Status::Failed(error) = &h.runner.app.dialogues.nth(0).unwrap().status else {
+    let Status::Failed(error) = &h.runner.app.workspace().dialogues().nth(0).unwrap().status else {
         unreachable!()
     };
     assert!(error.contains("bkn-explorer tools --stdio"), "{error}");
@@ -993,19 +1201,27 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
     let mut h = on_reference_servers().await;
     h.key(KeyCode::Esc);
     h.act(bkn_explorer::tui::action::Action::RunScenario);
-    if let Some(Overlay::Prompt(p)) = &mut h.runner.app.overlay {
+    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
         p.input = bkn_explorer::tui::overlay::Input::new("scenarios/dac-kiosk.yaml");
     }
     h.key(KeyCode::Enter);
     h.until(WAIT, "the scenario to finish", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .values()
             .last()
             .and_then(|d| d.runs.scenario.as_ref())
             .is_some_and(|s| !s.running)
     })
     .await;
-    let d = h.runner.app.dialogues.values().last().unwrap();
+    let d = h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .values()
+        .last()
+        .unwrap();
     assert_eq!(d.transcript.len(), 5);
     assert!(
         d.transcript
@@ -1031,7 +1247,8 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     let spec = ServerSpec::from_url(&server.url).expect("a URL");
     let mut h = Harness::new(options(vec![spec], "dark"));
     h.until(WAIT, "the dialogue to open", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .is_some_and(|d| d.status == Status::Open)
     })
@@ -1039,7 +1256,8 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     let dialog_id = h
         .runner
         .app
-        .dialogues
+        .workspace()
+        .dialogues()
         .nth(0)
         .unwrap()
         .link
@@ -1059,18 +1277,25 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     h.key(KeyCode::F(6));
     h.key(KeyCode::Char('R'));
     h.until(WAIT, "the reconnect", |app| {
-        app.dialogues.nth(0).unwrap().status == Status::Open
+        app.workspace().dialogues().nth(0).unwrap().status == Status::Open
     })
     .await;
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().link.dialog_id,
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .link
+            .dialog_id,
         dialog_id,
         "the same dialogue"
     );
     let said: Vec<&str> = h
         .runner
         .app
-        .notices
+        .notices()
         .messages()
         .map(|m| m.text.as_str())
         .collect();
@@ -1086,7 +1311,15 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
     let second = send(&mut h).await;
     let r = response(&h, second);
     assert_eq!(r["Feasibility"]["Steps"][0]["PAStatus"], "Clash", "{r:#}");
-    let view = &h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[second];
+    let view = &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(0)
+        .unwrap()
+        .transcript
+        .turns()[second];
     assert!(!view.turn.new_session, "not a new session");
     assert!(view.turn.findings.is_empty(), "{:?}", view.turn.findings);
 }
@@ -1102,7 +1335,8 @@ async fn a_server_whose_tools_change_is_read_again() {
         spec.protocol = Some(protocol);
         let mut h = Harness::new(options(vec![spec], "dark"));
         h.until(WAIT, "the dialogue to open", |app| {
-            app.dialogues
+            app.workspace()
+                .dialogues()
                 .nth(0)
                 .is_some_and(|d| d.status == Status::Open)
         })
@@ -1110,19 +1344,19 @@ async fn a_server_whose_tools_change_is_read_again() {
         fill(&mut h, "Terms", "bench");
         send(&mut h).await;
         h.until(WAIT, "the tools read again", |app| {
-            app.notices
+            app.notices()
                 .messages()
                 .any(|m| m.text.contains("tools or resources changed"))
         })
         .await;
-        let server = &h.runner.app.servers.nth(0).unwrap();
+        let server = &h.runner.app.workspace().servers().nth(0).unwrap();
         assert_eq!(
             server.summary.as_ref().map(|s| s.bkn_tools.len()),
             Some(1),
             "{protocol}: its BKN tool is still known"
         );
         if protocol == ProtocolChoice::Stateless {
-            let log = &h.runner.app.log;
+            let log = &h.runner.app.log();
             assert!(
                 (0..log.visible_len()).any(|i| log
                     .visible(i)
@@ -1182,41 +1416,52 @@ async fn deep_request_in_the_explorer() {
 
     let mut h = Harness::new(options(Vec::new(), "dark"));
     h.show_session(Session::load(&recorded).unwrap());
-    assert_eq!(h.runner.app.dialogues.len(), 1);
+    assert_eq!(h.runner.app.workspace().dialogues().len(), 1);
     assert_eq!(
-        h.runner.app.dialogues.nth(0).unwrap().transcript.turns()[0]
+        h.runner
+            .app
+            .workspace()
+            .dialogues()
+            .nth(0)
+            .unwrap()
+            .transcript
+            .turns()[0]
             .turn
             .request_value()
             .pointer(&deepest),
         Some(&serde_json::json!("bottom"))
     );
     // Shown: the transcript, and the Raw tab from its first page to its last.
-    h.runner.app.current = h.runner.app.dialogues.id_at(0);
+    let id = h.runner.app.workspace().dialogues().id_at(0);
+    h.runner.app.workspace_mut().set_current(id);
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .select(Some(0));
     h.runner
         .app
-        .dialogues
-        .nth_mut(0)
+        .workspace_mut()
+        .dialogues_mut()
+        .next()
         .unwrap()
         .transcript
         .detail_tab = DetailTab::Raw;
-    h.runner.app.focus = Pane::Detail;
+    h.runner.app.screen_mut().set_focus(Pane::Detail);
     let first = h.screen();
     assert!(first.contains("DataXMData"), "{first}");
     h.key(KeyCode::End);
     assert_ne!(h.screen(), first, "the last page of the deep Request");
 
     // Replayed: its Request sent again in a fresh dialogue, the same answer.
-    h.runner.app.focus = Pane::Transcript;
+    h.runner.app.screen_mut().set_focus(Pane::Transcript);
     h.key(KeyCode::Char('r'));
     h.until(WAIT, "the replay to finish", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(0)
             .unwrap()
             .runs
@@ -1228,7 +1473,8 @@ async fn deep_request_in_the_explorer() {
     let r = h
         .runner
         .app
-        .dialogues
+        .workspace()
+        .dialogues()
         .nth(0)
         .unwrap()
         .runs
@@ -1240,12 +1486,22 @@ async fn deep_request_in_the_explorer() {
     // Taken over: sent again in a dialogue of the user's own, answered.
     h.act(bkn_explorer::tui::action::Action::TakeOver);
     h.until(WAIT, "the take-over to send the Request", |app| {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .nth(1)
             .is_some_and(|d| d.transcript.len() == 1 && d.runs.takeover.is_none())
     })
     .await;
-    let taken = &h.runner.app.dialogues.nth(1).unwrap().transcript.turns()[0].turn;
+    let taken = &h
+        .runner
+        .app
+        .workspace()
+        .dialogues()
+        .nth(1)
+        .unwrap()
+        .transcript
+        .turns()[0]
+        .turn;
     assert_eq!(
         taken.request_value().pointer(&deepest),
         Some(&serde_json::json!("bottom"))
@@ -1259,14 +1515,14 @@ async fn deep_request_in_the_explorer() {
     // Saved, and read back whole.
     let saved = dir.path().join("saved.json");
     h.act(bkn_explorer::tui::action::Action::SaveAs);
-    assert!(matches!(h.runner.app.overlay, Some(Overlay::Prompt(_))));
-    if let Some(Overlay::Prompt(p)) = &mut h.runner.app.overlay {
+    assert!(matches!(h.runner.app.overlay(), Some(Overlay::Prompt(_))));
+    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
         p.input = bkn_explorer::tui::overlay::Input::new("");
     }
     h.type_text(&saved.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the save", |app| {
-        app.session.path.as_deref() == Some(saved.as_path()) && !app.session.saving
+        app.session().path() == Some(saved.as_path()) && !app.session().saving()
     })
     .await;
     let back = Session::load(&saved).expect("the saved session loads");
@@ -1293,7 +1549,12 @@ async fn the_generation_and_where_state_lives_are_shown() {
     usr.protocol = Some(ProtocolChoice::Stateless);
     let mut h = Harness::new(options(vec![dac, usr], "dark"));
     h.until(WAIT, "both dialogues to open", |app| {
-        app.dialogues.len() == 2 && app.dialogues.values().all(|d| d.status == Status::Open)
+        app.workspace().dialogues().len() == 2
+            && app
+                .workspace()
+                .dialogues()
+                .values()
+                .all(|d| d.status == Status::Open)
     })
     .await;
     let screen = text(&render(&h.runner.app, 160, 40));
@@ -1306,7 +1567,8 @@ async fn the_generation_and_where_state_lives_are_shown() {
         (0, "2025-11-25 (in its session)"),
         (1, "2026-07-28 (by DialogID)"),
     ] {
-        h.runner.app.current = h.runner.app.dialogues.id_at(d);
+        let id = h.runner.app.workspace().dialogues().id_at(d);
+        h.runner.app.workspace_mut().set_current(id);
         let screen = text(&render(&h.runner.app, 160, 40));
         assert!(screen.contains(&format!("connected {words}")), "{screen}");
     }
@@ -1318,7 +1580,7 @@ async fn the_generation_and_where_state_lives_are_shown() {
 async fn the_resources_overlay_lists_reads_and_copies_a_servers_resources() {
     use bkn_explorer::tui::resources::ResourcesOverlay;
     fn overlay(app: &App) -> Option<&ResourcesOverlay> {
-        match &app.overlay {
+        match &app.overlay() {
             Some(Overlay::Resources(r)) => Some(r),
             _ => None,
         }
@@ -1366,7 +1628,7 @@ async fn the_resources_overlay_lists_reads_and_copies_a_servers_resources() {
     })
     .await;
     h.key(KeyCode::Esc);
-    assert!(h.runner.app.overlay.is_none());
+    assert!(h.runner.app.overlay().is_none());
 }
 
 /// Two answers to the same Request in two dialogues are the same: but for the new dialogue's
@@ -1396,7 +1658,7 @@ async fn an_exported_send_line_run_for_real_gives_the_same_answer() {
     let expected = response(&h, turn);
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char('e'));
-    let line = match &h.runner.app.overlay {
+    let line = match &h.runner.app.overlay() {
         Some(Overlay::Export(e)) => e.blocks[0].text.clone(),
         _ => panic!("no Export overlay: {}", h.screen()),
     };
@@ -1461,7 +1723,8 @@ async fn exported_curl_lines_run_for_real_give_the_same_answer_in_both_generatio
         spec.protocol = Some(choice);
         let mut h = Harness::new(options(vec![spec], "dark"));
         h.until(WAIT, "the dialogue to open", |app| {
-            app.dialogues
+            app.workspace()
+                .dialogues()
                 .nth(0)
                 .is_some_and(|d| d.status == Status::Open)
         })
@@ -1472,7 +1735,7 @@ async fn exported_curl_lines_run_for_real_give_the_same_answer_in_both_generatio
         let expected = response(&h, turn);
         h.key(KeyCode::Esc);
         h.key(KeyCode::Char('e'));
-        let curl = match &h.runner.app.overlay {
+        let curl = match &h.runner.app.overlay() {
             Some(Overlay::Export(e)) => e.blocks[1].clone(),
             _ => panic!("no Export overlay: {}", h.screen()),
         };
@@ -1499,7 +1762,7 @@ async fn exported_curl_lines_run_for_real_give_the_same_answer_in_both_generatio
 async fn with_no_server_the_hints_point_to_adding_one_or_opening_a_session() {
     use bkn_explorer::tui::action::Action;
     let mut h = Harness::new(options(Vec::new(), "dark"));
-    assert!(h.runner.app.servers.is_empty());
+    assert!(h.runner.app.workspace().servers().is_empty());
     let screen = h.screen();
     assert!(
         screen.contains("a adds one") && screen.contains("opens a session"),
@@ -1507,7 +1770,7 @@ async fn with_no_server_the_hints_point_to_adding_one_or_opening_a_session() {
     );
     assert!(!screen.contains("n opens"), "{screen}");
     h.act(Action::NewDialogue);
-    let said = h.runner.app.notices.shown().map(|n| n.text.clone());
+    let said = h.runner.app.notices().shown().map(|n| n.text.clone());
     let said = said.unwrap_or_default();
     assert!(
         said.contains("a adds one") && !said.contains("n opens"),

@@ -60,19 +60,7 @@ pub fn run(args: Args) -> u8 {
     if let Err(e) = certify::rules::select(&args.only, args.interface.unwrap_or(Interface::Dac)) {
         return fail(&e);
     }
-    // Before a rule runs: a file the outputs would replace is named, and left alone.
-    let refused = args
-        .save
-        .as_deref()
-        .map_or(Ok(()), |p| {
-            super::overwrite::refuse_existing("--save", p, args.force)
-        })
-        .and_then(|()| {
-            args.junit.as_deref().map_or(Ok(()), |p| {
-                super::overwrite::refuse_existing_unless_junit("--junit", p, args.force)
-            })
-        });
-    if let Err(e) = refused {
+    if let Err(e) = refuse_overwrites(&args) {
         return fail(&e);
     }
     let runtime = match target::runtime() {
@@ -103,18 +91,7 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(&e.0),
     };
-    // Written whatever the verdicts, so that CI and the explorer have them.
-    if let Some(path) = &args.junit
-        && let Err(e) = crate::session::atomic::write(path, report::junit(&report).as_bytes())
-    {
-        eprintln!("bkn-explorer certify: cannot write {}: {e}", path.display());
-    }
-    if let Some(path) = &args.save {
-        match report::session(&report).save(path) {
-            Ok(()) => eprintln!("saved every exchange to {}", path.display()),
-            Err(e) => eprintln!("bkn-explorer certify: cannot save {}: {e}", path.display()),
-        }
-    }
+    write_outputs(&args, &report);
     let printed = match args.format {
         Format::Text => report::text(&report),
         Format::Json => format!(
@@ -128,6 +105,33 @@ pub fn run(args: Args) -> u8 {
         exit::NONCONFORMANT
     } else {
         exit::OK
+    }
+}
+
+/// Before a rule runs: a file the outputs would replace is named, and left alone.
+fn refuse_overwrites(args: &Args) -> Result<(), String> {
+    if let Some(p) = args.save.as_deref() {
+        super::overwrite::refuse_existing("--save", p, args.force)?;
+    }
+    if let Some(p) = args.junit.as_deref() {
+        super::overwrite::refuse_existing_unless_junit("--junit", p, args.force)?;
+    }
+    Ok(())
+}
+
+/// The JUnit report and the session of the evidence, written whatever the verdicts, so that
+/// CI and the explorer have them.
+fn write_outputs(args: &Args, report: &certify::Report) {
+    if let Some(path) = &args.junit
+        && let Err(e) = crate::session::atomic::write(path, report::junit(report).as_bytes())
+    {
+        eprintln!("bkn-explorer certify: cannot write {}: {e}", path.display());
+    }
+    if let Some(path) = &args.save {
+        match report::session(report).save(path) {
+            Ok(()) => eprintln!("saved every exchange to {}", path.display()),
+            Err(e) => eprintln!("bkn-explorer certify: cannot save {}: {e}", path.display()),
+        }
     }
 }
 

@@ -194,62 +194,19 @@ fn recorded(
     which: Option<Which>,
     matching: Match,
 ) -> anyhow::Result<Recorded> {
-    use crate::client::turn::Reply;
     use crate::protocol::Interface;
-    use crate::session::walk::{self, Item};
     let wanted = which.map(|w| match w {
         Which::Dac => Interface::Dac,
         Which::Usr => Interface::Usr,
     });
-    let mut interfaces: Vec<Interface> = Vec::new();
-    let (mut dac, mut usr) = (Vec::new(), Vec::new());
-    let mut offered = crate::session::journal::Offered::default();
-    let mut session_notes = None;
-    let notes = walk::walk(path, &mut |item| {
-        match item {
-            Item::Start(s) => session_notes = s.notes,
-            Item::Dialogue(_, d) => interfaces.push(d.interface),
-            Item::Turn { dialogue, turn } => {
-                let interface = interfaces[dialogue];
-                if let Reply::Response(r) = &turn.reply
-                    && wanted.is_none_or(|w| w == interface)
-                {
-                    let exchange = Exchange::from_text(turn.request.text(), r.text());
-                    match interface {
-                        Interface::Dac => dac.push(exchange),
-                        Interface::Usr => usr.push(exchange),
-                    }
-                }
-            }
-            Item::Tools(t) => offered.tools = t,
-            Item::Resource(uri, contents) => {
-                offered.resources.retain(|(u, _)| *u != uri);
-                offered.resources.push((uri, contents));
-            }
-        }
-        std::ops::ControlFlow::Continue(())
-    })
-    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let notes: Vec<String> = session_notes.into_iter().chain(notes).collect();
-    if !notes.is_empty() {
-        tracing::info!("the recording's notes: {}", notes.join("\n"));
+    let read = Recording::read(path, wanted)?;
+    if !read.notes.is_empty() {
+        tracing::info!("the recording's notes: {}", read.notes.join("\n"));
     }
-    let present: Vec<Interface> = [Interface::Dac, Interface::Usr]
-        .into_iter()
-        .filter(|i| interfaces.contains(i))
-        .collect();
-    let interface = match (wanted, present.as_slice()) {
-        (Some(w), _) => w,
-        (None, [one]) => *one,
-        (None, []) => anyhow::bail!("{} has no dialogue to answer from", path.display()),
-        (None, _) => anyhow::bail!(
-            "{} has dialogues of both interfaces: say which to serve (serve dac|usr --from-session FILE)",
-            path.display()
-        ),
-    };
+    let interface = served_interface(path, wanted, &read.interfaces)?;
     let exchanges = match interface {
-        Interface::Dac => dac,
-        Interface::Usr => usr,
+        Interface::Dac => read.dac,
+        Interface::Usr => read.usr,
     };
     if exchanges.is_empty() {
         anyhow::bail!(
@@ -264,13 +221,96 @@ fn recorded(
         .unwrap_or_default();
     tracing::info!(exchanges = exchanges.len(), "answering from {name}");
     // A proxy's journal says what the server offered: its tool's name and its resources.
-    let tools: Vec<rmcp::model::Tool> = offered
+    let tools: Vec<rmcp::model::Tool> = read
+        .offered
         .tools
         .iter()
         .filter_map(|t| serde_json::from_value(t.clone()).ok())
         .collect();
     let tool = crate::client::connection::find_bkn_tools(&tools).remove(&interface);
-    Ok(Recorded::new(interface, exchanges, matching, &name).offering(tool, offered.resources))
+    Ok(Recorded::new(interface, exchanges, matching, &name).offering(tool, read.offered.resources))
+}
+
+/// What a recording holds for a server made from it.
+struct Recording {
+    /// Each dialogue's interface, in order.
+    interfaces: Vec<crate::protocol::Interface>,
+    /// The answered exchanges of each interface (of the one wanted only, when it is known).
+    dac: Vec<Exchange>,
+    usr: Vec<Exchange>,
+    /// The tools and resources a proxy's journal says the server offered.
+    offered: crate::session::journal::Offered,
+    /// The session's notes and the journal's.
+    notes: Vec<String>,
+}
+
+impl Recording {
+    fn read(
+        path: &std::path::Path,
+        wanted: Option<crate::protocol::Interface>,
+    ) -> anyhow::Result<Recording> {
+        use crate::client::turn::Reply;
+        use crate::protocol::Interface;
+        use crate::session::walk::{self, Item};
+        let mut interfaces: Vec<Interface> = Vec::new();
+        let (mut dac, mut usr) = (Vec::new(), Vec::new());
+        let mut offered = crate::session::journal::Offered::default();
+        let mut session_notes = None;
+        let notes = walk::walk(path, &mut |item| {
+            match item {
+                Item::Start(s) => session_notes = s.notes,
+                Item::Dialogue(_, d) => interfaces.push(d.interface),
+                Item::Turn { dialogue, turn } => {
+                    let interface = interfaces[dialogue];
+                    if let Reply::Response(r) = &turn.reply
+                        && wanted.is_none_or(|w| w == interface)
+                    {
+                        let exchange = Exchange::from_text(turn.request.text(), r.text());
+                        match interface {
+                            Interface::Dac => dac.push(exchange),
+                            Interface::Usr => usr.push(exchange),
+                        }
+                    }
+                }
+                Item::Tools(t) => offered.tools = t,
+                Item::Resource(uri, contents) => {
+                    offered.resources.retain(|(u, _)| *u != uri);
+                    offered.resources.push((uri, contents));
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        })
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(Recording {
+            interfaces,
+            dac,
+            usr,
+            offered,
+            notes: session_notes.into_iter().chain(notes).collect(),
+        })
+    }
+}
+
+/// The interface served: the one asked for, else the recording's only one.
+fn served_interface(
+    path: &std::path::Path,
+    wanted: Option<crate::protocol::Interface>,
+    interfaces: &[crate::protocol::Interface],
+) -> anyhow::Result<crate::protocol::Interface> {
+    use crate::protocol::Interface;
+    let present: Vec<Interface> = [Interface::Dac, Interface::Usr]
+        .into_iter()
+        .filter(|i| interfaces.contains(i))
+        .collect();
+    Ok(match (wanted, present.as_slice()) {
+        (Some(w), _) => w,
+        (None, [one]) => *one,
+        (None, []) => anyhow::bail!("{} has no dialogue to answer from", path.display()),
+        (None, _) => anyhow::bail!(
+            "{} has dialogues of both interfaces: say which to serve (serve dac|usr --from-session FILE)",
+            path.display()
+        ),
+    })
 }
 
 fn domain_access(args: &Args) -> anyhow::Result<DomainAccess> {

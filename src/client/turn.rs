@@ -6,7 +6,9 @@ use crate::client::connection::CallError;
 use crate::protocol::Interface;
 use crate::protocol::conformance::Finding;
 use crate::protocol::dac::Kind;
-use crate::protocol::lenient::{Exchange, Field};
+use crate::protocol::lenient::{
+    DacRequestView, DacResponseView, Exchange, Field, UsrRequestView, UsrResponseView,
+};
 use crate::protocol::message::as_index;
 use crate::protocol::raw::RawJson;
 use serde::{Deserialize, Serialize};
@@ -222,39 +224,70 @@ pub struct TurnHead {
 /// A few words of what a turn is about, for a transcript row.
 fn about(kind: &TurnKind, exchange: &Exchange) -> String {
     let (request, response) = match exchange {
-        Exchange::Usr { request, response } => {
-            let state_user = response
-                .as_ref()
-                .and_then(|r| r.refined_user_state.known())
-                .map(|s| &s.user_id)
-                .filter(|id| !id.is_absent());
-            let user = match (&request.user_id, state_user) {
-                (Field::Absent, None) => "(the dialogue's User)".into(),
-                (Field::Absent, Some(id)) => id.str().into_owned(),
-                (id, _) => id.str().into_owned(),
-            };
-            let hypothesis = request
-                .feedback
-                .known()
-                .map(|f| &f.hypothesis)
-                .filter(|h| !h.is_absent());
-            return match hypothesis {
-                Some(h) => format!("{user}: {}", h.str()),
-                None => user,
-            };
-        }
+        Exchange::Usr { request, response } => return usr_about(request, response.as_ref()),
         Exchange::Dac { request, response } => (request, response),
     };
-    let main = match kind {
-        TurnKind::Dac(Kind::Feasibility) => {
-            match response.as_ref().and_then(|r| r.verdict(request)) {
-                Some(verdict) => verdict.counts_text(),
-                None => {
-                    let n = request.process_actions.items().len();
-                    format!("{n} step{}", if n == 1 { "" } else { "s" })
-                }
+    let main = dac_about(kind, request, response.as_ref());
+    let asked: Vec<String> = request
+        .commitments
+        .items()
+        .iter()
+        .filter_map(Field::known)
+        .filter(|c| !c.commitment_id.is_absent())
+        .map(|c| c.commitment_id.str().into_owned())
+        .collect();
+    let released = request.released_commitment_ids.texts();
+    let mut parts = Vec::new();
+    if !main.is_empty() {
+        parts.push(main);
+    }
+    if !asked.is_empty() {
+        parts.push(format!("commit {}", asked.join(", ")));
+    }
+    if !released.is_empty() {
+        parts.push(format!("release {}", released.join(", ")));
+    }
+    parts.join("; ")
+}
+
+/// A BKN-USR turn: its User (the Request's, else the refined state's), and the hypothesis its
+/// feedback is about.
+fn usr_about(request: &UsrRequestView, response: Option<&UsrResponseView>) -> String {
+    let state_user = response
+        .and_then(|r| r.refined_user_state.known())
+        .map(|s| &s.user_id)
+        .filter(|id| !id.is_absent());
+    let user = match (&request.user_id, state_user) {
+        (Field::Absent, None) => "(the dialogue's User)".into(),
+        (Field::Absent, Some(id)) => id.str().into_owned(),
+        (id, _) => id.str().into_owned(),
+    };
+    let hypothesis = request
+        .feedback
+        .known()
+        .map(|f| &f.hypothesis)
+        .filter(|h| !h.is_absent());
+    match hypothesis {
+        Some(h) => format!("{user}: {}", h.str()),
+        None => user,
+    }
+}
+
+/// What a BKN-DAC turn of `kind` asks about (its commitments aside): a feasibility's verdict
+/// or steps, the terms (or question) grounded or clarified, or the entities and space.
+fn dac_about(
+    kind: &TurnKind,
+    request: &DacRequestView,
+    response: Option<&DacResponseView>,
+) -> String {
+    match kind {
+        TurnKind::Dac(Kind::Feasibility) => match response.and_then(|r| r.verdict(request)) {
+            Some(verdict) => verdict.counts_text(),
+            None => {
+                let n = request.process_actions.items().len();
+                format!("{n} step{}", if n == 1 { "" } else { "s" })
             }
-        }
+        },
         TurnKind::Dac(Kind::SemanticGrounding | Kind::Clarification) => {
             let terms: Vec<String> = request
                 .terms
@@ -284,27 +317,7 @@ fn about(kind: &TurnKind, exchange: &Exchange) -> String {
             }
             ids.join(", ")
         }
-    };
-    let asked: Vec<String> = request
-        .commitments
-        .items()
-        .iter()
-        .filter_map(Field::known)
-        .filter(|c| !c.commitment_id.is_absent())
-        .map(|c| c.commitment_id.str().into_owned())
-        .collect();
-    let released = request.released_commitment_ids.texts();
-    let mut parts = Vec::new();
-    if !main.is_empty() {
-        parts.push(main);
     }
-    if !asked.is_empty() {
-        parts.push(format!("commit {}", asked.join(", ")));
-    }
-    if !released.is_empty() {
-        parts.push(format!("release {}", released.join(", ")));
-    }
-    parts.join("; ")
 }
 
 impl Turn {

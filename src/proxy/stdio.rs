@@ -131,25 +131,9 @@ pub async fn run(command: &[String], mut observer: Observer, limit: usize) -> u8
     };
     let server_in = child.stdin.take().expect("piped");
     let server_out = child.stdout.take().expect("piped");
-    let (tx, mut rx) = mpsc::channel::<Seen>(QUEUE);
-    let watcher = tokio::spawn(async move {
-        let mut dropped = 0;
-        while let Some(seen) = rx.recv().await {
-            match seen {
-                Seen::Line(side, line, at, now) => observer.line(side, &line, at, now),
-                Seen::Oversized(side, n) => observer.oversized(side, n),
-                Seen::Dropped(n) => dropped += n,
-            }
-        }
-        if dropped > 0 {
-            observer.note(&format!(
-                "{dropped} messages passed unchecked: the checks fell behind the traffic"
-            ));
-        }
-        observer
-    });
-
-    let to_server = tokio::spawn(pump(
+    let (tx, rx) = mpsc::channel::<Seen>(QUEUE);
+    let watcher = tokio::spawn(observe_all(observer, rx));
+    let mut to_server = tokio::spawn(pump(
         tokio::io::stdin(),
         server_in,
         Side::Agent,
@@ -163,7 +147,6 @@ pub async fn run(command: &[String], mut observer: Observer, limit: usize) -> u8
         limit,
         tx.clone(),
     ));
-    let mut to_server = to_server;
     let mut agent_done = false;
     let why = tokio::select! {
         _ = &mut to_agent => "the server closed its output".to_owned(),
@@ -175,15 +158,8 @@ pub async fn run(command: &[String], mut observer: Observer, limit: usize) -> u8
             "the agent closed its side".to_owned()
         }
     };
-    let status = match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
-        Ok(Ok(status)) => status,
-        _ => {
-            let _ = child.kill().await;
-            match child.wait().await {
-                Ok(s) => s,
-                Err(_) => return 1,
-            }
-        }
+    let Some(status) = exit_status(&mut child).await else {
+        return 1;
     };
     // Every sender gone, the observer finishes what it has.
     drop(to_agent);
@@ -201,6 +177,36 @@ pub async fn run(command: &[String], mut observer: Observer, limit: usize) -> u8
         );
     }
     code
+}
+
+/// Everything the pumps saw, shown to the observer until they are gone; the messages they
+/// had to drop are noted. The observer is given back to finish.
+async fn observe_all(mut observer: Observer, mut rx: mpsc::Receiver<Seen>) -> Observer {
+    let mut dropped = 0;
+    while let Some(seen) = rx.recv().await {
+        match seen {
+            Seen::Line(side, line, at, now) => observer.line(side, &line, at, now),
+            Seen::Oversized(side, n) => observer.oversized(side, n),
+            Seen::Dropped(n) => dropped += n,
+        }
+    }
+    if dropped > 0 {
+        observer.note(&format!(
+            "{dropped} messages passed unchecked: the checks fell behind the traffic"
+        ));
+    }
+    observer
+}
+
+/// The server's exit status, waited for 5 s before it is killed; None if none can be had.
+async fn exit_status(child: &mut tokio::process::Child) -> Option<std::process::ExitStatus> {
+    match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
+        Ok(Ok(status)) => Some(status),
+        _ => {
+            let _ = child.kill().await;
+            child.wait().await.ok()
+        }
+    }
 }
 
 fn exit_code(status: &std::process::ExitStatus) -> u8 {

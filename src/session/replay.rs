@@ -134,27 +134,15 @@ pub async fn replay_recorded(
     cancel: &CancellationToken,
     mut each: impl FnMut(&Turn, ReplayedTurn),
 ) -> Result<Outcome, String> {
-    let spec = match server {
-        Some(s) => s.clone(),
-        None => session
-            .server_of(record)
-            .cloned()
-            .ok_or_else(|| format!("the session has no server {}", record.server))?,
-    };
     let reach = Reach {
-        spec,
+        spec: replayed_on(session, record, server)?,
         options,
         record,
         base: recorded_defaults(session, record),
         overrides: Overrides::default(),
     };
     let mut dialogue = reach.connect().await?;
-    let mut replayed = Outcome {
-        dialog_id: dialogue.dialog_id().to_owned(),
-        stopped: None,
-        generation_note: dialogue.connection.summary.generation_note.clone(),
-        protocol_version: dialogue.connection.summary.protocol_version.clone(),
-    };
+    let mut replayed = Outcome::began(&dialogue);
     // Over 2026-07-28 a new dialogue starts at TurnIndex 0 (a server refuses a later turn of
     // a DialogID it does not hold): the turns after a recorded reconnect are sent renumbered
     // from 0 in a fresh dialogue, which is what the recorded reconnect did to the server's
@@ -210,6 +198,33 @@ pub async fn replay_recorded(
     }
     dialogue.close().await;
     Ok(replayed)
+}
+
+/// The server a dialogue is replayed on: the one given, else the one it was recorded with.
+fn replayed_on(
+    session: &Session,
+    record: &DialogueRecord,
+    server: Option<&ServerSpec>,
+) -> Result<ServerSpec, String> {
+    match server {
+        Some(s) => Ok(s.clone()),
+        None => session
+            .server_of(record)
+            .cloned()
+            .ok_or_else(|| format!("the session has no server {}", record.server)),
+    }
+}
+
+impl Outcome {
+    /// A replay's outcome as its dialogue opens: not stopped (yet).
+    fn began(dialogue: &Dialogue) -> Outcome {
+        Outcome {
+            dialog_id: dialogue.dialog_id().to_owned(),
+            stopped: None,
+            generation_note: dialogue.connection.summary.generation_note.clone(),
+            protocol_version: dialogue.connection.summary.protocol_version.clone(),
+        }
+    }
 }
 
 /// The common fields the dialogue was recorded with: its own, or the session's (the

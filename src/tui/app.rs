@@ -10,14 +10,18 @@ use crate::protocol::Interface;
 use crate::protocol::message::CommonDefaults;
 use crate::protocol::resources::Vocabulary;
 use crate::tui::action::{Keymap, Pane};
+use crate::tui::config::Config;
 use crate::tui::dialogue::DialogueState;
 use crate::tui::effect::Effect;
 use crate::tui::event::OpenPurpose;
-use crate::tui::ids::{DialogueId, ServerId, Table};
+use crate::tui::ids::{DialogueId, ServerId};
 use crate::tui::log::LogState;
 use crate::tui::overlay::{Confirm, ConfirmPurpose, Overlay};
+use crate::tui::screen::Screen;
+use crate::tui::session_file::SessionFile;
+use crate::tui::sidebar::Sidebar;
 use crate::tui::theme::Theme;
-use ratatui::layout::Rect;
+use crate::tui::workspace::Workspace;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -40,7 +44,6 @@ pub struct ServerState {
     pub vocabulary: Vocabulary,
     /// The interface its new dialogues use.
     pub interface: Interface,
-    pub expanded: bool,
     /// Defaults the user set for this server's dialogues.
     pub overrides: Overrides,
     /// Where its OAuth sign-in stands, once it has asked for one.
@@ -102,20 +105,6 @@ impl DetailTab {
 }
 
 pub use crate::tui::notices::{MESSAGES, NOTICE_TIME, Notice, Notices, Severity};
-
-/// The session the explorer's dialogues belong to.
-#[derive(Default)]
-pub struct SessionInfo {
-    pub path: Option<PathBuf>,
-    pub name: Option<String>,
-    pub notes: Option<String>,
-    /// Turns since the last save.
-    pub unsaved: usize,
-    pub saving: bool,
-    /// The file as it was opened or last saved: Ctrl-S does not write over a change made on
-    /// disk since (it asks).
-    pub stamp: Option<crate::tui::event::FileStamp>,
-}
 
 /// Where the explorer keeps and looks for files (read at start, not looked up later).
 #[derive(Clone, Debug, Default)]
@@ -182,52 +171,34 @@ pub struct Options {
     pub token: Option<String>,
 }
 
+/// The explorer's state: a handful of sub-states, each owning its fields and its rules
+/// (docs/architecture.md has a paragraph on each).
 pub struct App {
-    pub servers: Table<ServerId, ServerState>,
-    pub dialogues: Table<DialogueId, DialogueState>,
-    /// The dialogue tab shown.
-    pub current: Option<DialogueId>,
-    pub focus: Pane,
-    pub sidebar_selected: usize,
-    pub show_log: bool,
-    pub log: LogState,
-    pub overlay: Option<Overlay>,
+    /// The servers and their dialogue tabs, and the tab in view.
+    pub(super) workspace: Workspace,
+    /// The sidebar's selection and folded servers.
+    pub(super) sidebar: Sidebar,
+    /// The focus, the log shown or not, the size, the ticks and the event's time.
+    pub(super) screen: Screen,
+    /// The session's file: where, its defaults, unsaved turns, saves under way.
+    pub(super) session: SessionFile,
+    /// What the explorer was started with: theme, keys, paths, overrides, token.
+    pub(super) config: Config,
+    pub(super) log: LogState,
+    pub(super) overlay: Option<Overlay>,
     /// A search in the Raw tab or the log (`tui::search`).
-    pub search: Option<crate::tui::search::Search>,
-    pub theme: Theme,
-    pub themes: Vec<String>,
-    pub keymap: Keymap,
+    pub(super) search: Option<crate::tui::search::Search>,
     /// The status line's notice and the run's messages.
-    pub notices: Notices,
-    pub session: SessionInfo,
-    /// The common fields of new Requests before what servers publish.
-    pub defaults: CommonDefaults,
-    pub overrides: Overrides,
-    pub paths: Paths,
-    pub in_tmux: bool,
-    /// Counts ticks, for the spinner.
-    pub ticks: u64,
-    /// The time of the event being handled (update takes it from the runner).
-    pub now: Instant,
-    pub size: Rect,
-    next_key: DialogueKey,
-    /// A signal came: leaving once the autosave is written.
-    pub leaving: bool,
-    /// Servers found in servers files, that "add server" offers.
-    pub found: Vec<ServerSpec>,
-    /// The recording being followed, and which of its dialogues is which tab.
-    pub live: Option<Live>,
+    pub(super) notices: Notices,
+    /// What is kept against a crash: earlier runs' autosaves to offer, drafts to put back.
+    pub(super) recovering: crate::tui::recovery::Recovering,
     /// What servers asked that waits for the person (shown one at a time, when no other
     /// overlay is open).
-    pub asked: std::collections::VecDeque<crate::tui::event::AskView>,
-    /// What is kept against a crash: earlier runs' autosaves to offer, drafts to put back.
-    pub recovering: crate::tui::recovery::Recovering,
-    /// The command line's bearer token (`Options::token`).
-    pub token: Option<String>,
-    /// What to do once the save under way is written (Ctrl-O's "save first" opens then).
-    pub after_save: Option<crate::tui::action::Action>,
+    pub(super) asked: std::collections::VecDeque<crate::tui::event::AskView>,
+    /// The recording being followed, and which of its dialogues is which tab.
+    pub(super) live: Option<Live>,
     /// The last certify run and its pane (`tui::certify`).
-    pub certify: Option<crate::tui::certify::CertifyPane>,
+    pub(super) certify: Option<crate::tui::certify::CertifyPane>,
 }
 
 impl App {
@@ -235,35 +206,26 @@ impl App {
     /// session asked for.
     pub fn new(options: Options, now: Instant) -> (App, Vec<Effect>) {
         let mut app = App {
-            servers: Table::default(),
-            dialogues: Table::default(),
-            current: None,
-            focus: Pane::Composer,
-            sidebar_selected: 0,
-            show_log: false,
+            workspace: Workspace::new(options.found),
+            sidebar: Sidebar::default(),
+            screen: Screen::new(now),
+            session: SessionFile::default(),
+            config: Config {
+                theme: options.theme,
+                themes: options.themes,
+                keymap: options.keymap,
+                paths: options.paths,
+                overrides: options.overrides,
+                in_tmux: options.in_tmux,
+                token: options.token,
+            },
             log: LogState::default(),
             overlay: None,
             search: None,
-            theme: options.theme,
-            themes: options.themes,
-            keymap: options.keymap,
             notices: Notices::default(),
-            session: SessionInfo::default(),
-            defaults: CommonDefaults::default(),
-            overrides: options.overrides,
-            paths: options.paths,
-            in_tmux: options.in_tmux,
-            ticks: 0,
-            now,
-            size: Rect::new(0, 0, 120, 40),
-            next_key: 1,
-            leaving: false,
-            found: options.found,
-            live: None,
-            asked: Default::default(),
             recovering: crate::tui::recovery::Recovering::new(options.recover),
-            token: options.token,
-            after_save: None,
+            asked: Default::default(),
+            live: None,
             certify: None,
         };
         let mut effects = Vec::new();
@@ -282,7 +244,7 @@ impl App {
             }
         }
         // Start on the first server's dialogue, not the last one opened.
-        app.current = first;
+        app.workspace.set_current(first);
         if let Some(path) = options.session {
             effects.push(Effect::ReadSession {
                 path,
@@ -294,6 +256,106 @@ impl App {
         }
         app.offer_recovery();
         (app, effects)
+    }
+
+    // ---- what the view, the runner and the tests read ----
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    pub fn sidebar(&self) -> &Sidebar {
+        &self.sidebar
+    }
+
+    pub fn screen(&self) -> &Screen {
+        &self.screen
+    }
+
+    pub fn session(&self) -> &SessionFile {
+        &self.session
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn theme(&self) -> &Theme {
+        &self.config.theme
+    }
+
+    pub fn keymap(&self) -> &Keymap {
+        &self.config.keymap
+    }
+
+    pub fn log(&self) -> &LogState {
+        &self.log
+    }
+
+    pub fn overlay(&self) -> Option<&Overlay> {
+        self.overlay.as_ref()
+    }
+
+    pub fn search(&self) -> Option<&crate::tui::search::Search> {
+        self.search.as_ref()
+    }
+
+    pub fn notices(&self) -> &Notices {
+        &self.notices
+    }
+
+    pub fn certify(&self) -> Option<&crate::tui::certify::CertifyPane> {
+        self.certify.as_ref()
+    }
+
+    // ---- for tests and benches that set a scene up to draw (update changes the state
+    // through events; these reach past it) ----
+
+    pub fn workspace_mut(&mut self) -> &mut Workspace {
+        &mut self.workspace
+    }
+
+    pub fn screen_mut(&mut self) -> &mut Screen {
+        &mut self.screen
+    }
+
+    pub fn session_mut(&mut self) -> &mut SessionFile {
+        &mut self.session
+    }
+
+    pub fn log_mut(&mut self) -> &mut LogState {
+        &mut self.log
+    }
+
+    pub fn overlay_mut(&mut self) -> Option<&mut Overlay> {
+        self.overlay.as_mut()
+    }
+
+    pub fn set_overlay(&mut self, overlay: Option<Overlay>) {
+        self.overlay = overlay;
+    }
+
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.config.theme = theme;
+    }
+
+    pub fn certify_mut(&mut self) -> &mut Option<crate::tui::certify::CertifyPane> {
+        &mut self.certify
+    }
+
+    /// The pane that has the focus.
+    pub fn focus(&self) -> Pane {
+        self.screen.focus()
+    }
+
+    /// The time of the event being handled.
+    pub fn now(&self) -> Instant {
+        self.screen.now()
+    }
+
+    /// Whether the explorer leaves once the autosave is written (a signal came).
+    pub fn leaving(&self) -> bool {
+        self.session.leaving()
     }
 
     /// Asks about the next autosave of an earlier run, if there is one and nothing else is
@@ -339,34 +401,15 @@ impl App {
         }));
     }
 
-    /// A new key for a dialogue (engine dialogues are named by it).
-    pub fn new_key(&mut self) -> DialogueKey {
-        let key = self.next_key;
-        self.next_key += 1;
-        key
-    }
-
     pub fn add_server(&mut self, spec: ServerSpec, interface: Interface) -> ServerId {
-        let name = spec.name.clone();
-        self.servers.push(ServerState {
-            spec,
-            name,
-            status: ServerStatus::Connecting,
-            summary: None,
-            vocabulary: Vocabulary::default(),
-            interface,
-            expanded: true,
-            overrides: Overrides::default(),
-            sign_in: None,
-            needs_consent: None,
-        })
+        self.workspace.add_server(spec, interface)
     }
 
     /// The defaults a new dialogue on a server starts from, and the user's overrides
     /// (the command line's, then the server's).
     pub fn defaults_for(&self, server: ServerId) -> (Chosen, Overrides) {
         let (base, overrides) = self.defaults_for_nothing();
-        match self.servers.get(server) {
+        match self.workspace.server(server) {
             Some(s) => (base, overrides.then(&s.overrides)),
             None => (base, overrides),
         }
@@ -374,7 +417,7 @@ impl App {
 
     /// The same for a dialogue that is there: its own overrides come last.
     pub fn defaults_of_dialogue(&self, id: DialogueId) -> (Chosen, Overrides) {
-        let Some(d) = self.dialogues.get(id) else {
+        let Some(d) = self.workspace.dialogue(id) else {
             return self.defaults_for_nothing();
         };
         let (base, overrides) = self.defaults_for(d.server);
@@ -383,12 +426,13 @@ impl App {
 
     /// The defaults before any server's: a dialogue that is gone has these.
     fn defaults_for_nothing(&self) -> (Chosen, Overrides) {
-        let base = if self.defaults == CommonDefaults::default() {
+        let defaults = self.session.defaults();
+        let base = if *defaults == CommonDefaults::default() {
             Chosen::built_in()
         } else {
-            Chosen::from_base(self.defaults.clone(), Origin::Session)
+            Chosen::from_base(defaults.clone(), Origin::Session)
         };
-        (base, self.overrides.clone())
+        (base, self.config.overrides.clone())
     }
 
     /// Opens a new dialogue (a new MCP session) on a server, in a new tab, and shows it.
@@ -411,19 +455,14 @@ impl App {
         spoke: Option<String>,
         effects: &mut Vec<Effect>,
     ) -> Option<DialogueId> {
-        let state = self.servers.get_mut(server)?;
+        let n = self.workspace.dialogues_of(server).count() + 1;
+        let key = self.workspace.new_key();
+        let state = self.workspace.server_mut(server)?;
         if state.status != ServerStatus::Connected {
             state.status = ServerStatus::Connecting;
         }
         let spec = state.spec.clone();
-        let n = self
-            .dialogues
-            .values()
-            .filter(|d| d.server == server)
-            .count()
-            + 1;
         let name = format!("{} #{n}", state.name);
-        let key = self.new_key();
         let mut d = DialogueState::new(key, name, server, interface);
         d.composer
             .set_kind(crate::protocol::dac::Kind::SemanticGrounding);
@@ -438,7 +477,7 @@ impl App {
             goes_on: None,
             spoke,
         });
-        let id = self.dialogues.push(d);
+        let id = self.workspace.add_dialogue(d);
         self.show_dialogue(id);
         Some(id)
     }
@@ -447,61 +486,38 @@ impl App {
     /// into the composer from outside it (switching dialogues in NAV leaves letters commands:
     /// only the user's own keys enter EDIT).
     pub fn show_dialogue(&mut self, id: DialogueId) {
-        if let Some(old) = self.current.and_then(|i| self.dialogues.get_mut(i)) {
-            old.transcript.focus = Some(self.focus);
+        let focus = self.screen.focus();
+        if let Some(old) = self.workspace.current_dialogue_mut() {
+            old.transcript.focus = Some(focus);
         }
-        if let Some(d) = self.dialogues.get(id) {
-            self.current = Some(id);
-            if matches!(self.focus, Pane::Transcript | Pane::Detail | Pane::Composer)
-                && let Some(focus) = d.transcript.focus
-                && (focus != Pane::Composer || self.focus == Pane::Composer)
+        if let Some(d) = self.workspace.dialogue(id) {
+            let kept = d.transcript.focus;
+            self.workspace.set_current(Some(id));
+            if matches!(focus, Pane::Transcript | Pane::Detail | Pane::Composer)
+                && let Some(kept) = kept
+                && (kept != Pane::Composer || focus == Pane::Composer)
             {
-                self.focus = focus;
+                self.screen.set_focus(kept);
             }
         }
     }
 
-    /// The dialogue the engine knows by `key`.
-    pub fn dialogue_of_key(&self, key: DialogueKey) -> Option<DialogueId> {
-        self.dialogues.find(|d| d.key == key)
-    }
-
-    /// The dialogue the engine knows by `key`, itself.
-    pub fn dialogue_by_key(&self, key: DialogueKey) -> Option<&DialogueState> {
-        self.dialogues.values().find(|d| d.key == key)
-    }
-
-    pub fn dialogue_by_key_mut(&mut self, key: DialogueKey) -> Option<&mut DialogueState> {
-        self.dialogues.values_mut().find(|d| d.key == key)
-    }
-
     pub fn current_dialogue(&self) -> Option<&DialogueState> {
-        self.current.and_then(|i| self.dialogues.get(i))
+        self.workspace.current_dialogue()
     }
 
     pub fn current_dialogue_mut(&mut self) -> Option<&mut DialogueState> {
-        self.current.and_then(|i| self.dialogues.get_mut(i))
+        self.workspace.current_dialogue_mut()
     }
 
     /// Tells the person something (the time is the event's).
     pub fn notify(&mut self, text: impl Into<String>, severity: Severity) {
-        self.notices.push(text.into(), severity, self.now);
+        self.notices.push(text.into(), severity, self.screen.now());
     }
 
     /// The rows of the sidebar: each server, then its dialogues.
     pub fn sidebar_rows(&self) -> Vec<SidebarRow> {
-        let mut rows = Vec::new();
-        for (s, server) in self.servers.iter() {
-            rows.push(SidebarRow::Server(s));
-            if server.expanded {
-                for (d, dialogue) in self.dialogues.iter() {
-                    if dialogue.server == s {
-                        rows.push(SidebarRow::Dialogue(d));
-                    }
-                }
-            }
-        }
-        rows
+        self.sidebar.rows(&self.workspace)
     }
 
     /// The server new dialogues open on: the one of the dialogue in view; without one, the
@@ -510,25 +526,11 @@ impl App {
         if let Some(d) = self.current_dialogue() {
             return Some(d.server);
         }
-        match self.sidebar_rows().get(self.sidebar_selected) {
-            Some(SidebarRow::Server(s)) => Some(*s),
-            Some(SidebarRow::Dialogue(d)) => self.dialogues.get(*d).map(|d| d.server),
-            None => self.servers.first_id(),
+        match self.sidebar.selected_row(&self.workspace) {
+            Some(SidebarRow::Server(s)) => Some(s),
+            Some(SidebarRow::Dialogue(d)) => self.workspace.dialogue(d).map(|d| d.server),
+            None => self.workspace.servers().first_id(),
         }
-    }
-
-    /// The panes in focus order.
-    pub fn panes(&self) -> Vec<Pane> {
-        let mut panes = vec![
-            Pane::Sidebar,
-            Pane::Transcript,
-            Pane::Detail,
-            Pane::Composer,
-        ];
-        if self.show_log {
-            panes.push(Pane::Log);
-        }
-        panes
     }
 
     /// The detail tabs of the current dialogue.
@@ -555,20 +557,16 @@ impl App {
     /// Whether typing goes to a text input (the composer, the log's filter): then only the
     /// bindings that apply anywhere are actions.
     pub fn typing(&self) -> bool {
-        self.focus == Pane::Composer && self.current.is_some()
-            || (self.focus == Pane::Log && self.log.editing_filter)
+        let focus = self.screen.focus();
+        focus == Pane::Composer && self.workspace.current().is_some()
+            || (focus == Pane::Log && self.log.editing_filter)
             || self.search.as_ref().is_some_and(|s| s.editing)
     }
 
     /// The spinner's frame.
     pub fn spinner(&self) -> &'static str {
-        const FRAMES: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
-        FRAMES[(self.ticks % 8) as usize]
+        self.screen.spinner()
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SidebarRow {
-    Server(ServerId),
-    Dialogue(DialogueId),
-}
+pub use crate::tui::sidebar::SidebarRow;

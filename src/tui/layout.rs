@@ -35,7 +35,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         Constraint::Length(1),
     ])
     .areas(area);
-    let (body, log) = if app.show_log {
+    let (body, log) = if app.screen().log_shown() {
         let log_height = (body.height * 3 / 10).max(5);
         let [b, l] =
             Layout::vertical([Constraint::Min(0), Constraint::Length(log_height)]).areas(body);
@@ -66,7 +66,7 @@ pub fn areas(app: &App, area: Rect) -> Areas {
             rows + COMPOSER_CHROME
         })
         .unwrap_or(COMPOSER_CHROME);
-    let focused = app.focus == Pane::Composer;
+    let focused = app.focus() == Pane::Composer;
     // The composer opens up when it has the focus; otherwise the transcript and the detail
     // get the room, and the composer shows its first rows.
     // On a small screen it takes at most half, so that the answer to what it sent shows

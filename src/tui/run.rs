@@ -259,27 +259,27 @@ impl Runner {
         purpose: SavePurpose,
         unchanged: Option<FileStamp>,
     ) {
-        let data_dir = self.app.paths.data_dir.clone();
+        let data_dir = self.app.config().paths.data_dir.clone();
         self.blocking(move || save(path, &session, purpose, unchanged, data_dir));
     }
 
     fn read_session(&self, path: PathBuf, purpose: OpenPurpose) {
-        let data_dir = self.app.paths.data_dir.clone();
+        let data_dir = self.app.config().paths.data_dir.clone();
         self.blocking(move || read_session(path, purpose, data_dir));
     }
 
     /// Lists the session files to offer, off the event loop.
     fn list_sessions(&self) {
         let (dir, data) = (
-            self.app.paths.sessions_dir.clone(),
-            self.app.paths.data_dir.clone(),
+            self.app.config().paths.sessions_dir.clone(),
+            self.app.config().paths.data_dir.clone(),
         );
         self.blocking(move || Event::PickerItems(persist::picker_items(&dir, data.as_deref())));
     }
 
     /// Looks for servers files where the explorer finds them, off the event loop.
     fn find_servers(&self) {
-        let cwd = self.app.paths.cwd.clone();
+        let cwd = self.app.config().paths.cwd.clone();
         let config = self.config_dir.clone();
         self.blocking(move || {
             let (servers, problems) =
@@ -289,7 +289,7 @@ impl Runner {
     }
 
     fn complete_path(&self, typed: String, extensions: &'static [&'static str]) {
-        let cwd = self.app.paths.cwd.clone();
+        let cwd = self.app.config().paths.cwd.clone();
         self.blocking(move || Event::PathCompletions {
             paths: persist::complete_path(&typed, &cwd, extensions),
             typed,
@@ -367,7 +367,7 @@ impl Runner {
         use crate::scenario::run::{Keep, Progress};
         use crate::tui::event::{ScenarioEvent, ScenarioInfo};
         let options = self.engine.options().clone();
-        let overrides = self.app.overrides.clone();
+        let overrides = self.app.config.overrides.clone();
         let events = self.events.clone();
         let token = CancellationToken::new();
         let stop = token.clone();
@@ -447,7 +447,7 @@ impl Runner {
         let token = CancellationToken::new();
         self.watching = Some(token.clone());
         let events = self.events.clone();
-        let data = self.app.paths.data_dir.clone();
+        let data = self.app.config().paths.data_dir.clone();
         tokio::spawn(async move {
             let send = |e: WatchEvent| events.send(Event::Watch(e)).is_ok();
             let Some(path) = path.or_else(|| crate::tui::watch::newest_recording(data.as_deref()))
@@ -918,7 +918,7 @@ async fn run_async(launch: Launch) -> u8 {
     let (options, connect, theme_dir, config_dir) = launch.prepare();
     let mut runner = Runner::new(options, connect, theme_dir, config_dir, tx);
     if let Ok(size) = term.size() {
-        runner.app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+        runner.app.screen.resize(size.width, size.height);
     }
     // A test hook (docs/reliability.md): panic after the first frame, to check that the
     // terminal is restored and a crash report written.
@@ -933,7 +933,7 @@ async fn run_async(launch: Launch) -> u8 {
                 // nothing crashed. Leave as a closed terminal's SIGHUP does, the unsaved
                 // work in the autosave.
                 terminal_gone = true;
-                if runner.quit.is_none() && !runner.app.leaving {
+                if runner.quit.is_none() && !runner.app.leaving() {
                     runner.handle(Event::Signal(TERMINAL_CLOSED));
                 }
             }
@@ -1049,11 +1049,13 @@ fn matters(app: &App, event: &Event) -> bool {
         Event::Tick => {
             app.notices.shown().is_some()
                 || app
-                    .dialogues
+                    .workspace()
+                    .dialogues()
                     .values()
                     .any(|d| d.link.pending.is_some() || d.status == Status::Connecting)
                 || app
-                    .servers
+                    .workspace()
+                    .servers()
                     .values()
                     .any(|s| s.status == ServerStatus::Connecting)
                 || app.certify.as_ref().is_some_and(|c| c.running())

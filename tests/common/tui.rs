@@ -86,7 +86,7 @@ impl Harness {
         let (tx, events) = mpsc::unbounded_channel();
         let theme_dir = config_dir.as_ref().map(|d| d.join("themes"));
         let mut runner = Runner::new(options, connect, theme_dir, config_dir, tx);
-        runner.app.size = ratatui::layout::Rect::new(0, 0, 120, 40);
+        runner.app.screen_mut().resize(120, 40);
         let mut h = Harness {
             runner,
             events,

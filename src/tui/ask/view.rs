@@ -85,7 +85,7 @@ struct BodyLines<'a> {
 
 /// The message, then the form, the page to open, or the messages to reply to.
 fn body_lines<'a>(app: &App, o: &'a AskOverlay, width: usize, height: u16) -> BodyLines<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut body = BodyLines {
         lines: wrap_window(&o.ask.message, width, 0, 6)
             .into_iter()
@@ -149,7 +149,7 @@ fn sampling_lines<'a>(
     let mut lines: Vec<Line> = Vec::new();
     if let Some(system) = system {
         for l in wrap_window(&format!("system: {system}"), width, 0, 4) {
-            lines.push(Line::styled(l, app.theme.muted()));
+            lines.push(Line::styled(l, app.theme().muted()));
         }
     }
     let mut said = Vec::new();
@@ -171,7 +171,7 @@ fn sampling_lines<'a>(
 
 /// The foot: what is wrong, then the keys.
 fn foot_lines<'a>(app: &App, o: &AskOverlay) -> Vec<Line<'a>> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut foot = Vec::new();
     if let Some(problem) = &o.problem {
         foot.push(Line::styled(format!("! {problem}"), t.bold(t.colors.error)));
@@ -191,7 +191,7 @@ fn foot_lines<'a>(app: &App, o: &AskOverlay) -> Vec<Line<'a>> {
     let mut entries: Vec<(&[A], &str)> = vec![(&[A::Select], first)];
     entries.extend_from_slice(moves);
     entries.extend_from_slice(&[(&[A::No], "decline"), (&[A::Cancel], "dismiss")]);
-    let keys = crate::tui::overlay::key_hint(&app.keymap, &entries);
+    let keys = crate::tui::overlay::key_hint(app.keymap(), &entries);
     foot.push(Line::styled(keys, t.fg(t.colors.key_hint)));
     foot
 }
@@ -211,7 +211,7 @@ fn reply_editor(frame: &mut Frame, app: &App, editor: &TextArea<'static>, r: Rec
     editor.set_block(
         Block::default()
             .borders(Borders::ALL)
-            .border_style(app.theme.border(true)),
+            .border_style(app.theme().border(true)),
     );
     editor.set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
     editor.set_cursor_line_style(Style::default());
@@ -225,7 +225,7 @@ fn form_lines<'a>(
     lines: &mut Vec<Line<'a>>,
     field_lines: &mut Vec<usize>,
 ) {
-    let t = &app.theme;
+    let t = app.theme();
     if form.fields.is_empty() {
         lines.push(Line::styled(
             "The form has no fields: Enter answers, Ctrl-D declines.",
@@ -297,7 +297,7 @@ fn hint(field: &Field) -> String {
 }
 
 fn value_spans<'a>(app: &App, field: &'a Field, focused: bool) -> Vec<Span<'a>> {
-    let t = &app.theme;
+    let t = app.theme();
     let picked = |on: bool, label: &str, under: bool| {
         let mut style = if on {
             t.bold(t.colors.accent)

@@ -288,7 +288,7 @@ impl App {
         {
             fx.push(Effect::Certify(CertifyEffect::Stop { run: c.run }));
         }
-        let Some(state) = self.servers.get(server) else {
+        let Some(state) = self.workspace.server(server) else {
             return;
         };
         let interface = match self.current_dialogue() {
@@ -413,7 +413,7 @@ impl App {
                 KeyCode::Esc => c.saving = None,
                 KeyCode::Enter => {
                     let format = s.format;
-                    let path = report_path(s.input.text(), format, &self.paths.cwd);
+                    let path = report_path(s.input.text(), format, &self.config.paths.cwd);
                     let overwrite = s.exists.as_ref() == Some(&path);
                     let text = format.text(&c.report_so_far(&c.spec));
                     fx.push(Effect::Certify(CertifyEffect::Write {
@@ -433,7 +433,7 @@ impl App {
             }
             return Handled::Consumed;
         }
-        let Some(action) = self.keymap.action_in(&key, Context::Certify) else {
+        let Some(action) = self.config.keymap.action_in(&key, Context::Certify) else {
             return Handled::Ignored;
         };
         self.certify_act(action, fx);
@@ -446,7 +446,7 @@ impl App {
             self.notify(
                 format!(
                     "no certify run yet: {} certifies the server in view",
-                    self.keymap.first_key(&Action::Certify)
+                    self.config.keymap.first_key(&Action::Certify)
                 ),
                 Severity::Info,
             );
@@ -524,7 +524,7 @@ impl App {
         }
         let server = c.server;
         let mut one = c.report_so_far(&c.spec);
-        if !self.servers.contains(server) {
+        if !self.workspace.servers().contains(server) {
             c.note = Some((
                 "its server was removed: its evidence has no server to open on".into(),
                 Severity::Warning,
@@ -543,7 +543,7 @@ impl App {
         for record in session.dialogues {
             let name = record.name.clone().unwrap_or_default();
             // Opened before: shown again, not twice.
-            let index = match self.dialogues.find(|d| {
+            let index = match self.workspace.dialogues().find(|d| {
                 d.server == server
                     && d.status == Status::Recorded
                     && d.name == name
@@ -561,20 +561,18 @@ impl App {
             if let Some(c) = &mut self.certify {
                 c.shown = false;
             }
-            if let Some(s) = self.servers.get_mut(server) {
-                s.expanded = true;
-            }
+            self.sidebar.expand(server);
             self.show_dialogue(i);
-            self.focus = Pane::Transcript;
+            self.screen.set_focus(Pane::Transcript);
             let name = self
-                .dialogues
-                .get(i)
+                .workspace
+                .dialogue(i)
                 .map(|d| d.name.clone())
                 .unwrap_or_default();
             self.notify(
                 format!(
                     "evidence {name} ({opened} new; r replays, {} the rules)",
-                    self.keymap.first_key(&Action::Certify)
+                    self.config.keymap.first_key(&Action::Certify)
                 ),
                 Severity::Info,
             );

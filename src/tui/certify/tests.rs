@@ -68,7 +68,7 @@ impl T {
     }
 
     fn pane(&self) -> &CertifyPane {
-        self.app.certify.as_ref().expect("a certify pane")
+        self.app.certify().expect("a certify pane")
     }
 
     /// Starts a run from the key table's key (out of the composer first).
@@ -178,10 +178,11 @@ fn report(t: &T) -> Box<Report> {
 fn the_palette_entry_certifies_the_server_of_the_dialogue_in_view() {
     let mut t = T::new();
     // The second dialogue is on the User State Refinement server.
-    t.app.show_dialogue(t.app.dialogues.id_at(1).unwrap());
+    t.app
+        .show_dialogue(t.app.workspace.dialogues().id_at(1).unwrap());
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char(':'));
-    assert!(matches!(t.app.overlay, Some(Overlay::Palette(_))));
+    assert!(matches!(t.app.overlay(), Some(Overlay::Palette(_))));
     for c in "certify this".chars() {
         t.key(KeyCode::Char(c));
     }
@@ -194,11 +195,11 @@ fn the_palette_entry_certifies_the_server_of_the_dialogue_in_view() {
                 interface: Interface::Usr,
                 ..
             }),
-        ] => assert_eq!(spec, &t.app.servers.nth(1).unwrap().spec),
+        ] => assert_eq!(spec, &t.app.workspace.servers().nth(1).unwrap().spec),
         other => panic!("one start on the USR server: {other:?}"),
     }
     let p = t.pane();
-    assert!(p.shown && p.running() && Some(p.server) == t.app.servers.id_at(1));
+    assert!(p.shown && p.running() && Some(p.server) == t.app.workspace.servers().id_at(1));
     assert_eq!(p.phase, Phase::Learning);
 }
 
@@ -323,30 +324,30 @@ fn enter_on_a_failed_rule_opens_its_evidence_as_a_recorded_dialogue_once() {
     let mut t = T::new();
     let run = t.start();
     three_rules(&mut t, run);
-    let before = t.app.dialogues.len();
+    let before = t.app.workspace.dialogues().len();
     // On a rule without evidence, Enter says so and opens nothing.
     t.key(KeyCode::Enter);
-    assert_eq!(t.app.dialogues.len(), before);
+    assert_eq!(t.app.workspace.dialogues().len(), before);
     assert!(t.pane().note.as_ref().unwrap().0.contains("no evidence"));
     t.key(KeyCode::Down);
     let fx = t.key(KeyCode::Enter);
     assert!(fx.is_empty(), "opening evidence starts nothing: {fx:?}");
-    assert_eq!(t.app.dialogues.len(), before + 1);
+    assert_eq!(t.app.workspace.dialogues().len(), before + 1);
     let d = t.app.current_dialogue().expect("the evidence in view");
     assert_eq!(d.name, "commitments.release: A");
     assert_eq!(d.status, Status::Recorded);
-    assert_eq!(Some(d.server), t.app.servers.id_at(0));
+    assert_eq!(Some(d.server), t.app.workspace.servers().id_at(0));
     assert_eq!(d.transcript.len(), 2);
     assert_eq!(d.link.dialog_id.as_deref(), Some("d-1"));
     assert!(
         !t.pane().shown,
         "the evidence is shown in place of the pane"
     );
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     // Again: the same dialogue shown, not a second one.
     t.key(KeyCode::Char('V'));
     t.key(KeyCode::Enter);
-    assert_eq!(t.app.dialogues.len(), before + 1);
+    assert_eq!(t.app.workspace.dialogues().len(), before + 1);
 }
 
 #[test]
@@ -416,7 +417,7 @@ fn the_panes_keys_come_from_the_key_table() {
     let (map, problems) = crate::tui::keys_file::apply("[certify]\ncertify-filter = \"v\"\n");
     assert!(problems.is_empty(), "{problems:?}");
     let mut t = T::new();
-    t.app.keymap = map;
+    t.app.config.keymap = map;
     let run = t.start();
     three_rules(&mut t, run);
     t.key(KeyCode::Char('f'));
@@ -448,11 +449,19 @@ fn a_click_selects_a_rule_and_a_click_on_the_selected_one_opens_its_evidence() {
             modifiers: KeyModifiers::NONE,
         }))
     };
-    let before = t.app.dialogues.len();
+    let before = t.app.workspace.dialogues().len();
     t.app.handle(click(), t.now, &hits);
     assert_eq!(t.pane().selected, 1);
-    assert_eq!(t.app.dialogues.len(), before, "the first click selects");
+    assert_eq!(
+        t.app.workspace.dialogues().len(),
+        before,
+        "the first click selects"
+    );
     t.app.handle(click(), t.now, &hits);
-    assert_eq!(t.app.dialogues.len(), before + 1, "the second opens");
+    assert_eq!(
+        t.app.workspace.dialogues().len(),
+        before + 1,
+        "the second opens"
+    );
     assert!(!t.pane().shown);
 }

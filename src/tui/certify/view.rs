@@ -36,7 +36,7 @@ pub fn label(v: Verdict) -> &'static str {
 }
 
 fn color(app: &App, v: Verdict) -> Color {
-    let c = &app.theme.colors;
+    let c = &app.theme().colors;
     match v {
         Verdict::Pass => c.success,
         Verdict::Fail => c.error,
@@ -62,7 +62,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         return;
     }
     let w = inner.width as usize;
-    let t = &app.theme;
+    let t = app.theme();
     let mut y = inner.y;
     let line = |frame: &mut Frame, y: u16, l: Line| {
         frame.render_widget(Paragraph::new(l), Rect::new(inner.x, y, inner.width, 1));
@@ -129,7 +129,7 @@ fn split_heights(room: u16, rules: usize) -> (u16, u16) {
 /// A rule's row: its verdict (mark and word), its id, its section when there is room, its
 /// summary.
 fn rule_line<'a>(app: &App, result: &RuleResult, w: usize) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let wide = w >= 100;
     let id_width = if wide { 32 } else { 27 };
     let mut spans = vec![
@@ -165,7 +165,7 @@ fn no_rule_shown(c: &CertifyPane) -> String {
 }
 
 fn head(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
-    let t = &app.theme;
+    let t = app.theme();
     let done = c.results.len();
     match &c.phase {
         Phase::Learning => Line::from(vec![
@@ -228,7 +228,7 @@ fn head(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
 
 /// The selected rule: its id, section and title, its problems, and its evidence.
 fn detail_lines(app: &App, c: &CertifyPane, w: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = app.theme();
     if let Phase::Unreachable(why) = &c.phase {
         // The whole reason (the tools the server serves, say), wrapped.
         return wrap_window(why, w, 0, 12)
@@ -275,7 +275,7 @@ fn detail_lines(app: &App, c: &CertifyPane, w: usize) -> Vec<Line<'static>> {
             format!(
                 "evidence ({turns} turn{}; {} opens it as dialogues):",
                 if turns == 1 { "" } else { "s" },
-                app.keymap.keys_in(&Action::Select, Context::Certify)
+                app.keymap().keys_in(&Action::Select, Context::Certify)
             )
         } else {
             "evidence (what went over the wire):".into()
@@ -289,7 +289,7 @@ fn detail_lines(app: &App, c: &CertifyPane, w: usize) -> Vec<Line<'static>> {
 }
 
 fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
-    let t = &app.theme;
+    let t = app.theme();
     if let Some(s) = &c.saving {
         return Line::from(vec![
             Span::styled(
@@ -305,7 +305,7 @@ fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
     if let Some((text, severity)) = &c.note {
         return Line::styled(cut(text, w), t.fg(t.severity(*severity)));
     }
-    let key = |a: Action| app.keymap.keys_in(&a, Context::Certify);
+    let key = |a: Action| app.keymap().keys_in(&a, Context::Certify);
     let filter = match c.filter {
         None => "every rule".to_owned(),
         Some(v) => format!("only {v}"),
@@ -341,7 +341,7 @@ fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
 
 /// What Enter does with the path typed: save, or write over the file that is there.
 fn ask_line(app: &App, s: &super::Saving, w: usize) -> Line<'static> {
-    let t = &app.theme;
+    let t = app.theme();
     match &s.exists {
         Some(p) => Line::styled(
             cut(

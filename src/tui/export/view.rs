@@ -13,7 +13,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 pub fn render(frame: &mut Frame, app: &App, o: &ExportOverlay, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let r = centered(
         area,
         area.width.saturating_sub(4).min(140),
@@ -72,7 +72,7 @@ pub fn render(frame: &mut Frame, app: &App, o: &ExportOverlay, area: Rect, hits:
     );
     use crate::tui::action::Action as A;
     let hint = crate::tui::overlay::key_hint(
-        &app.keymap,
+        app.keymap(),
         &[
             (&[A::Complete], "or 1-9 choose"),
             (&[A::CopyJson, A::Select], "copy"),

@@ -120,9 +120,9 @@ impl Confirm {
     }
 
     pub fn render(&self, frame: &mut Frame, app: &App, area: Rect) -> OverlayHits {
-        let t = &app.theme;
+        let t = app.theme();
         let r = centered(area, 78, 7);
-        let keys = self.purpose.keys_shown(&app.keymap);
+        let keys = self.purpose.keys_shown(app.keymap());
         let inner = framed(frame, app, r, &keys);
         let lines = vec![
             Line::styled(self.title.clone(), t.bold(t.colors.warning)),

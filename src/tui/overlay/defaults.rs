@@ -82,7 +82,7 @@ impl DefaultsForm {
     }
 
     pub fn render(&self, frame: &mut Frame, app: &App, area: Rect) -> OverlayHits {
-        let t = &app.theme;
+        let t = app.theme();
         let r = centered(area, 96, 14);
         let inner = framed(
             frame,

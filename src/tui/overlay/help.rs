@@ -11,9 +11,9 @@ use ratatui::widgets::Paragraph;
 /// Every key, by where it applies (from the keymap in use).
 pub fn help_lines<'a>(app: &App, width: usize) -> Vec<Line<'a>> {
     const KEYS: usize = 28;
-    let t = &app.theme;
+    let t = app.theme();
     let mut lines = Vec::new();
-    for (section, keys) in app.keymap.groups() {
+    for (section, keys) in app.keymap().groups() {
         lines.push(Line::styled(section, t.bold(t.colors.title_focused)));
         for (k, what) in keys {
             // What a key does wraps under itself, never cut.

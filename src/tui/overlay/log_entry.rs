@@ -16,13 +16,13 @@ pub fn render(
     entry: usize,
     scroll: usize,
 ) -> OverlayHits {
-    let t = &app.theme;
+    let t = app.theme();
     let r = centered(
         area,
         area.width.saturating_sub(6),
         area.height.saturating_sub(4),
     );
-    let copy = app.keymap.keys_in(
+    let copy = app.keymap().keys_in(
         &crate::tui::action::Action::CopyJson,
         crate::tui::action::Context::Overlay,
     );

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, scroll: usize) -> OverlayHits {
-    let t = &app.theme;
+    let t = app.theme();
     let r = centered(area, 110, area.height.saturating_sub(4));
     let title = format!(
         " Messages of this run ({}) · Esc closes · ↑↓ scroll ",
@@ -23,7 +23,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, scroll: usize) -> Overla
     let mut lines = Vec::new();
     for m in app.notices.messages() {
         let color = t.severity(m.severity);
-        let ago = app.now.saturating_duration_since(m.at).as_secs();
+        let ago = app.now().saturating_duration_since(m.at).as_secs();
         for (j, l) in wrap_window(&m.text, (inner.width as usize).saturating_sub(10), 0, 20)
             .into_iter()
             .enumerate()

@@ -338,9 +338,9 @@ pub(crate) fn framed(frame: &mut Frame, app: &App, r: Rect, title: &str) -> Rect
     frame.render_widget(Clear, r);
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(app.theme.border(true))
-        .title(Line::styled(title.to_owned(), app.theme.title(true)))
-        .style(app.theme.base());
+        .border_style(app.theme().border(true))
+        .title(Line::styled(title.to_owned(), app.theme().title(true)))
+        .style(app.theme().base());
     let inner = block.inner(r);
     frame.render_widget(block, r);
     inner
@@ -360,7 +360,7 @@ pub(crate) fn list_row<'a>(app: &App, line: Line<'a>, selected: bool) -> Line<'a
     }
     let line = Line::from(spans);
     if selected {
-        line.style(app.theme.selected())
+        line.style(app.theme().selected())
     } else {
         line
     }

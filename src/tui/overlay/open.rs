@@ -204,7 +204,7 @@ impl OpenFile {
 
     /// The path being typed, why the last one did not open, and the one opening.
     fn head_lines<'a>(&self, app: &App, width: usize) -> Vec<Line<'a>> {
-        let t = &app.theme;
+        let t = app.theme();
         let mut lines = vec![
             self.input
                 .line(Span::styled("path › ", t.fg(t.colors.accent)), None),
@@ -227,7 +227,7 @@ impl OpenFile {
 
     /// Above the session files: that they are being read, or that there are none.
     fn sessions_note<'a>(&self, app: &App) -> Option<Line<'a>> {
-        let t = &app.theme;
+        let t = app.theme();
         if self.loading {
             Some(Line::styled(
                 format!("{} reading the sessions folder…", app.spinner()),
@@ -237,7 +237,7 @@ impl OpenFile {
             Some(Line::styled(
                 format!(
                     "no session files in {} and no recent ones: type a path",
-                    app.paths.sessions_dir.display()
+                    app.config().paths.sessions_dir.display()
                 ),
                 t.muted(),
             ))
@@ -248,7 +248,7 @@ impl OpenFile {
 
     /// The session files: name, and where and when.
     fn session_rows<'a>(&self, app: &App, width: usize) -> Vec<Line<'a>> {
-        let t = &app.theme;
+        let t = app.theme();
         self.items
             .iter()
             .map(|item| {
@@ -268,7 +268,7 @@ impl OpenFile {
         self.completions.is_empty().then(|| {
             Line::styled(
                 "no JSON file or folder starts so (Enter opens the path as typed)",
-                app.theme.muted(),
+                app.theme().muted(),
             )
         })
     }

@@ -119,7 +119,7 @@ impl Palette {
     }
 
     pub fn render(&self, frame: &mut Frame, app: &App, area: Rect) -> OverlayHits {
-        let t = &app.theme;
+        let t = app.theme();
         let r = Rect::new(
             area.x + area.width.saturating_sub(76) / 2,
             area.y + 2,

@@ -133,7 +133,7 @@ impl Prompt {
     }
 
     pub fn render(&self, frame: &mut Frame, app: &App, area: Rect) -> OverlayHits {
-        let t = &app.theme;
+        let t = app.theme();
         let notes: Vec<&str> = self.note.lines().collect();
         let listed = self.completions.len().min(8);
         let r = centered(area, 90, 5 + notes.len().max(1) as u16 + listed as u16);

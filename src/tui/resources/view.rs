@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 pub fn render(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let r = centered(
         area,
         area.width.saturating_sub(4).min(150),
@@ -40,7 +40,7 @@ pub fn render(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, hi
     render_content(frame, app, o, content, hits);
     use crate::tui::action::Action as A;
     let hint = crate::tui::overlay::key_hint(
-        &app.keymap,
+        app.keymap(),
         &[
             (&[A::Select], "read"),
             (&[A::Complete], "list/content"),
@@ -73,12 +73,12 @@ fn side_block<'a>(app: &App, title: String, focused: bool) -> Block<'a> {
         } else {
             ratatui::widgets::BorderType::Plain
         })
-        .border_style(app.theme.border(focused))
-        .title(Line::styled(title, app.theme.title(focused)))
+        .border_style(app.theme().border(focused))
+        .title(Line::styled(title, app.theme().title(focused)))
 }
 
 fn render_list(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let count = match &o.list {
         Some(Ok(items)) => format!(" {} ", items.len()),
         _ => " ".into(),
@@ -146,7 +146,7 @@ fn render_list(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, h
 }
 
 fn render_content(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let title = match (&o.reading, &o.shown) {
         (Some(uri), _) => format!(" {} reading {uri} ", app.spinner()),
         (None, Some(Ok(read))) => format!(

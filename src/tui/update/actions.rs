@@ -1,7 +1,7 @@
 //! Actions: what a key of the table, the palette or a click asks for.
 
 use crate::client::dialogue::Filling;
-use crate::tui::action::{Action, Pane};
+use crate::tui::action::{Action, Handled, Pane};
 use crate::tui::app::{App, Severity, SidebarRow};
 use crate::tui::composer;
 use crate::tui::dialogue::{Pending, Status};
@@ -12,130 +12,22 @@ use crate::tui::overlay::{
 use crate::tui::theme::Theme;
 
 impl App {
+    /// Does what an action asks (a key of the table, the palette, a click, an overlay's
+    /// choice): each kind of action has its own method; this only says which.
     pub fn act(&mut self, action: Action, fx: &mut Vec<Effect>) {
         if self.asks_consent(action.clone()) {
             return;
         }
         match action {
-            Action::Quit => {
-                let drafts = self.unsent_drafts();
-                if self.session.unsaved == 0 && !drafts.is_empty() {
-                    self.overlay = Some(Overlay::Confirm(Confirm {
-                        title: "Quit".into(),
-                        message: format!(
-                            "{} has an unsent draft. Quit anyway? y quits (the draft is lost); n \
-                             stays",
-                            drafts.join(", ")
-                        ),
-                        purpose: ConfirmPurpose::Quit,
-                    }));
-                } else if self.session.unsaved > 0 {
-                    let drafts = match drafts.is_empty() {
-                        true => String::new(),
-                        false => format!(" {} has an unsent draft, lost too.", drafts.join(", ")),
-                    };
-                    let n = self.session.unsaved;
-                    let kept = match &self.paths.data_dir {
-                        Some(dir) => format!(
-                            " (until the next run ends they are in {})",
-                            dir.join(crate::tui::persist::LAST_RUN).display()
-                        ),
-                        None => " and they are lost".into(),
-                    };
-                    let save = self.keymap.first_key(&Action::Save);
-                    self.overlay = Some(Overlay::Confirm(Confirm {
-                        title: "Quit".into(),
-                        message: format!(
-                            "{n} turn{} not saved.{drafts} Quit anyway? y quits{kept}; n stays \
-                             ({save} saves them)",
-                            if n == 1 { " is" } else { "s are" }
-                        ),
-                        purpose: ConfirmPurpose::Quit,
-                    }));
-                } else {
-                    self.quit(fx);
-                }
+            Action::Quit => self.ask_to_quit(fx),
+            Action::Help | Action::Messages | Action::Palette => self.open_list(action),
+            Action::FocusNext | Action::FocusPrev => self.cycle_focus(action == Action::FocusNext),
+            Action::Focus(p) => self.screen.set_focus(p),
+            Action::NextDialogue | Action::PrevDialogue | Action::GoToDialogue(_) => {
+                self.switch_dialogue(action)
             }
-            Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
-            Action::Messages => {
-                self.overlay = Some(Overlay::Messages {
-                    scroll: usize::MAX / 2,
-                })
-            }
-            Action::Palette => {
-                self.overlay = Some(Overlay::Palette(Palette::new(self.palette_entries())))
-            }
-            Action::FocusNext | Action::FocusPrev => {
-                let panes = self.panes();
-                let i = panes.iter().position(|p| *p == self.focus).unwrap_or(0);
-                let n = panes.len();
-                let next = if action == Action::FocusNext {
-                    (i + 1) % n
-                } else {
-                    (i + n - 1) % n
-                };
-                self.focus = panes[next];
-            }
-            Action::Focus(p) => {
-                if p == Pane::Log {
-                    self.show_log = true;
-                }
-                self.focus = p;
-            }
-            Action::NextDialogue | Action::PrevDialogue => {
-                let n = self.dialogues.len();
-                if n > 0 {
-                    let i = self
-                        .current
-                        .and_then(|c| self.dialogues.position(c))
-                        .unwrap_or(0);
-                    let next = if action == Action::NextDialogue {
-                        (i + 1) % n
-                    } else {
-                        (i + n - 1) % n
-                    };
-                    if let Some(id) = self.dialogues.id_at(next) {
-                        self.show_dialogue(id);
-                    }
-                }
-            }
-            Action::GoToDialogue(i) => {
-                if let Some(id) = self.dialogues.id_at(i) {
-                    self.show_dialogue(id);
-                }
-            }
-            Action::NewDialogue => {
-                let Some(server) = self.server_in_view() else {
-                    let hint = self.no_dialogue_hint();
-                    self.notify(hint, Severity::Warning);
-                    return;
-                };
-                let Some(interface) = self.servers.get(server).map(|s| s.interface) else {
-                    return;
-                };
-                self.open_dialogue(server, interface, fx);
-                self.focus = Pane::Composer;
-            }
-            Action::CloseDialogue => {
-                let Some(d) = self.current_dialogue() else {
-                    return;
-                };
-                if d.transcript.is_empty() {
-                    let key = d.key;
-                    self.close_dialogue(key, fx);
-                } else {
-                    let n = d.transcript.len();
-                    self.overlay = Some(Overlay::Confirm(Confirm {
-                        title: format!("Close {}", d.name),
-                        message: format!(
-                            "It has {n} turn{}; once closed they are in no later save. Close it? \
-                             y closes, n keeps it",
-                            if n == 1 { "" } else { "s" }
-                        ),
-                        purpose: ConfirmPurpose::CloseDialogue(d.key),
-                    }));
-                }
-            }
+            Action::NewDialogue => self.new_dialogue_in_view(fx),
+            Action::CloseDialogue => self.ask_to_close_dialogue(fx),
             Action::Reconnect => self.reconnect(fx),
             Action::Send => self.send(fx),
             Action::Cancel => self.cancel(fx),
@@ -148,55 +40,10 @@ impl App {
             | Action::CertifySaveJson
             | Action::CertifySaveMarkdown => self.certify_act(action, fx),
             Action::ToggleLog => {
-                self.show_log = !self.show_log;
-                if !self.show_log && self.focus == Pane::Log {
-                    self.focus = Pane::Transcript;
-                }
+                let shown = self.screen.log_shown();
+                self.screen.show_log(!shown);
             }
-            Action::Save => match self.session.path.clone() {
-                Some(path) => self.save_explicit(path, fx),
-                None => self.act(Action::SaveAs, fx),
-            },
-            Action::SaveAs => {
-                let default = self
-                    .session
-                    .path
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "session.json".into());
-                let note = self.save_as_note(&default);
-                self.overlay = Some(Overlay::Prompt(Prompt {
-                    title: "Save the session as (a path; a bare name goes in the sessions folder \
-                            when there is one)"
-                        .into(),
-                    input: Input::new(&default),
-                    purpose: PromptPurpose::SaveAs,
-                    note,
-                    secret: false,
-                    completions: Vec::new(),
-                    selected: 0,
-                }));
-            }
-            Action::Open if self.session.unsaved > 0 => {
-                // Opening replaces the dialogues in view, and the next turn's autosave what
-                // they were: never without a question.
-                let n = self.session.unsaved;
-                let them = if n == 1 { "it" } else { "them" };
-                self.overlay = Some(Overlay::Confirm(Confirm {
-                    title: "Open another session".into(),
-                    message: format!(
-                        "{n} turn{} not saved, and opening replaces {them}. s saves {them} first \
-                         (then opens), a sets {them} aside in a file of the data directory (Open \
-                         lists it), n stays",
-                        if n == 1 { " is" } else { "s are" }
-                    ),
-                    purpose: ConfirmPurpose::OpenOverUnsaved,
-                }));
-            }
-            Action::Open => {
-                self.overlay = Some(Overlay::Open(OpenFile::new()));
-                fx.push(Effect::ListSessions);
-            }
+            Action::Save | Action::SaveAs | Action::Open => self.session_act(action, fx),
             Action::Defaults => self.open_defaults(),
             Action::SaveAsTest => self.save_test_prompt(),
             Action::RunScenario => self.run_scenario_prompt(),
@@ -209,19 +56,7 @@ impl App {
             Action::CopyRequest => self.copy(true, fx),
             Action::WriteJson => self.write_json_prompt(),
             Action::NextDetailTab | Action::PrevDetailTab => {
-                let tabs = self.detail_tabs();
-                let shown = self.shown_detail_tab();
-                let i = tabs.iter().position(|t| *t == shown).unwrap_or(0);
-                let n = tabs.len();
-                let next = tabs[if action == Action::NextDetailTab {
-                    (i + 1) % n
-                } else {
-                    (i + n - 1) % n
-                }];
-                if let Some(d) = self.current_dialogue_mut() {
-                    d.transcript.detail_tab = next;
-                    d.transcript.detail_scroll = 0;
-                }
+                self.cycle_detail_tab(action == Action::NextDetailTab)
             }
             Action::Up
             | Action::Down
@@ -242,10 +77,231 @@ impl App {
             | Action::SetAside
             | Action::Overwrite
             | Action::SaveElsewhere => {}
-            Action::ComposerMode => {
-                if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() {
-                    self.focus = Pane::Composer;
-                }
+            Action::ComposerMode
+            | Action::ClearComposer
+            | Action::ResetField
+            | Action::NextKind
+            | Action::PrevKind => self.composer_act(action),
+            Action::CycleTheme => self.next_theme(fx),
+            Action::SetTheme(name) => match Theme::built_in(&name) {
+                Ok(theme) => self.theme_loaded(name, Ok(theme), fx),
+                Err(_) => fx.push(Effect::LoadTheme { name }),
+            },
+            Action::AddServer => self.ask_server_to_add(fx),
+            Action::AddFoundServer(name) => self.add_found_server(&name, fx),
+            Action::RemoveServer => self.ask_to_remove_server(fx),
+            Action::FilterLog | Action::ClearLog | Action::ToggleFollowLog => self.log_act(action),
+        }
+    }
+
+    /// The overlays that list things to read or choose from: the keys (help), the run's
+    /// messages (from their end), every action (the palette).
+    fn open_list(&mut self, action: Action) {
+        self.overlay = match action {
+            Action::Help => Some(Overlay::Help { scroll: 0 }),
+            Action::Messages => Some(Overlay::Messages {
+                scroll: usize::MAX / 2,
+            }),
+            Action::Palette => Some(Overlay::Palette(Palette::new(self.palette_entries()))),
+            _ => return,
+        };
+    }
+
+    /// Ctrl-S (Save-as when the session has no file yet), Save-as, Ctrl-O (asking first
+    /// when turns are not saved).
+    fn session_act(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        match action {
+            Action::Save => match self.session.path().map(Into::into) {
+                Some(path) => self.save_explicit(path, fx),
+                None => self.save_as_prompt(),
+            },
+            Action::SaveAs => self.save_as_prompt(),
+            Action::Open if self.session.unsaved() > 0 => self.ask_before_opening(),
+            Action::Open => {
+                self.overlay = Some(Overlay::Open(OpenFile::new()));
+                fx.push(Effect::ListSessions);
+            }
+            _ => {}
+        }
+    }
+
+    /// `q`: quits at once when nothing would be lost; else asks, saying what would be (the
+    /// unsaved turns, where the autosave keeps them, the unsent drafts).
+    fn ask_to_quit(&mut self, fx: &mut Vec<Effect>) {
+        let drafts = self.unsent_drafts();
+        if self.session.unsaved() == 0 && !drafts.is_empty() {
+            self.overlay = Some(Overlay::Confirm(Confirm {
+                title: "Quit".into(),
+                message: format!(
+                    "{} has an unsent draft. Quit anyway? y quits (the draft is lost); n \
+                     stays",
+                    drafts.join(", ")
+                ),
+                purpose: ConfirmPurpose::Quit,
+            }));
+        } else if self.session.unsaved() > 0 {
+            let drafts = match drafts.is_empty() {
+                true => String::new(),
+                false => format!(" {} has an unsent draft, lost too.", drafts.join(", ")),
+            };
+            let n = self.session.unsaved();
+            let kept = match &self.config.paths.data_dir {
+                Some(dir) => format!(
+                    " (until the next run ends they are in {})",
+                    dir.join(crate::tui::persist::LAST_RUN).display()
+                ),
+                None => " and they are lost".into(),
+            };
+            let save = self.config.keymap.first_key(&Action::Save);
+            self.overlay = Some(Overlay::Confirm(Confirm {
+                title: "Quit".into(),
+                message: format!(
+                    "{n} turn{} not saved.{drafts} Quit anyway? y quits{kept}; n stays \
+                     ({save} saves them)",
+                    if n == 1 { " is" } else { "s are" }
+                ),
+                purpose: ConfirmPurpose::Quit,
+            }));
+        } else {
+            self.quit(fx);
+        }
+    }
+
+    /// Tab / Shift-Tab: the next (or previous) pane, round.
+    fn cycle_focus(&mut self, forward: bool) {
+        let panes = self.screen.panes();
+        let i = panes
+            .iter()
+            .position(|p| *p == self.screen.focus())
+            .unwrap_or(0);
+        let n = panes.len();
+        let next = if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        };
+        self.screen.set_focus(panes[next]);
+    }
+
+    /// `]` / `[`: the next (or previous) dialogue tab, round; a digit: the tab of that place.
+    fn switch_dialogue(&mut self, action: Action) {
+        let n = self.workspace.dialogues().len();
+        if n == 0 {
+            return;
+        }
+        let i = self
+            .workspace
+            .current()
+            .and_then(|c| self.workspace.dialogues().position(c))
+            .unwrap_or(0);
+        let next = match action {
+            Action::NextDialogue => (i + 1) % n,
+            Action::PrevDialogue => (i + n - 1) % n,
+            Action::GoToDialogue(place) => place,
+            _ => return,
+        };
+        if let Some(id) = self.workspace.dialogues().id_at(next) {
+            self.show_dialogue(id);
+        }
+    }
+
+    /// `n`: a new dialogue on the server in view, the composer ready.
+    fn new_dialogue_in_view(&mut self, fx: &mut Vec<Effect>) {
+        let Some(server) = self.server_in_view() else {
+            let hint = self.no_dialogue_hint();
+            self.notify(hint, Severity::Warning);
+            return;
+        };
+        let Some(interface) = self.workspace.server(server).map(|s| s.interface) else {
+            return;
+        };
+        self.open_dialogue(server, interface, fx);
+        self.screen.set_focus(Pane::Composer);
+    }
+
+    /// `x`: closes the dialogue in view at once when it has no turns; else asks first.
+    fn ask_to_close_dialogue(&mut self, fx: &mut Vec<Effect>) {
+        let Some(d) = self.current_dialogue() else {
+            return;
+        };
+        if d.transcript.is_empty() {
+            let key = d.key;
+            self.close_dialogue(key, fx);
+            return;
+        }
+        let n = d.transcript.len();
+        self.overlay = Some(Overlay::Confirm(Confirm {
+            title: format!("Close {}", d.name),
+            message: format!(
+                "It has {n} turn{}; once closed they are in no later save. Close it? \
+                 y closes, n keeps it",
+                if n == 1 { "" } else { "s" }
+            ),
+            purpose: ConfirmPurpose::CloseDialogue(d.key),
+        }));
+    }
+
+    /// Save-as's prompt, with the session's file (or a name) to start from.
+    fn save_as_prompt(&mut self) {
+        let default = self
+            .session
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "session.json".into());
+        let note = self.save_as_note(&default);
+        self.overlay = Some(Overlay::Prompt(Prompt {
+            title: "Save the session as (a path; a bare name goes in the sessions folder \
+                    when there is one)"
+                .into(),
+            input: Input::new(&default),
+            purpose: PromptPurpose::SaveAs,
+            note,
+            secret: false,
+            completions: Vec::new(),
+            selected: 0,
+        }));
+    }
+
+    /// Ctrl-O with unsaved turns: opening replaces the dialogues in view, and the next
+    /// turn's autosave what they were, so never without a question.
+    fn ask_before_opening(&mut self) {
+        let n = self.session.unsaved();
+        let them = if n == 1 { "it" } else { "them" };
+        self.overlay = Some(Overlay::Confirm(Confirm {
+            title: "Open another session".into(),
+            message: format!(
+                "{n} turn{} not saved, and opening replaces {them}. s saves {them} first \
+                 (then opens), a sets {them} aside in a file of the data directory (Open \
+                 lists it), n stays",
+                if n == 1 { " is" } else { "s are" }
+            ),
+            purpose: ConfirmPurpose::OpenOverUnsaved,
+        }));
+    }
+
+    /// The next (or previous) detail tab of the dialogue in view, round, from its top.
+    fn cycle_detail_tab(&mut self, forward: bool) {
+        let tabs = self.detail_tabs();
+        let shown = self.shown_detail_tab();
+        let i = tabs.iter().position(|t| *t == shown).unwrap_or(0);
+        let n = tabs.len();
+        let next = tabs[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }];
+        if let Some(d) = self.current_dialogue_mut() {
+            d.transcript.detail_tab = next;
+            d.transcript.detail_scroll = 0;
+        }
+    }
+
+    /// The actions on the composer of the dialogue in view (its mode, clearing, a field
+    /// back to its default, the kind of Request).
+    fn composer_act(&mut self, action: Action) {
+        match action {
+            Action::ComposerMode if self.with_composer(|c, ctx| c.toggle_mode(ctx)).is_some() => {
+                self.screen.set_focus(Pane::Composer);
             }
             Action::ClearComposer => {
                 self.with_composer(|c, ctx| c.clear(ctx));
@@ -260,26 +316,27 @@ impl App {
                     c.recheck(ctx);
                 });
             }
-            Action::CycleTheme => {
-                let i = self
-                    .themes
-                    .iter()
-                    .position(|n| *n == self.theme.name)
-                    .unwrap_or(0);
-                if let Some(next) = self.themes.get((i + 1) % self.themes.len().max(1)).cloned() {
-                    self.act(Action::SetTheme(next), fx);
-                }
-            }
-            Action::SetTheme(name) => match Theme::built_in(&name) {
-                Ok(theme) => self.theme_loaded(name, Ok(theme), fx),
-                Err(_) => fx.push(Effect::LoadTheme { name }),
-            },
-            Action::AddServer => self.ask_server_to_add(fx),
-            Action::AddFoundServer(name) => self.add_found_server(&name, fx),
-            Action::RemoveServer => self.ask_to_remove_server(fx),
+            _ => {}
+        }
+    }
+
+    /// The theme after the one in use, round.
+    fn next_theme(&mut self, fx: &mut Vec<Effect>) {
+        let themes = &self.config.themes;
+        let i = themes
+            .iter()
+            .position(|n| *n == self.config.theme.name)
+            .unwrap_or(0);
+        if let Some(next) = themes.get((i + 1) % themes.len().max(1)).cloned() {
+            self.act(Action::SetTheme(next), fx);
+        }
+    }
+
+    /// The log's own actions: its filter, clearing it, following its end.
+    fn log_act(&mut self, action: Action) {
+        match action {
             Action::FilterLog => {
-                self.show_log = true;
-                self.focus = Pane::Log;
+                self.screen.set_focus(Pane::Log);
                 self.log.editing_filter = true;
                 self.log.filter_input = crate::tui::overlay::Input::new(&self.log.filter);
             }
@@ -290,12 +347,14 @@ impl App {
                     self.log.selected = self.log.visible_len().checked_sub(1);
                 }
             }
+            _ => {}
         }
     }
 
     /// The dialogues whose composer holds an unsent draft, by name.
     fn unsent_drafts(&self) -> Vec<String> {
-        self.dialogues
+        self.workspace
+            .dialogues()
             .values()
             .filter(|d| d.composer.has_draft())
             .map(|d| d.name.clone())
@@ -309,7 +368,7 @@ impl App {
 
     /// Closes the connection of every dialogue that has one (open, or still connecting).
     pub(super) fn close_connections(&self, fx: &mut Vec<Effect>) {
-        for d in self.dialogues.values() {
+        for d in self.workspace.dialogues().values() {
             if d.is_live() || d.status == Status::Connecting {
                 fx.push(Effect::Close { key: d.key });
             }
@@ -323,12 +382,12 @@ impl App {
         self.close_connections(fx);
         // The drafts typed since the last tick's look, too.
         self.recovering.write_drafts_again();
-        self.ticks = 0;
+        self.screen.set_ticks(0);
         self.autosave_drafts(fx);
-        let work = self.session.unsaved > 0;
-        match (self.paths.autosave.clone(), work) {
+        let work = self.session.unsaved() > 0;
+        match (self.config.paths.autosave.clone(), work) {
             (Some(path), true) => {
-                self.leaving = true;
+                self.session.leave_after_save();
                 self.notify(
                     format!("{name}: saving the autosave, then leaving"),
                     Severity::Warning,
@@ -350,29 +409,23 @@ impl App {
         key: crate::client::engine::DialogueKey,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(i) = self.dialogue_of_key(key) else {
+        let Some(i) = self.workspace.dialogue_of_key(key) else {
             return;
         };
-        let Some(position) = self.dialogues.position(i) else {
-            return;
-        };
-        let Some(d) = self.dialogues.remove(i) else {
+        // The tab after it shows (the one before, when it was the last).
+        let Some(d) = self.workspace.remove_dialogue(i) else {
             return;
         };
         // Its turns are in no later save: no longer counted as unsaved (the question said so).
-        self.session.unsaved = self.session.unsaved.saturating_sub(d.unsaved);
+        self.session.turns_dropped(d.unsaved);
         fx.push(Effect::Close { key: d.key });
         fx.push(Effect::StopReplay { key: d.key });
         fx.push(Effect::StopScenario { key: d.key });
         if !d.transcript.is_empty() {
             self.autosave(fx);
         }
-        // The tab after it shows (the one before, when it was the last).
-        self.current = self
-            .dialogues
-            .id_at(position.min(self.dialogues.len().saturating_sub(1)));
         if let Some(focus) = self.current_dialogue().and_then(|d| d.transcript.focus) {
-            self.focus = focus;
+            self.screen.set_focus(focus);
         }
     }
 
@@ -387,19 +440,7 @@ impl App {
     fn overlay_came_to(&mut self, outcome: Outcome, fx: &mut Vec<Effect>) {
         match outcome {
             Outcome::Stay => {}
-            Outcome::Close => {
-                // Closing a server's question dismisses it: the server is not left waiting.
-                match self.overlay.take() {
-                    Some(Overlay::Ask(a)) => {
-                        self.replied(a.ask, crate::client::answers::Reply::Cancel, fx)
-                    }
-                    // A Save-as given up: nothing waits for a save any more.
-                    Some(Overlay::Prompt(p)) if p.purpose == PromptPurpose::SaveAs => {
-                        self.after_save = None
-                    }
-                    _ => {}
-                }
-            }
+            Outcome::Close => self.overlay_closed(fx),
             Outcome::Resources(ask) => self.resources_ask(ask, fx),
             Outcome::Export(ask) => self.export_ask(ask, fx),
             Outcome::Replied(ask, reply) => {
@@ -417,65 +458,14 @@ impl App {
                 }
             }
             Outcome::Chose(purpose, choice) => {
-                use crate::tui::overlay::Choice;
                 self.overlay = None;
-                match (purpose, choice) {
-                    (ConfirmPurpose::OpenOverUnsaved, Choice::SetAside) => self.set_aside(fx),
-                    (ConfirmPurpose::OpenOverUnsaved, _) => {
-                        // Open once the save is written (after Save-as's prompt if the session
-                        // has no file yet).
-                        self.after_save = Some(Action::Open);
-                        self.act(Action::Save, fx);
-                    }
-                    (ConfirmPurpose::SaveOverChanged(path), Choice::Overwrite) => {
-                        self.save_over_change(path, fx)
-                    }
-                    (ConfirmPurpose::SaveOverChanged(_), _) => self.act(Action::SaveAs, fx),
-                    _ => {}
-                }
+                self.chose(purpose, choice, fx);
             }
             Outcome::Submit(purpose, text) => {
                 self.overlay = None;
-                match purpose {
-                    PromptPurpose::SaveAs => {
-                        if text.trim().is_empty() {
-                            return;
-                        }
-                        let path = super::resolve_save_path(text.trim(), &self.paths);
-                        fx.push(Effect::CheckSaveTarget {
-                            path,
-                            what: crate::tui::event::SaveWhat::Session,
-                        });
-                    }
-                    PromptPurpose::SaveTest => self.save_test_to(&text, fx),
-                    PromptPurpose::RunScenario => self.run_scenario(&text, fx),
-                    PromptPurpose::FilterLog => self.log.set_filter(text),
-                    PromptPurpose::AddServer => self.add_typed_server(&text, fx),
-                    PromptPurpose::ServerInput(server, id) => {
-                        self.input_given(server, id, text, fx)
-                    }
-                    PromptPurpose::WriteJson => self.write_json_to(&text, fx),
-                    PromptPurpose::WriteText(content) => self.write_to(&text, content, fx),
-                }
+                self.submitted(purpose, text, fx);
             }
-            Outcome::Typed(text) => match &mut self.overlay {
-                Some(Overlay::Open(_)) => fx.push(Effect::CompletePath {
-                    typed: text,
-                    extensions: &["json"],
-                }),
-                Some(Overlay::Prompt(p)) => {
-                    let note = match p.purpose {
-                        PromptPurpose::SaveTest => self.scenario_note(&text),
-                        PromptPurpose::SaveAs => self.save_as_note(&text),
-                        // The others' notes do not follow what is typed.
-                        _ => return,
-                    };
-                    if let Some(Overlay::Prompt(p)) = &mut self.overlay {
-                        p.note = note;
-                    }
-                }
-                _ => {}
-            },
+            Outcome::Typed(text) => self.typed_in_overlay(text, fx),
             Outcome::CompletePath(typed, extensions) => {
                 fx.push(Effect::CompletePath { typed, extensions })
             }
@@ -496,6 +486,90 @@ impl App {
         }
     }
 
+    /// The overlay was closed without an answer: a server's question is dismissed (the
+    /// server is not left waiting), a Save-as given up leaves nothing waiting for a save.
+    fn overlay_closed(&mut self, fx: &mut Vec<Effect>) {
+        match self.overlay.take() {
+            Some(Overlay::Ask(a)) => self.replied(a.ask, crate::client::answers::Reply::Cancel, fx),
+            Some(Overlay::Prompt(p)) if p.purpose == PromptPurpose::SaveAs => {
+                self.session.after_save(None)
+            }
+            _ => {}
+        }
+    }
+
+    /// A question with more than yes and no was answered.
+    fn chose(
+        &mut self,
+        purpose: ConfirmPurpose,
+        choice: crate::tui::overlay::Choice,
+        fx: &mut Vec<Effect>,
+    ) {
+        use crate::tui::overlay::Choice;
+        match (purpose, choice) {
+            (ConfirmPurpose::OpenOverUnsaved, Choice::SetAside) => self.set_aside(fx),
+            (ConfirmPurpose::OpenOverUnsaved, _) => {
+                // Open once the save is written (after Save-as's prompt if the session
+                // has no file yet).
+                self.session.after_save(Some(Action::Open));
+                self.act(Action::Save, fx);
+            }
+            (ConfirmPurpose::SaveOverChanged(path), Choice::Overwrite) => {
+                self.save_over_change(path, fx)
+            }
+            (ConfirmPurpose::SaveOverChanged(_), _) => self.act(Action::SaveAs, fx),
+            _ => {}
+        }
+    }
+
+    /// A prompt's text was given: what it was for follows.
+    fn submitted(&mut self, purpose: PromptPurpose, text: String, fx: &mut Vec<Effect>) {
+        match purpose {
+            PromptPurpose::SaveAs => {
+                if text.trim().is_empty() {
+                    return;
+                }
+                let path = super::resolve_save_path(text.trim(), &self.config.paths);
+                fx.push(Effect::CheckSaveTarget {
+                    path,
+                    what: crate::tui::event::SaveWhat::Session,
+                });
+            }
+            PromptPurpose::SaveTest => self.save_test_to(&text, fx),
+            PromptPurpose::RunScenario => self.run_scenario(&text, fx),
+            PromptPurpose::FilterLog => self.log.set_filter(text),
+            PromptPurpose::AddServer => self.add_typed_server(&text, fx),
+            PromptPurpose::ServerInput(server, id) => self.input_given(server, id, text, fx),
+            PromptPurpose::WriteJson => self.write_json_to(&text, fx),
+            PromptPurpose::WriteText(content) => self.write_to(&text, content, fx),
+        }
+    }
+
+    /// Something was typed in an overlay's line: Open completes the path; a prompt whose
+    /// note follows the text (the full path Save-as or a test will write) says it again.
+    fn typed_in_overlay(&mut self, text: String, fx: &mut Vec<Effect>) {
+        let purpose = match &self.overlay {
+            Some(Overlay::Open(_)) => {
+                fx.push(Effect::CompletePath {
+                    typed: text,
+                    extensions: &["json"],
+                });
+                return;
+            }
+            Some(Overlay::Prompt(p)) => &p.purpose,
+            _ => return,
+        };
+        let note = match purpose {
+            PromptPurpose::SaveTest => self.scenario_note(&text),
+            PromptPurpose::SaveAs => self.save_as_note(&text),
+            // The others' notes do not follow what is typed.
+            _ => return,
+        };
+        if let Some(Overlay::Prompt(p)) = &mut self.overlay {
+            p.note = note;
+        }
+    }
+
     /// Whether `action` would start the command of a server that came from a session file
     /// the user has not consented to: the command is shown and the user asked first (the
     /// action follows a yes).
@@ -511,8 +585,8 @@ impl App {
             return false;
         };
         let Some((name, command)) = self
-            .servers
-            .get(server)
+            .workspace
+            .server(server)
             .and_then(|s| Some((s.name.clone(), s.needs_consent.clone()?)))
         else {
             return false;
@@ -532,7 +606,7 @@ impl App {
     fn confirmed(&mut self, purpose: ConfirmPurpose, fx: &mut Vec<Effect>) {
         match purpose {
             ConfirmPurpose::StartCommand(server, action) => {
-                if let Some(s) = self.servers.get_mut(server) {
+                if let Some(s) = self.workspace.server_mut(server) {
                     s.needs_consent = None;
                 }
                 self.act(action, fx);
@@ -581,7 +655,7 @@ impl App {
     fn palette_entries(&self) -> Vec<(Action, String, String)> {
         let mut entries: Vec<(Action, String, String)> = Vec::new();
         let mut push = |a: Action| {
-            let keys = self.keymap.keys_of(&a);
+            let keys = self.config.keymap.keys_of(&a);
             if !entries.iter().any(|(b, _, _)| *b == a) {
                 entries.push((a.clone(), a.title(), keys));
             }
@@ -612,14 +686,14 @@ impl App {
         ] {
             push(Action::Focus(p));
         }
-        for (i, d) in self.dialogues.values().enumerate() {
+        for (i, d) in self.workspace.dialogues().values().enumerate() {
             entries.push((
                 Action::GoToDialogue(i),
                 format!("Go to dialogue {}: {}", i + 1, d.name),
                 (i + 1).to_string(),
             ));
         }
-        for name in &self.themes {
+        for name in &self.config.themes {
             entries.push((
                 Action::SetTheme(name.clone()),
                 format!("Theme: {name}"),
@@ -643,7 +717,7 @@ impl App {
 
     fn move_in(&mut self, action: Action) {
         let areas = self.areas();
-        let page = match self.focus {
+        let page = match self.screen.focus() {
             Pane::Transcript => areas.transcript_rows(),
             Pane::Detail => areas.detail_lines(),
             Pane::Log => areas.log_lines(),
@@ -666,10 +740,9 @@ impl App {
                 .saturating_add(delta)
                 .clamp(0, len as isize - 1) as usize
         };
-        match self.focus {
+        match self.screen.focus() {
             Pane::Sidebar => {
-                let n = self.sidebar_rows().len();
-                self.sidebar_selected = step(self.sidebar_selected, n);
+                self.sidebar.act(&action, delta, &self.workspace);
             }
             Pane::Transcript => {
                 if let Some(d) = self.current_dialogue_mut() {
@@ -708,19 +781,17 @@ impl App {
     }
 
     fn select(&mut self, _fx: &mut [Effect]) {
-        match self.focus {
-            Pane::Sidebar => match self.sidebar_rows().get(self.sidebar_selected).copied() {
-                Some(SidebarRow::Dialogue(d)) => {
+        match self.screen.focus() {
+            Pane::Sidebar => {
+                // Folding a server is the sidebar's own; a dialogue is shown by the App.
+                if self.sidebar.act(&Action::Select, 0, &self.workspace) == Handled::Ignored
+                    && let Some(SidebarRow::Dialogue(d)) =
+                        self.sidebar.selected_row(&self.workspace)
+                {
                     self.show_dialogue(d);
-                    self.focus = Pane::Transcript;
+                    self.screen.set_focus(Pane::Transcript);
                 }
-                Some(SidebarRow::Server(s)) => {
-                    if let Some(s) = self.servers.get_mut(s) {
-                        s.expanded = !s.expanded;
-                    }
-                }
-                None => {}
-            },
+            }
             Pane::Transcript => {
                 // Enter on a turn puts its Request in the composer, to edit and send again.
                 let request = self
@@ -729,7 +800,7 @@ impl App {
                     .map(|s| s.request.clone());
                 if let Some(request) = request {
                     let kept = self.with_composer(|c, ctx| c.replace_with(&request, ctx));
-                    self.focus = Pane::Composer;
+                    self.screen.set_focus(Pane::Composer);
                     if kept == Some(true) {
                         self.notify(
                             "your draft is kept, Ctrl-Z brings it back: the turn's Request \
@@ -770,7 +841,10 @@ impl App {
                 return;
             }
             Status::Live => {
-                let key = self.keymap.first_key(&crate::tui::action::Action::TakeOver);
+                let key = self
+                    .config
+                    .keymap
+                    .first_key(&crate::tui::action::Action::TakeOver);
                 self.notify(
                     format!("a live dialogue, watched from a proxy: read-only; {key} takes it over in a dialogue of your own"),
                     Severity::Warning,
@@ -810,7 +884,7 @@ impl App {
             request: serde_json::Value::Object(content),
             filling,
         });
-        let started = self.now;
+        let started = self.screen.now();
         if let Some(d) = self.current_dialogue_mut() {
             d.link.pending = Some(Pending {
                 started,
@@ -826,8 +900,8 @@ impl App {
     /// closed first, by the composer); outside it, the pending turn, replay or scenario is
     /// stopped.
     fn cancel(&mut self, fx: &mut Vec<Effect>) {
-        if self.focus == Pane::Composer {
-            self.focus = Pane::Transcript;
+        if self.screen.focus() == Pane::Composer {
+            self.screen.set_focus(Pane::Transcript);
             let running = self.current_dialogue().is_some_and(|d| {
                 d.link.pending.as_ref().is_some_and(|p| !p.cancelling)
                     || d.runs.replay.as_ref().is_some_and(|r| r.running)
@@ -841,8 +915,8 @@ impl App {
             }
             return;
         }
-        if let Some(i) = self.current
-            && let Some(d) = self.dialogues.get_mut(i)
+        if let Some(i) = self.workspace.current()
+            && let Some(d) = self.workspace.dialogue_mut(i)
         {
             if let Some(p) = &mut d.link.pending
                 && !p.cancelling
@@ -879,16 +953,18 @@ impl App {
     }
 
     fn reconnect(&mut self, fx: &mut Vec<Effect>) {
-        let Some(i) = self.current else { return };
+        let Some(i) = self.workspace.current() else {
+            return;
+        };
         // A dialogue whose server was removed has nothing to reconnect to.
         let Some(old) = self
-            .dialogues
-            .get(i)
-            .filter(|d| self.servers.contains(d.server))
+            .workspace
+            .dialogue(i)
+            .filter(|d| self.workspace.servers().contains(d.server))
             .map(|d| d.key)
         else {
-            if self.dialogues.contains(i) {
-                let add = self.keymap.first_key(&Action::AddServer);
+            if self.workspace.dialogues().contains(i) {
+                let add = self.config.keymap.first_key(&Action::AddServer);
                 self.notify(
                     format!(
                         "its server is no longer here: nothing to reconnect to ({add} in Servers adds one)"
@@ -899,8 +975,8 @@ impl App {
             return;
         };
         fx.push(Effect::Close { key: old });
-        let key = self.new_key();
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let key = self.workspace.new_key();
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         let had_session = d.link.dialog_id.is_some() || !d.transcript.is_empty();
@@ -926,7 +1002,7 @@ impl App {
                     .flatten()
                     .collect(),
             });
-        let Some(s) = self.servers.get_mut(server) else {
+        let Some(s) = self.workspace.server_mut(server) else {
             return;
         };
         if s.status != crate::tui::app::ServerStatus::Connected {
@@ -944,8 +1020,8 @@ impl App {
             goes_on,
             // In the generation it spoke (recorded, or of the connection before).
             spoke: self
-                .dialogues
-                .get(i)
+                .workspace
+                .dialogue(i)
                 .and_then(|d| d.link.protocol_version.clone()),
         });
         if had_session {
@@ -954,8 +1030,10 @@ impl App {
     }
 
     fn replay(&mut self, fx: &mut Vec<Effect>) {
-        let Some(i) = self.current else { return };
-        let Some(d) = self.dialogues.get(i) else {
+        let Some(i) = self.workspace.current() else {
+            return;
+        };
+        let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
         if d.transcript.is_empty() {
@@ -965,7 +1043,7 @@ impl App {
             );
             return;
         }
-        let Some(server) = self.servers.get(d.server) else {
+        let Some(server) = self.workspace.server(d.server) else {
             return;
         };
         let record = crate::session::DialogueRecord {
@@ -980,7 +1058,7 @@ impl App {
         };
         let session = crate::session::Session {
             servers: vec![server.spec.clone()],
-            defaults: self.defaults.clone(),
+            defaults: self.session.defaults().clone(),
             dialogues: vec![record],
             ..Default::default()
         };
@@ -990,7 +1068,7 @@ impl App {
             key,
             session: Box::new(session),
         });
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         d.start_replay();
@@ -1001,7 +1079,7 @@ impl App {
     /// The JSON in view: the selected log entry, the composer's draft, or the turn's
     /// Response (or its Request).
     fn json_in_view(&mut self, request: bool) -> Option<String> {
-        match self.focus {
+        match self.screen.focus() {
             Pane::Log => self
                 .log
                 .selected
@@ -1032,7 +1110,7 @@ impl App {
             self.notify("no JSON in view to write", Severity::Warning);
             return;
         }
-        let name = match self.focus {
+        let name = match self.screen.focus() {
             Pane::Log => "log-entry.json".to_owned(),
             Pane::Composer => "draft.json".to_owned(),
             _ => match self
@@ -1048,7 +1126,7 @@ impl App {
             &name,
             PromptPurpose::WriteJson,
         );
-        prompt.note = format!("in {}", self.paths.cwd.display());
+        prompt.note = format!("in {}", self.config.paths.cwd.display());
         self.overlay = Some(Overlay::Prompt(prompt));
     }
 
@@ -1068,7 +1146,7 @@ impl App {
             name,
             PromptPurpose::WriteText(text),
         );
-        prompt.note = format!("in {}", self.paths.cwd.display());
+        prompt.note = format!("in {}", self.config.paths.cwd.display());
         self.overlay = Some(Overlay::Prompt(prompt));
     }
 
@@ -1080,7 +1158,7 @@ impl App {
         }
         let mut path = crate::settings::expand_home(std::path::Path::new(typed));
         if path.is_relative() {
-            path = self.paths.cwd.join(path);
+            path = self.config.paths.cwd.join(path);
         }
         fx.push(Effect::CheckSaveTarget {
             path,
@@ -1098,8 +1176,8 @@ impl App {
     /// Puts text on the clipboard by OSC 52, and says honestly whether that can have worked.
     pub(super) fn clipboard(&mut self, text: String, fx: &mut Vec<Effect>) {
         let size = text.len();
-        let write = self.keymap.first_key(&Action::WriteJson);
-        let how = if self.in_tmux {
+        let write = self.config.keymap.first_key(&Action::WriteJson);
+        let how = if self.config.in_tmux {
             format!(
                 "sent {size} bytes to the clipboard by OSC 52, which tmux passes on only with \
                  `set -g set-clipboard on`; {write} writes them to a file instead"
@@ -1132,12 +1210,12 @@ impl App {
     ) {
         match result {
             Ok(theme) => {
-                self.theme = theme;
+                self.config.theme = theme;
                 fx.push(Effect::RememberTheme { name: name.clone() });
                 self.notify(format!("theme: {name}"), Severity::Info);
             }
             Err(e) => self.notify(
-                format!("{e}; the theme stays {}", self.theme.name),
+                format!("{e}; the theme stays {}", self.config.theme.name),
                 Severity::Warning,
             ),
         }

@@ -13,15 +13,15 @@ impl App {
     /// Opens the form on the dialogue in view: its values now and where they came from, and
     /// what the user set before (for the dialogue, else for its server).
     pub(super) fn open_defaults(&mut self) {
-        let Some(i) = self.current else {
+        let Some(i) = self.workspace.current() else {
             let hint = self.no_dialogue_hint();
             self.notify(hint, Severity::Warning);
             return;
         };
-        let Some(d) = self.dialogues.get(i) else {
+        let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
-        let Some(server) = self.servers.get(d.server) else {
+        let Some(server) = self.workspace.server(d.server) else {
             return;
         };
         let chosen = d.defaults.clone().unwrap_or_else(|| {
@@ -80,8 +80,10 @@ impl App {
         scope: DefaultsScope,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(i) = self.current else { return };
-        let Some(server) = self.dialogues.get(i).map(|d| d.server) else {
+        let Some(i) = self.workspace.current() else {
+            return;
+        };
+        let Some(server) = self.workspace.dialogue(i).map(|d| d.server) else {
             return;
         };
         let [m_instance, u_environment, session_id] = values;
@@ -94,22 +96,23 @@ impl App {
         let targets: Vec<DialogueId> = match scope {
             DefaultsScope::Dialogue => {
                 overrides.how = "in the explorer, for this dialogue".into();
-                if let Some(d) = self.dialogues.get_mut(i) {
+                if let Some(d) = self.workspace.dialogue_mut(i) {
                     d.overrides = overrides;
                 }
                 vec![i]
             }
             DefaultsScope::Server => {
-                let Some(s) = self.servers.get_mut(server) else {
+                let Some(s) = self.workspace.server_mut(server) else {
                     return;
                 };
                 overrides.how = format!("in the explorer, for server {}", s.name);
                 s.overrides = overrides;
                 // The dialogue in view takes them even if it had its own.
-                if let Some(d) = self.dialogues.get_mut(i) {
+                if let Some(d) = self.workspace.dialogue_mut(i) {
                     d.overrides = Overrides::default();
                 }
-                self.dialogues
+                self.workspace
+                    .dialogues()
                     .iter()
                     .filter(|(_, d)| d.server == server && d.overrides == Overrides::default())
                     .map(|(j, _)| j)
@@ -119,7 +122,7 @@ impl App {
         for j in targets {
             self.apply_defaults(j, fx);
         }
-        if let Some(chosen) = self.dialogues.get(i).and_then(|d| d.defaults.as_ref()) {
+        if let Some(chosen) = self.workspace.dialogue(i).and_then(|d| d.defaults.as_ref()) {
             self.notify(
                 format!("new Requests: {}", chosen.describe()),
                 Severity::Info,
@@ -130,12 +133,12 @@ impl App {
     /// Works out a dialogue's defaults again, and tells its engine dialogue.
     fn apply_defaults(&mut self, j: DialogueId, fx: &mut Vec<Effect>) {
         let (base, overrides) = self.defaults_of_dialogue(j);
-        let Some(d) = self.dialogues.get(j) else {
+        let Some(d) = self.workspace.dialogue(j) else {
             return;
         };
         let published = self
-            .servers
-            .get(d.server)
+            .workspace
+            .server(d.server)
             .and_then(|s| s.summary.as_ref())
             .and_then(|s| s.published.as_ref());
         let chosen: Chosen = base.choose(published, &overrides);
@@ -145,7 +148,7 @@ impl App {
                 defaults: chosen.clone(),
             });
         }
-        if let Some(d) = self.dialogues.get_mut(j) {
+        if let Some(d) = self.workspace.dialogue_mut(j) {
             d.defaults = Some(chosen);
         }
         self.with_composer_of(j, |c, ctx| c.recheck(ctx));

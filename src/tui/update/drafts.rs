@@ -13,19 +13,20 @@ const EVERY: u64 = 10;
 impl App {
     /// On a tick: the drafts' autosave, when the composers changed since it was written.
     pub(super) fn autosave_drafts(&mut self, fx: &mut Vec<Effect>) {
-        if !self.ticks.is_multiple_of(EVERY) {
+        if !self.screen.ticks().is_multiple_of(EVERY) {
             return;
         }
-        let Some(path) = self.paths.drafts.clone() else {
+        let Some(path) = self.config.paths.drafts.clone() else {
             return;
         };
         // Every change counts, and so does a dialogue closed (its draft goes).
         let changes: u64 = self
-            .dialogues
+            .workspace
+            .dialogues()
             .values()
             .map(|d| d.composer.changes)
             .sum::<u64>()
-            + self.dialogues.len() as u64;
+            + self.workspace.dialogues().len() as u64;
         if self.recovering.drafts_unchanged(changes)
             || (self.recovering.drafts_never_written() && self.unsent().is_empty())
         {
@@ -38,7 +39,8 @@ impl App {
 
     /// The unsent drafts, by dialogue.
     fn unsent(&self) -> Vec<SavedDraft> {
-        self.dialogues
+        self.workspace
+            .dialogues()
             .values()
             .filter(|d| d.composer.has_draft())
             .map(|d| SavedDraft {
@@ -66,10 +68,15 @@ impl App {
         let mut lost = Vec::new();
         for saved in drafts {
             let target = self
-                .dialogues
+                .workspace
+                .dialogues()
                 .find(|d| d.name == saved.dialogue && d.interface == saved.interface)
-                .or_else(|| self.dialogues.find(|d| d.interface == saved.interface));
-            match target.and_then(|i| Some((i, self.dialogues.get(i)?.name.clone()))) {
+                .or_else(|| {
+                    self.workspace
+                        .dialogues()
+                        .find(|d| d.interface == saved.interface)
+                });
+            match target.and_then(|i| Some((i, self.workspace.dialogue(i)?.name.clone()))) {
                 Some((i, name)) => {
                     self.with_composer_of(i, |c, ctx| c.recover(saved.draft, ctx));
                     placed.push(name);

@@ -22,8 +22,7 @@ impl App {
             event @ EngineEvent::Opened { .. } => self.dialogue_opened(event, fx),
             event @ EngineEvent::Failed { .. } => self.dialogue_failed(event, fx),
             EngineEvent::TurnStarted { dialogue, request } => {
-                if let Some(i) = self.dialogue_of_key(dialogue)
-                    && let Some(d) = self.dialogues.get_mut(i)
+                if let Some(d) = self.workspace.dialogue_by_key_mut(dialogue)
                     && let Some(p) = &mut d.link.pending
                 {
                     p.request = Some(request);
@@ -34,41 +33,8 @@ impl App {
                 turn,
                 next_turn,
             } => self.turn_finished(dialogue, turn, next_turn, fx),
-            EngineEvent::Closed { dialogue } => {
-                if let Some(i) = self.dialogue_of_key(dialogue)
-                    && let Some(d) = self.dialogues.get_mut(i)
-                    && d.status == Status::Open
-                {
-                    d.status = Status::Closed("the session ended".into());
-                    // Its server's dot says so too, unless another dialogue is still open on it.
-                    let server = d.server;
-                    if !self
-                        .dialogues
-                        .values()
-                        .any(|d| d.server == server && d.status == Status::Open)
-                        && let Some(s) = self.servers.get_mut(server)
-                        && s.status == ServerStatus::Connected
-                    {
-                        s.status = ServerStatus::Failed("its session ended".into());
-                    }
-                }
-            }
-            EngineEvent::Client(ClientEvent::Log(entry)) => self.log.push(entry),
-            EngineEvent::Client(ClientEvent::ListChanged {
-                connection, what, ..
-            }) => {
-                let open = self
-                    .dialogues
-                    .values()
-                    .find(|d| d.link.connection == Some(connection) && d.status == Status::Open)
-                    .map(|d| d.key);
-                if let Some(key) = open {
-                    fx.push(Effect::Refresh { key });
-                    if what.contains("resources") {
-                        self.resources_changed(key, fx);
-                    }
-                }
-            }
+            EngineEvent::Closed { dialogue } => self.session_ended(dialogue),
+            EngineEvent::Client(event) => self.client_event(event, fx),
             EngineEvent::ResourcesListed { dialogue, result } => {
                 self.resources_listed(dialogue, result)
             }
@@ -81,53 +47,73 @@ impl App {
                 dialogue,
                 summary,
                 vocabulary,
+            } => self.server_refreshed(dialogue, *summary, *vocabulary),
+        }
+    }
+
+    /// A dialogue's MCP session ended: the dialogue says so, and its server's dot too, unless
+    /// another dialogue is still open on it.
+    fn session_ended(&mut self, dialogue: DialogueKey) {
+        let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
+            return;
+        };
+        if d.status != Status::Open {
+            return;
+        }
+        d.status = Status::Closed("the session ended".into());
+        let server = d.server;
+        if !self
+            .workspace
+            .dialogues_of(server)
+            .any(|(_, d)| d.status == Status::Open)
+            && let Some(s) = self.workspace.server_mut(server)
+            && s.status == ServerStatus::Connected
+        {
+            s.status = ServerStatus::Failed("its session ended".into());
+        }
+    }
+
+    /// What a connection reports as it goes: the protocol log, lists that changed, progress,
+    /// a turn become a task, a sign-in, the connection's end.
+    fn client_event(&mut self, event: ClientEvent, fx: &mut Vec<Effect>) {
+        match event {
+            ClientEvent::Log(entry) => self.log.push(entry),
+            ClientEvent::ListChanged {
+                connection, what, ..
             } => {
-                let Some(server) = self
-                    .dialogue_of_key(dialogue)
-                    .and_then(|i| self.dialogues.get(i))
-                    .map(|d| d.server)
-                else {
-                    return;
-                };
-                self.server_connected(server, *summary, *vocabulary);
-                self.with_composer(|c, ctx| c.recheck(ctx));
-                self.notify(
-                    "the server's tools or resources changed: read again (completion follows them)",
-                    Severity::Info,
-                );
+                let open = self
+                    .workspace
+                    .dialogues()
+                    .values()
+                    .find(|d| d.link.connection == Some(connection) && d.status == Status::Open)
+                    .map(|d| d.key);
+                if let Some(key) = open {
+                    fx.push(Effect::Refresh { key });
+                    if what.contains("resources") {
+                        self.resources_changed(key, fx);
+                    }
+                }
             }
-            EngineEvent::Client(ClientEvent::Progress {
+            ClientEvent::Progress {
                 connection,
                 progress,
                 total,
                 ..
-            }) => {
-                if let Some(d) = self
-                    .dialogues
-                    .values_mut()
-                    .find(|d| d.link.connection == Some(connection))
-                    && let Some(p) = &mut d.link.pending
-                {
+            } => {
+                if let Some(p) = self.pending_on(connection) {
                     p.progress = Some((progress, total));
                 }
             }
-            EngineEvent::Client(ClientEvent::Task { connection, note }) => {
-                if let Some(d) = self
-                    .dialogues
-                    .values_mut()
-                    .find(|d| d.link.connection == Some(connection))
-                    && let Some(p) = &mut d.link.pending
-                {
+            ClientEvent::Task { connection, note } => {
+                if let Some(p) = self.pending_on(connection) {
                     p.task = Some(note);
                 }
             }
-            EngineEvent::Client(ClientEvent::SignIn { server, notice, .. }) => {
-                self.sign_in_notice(&server, notice, fx)
-            }
-            EngineEvent::Client(ClientEvent::Closed { connection, reason }) => {
+            ClientEvent::SignIn { server, notice, .. } => self.sign_in_notice(&server, notice, fx),
+            ClientEvent::Closed { connection, reason } => {
                 if let Some(d) = self
-                    .dialogues
-                    .values_mut()
+                    .workspace
+                    .dialogues_mut()
                     .find(|d| d.link.connection == Some(connection))
                     && d.status == Status::Open
                 {
@@ -135,6 +121,34 @@ impl App {
                 }
             }
         }
+    }
+
+    /// The pending turn of the dialogue on a connection, if it has one.
+    fn pending_on(&mut self, connection: u64) -> Option<&mut crate::tui::dialogue::Pending> {
+        self.workspace
+            .dialogues_mut()
+            .find(|d| d.link.connection == Some(connection))?
+            .link
+            .pending
+            .as_mut()
+    }
+
+    /// A server's tools or resources were read again: what completion offers follows them.
+    fn server_refreshed(
+        &mut self,
+        dialogue: DialogueKey,
+        summary: crate::client::connection::ServerSummary,
+        vocabulary: crate::protocol::resources::Vocabulary,
+    ) {
+        let Some(server) = self.workspace.dialogue_by_key(dialogue).map(|d| d.server) else {
+            return;
+        };
+        self.server_connected(server, summary, vocabulary);
+        self.with_composer(|c, ctx| c.recheck(ctx));
+        self.notify(
+            "the server's tools or resources changed: read again (completion follows them)",
+            Severity::Info,
+        );
     }
 
     /// A dialogue's MCP session is open (again, after a reconnect): what the server offers is kept.
@@ -154,10 +168,10 @@ impl App {
         else {
             return;
         };
-        let Some(i) = self.dialogue_of_key(dialogue) else {
+        let Some(i) = self.workspace.dialogue_of_key(dialogue) else {
             return;
         };
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         // A reconnect: the dialogue went on under its DialogID (2026-07-28), or the
@@ -193,7 +207,7 @@ impl App {
             ));
             self.notify(note.clone(), Severity::Warning);
         }
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         d.status = Status::Open;
@@ -230,16 +244,16 @@ impl App {
         else {
             return;
         };
-        let Some(i) = self.dialogue_of_key(dialogue) else {
+        let Some(i) = self.workspace.dialogue_of_key(dialogue) else {
             return;
         };
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         let server = d.server;
         if let Some(request) = needs_input {
             d.status = Status::Failed(error.clone());
-            if let Some(s) = self.servers.get_mut(server) {
+            if let Some(s) = self.workspace.server_mut(server) {
                 s.status = ServerStatus::Failed(error);
             }
             self.ask_input(server, *request);
@@ -251,7 +265,7 @@ impl App {
             Interface::Usr => Interface::Dac,
         };
         let no_turns = d.transcript.is_empty();
-        let Some(s) = self.servers.get_mut(server) else {
+        let Some(s) = self.workspace.server_mut(server) else {
             return;
         };
         if let Some(summary) = &summary
@@ -261,8 +275,8 @@ impl App {
             s.interface = other;
             s.summary = Some((**summary).clone());
             let spec = s.spec.clone();
-            let key = self.new_key();
-            if let Some(d) = self.dialogues.get_mut(i) {
+            let key = self.workspace.new_key();
+            if let Some(d) = self.workspace.dialogue_mut(i) {
                 d.interface = other;
                 d.composer = composer::Composer::new(other);
                 d.transcript.detail_tab = DetailTab::for_interface(other, false, false)[0];
@@ -278,8 +292,8 @@ impl App {
                 first_turn: 0,
                 goes_on: None,
                 spoke: self
-                    .dialogues
-                    .get(i)
+                    .workspace
+                    .dialogue(i)
                     .and_then(|d| d.link.protocol_version.clone()),
             });
             return;
@@ -291,7 +305,7 @@ impl App {
             }
             None => s.status = ServerStatus::Failed(error.clone()),
         }
-        if let Some(d) = self.dialogues.get_mut(i) {
+        if let Some(d) = self.workspace.dialogue_mut(i) {
             d.status = Status::Failed(error.clone());
         }
         self.notify(error, Severity::Error);
@@ -300,7 +314,7 @@ impl App {
     /// A server's OAuth sign-in moved on: the servers pane shows where it stands, and the
     /// person is told what to do (the whole URL is in the log when no browser could open it).
     fn sign_in_notice(&mut self, server: &str, notice: SignInNotice, fx: &mut Vec<Effect>) {
-        let Some(s) = self.servers.values_mut().find(|s| s.spec.name == server) else {
+        let Some(s) = self.workspace.server_named_mut(server) else {
             return;
         };
         let name = s.name.clone();
@@ -314,7 +328,10 @@ impl App {
             SignInNotice::Open { url, browser: None } => {
                 // No browser here (a remote terminal): the URL goes to the clipboard, and whole
                 // into the messages, to open wherever the person's browser is.
-                let messages = self.keymap.first_key(&crate::tui::action::Action::Messages);
+                let messages = self
+                    .config
+                    .keymap
+                    .first_key(&crate::tui::action::Action::Messages);
                 fx.push(Effect::Clipboard { text: url.clone() });
                 self.notify(
                     format!(
@@ -333,7 +350,7 @@ impl App {
                 Severity::Error,
             ),
         }
-        if let Some(s) = self.servers.values_mut().find(|s| s.spec.name == server) {
+        if let Some(s) = self.workspace.server_named_mut(server) {
             s.sign_in = Some(notice);
         }
     }
@@ -347,7 +364,7 @@ impl App {
         vocabulary: crate::protocol::resources::Vocabulary,
     ) {
         let given = summary.name.trim().to_owned();
-        let Some(s) = self.servers.get_mut(server) else {
+        let Some(s) = self.workspace.server_mut(server) else {
             return;
         };
         let first_time = s.summary.is_none();
@@ -356,7 +373,8 @@ impl App {
         s.vocabulary = vocabulary;
         if first_time && !given.is_empty() && s.name == s.spec.name && s.spec.name_is_derived() {
             let taken: Vec<String> = self
-                .servers
+                .workspace
+                .servers()
                 .iter()
                 .filter(|(j, _)| *j != server)
                 .map(|(_, s)| s.name.clone())
@@ -367,12 +385,16 @@ impl App {
                 name = format!("{given}-{n}");
                 n += 1;
             }
-            let Some(s) = self.servers.get_mut(server) else {
+            let Some(s) = self.workspace.server_mut(server) else {
                 return;
             };
             let old = std::mem::replace(&mut s.name, name.clone());
             // Dialogues named after the server follow it.
-            for d in self.dialogues.values_mut().filter(|d| d.server == server) {
+            for d in self
+                .workspace
+                .dialogues_mut()
+                .filter(|d| d.server == server)
+            {
                 if let Some(rest) = d.name.strip_prefix(&old) {
                     d.name = format!("{name}{rest}");
                 }
@@ -387,7 +409,7 @@ impl App {
         next_turn: u64,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(i) = self.dialogue_of_key(dialogue) else {
+        let Some(i) = self.workspace.dialogue_of_key(dialogue) else {
             return;
         };
         let summary = match &turn.reply {
@@ -402,7 +424,7 @@ impl App {
             Reply::Error(e) => Some((e.message.clone(), Severity::Error)),
         };
         let page = self.areas().transcript_rows();
-        let Some(d) = self.dialogues.get_mut(i) else {
+        let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
         d.link.pending = None;
@@ -432,7 +454,7 @@ impl App {
         }
         d.unsaved += 1;
         self.with_composer_of(i, |c, ctx| c.after_send(ctx, answered));
-        self.session.unsaved += 1;
+        self.session.turn_taken();
         self.server_health(i);
         if let Some((text, severity)) = summary {
             self.notify(text, severity);
@@ -446,26 +468,27 @@ impl App {
     /// The sidebar's dot follows what the last turn on a server says of it: gone, broken or
     /// silent is not "connected"; an answer is.
     fn server_health(&mut self, i: DialogueId) {
-        let Some(d) = self.dialogues.get(i) else {
+        let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
         let Some(view) = d.transcript.last() else {
             return;
         };
-        let Some(s) = self.servers.get_mut(d.server) else {
-            return;
-        };
-        match &view.turn.reply {
+        let status = match &view.turn.reply {
             Reply::Error(e)
                 if matches!(
                     e.kind,
                     ErrorKind::Gone | ErrorKind::Transport | ErrorKind::Timeout
                 ) =>
             {
-                s.status = ServerStatus::Failed(format!("not answering: {}", e.message));
+                ServerStatus::Failed(format!("not answering: {}", e.message))
             }
-            Reply::Response(_) | Reply::ToolError(_) => s.status = ServerStatus::Connected,
-            Reply::Error(_) => {}
+            Reply::Response(_) | Reply::ToolError(_) => ServerStatus::Connected,
+            Reply::Error(_) => return,
+        };
+        let server = d.server;
+        if let Some(s) = self.workspace.server_mut(server) {
+            s.status = status;
         }
     }
 
@@ -478,8 +501,9 @@ impl App {
                 differences,
             } => {
                 let Some(d) = self
+                    .workspace
                     .dialogue_of_key(dialogue)
-                    .and_then(|i| self.dialogues.get_mut(i))
+                    .and_then(|i| self.workspace.dialogue_mut(i))
                 else {
                     return;
                 };
@@ -487,8 +511,9 @@ impl App {
             }
             ReplayEvent::Done { dialogue, result } => {
                 let Some(d) = self
+                    .workspace
                     .dialogue_of_key(dialogue)
-                    .and_then(|i| self.dialogues.get_mut(i))
+                    .and_then(|i| self.workspace.dialogue_mut(i))
                 else {
                     return;
                 };

@@ -41,7 +41,7 @@ impl App {
                 }
             },
         };
-        let Some(server) = self.servers.get(d.server) else {
+        let Some(server) = self.workspace.server(d.server) else {
             return;
         };
         let tool = d
@@ -50,7 +50,8 @@ impl App {
             .clone()
             .unwrap_or_else(|| d.interface.tool_name().to_owned());
         let protocol = server.summary.as_ref().map(|s| s.protocol_version.clone());
-        let token = self.token.is_some() && matches!(server.spec.transport, TransportSpec::Http(_));
+        let token =
+            self.config.token.is_some() && matches!(server.spec.transport, TransportSpec::Http(_));
         let blocks = blocks(&Turn {
             spec: &server.spec,
             protocol: protocol.as_deref().filter(|p| !p.is_empty()),

@@ -36,16 +36,16 @@ impl App {
     /// The explorer's servers and dialogues (those with turns) as a session.
     pub fn snapshot(&self) -> Session {
         let mut session = Session {
-            name: self.session.name.clone(),
-            notes: self.session.notes.clone(),
-            defaults: self.defaults.clone(),
+            name: self.session.name().map(Into::into),
+            notes: self.session.notes().map(Into::into),
+            defaults: self.session.defaults().clone(),
             ..Default::default()
         };
-        for d in self.dialogues.values() {
+        for d in self.workspace.dialogues().values() {
             if d.transcript.is_empty() {
                 continue;
             }
-            let Some(server) = self.servers.get(d.server) else {
+            let Some(server) = self.workspace.server(d.server) else {
                 continue;
             };
             let name = session.add_server(&server.spec);
@@ -53,7 +53,7 @@ impl App {
                 .defaults
                 .as_ref()
                 .map(|c| c.values.clone())
-                .filter(|v| *v != self.defaults && *v != CommonDefaults::default());
+                .filter(|v| v != self.session.defaults() && *v != CommonDefaults::default());
             session.dialogues.push(DialogueRecord {
                 defaults,
                 // The generation the dialogue spoke (its own: another dialogue on the server
@@ -71,7 +71,7 @@ impl App {
 
     /// Writes the autosave, if the explorer has a data directory.
     pub(super) fn autosave(&mut self, fx: &mut Vec<Effect>) {
-        if let Some(path) = &self.paths.autosave {
+        if let Some(path) = &self.config.paths.autosave {
             fx.push(Effect::Save {
                 path: path.clone(),
                 session: Box::new(self.snapshot()),
@@ -84,8 +84,8 @@ impl App {
     /// Saves to a file: the session's own only if it did not change on disk since it was
     /// opened or saved (`ChangedOnDisk` comes back otherwise).
     pub(super) fn save_explicit(&mut self, path: PathBuf, fx: &mut Vec<Effect>) {
-        let unchanged = if self.session.path.as_deref() == Some(path.as_path()) {
-            self.session.stamp.clone()
+        let unchanged = if self.session.path() == Some(path.as_path()) {
+            self.session.stamp().cloned()
         } else {
             None
         };
@@ -98,7 +98,7 @@ impl App {
         unchanged: Option<crate::tui::event::FileStamp>,
         fx: &mut Vec<Effect>,
     ) {
-        self.session.saving = true;
+        self.session.set_saving(true);
         fx.push(Effect::Save {
             path,
             session: Box::new(self.snapshot()),
@@ -115,8 +115,8 @@ impl App {
     /// Ctrl-S found the session's file changed on disk: nothing was written; the user says
     /// what to do.
     pub(super) fn changed_on_disk(&mut self, path: PathBuf) {
-        self.session.saving = false;
-        self.after_save = None;
+        self.session.set_saving(false);
+        self.session.after_save(None);
         self.overlay = Some(Overlay::Confirm(Confirm {
             title: "The file changed on disk".into(),
             message: format!(
@@ -132,7 +132,7 @@ impl App {
     /// Sets the unsaved turns aside in a new file of the data directory (Open lists it),
     /// then opens another session (`Saved` with `SetAside`).
     pub(super) fn set_aside(&mut self, fx: &mut Vec<Effect>) {
-        let Some(dir) = self.paths.data_dir.clone() else {
+        let Some(dir) = self.config.paths.data_dir.clone() else {
             self.notify(
                 "no data directory to set the turns aside in: save them (s) instead",
                 Severity::Error,
@@ -152,7 +152,10 @@ impl App {
         if typed.trim().is_empty() {
             return "type a name or a path".into();
         }
-        format!("→ {}", resolve_save_path(typed, &self.paths).display())
+        format!(
+            "→ {}",
+            resolve_save_path(typed, &self.config.paths).display()
+        )
     }
 
     /// Save-as found out about its target: a file there is overwritten only when the user
@@ -175,7 +178,7 @@ impl App {
             );
             return;
         }
-        let own = what == SaveWhat::Session && self.session.path.as_deref() == Some(path.as_path());
+        let own = what == SaveWhat::Session && self.session.path() == Some(path.as_path());
         if exists && !own {
             self.overlay = Some(Overlay::Confirm(Confirm {
                 title: "The file exists".into(),
@@ -210,8 +213,8 @@ impl App {
         match purpose {
             SavePurpose::SetAside => match result {
                 Ok(()) => {
-                    self.session.unsaved = 0;
-                    self.dialogues.values_mut().for_each(|d| d.unsaved = 0);
+                    self.session.all_saved();
+                    self.workspace.dialogues_mut().for_each(|d| d.unsaved = 0);
                     self.notify(
                         format!(
                             "the unsaved turns are set aside in {} (Open lists it)",
@@ -233,19 +236,13 @@ impl App {
                 fx.push(Effect::Quit { clean: false });
             }
             SavePurpose::Explicit => {
-                self.session.saving = false;
-                let then = self.after_save.take();
+                self.session.set_saving(false);
+                let then = self.session.take_after_save();
                 match result {
                     Ok(()) => {
-                        self.session.unsaved = 0;
-                        self.dialogues.values_mut().for_each(|d| d.unsaved = 0);
-                        self.session.stamp = stamp;
-                        if self.session.name.is_none() {
-                            self.session.name =
-                                path.file_stem().map(|s| s.to_string_lossy().into_owned());
-                        }
+                        self.workspace.dialogues_mut().for_each(|d| d.unsaved = 0);
                         self.notify(format!("saved {}", path.display()), Severity::Success);
-                        self.session.path = Some(path);
+                        self.session.saved(path, stamp);
                         if let Some(action) = then {
                             self.act(action, fx);
                         }
@@ -294,17 +291,20 @@ impl App {
                     ),
                     Severity::Info,
                 );
-                self.session.path = Some(path);
+                self.session.set_path(Some(path));
             }
             OpenPurpose::Recover => {
-                self.session.path = None;
-                self.session.stamp = None;
-                self.session.name = Some("recovered".into());
                 // Not saved anywhere but in the file it was recovered from.
-                for d in self.dialogues.values_mut() {
+                for d in self.workspace.dialogues_mut() {
                     d.unsaved = d.transcript.len();
                 }
-                self.session.unsaved = self.dialogues.values().map(|d| d.transcript.len()).sum();
+                let turns = self
+                    .workspace
+                    .dialogues()
+                    .values()
+                    .map(|d| d.transcript.len())
+                    .sum();
+                self.session.recovered(turns);
                 self.notify(
                     format!(
                         "recovered the autosaved session ({}); Ctrl-S saves it under a name",
@@ -352,10 +352,8 @@ impl App {
     /// Shows a session's dialogues, marked as recorded; its servers replace the sidebar's.
     pub fn load_session(&mut self, session: Session, fx: &mut Vec<Effect>) {
         self.close_connections(fx);
-        self.dialogues.clear();
-        self.servers.clear();
-        self.current = None;
-        self.sidebar_selected = 0;
+        self.workspace.clear();
+        self.sidebar.reset();
         for spec in &session.servers {
             let interface = match &spec.transport {
                 TransportSpec::Embedded { interface, .. } => *interface,
@@ -367,30 +365,34 @@ impl App {
                     .unwrap_or(Interface::Dac),
             };
             let added = self.add_server(spec.clone(), interface);
-            if let Some(s) = self.servers.get_mut(added) {
+            if let Some(s) = self.workspace.server_mut(added) {
                 s.status = ServerStatus::Recorded;
                 // A session file never starts a command without the user's consent.
                 s.needs_consent = spec.command_it_runs();
             }
         }
-        self.defaults = session.defaults.clone();
+        // Its name, notes and defaults (the recorded dialogues start from those), all saved.
+        self.session.opened(
+            session.name.clone(),
+            session.notes.clone(),
+            session.defaults.clone(),
+        );
         for (i, record) in session.dialogues.into_iter().enumerate() {
             // A file's dialogues name servers of the file (it is checked when read).
             let Some(server) = self
-                .servers
+                .workspace
+                .servers()
                 .find(|s| s.spec.name == record.server)
-                .or(self.servers.first_id())
+                .or(self.workspace.servers().first_id())
             else {
                 continue;
             };
             let name = format!("{} #{}", record.server, i + 1);
             self.add_recorded_dialogue(server, record, &name);
         }
-        self.session.name = session.name.clone();
-        self.session.notes = session.notes.clone();
-        self.session.unsaved = 0;
-        self.current = self.dialogues.first_id();
-        self.focus = crate::tui::action::Pane::Transcript;
+        let first = self.workspace.dialogues().first_id();
+        self.workspace.set_current(first);
+        self.screen.set_focus(crate::tui::action::Pane::Transcript);
     }
 
     /// Adds a recorded dialogue (read-only, as a session file's) on a server, its last turn
@@ -401,7 +403,7 @@ impl App {
         record: DialogueRecord,
         name: &str,
     ) -> DialogueId {
-        let key = self.new_key();
+        let key = self.workspace.new_key();
         let name = record.name.clone().unwrap_or_else(|| name.to_owned());
         let mut d = DialogueState::new(key, name, server, record.interface);
         d.status = Status::Recorded;
@@ -427,7 +429,7 @@ impl App {
         d.transcript.select(last);
         d.transcript.focus = Some(crate::tui::action::Pane::Transcript);
         let request = d.transcript.last().map(|t| t.turn.request_value());
-        let id = self.dialogues.push(d);
+        let id = self.workspace.add_dialogue(d);
         if let Some(request) = request {
             self.with_composer_of(id, |c, ctx| c.load(&request, ctx));
         }

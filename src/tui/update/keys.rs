@@ -10,11 +10,14 @@ use ratatui::crossterm::event::KeyEvent;
 impl App {
     pub(super) fn key(&mut self, key: KeyEvent, hits: &Hits, fx: &mut Vec<Effect>) {
         if let Some(mut overlay) = self.overlay.take() {
-            let (handled, outcome) = overlay.key(key, &self.keymap, hits);
+            let (handled, outcome) = overlay.key(key, &self.config.keymap, hits);
             self.overlay = Some(overlay);
             self.overlay_outcome(outcome, fx);
             if handled == Handled::Ignored
-                && let Some(action) = self.keymap.action_for(&key, self.focus, true)
+                && let Some(action) = self
+                    .config
+                    .keymap
+                    .action_for(&key, self.screen.focus(), true)
             {
                 self.act(action, fx);
             }
@@ -22,7 +25,10 @@ impl App {
         }
         if self.certify_shown() {
             if self.certify_key(key, fx) == Handled::Ignored
-                && let Some(action) = self.keymap.action_for(&key, self.focus, true)
+                && let Some(action) = self
+                    .config
+                    .keymap
+                    .action_for(&key, self.screen.focus(), true)
             {
                 self.act(action, fx);
             }
@@ -31,12 +37,12 @@ impl App {
         if self.search_key(key) == Handled::Consumed {
             return;
         }
-        if self.focus == Pane::Log && self.log.editing_filter {
+        if self.screen.focus() == Pane::Log && self.log.editing_filter {
             self.log_filter_key(key);
             return;
         }
-        if self.focus == Pane::Composer && self.current.is_some() {
-            let anywhere = self.keymap.action_for(&key, Pane::Composer, true);
+        if self.screen.focus() == Pane::Composer && self.workspace.current().is_some() {
+            let anywhere = self.config.keymap.action_for(&key, Pane::Composer, true);
             // Tab, Shift-Tab and Esc mean something in the form first (the next field, the
             // completion list); the other keys that apply anywhere are actions.
             if let Some(action) = &anywhere
@@ -59,7 +65,11 @@ impl App {
             }
             return;
         }
-        if let Some(action) = self.keymap.action_for(&key, self.focus, self.typing()) {
+        if let Some(action) =
+            self.config
+                .keymap
+                .action_for(&key, self.screen.focus(), self.typing())
+        {
             self.act(action, fx);
         }
     }
@@ -75,7 +85,7 @@ impl App {
             return;
         }
         if matches!(
-            self.keymap.action_in(&key, Context::Overlay),
+            self.config.keymap.action_in(&key, Context::Overlay),
             Some(Action::Select | Action::Cancel)
         ) {
             self.log.editing_filter = false;

@@ -25,7 +25,6 @@ use crate::tui::event::Event;
 use crate::tui::hits::Hits;
 use crate::tui::layout;
 use ratatui::crossterm::event::{Event as Input, KeyEventKind};
-use ratatui::layout::Rect;
 use std::time::Instant;
 
 pub use files::resolve_save_path;
@@ -34,7 +33,7 @@ pub use search::raw_matches;
 impl App {
     /// Handles one event that happened `at`; `hits` is where the last frame drew things.
     pub fn handle(&mut self, event: Event, at: Instant, hits: &Hits) -> Vec<Effect> {
-        self.now = at;
+        self.screen.set_now(at);
         let mut fx = Vec::new();
         let input = matches!(event, Event::Input(_));
         if input {
@@ -46,12 +45,12 @@ impl App {
             }
             Event::Input(Input::Mouse(mouse)) => self.mouse(mouse, hits, &mut fx),
             Event::Input(Input::Paste(text)) => self.paste(&text, &mut fx),
-            Event::Input(Input::Resize(w, h)) => self.size = Rect::new(0, 0, w, h),
+            Event::Input(Input::Resize(w, h)) => self.screen.resize(w, h),
             Event::Watch(e) => self.watch_event(e),
             Event::Input(_) => {}
             Event::Tick => {
-                self.ticks += 1;
-                self.notices.expire(self.now);
+                self.screen.tick();
+                self.notices.expire(self.screen.now());
                 self.autosave_drafts(&mut fx);
             }
             Event::DraftsRead { path, result } => self.drafts_read(path, result),
@@ -81,7 +80,7 @@ impl App {
                 let opened = result.is_ok() && purpose == crate::tui::event::OpenPurpose::Open;
                 self.session_read(path, purpose, result, &mut fx);
                 if opened {
-                    self.session.stamp = stamp;
+                    self.session.set_stamp(stamp);
                 }
             }
             Event::PickerItems(items) => self.picker_items(items),
@@ -107,6 +106,7 @@ impl App {
             return;
         };
         let fixed = self
+            .workspace
             .dialogue_by_key(key)
             .is_none_or(|d| d.composer.content(d.transcript.used_ids()).is_ok());
         if fixed {
@@ -116,7 +116,7 @@ impl App {
 
     /// The areas of the screen now (what the next frame will draw).
     pub fn areas(&self) -> layout::Areas {
-        layout::areas(self, self.size)
+        layout::areas(self, self.screen.size())
     }
 
     fn paste(&mut self, text: &str, fx: &mut Vec<Effect>) {
@@ -131,12 +131,12 @@ impl App {
             self.overlay_outcome(outcome, fx);
         } else if self.search_paste(text, fx) {
             // The search's line took it.
-        } else if self.focus == crate::tui::action::Pane::Log && self.log.editing_filter {
+        } else if self.screen.focus() == crate::tui::action::Pane::Log && self.log.editing_filter {
             if self.log.filter_input.insert_str(text) {
                 let text = self.log.filter_input.text().to_owned();
                 self.log.set_filter(text);
             }
-        } else if self.focus == crate::tui::action::Pane::Composer {
+        } else if self.screen.focus() == crate::tui::action::Pane::Composer {
             self.with_composer(|c, ctx| c.paste(text, ctx));
         }
     }
@@ -147,7 +147,7 @@ impl App {
         &mut self,
         f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
     ) -> Option<R> {
-        let i = self.current?;
+        let i = self.workspace.current()?;
         self.with_composer_of(i, f)
     }
 
@@ -158,14 +158,12 @@ impl App {
         f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
     ) -> Option<R> {
         let App {
-            servers,
-            dialogues,
-            defaults,
-            ..
+            workspace, session, ..
         } = self;
-        let d = dialogues.get_mut(i)?;
+        let defaults = session.defaults();
+        let (d, server) = workspace.dialogue_with_server_mut(i)?;
         let empty = crate::protocol::resources::Vocabulary::default();
-        let vocabulary = servers.get(d.server).map_or(&empty, |s| &s.vocabulary);
+        let vocabulary = server.map_or(&empty, |s| &s.vocabulary);
         let dialog_id = d.link.dialog_id.clone().unwrap_or_default();
         let defaults = d
             .defaults

@@ -28,8 +28,8 @@ impl App {
         }
         let (key, server) = (d.key, d.server);
         let name = self
-            .servers
-            .get(server)
+            .workspace
+            .server(server)
             .map_or_else(String::new, |s| s.name.clone());
         self.overlay = Some(Overlay::Resources(Box::new(ResourcesOverlay::new(
             key, name,

@@ -28,12 +28,15 @@ impl App {
             path.set_extension("yaml");
         }
         if path.components().count() == 1
-            && let Some(dir) = scenarios_dir(&self.paths.cwd, self.paths.scenarios_dir_exists)
+            && let Some(dir) = scenarios_dir(
+                &self.config.paths.cwd,
+                self.config.paths.scenarios_dir_exists,
+            )
         {
             path = dir.join(path);
         }
         if path.is_relative() {
-            path = self.paths.cwd.join(path);
+            path = self.config.paths.cwd.join(path);
         }
         path
     }
@@ -103,11 +106,11 @@ impl App {
 
     /// Writes the dialogue `key` as a scenario file.
     pub(super) fn write_scenario(&mut self, path: PathBuf, key: DialogueKey, fx: &mut Vec<Effect>) {
-        let Some(d) = self.dialogue_by_key(key) else {
+        let Some(d) = self.workspace.dialogue_by_key(key) else {
             self.notify("that dialogue is closed: not saved", Severity::Warning);
             return;
         };
-        let server = self.servers.get(d.server);
+        let server = self.workspace.server(d.server);
         let record = DialogueRecord {
             protocol_version: None,
             ..d.record(server.map(|s| s.spec.name.clone()).unwrap_or_default())
@@ -143,7 +146,7 @@ impl App {
             self.notify("no server to run a scenario on", Severity::Warning);
             return;
         }
-        let default = if self.paths.scenarios_dir_exists {
+        let default = if self.config.paths.scenarios_dir_exists {
             "scenarios/"
         } else {
             ""
@@ -166,16 +169,16 @@ impl App {
         }
         let Some((server, interface, spec)) = self
             .server_in_view()
-            .and_then(|id| Some((id, self.servers.get(id)?)))
+            .and_then(|id| Some((id, self.workspace.server(id)?)))
             .map(|(id, s)| (id, s.interface, s.spec.clone()))
         else {
             return;
         };
         let mut path = PathBuf::from(typed.trim());
         if path.is_relative() {
-            path = self.paths.cwd.join(path);
+            path = self.config.paths.cwd.join(path);
         }
-        let key = self.new_key();
+        let key = self.workspace.new_key();
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -189,44 +192,20 @@ impl App {
         });
         d.transcript.detail_tab = DetailTab::Expect;
         d.transcript.focus = Some(Pane::Transcript);
-        let id = self.dialogues.push(d);
+        let id = self.workspace.add_dialogue(d);
         self.show_dialogue(id);
-        self.focus = Pane::Transcript;
+        self.screen.set_focus(Pane::Transcript);
         fx.push(Effect::RunScenario { key, path, spec });
     }
 
     pub(super) fn scenario_event(&mut self, event: ScenarioEvent, fx: &mut Vec<Effect>) {
         match event {
-            ScenarioEvent::Loaded { dialogue, result } => {
-                let Some(d) = self.dialogue_by_key_mut(dialogue) else {
-                    return;
-                };
-                match result {
-                    Ok(info) => {
-                        d.name = format!("test: {}", info.name);
-                        if let Some(s) = &mut d.runs.scenario {
-                            s.name = info.name;
-                            s.steps = info.steps;
-                        }
-                    }
-                    Err(e) => {
-                        d.status = Status::Failed(e.lines().next().unwrap_or_default().to_owned());
-                        if let Some(s) = &mut d.runs.scenario {
-                            s.running = false;
-                            s.error = Some(e.clone());
-                        }
-                        // Every mistake is in the messages (M).
-                        for line in e.lines() {
-                            self.notify(line.to_owned(), Severity::Error);
-                        }
-                    }
-                }
-            }
+            ScenarioEvent::Loaded { dialogue, result } => self.scenario_loaded(dialogue, result),
             ScenarioEvent::Opened {
                 dialogue,
                 dialog_id,
             } => {
-                if let Some(d) = self.dialogue_by_key_mut(dialogue) {
+                if let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) {
                     // The runner owns the session: the dialogue reads as recorded (R goes on
                     // from it in a session of the explorer's own).
                     d.status = Status::Recorded;
@@ -237,77 +216,123 @@ impl App {
                 dialogue,
                 step,
                 expectations,
-            } => {
-                let passed = step.passed();
-                let turn = step
-                    .turn
-                    .clone()
-                    .unwrap_or_else(|| not_run_turn(&step.not_run));
-                let check = StepCheck {
-                    step: step.name.clone(),
-                    expectations,
-                    failures: step.failures.clone(),
-                    attempts: step.attempts,
-                    not_run: step.not_run.clone(),
-                };
-                let page = self.areas().transcript_rows();
-                let Some(d) = self.dialogue_by_key_mut(dialogue) else {
-                    return;
-                };
-                d.push(turn);
-                d.transcript.set_expect(d.transcript.len() - 1, check);
-                if let Some(t) = d.transcript.last().and_then(|t| t.summary.turn_index) {
-                    d.link.next_turn = d.link.next_turn.max(t + 1);
-                }
-                d.transcript.follow_last(page);
+            } => self.scenario_step(dialogue, &step, expectations, fx),
+            ScenarioEvent::Done { dialogue, error } => self.scenario_done(dialogue, error),
+        }
+    }
+
+    /// The scenario file was read (its name and steps shown), or could not be (every
+    /// mistake in the messages).
+    fn scenario_loaded(
+        &mut self,
+        dialogue: DialogueKey,
+        result: Result<crate::tui::event::ScenarioInfo, String>,
+    ) {
+        let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
+            return;
+        };
+        match result {
+            Ok(info) => {
+                d.name = format!("test: {}", info.name);
                 if let Some(s) = &mut d.runs.scenario {
-                    if passed {
-                        s.passed += 1;
-                    } else {
-                        s.failed += 1;
-                    }
+                    s.name = info.name;
+                    s.steps = info.steps;
                 }
-                d.unsaved += 1;
-                self.session.unsaved += 1;
-                self.autosave(fx);
             }
-            ScenarioEvent::Done { dialogue, error } => {
-                let Some(d) = self.dialogue_by_key_mut(dialogue) else {
-                    return;
-                };
-                let Some(s) = &mut d.runs.scenario else {
-                    return;
-                };
-                s.running = false;
-                if let Some(e) = &error {
+            Err(e) => {
+                d.status = Status::Failed(e.lines().next().unwrap_or_default().to_owned());
+                if let Some(s) = &mut d.runs.scenario {
+                    s.running = false;
                     s.error = Some(e.clone());
-                    d.status = Status::Failed(e.clone());
                 }
-                let (name, passed, failed, total) = (s.name.clone(), s.passed, s.failed, s.steps);
-                match error {
-                    Some(e) => self.notify(format!("test {name}: {e}"), Severity::Error),
-                    None if failed == 0 => self.notify(
-                        format!("test {name}: all {total} steps passed"),
-                        Severity::Success,
-                    ),
-                    None => self.notify(
-                        format!(
-                            "test {name}: {failed} of {total} step{} failed (✗ in the transcript; the Expect tab says why)",
-                            if total == 1 { "" } else { "s" },
-                        ),
-                        Severity::Warning,
-                    ),
-                }
-                if passed + failed < total {
-                    self.notify(
-                        format!(
-                            "test {name}: stopped after {} of {total} steps",
-                            passed + failed
-                        ),
-                        Severity::Warning,
-                    );
+                // Every mistake is in the messages (M).
+                for line in e.lines() {
+                    self.notify(line.to_owned(), Severity::Error);
                 }
             }
+        }
+    }
+
+    /// A step ran (or did not): its turn joins the transcript with its verdict, the window
+    /// follows it, and it counts as an unsaved turn.
+    fn scenario_step(
+        &mut self,
+        dialogue: DialogueKey,
+        step: &crate::scenario::run::StepRun,
+        expectations: Vec<String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let passed = step.passed();
+        let turn = step
+            .turn
+            .clone()
+            .unwrap_or_else(|| not_run_turn(&step.not_run));
+        let check = StepCheck {
+            step: step.name.clone(),
+            expectations,
+            failures: step.failures.clone(),
+            attempts: step.attempts,
+            not_run: step.not_run.clone(),
+        };
+        let page = self.areas().transcript_rows();
+        let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
+            return;
+        };
+        d.push(turn);
+        d.transcript.set_expect(d.transcript.len() - 1, check);
+        if let Some(t) = d.transcript.last().and_then(|t| t.summary.turn_index) {
+            d.link.next_turn = d.link.next_turn.max(t + 1);
+        }
+        d.transcript.follow_last(page);
+        if let Some(s) = &mut d.runs.scenario {
+            if passed {
+                s.passed += 1;
+            } else {
+                s.failed += 1;
+            }
+        }
+        d.unsaved += 1;
+        self.session.turn_taken();
+        self.autosave(fx);
+    }
+
+    /// The scenario ended: how it went, in a notice (and in how many steps, if it stopped
+    /// before the last).
+    fn scenario_done(&mut self, dialogue: DialogueKey, error: Option<String>) {
+        let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
+            return;
+        };
+        let Some(s) = &mut d.runs.scenario else {
+            return;
+        };
+        s.running = false;
+        if let Some(e) = &error {
+            s.error = Some(e.clone());
+            d.status = Status::Failed(e.clone());
+        }
+        let (name, passed, failed, total) = (s.name.clone(), s.passed, s.failed, s.steps);
+        match error {
+            Some(e) => self.notify(format!("test {name}: {e}"), Severity::Error),
+            None if failed == 0 => self.notify(
+                format!("test {name}: all {total} steps passed"),
+                Severity::Success,
+            ),
+            None => self.notify(
+                format!(
+                    "test {name}: {failed} of {total} step{} failed (✗ in the transcript; the Expect tab says why)",
+                    if total == 1 { "" } else { "s" },
+                ),
+                Severity::Warning,
+            ),
+        }
+        if passed + failed < total {
+            self.notify(
+                format!(
+                    "test {name}: stopped after {} of {total} steps",
+                    passed + failed
+                ),
+                Severity::Warning,
+            );
         }
     }
 }

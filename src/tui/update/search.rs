@@ -30,7 +30,7 @@ impl App {
     pub(super) fn search_act(&mut self, action: Action) {
         match action {
             Action::Search => {
-                let pane = match self.focus {
+                let pane = match self.screen.focus() {
                     Pane::Log => Pane::Log,
                     _ => Pane::Detail,
                 };
@@ -44,7 +44,7 @@ impl App {
                         d.transcript.detail_tab = DetailTab::Raw;
                     }
                 }
-                self.focus = pane;
+                self.screen.set_focus(pane);
                 // The last query comes back, to change or to keep (Enter).
                 let mut s = Search::new(pane);
                 if let Some(old) = self.search.take().filter(|o| o.pane == pane) {
@@ -76,7 +76,7 @@ impl App {
         let Some(s) = &mut self.search else {
             return Handled::Ignored;
         };
-        if s.pane != self.focus {
+        if s.pane != self.screen.focus() {
             return Handled::Ignored;
         }
         if s.editing {
@@ -87,7 +87,7 @@ impl App {
                 }
                 return Handled::Consumed;
             }
-            return match self.keymap.action_in(&key, Context::Overlay) {
+            return match self.config.keymap.action_in(&key, Context::Overlay) {
                 Some(Action::Select) => {
                     s.editing = false;
                     if s.query().is_empty() {
@@ -103,7 +103,7 @@ impl App {
                 _ => crate::tui::overlay::leaves(&key),
             };
         }
-        match self.keymap.action_in(&key, Context::Search) {
+        match self.config.keymap.action_in(&key, Context::Search) {
             Some(action @ (Action::SearchNext | Action::SearchPrev)) => {
                 self.search_act(action);
                 Handled::Consumed
@@ -118,7 +118,7 @@ impl App {
 
     pub(super) fn search_paste(&mut self, text: &str, _fx: &mut [Effect]) -> bool {
         match &mut self.search {
-            Some(s) if s.editing && s.pane == self.focus => {
+            Some(s) if s.editing && s.pane == self.screen.focus() => {
                 if s.input.insert_str(text) {
                     s.current = 0;
                     self.go_to_match();

@@ -14,11 +14,13 @@ use crate::tui::overlay::{Confirm, ConfirmPurpose, Input, Overlay, Prompt, Promp
 impl App {
     /// The servers found in servers files that are not added yet.
     pub(super) fn found_not_added(&self) -> Vec<&ServerSpec> {
-        self.found
+        self.workspace
+            .found()
             .iter()
             .filter(|f| {
                 !self
-                    .servers
+                    .workspace
+                    .servers()
                     .values()
                     .any(|s| s.spec.name == f.name && s.spec.transport == f.transport)
             })
@@ -67,7 +69,7 @@ impl App {
 
     /// The servers files were read again.
     pub(super) fn servers_found(&mut self, found: Vec<ServerSpec>, problems: Vec<String>) {
-        self.found = found;
+        self.workspace.set_found(found);
         for p in problems {
             self.notify(p, Severity::Warning);
         }
@@ -100,7 +102,13 @@ impl App {
     }
 
     pub(super) fn add_found_server(&mut self, name: &str, fx: &mut Vec<Effect>) {
-        match self.found.iter().find(|f| f.name == name).cloned() {
+        match self
+            .workspace
+            .found()
+            .iter()
+            .find(|f| f.name == name)
+            .cloned()
+        {
             Some(spec) => self.add_and_open(spec, fx),
             None => self.notify(format!("no server {name} found"), Severity::Warning),
         }
@@ -110,7 +118,12 @@ impl App {
         // A name like one in use gets a number, as on the command line.
         let base = spec.name.clone();
         let mut n = 2;
-        while self.servers.values().any(|s| s.spec.name == spec.name) {
+        while self
+            .workspace
+            .servers()
+            .values()
+            .any(|s| s.spec.name == spec.name)
+        {
             spec.name = format!("{base}-{n}");
             n += 1;
         }
@@ -123,7 +136,7 @@ impl App {
         let server = self.add_server(spec, interface);
         // It is shown.
         self.open_dialogue(server, interface, fx);
-        self.focus = Pane::Composer;
+        self.screen.set_focus(Pane::Composer);
         self.notify(format!("added {name} ({location})"), Severity::Info);
     }
 
@@ -135,7 +148,8 @@ impl App {
             return;
         };
         let turns: usize = self
-            .dialogues
+            .workspace
+            .dialogues()
             .values()
             .filter(|d| d.server == server)
             .map(|d| d.transcript.len())
@@ -144,7 +158,7 @@ impl App {
             self.remove_server(server, fx);
             return;
         }
-        let Some(name) = self.servers.get(server).map(|s| s.name.clone()) else {
+        let Some(name) = self.workspace.server(server).map(|s| s.name.clone()) else {
             return;
         };
         self.overlay = Some(Overlay::Confirm(Confirm {
@@ -160,7 +174,8 @@ impl App {
 
     pub(super) fn remove_server(&mut self, server: ServerId, fx: &mut Vec<Effect>) {
         let keys: Vec<_> = self
-            .dialogues
+            .workspace
+            .dialogues()
             .values()
             .filter(|d| d.server == server)
             .map(|d| d.key)
@@ -168,19 +183,17 @@ impl App {
         for key in keys {
             self.close_dialogue(key, fx);
         }
-        let Some(s) = self.servers.remove(server) else {
+        let Some(s) = self.workspace.remove_server(server) else {
             return;
         };
         let name = s.name;
-        self.sidebar_selected = self
-            .sidebar_selected
-            .min(self.sidebar_rows().len().saturating_sub(1));
+        self.sidebar.clamp(&self.workspace);
         self.notify(format!("removed {name}"), Severity::Info);
     }
 
     /// A server's definition needs `${input:ID}`: ask for it.
     pub(super) fn ask_input(&mut self, server: ServerId, request: InputRequest) {
-        let Some(name) = self.servers.get(server).map(|s| s.name.clone()) else {
+        let Some(name) = self.workspace.server(server).map(|s| s.name.clone()) else {
             return;
         };
         self.overlay = Some(Overlay::Prompt(Prompt {
@@ -213,13 +226,14 @@ impl App {
         value: String,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(s) = self.servers.get_mut(server) else {
+        let Some(s) = self.workspace.server_mut(server) else {
             return;
         };
         s.spec.answers.insert(id, value);
         let interface = s.interface;
         let failed: Vec<_> = self
-            .dialogues
+            .workspace
+            .dialogues()
             .values()
             .filter(|d| {
                 d.server == server

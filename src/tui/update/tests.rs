@@ -17,6 +17,7 @@ use crate::tui::theme::Theme;
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
+use ratatui::layout::Position;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,7 +48,11 @@ fn options(servers: Vec<ServerSpec>) -> Options {
     }
 }
 
-/// The explorer as started on the two reference servers, both dialogues open.
+/// The explorer started from `Options` and driven through events, as the runner and the
+/// person would drive it: a test changes nothing but by an event (a key, a click, a
+/// server's answer, a file read) and checks what the person sees (the state through its
+/// accessors) and gets (the effects). `draw` renders a frame as the runner does, so that a
+/// click lands where the frame put things.
 struct T {
     app: App,
     now: Instant,
@@ -55,9 +60,15 @@ struct T {
 }
 
 impl T {
+    /// Started on `servers` with the usual options (`options`).
     fn new(servers: Vec<ServerSpec>) -> (T, Vec<Effect>) {
+        T::start(options(servers))
+    }
+
+    /// Started with `options` (a test that needs other options changes them first).
+    fn start(options: Options) -> (T, Vec<Effect>) {
         let now = Instant::now();
-        let (app, fx) = App::new(options(servers), now);
+        let (app, fx) = App::new(options, now);
         (
             T {
                 app,
@@ -70,10 +81,29 @@ impl T {
 
     /// Both reference servers, their dialogues open.
     fn reference() -> T {
-        let (mut t, fx) = T::new(vec![
+        T::reference_with(|_| {})
+    }
+
+    /// The same, the DAC server publishing `vocabulary` (what completion and the checks
+    /// know).
+    fn reference_publishing(vocabulary: crate::protocol::resources::Vocabulary) -> T {
+        let (mut t, _) = T::new(vec![
             ServerSpec::embedded(Interface::Dac),
             ServerSpec::embedded(Interface::Usr),
         ]);
+        t.opened_with(1, vocabulary);
+        t.opened(2);
+        t
+    }
+
+    /// The same, started with options changed by `change`.
+    fn reference_with(change: impl FnOnce(&mut Options)) -> T {
+        let mut options = options(vec![
+            ServerSpec::embedded(Interface::Dac),
+            ServerSpec::embedded(Interface::Usr),
+        ]);
+        change(&mut options);
+        let (mut t, fx) = T::start(options);
         assert_eq!(fx.len(), 2, "one Open per server: {fx:?}");
         for key in [1, 2] {
             t.opened(key);
@@ -87,7 +117,11 @@ impl T {
     }
 
     fn opened(&mut self, key: u64) -> Vec<Effect> {
-        let d = self.app.dialogue_by_key(key).expect("the dialogue");
+        let d = self
+            .app
+            .workspace
+            .dialogue_by_key(key)
+            .expect("the dialogue");
         let (interface, next_turn) = (d.interface, d.link.next_turn);
         let summary = ServerSummary {
             name: format!("bkn-{}", interface.code()),
@@ -135,6 +169,199 @@ impl T {
 
     fn current(&self) -> &crate::tui::dialogue::DialogueState {
         self.app.current_dialogue().expect("a dialogue in view")
+    }
+
+    /// Draws a frame at the terminal's size, as the runner does after each event: the next
+    /// clicks find what it drew.
+    fn draw(&mut self) {
+        let size = self.app.screen().size();
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(size.width, size.height))
+                .unwrap();
+        let mut hits = Hits::default();
+        terminal
+            .draw(|f| hits = crate::tui::view::render(f, &self.app))
+            .unwrap();
+        self.hits = hits;
+    }
+
+    /// A left click at a place of the screen.
+    fn click(&mut self, x: u16, y: u16) -> Vec<Effect> {
+        self.event(Event::Input(Input::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: x,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        })))
+    }
+
+    /// Gives a pane the focus as the person would: a click on its frame (the log shown
+    /// first with `L`, from outside the composer).
+    fn focus(&mut self, pane: Pane) {
+        if pane == Pane::Log && !self.app.screen().log_shown() {
+            self.focus(Pane::Transcript);
+            self.key(KeyCode::Char('L'));
+        }
+        self.draw();
+        let (frame, _) = *self
+            .hits
+            .panes
+            .iter()
+            .find(|(_, p)| *p == pane)
+            .unwrap_or_else(|| panic!("{pane:?} is drawn"));
+        self.click(frame.x, frame.y);
+        assert_eq!(self.app.focus(), pane, "a click on its frame focuses it");
+    }
+
+    /// Shows the dialogue the engine knows by `key`, by a click on its tab.
+    fn show(&mut self, key: u64) {
+        let id = self.dialogue(key);
+        self.draw();
+        let (tab, _) = *self
+            .hits
+            .tabs
+            .iter()
+            .find(|(_, d)| *d == id)
+            .expect("its tab is drawn");
+        self.click(tab.x, tab.y);
+        assert_eq!(self.app.workspace().current(), Some(id));
+    }
+
+    /// Shows a detail tab of the dialogue in view, by a click on it.
+    fn detail_tab(&mut self, tab: DetailTab) {
+        self.draw();
+        let (at, _) = *self
+            .hits
+            .detail_tabs
+            .iter()
+            .find(|(_, t)| *t == tab)
+            .unwrap_or_else(|| panic!("the {tab:?} tab is drawn"));
+        self.click(at.x, at.y);
+        assert_eq!(self.app.shown_detail_tab(), tab);
+    }
+
+    /// A line of the protocol log comes from a connection.
+    fn logged(&mut self, entry: crate::client::event::LogEntry) -> Vec<Effect> {
+        self.event(Event::Engine(Box::new(EngineEvent::Client(
+            crate::client::event::Event::Log(entry),
+        ))))
+    }
+
+    /// An action chosen in the palette (`:`) by its title (from outside the composer).
+    fn palette(&mut self, title: &str) -> Vec<Effect> {
+        if self.app.focus() == Pane::Composer {
+            self.key(KeyCode::Esc);
+        }
+        self.key(KeyCode::Char(':'));
+        self.type_text(title);
+        self.key(KeyCode::Enter)
+    }
+
+    /// The server of dialogue `key` listed its resources (JSON ones, by URI).
+    fn resources_listed(&mut self, key: u64, uris: &[&str]) -> Vec<Effect> {
+        let listed = uris
+            .iter()
+            .map(|uri| crate::client::resources::Listed {
+                uri: (*uri).into(),
+                name: (*uri).into(),
+                title: None,
+                description: None,
+                mime_type: Some("application/json".into()),
+            })
+            .collect();
+        self.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+            dialogue: key,
+            result: Ok(listed),
+        })))
+    }
+
+    /// A key with the focus on the sidebar (where servers are added and removed).
+    fn in_sidebar(&mut self, code: KeyCode) -> Vec<Effect> {
+        self.focus(Pane::Sidebar);
+        self.key(code)
+    }
+
+    /// A click on a row of the composer (0: the Kind; then each field).
+    fn click_composer_row(&mut self, row: usize) {
+        self.draw();
+        let (at, _) = *self
+            .hits
+            .composer_rows
+            .iter()
+            .find(|(_, r)| *r == row)
+            .unwrap_or_else(|| panic!("composer row {row} is drawn"));
+        self.click(at.x, at.y);
+    }
+
+    /// The server of the dialogue the engine knows by `key`.
+    fn server_of(&self, key: u64) -> &crate::tui::app::ServerState {
+        let d = self
+            .app
+            .workspace()
+            .dialogue_by_key(key)
+            .expect("the dialogue");
+        self.app.workspace().server(d.server).expect("its server")
+    }
+
+    /// The dialogue the engine knows by `key`.
+    fn dialogue(&self, key: u64) -> crate::tui::ids::DialogueId {
+        self.app
+            .workspace()
+            .dialogue_of_key(key)
+            .expect("the dialogue")
+    }
+
+    /// The terminal is resized.
+    fn resize(&mut self, width: u16, height: u16) -> Vec<Effect> {
+        self.event(Event::Input(Input::Resize(width, height)))
+    }
+
+    /// A dialogue opens on a server that publishes `vocabulary` (its server reads it).
+    fn opened_with(
+        &mut self,
+        key: u64,
+        vocabulary: crate::protocol::resources::Vocabulary,
+    ) -> Vec<Effect> {
+        let d = self
+            .app
+            .workspace()
+            .dialogue_by_key(key)
+            .expect("the dialogue");
+        let (interface, next_turn) = (d.interface, d.link.next_turn);
+        let summary = ServerSummary {
+            name: format!("bkn-{}", interface.code()),
+            ..Default::default()
+        };
+        self.event(Event::Engine(Box::new(EngineEvent::Opened {
+            dialogue: key,
+            connection: key,
+            dialog_id: format!("dialog-{key}"),
+            origin: DialogIdOrigin::Client,
+            tool: interface.tool_name().into(),
+            summary: Box::new(summary),
+            vocabulary: Box::new(vocabulary),
+            defaults: Box::new(Chosen::built_in()),
+            continued: false,
+            next_turn,
+        })))
+    }
+
+    /// The runner found servers in servers files.
+    fn servers_found(&mut self, servers: Vec<ServerSpec>) -> Vec<Effect> {
+        self.event(Event::ServersFound {
+            servers,
+            problems: Vec::new(),
+        })
+    }
+
+    /// A session file was read (Ctrl-O, or the command line's).
+    fn session_read(&mut self, path: &str, session: Session) -> Vec<Effect> {
+        self.event(Event::SessionRead {
+            path: PathBuf::from(path),
+            purpose: OpenPurpose::Open,
+            result: Ok(session),
+            stamp: None,
+        })
     }
 }
 
@@ -221,8 +448,8 @@ fn the_explorer_starts_with_one_open_per_server_and_shows_the_first() {
         })
         .collect();
     assert_eq!(opens, [(1, Interface::Dac), (2, Interface::Usr)]);
-    assert_eq!(t.app.current, t.app.dialogues.id_at(0));
-    assert_eq!(t.app.focus, Pane::Composer);
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(1)));
+    assert_eq!(t.app.screen.focus(), Pane::Composer);
 }
 
 #[test]
@@ -242,17 +469,17 @@ fn x_on_a_dialogue_with_turns_asks_first_and_n_keeps_it() {
     let fx = t.key(KeyCode::Char('x'));
     assert!(fx.is_empty(), "nothing closes before the answer: {fx:?}");
     assert!(matches!(
-        &t.app.overlay,
+        &t.app.overlay(),
         Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::CloseDialogue(1)
     ));
     let fx = t.key(KeyCode::Char('n'));
     assert!(fx.is_empty(), "{fx:?}");
-    assert!(t.app.overlay.is_none());
-    assert_eq!(t.app.dialogues.len(), 2);
+    assert!(t.app.overlay().is_none());
+    assert_eq!(t.app.workspace.dialogues().len(), 2);
     // Esc answers no too.
     t.key(KeyCode::Char('x'));
     assert!(t.key(KeyCode::Esc).is_empty());
-    assert_eq!(t.app.dialogues.len(), 2);
+    assert_eq!(t.app.workspace.dialogues().len(), 2);
 }
 
 #[test]
@@ -267,7 +494,7 @@ fn y_closes_the_dialogue_and_the_autosave_no_longer_has_it() {
     assert_eq!(saved.len(), 1, "{fx:?}");
     assert_eq!(saved[0].1, SavePurpose::Autosave);
     assert!(saved[0].2.dialogues.is_empty());
-    assert_eq!(t.app.dialogues.len(), 1);
+    assert_eq!(t.app.workspace.dialogues().len(), 1);
     assert_eq!(t.current().interface, Interface::Usr);
 }
 
@@ -277,7 +504,7 @@ fn x_on_an_empty_dialogue_closes_it_at_once() {
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Char('x'));
     assert_eq!(closes(&fx), [1]);
-    assert!(t.app.overlay.is_none());
+    assert!(t.app.overlay().is_none());
 }
 
 #[test]
@@ -286,7 +513,7 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
     t.finished(1, grounding(0));
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('S'));
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!("Save-as asks for a path");
     };
     assert_eq!(p.note, "→ /work/sessions/session.json");
@@ -295,7 +522,7 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
         t.key(KeyCode::Backspace);
     }
     t.type_text("tour");
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!()
     };
     assert_eq!(p.note, "→ /work/sessions/tour.json");
@@ -314,11 +541,11 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
     });
     assert!(fx.is_empty());
     assert!(matches!(
-        &t.app.overlay,
+        &t.app.overlay(),
         Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::Overwrite(target.clone(), crate::tui::event::SaveWhat::Session)
     ));
     assert!(t.key(KeyCode::Char('n')).is_empty(), "n keeps the file");
-    assert!(t.app.session.path.is_none());
+    assert!(t.app.session().path().is_none());
     // Again, and y overwrites.
     t.event(Event::SaveTarget {
         path: target.clone(),
@@ -336,8 +563,8 @@ fn save_as_shows_the_full_path_and_asks_before_overwriting() {
         result: Ok(()),
         stamp: None,
     });
-    assert_eq!(t.app.session.path.as_ref(), Some(&target));
-    assert_eq!(t.app.session.unsaved, 0);
+    assert_eq!(t.app.session().path(), Some(target.as_path()));
+    assert_eq!(t.app.session().unsaved(), 0);
     // Saving to the session's own file asks nothing.
     let fx = t.event(Event::SaveTarget {
         path: target.clone(),
@@ -358,7 +585,7 @@ fn save_as_makes_no_folder_the_user_did_not_ask_for() {
         what: crate::tui::event::SaveWhat::Session,
     });
     assert!(saves(&fx).is_empty());
-    let notice = t.app.notices.shown().expect("a notice");
+    let notice = t.app.notices().shown().expect("a notice");
     assert!(notice.text.contains("does not exist"), "{}", notice.text);
 }
 
@@ -427,7 +654,7 @@ fn quit_with_unsaved_turns_asks_and_y_ends_every_session() {
     let fx = t.key(KeyCode::Char('q'));
     assert!(fx.is_empty());
     assert!(matches!(
-        &t.app.overlay,
+        &t.app.overlay(),
         Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::Quit
     ));
     let fx = t.key(KeyCode::Char('y'));
@@ -525,37 +752,31 @@ fn a_click_selects_the_row_the_frame_drew_after_keyboard_scrolling() {
         t.finished(1, grounding(i));
     }
     t.key(KeyCode::Esc);
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     // The user goes up with the keys; the frame drew rows 12.. at the transcript's top.
     for _ in 0..5 {
         t.key(KeyCode::Up);
     }
-    t.hits.transcript_rows = Rect::new(30, 3, 60, 10);
-    t.hits.transcript_top = 12;
-    t.hits
-        .panes
-        .push((Rect::new(29, 2, 62, 12), Pane::Transcript));
-    t.event(Event::Input(Input::Mouse(MouseEvent {
-        kind: MouseEventKind::Down(MouseButton::Left),
-        column: 40,
-        row: 5,
-        modifiers: KeyModifiers::NONE,
-    })));
-    assert_eq!(t.current().transcript.selected(), Some(14));
-    assert_eq!(t.current().transcript.scroll, 12);
+    // The frame drew the window where the selection is; a click on its third row.
+    t.draw();
+    let (rows, top) = (t.hits.transcript_rows, t.hits.transcript_top);
+    assert!(top > 0, "scrolled: the window is not at the first turn");
+    t.click(rows.x + 10, rows.y + 2);
+    assert_eq!(t.current().transcript.selected(), Some(top + 2));
+    assert_eq!(t.current().transcript.scroll, top);
 }
 
 #[test]
 fn typing_in_the_composer_is_never_a_global_key() {
     let mut t = T::reference();
-    assert_eq!(t.app.focus, Pane::Composer);
+    assert_eq!(t.app.screen.focus(), Pane::Composer);
     // Tab moves to the next field; the letters after it are text.
     let mut fx = t.key(KeyCode::Tab);
     fx.extend(t.type_text("nxqR"));
     assert!(fx.is_empty(), "{fx:?}");
-    assert_eq!(t.app.dialogues.len(), 2);
-    assert_eq!(t.app.focus, Pane::Composer);
-    assert!(t.app.overlay.is_none());
+    assert_eq!(t.app.workspace.dialogues().len(), 2);
+    assert_eq!(t.app.screen.focus(), Pane::Composer);
+    assert!(t.app.overlay().is_none());
 }
 
 #[test]
@@ -564,9 +785,9 @@ fn n_opens_on_the_server_of_the_dialogue_in_view() {
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('2'));
     // Never shown before, dialogue 2 takes the focus it was switched from.
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     // The sidebar still points at the first server.
-    t.app.sidebar_selected = 0;
+    assert_eq!(t.app.sidebar().selected(), 0);
     let fx = t.key(KeyCode::Char('n'));
     let (spec, interface) = fx
         .iter()
@@ -578,11 +799,11 @@ fn n_opens_on_the_server_of_the_dialogue_in_view() {
         })
         .expect("an Open");
     assert_eq!(interface, Interface::Usr);
-    assert_eq!(spec, t.app.servers.nth(1).unwrap().spec);
-    assert_eq!(t.app.current, t.app.dialogues.id_at(2));
+    assert_eq!(spec, t.server_of(2).spec);
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(3)));
     assert_eq!(
-        t.app.dialogues.nth(2).unwrap().name,
-        format!("{} #2", t.app.servers.nth(1).unwrap().name)
+        t.app.workspace().dialogue_by_key(3).unwrap().name,
+        format!("{} #2", t.server_of(2).name)
     );
 }
 
@@ -595,10 +816,10 @@ fn each_dialogue_keeps_its_own_focus_and_detail_tab() {
     let tab = t.app.shown_detail_tab();
     t.key(KeyCode::Char('2'));
     t.key(KeyCode::Char('c')); // the composer of dialogue 2
-    assert_eq!(t.app.focus, Pane::Composer);
+    assert_eq!(t.app.screen.focus(), Pane::Composer);
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('1'));
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     assert_eq!(t.app.shown_detail_tab(), tab);
     t.key(KeyCode::Char('2'));
     assert_eq!(t.app.shown_detail_tab(), DetailTab::UserState);
@@ -619,11 +840,11 @@ fn send_asks_the_runner_and_esc_cancels_the_pending_turn() {
     assert!(t.key(KeyCode::F(5)).is_empty());
     // Esc in the composer leaves it (NAV); Esc outside cancels the turn, and only that.
     assert!(t.key(KeyCode::Esc).is_empty());
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     let fx = t.key(KeyCode::Esc);
     assert!(matches!(&fx[..], [Effect::Cancel { key: 1 }]), "{fx:?}");
     assert_eq!(
-        t.app.focus,
+        t.app.screen.focus(),
         Pane::Transcript,
         "Esc cancelled, and only that"
     );
@@ -673,7 +894,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Esc);
     assert!(matches!(&fx[..], [Effect::Cancel { key: 1 }]), "{fx:?}");
-    let said = &t.app.notices.shown().unwrap().text;
+    let said = &t.app.notices().shown().unwrap().text;
     assert!(said.contains("tasks/cancel for task task-9"), "{said}");
 }
 
@@ -682,7 +903,7 @@ fn a_dialogue_that_is_not_open_sends_nothing_and_says_why() {
     let (mut t, _) = T::new(vec![ServerSpec::embedded(Interface::Dac)]);
     let fx = t.key(KeyCode::F(5));
     assert!(fx.is_empty());
-    assert!(t.app.notices.shown().unwrap().text.contains("connecting"));
+    assert!(t.app.notices().shown().unwrap().text.contains("connecting"));
 }
 
 #[test]
@@ -692,36 +913,49 @@ fn a_turn_is_autosaved_and_counts_as_unsaved() {
     let saved = saves(&fx);
     assert_eq!(saved.len(), 1);
     assert_eq!(saved[0].1, SavePurpose::Autosave);
-    assert_eq!(t.app.session.unsaved, 1);
+    assert_eq!(t.app.session().unsaved(), 1);
 }
 
 #[test]
 fn notices_fade_by_the_time_of_the_events_and_stay_in_the_messages() {
     let mut t = T::reference();
-    t.app.notify("hello", crate::tui::app::Severity::Info);
+    // A copy written: the runner says so, and the explorer tells it.
+    t.event(Event::CopyWritten {
+        path: PathBuf::from("/work/hello.json"),
+        result: Ok(()),
+    });
+    assert_eq!(
+        t.app.notices().shown().map(|n| n.text.as_str()),
+        Some("wrote /work/hello.json")
+    );
     t.now += crate::tui::app::NOTICE_TIME;
     t.event(Event::Tick);
-    assert!(t.app.notices.shown().is_none());
-    assert!(t.app.notices.messages().any(|m| m.text == "hello"));
+    assert!(t.app.notices().shown().is_none());
+    assert!(
+        t.app
+            .notices()
+            .messages()
+            .any(|m| m.text == "wrote /work/hello.json")
+    );
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('M'));
-    assert!(matches!(t.app.overlay, Some(Overlay::Messages { .. })));
+    assert!(matches!(t.app.overlay(), Some(Overlay::Messages { .. })));
 }
 
 #[test]
 fn enter_on_a_log_row_opens_the_entry() {
     let mut t = T::reference();
-    t.app.log.push(crate::client::event::LogEntry::new(
+    t.logged(crate::client::event::LogEntry::new(
         1,
         crate::client::event::LogKind::Client,
         "{\"a\": 1}",
     ));
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('L'));
-    t.app.focus = Pane::Log;
+    t.focus(Pane::Log);
     t.key(KeyCode::End);
     t.key(KeyCode::Enter);
-    assert!(matches!(t.app.overlay, Some(Overlay::LogEntry { .. })));
+    assert!(matches!(t.app.overlay(), Some(Overlay::LogEntry { .. })));
     let fx = t.key(KeyCode::Char('y'));
     assert!(
         matches!(&fx[..], [Effect::Clipboard { text }] if text.contains("\"a\": 1")),
@@ -743,7 +977,7 @@ fn ctrl_o_lists_sessions_and_completes_typed_paths() {
         typed: "/tm".into(),
         paths: vec!["/tmp/".into()],
     });
-    let Some(Overlay::Open(o)) = &t.app.overlay else {
+    let Some(Overlay::Open(o)) = &t.app.overlay() else {
         panic!()
     };
     assert_eq!(o.completions, ["/tmp/"]);
@@ -765,12 +999,12 @@ fn a_session_that_cannot_be_read_changes_nothing() {
         purpose: OpenPurpose::Open,
         result: Err("bad.json: line 3, column 4: expected value".into()),
     });
-    let Some(Overlay::Open(o)) = &t.app.overlay else {
+    let Some(Overlay::Open(o)) = &t.app.overlay() else {
         panic!("the overlay stays, with the error")
     };
     assert!(o.error.as_deref().unwrap().contains("line 3"));
-    assert!(t.app.session.path.is_none());
-    assert_eq!(t.app.dialogues.len(), 2);
+    assert!(t.app.session().path().is_none());
+    assert_eq!(t.app.workspace.dialogues().len(), 2);
 }
 
 #[test]
@@ -801,20 +1035,19 @@ fn a_recovery_is_offered_at_start_and_y_reads_it() {
 
 #[test]
 fn copying_says_honestly_where_the_text_can_have_gone() {
-    let mut t = T::reference();
+    let mut t = T::reference_with(|o| o.in_tmux = true);
     t.finished(1, grounding(0));
-    t.app.in_tmux = true;
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Char('y'));
     assert!(matches!(&fx[..], [Effect::Clipboard { .. }]), "{fx:?}");
-    let text = &t.app.notices.shown().unwrap().text;
+    let text = &t.app.notices().shown().unwrap().text;
     assert!(
         text.contains("set-clipboard") && text.contains('W'),
         "{text}"
     );
     // W asks where (Tab completes the path), then checks the target before writing.
     t.key(KeyCode::Char('W'));
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!("a prompt for the path")
     };
     assert_eq!(p.input.text(), "turn-0.json");
@@ -836,7 +1069,7 @@ fn a_new_theme_is_remembered() {
     let mut t = T::reference();
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::Char('T'));
-    assert_eq!(t.app.theme.name, "light");
+    assert_eq!(t.app.config.theme.name, "light");
     assert!(matches!(&fx[..], [Effect::RememberTheme { name }] if name == "light"));
 }
 
@@ -844,13 +1077,17 @@ fn a_new_theme_is_remembered() {
 fn the_detail_scroll_comes_back_from_the_last_page_the_frame_showed() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
+    // A terminal small enough that the turn's detail is longer than its pane.
+    t.resize(80, 16);
     t.key(KeyCode::Esc);
-    t.app.focus = Pane::Detail;
+    t.detail_tab(DetailTab::Raw);
     t.key(KeyCode::End);
-    // The frame could show from line 7 at most.
-    t.hits.detail_top = Some((1, 7));
+    // The frame could show from line `last` at most (End asked for far past it).
+    t.draw();
+    let (_, last) = t.hits.detail_top.expect("the detail drawn");
+    assert!(last > 0, "the detail is longer than its pane");
     t.key(KeyCode::Up);
-    assert_eq!(t.current().transcript.detail_scroll, 6);
+    assert_eq!(t.current().transcript.detail_scroll, last - 1);
 }
 
 #[test]
@@ -861,9 +1098,18 @@ fn a_server_is_named_by_its_initialize_name_made_distinct() {
     ]);
     t.opened(1);
     t.opened(2);
-    let names: Vec<&str> = t.app.servers.values().map(|s| s.name.as_str()).collect();
+    let names: Vec<&str> = t
+        .app
+        .workspace
+        .servers()
+        .values()
+        .map(|s| s.name.as_str())
+        .collect();
     assert_eq!(names, ["bkn-dac", "bkn-dac-2"]);
-    assert_eq!(t.app.dialogues.nth(1).unwrap().name, "bkn-dac-2 #1");
+    assert_eq!(
+        t.app.workspace().dialogue_by_key(2).unwrap().name,
+        "bkn-dac-2 #1"
+    );
 }
 
 #[test]
@@ -871,7 +1117,7 @@ fn defaults_say_where_they_came_from_and_the_user_overrides_them_per_dialogue() 
     let mut t = T::reference();
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('D'));
-    let Some(Overlay::Defaults(form)) = &t.app.overlay else {
+    let Some(Overlay::Defaults(form)) = &t.app.overlay() else {
         panic!("D opens the defaults");
     };
     assert_eq!(form.now[0].0, "MI:PublicSquare");
@@ -943,13 +1189,7 @@ fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
         "the other server's dialogue is not touched"
     );
     assert_eq!(
-        t.app
-            .servers
-            .nth(0)
-            .unwrap()
-            .overrides
-            .session_id
-            .as_deref(),
+        t.server_of(1).overrides.session_id.as_deref(),
         Some("AUS:42")
     );
     let fx = t.key(KeyCode::Char('n'));
@@ -969,11 +1209,11 @@ fn defaults_for_a_server_reach_its_open_and_new_dialogues() {
     t.key(KeyCode::Tab);
     t.key_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
     t.key(KeyCode::Enter);
-    assert_eq!(t.app.servers.nth(0).unwrap().overrides.session_id, None);
+    assert_eq!(t.server_of(1).overrides.session_id, None);
     assert_eq!(
         t.app
-            .dialogues
-            .nth(0)
+            .workspace()
+            .dialogue_by_key(1)
             .unwrap()
             .defaults
             .as_ref()
@@ -989,9 +1229,8 @@ fn a_dialogue_is_saved_as_a_test_asking_before_it_overwrites() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
     t.key(KeyCode::Esc);
-    t.app
-        .act(crate::tui::action::Action::SaveAsTest, &mut Vec::new());
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    t.palette("Save the dialogue as a test");
+    let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!("a prompt for the path");
     };
     assert!(p.note.ends_with(".yaml"), "{}", p.note);
@@ -1023,28 +1262,46 @@ fn a_dialogue_is_saved_as_a_test_asking_before_it_overwrites() {
     assert_eq!(scenario.steps[0].request["Terms"][0]["Text"], "bench");
 }
 
+/// The runner's report of a scenario's step `index` on dialogue `key` (a grounding turn),
+/// with the expectations it failed.
+fn step_ran(
+    key: u64,
+    index: usize,
+    failures: Vec<crate::scenario::expect::Failure>,
+    expectations: &[&str],
+) -> Event {
+    let step = crate::scenario::run::StepRun {
+        index,
+        name: format!("step {index}"),
+        turn: Some(grounding(index as u64)),
+        latency_ms: 1.0,
+        failures,
+        attempts: 1,
+        not_run: None,
+    };
+    Event::Scenario(crate::tui::event::ScenarioEvent::Step {
+        dialogue: key,
+        step: Box::new(step),
+        expectations: expectations.iter().map(|e| e.to_string()).collect(),
+    })
+}
+
 #[test]
 fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
     use crate::scenario::expect::Failure;
-    use crate::scenario::run::StepRun;
     use crate::tui::event::{ScenarioEvent, ScenarioInfo};
     let mut t = T::reference();
     t.key(KeyCode::Esc);
-    t.app
-        .act(crate::tui::action::Action::RunScenario, &mut Vec::new());
+    t.palette("Run a scenario");
     t.type_text("kiosk.yaml");
     let fx = t.key(KeyCode::Enter);
     let Some(Effect::RunScenario { key, path, spec }) = fx.first() else {
         panic!("{fx:?}");
     };
     assert_eq!(path, &PathBuf::from("/work/kiosk.yaml"));
-    assert_eq!(
-        spec,
-        &t.app.servers.nth(0).unwrap().spec,
-        "on the server in view"
-    );
+    assert_eq!(spec, &t.server_of(1).spec, "on the server in view");
     let key = *key;
-    assert_eq!(t.app.current, t.app.dialogues.id_at(2));
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(3)));
     assert_eq!(t.app.shown_detail_tab(), DetailTab::Expect);
     t.event(Event::Scenario(ScenarioEvent::Loaded {
         dialogue: key,
@@ -1057,20 +1314,7 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         dialogue: key,
         dialog_id: "d".into(),
     }));
-    let step = |index: usize, failures: Vec<Failure>| StepRun {
-        index,
-        name: format!("step {index}"),
-        turn: Some(grounding(index as u64)),
-        latency_ms: 1.0,
-        failures,
-        attempts: 1,
-        not_run: None,
-    };
-    t.event(Event::Scenario(ScenarioEvent::Step {
-        dialogue: key,
-        step: Box::new(step(0, Vec::new())),
-        expectations: vec!["conforms".into()],
-    }));
+    t.event(step_ran(key, 0, Vec::new(), &["conforms"]));
     // Esc while it runs stops it.
     let fx = t.key(KeyCode::Esc);
     assert!(
@@ -1083,34 +1327,24 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         expected: "not_answered".into(),
         actual: "\"answered\"".into(),
     };
-    t.event(Event::Scenario(ScenarioEvent::Step {
-        dialogue: key,
-        step: Box::new(step(1, vec![failure])),
-        expectations: vec!["conforms".into(), "Outcome not_answered".into()],
-    }));
+    t.event(step_ran(
+        key,
+        1,
+        vec![failure],
+        &["conforms", "Outcome not_answered"],
+    ));
     t.event(Event::Scenario(ScenarioEvent::Done {
         dialogue: key,
         error: None,
     }));
     let d = t.current();
-    assert_eq!(d.transcript.len(), 2);
-    assert!(
-        d.transcript.turns()[0]
-            .expect
-            .as_ref()
-            .unwrap()
-            .failures
-            .is_empty()
-    );
-    assert_eq!(
-        d.transcript.turns()[1]
-            .expect
-            .as_ref()
-            .unwrap()
-            .failures
-            .len(),
-        1
-    );
+    let failures: Vec<usize> = d
+        .transcript
+        .turns()
+        .iter()
+        .map(|v| v.expect.as_ref().map_or(usize::MAX, |e| e.failures.len()))
+        .collect();
+    assert_eq!(failures, [0, 1], "each step's turn with its verdict");
     let s = d.runs.scenario.as_ref().unwrap();
     assert_eq!((s.passed, s.failed, s.running), (1, 1, false));
     assert_eq!(d.name, "test: kiosk");
@@ -1122,9 +1356,14 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
             .text
             .contains("1 of 2 steps failed")
     );
-    // A file with mistakes: each is in the messages, and the dialogue says it failed.
-    t.app
-        .act(crate::tui::action::Action::RunScenario, &mut Vec::new());
+}
+
+/// A scenario file with mistakes: each is in the messages, and the dialogue says it failed.
+#[test]
+fn a_scenario_file_with_mistakes_says_each_and_its_dialogue_failed() {
+    use crate::tui::event::ScenarioEvent;
+    let mut t = T::reference();
+    t.palette("Run a scenario");
     t.type_text("bad.yaml");
     let fx = t.key(KeyCode::Enter);
     let Some(Effect::RunScenario { key, .. }) = fx.first() else {
@@ -1161,10 +1400,9 @@ fn a_server_is_added_by_command_line_url_or_a_name_found() {
     let mut t = T::reference();
     let mut found = ServerSpec::from_command_line("found-srv --flag").unwrap();
     found.name = "lab".into();
-    t.app.found = vec![found];
-    t.app
-        .act(crate::tui::action::Action::AddServer, &mut Vec::new());
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    t.servers_found(vec![found]);
+    t.in_sidebar(KeyCode::Char('a'));
+    let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!("the add-server prompt")
     };
     assert!(p.note.contains("lab · found-srv --flag"), "{}", p.note);
@@ -1173,17 +1411,15 @@ fn a_server_is_added_by_command_line_url_or_a_name_found() {
     assert_eq!(opens(&fx), [(3, "lab".to_owned())]);
     assert_eq!(t.current().key, 3, "the new server's dialogue is in view");
     // A URL, then a command line, named like one in use.
-    t.app
-        .act(crate::tui::action::Action::AddServer, &mut Vec::new());
+    t.in_sidebar(KeyCode::Char('a'));
     t.type_text("http://127.0.0.1:9/mcp");
     let fx = t.key(KeyCode::Enter);
     assert_eq!(opens(&fx), [(4, "127.0.0.1:9".to_owned())]);
-    t.app
-        .act(crate::tui::action::Action::AddServer, &mut Vec::new());
+    t.in_sidebar(KeyCode::Char('a'));
     t.type_text("found-srv --other");
     let fx = t.key(KeyCode::Enter);
     assert_eq!(opens(&fx), [(5, "found-srv".to_owned())]);
-    assert_eq!(t.app.servers.len(), 5);
+    assert_eq!(t.app.workspace.servers().len(), 5);
     // The palette offers what is found and not added yet: nothing now.
     assert!(t.app.found_not_added().is_empty());
 }
@@ -1192,23 +1428,20 @@ fn a_server_is_added_by_command_line_url_or_a_name_found() {
 fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
     let mut t = T::reference();
     t.finished(1, grounding(0));
-    t.app.current = t.app.dialogues.id_at(0);
-    let server = t.app.servers.id_at(0).unwrap();
-    let fx = {
-        let mut fx = Vec::new();
-        t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
-        fx
-    };
+    t.show(1);
+    let server = t.current().server;
+    let fx = t.in_sidebar(KeyCode::Delete);
     assert!(closes(&fx).is_empty(), "asks first");
     assert!(matches!(
-        &t.app.overlay,
+        &t.app.overlay(),
         Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::RemoveServer(server)
     ));
     let fx = t.key(KeyCode::Char('y'));
     assert_eq!(closes(&fx), [1]);
-    assert!(!t.app.servers.contains(server), "really gone");
+    assert!(!t.app.workspace.servers().contains(server), "really gone");
     assert_eq!(
-        t.app.session.unsaved, 0,
+        t.app.session().unsaved(),
+        0,
         "its turn is in no later save (the question said so): no longer counted"
     );
     assert_eq!(
@@ -1217,8 +1450,7 @@ fn removing_a_server_with_turns_asks_and_closes_its_dialogues() {
         "the other server and its dialogue"
     );
     // The one left, without turns, goes at once.
-    let mut fx = Vec::new();
-    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    let fx = t.in_sidebar(KeyCode::Delete);
     assert_eq!(closes(&fx), [2]);
     assert!(t.app.sidebar_rows().is_empty());
 }
@@ -1238,7 +1470,7 @@ fn an_input_the_server_file_asks_for_is_prompted_and_the_dialogue_reopened() {
         summary: None,
         needs_input: Some(Box::new(request)),
     })));
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!("the input prompt")
     };
     assert!(p.secret && p.title.contains("GitHub token"), "{}", p.title);
@@ -1279,10 +1511,10 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
         matches!(&fx[..], [Effect::Clipboard { text }] if *text == url),
         "the URL is put on the clipboard: {fx:?}"
     );
-    let notice = &t.app.notices.shown().unwrap().text;
+    let notice = &t.app.notices().shown().unwrap().text;
     assert!(notice.contains(&url) && notice.contains("(M)"), "{notice}");
     assert!(matches!(
-        t.app.servers.nth(0).unwrap().sign_in,
+        t.server_of(1).sign_in,
         Some(SignInNotice::Open { .. })
     ));
 
@@ -1292,7 +1524,7 @@ fn a_sign_in_shows_on_its_server_and_without_a_browser_the_url_goes_to_the_clipb
     }));
     assert!(fx.is_empty(), "{fx:?}");
     assert!(
-        matches!(&t.app.servers.nth(0).unwrap().sign_in, Some(SignInNotice::SignedIn { scopes, .. }) if scopes == &["dac"])
+        matches!(&t.server_of(1).sign_in, Some(SignInNotice::SignedIn { scopes, .. }) if scopes == &["dac"])
     );
 
     // A browser that opened: nothing to copy, the person is told where to look.
@@ -1334,9 +1566,9 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         name: None,
         servers: vec![server.clone()],
     }));
-    assert_eq!(t.app.servers.len(), 1);
+    assert_eq!(t.app.workspace.servers().len(), 1);
     assert_eq!(
-        t.app.servers.nth(0).unwrap().status,
+        t.app.workspace().servers().values().next().unwrap().status,
         crate::tui::app::ServerStatus::Recorded
     );
     t.event(line(Line::Dialogue {
@@ -1372,7 +1604,10 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         dialogue: 2,
         reason: "the agent ended its MCP session".into(),
     }));
-    assert_eq!(t.app.dialogues.nth(1).unwrap().status, Status::Recorded);
+    assert_eq!(
+        t.app.workspace().dialogue_by_key(2).unwrap().status,
+        Status::Recorded
+    );
     assert_eq!(
         t.current().status,
         Status::Live,
@@ -1386,7 +1621,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     );
     t.event(line(Line::End("the agent closed its side".into())));
     assert_eq!(t.current().status, Status::Recorded);
-    assert!(t.app.notices.shown().unwrap().text.contains("ended"));
+    assert!(t.app.notices().shown().unwrap().text.contains("ended"));
 }
 
 /// The MCP generation a dialogue spoke goes with it: a take-over of a recorded one asks for
@@ -1440,7 +1675,6 @@ fn take_over_and_reconnect_ask_for_the_generation_the_dialogue_spoke() {
         unreachable!()
     };
     let key = *key;
-    let i = t.app.dialogue_of_key(key).unwrap();
     let summary = ServerSummary {
         protocol_version: "2026-07-28".into(),
         generation_note: Some(
@@ -1461,12 +1695,12 @@ fn take_over_and_reconnect_ask_for_the_generation_the_dialogue_spoke() {
         next_turn: 0,
     })));
     assert!(
-        (0..t.app.log.visible_len())
-            .filter_map(|n| t.app.log.visible(n))
+        (0..t.app.log().visible_len())
+            .filter_map(|n| t.app.log().visible(n))
             .any(|e| e.text.contains("it goes on over MCP 2026-07-28")),
         "the change of generation is in the log"
     );
-    t.app.current = Some(i);
+    t.show(key);
     let fx = t.key(KeyCode::Char('R'));
     assert_eq!(spoke(&fx).as_deref(), Some("2026-07-28"));
 }
@@ -1479,14 +1713,15 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
     for i in 0..3 {
         t.finished(1, grounding(i));
     }
-    t.app.dialogues.nth_mut(0).unwrap().status = Status::Recorded;
-    t.app
-        .dialogues
-        .nth_mut(0)
-        .unwrap()
-        .transcript
-        .select(Some(1));
-    t.key(KeyCode::Esc);
+    // The three turns as a session file records them: opened, a recorded dialogue.
+    let recorded = t.app.snapshot();
+    t.session_read("/work/sessions/recorded.json", recorded);
+    assert_eq!(t.current().status, Status::Recorded);
+    let source = t.app.workspace().current().unwrap();
+    // Its second turn selected (its last is, once opened).
+    t.focus(Pane::Transcript);
+    t.key(KeyCode::Up);
+    assert_eq!(t.current().transcript.selected(), Some(1));
     let fx = t.key(KeyCode::Char('O'));
     let Some(Effect::Open { key, .. }) = fx.iter().find(|e| matches!(e, Effect::Open { .. }))
     else {
@@ -1522,7 +1757,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
         !fx.iter().any(|e| matches!(e, Effect::Send { .. })),
         "up to the selected turn only"
     );
-    let source = &t.app.dialogues.nth(0).unwrap();
+    let source = t.app.workspace().dialogue(source).unwrap();
     assert!(
         source.transcript.turns()[0]
             .replay
@@ -1547,7 +1782,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
             .text
             .contains("1 answered differently")
     );
-    assert_eq!(t.app.focus, Pane::Composer);
+    assert_eq!(t.app.screen.focus(), Pane::Composer);
     assert!(t.current().runs.takeover.is_none());
 }
 
@@ -1604,7 +1839,7 @@ fn what_a_server_asks_is_put_to_the_person_one_question_at_a_time() {
             max_tokens: 50,
         },
     )));
-    let Some(Overlay::Ask(a)) = &t.app.overlay else {
+    let Some(Overlay::Ask(a)) = &t.app.overlay() else {
         panic!("the question is shown")
     };
     assert_eq!(a.ask.id, 1);
@@ -1620,29 +1855,26 @@ fn what_a_server_asks_is_put_to_the_person_one_question_at_a_time() {
             Reply::Accept(serde_json::json!({"confirmed": true, "seats": 3}))
         )]
     );
-    let Some(Overlay::Ask(a)) = &t.app.overlay else {
+    let Some(Overlay::Ask(a)) = &t.app.overlay() else {
         panic!("the next question is shown")
     };
     assert_eq!(a.ask.id, 2);
     // Esc dismisses: the server is not left waiting.
     let fx = t.key(KeyCode::Esc);
     assert_eq!(answers(&fx), [(2, Reply::Cancel)]);
-    assert!(t.app.overlay.is_none());
+    assert!(t.app.overlay().is_none());
 }
 
 #[test]
 fn a_stray_click_does_not_throw_away_a_question() {
     let mut t = T::reference();
     t.event(Event::Asked(ask(7, confirm_form())));
-    t.hits.overlay = Some(Rect::new(10, 5, 60, 20));
-    let fx = t.event(Event::Input(Input::Mouse(MouseEvent {
-        kind: MouseEventKind::Down(MouseButton::Left),
-        column: 1,
-        row: 1,
-        modifiers: KeyModifiers::NONE,
-    })));
+    t.draw();
+    let question = t.hits.overlay.expect("the question drawn");
+    assert!(!question.contains(Position::new(1, 1)));
+    let fx = t.click(1, 1);
     assert!(answers(&fx).is_empty(), "{fx:?}");
-    assert!(matches!(t.app.overlay, Some(Overlay::Ask(_))));
+    assert!(matches!(t.app.overlay(), Some(Overlay::Ask(_))));
 }
 
 #[test]
@@ -1684,7 +1916,7 @@ fn a_command_a_session_file_names_is_started_only_once_the_user_says_so() {
                 .any(|e| matches!(e, Effect::Replay { .. } | Effect::Open { .. })),
             "{key} started it: {fx:?}"
         );
-        let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+        let Some(Overlay::Confirm(c)) = &t.app.overlay() else {
             panic!("{key}: the user is asked")
         };
         assert!(
@@ -1693,7 +1925,7 @@ fn a_command_a_session_file_names_is_started_only_once_the_user_says_so() {
             c.message
         );
         t.key(KeyCode::Char('n'));
-        assert!(t.app.overlay.is_none());
+        assert!(t.app.overlay().is_none());
     }
     // Yes: the replay goes on, and the server is not asked about again.
     t.key(KeyCode::Char('r'));
@@ -1712,17 +1944,27 @@ fn a_command_a_session_file_names_is_started_only_once_the_user_says_so() {
 // ---- issue 29: nothing typed or sent is lost ----
 
 /// The composer of the dialogue in view on a Kind, its focus on the field labelled so.
+/// Goes to a field of a Kind as the person would: into the composer, the Kind chosen on its
+/// row with Right, then a click on the field.
 fn focus_field(t: &mut T, kind: crate::protocol::dac::Kind, label: &str) {
-    t.app.focus = Pane::Composer;
-    let d = t.app.current_dialogue_mut().unwrap();
-    d.composer.set_kind(kind);
-    let i = d
+    t.focus(Pane::Composer);
+    t.click_composer_row(0);
+    for _ in 0..<crate::protocol::dac::Kind as strum::VariantArray>::VARIANTS.len() {
+        if t.current().composer.kind == kind {
+            break;
+        }
+        t.key(KeyCode::Right);
+    }
+    assert_eq!(t.current().composer.kind, kind);
+    let i = t
+        .current()
         .composer
         .fields
         .iter()
         .position(|f| f.spec.label == label)
         .expect("the field");
-    d.composer.row = i + 1;
+    t.click_composer_row(i + 1);
+    assert_eq!(t.current().composer.row, i + 1);
 }
 
 #[test]
@@ -1772,7 +2014,7 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
         now: Instant::now(),
         hits: Hits::default(),
     };
-    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+    let Some(Overlay::Confirm(c)) = &t.app.overlay() else {
         panic!("the first offer")
     };
     assert!(
@@ -1784,7 +2026,7 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
     // n keeps that file and offers the next.
     let fx = t.key(KeyCode::Char('n'));
     assert!(fx.is_empty(), "{fx:?}");
-    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+    let Some(Overlay::Confirm(c)) = &t.app.overlay() else {
         panic!("the second offer")
     };
     assert!(c.title.contains("did not close cleanly"));
@@ -1797,7 +2039,7 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
         matches!(&fx[..], [Effect::ReadSession { path, purpose: OpenPurpose::Recover }] if path.ends_with("recovered-12-1.json")),
         "{fx:?}"
     );
-    assert!(t.app.overlay.is_none());
+    assert!(t.app.overlay().is_none());
 }
 
 fn ctrl(t: &mut T, c: char) -> Vec<Effect> {
@@ -1805,7 +2047,7 @@ fn ctrl(t: &mut T, c: char) -> Vec<Effect> {
 }
 
 fn confirm_purpose(t: &T) -> Option<ConfirmPurpose> {
-    match &t.app.overlay {
+    match &t.app.overlay() {
         Some(Overlay::Confirm(c)) => Some(c.purpose.clone()),
         _ => None,
     }
@@ -1816,7 +2058,7 @@ fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
     use crate::tui::event::SavePurpose as P;
     let mut t = T::reference();
     t.finished(1, grounding(0));
-    assert_eq!(t.app.session.unsaved, 1);
+    assert_eq!(t.app.session().unsaved(), 1);
     // Asked, nothing listed yet; a stray key does nothing; n stays.
     let fx = ctrl(&mut t, 'o');
     assert!(fx.is_empty(), "{fx:?}");
@@ -1824,7 +2066,7 @@ fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
     assert!(t.key(KeyCode::Char('y')).is_empty());
     assert_eq!(confirm_purpose(&t), Some(ConfirmPurpose::OpenOverUnsaved));
     assert!(t.key(KeyCode::Char('n')).is_empty());
-    assert!(t.app.overlay.is_none());
+    assert!(t.app.overlay().is_none());
     assert_eq!(t.current().transcript.len(), 1);
     // a: set aside in a new file of the data directory, then Open.
     ctrl(&mut t, 'o');
@@ -1836,7 +2078,7 @@ fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
         (&PathBuf::from("/data/set-aside"), P::SetAside)
     );
     assert_eq!(saved[0].2.dialogues[0].turns.len(), 1);
-    assert!(t.app.overlay.is_none(), "not opened before it is written");
+    assert!(t.app.overlay().is_none(), "not opened before it is written");
     let fx = t.event(Event::Saved {
         path: "/data/set-aside/set-aside-1.json".into(),
         purpose: P::SetAside,
@@ -1844,8 +2086,8 @@ fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
         stamp: None,
     });
     assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
-    assert!(matches!(t.app.overlay, Some(Overlay::Open(_))));
-    assert_eq!(t.app.session.unsaved, 0);
+    assert!(matches!(t.app.overlay(), Some(Overlay::Open(_))));
+    assert_eq!(t.app.session().unsaved(), 0);
     assert!(
         t.app
             .notices
@@ -1860,7 +2102,13 @@ fn ctrl_o_with_unsaved_turns_asks_to_save_or_set_them_aside_first() {
 fn ctrl_o_save_first_saves_then_opens_and_a_failed_save_opens_nothing() {
     use crate::tui::event::SavePurpose as P;
     let mut t = T::reference();
-    t.app.session.path = Some("/work/sessions/s.json".into());
+    // The session has a file: it was saved there.
+    t.event(Event::Saved {
+        path: "/work/sessions/s.json".into(),
+        purpose: SavePurpose::Explicit,
+        result: Ok(()),
+        stamp: None,
+    });
     t.finished(1, grounding(0));
     ctrl(&mut t, 'o');
     let fx = t.key(KeyCode::Char('s'));
@@ -1869,7 +2117,7 @@ fn ctrl_o_save_first_saves_then_opens_and_a_failed_save_opens_nothing() {
         (&saved[0].0, saved[0].1),
         (&PathBuf::from("/work/sessions/s.json"), P::Explicit)
     );
-    assert!(t.app.overlay.is_none());
+    assert!(t.app.overlay().is_none());
     // Failed: nothing opens, the turns stay unsaved.
     let fx = t.event(Event::Saved {
         path: "/work/sessions/s.json".into(),
@@ -1877,8 +2125,8 @@ fn ctrl_o_save_first_saves_then_opens_and_a_failed_save_opens_nothing() {
         result: Err("disk full".into()),
         stamp: None,
     });
-    assert!(fx.is_empty() && t.app.overlay.is_none(), "{fx:?}");
-    assert_eq!(t.app.session.unsaved, 1);
+    assert!(fx.is_empty() && t.app.overlay().is_none(), "{fx:?}");
+    assert_eq!(t.app.session().unsaved(), 1);
     ctrl(&mut t, 'o');
     t.key(KeyCode::Char('s'));
     let fx = t.event(Event::Saved {
@@ -1888,15 +2136,15 @@ fn ctrl_o_save_first_saves_then_opens_and_a_failed_save_opens_nothing() {
         stamp: None,
     });
     assert!(matches!(&fx[..], [Effect::ListSessions]), "{fx:?}");
-    assert!(matches!(t.app.overlay, Some(Overlay::Open(_))));
+    assert!(matches!(t.app.overlay(), Some(Overlay::Open(_))));
     // A session without a file: s asks for a name; giving up forgets the Open.
     let mut t = T::reference();
     t.finished(1, grounding(0));
     ctrl(&mut t, 'o');
     t.key(KeyCode::Char('s'));
-    assert!(matches!(&t.app.overlay, Some(Overlay::Prompt(_))));
+    assert!(matches!(&t.app.overlay(), Some(Overlay::Prompt(_))));
     t.key(KeyCode::Esc);
-    assert_eq!(t.app.after_save, None);
+    assert_eq!(t.app.session.waiting_for_save(), None);
 }
 
 #[test]
@@ -1931,7 +2179,7 @@ fn ctrl_s_does_not_write_over_a_file_changed_on_disk_and_asks() {
         "checked against the file as read"
     );
     t.event(Event::ChangedOnDisk { path: path.clone() });
-    assert!(!t.app.session.saving);
+    assert!(!t.app.session().saving());
     assert_eq!(
         confirm_purpose(&t),
         Some(ConfirmPurpose::SaveOverChanged(path.clone()))
@@ -1943,7 +2191,7 @@ fn ctrl_s_does_not_write_over_a_file_changed_on_disk_and_asks() {
     t.event(Event::ChangedOnDisk { path: path.clone() });
     t.key(KeyCode::Char('s'));
     assert!(
-        matches!(&t.app.overlay, Some(Overlay::Prompt(p)) if p.purpose == crate::tui::overlay::PromptPurpose::SaveAs)
+        matches!(&t.app.overlay(), Some(Overlay::Prompt(p)) if p.purpose == crate::tui::overlay::PromptPurpose::SaveAs)
     );
     t.key(KeyCode::Esc);
     // o: overwritten without the check; the new stamp is the next save's.
@@ -1985,17 +2233,17 @@ fn enter_on_a_turn_keeps_the_unsent_draft_it_replaces_for_ctrl_z() {
     assert!(t.current().composer.has_draft());
     // Enter on the turn: its Request replaces the draft, which is kept, and said to be.
     t.key(KeyCode::Esc);
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     let fx = t.key(KeyCode::Enter);
     assert!(fx.is_empty(), "{fx:?}");
-    assert_eq!(t.app.focus, Pane::Composer);
+    assert_eq!(t.app.screen.focus(), Pane::Composer);
     assert_eq!(field_text(&t, "Terms"), "bench");
     assert_eq!(field_text(&t, "Question"), "");
     assert!(
         !t.current().composer.has_draft(),
         "a turn's Request is no draft"
     );
-    let notice = t.app.notices.shown().unwrap();
+    let notice = t.app.notices().shown().unwrap();
     assert!(notice.text.contains("Ctrl-Z"), "{}", notice.text);
     // Ctrl-Z: the draft back; Ctrl-Y: the turn's Request again; Ctrl-Z once more.
     t.key_with(KeyCode::Char('z'), KeyModifiers::CONTROL);
@@ -2074,7 +2322,7 @@ fn quitting_mentions_an_unsent_draft() {
     // No turn unsaved, but a draft: asked.
     let fx = t.key(KeyCode::Char('q'));
     assert!(quits(&fx).is_empty(), "{fx:?}");
-    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+    let Some(Overlay::Confirm(c)) = &t.app.overlay() else {
         panic!("asked")
     };
     assert!(
@@ -2094,7 +2342,7 @@ fn quitting_mentions_an_unsent_draft() {
     t.type_text("And the kiosk?");
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('q'));
-    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+    let Some(Overlay::Confirm(c)) = &t.app.overlay() else {
         panic!("asked")
     };
     assert!(
@@ -2108,13 +2356,9 @@ fn quitting_mentions_an_unsent_draft() {
 #[test]
 fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
     use crate::protocol::resources::Words;
-    let mut t = T::reference();
-    t.app
-        .servers
-        .nth_mut(0)
-        .unwrap()
-        .vocabulary
-        .add(Words::Entities, "Fountain#1");
+    let mut vocabulary = crate::protocol::resources::Vocabulary::default();
+    vocabulary.add(Words::Entities, "Fountain#1");
+    let mut t = T::reference_publishing(vocabulary);
     focus_field(&mut t, crate::protocol::dac::Kind::Commitment, "Commit");
     let mut fx = t.type_text("c1: Kiosk#3 locatedAt near the fountain");
     assert!(t.current().composer.completion.is_none());
@@ -2188,7 +2432,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
         now: Instant::now(),
         hits: Hits::default(),
     };
-    let Some(Overlay::Confirm(c)) = &t.app.overlay else {
+    let Some(Overlay::Confirm(c)) = &t.app.overlay() else {
         panic!("offered")
     };
     assert!(c.message.contains("unsent drafts"), "{}", c.message);
@@ -2208,7 +2452,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
         path: "/data/recovered-7-1.drafts.json".into(),
         result: Ok(saved),
     });
-    let d = &t.app.dialogues.nth(0).unwrap();
+    let d = t.app.workspace().dialogues().values().next().unwrap();
     let question = d
         .composer
         .fields
@@ -2252,8 +2496,7 @@ fn the_feasibility_tab_never_looks_better_than_the_steps() {
         "Feasibility": {"Overall": "feasible",
             "Steps": [{"Step": 1, "PAStatus": "Clash", "Reason": "c1 conflicts"}]}});
     t.finished(1, turn(request, Some(response)));
-    t.app.focus = Pane::Detail;
-    t.app.current_dialogue_mut().unwrap().transcript.detail_tab = DetailTab::Feasibility;
+    t.detail_tab(DetailTab::Feasibility);
     let text = screen(&t, 120, 40);
     assert!(text.contains("0 of 2 steps Ack, 1 not answered"), "{text}");
     assert!(
@@ -2287,7 +2530,7 @@ fn the_feasibility_tab_never_looks_better_than_the_steps() {
                     == "FEASIBLE"
         })
         .expect("the badge");
-    let theme = &t.app.theme;
+    let theme = &t.app.config.theme;
     assert_ne!(
         buffer[(x, y)].bg,
         theme.overall(crate::protocol::dac::Overall::Feasible)
@@ -2301,13 +2544,14 @@ fn the_feasibility_tab_never_looks_better_than_the_steps() {
 #[test]
 fn an_unknown_id_in_a_statement_is_warned_about_and_the_request_still_sent() {
     use crate::protocol::resources::Words;
-    let mut t = T::reference();
+    let mut vocabulary = crate::protocol::resources::Vocabulary::default();
     for (w, id) in [
         (Words::Entities, "Avatar#7"),
         (Words::MLocations, "MLoc:Square.Stage"),
     ] {
-        t.app.servers.nth_mut(0).unwrap().vocabulary.add(w, id);
+        vocabulary.add(w, id);
     }
+    let mut t = T::reference_publishing(vocabulary);
     focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Steps");
     t.type_text("MM-Move Nil Ghost#1 To MLoc:Square.Stage");
     let warnings = t.current().composer.checked.warnings.clone();
@@ -2333,14 +2577,18 @@ fn closing_a_dialogue_takes_its_turns_out_of_the_unsaved_count() {
             Some(json!({})),
         ),
     );
-    assert_eq!(t.app.session.unsaved, 2);
+    assert_eq!(t.app.session().unsaved(), 2);
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('x'));
     t.key(KeyCode::Char('y'));
-    assert_eq!(t.app.session.unsaved, 1, "the other dialogue's turn only");
+    assert_eq!(
+        t.app.session().unsaved(),
+        1,
+        "the other dialogue's turn only"
+    );
     t.key(KeyCode::Char('x'));
     t.key(KeyCode::Char('y'));
-    assert_eq!(t.app.session.unsaved, 0);
+    assert_eq!(t.app.session().unsaved(), 0);
     // Nothing unsaved: q quits at once.
     assert_eq!(quits(&t.key(KeyCode::Char('q'))), [true]);
 }
@@ -2349,10 +2597,7 @@ fn closing_a_dialogue_takes_its_turns_out_of_the_unsaved_count() {
 fn the_sidebar_dot_follows_the_servers_health() {
     use crate::tui::app::ServerStatus;
     let mut t = T::reference();
-    assert_eq!(
-        t.app.servers.nth(0).unwrap().status,
-        ServerStatus::Connected
-    );
+    assert_eq!(t.server_of(1).status, ServerStatus::Connected);
     // The server died under a turn: not "connected" any more.
     let mut gone = grounding(0);
     gone.reply = Reply::Error(TurnError {
@@ -2361,22 +2606,16 @@ fn the_sidebar_dot_follows_the_servers_health() {
     });
     t.finished(1, gone);
     assert!(
-        matches!(&t.app.servers.nth(0).unwrap().status, ServerStatus::Failed(e) if e.contains("the server exited")),
+        matches!(&t.server_of(1).status, ServerStatus::Failed(e) if e.contains("the server exited")),
         "{:?}",
-        t.app.servers.nth(0).unwrap().status
+        t.server_of(1).status
     );
     // An answer again: connected.
     t.finished(1, grounding(1));
-    assert_eq!(
-        t.app.servers.nth(0).unwrap().status,
-        ServerStatus::Connected
-    );
+    assert_eq!(t.server_of(1).status, ServerStatus::Connected);
     // Its only dialogue's session ended: said on the server too.
     t.event(Event::Engine(Box::new(EngineEvent::Closed { dialogue: 2 })));
-    assert!(matches!(
-        &t.app.servers.nth(1).unwrap().status,
-        ServerStatus::Failed(_)
-    ));
+    assert!(matches!(&t.server_of(2).status, ServerStatus::Failed(_)));
 }
 
 #[test]
@@ -2412,7 +2651,7 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
         dialogue: 1,
         turn: Box::new(grounding(0)),
     }));
-    t.app.focus = Pane::Transcript;
+    t.focus(Pane::Transcript);
     let fx = t.key(KeyCode::Char('O'));
     let token = fx.iter().find_map(|e| match e {
         Effect::Open { spec, .. } => match &spec.transport {
@@ -2450,19 +2689,19 @@ fn focus_is_unmistakable_and_esc_always_leaves_the_composer() {
     // Esc in the composer: back to NAV, always; the turn goes on, and how to cancel it is said.
     let fx = t.key(KeyCode::Esc);
     assert!(fx.is_empty(), "{fx:?}");
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     assert!(!t.app.typing());
     assert_eq!(mode_word(&t), "NAV");
     assert!(screen(&t, 120, 40).contains("┏▶ Dialogue 1"));
-    let notice = &t.app.notices.shown().unwrap().text;
+    let notice = &t.app.notices().shown().unwrap().text;
     assert!(notice.contains("Esc again cancels"), "{notice}");
     // Esc outside the composer: the pending turn is cancelled; the focus stays in NAV.
     let fx = t.key(KeyCode::Esc);
     assert!(matches!(&fx[..], [Effect::Cancel { .. }]), "{fx:?}");
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     t.key(KeyCode::Char('?'));
     assert!(
-        matches!(t.app.overlay, Some(Overlay::Help { .. })),
+        matches!(t.app.overlay(), Some(Overlay::Help { .. })),
         "a command, not text"
     );
 }
@@ -2471,17 +2710,17 @@ fn focus_is_unmistakable_and_esc_always_leaves_the_composer() {
 fn switching_to_a_dialogue_never_enters_edit() {
     let mut t = T::reference();
     // The first dialogue was left in the composer (a click on the next tab, say).
-    assert_eq!(t.app.focus, Pane::Composer);
-    t.app.show_dialogue(t.app.dialogues.id_at(1).unwrap());
+    assert_eq!(t.app.screen.focus(), Pane::Composer);
+    t.show(2);
     t.key(KeyCode::Esc);
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     // Back to the first, whose composer had the focus: NAV stays, `1` is a command.
     t.key(KeyCode::Char('1'));
-    assert_eq!(t.app.current, t.app.dialogues.id_at(0));
-    assert_eq!(t.app.focus, Pane::Transcript);
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(1)));
+    assert_eq!(t.app.screen.focus(), Pane::Transcript);
     assert_eq!(mode_word(&t), "NAV");
     t.key(KeyCode::Char('2'));
-    assert_eq!(t.app.current, t.app.dialogues.id_at(1));
+    assert_eq!(t.app.workspace.current(), Some(t.dialogue(2)));
     assert!(
         t.current()
             .composer
@@ -2505,7 +2744,7 @@ fn fields_below_the_composers_room_are_said_at_80x24() {
     let mut t = T::reference();
     // A feasibility's first field: its Release field is out of view at 80x24.
     focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Question");
-    t.app.size = ratatui::layout::Rect::new(0, 0, 80, 24);
+    t.resize(80, 24);
     let s = screen(&t, 80, 24);
     assert!(!s.contains("Release"), "{s}");
     assert!(s.contains("more (Tab)"), "{s}");
@@ -2526,13 +2765,19 @@ fn a_duplicate_key_in_the_raw_editor_is_not_sent() {
     let mut t = T::reference();
     t.key(KeyCode::F(2));
     assert_eq!(t.current().composer.mode, crate::tui::composer::Mode::Raw);
-    t.app.current_dialogue_mut().unwrap().composer.raw = crate::tui::composer::editor(
-        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}], "Kind": "feasibility"}"#,
-    );
-    t.app.with_composer(|c, ctx| c.recheck(ctx));
+    // F8 and Backspace empty it; the JSON is pasted in.
+    t.key(KeyCode::F(8));
+    for _ in 0..10 {
+        t.key(KeyCode::Backspace);
+    }
+    assert_eq!(t.current().composer.raw.lines().join(""), "");
+    let raw =
+        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}], "Kind": "feasibility"}"#;
+    t.event(Event::Input(Input::Paste(raw.into())));
+    assert_eq!(t.current().composer.raw.lines().join("\n"), raw);
     let fx = t.key(KeyCode::F(5));
     assert!(fx.is_empty(), "{fx:?}");
-    let notice = &t.app.notices.shown().unwrap().text;
+    let notice = &t.app.notices().shown().unwrap().text;
     assert!(
         notice.contains("written twice") && notice.contains("/Kind"),
         "{notice}"
@@ -2546,36 +2791,36 @@ fn log_line(text: &str) -> crate::client::event::LogEntry {
 #[test]
 fn slash_searches_the_log_n_and_capital_n_go_round_esc_ends() {
     let mut t = T::reference();
-    let before = t.app.log.visible_len();
+    let before = t.app.log().visible_len();
     for text in [
         "{\"Kind\": \"ack\"}",
         "nothing",
         "{\"Status\": \"ACK\"}",
         "end",
     ] {
-        t.app.log.push(log_line(text));
+        t.logged(log_line(text));
     }
     let (first, second, last) = (before, before + 2, before + 3);
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('L'));
-    t.app.focus = Pane::Log;
+    t.focus(Pane::Log);
     t.key(KeyCode::Char('/'));
     t.type_text("ack");
     // Typing goes to the first match at once; Enter keeps the search.
-    assert_eq!(t.app.log.selected, Some(first));
-    assert!(!t.app.log.follow);
+    assert_eq!(t.app.log().selected, Some(first));
+    assert!(!t.app.log().follow);
     t.key(KeyCode::Enter);
     let s = t.app.search.as_ref().expect("the search stays");
     assert!(!s.editing);
     assert_eq!(s.count(2), "1/2");
     t.key(KeyCode::Char('n'));
-    assert_eq!(t.app.log.selected, Some(second));
+    assert_eq!(t.app.log().selected, Some(second));
     t.key(KeyCode::Char('n'));
-    assert_eq!(t.app.log.selected, Some(first), "round the end");
+    assert_eq!(t.app.log().selected, Some(first), "round the end");
     t.key(KeyCode::Char('N'));
-    assert_eq!(t.app.log.selected, Some(second));
+    assert_eq!(t.app.log().selected, Some(second));
     assert!(
-        t.app.overlay.is_none() && t.app.dialogues.len() == 2,
+        t.app.overlay().is_none() && t.app.workspace.dialogues().len() == 2,
         "n was not New dialogue"
     );
     t.key(KeyCode::Esc);
@@ -2584,7 +2829,7 @@ fn slash_searches_the_log_n_and_capital_n_go_round_esc_ends() {
     t.key(KeyCode::Char('/'));
     t.event(Event::Input(Input::Paste("end\r".into())));
     assert_eq!(t.app.search.as_ref().unwrap().query(), "end");
-    assert_eq!(t.app.log.selected, Some(last));
+    assert_eq!(t.app.log().selected, Some(last));
 }
 
 #[test]
@@ -2600,9 +2845,9 @@ fn slash_in_the_detail_searches_the_raw_json_and_scrolls_to_each_match() {
             Some(json!({"Header": "PGM-KDA-V1.0", "TurnIndex": 0, "Note": "needle"})),
         ),
     );
-    t.app.focus = Pane::Detail;
+    t.focus(Pane::Detail);
     t.key(KeyCode::Esc);
-    t.app.focus = Pane::Detail;
+    t.focus(Pane::Detail);
     t.key(KeyCode::Char('/'));
     assert_eq!(
         t.current().transcript.detail_tab,
@@ -2621,26 +2866,26 @@ fn slash_in_the_detail_searches_the_raw_json_and_scrolls_to_each_match() {
     t.key(KeyCode::Char('h'));
     t.key(KeyCode::Char('n'));
     assert!(t.app.search.is_none());
-    assert_eq!(t.app.dialogues.len(), 3, "n opened a dialogue");
+    assert_eq!(t.app.workspace.dialogues().len(), 3, "n opened a dialogue");
 }
 
 #[test]
 fn the_log_filter_is_the_one_line_editor() {
     let mut t = T::reference();
-    t.app.log.push(log_line("alpha beta"));
-    t.app.log.push(log_line("gamma"));
+    t.logged(log_line("alpha beta"));
+    t.logged(log_line("gamma"));
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('L'));
-    t.app.focus = Pane::Log;
+    t.focus(Pane::Log);
     t.key(KeyCode::Char('|'));
     t.type_text("gam zz");
-    assert_eq!(t.app.log.visible_len(), 0);
+    assert_eq!(t.app.log().visible_len(), 0);
     t.key_with(KeyCode::Char('w'), KeyModifiers::CONTROL);
     t.key(KeyCode::Backspace);
-    assert_eq!(t.app.log.filter, "gam");
-    assert_eq!(t.app.log.visible_len(), 1);
+    assert_eq!(t.app.log().filter, "gam");
+    assert_eq!(t.app.log().visible_len(), 1);
     t.key(KeyCode::Enter);
-    assert!(!t.app.log.editing_filter);
+    assert!(!t.app.log().editing_filter);
 }
 
 /// An id kept from before (the last frame's hits, an engine event under way) names
@@ -2649,39 +2894,53 @@ fn the_log_filter_is_the_one_line_editor() {
 fn a_removed_server_and_its_dialogue_are_gone_and_their_ids_name_nothing() {
     use crate::tui::app::SidebarRow;
     let mut t = T::reference();
-    let server = t.app.servers.id_at(0).unwrap();
-    let dialogue = t.app.dialogues.id_at(0).unwrap();
-    let other = t.app.dialogues.id_at(1).unwrap();
-    t.hits.sidebar_rows = vec![(Rect::new(0, 2, 20, 1), SidebarRow::Server(server))];
-    t.hits.tabs = vec![(Rect::new(20, 0, 10, 1), dialogue)];
-    t.app.current = Some(dialogue);
-    let mut fx = Vec::new();
-    t.app.act(crate::tui::action::Action::RemoveServer, &mut fx);
+    t.show(1);
+    let (dialogue, other) = (t.dialogue(1), t.dialogue(2));
+    let server = t.current().server;
+    // The frame drawn before the server goes: its tab and its row.
+    t.draw();
+    let before = t.hits.clone();
+    let tab = before.tabs.iter().find(|(_, d)| *d == dialogue).unwrap().0;
+    let row = before
+        .sidebar_rows
+        .iter()
+        .find(|(_, r)| *r == SidebarRow::Server(server))
+        .unwrap()
+        .0;
+    let fx = t.in_sidebar(KeyCode::Delete);
     assert_eq!(closes(&fx), [1], "no turns: removed at once");
-    assert!(!t.app.servers.contains(server) && !t.app.dialogues.contains(dialogue));
-    assert_eq!(t.app.current, Some(other), "the tab after it shows");
+    assert!(
+        !t.app.workspace.servers().contains(server)
+            && !t.app.workspace.dialogues().contains(dialogue)
+    );
+    assert_eq!(
+        t.app.workspace.current(),
+        Some(other),
+        "the tab after it shows"
+    );
     assert_eq!(
         t.app.sidebar_rows().len(),
         2,
         "the other server and its dialogue"
     );
-    for (column, row) in [(25, 0), (5, 2)] {
-        t.event(Event::Input(Input::Mouse(MouseEvent {
-            kind: MouseEventKind::Down(MouseButton::Left),
-            column,
-            row,
-            modifiers: KeyModifiers::NONE,
-        })));
-        assert_eq!(t.app.current, Some(other), "a stale hit does nothing");
+    // Clicks where that frame drew them (the next one is not drawn yet).
+    for at in [tab, row] {
+        t.hits = before.clone();
+        t.click(at.x, at.y);
+        assert_eq!(
+            t.app.workspace.current(),
+            Some(other),
+            "a stale hit does nothing"
+        );
     }
     // What the engine still says of the closed dialogue is dropped.
     assert!(t.finished(1, grounding(0)).is_empty());
-    assert_eq!(t.app.session.unsaved, 0);
+    assert_eq!(t.app.session().unsaved(), 0);
 }
 
 #[test]
 fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes() {
-    use crate::client::resources::{Listed, Read};
+    use crate::client::resources::Read;
     let mut t = T::reference();
     t.key(KeyCode::Esc);
     let fx = t.key(KeyCode::F(3));
@@ -2689,22 +2948,9 @@ fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes()
         matches!(&fx[..], [Effect::ListResources { key: 1 }]),
         "{fx:?}"
     );
-    let listed = |uri: &str| Listed {
-        uri: uri.into(),
-        name: uri.into(),
-        title: None,
-        description: None,
-        mime_type: Some("application/json".into()),
-    };
-    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
-        dialogue: 1,
-        result: Ok(vec![listed("dac://domain"), listed("dac://spaces/S")]),
-    })));
+    t.resources_listed(1, &["dac://domain", "dac://spaces/S"]);
     // A list for another dialogue is not this overlay's.
-    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
-        dialogue: 2,
-        result: Ok(Vec::new()),
-    })));
+    t.resources_listed(2, &[]);
     assert!(screen(&t, 120, 40).contains("› dac://domain"));
     t.key(KeyCode::Down);
     let fx = t.key(KeyCode::Enter);
@@ -2742,19 +2988,12 @@ fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes()
         "{fx:?}"
     );
     // The selection stays on its URI when the new list comes.
-    t.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
-        dialogue: 1,
-        result: Ok(vec![
-            listed("dac://a"),
-            listed("dac://domain"),
-            listed("dac://spaces/S"),
-        ]),
-    })));
+    t.resources_listed(1, &["dac://a", "dac://domain", "dac://spaces/S"]);
     assert!(screen(&t, 120, 40).contains("› dac://spaces/S"));
     // W asks where to write what is shown, named after the resource; Enter writes it there
     // (after the runner says whether a file is there).
     t.key(KeyCode::Char('W'));
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!("no prompt");
     };
     assert_eq!(p.input.text(), "S.json");
@@ -2772,7 +3011,7 @@ fn export_without_a_turn_exports_the_draft() {
     t.type_text("Where is the bench?");
     t.key(KeyCode::Esc);
     t.key(KeyCode::Char('e'));
-    let Some(Overlay::Export(e)) = &t.app.overlay else {
+    let Some(Overlay::Export(e)) = &t.app.overlay() else {
         panic!("no Export overlay");
     };
     assert_eq!(e.what, "the draft");
@@ -2801,7 +3040,7 @@ fn tab_in_save_as_asks_the_runner_for_sessions_and_fills_in_what_it_found() {
         typed: "se".into(),
         paths: vec!["sessions/".into(), "session.json".into()],
     });
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!("the prompt stays")
     };
     assert_eq!(p.input.text(), "session");
@@ -2814,7 +3053,7 @@ fn tab_in_save_as_asks_the_runner_for_sessions_and_fills_in_what_it_found() {
         typed: "session".into(),
         paths: vec!["sessions/".into()],
     });
-    let Some(Overlay::Prompt(p)) = &t.app.overlay else {
+    let Some(Overlay::Prompt(p)) = &t.app.overlay() else {
         panic!()
     };
     assert_eq!(p.input.text(), "sessionx");
@@ -2840,13 +3079,13 @@ fn reconnect_without_its_server_says_so() {
     let mut t = T::reference();
     t.key(KeyCode::Esc);
     let server = t.current().server;
-    t.app.servers.remove(server);
+    t.app.workspace.remove_server(server);
     let fx = t.key(KeyCode::Char('R'));
     assert!(
         !fx.iter().any(|e| matches!(e, Effect::Open { .. })),
         "{fx:?}"
     );
-    let said = &t.app.notices.shown().expect("a notice").text;
+    let said = &t.app.notices().shown().expect("a notice").text;
     assert!(said.contains("no longer here"), "{said}");
 }
 

@@ -48,7 +48,7 @@ impl App {
                 let Some(key) = live.key_of(dialogue) else {
                     return;
                 };
-                let Some(d) = self.dialogue_by_key_mut(key) else {
+                let Some(d) = self.workspace.dialogue_by_key_mut(key) else {
                     return;
                 };
                 // Follow the newest turn unless the user is looking at an older one.
@@ -66,7 +66,7 @@ impl App {
                 let Some(key) = live.key_of(dialogue) else {
                     return;
                 };
-                if let Some(d) = self.dialogue_by_key_mut(key)
+                if let Some(d) = self.workspace.dialogue_by_key_mut(key)
                     && d.status == Status::Live
                 {
                     d.status = Status::Recorded;
@@ -80,7 +80,7 @@ impl App {
             Line::End(why) => {
                 let keys: Vec<_> = live.dialogues.iter().map(|(_, k)| *k).collect();
                 for key in keys {
-                    if let Some(d) = self.dialogue_by_key_mut(key)
+                    if let Some(d) = self.workspace.dialogue_by_key_mut(key)
                         && d.status == Status::Live
                     {
                         d.status = Status::Recorded;
@@ -99,7 +99,10 @@ impl App {
     fn watched_start(&mut self, servers: Vec<crate::client::spec::ServerSpec>) {
         let mut ids = Vec::new();
         for spec in servers {
-            let existing = self.servers.find(|s| s.spec.transport == spec.transport);
+            let existing = self
+                .workspace
+                .servers()
+                .find(|s| s.spec.transport == spec.transport);
             let id = match existing {
                 Some(i) => i,
                 None => {
@@ -108,12 +111,12 @@ impl App {
                     // server with the command line's token (--token, BKN_TOKEN).
                     if let crate::client::spec::TransportSpec::Http(http) = &mut spec.transport
                         && http.token.is_none()
-                        && self.token.is_some()
+                        && self.config.token.is_some()
                     {
-                        http.token = self.token.clone();
+                        http.token = self.config.token.clone();
                     }
                     let i = self.add_server(spec, crate::protocol::Interface::Dac);
-                    if let Some(s) = self.servers.get_mut(i) {
+                    if let Some(s) = self.workspace.server_mut(i) {
                         s.status = ServerStatus::Recorded;
                     }
                     i
@@ -143,9 +146,13 @@ impl App {
             .servers
             .iter()
             .copied()
-            .find(|&i| self.servers.get(i).is_some_and(|s| s.spec.name == server))
+            .find(|&i| {
+                self.workspace
+                    .server(i)
+                    .is_some_and(|s| s.spec.name == server)
+            })
             .or(live.servers.first().copied())
-            .filter(|&i| self.servers.contains(i))
+            .filter(|&i| self.workspace.servers().contains(i))
         else {
             self.notify(
                 format!("proxy: dialogue {id} is on a server no longer here: not shown"),
@@ -153,10 +160,11 @@ impl App {
             );
             return;
         };
-        let key = self.new_key();
+        let key = self.workspace.new_key();
         let name = format!(
             "{} live {id}",
-            self.servers
+            self.workspace
+                .servers()
                 .get(index)
                 .map(|s| s.name.as_str())
                 .unwrap_or("proxy")
@@ -166,7 +174,7 @@ impl App {
         d.link.dialog_id = Some(dialog_id);
         d.link.protocol_version = protocol_version;
         d.transcript.focus = Some(crate::tui::action::Pane::Transcript);
-        let new = self.dialogues.push(d);
+        let new = self.workspace.add_dialogue(d);
         if let Some(live) = &mut self.live {
             live.dialogues.push((id, key));
         }
@@ -175,8 +183,8 @@ impl App {
             .current_dialogue()
             .is_some_and(|d| d.status == Status::Live);
         if !watched_in_view {
-            self.current = Some(new);
-            self.focus = crate::tui::action::Pane::Transcript;
+            self.workspace.set_current(Some(new));
+            self.screen.set_focus(crate::tui::action::Pane::Transcript);
         }
         self.notify(
             format!("a proxied dialogue started: {name}"),
@@ -186,8 +194,10 @@ impl App {
 
     /// Takes over the dialogue in view at its selected turn (the last when none is).
     pub(super) fn take_over(&mut self, fx: &mut Vec<Effect>) {
-        let Some(i) = self.current else { return };
-        let Some(d) = self.dialogues.get(i) else {
+        let Some(i) = self.workspace.current() else {
+            return;
+        };
+        let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
         if !matches!(d.status, Status::Live | Status::Recorded) || d.transcript.is_empty() {
@@ -223,10 +233,10 @@ impl App {
             return;
         };
         // The source's Replay tab shows how the answers differ, turn by turn.
-        if let Some(d) = self.dialogues.get_mut(i) {
+        if let Some(d) = self.workspace.dialogue_mut(i) {
             d.start_replay();
         }
-        if let Some(d) = self.dialogues.get_mut(new) {
+        if let Some(d) = self.workspace.dialogue_mut(new) {
             d.name = format!("{source} · taken over");
             d.runs.takeover = Some(crate::tui::dialogue::TakeOver {
                 source: source_key,
@@ -237,7 +247,7 @@ impl App {
                 differing: 0,
             });
         }
-        self.current = Some(new);
+        self.workspace.set_current(Some(new));
         self.notify(
             format!(
                 "taking over {source} at turn {upto}: a new MCP session, the recorded Requests sent again and compared"
@@ -249,8 +259,8 @@ impl App {
     /// The next recorded Request of a take-over, once its dialogue is open and idle; at the
     /// end the composer is the user's.
     pub(super) fn take_over_next(&mut self, index: DialogueId, fx: &mut Vec<Effect>) {
-        let now = self.now;
-        let Some(d) = self.dialogues.get_mut(index) else {
+        let now = self.screen.now();
+        let Some(d) = self.workspace.dialogue_mut(index) else {
             return;
         };
         let Some(t) = &mut d.runs.takeover else {
@@ -280,12 +290,12 @@ impl App {
                 let next = t.next.take();
                 d.runs.takeover = None;
                 d.transcript.focus = Some(crate::tui::action::Pane::Composer);
-                if let Some(s) = self.dialogue_by_key_mut(source)
+                if let Some(s) = self.workspace.dialogue_by_key_mut(source)
                     && let Some(r) = &mut s.runs.replay
                 {
                     r.running = false;
                 }
-                self.focus = crate::tui::action::Pane::Composer;
+                self.screen.set_focus(crate::tui::action::Pane::Composer);
                 // The composer holds what the recording asked next, to send or to change.
                 if let Some(request) = next {
                     self.with_composer_of(index, |c, ctx| c.load(&request, ctx));
@@ -309,8 +319,8 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         let Some(t) = self
-            .dialogues
-            .get_mut(index)
+            .workspace
+            .dialogue_mut(index)
             .and_then(|d| d.runs.takeover.as_mut())
         else {
             return;
@@ -322,7 +332,7 @@ impl App {
         let differences = crate::session::diff::compare(recorded, turn);
         t.differing += usize::from(!differences.is_empty());
         let source = t.source;
-        if let Some(d) = self.dialogue_by_key_mut(source) {
+        if let Some(d) = self.workspace.dialogue_by_key_mut(source) {
             d.replayed(
                 at,
                 crate::tui::dialogue::ReplayedView {

@@ -25,7 +25,7 @@ const LABEL: u16 = 12;
 /// The footer's verdict: a remark, a syntax error, a field that is not JSON, a statement that
 /// does not parse, the findings, the warnings, or "schema: ok".
 fn check_line<'a>(app: &App, c: &Composer, width: usize) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     if let Some(m) = &c.message {
         return Line::styled(cut(m, width), t.fg(t.colors.warning));
     }
@@ -77,8 +77,8 @@ fn check_line<'a>(app: &App, c: &Composer, width: usize) -> Line<'a> {
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, collapsed: bool, hits: &mut Hits) {
-    let t = &app.theme;
-    let focused = app.focus == Pane::Composer;
+    let t = app.theme();
+    let focused = app.focus() == Pane::Composer;
     let Some(d) = app.current_dialogue() else {
         let block = super::pane_block(app, " Compose ", focused);
         frame.render_widget(block, area);
@@ -138,13 +138,13 @@ fn title_hint(app: &App, d: &DialogueState) -> String {
     if d.status == crate::tui::dialogue::Status::Live {
         format!(
             " live, read-only · {} takes it over ",
-            app.keymap.first_key(&Action::TakeOver)
+            app.keymap().first_key(&Action::TakeOver)
         )
     } else {
         format!(
             " next turn {} · {} send ",
             d.link.next_turn,
-            app.keymap.first_key(&Action::Send)
+            app.keymap().first_key(&Action::Send)
         )
     }
 }
@@ -154,24 +154,24 @@ fn collapsed_line<'a>(app: &App, d: &DialogueState, width: u16) -> Line<'a> {
     let keys = if d.status == crate::tui::dialogue::Status::Live {
         format!(
             "   the agent's dialogue: {} takes it over",
-            app.keymap.first_key(&Action::TakeOver)
+            app.keymap().first_key(&Action::TakeOver)
         )
     } else {
         format!(
             "   {} edits · {} sends",
-            app.keymap.first_key(&Action::Focus(Pane::Composer)),
-            app.keymap.first_key(&Action::Send)
+            app.keymap().first_key(&Action::Focus(Pane::Composer)),
+            app.keymap().first_key(&Action::Send)
         )
     };
     let mut spans = check_line(app, &d.composer, width as usize / 2).spans;
-    spans.push(Span::styled(keys, app.theme.muted()));
+    spans.push(Span::styled(keys, app.theme().muted()));
     Line::from(spans)
 }
 
 /// The footer: Form or Raw JSON (the one in use marked), the key that switches, and what
 /// the live check found.
 fn footer_line<'a>(app: &App, c: &Composer, width: u16) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut spans = match c.mode {
         Mode::Form => vec![
             Span::styled("[ Form ]", t.bold(t.colors.accent)),
@@ -183,7 +183,7 @@ fn footer_line<'a>(app: &App, c: &Composer, width: u16) -> Line<'a> {
         ],
     };
     spans.push(Span::styled(
-        format!(" {}   ", app.keymap.first_key(&Action::ComposerMode)),
+        format!(" {}   ", app.keymap().first_key(&Action::ComposerMode)),
         t.fg(t.colors.key_hint),
     ));
     spans.extend(check_line(app, c, (width as usize).saturating_sub(28)).spans);
@@ -255,7 +255,7 @@ fn form(
     let first = first_form_row(c, kind_rows, area.height, focused);
     if kind_rows == 1 && first == 0 {
         let r = Rect::new(area.x, y, area.width, 1);
-        kind_row(frame, &app.theme, c, r, focused && c.row == 0, hits);
+        kind_row(frame, app.theme(), c, r, focused && c.row == 0, hits);
         y += 1;
     }
     // Where the completion list goes, drawn last over whatever is below.
@@ -273,7 +273,7 @@ fn form(
         }
         let active = focused && c.row == row;
         let rows = Rect::new(area.x, y, area.width, bottom - y);
-        let (height, cursor) = form_field(frame, &app.theme, c, f, rows, active);
+        let (height, cursor) = form_field(frame, app.theme(), c, f, rows, active);
         hits.composer_rows
             .push((Rect::new(area.x, y, area.width, height), row));
         popup = popup.or(cursor);
@@ -478,10 +478,10 @@ fn why_nothing_completes(
     f: &Field,
     r: Rect,
 ) -> u16 {
-    let t = &app.theme;
+    let t = app.theme();
     let why = app
-        .servers
-        .get(d.server)
+        .workspace()
+        .server(d.server)
         .map(|s| &s.vocabulary)
         .and_then(|v| match f.spec.completes {
             crate::tui::composer::fields::Completes::Words(w) => v.why_empty(w),
@@ -512,10 +512,10 @@ fn also_sent(frame: &mut Frame, app: &App, c: &Composer, r: Rect) {
             "{:width$}also sent: {} ({} shows them)",
             "",
             keys.join(", "),
-            app.keymap.first_key(&Action::ComposerMode),
+            app.keymap().first_key(&Action::ComposerMode),
             width = LABEL as usize
         ),
-        app.theme.muted(),
+        app.theme().muted(),
     );
     frame.render_widget(Paragraph::new(line), r);
 }
@@ -542,7 +542,10 @@ fn unseen_rows(frame: &mut Frame, app: &App, area: Rect, (above, below): (usize,
         1,
     );
     frame.render_widget(
-        Paragraph::new(Line::styled(text, app.theme.fg(app.theme.colors.key_hint))),
+        Paragraph::new(Line::styled(
+            text,
+            app.theme().fg(app.theme().colors.key_hint),
+        )),
         r,
     );
 }
@@ -571,7 +574,7 @@ fn completion_list(
     x: u16,
     hits: &mut Hits,
 ) {
-    let t = &app.theme;
+    let t = app.theme();
     let screen = frame.area();
     let width = comp
         .items

@@ -13,8 +13,8 @@ use ratatui::widgets::Paragraph;
 use time::OffsetDateTime;
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::hits::Hits) {
-    let t = &app.theme;
-    let focused = app.focus == Pane::Log;
+    let t = app.theme();
+    let focused = app.focus() == Pane::Log;
     let log = &app.log;
     let block = super::pane_block(app, title(app), focused).title_bottom(
         Line::styled(
@@ -84,7 +84,7 @@ fn bottom_lines(frame: &mut Frame, app: &App, inner: Rect, search: Option<&Searc
     if app.log.editing_filter {
         height = height.saturating_sub(1);
         let line = app.log.filter_input.line(
-            Span::styled("filter: ", app.theme.fg(app.theme.colors.key_hint)),
+            Span::styled("filter: ", app.theme().fg(app.theme().colors.key_hint)),
             None,
         );
         frame.render_widget(
@@ -110,7 +110,7 @@ fn entry_line<'a>(
     width: usize,
     search: Option<(&Search, bool)>,
 ) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let c = &t.colors;
     let color = match e.kind {
         LogKind::Sent => c.log_sent,

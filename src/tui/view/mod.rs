@@ -25,7 +25,7 @@ pub use crate::tui::overlay::help_lines;
 /// Draws the whole screen; returns where things went.
 pub fn render(frame: &mut Frame, app: &App) -> Hits {
     let area = frame.area();
-    frame.render_widget(Block::default().style(app.theme.base()), area);
+    frame.render_widget(Block::default().style(app.theme().base()), area);
     let a = layout::areas(app, area);
     let mut hits = Hits::default();
     hits.panes.push((a.sidebar, Pane::Sidebar));
@@ -65,7 +65,7 @@ fn search_line<'a>(
     matches: usize,
 ) -> ratatui::text::Line<'a> {
     use ratatui::text::Span;
-    let t = &app.theme;
+    let t = app.theme();
     let prompt = Span::styled("/", t.fg(t.colors.key_hint));
     let mut line = if s.editing {
         s.input.line(prompt, None)
@@ -102,6 +102,6 @@ fn pane_block<'a>(
         } else {
             BorderType::Plain
         })
-        .border_style(app.theme.border(focused))
-        .title(title.style(app.theme.title(focused)))
+        .border_style(app.theme().border(focused))
+        .title(title.style(app.theme().title(focused)))
 }

@@ -25,7 +25,7 @@ pub(crate) fn open_box(
 
 /// An input line with its cursor.
 pub(crate) fn input_line<'a>(app: &App, input: &Input, prefix: &'a str) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     input.line(Span::styled(prefix, t.fg(t.colors.accent)), None)
 }
 

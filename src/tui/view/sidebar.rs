@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 fn server_state<'a>(app: &App, status: &ServerStatus) -> (Span<'a>, &'static str) {
-    let t = &app.theme;
+    let t = app.theme();
     match status {
         ServerStatus::Connected => (Span::styled("●", t.fg(t.colors.connected)), "connected"),
         ServerStatus::Connecting => (
@@ -28,7 +28,7 @@ fn server_state<'a>(app: &App, status: &ServerStatus) -> (Span<'a>, &'static str
 
 /// Where a server's OAuth sign-in stands, in one line.
 fn sign_in_line<'a>(app: &App, notice: &SignInNotice, width: usize) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let (text, colour) = match notice {
         SignInNotice::Open {
             browser: Some(_), ..
@@ -56,20 +56,19 @@ fn sign_in_line<'a>(app: &App, notice: &SignInNotice, width: usize) -> Line<'a> 
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
-    let focused = app.focus == Pane::Sidebar;
+    let t = app.theme();
+    let focused = app.focus() == Pane::Sidebar;
     let block = super::pane_block(app, " Servers ", focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;
     let mut lines: Vec<Line> = Vec::new();
     for (row, entry) in app.sidebar_rows().into_iter().enumerate() {
-        let selected = focused && row == app.sidebar_selected;
+        let selected = focused && row == app.sidebar().selected();
         let entry_lines = match entry {
-            SidebarRow::Server(s) => app
-                .servers
-                .get(s)
-                .map(|server| server_lines(app, server, selected, width)),
+            SidebarRow::Server(s) => app.workspace().server(s).map(|server| {
+                server_lines(app, server, app.sidebar().is_expanded(s), selected, width)
+            }),
             SidebarRow::Dialogue(d) => {
                 dialogue_line(app, d, selected, width).map(|line| vec![line])
             }
@@ -84,7 +83,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         ));
         lines.extend(entry_lines);
     }
-    if app.servers.is_empty() {
+    if app.workspace().servers().is_empty() {
         lines.push(Line::styled("no server", t.muted()));
     }
     frame.render_widget(Paragraph::new(lines).style(t.base()), inner);
@@ -95,12 +94,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
 fn server_lines<'a>(
     app: &App,
     server: &ServerState,
+    expanded: bool,
     selected: bool,
     width: usize,
 ) -> Vec<Line<'a>> {
-    let t = &app.theme;
+    let t = app.theme();
     let (dot, _) = server_state(app, &server.status);
-    let arrow = if server.expanded { "▼ " } else { "▶ " };
+    let arrow = if expanded { "▼ " } else { "▶ " };
     let kind = server.spec.kind();
     let name_room = width.saturating_sub(kind.len() + 6);
     let mut line = Line::from(vec![
@@ -129,7 +129,7 @@ fn server_lines<'a>(
 /// that it is a recorded session.
 fn server_detail<'a>(app: &App, server: &ServerState, width: usize) -> Line<'a> {
     use crate::client::generation::StateHome;
-    let t = &app.theme;
+    let t = app.theme();
     match (&server.status, &server.summary) {
         (ServerStatus::Failed(e), _) => Line::styled(
             format!(
@@ -165,7 +165,7 @@ fn server_detail<'a>(app: &App, server: &ServerState, width: usize) -> Line<'a> 
 /// The M-Instance a server publishes (its dialogues fill Requests with it), and its first
 /// binding finding.
 fn summary_notes<'a>(app: &App, summary: &ServerSummary, width: usize) -> Vec<Line<'a>> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut lines = Vec::new();
     if let Some(p) = &summary.published {
         lines.push(Line::styled(
@@ -200,11 +200,15 @@ fn summary_notes<'a>(app: &App, summary: &ServerSummary, width: usize) -> Vec<Li
 /// A dialogue's row under its server: its branch, number, short name (and DialogID), its
 /// turn count and its state.
 fn dialogue_line<'a>(app: &App, d: DialogueId, selected: bool, width: usize) -> Option<Line<'a>> {
-    let t = &app.theme;
-    let (dialogue, position) = (app.dialogues.get(d)?, app.dialogues.position(d)?);
-    let current = Some(d) == app.current;
+    let t = app.theme();
+    let (dialogue, position) = (
+        app.workspace().dialogue(d)?,
+        app.workspace().dialogues().position(d)?,
+    );
+    let current = Some(d) == app.workspace().current();
     let is_last = !app
-        .dialogues
+        .workspace()
+        .dialogues()
         .values()
         .skip(position + 1)
         .any(|o| o.server == dialogue.server);
@@ -231,8 +235,8 @@ fn dialogue_line<'a>(app: &App, d: DialogueId, selected: bool, width: usize) -> 
 /// Under its server, "domain-access #2" needs only "#2" (and its DialogID).
 fn short_name(app: &App, dialogue: &DialogueState) -> String {
     let server_name = app
-        .servers
-        .get(dialogue.server)
+        .workspace()
+        .server(dialogue.server)
         .map_or("", |s| s.name.as_str());
     let short = dialogue
         .name
@@ -253,7 +257,7 @@ fn short_name(app: &App, dialogue: &DialogueState) -> String {
 /// A dialogue's state at the end of its row: recorded, live, failed, connecting, a turn in
 /// flight, or nothing (open).
 fn dialogue_state<'a>(app: &App, dialogue: &DialogueState) -> Span<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     match &dialogue.status {
         Status::Recorded => Span::styled(" ◆", t.fg(t.colors.recorded)),
         Status::Live => Span::styled(" ◉ live", t.fg(t.colors.connected)),
@@ -270,7 +274,7 @@ fn dialogue_state<'a>(app: &App, dialogue: &DialogueState) -> Span<'a> {
 
 /// The one-line server picker of narrow screens: the current dialogue's server.
 pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme();
     let Some(d) = app.current_dialogue() else {
         frame.render_widget(
             Paragraph::new(Line::styled(
@@ -281,9 +285,10 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
         );
         return;
     };
-    let (Some(server), Some(position)) =
-        (app.servers.get(d.server), app.servers.position(d.server))
-    else {
+    let (Some(server), Some(position)) = (
+        app.workspace().server(d.server),
+        app.workspace().servers().position(d.server),
+    ) else {
         return;
     };
     let (dot, state) = server_state(app, &server.status);
@@ -306,7 +311,11 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
             t.muted(),
         ),
         Span::styled(
-            format!("  ({} of {})", position + 1, app.servers.len()),
+            format!(
+                "  ({} of {})",
+                position + 1,
+                app.workspace().servers().len()
+            ),
             t.muted(),
         ),
     ];

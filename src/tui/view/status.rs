@@ -27,7 +27,7 @@ fn context(app: &App, detail: Detail) -> String {
     let full = detail >= Detail::Medium;
     let mut left = String::from(" ");
     if let Some(d) = app.current_dialogue()
-        && let Some(server) = app.servers.get(d.server)
+        && let Some(server) = app.workspace().server(d.server)
     {
         left.push_str(&server.name);
         if full {
@@ -73,14 +73,14 @@ fn context(app: &App, detail: Detail) -> String {
     } else {
         left.push_str("no dialogue");
     }
-    if app.session.unsaved > 0 {
-        left.push_str(&format!(" · ● {} unsaved", app.session.unsaved));
+    if app.session().unsaved() > 0 {
+        left.push_str(&format!(" · ● {} unsaved", app.session().unsaved()));
     }
     left
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect) {
-    let t = &app.theme;
+    let t = app.theme();
     let c = &t.colors;
     let base = t.fg(c.status_fg).bg(c.status_bg);
     let width = area.width as usize;
@@ -129,12 +129,12 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
 
 /// The notice shown, cut to `room` with the key that shows all messages when it is longer.
 fn notice_spans<'a>(app: &App, n: &Notice, base: Style, room: usize) -> Vec<Span<'a>> {
-    let c = &app.theme.colors;
-    let color = app.theme.severity(n.severity);
+    let c = &app.theme().colors;
+    let color = app.theme().severity(n.severity);
     let mut spans = vec![Span::styled(" │ ", base)];
     if n.text.chars().count() > room {
         // Cut: the whole of it is in the messages.
-        let more = format!(" {} all", app.keymap.first_key(&Action::Messages));
+        let more = format!(" {} all", app.keymap().first_key(&Action::Messages));
         let room = room.saturating_sub(more.chars().count());
         spans.push(Span::styled(cut(&n.text, room), base.fg(color)));
         spans.push(Span::styled(more, base.fg(c.key_hint)));
@@ -146,9 +146,9 @@ fn notice_spans<'a>(app: &App, n: &Notice, base: Style, room: usize) -> Vec<Span
 
 /// The keys worth knowing where the focus is, as many as fit in `room`.
 fn hint_spans<'a>(app: &App, base: Style, room: usize) -> Vec<Span<'a>> {
-    let c = &app.theme.colors;
-    let k = |a: Action| app.keymap.first_key(&a);
-    let hints: Vec<(String, &str)> = match app.focus {
+    let c = &app.theme().colors;
+    let k = |a: Action| app.keymap().first_key(&a);
+    let hints: Vec<(String, &str)> = match app.focus() {
         Pane::Composer => vec![
             (k(Action::Send), "send"),
             (

@@ -14,10 +14,10 @@ use ratatui::widgets::Paragraph;
 const NAME: &str = " bkn-explorer ";
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
+    let t = app.theme();
     let c = &t.colors;
     // The theme's name only where there is room for it: tabs come first.
-    let help = app.keymap.first_key(&Action::Help);
+    let help = app.keymap().first_key(&Action::Help);
     let right = if area.width >= 100 {
         format!(" {} │ {help} help ", t.name)
     } else {
@@ -25,7 +25,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     };
     let fixed = NAME.chars().count() + 1 + right.chars().count();
     let free = (area.width as usize).saturating_sub(fixed);
-    let shown = app.current.and_then(|c| app.dialogues.position(c));
+    let shown = app
+        .workspace()
+        .current()
+        .and_then(|c| app.workspace().dialogues().position(c));
     let (labels, start, end) = fit_tabs(app, shown.unwrap_or(0), free);
     let mut spans = vec![
         Span::styled(NAME, t.bold(c.accent)),
@@ -40,7 +43,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     for ((i, label), id) in labels
         .iter()
         .enumerate()
-        .zip(app.dialogues.ids())
+        .zip(app.workspace().dialogues().ids())
         .take(end)
         .skip(start)
     {
@@ -75,7 +78,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
 /// the longest names that show the most tabs.
 fn fit_tabs(app: &App, current: usize, free: usize) -> (Vec<String>, usize, usize) {
     let labels_at = |cap: usize| -> Vec<String> {
-        app.dialogues
+        app.workspace()
+            .dialogues()
             .values()
             .zip(distinct_names(app, cap))
             .enumerate()
@@ -110,7 +114,8 @@ fn fit_tabs(app: &App, current: usize, free: usize) -> (Vec<String>, usize, usiz
 /// part, with that part cut (`…` and the rest), so the distinguishing end shows.
 fn distinct_names(app: &App, cap: usize) -> Vec<String> {
     let all: Vec<(&str, Option<&str>)> = app
-        .dialogues
+        .workspace()
+        .dialogues()
         .values()
         .map(|d| (d.name.as_str(), d.link.dialog_id.as_deref()))
         .collect();

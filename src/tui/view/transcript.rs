@@ -18,7 +18,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 /// The pane's title, cut to fit its border.
 pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let role = d.interface.server_role();
     // The DialogID is known once the dialogue is open (or was recorded).
     let id = d
@@ -36,7 +36,8 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
         Status::Closed(_) => ("closed", t.colors.failed),
     };
     let index = app
-        .dialogues
+        .workspace()
+        .dialogues()
         .values()
         .position(|o| o.key == d.key)
         .map(|i| i + 1)
@@ -59,8 +60,8 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
-    let focused = app.focus == Pane::Transcript;
+    let t = app.theme();
+    let focused = app.focus() == Pane::Transcript;
     let Some(d) = app.current_dialogue() else {
         no_dialogue(frame, app, area, focused);
         return;
@@ -127,7 +128,7 @@ fn table(
     columns: &Columns,
     area: Rect,
 ) {
-    let t = &app.theme;
+    let t = app.theme();
     let widths = [
         Constraint::Length(6),
         Constraint::Length(columns.kind),
@@ -183,7 +184,7 @@ fn no_dialogue(frame: &mut Frame, app: &App, area: Rect, focused: bool) {
     let block = super::pane_block(app, " Transcript ", focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let hint = Line::styled(app.no_dialogue_hint(), app.theme.muted());
+    let hint = Line::styled(app.no_dialogue_hint(), app.theme().muted());
     frame.render_widget(Paragraph::new(hint), inner);
 }
 
@@ -191,12 +192,12 @@ fn no_dialogue(frame: &mut Frame, app: &App, area: Rect, focused: bool) {
 /// A dialogue that failed: the failure, the lines after it (what to do), and the keys that
 /// go on from it.
 fn failed(frame: &mut Frame, app: &App, d: &DialogueState, error: &str, inner: Rect) {
-    let t = &app.theme;
+    let t = app.theme();
     // A server reached that has no BKN tool: reconnecting changes nothing, and the error
     // already says what can be done with it (its tools, a call, its resources).
     let no_bkn_tool = app
-        .servers
-        .get(d.server)
+        .workspace()
+        .server(d.server)
         .and_then(|s| s.summary.as_ref())
         .is_some_and(|s| s.bkn_tools.is_empty());
     let mut lines: Vec<Line> = error
@@ -215,8 +216,8 @@ fn failed(frame: &mut Frame, app: &App, d: &DialogueState, error: &str, inner: R
         lines.push(Line::styled(
             format!(
                 "{} reconnects; {} opens another dialogue",
-                app.keymap.first_key(&Action::Reconnect),
-                app.keymap.first_key(&Action::NewDialogue)
+                app.keymap().first_key(&Action::Reconnect),
+                app.keymap().first_key(&Action::NewDialogue)
             ),
             t.muted(),
         ));
@@ -234,7 +235,7 @@ fn no_turns_hint(app: &App, d: &DialogueState) -> String {
         Status::Live => "watching: its turns appear as they pass the proxy".to_owned(),
         _ => format!(
             "no turns yet: compose a Request below and press {}",
-            app.keymap.first_key(&Action::Send)
+            app.keymap().first_key(&Action::Send)
         ),
     }
 }
@@ -266,7 +267,7 @@ impl Columns {
 
 /// One turn's row: TurnIndex, Kind, Outcome (and Overall), About, latency, Check.
 fn row<'a>(app: &App, view: &TurnView, selected: bool, columns: &Columns) -> Row<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let c = &t.colors;
     let turn_index = view
         .summary
@@ -313,7 +314,7 @@ fn row<'a>(app: &App, view: &TurnView, selected: bool, columns: &Columns) -> Row
 /// The Check column: the findings (or why there was nothing to check), a scenario step's
 /// verdict first, and a replay's.
 fn check<'a>(app: &App, view: &TurnView) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let c = &t.colors;
     let check = match view.turn.findings.len() {
         0 if matches!(view.turn.reply, Reply::ToolError(_)) => {
@@ -344,7 +345,7 @@ fn check<'a>(app: &App, view: &TurnView) -> Line<'a> {
 
 /// The pending turn's line: its spinner, elapsed time, progress, and how to cancel it.
 fn pending_text(app: &App, d: &DialogueState, p: &Pending) -> String {
-    let elapsed = app.now.saturating_duration_since(p.started).as_secs_f64();
+    let elapsed = app.now().saturating_duration_since(p.started).as_secs_f64();
     let turn = p
         .request
         .as_ref()
@@ -373,7 +374,7 @@ fn pending_text(app: &App, d: &DialogueState, p: &Pending) -> String {
 /// The Overall after the Outcome: " · feasible". A claim its own steps contradict is marked
 /// "⚠" (in the warning colour too), so that it never reads as plainly feasible.
 fn overall_label(app: &App, view: &TurnView) -> (String, Style) {
-    let t = &app.theme;
+    let t = app.theme();
     let Some(verdict) = &view.verdict else {
         return (String::new(), t.muted());
     };
@@ -392,7 +393,7 @@ fn overall_label(app: &App, view: &TurnView) -> (String, Style) {
 /// What a turn is about; for a feasibility Response, its steps counted by PA Status, each
 /// count in its status's colour, as many as fit, then how many more ("+2").
 fn about<'a>(app: &App, view: &TurnView, width: usize) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let Some(verdict) = &view.verdict else {
         return Line::styled(cut(&view.summary.about, width), t.muted());
     };

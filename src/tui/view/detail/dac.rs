@@ -17,7 +17,7 @@ use strum::IntoEnumIterator;
 
 /// Lines that say why there is no Response, when there is none.
 pub fn no_response<'a>(c: &Content<'a>) -> Option<Vec<Line<'a>>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     match &c.view.turn.reply {
         Reply::Response(_) => None,
         Reply::ToolError(text) => {
@@ -105,12 +105,12 @@ pub fn answer<'a>(c: &Content<'a>) -> super::Shown<'a> {
 fn not_dac<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     vec![Line::styled(
         "not a BKN-DAC turn: the Raw tab shows its messages",
-        c.app.theme.muted(),
+        c.app.theme().muted(),
     )]
 }
 
 fn answer_into<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     w.push_wrapped(
         Line::from(vec![
             Span::styled("Outcome  ", t.muted()),
@@ -162,7 +162,7 @@ fn answer_into<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) 
 /// What this turn did to the commitments (the Commitments tab has the whole story), wrapped
 /// over as many lines as it takes.
 fn commitment_summary<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Window<'a>) {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let statuses = r.commitment_status.items();
     let mut spans = vec![Span::styled("Commitments  ", t.muted())];
     if let Some(v) = r.commitment_status.other() {
@@ -250,7 +250,7 @@ fn answer_body<'a>(c: &Content<'a>, answer: &'a AnswerView, w: &mut Window<'a>) 
 }
 
 fn object_classes<'a>(c: &Content<'a>, classes: &'a List<ObjectClassView>, w: &mut Window<'a>) {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     odd_list(c, "Object classes", classes, w);
     if classes.items().is_empty() {
         return;
@@ -292,7 +292,7 @@ fn object_classes<'a>(c: &Content<'a>, classes: &'a List<ObjectClassView>, w: &m
 }
 
 fn relations<'a>(c: &Content<'a>, relations: &'a List<RelationView>, w: &mut Window<'a>) {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     odd_list(c, "Relations", relations, w);
     let items = relations.items();
     if items.is_empty() {
@@ -318,7 +318,7 @@ fn relations<'a>(c: &Content<'a>, relations: &'a List<RelationView>, w: &mut Win
 }
 
 fn affordances<'a>(c: &Content<'a>, affordances: &'a List<AffordanceView>, w: &mut Window<'a>) {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     odd_list(c, "Affordances", affordances, w);
     if affordances.items().is_empty() {
         return;
@@ -419,7 +419,7 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     if let Some(lines) = no_response(c) {
         return lines;
     }
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let Some((request, r)) = messages(c) else {
         return not_dac(c);
     };
@@ -495,7 +495,7 @@ pub fn feasibility<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 /// The Overall badge and the counts, and a warning when the server's claim is better than
 /// what its own steps say.
 fn verdict_lines<'a>(c: &Content<'a>, verdict: &Verdict) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let overall_color = match (verdict.claimed.known(), verdict.implied) {
         (Some(_), Some(i)) if verdict.contradicted() => t.overall(i),
         (Some(o), _) => t.overall(*o),
@@ -559,7 +559,7 @@ struct StepRow<'s> {
 
 /// A step's row: both text columns wrap, and the row is as tall as the taller of the two.
 fn step_lines<'a>(c: &Content<'a>, row: &StepRow, columns: &Columns) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let statement_width = columns.statement;
     let color = row
         .status
@@ -599,7 +599,7 @@ fn step_lines<'a>(c: &Content<'a>, row: &StepRow, columns: &Columns) -> Vec<Line
 
 /// A step of the Request the server gave no PA Status for: both columns wrap, as a step's.
 fn missing_lines<'a>(c: &Content<'a>, n: u64, statement: &str, columns: &Columns) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let statement_width = columns.statement;
     let statement_lines = wrap_capped(statement, statement_width, 4);
     let reason_lines = wrap_capped(
@@ -630,7 +630,7 @@ fn missing_lines<'a>(c: &Content<'a>, n: u64, statement: &str, columns: &Columns
 }
 
 pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let view = c.dialogue.transcript.commitments_at(c.selected.index);
     let mut lines = commitment_notes(c, &view);
     if view.rows.is_empty() {
@@ -668,7 +668,7 @@ pub fn commitments<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 /// statuses come from may say why, in the server's own words. It is shown whole, as free
 /// text, and never read for meaning (any server may write anything there).
 fn server_words<'a>(c: &Content<'a>, from: Option<usize>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let text = from
         .and_then(|row| c.dialogue.transcript.turn(row))
         .and_then(|v| match &v.exchange {
@@ -709,7 +709,7 @@ fn turn_label(c: &Content, row: usize) -> String {
 
 /// What this turn's own Response said, before the table (wrapped: never cut).
 fn commitment_notes<'a>(c: &Content<'a>, view: &CommitmentsView) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let mut lines = Vec::new();
     let mut note = |text: String, style| {
         lines.extend(super::super::text::wrap_line(
@@ -759,7 +759,7 @@ fn commitment_notes<'a>(c: &Content<'a>, view: &CommitmentsView) -> Vec<Line<'a>
 
 /// "3 commitments as of TurnIndex 2:  1 retained · 1 released · 1 conflicting".
 fn commitment_counts<'a>(c: &Content<'a>, view: &CommitmentsView) -> Line<'a> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let count = |s: CommitmentState| {
         view.rows
             .iter()
@@ -794,7 +794,7 @@ fn commitment_counts<'a>(c: &Content<'a>, view: &CommitmentsView) -> Line<'a> {
 }
 
 fn commitment_row<'a>(c: &Content<'a>, r: &CommitmentRow) -> Line<'a> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let (label, style) = match &r.state {
         Field::Known(CommitmentState::Conflicting) => (
             "CONFLICTING".to_owned(),

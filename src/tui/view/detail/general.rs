@@ -18,7 +18,7 @@ pub fn findings<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 /// What the server asked while it worked on the Request, and what it was given.
 fn asked<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     use crate::client::answers::AnsweredBy;
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let asked = &c.view.turn.asked;
     if asked.is_empty() {
         return Vec::new();
@@ -55,7 +55,7 @@ fn asked<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 }
 
 fn verdicts<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let findings = &c.view.turn.findings;
     if findings.is_empty() {
         let (verdict, note) = match c.view.turn.reply {
@@ -165,7 +165,7 @@ impl<'a> RawDocument<'a> {
         });
         RawDocument {
             s,
-            t: &c.app.theme,
+            t: c.app.theme(),
             width: c.width.max(1),
             request_title: format!("Request ({} bytes) · Y copies", c.view.turn.request.len()),
             reply_title,
@@ -244,7 +244,7 @@ impl<'a> RawDocument<'a> {
 
 /// A scenario step: what it expected, each with ✓ or ✗, and for each failure what came.
 pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let Some(check) = &c.view.expect else {
         let running = c.dialogue.runs.scenario.as_ref().is_some_and(|s| s.running);
         let text = if running {
@@ -307,7 +307,7 @@ pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 
 /// The replay of this turn: the differences, then recorded and replayed side by side.
 pub fn replay<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let Some(r) = &c.view.replay else {
         let running = c.dialogue.runs.replay.as_ref().is_some_and(|r| r.running);
         let text = if running {

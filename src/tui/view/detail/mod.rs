@@ -35,8 +35,8 @@ pub struct Shown<'a> {
 }
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
-    let t = &app.theme;
-    let focused = app.focus == Pane::Detail;
+    let t = app.theme();
+    let focused = app.focus() == Pane::Detail;
     let shown = app.shown_detail_tab();
     let mut block = super::pane_block(app, tab_titles(app, area, hits), focused);
     // A search in the Raw tab: its line under the pane.
@@ -80,7 +80,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
 
 /// The tabs on the pane's top border, the shown one marked; each tab's place is a hit.
 fn tab_titles<'a>(app: &App, area: Rect, hits: &mut Hits) -> Line<'a> {
-    let t = &app.theme;
+    let t = app.theme();
     let shown = app.shown_detail_tab();
     let mut title: Vec<Span> = vec![Span::raw(" ")];
     let mut x = area.x + 2;
@@ -127,7 +127,7 @@ fn tab_lines<'a>(tab: DetailTab, content: &Content<'a>) -> Shown<'a> {
 /// and what to do (the transcript above has room for its first lines only); otherwise what
 /// it waits for.
 fn no_turn(frame: &mut Frame, app: &App, d: &DialogueState, inner: Rect) {
-    let t = &app.theme;
+    let t = app.theme();
     if let crate::tui::dialogue::Status::Failed(e) = &d.status
         && d.transcript.is_empty()
     {
@@ -192,7 +192,7 @@ pub(super) fn last_page(c: &Content, total: usize) -> usize {
 fn odd<'a>(app: &App, text: impl Into<String>) -> Span<'a> {
     Span::styled(
         format!("{}?", text.into()),
-        app.theme.fg(app.theme.colors.error),
+        app.theme().fg(app.theme().colors.error),
     )
 }
 
@@ -216,7 +216,7 @@ fn outcome<'a>(
     outcome: &crate::protocol::lenient::Field<crate::protocol::message::Outcome>,
 ) -> Span<'a> {
     use crate::protocol::lenient::Field;
-    let t = &app.theme;
+    let t = app.theme();
     match outcome {
         Field::Known(o) => Span::styled(o.as_str().replace('_', " "), t.bold(t.outcome(*o))),
         Field::Absent => Span::styled("(no Outcome)", t.bold(t.colors.error)),
@@ -235,7 +235,7 @@ fn members<'a>(
     if other.is_empty() {
         return Vec::new();
     }
-    let t = &app.theme;
+    let t = app.theme();
     let mut lines = vec![heading(app, title)];
     for (key, value) in other {
         lines.extend(super::text::wrap_line(
@@ -251,5 +251,8 @@ fn members<'a>(
 
 /// A bold heading line.
 fn heading<'a>(app: &App, text: impl Into<String>) -> Line<'a> {
-    Line::styled(text.into(), app.theme.bold(app.theme.colors.title_focused))
+    Line::styled(
+        text.into(),
+        app.theme().bold(app.theme().colors.title_focused),
+    )
 }

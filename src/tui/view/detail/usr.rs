@@ -27,7 +27,7 @@ pub fn user_state<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     if let Some(lines) = no_response(c) {
         return lines;
     }
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let Some(r) = response(c) else {
         return vec![Line::styled(
             "not a BKN-USR turn: the Raw tab shows its messages",
@@ -70,7 +70,7 @@ fn without_common(other: &serde_json::Map<String, Value>) -> serde_json::Map<Str
 
 /// The User, the Outcome and the cycle.
 fn title<'a>(c: &Content<'a>, r: &UsrResponseView, state: Option<&UserStateView>) -> Line<'a> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let mut spans = Vec::new();
     if let Some(s) = state {
         spans.push(Span::styled(
@@ -89,7 +89,7 @@ fn title<'a>(c: &Content<'a>, r: &UsrResponseView, state: Option<&UserStateView>
 }
 
 fn engagement<'a>(c: &Content<'a>, e: &EngagementView) -> Line<'a> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let gauge_width = (c.width.saturating_sub(34)).clamp(10, 40);
     let mut spans = vec![Span::styled("Engagement  ", t.muted())];
     match &e.level {
@@ -114,7 +114,7 @@ fn engagement<'a>(c: &Content<'a>, e: &EngagementView) -> Line<'a> {
 
 /// A Response with no refined User State (or one that is not an object), and why.
 fn no_state<'a>(c: &Content<'a>, r: &UsrResponseView) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let mut lines = match r.refined_user_state.other() {
         Some(v) => vec![Line::from(vec![
             Span::styled("RefinedUserState  ", t.muted()),
@@ -139,7 +139,7 @@ fn no_state<'a>(c: &Content<'a>, r: &UsrResponseView) -> Vec<Line<'a>> {
 /// What changed since the dialogue's previous refined User State of the same User (and its
 /// Engagement), as a diff: `+` added, `-` removed, `~` changed (readable without colour).
 fn since_previous<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let index = c.selected.index;
     let user = user_of(&c.view.exchange);
     let Some((row, before)) = c.dialogue.transcript.turns()
@@ -222,7 +222,7 @@ fn compared(exchange: &Exchange) -> Option<Value> {
 }
 
 fn change_line<'a>(c: &Content<'a>, change: &Change) -> Line<'a> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let color = match change.mark {
         Mark::Added => t.colors.diff_replayed,
         Mark::Removed => t.colors.diff_recorded,
@@ -253,7 +253,7 @@ fn change_line<'a>(c: &Content<'a>, change: &Change) -> Line<'a> {
 
 /// The refined User State, member by member.
 fn state_lines<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let mut lines = attributes(c, state);
     match &state.focus {
         Field::Known(f) => lines.push(Line::from(vec![
@@ -301,7 +301,7 @@ fn state_lines<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
 
 /// CognitiveState, Emotion and SocialAttitude on one line (wrapped when narrow).
 fn attributes<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let mut lines = Vec::new();
     let attributes = [
         ("CognitiveState", &state.cognitive_state),
@@ -326,7 +326,7 @@ fn attributes<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
 
 /// The Answer to Basic Knowledge's Question, in the state.
 fn answer<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let mut lines = Vec::new();
     match &state.answer {
         Field::Known(a) => {
@@ -367,7 +367,7 @@ fn list_head<'a, T>(c: &Content<'a>, title: &str, list: &List<T>) -> Vec<Line<'a
 }
 
 fn hypotheses<'a>(c: &Content<'a>, list: &List<HypothesisView>) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let mut lines = list_head(c, "Hypotheses", list);
     for h in list.items() {
         let Field::Known(h) = h else {
@@ -404,7 +404,7 @@ fn odd_element<'a, T>(c: &Content<'a>, item: &Field<T>) -> Line<'a> {
 
 /// A confidence as a gauge and its value; one that is not a number as it came.
 fn confidence<'a>(c: &Content<'a>, value: &Field<crate::protocol::message::Fraction>) -> Span<'a> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     match value {
         Field::Known(v) => Span::styled(
             format!("{} {:.2}", bar(v.get(), 10), v.get()),
@@ -441,7 +441,7 @@ fn scored<'a, 's, T>(
 }
 
 fn provenance<'a>(c: &Content<'a>, p: &ProvenanceView) -> Vec<Line<'a>> {
-    let t = &c.app.theme;
+    let t = &c.app.theme();
     let mut lines = vec![heading(c.app, "Provenance")];
     // Sources and method wrap under their label (a long list of sources is never cut).
     for (label, text) in [
