@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod certify;
 pub mod cli;
 pub mod client;
+pub mod duration;
 pub mod protocol;
 pub mod proxy;
 pub mod scenario;

@@ -4,21 +4,31 @@
 //!
 //! ```toml
 //! theme = "light"          # the explorer's theme
-//! timeout = 60             # seconds to wait for a server
+//! timeout = "1m"           # how long to wait for a server (e.g. 30s, 2m, 500ms; plain
+//!                          # numbers are seconds)
 //! servers = "~/mcp.json"   # a servers file used when none is named
 //! data-dir = "~/.bkn"      # where the autosave, recovery and copies go
 //! ```
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub const FILE: &str = "config.toml";
+
+/// How long to wait for a server when neither the command line nor the file says.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Settings {
     pub theme: Option<String>,
-    pub timeout: Option<u64>,
+    /// How long to wait for a server, written as on the command line (`--timeout`).
+    #[serde(
+        default,
+        deserialize_with = "crate::duration::optional_positive_in_file"
+    )]
+    pub timeout: Option<Duration>,
     pub servers: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
     /// The MCP generation to speak when neither the command line nor a server's entry names
@@ -64,9 +74,10 @@ impl Settings {
         }
     }
 
-    /// Seconds to wait for a server: the command line's, else the file's, else 30.
-    pub fn timeout_or(&self, given: Option<u64>) -> u64 {
-        given.or(self.timeout).unwrap_or(30).max(1)
+    /// How long to wait for a server: the command line's, else the file's, else 30 s (both
+    /// readers refuse 0).
+    pub fn timeout_or(&self, given: Option<Duration>) -> Duration {
+        given.or(self.timeout).unwrap_or(DEFAULT_TIMEOUT)
     }
 
     /// The MCP generation when nothing else names one: the file's, else auto.
@@ -119,6 +130,39 @@ pub fn remember(dir: &Path, key: &str, value: &str) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// `timeout` is written as `--timeout` is ("90s", "500ms", or seconds); one that is no
+    /// duration, or zero, is refused with the file and the line.
+    #[test]
+    fn the_timeout_is_a_duration_as_on_the_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let timeout = |text: &str| {
+            std::fs::write(dir.path().join(FILE), text).unwrap();
+            Settings::read(dir.path()).map(|s| s.timeout)
+        };
+        assert_eq!(
+            timeout("timeout = \"90s\"\n"),
+            Ok(Some(Duration::from_secs(90)))
+        );
+        assert_eq!(
+            timeout("timeout = \"500ms\"\n"),
+            Ok(Some(Duration::from_millis(500)))
+        );
+        assert_eq!(timeout("timeout = 45\n"), Ok(Some(Duration::from_secs(45))));
+        let e = timeout("theme = \"light\"\ntimeout = \"soon\"\n").unwrap_err();
+        assert!(
+            e.contains(FILE) && e.contains("line 2") && e.contains("'soon' is not a duration"),
+            "{e}"
+        );
+        let e = timeout("timeout = 0\n").unwrap_err();
+        assert!(e.contains(FILE) && e.contains("more than 0"), "{e}");
+        let s = Settings::default();
+        assert_eq!(s.timeout_or(None), DEFAULT_TIMEOUT);
+        assert_eq!(
+            s.timeout_or(Some(Duration::from_millis(500))),
+            Duration::from_millis(500)
+        );
+    }
+
     #[test]
     fn remembering_keeps_the_rest_of_the_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -134,7 +178,10 @@ mod tests {
             "{text}"
         );
         let s = Settings::read(dir.path()).unwrap();
-        assert_eq!((s.theme.as_deref(), s.timeout), (Some("light"), Some(60)));
+        assert_eq!(
+            (s.theme.as_deref(), s.timeout),
+            (Some("light"), Some(Duration::from_secs(60)))
+        );
         std::fs::write(dir.path().join(FILE), "thme = 1\n").unwrap();
         assert!(Settings::read(dir.path()).unwrap_err().contains("thme"));
     }

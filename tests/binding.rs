@@ -1644,20 +1644,94 @@ async fn an_idle_dialogue_expires_and_its_next_turn_says_so() {
     }
 }
 
-/// `--dialogue-idle` takes a duration as people write it; one it cannot read, or none at
-/// all, is refused before anything starts, with what was wrong and how to write it.
+/// Every duration on the command line is written one way (`--timeout`, `certify
+/// --rule-timeout`, `serve --dialogue-idle`, the explorer's `--timeout`): one it cannot read,
+/// or none at all, is refused before anything starts, with the option, what was wrong and how
+/// to write it; `--help` says the form.
 #[test]
-fn a_dialogue_idle_that_is_no_duration_is_refused_with_what_to_write() {
-    let (code, _, err) = explorer(&["serve", "dac", "--dialogue-idle", "soon"], "");
-    assert_eq!(code, 2, "{err}");
+fn every_duration_on_the_command_line_is_written_one_way() {
+    let commands: [&[&str]; 5] = [
+        &["serve", "dac", "--dialogue-idle"],
+        &["send", "-", "--embedded", "dac", "--timeout"],
+        &["test", "x.yaml", "--timeout"],
+        &["certify", "--embedded", "dac", "--rule-timeout"],
+        &["--timeout"],
+    ];
+    for command in commands {
+        let option = command.last().unwrap();
+        let (code, _, err) = explorer(&[command, &["soon"]].concat(), "");
+        assert_eq!(code, 2, "{command:?}: {err}");
+        assert!(
+            err.contains(option)
+                && err.contains("'soon' is not a duration")
+                && err.contains("e.g. 30s, 2m, 500ms; plain numbers are seconds"),
+            "{command:?}: {err}"
+        );
+        // Zero was raised to a second without a word (--rule-timeout) or waited for nothing.
+        let (code, _, err) = explorer(&[command, &["0s"]].concat(), "");
+        assert_eq!(code, 2, "{command:?}: {err}");
+        assert!(err.contains("more than 0"), "{command:?}: {err}");
+    }
+    for help in [&["send", "--help"][..], &["certify", "--help"], &["--help"]] {
+        let (_, out, _) = explorer(help, "");
+        assert!(
+            out.contains("DURATION") && out.contains("plain numbers are seconds"),
+            "{help:?}: {out}"
+        );
+    }
+}
+
+/// config.toml's `timeout` is written as `--timeout` is; one that is no duration is said,
+/// with the file and the line, by a command that talks to a server (which goes on with the
+/// defaults), where it was dropped without a word.
+#[test]
+fn a_timeout_in_config_toml_that_is_no_duration_is_said_with_its_place() {
+    let config = tempfile::tempdir().unwrap();
+    let send = |settings: &str| {
+        std::fs::write(config.path().join("config.toml"), settings).unwrap();
+        let mut child = Command::new(common::bin())
+            .args(["send", "-", "--embedded", "dac"])
+            .env("BKN_EXPLORER_CONFIG_DIR", config.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let request = r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}]}"#;
+        (child.stdin.take().unwrap())
+            .write_all(request.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = send("timeout = \"90s\"\n");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("config.toml"), "{err}");
+    let (code, err) = send("# mine\ntimeout = \"soon\"\n");
+    assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("--dialogue-idle") && err.contains("'soon' is not a duration"),
+        err.contains("config.toml")
+            && err.contains("line 2")
+            && err.contains("'soon' is not a duration")
+            && err.contains("the defaults are used"),
         "{err}"
     );
-    assert!(err.contains("90s, 5m"), "{err}");
-    let (code, _, err) = explorer(&["serve", "dac", "--dialogue-idle", "0s"], "");
+}
+
+/// A timeout under a second is a timeout (it was whole seconds only): a server that never
+/// answers is given up on after it, and the error says how long was waited.
+#[test]
+fn a_timeout_under_a_second_is_waited_and_said() {
+    let hang = format!("{} --fault hang", env!("CARGO_BIN_EXE_bkn-fault-server"));
+    let (code, _, err) = explorer(
+        &["send", "-", "--stdio", &hang, "--timeout", "500ms"],
+        r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "bench"}]}"#,
+    );
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("more than 0"), "{err}");
+    assert!(err.contains("no answer within 500 ms"), "{err}");
 }
 
 /// What `dialogue` prints (a JSON line per exchange) is no file of Requests: `validate`

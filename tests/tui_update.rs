@@ -1191,6 +1191,7 @@ async fn a_server_without_a_bkn_tool_is_shown_what_can_be_done_with_it() {
     assert!(error.contains("bkn-explorer read dac://domain"), "{error}");
     let screen = h.screen();
     assert!(screen.contains("bkn-explorer tools"), "{screen}");
+    assert!(screen.contains("use another server"), "{screen}");
     assert!(!screen.contains("reconnects"), "{screen}");
 }
 

@@ -3,6 +3,7 @@
 //! opens (each rule's evidence a dialogue of its own).
 
 use crate::certify::{Evidence, Report, RuleResult, Verdict};
+use crate::client::generation::StateHome;
 use crate::client::turn::{Reply, Turn};
 use crate::session::{DialogueRecord, Session};
 use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
@@ -331,11 +332,33 @@ fn rule_dialogues(r: &Report, x: &RuleResult, server: &str) -> Vec<DialogueRecor
             continue;
         };
         let name = format!("{}: {dialogue}", x.rule.name);
-        let record = match dialogues
-            .iter_mut()
+        // Over MCP 2026-07-28 the server keeps a dialogue by its DialogID (MCP-BINDING
+        // section 3): a rule's dialogue that goes on under the DialogID of an earlier one,
+        // from a new connection, is that dialogue on the server, and is recorded as it (as
+        // the explorer records a reconnect under the same DialogID), so that `validate` and
+        // `replay` read its turns after the earlier ones: as a dialogue of its own, its
+        // first turn was judged without the commitments its own dialogue had made.
+        let goes_on = |d: &DialogueRecord| {
+            StateHome::of(protocol) == StateHome::DialogId
+                && d.dialog_id == *dialog_id
+                && d.protocol_version.as_deref() == Some(protocol.as_str())
+        };
+        let at = (dialogues.iter())
             .position(|d| d.name.as_deref() == Some(&name) && d.dialog_id == *dialog_id)
-        {
-            Some(at) => &mut dialogues[at],
+            .or_else(|| dialogues.iter().position(goes_on));
+        let record = match at {
+            Some(at) => {
+                let record = &mut dialogues[at];
+                if record.name.as_deref() != Some(&name) {
+                    let notes = record.notes.get_or_insert_with(String::new);
+                    let _ = write!(
+                        notes,
+                        "\nturn {} on: {dialogue}, the same dialogue under its DialogID",
+                        record.turns.len()
+                    );
+                }
+                record
+            }
             None => {
                 dialogues.push(DialogueRecord {
                     name: Some(name),

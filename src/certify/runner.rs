@@ -184,8 +184,8 @@ pub async fn run_rule(ctx: &Ctx, rule: &'static Rule, deadline: Duration) -> Rul
         .is_ok();
     if !finished {
         probe.fail(format!(
-            "the rule did not finish within {} s: the server stopped answering (it was left, and the next rule starts on a fresh connection)",
-            deadline.as_secs()
+            "the rule did not finish within {}: the server stopped answering (it was left, and the next rule starts on a fresh connection)",
+            crate::duration::show(deadline)
         ));
     }
     let Probe {

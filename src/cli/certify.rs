@@ -42,9 +42,15 @@ pub struct Args {
     /// repeatable.
     #[arg(long = "only", value_name = "RULE")]
     only: Vec<String>,
-    /// The longest one rule may take, in seconds, before it fails (a server that hangs).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    rule_timeout: u64,
+    /// The longest one rule may take before it fails (a server that hangs), e.g. 30s, 2m;
+    /// plain numbers are seconds.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = crate::duration::positive
+    )]
+    rule_timeout: Duration,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -73,7 +79,7 @@ pub fn run(args: Args) -> u8 {
         overrides: args.server.overrides(),
         interface: args.interface,
         only: args.only.clone(),
-        rule_timeout: Duration::from_secs(args.rule_timeout.max(1)),
+        rule_timeout: args.rule_timeout,
     };
     let cancel = CancellationToken::new();
     let mut line = ProgressLine::new();

@@ -185,7 +185,7 @@ fn export(args: &Args, scenarios: &[scenario::Scenario]) -> u8 {
         headers,
         protocol: args.targets.protocol.unwrap_or_default(),
         fresh: args.fresh,
-        timeout_s: args.targets.connect_options().timeout.as_secs(),
+        timeout_s: args.targets.connect_options().timeout.as_secs_f64(),
         overrides: args.targets.overrides(),
     };
     let files = match scenario::locust::project(scenarios, &options) {

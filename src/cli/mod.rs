@@ -107,6 +107,28 @@ pub fn main() -> ExitCode {
         default_hook(info);
     }));
     let cli = Cli::parse();
+    // A config.toml that cannot be used (a timeout that is no duration, a key misspelt) is
+    // said, with its place, by every command that talks to a server: it was dropped, and
+    // the defaults were used without a word. (The explorer says it in its messages.)
+    if matches!(
+        cli.command,
+        Some(
+            Command::Send(_)
+                | Command::Dialogue(_)
+                | Command::Tools(_)
+                | Command::Call(_)
+                | Command::Resources(_)
+                | Command::Read(_)
+                | Command::Replay(_)
+                | Command::Test(_)
+                | Command::Load(_)
+                | Command::Certify(_)
+                | Command::Doctor(_)
+        )
+    ) && let (_, Some(problem)) = crate::settings::Settings::current()
+    {
+        eprintln!("bkn-explorer: note: {problem}");
+    }
     let code = match cli.command {
         Some(Command::Validate(args)) => validate::run(args),
         Some(Command::Schema(args)) => schema::run(args),

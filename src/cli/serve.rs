@@ -52,7 +52,7 @@ pub struct Args {
     /// Largest HTTP request body accepted, in MiB.
     #[arg(long, default_value_t = 4, value_name = "MIB")]
     max_body_mb: usize,
-    /// Forget a dialogue idle for this long ("90s", "30m", "500ms"; a plain number is
+    /// Forget a dialogue idle for this long (e.g. 90s, 30m, 500ms; plain numbers are
     /// seconds): an HTTP session (2025-11-25) ends, a dialogue kept by DialogID (2026-07-28)
     /// is dropped, and a later turn of it is refused with a tool error that says so.
     #[arg(
@@ -60,7 +60,7 @@ pub struct Args {
         alias = "session-idle",
         default_value = "30m",
         value_name = "DURATION",
-        value_parser = parse_idle
+        value_parser = crate::duration::positive
     )]
     dialogue_idle: Duration,
     /// Hold at most this many dialogues kept by DialogID, and as many HTTP sessions; past
@@ -96,24 +96,6 @@ pub struct Args {
 enum Which {
     Dac,
     Usr,
-}
-
-/// A duration as people write it ("90s", "5m", "1h 30m", "500ms"), or a plain number of
-/// seconds (what the option took before); more than zero.
-fn parse_idle(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let d = match t.parse::<u64>() {
-        Ok(secs) => Duration::from_secs(secs),
-        Err(_) => humantime::parse_duration(t).map_err(|e| {
-            format!("'{s}' is not a duration ({e}): write e.g. 90s, 5m, 1h 30m, 500ms, or seconds")
-        })?,
-    };
-    if d.is_zero() {
-        return Err(format!(
-            "'{s}' is no time at all: a dialogue must be kept for more than 0 (e.g. 500ms)"
-        ));
-    }
-    Ok(d)
 }
 
 fn parse_failure(s: &str) -> Result<(String, Nature), String> {
@@ -502,25 +484,4 @@ pub(super) fn in_process() -> crate::client::connection::InProcess {
             Box::new(client_writes) as crate::client::stdio::ServerInput,
         ))
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dialogue_idle_takes_human_durations_and_plain_seconds() {
-        assert_eq!(parse_idle("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_idle("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_idle("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_idle("1h 30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_idle("500ms"), Ok(Duration::from_millis(500)));
-        let wrong = parse_idle("soon").unwrap_err();
-        assert!(
-            wrong.contains("'soon' is not a duration") && wrong.contains("90s"),
-            "{wrong}"
-        );
-        assert!(parse_idle("0").unwrap_err().contains("more than 0"));
-        assert!(parse_idle("0s").unwrap_err().contains("more than 0"));
-    }
 }

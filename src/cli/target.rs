@@ -98,10 +98,10 @@ pub struct ServerArgs {
     /// (tools then describes both; call uses the one whose tool it calls).
     #[arg(long, value_name = "dac|usr", value_parser = super::validate::parse_interface)]
     pub embedded: Option<Interface>,
-    /// Seconds to wait for the handshake and for each answer (progress extends it)
-    /// [default: config.toml's timeout, else 30].
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<u64>,
+    /// How long to wait for the handshake and for each answer (progress extends it), e.g.
+    /// 30s, 2m, 500ms; plain numbers are seconds [default: config.toml's timeout, else 30s].
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::positive)]
+    pub timeout: Option<Duration>,
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub max_message_mb: usize,
@@ -214,7 +214,7 @@ impl ServerArgs {
 
     pub fn connect_options(&self, events: EventSink) -> ConnectOptions {
         ConnectOptions {
-            timeout: Duration::from_secs(Settings::current().0.timeout_or(self.timeout)),
+            timeout: Settings::current().0.timeout_or(self.timeout),
             max_message_bytes: self.max_message_mb.max(1).saturating_mul(1024 * 1024),
             events,
             embedded_program: None,
@@ -407,10 +407,10 @@ pub struct Targets {
     /// This program's own reference server, dac or usr (repeatable).
     #[arg(long, value_name = "dac|usr", value_parser = super::validate::parse_interface)]
     pub embedded: Vec<Interface>,
-    /// Seconds to wait for the handshake and for each answer [default: config.toml's
-    /// timeout, else 30].
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<u64>,
+    /// How long to wait for the handshake and for each answer, e.g. 30s, 2m, 500ms; plain
+    /// numbers are seconds [default: config.toml's timeout, else 30s].
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::positive)]
+    pub timeout: Option<Duration>,
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub max_message_mb: usize,
@@ -480,7 +480,7 @@ impl Targets {
 
     pub fn connect_options(&self) -> ConnectOptions {
         ConnectOptions {
-            timeout: Duration::from_secs(Settings::current().0.timeout_or(self.timeout)),
+            timeout: Settings::current().0.timeout_or(self.timeout),
             max_message_bytes: self.max_message_mb.max(1).saturating_mul(1024 * 1024),
             events: EventSink::none(),
             embedded_program: None,

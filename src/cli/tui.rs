@@ -42,10 +42,10 @@ pub struct Args {
     /// last, else dark).
     #[arg(long)]
     theme: Option<String>,
-    /// Seconds to wait for each answer (progress extends it) [default: config.toml's timeout,
-    /// else 30].
-    #[arg(long, value_name = "SECONDS")]
-    timeout: Option<u64>,
+    /// How long to wait for each answer (progress extends it), e.g. 30s, 2m, 500ms; plain
+    /// numbers are seconds [default: config.toml's timeout, else 30s].
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::positive)]
+    timeout: Option<Duration>,
     /// The largest message taken from a server, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     max_message_mb: usize,
@@ -114,7 +114,7 @@ pub fn run(args: Args) -> u8 {
         token: args.token.clone(),
         theme: args.theme,
         connect: ConnectOptions {
-            timeout: Duration::from_secs(settings.timeout_or(args.timeout)),
+            timeout: settings.timeout_or(args.timeout),
             max_message_bytes: args.max_message_mb.max(1).saturating_mul(1024 * 1024),
             // The person at the explorer sees the URL when no browser opens.
             oauth: crate::client::oauth::OAuthOptions {

@@ -419,7 +419,7 @@ fn check_exchanges(
             Some(request) => {
                 out.messages += 1 + usize::from(response.is_some());
                 let given = crate::protocol::conformance::interface_of(request);
-                let findings = verdicts.turn(0, given, false, request, reply);
+                let findings = verdicts.turn(0, None, given, false, request, reply);
                 report("request", findings.request.into_iter().collect(), out);
                 report("response", findings.response.into_iter().collect(), out);
             }
@@ -463,16 +463,8 @@ fn check_session(
         crate::session::check::Verdicts::new(interface)
     });
     let mut each = |t: stream::StreamedTurn| {
-        let reply = match &t.reply {
-            StreamedReply::Response(r) => TurnReply::Response(r),
-            StreamedReply::ToolError(_) => TurnReply::Rejected,
-            StreamedReply::Nothing => TurnReply::Nothing,
-        };
-        out.messages += 1 + usize::from(matches!(reply, TurnReply::Response(_)));
-        let findings =
-            verdicts
-                .borrow_mut()
-                .turn(t.dialogue, t.interface, t.new_session, &t.request, reply);
+        out.messages += 1 + usize::from(matches!(t.reply, StreamedReply::Response(_)));
+        let findings = verdicts.borrow_mut().streamed(&t);
         // How the Response travelled (MCP-BINDING section 1), as the recording kept it: the
         // messages alone cannot show it again.
         let response = findings.response.into_iter().chain(t.binding);

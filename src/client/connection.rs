@@ -239,7 +239,7 @@ impl From<String> for ConnectError {
 /// Why a call did not return a result.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum CallError {
-    #[error("no answer within {} s{}", .after.as_secs(), .note.as_ref().map(|n| format!("; {n}")).unwrap_or_default())]
+    #[error("no answer within {}{}", crate::duration::show(*.after), .note.as_ref().map(|n| format!("; {n}")).unwrap_or_default())]
     Timeout {
         after: Duration,
         note: Option<String>,
@@ -999,7 +999,7 @@ impl Connection {
             tokio::select! {
                 answered = &mut answer => return Ok(answered),
                 () = tokio::time::sleep_until(deadline) => {
-                    self.events.log(self.id, LogKind::Client, format!("{name}: no answer within {} s; cancelled", self.timeout.as_secs()));
+                    self.events.log(self.id, LogKind::Client, format!("{name}: no answer within {}; cancelled", crate::duration::show(self.timeout)));
                     return Err(CallError::Timeout { after: self.timeout, note: self.health_note() });
                 }
                 changed = progress.changed() => {
@@ -1228,8 +1228,8 @@ impl HandshakeFailure {
                 }
             }
             HandshakeFailure::TimedOut => format!(
-                "{name} did not complete the MCP handshake within {} s{}: {advice}",
-                timeout.as_secs(),
+                "{name} did not complete the MCP handshake within {}{}: {advice}",
+                crate::duration::show(timeout),
                 end.note()
             ),
         });
@@ -1639,8 +1639,8 @@ async fn within_handshake_time<T>(
             Err(_) if authorizer.is_some_and(|a| a.is_waiting_for_a_person()) => {}
             Err(_) => {
                 return Err(ConnectError::from(format!(
-                    "{url} did not complete the MCP handshake within {} s",
-                    timeout.as_secs()
+                    "{url} did not complete the MCP handshake within {}",
+                    crate::duration::show(timeout)
                 )));
             }
         }

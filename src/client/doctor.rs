@@ -279,7 +279,10 @@ async fn name_step(
         Err(_) => {
             return Err(Check::failed(
                 "name",
-                format!("resolving {host} took over {} s", timeout.as_secs()),
+                format!(
+                    "resolving {host} took over {}",
+                    crate::duration::show(timeout)
+                ),
                 "check the DNS",
             ));
         }
@@ -1147,9 +1150,9 @@ fn handshake_failure(
         None => Check::failed(
             "handshake",
             format!(
-                "no answer to {} within {} s{junk_note}{tail}",
+                "no answer to {} within {}{junk_note}{tail}",
                 unanswered.describe(),
-                timeout.as_secs()
+                crate::duration::show(timeout)
             ),
             if junk.is_empty() {
                 "is it an MCP server over stdio? some need an argument (e.g. --stdio) to speak on stdin and stdout"

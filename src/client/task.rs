@@ -274,9 +274,9 @@ impl Follower<'_> {
     /// call without progress is.
     async fn unchanged_too_long(&self, id: &str, seen: &TaskNote) -> Stopped {
         let why = format!(
-            "task {id} stayed {} for {} s without a change",
+            "task {id} stayed {} for {} without a change",
             seen.status,
-            self.timeout.as_secs()
+            crate::duration::show(self.timeout)
         );
         self.cancel(id, &why).await;
         Stopped::Call(CallError::Timeout {
@@ -404,7 +404,10 @@ impl Follower<'_> {
         let how = match acked {
             Ok(Ok(())) => "acknowledged".to_owned(),
             Ok(Err(e)) => format!("not acknowledged: {e}"),
-            Err(_) => format!("not acknowledged within {} s", self.timeout.as_secs()),
+            Err(_) => format!(
+                "not acknowledged within {}",
+                crate::duration::show(self.timeout)
+            ),
         };
         self.events.log(
             self.connection,

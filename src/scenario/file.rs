@@ -66,12 +66,12 @@ pub struct StepFile {
 pub struct RetryFile {
     /// How many times the step may be sent again (after the first).
     pub times: u32,
-    #[serde(default = "default_delay")]
-    pub delay_ms: u64,
-}
-
-fn default_delay() -> u64 {
-    100
+    /// How long to wait between two sendings, written as on the command line ("250ms",
+    /// "2s"; plain numbers are seconds).
+    #[serde(default, deserialize_with = "crate::duration::optional_in_file")]
+    pub delay: Option<std::time::Duration>,
+    /// The same in milliseconds (what scenario files said before `delay`).
+    pub delay_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]

@@ -27,6 +27,7 @@ use serde_saphyr::Spanned;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use strum::VariantArray;
 
 /// The JSON Schema of scenario files (`docs/scenario.schema.json`, `bkn-explorer schema
@@ -114,7 +115,8 @@ pub struct Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retry {
     pub times: u32,
-    pub delay_ms: u64,
+    /// Between two sendings (100 ms unless the file says).
+    pub delay: Duration,
 }
 
 /// Reads and checks a scenario file: everything that can be found wrong is found here, with
@@ -374,9 +376,19 @@ impl Checker {
             }
         }
         captured.extend(capture.iter().map(|(n, _)| n.clone()));
-        let retry = step.retry.map(|r| Retry {
-            times: r.value.times,
-            delay_ms: r.value.delay_ms,
+        let retry = step.retry.map(|r| {
+            if r.value.delay.is_some() && r.value.delay_ms.is_some() {
+                self.error(
+                    Some(Place::of(&r)),
+                    "retry: give delay or delay_ms, not both (delay takes e.g. 250ms, 2s)",
+                );
+            }
+            Retry {
+                times: r.value.times,
+                delay: (r.value.delay)
+                    .or(r.value.delay_ms.map(Duration::from_millis))
+                    .unwrap_or(Duration::from_millis(100)),
+            }
         });
         Some(Step {
             name,

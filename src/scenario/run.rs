@@ -230,8 +230,8 @@ async fn play(
                 not_run: None,
             };
         }
-        let delay = step.retry.map_or(0, |r| r.delay_ms);
-        tokio::time::sleep(Duration::from_millis(delay)).await;
+        let delay = step.retry.map_or(Duration::ZERO, |r| r.delay);
+        tokio::time::sleep(delay).await;
     }
 }
 

@@ -145,6 +145,7 @@ steps:
       findings: [schema.type]
       tool_error: {matches: "x"}
       feasibility: {steps: [Ack], overall: feasible}
+    retry: {times: 1, delay: 250ms}
 "#;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut texts: Vec<(String, String)> = vec![("every key".into(), every_key.into())];
@@ -266,4 +267,43 @@ steps:
         e.iter().any(|e| e.contains("3:") || e.contains("line 3")),
         "{e:?}"
     );
+}
+
+/// A retry's `delay` is written as `--timeout` is ("250ms", "2s", or seconds); `delay_ms`,
+/// what files said before, still reads; one that is no duration is refused with its line.
+#[test]
+fn a_retry_delay_is_a_duration_as_on_the_command_line() {
+    let delay = |retry: &str| {
+        parse(
+            &format!("server: {{embedded: dac}}\nsteps:\n  - request: {{Kind: semantic_grounding, Terms: [{{Text: bench}}]}}\n    retry: {retry}\n"),
+            Path::new("t.yaml"),
+        )
+        .map(|s| s.steps[0].retry.unwrap().delay)
+    };
+    assert_eq!(
+        delay("{times: 2, delay: 250ms}").unwrap(),
+        Duration::from_millis(250)
+    );
+    assert_eq!(
+        delay("{times: 2, delay: 2}").unwrap(),
+        Duration::from_secs(2)
+    );
+    assert_eq!(delay("{times: 2, delay: 0}").unwrap(), Duration::ZERO);
+    assert_eq!(
+        delay("{times: 2, delay_ms: 5}").unwrap(),
+        Duration::from_millis(5)
+    );
+    assert_eq!(delay("{times: 2}").unwrap(), Duration::from_millis(100));
+    let e = errors(
+        "steps:\n  - request: {Kind: semantic_grounding}\n    retry: {times: 1, delay: soon}\n",
+    );
+    assert!(
+        e.iter()
+            .any(|e| e.contains("3") && e.contains("'soon' is not a duration")),
+        "{e:?}"
+    );
+    let e = errors(
+        "steps:\n  - request: {Kind: semantic_grounding}\n    retry: {times: 1, delay: 1s, delay_ms: 5}\n",
+    );
+    assert!(e.iter().any(|e| e.contains("not both")), "{e:?}");
 }

@@ -105,7 +105,7 @@ impl Refusal {
                  here, or it expired after {} without a turn (or the server restarted); its \
                  state (commitments, refined User State) is not known, so this turn is not \
                  answered from empty state. Start a new dialogue at TurnIndex 0.",
-                human(*idle)
+                crate::duration::show(*idle)
             ),
             Refusal::Full { max } => format!(
                 "/DialogID: this server holds its maximum of {max} dialogues; a new dialogue \
@@ -113,17 +113,6 @@ impl Refusal {
                  ended or expired."
             ),
         }
-    }
-}
-
-fn human(d: Duration) -> String {
-    let s = d.as_secs();
-    if d.subsec_nanos() != 0 {
-        format!("{} ms", d.as_millis())
-    } else if s >= 60 && s.is_multiple_of(60) {
-        format!("{} min", s / 60)
-    } else {
-        format!("{s} s")
     }
 }
 

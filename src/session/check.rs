@@ -4,22 +4,52 @@
 //! session it opens, so that a file written by an older version, by hand or by another tool
 //! is judged by today's rules, the same way everywhere.
 
+use crate::client::generation::StateHome;
 use crate::client::turn::{Reply, Subject, TurnFinding};
 use crate::protocol::Interface;
 use crate::protocol::conformance::{SequenceChecker, TurnFindings, TurnReply};
 use crate::session::Session;
+use crate::session::stream::StreamedReply;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+
+/// A dialogue whose state its server keeps by DialogID (MCP 2026-07-28 or later): its server
+/// (the session's key) and its DialogID. Two dialogues of a file with the same one are one
+/// dialogue on the server (a new connection that went on under the DialogID, as `certify
+/// --save` wrote `dialogues.lifetime` before it recorded them as one), and are judged as one.
+pub type ServerDialogue = (String, String);
+
+/// The `ServerDialogue` of a recorded dialogue, when its version says its server kept it by
+/// DialogID (none when the version is not recorded: nothing is assumed).
+pub fn server_dialogue(
+    server: &str,
+    dialog_id: &str,
+    protocol_version: Option<&str>,
+) -> Option<ServerDialogue> {
+    protocol_version
+        .filter(|v| StateHome::of(v) == StateHome::DialogId)
+        .map(|_| (server.to_owned(), dialog_id.to_owned()))
+}
+
+/// How many dialogues kept by DialogID a session file's reading remembers once they are over,
+/// for a later dialogue of the file that goes on with one: a file of many thousand dialogues
+/// is still read in bounded memory (the oldest is forgotten first).
+const KEPT_AT_MOST: usize = 256;
 
 /// The checkers of the dialogues being read, each started afresh at its dialogue's first turn
 /// and at each new MCP session. A session file holds its dialogues one after another: one
-/// checker is kept. A journal's dialogues interleave (a proxy's concurrent sessions, a
+/// checker is kept (and those of the last dialogues kept by DialogID, for a later dialogue
+/// that goes on with one). A journal's dialogues interleave (a proxy's concurrent sessions, a
 /// Locust worker's users): each keeps its own until its `closed` line.
 pub struct Verdicts {
     /// The interface to check as, when the caller knows it better than the file.
     interface: Option<Interface>,
     checkers: HashMap<usize, SequenceChecker>,
     interleaved: bool,
+    /// The dialogue being read (a session file) and its `ServerDialogue`, if it has one.
+    current: Option<(usize, Option<ServerDialogue>)>,
+    /// Dialogues kept by DialogID that are over, oldest first.
+    kept: VecDeque<(ServerDialogue, SequenceChecker)>,
 }
 
 impl Verdicts {
@@ -29,6 +59,8 @@ impl Verdicts {
             interface,
             checkers: HashMap::new(),
             interleaved: false,
+            current: None,
+            kept: VecDeque::new(),
         }
     }
 
@@ -46,17 +78,18 @@ impl Verdicts {
     }
 
     /// The findings on one turn of dialogue `dialogue` (whose interface the file gives, if
-    /// it does).
+    /// it does; `kept_as`: its server and DialogID when the server kept it by DialogID).
     pub fn turn(
         &mut self,
         dialogue: usize,
+        kept_as: Option<&ServerDialogue>,
         interface: Option<Interface>,
         new_session: bool,
         request: &Value,
         reply: TurnReply,
     ) -> TurnFindings {
-        if !self.interleaved && !self.checkers.contains_key(&dialogue) {
-            self.checkers.clear();
+        if !self.interleaved && self.current.as_ref().map(|c| c.0) != Some(dialogue) {
+            self.next_dialogue(dialogue, kept_as);
         }
         if new_session {
             self.checkers.remove(&dialogue);
@@ -67,6 +100,45 @@ impl Verdicts {
             .or_insert_with(|| SequenceChecker::new(self.interface.or(interface)));
         checker.turn(request, reply)
     }
+
+    /// The findings on a turn read from a file (a session, a journal).
+    pub fn streamed(&mut self, t: &crate::session::stream::StreamedTurn) -> TurnFindings {
+        let reply = match &t.reply {
+            StreamedReply::Response(r) => TurnReply::Response(r),
+            StreamedReply::ToolError(_) => TurnReply::Rejected,
+            StreamedReply::Nothing => TurnReply::Nothing,
+        };
+        self.turn(
+            t.dialogue,
+            t.kept_as.as_ref(),
+            t.interface,
+            t.new_session,
+            &t.request,
+            reply,
+        )
+    }
+
+    /// A session file's next dialogue begins: the one before is over (remembered if its
+    /// server kept it by DialogID), and one that goes on with a dialogue remembered takes
+    /// its checker, with the commitments and TurnIndex of its turns before.
+    fn next_dialogue(&mut self, dialogue: usize, kept_as: Option<&ServerDialogue>) {
+        if let Some((before, Some(key))) = self.current.take()
+            && let Some(checker) = self.checkers.remove(&before)
+        {
+            if self.kept.len() >= KEPT_AT_MOST {
+                self.kept.pop_front();
+            }
+            self.kept.push_back((key, checker));
+        }
+        self.checkers.clear();
+        if let Some(key) = kept_as
+            && let Some(at) = self.kept.iter().position(|(k, _)| k == key)
+            && let Some((_, checker)) = self.kept.remove(at)
+        {
+            self.checkers.insert(dialogue, checker);
+        }
+        self.current = Some((dialogue, kept_as.cloned()));
+    }
 }
 
 impl Session {
@@ -74,6 +146,11 @@ impl Session {
     pub fn recheck(&mut self) {
         let mut verdicts = Verdicts::new(None);
         for (i, dialogue) in self.dialogues.iter_mut().enumerate() {
+            let kept_as = server_dialogue(
+                &dialogue.server,
+                &dialogue.dialog_id,
+                dialogue.protocol_version.as_deref(),
+            );
             for turn in &mut dialogue.turns {
                 let request = turn.request_value();
                 let response = turn.response();
@@ -84,6 +161,7 @@ impl Session {
                 };
                 let found = verdicts.turn(
                     i,
+                    kept_as.as_ref(),
                     Some(dialogue.interface),
                     turn.new_session,
                     &request,

@@ -630,6 +630,7 @@ pub fn for_each_turn<R: std::io::BufRead>(
                 request: t.record.request_value(),
                 reply,
                 new_session: t.record.new_session,
+                kept_as: None,
                 latency_ms: t.record.latency_ms,
                 step: t.step,
                 binding: t

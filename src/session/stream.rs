@@ -24,6 +24,9 @@ pub struct StreamedTurn {
     pub reply: StreamedReply,
     /// The first turn of a new MCP session of the dialogue.
     pub new_session: bool,
+    /// The dialogue's server and DialogID when its server kept it by DialogID (read from
+    /// the dialogue's fields before its turns, as this program writes them).
+    pub kept_as: Option<super::check::ServerDialogue>,
     /// Milliseconds from sending the Request to its reply (or to giving up).
     pub latency_ms: f64,
     /// The scenario step it was sent for, when the recording says (Locust's workers).
@@ -191,13 +194,22 @@ impl<'de> Visitor<'de> for DialogueSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut interface = None;
+        let (mut server, mut dialog_id, mut version) = (None, None, None);
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "interface" => interface = Some(map.next_value::<Interface>()?),
+                "server" => server = Some(map.next_value::<String>()?),
+                "dialogId" => dialog_id = Some(map.next_value::<String>()?),
+                "protocolVersion" => version = Some(map.next_value::<String>()?),
                 "turns" => map.next_value_seed(TurnsSeed {
                     each: &mut *self.each,
                     dialogue: self.index,
                     interface,
+                    kept_as: server.as_deref().zip(dialog_id.as_deref()).and_then(
+                        |(server, dialog_id)| {
+                            super::check::server_dialogue(server, dialog_id, version.as_deref())
+                        },
+                    ),
                 })?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -212,6 +224,7 @@ struct TurnsSeed<'a> {
     each: &'a mut dyn FnMut(StreamedTurn),
     dialogue: usize,
     interface: Option<Interface>,
+    kept_as: Option<super::check::ServerDialogue>,
 }
 
 impl<'de> DeserializeSeed<'de> for TurnsSeed<'_> {
@@ -266,6 +279,7 @@ impl<'de> Visitor<'de> for TurnsSeed<'_> {
                 request,
                 reply,
                 new_session: raw.new_session,
+                kept_as: self.kept_as.clone(),
                 latency_ms: raw.latency_ms,
                 step: None,
                 binding: Vec::new(),

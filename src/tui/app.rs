@@ -243,8 +243,10 @@ impl App {
                 first.get_or_insert(dialogue);
             }
         }
-        // Start on the first server's dialogue, not the last one opened.
+        // Start on the first server's dialogue, not the last one opened (until it fails:
+        // `settle_view`).
         app.workspace.set_current(first);
+        app.workspace.set_chosen_at_start(true);
         if let Some(path) = options.session {
             effects.push(Effect::ReadSession {
                 path,

@@ -9,25 +9,26 @@
 //! quit = "x"
 //! ```
 //!
-//! The help overlay, the palette and the hints show the result. Mistakes (an unknown action,
-//! section or key) and keys now bound twice in one place are reported with both bindings.
+//! The help overlay, the palette and the hints show the result. Every mistake (an unknown
+//! action, section or key) is reported with its line (`toml_places`, as a theme's are), and
+//! keys now bound twice in one place with both bindings.
 
 use super::action::{Action, Binding, Context, Key, Keymap, Pane};
+use super::toml_places::{self, Problem};
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use std::path::Path;
 
 pub const FILE: &str = "keys.toml";
 
-/// The key map of `dir/keys.toml` (the defaults when there is none), and what was wrong with it.
+/// The key map of `dir/keys.toml` (the defaults when there is none), and what was wrong with
+/// it, each mistake with its line (`FILE:LINE: what`).
 pub fn load(dir: &Path) -> (Keymap, Vec<String>) {
     let path = dir.join(FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => {
             let (map, problems) = apply(&text);
-            let problems = problems
-                .into_iter()
-                .map(|p| format!("{}: {p}", path.display()))
-                .collect();
+            let origin = path.display().to_string();
+            let problems = problems.iter().map(|p| p.in_file(&origin)).collect();
             (map, problems)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Keymap::default(), Vec::new()),
@@ -46,8 +47,8 @@ pub fn defaults() -> Vec<Binding> {
     DEFAULT_BINDINGS.clone()
 }
 
-/// The default map changed by a keys.toml's text.
-pub fn apply(text: &str) -> (Keymap, Vec<String>) {
+/// The default map changed by a keys.toml's text, and every mistake of it.
+pub fn apply(text: &str) -> (Keymap, Vec<Problem>) {
     let mut map = Keymap::default();
     let (entries, mut problems) = read(text);
     let mut changed: Vec<(Context, Action, Option<usize>)> = Vec::new();
@@ -70,39 +71,62 @@ pub fn apply(text: &str) -> (Keymap, Vec<String>) {
 }
 
 /// The bindings a keys file's text names, in its order, and what is wrong in it (an unknown
-/// place, action or key; a value that is not keys).
-fn read(text: &str) -> (Vec<Binding>, Vec<String>) {
-    let mut problems = Vec::new();
-    let doc: toml_edit::DocumentMut = match text.parse() {
+/// place, action or key; a value that is not keys), each at its line.
+fn read(text: &str) -> (Vec<Binding>, Vec<Problem>) {
+    let doc = match toml_places::parse(text) {
         Ok(d) => d,
-        Err(e) => {
-            return (Vec::new(), vec![e.to_string().trim().replace('\n', " ")]);
-        }
+        Err(p) => return (Vec::new(), vec![p]),
     };
+    let mut problems = Vec::new();
     let mut out = Vec::new();
+    let places = || Context::ALL.into_iter().map(|c| c.name());
     for (section, entries) in doc.iter() {
+        let at = toml_places::key_span(doc.as_table(), section);
         let Some(context) = Context::ALL.into_iter().find(|c| c.name() == section) else {
-            problems.push(format!(
-                "[{section}] is not a place (use {})",
-                Context::ALL.map(|c| c.name()).join(", ")
+            problems.push(Problem::at(
+                text,
+                at,
+                format!(
+                    "[{section}] is not a place{} (use {})",
+                    toml_places::did_you_mean(section, places()),
+                    places().collect::<Vec<_>>().join(", ")
+                ),
             ));
             continue;
         };
         let Some(entries) = entries.as_table_like() else {
-            problems.push(format!("[{section}] should be a table of action = keys"));
+            problems.push(Problem::at(
+                text,
+                at,
+                format!("[{section}] should be a table of action = keys"),
+            ));
             continue;
         };
         for (name, keys) in entries.iter() {
+            let at = toml_places::key_span(entries, name);
             let Some(action) = Action::from_name(name) else {
-                problems.push(format!("[{section}] {name}: no such action"));
+                let known = Action::NAMED
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .chain(Pane::ALL.map(Pane::focus_name));
+                problems.push(Problem::at(
+                    text,
+                    at,
+                    format!(
+                        "[{section}] {name}: no such action{}",
+                        toml_places::did_you_mean(name, known)
+                    ),
+                ));
                 continue;
             };
             let words: Vec<&str> = match keys.as_value() {
                 Some(toml_edit::Value::String(s)) => vec![s.value().as_str()],
                 Some(toml_edit::Value::Array(a)) => a.iter().filter_map(|v| v.as_str()).collect(),
                 _ => {
-                    problems.push(format!(
-                        "[{section}] {name}: expected a key or a list of keys"
+                    problems.push(Problem::at(
+                        text,
+                        at,
+                        format!("[{section}] {name}: expected a key or a list of keys"),
                     ));
                     continue;
                 }
@@ -111,7 +135,11 @@ fn read(text: &str) -> (Vec<Binding>, Vec<String>) {
             for w in words {
                 match parse_key(w) {
                     Ok(k) => parsed.push(k),
-                    Err(e) => problems.push(format!("[{section}] {name}: {e}")),
+                    Err(e) => problems.push(Problem::at(
+                        text,
+                        at.clone(),
+                        format!("[{section}] {name}: {e}"),
+                    )),
                 }
             }
             out.push(Binding {
@@ -145,7 +173,7 @@ fn line_of(text: &str, context: Context, action: &Action) -> Option<usize> {
 /// Keys bound to two actions in places that overlap, where one of them is the user's: which
 /// one is used (the first the key table finds) and where each comes from (the line of
 /// keys.toml, or the defaults).
-fn conflicts(map: &Keymap, changed: &[(Context, Action, Option<usize>)]) -> Vec<String> {
+fn conflicts(map: &Keymap, changed: &[(Context, Action, Option<usize>)]) -> Vec<Problem> {
     let mut out = Vec::new();
     let users = |b: &Binding| {
         changed
@@ -167,7 +195,7 @@ fn conflicts(map: &Keymap, changed: &[(Context, Action, Option<usize>)]) -> Vec<
             }
             for k in &a.keys {
                 if b.keys.contains(k) {
-                    out.push(format!(
+                    out.push(Problem::whole(format!(
                         "{} is bound twice: to {} ({}) and to {} ({}); {} is used where both apply",
                         k.label(),
                         a.action.name().unwrap_or("?"),
@@ -175,7 +203,7 @@ fn conflicts(map: &Keymap, changed: &[(Context, Action, Option<usize>)]) -> Vec<
                         b.action.name().unwrap_or("?"),
                         from(b),
                         a.action.name().unwrap_or("?"),
-                    ));
+                    )));
                 }
             }
         }
@@ -269,6 +297,7 @@ mod tests {
     fn a_change_is_used_and_shown() {
         let (map, problems) =
             apply("[anywhere]\nsend = [\"F9\", \"ctrl+s\"]\n[global]\nquit = \"x\"\n");
+        let problems: Vec<String> = problems.iter().map(Problem::to_string).collect();
         assert_eq!(
             problems,
             [
@@ -294,15 +323,27 @@ mod tests {
     }
 
     #[test]
-    fn mistakes_are_named() {
+    fn mistakes_are_named_each_with_its_line() {
         let (_, problems) =
             apply("[glbal]\nquit = \"x\"\n[global]\nqiut = \"x\"\nhelp = \"Ctrl-Hyper-x\"\n");
+        let problems: Vec<String> = problems.iter().map(|p| p.in_file("keys.toml")).collect();
         assert_eq!(problems.len(), 3, "{problems:?}");
-        assert!(problems[0].contains("[glbal] is not a place"));
-        assert!(problems.iter().any(|p| p.contains("qiut: no such action")));
-        assert!(problems.iter().any(|p| p.contains("is not a key")));
+        assert!(
+            problems[0].starts_with("keys.toml:1: [glbal] is not a place (did you mean global?)"),
+            "{problems:?}"
+        );
+        assert!(problems.contains(
+            &"keys.toml:4: [global] qiut: no such action (did you mean quit?)".to_owned()
+        ));
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("keys.toml:5: ") && p.contains("is not a key")),
+            "{problems:?}"
+        );
         let (_, problems) = apply("[global\n");
         assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].line, Some(1), "{problems:?}");
     }
 
     #[test]

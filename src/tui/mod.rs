@@ -28,6 +28,7 @@ pub mod search;
 pub mod session_file;
 pub mod sidebar;
 pub mod theme;
+pub mod toml_places;
 pub mod update;
 pub mod view;
 pub mod watch;

@@ -14,9 +14,8 @@
 use crate::protocol::dac::{CommitmentState, Overall, PaStatus};
 use crate::protocol::message::Outcome;
 use crate::tui::notices::Severity;
+use crate::tui::toml_places::{self, Problem};
 use ratatui::style::{Color, Modifier, Style};
-use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -100,16 +99,6 @@ pub struct Theme {
     pub monochrome: bool,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ThemeFile {
-    name: Option<String>,
-    extends: Option<String>,
-    /// Each value with where it is, so that an error names its line.
-    #[serde(default)]
-    colors: BTreeMap<String, toml::Spanned<String>>,
-}
-
 /// Why a theme could not be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThemeError(pub String);
@@ -148,65 +137,119 @@ impl Theme {
     }
 
     /// Parses a theme file's text. `origin` names it in errors; `user_dir` is where themes it
-    /// extends are looked for besides the built-in ones.
+    /// extends are looked for besides the built-in ones. Every mistake of the file is said at
+    /// once, each with its line (`toml_places`, as keys.toml's are): a setting or a colour key
+    /// not known (with the closest known one), a theme to extend that is not there, a value
+    /// that is not a colour.
     pub fn parse(
         text: &str,
         origin: &str,
         user_dir: Option<&Path>,
         seen: &mut Vec<String>,
     ) -> Result<Theme, ThemeError> {
-        let file: ThemeFile = toml::from_str(text)
-            .map_err(|e| ThemeError(format!("{origin}: {}", e.to_string().trim())))?;
-        let name = file.name.clone().unwrap_or_else(|| origin.to_owned());
-        let mut colors = match &file.extends {
-            Some(base) => {
-                if seen.contains(base) {
-                    return Err(ThemeError(format!(
-                        "{origin}: extends {base}, which extends it in turn"
-                    )));
-                }
-                seen.push(name.clone());
-                Theme::find(base, user_dir, seen)?.colors
+        let doc = toml_places::parse(text).map_err(|p| ThemeError(p.in_file(origin)))?;
+        let root = doc.as_table();
+        let mut problems = Vec::new();
+        let (mut name, mut extends, mut table) = (None, None, None);
+        for (key, item) in root.iter() {
+            let at = toml_places::key_span(root, key);
+            match (key, item.as_str(), item.as_table_like()) {
+                ("name", Some(v), _) => name = Some(v.to_owned()),
+                ("extends", Some(v), _) => extends = Some((v.to_owned(), item.span().or(at))),
+                ("colors", _, Some(t)) => table = Some(t),
+                ("name" | "extends", ..) => problems.push(Problem::at(
+                    text,
+                    at,
+                    format!("{key} should be a name in quotes"),
+                )),
+                ("colors", ..) => problems.push(Problem::at(
+                    text,
+                    at,
+                    "colors should be a table ([colors], then key = \"colour\")",
+                )),
+                _ => problems.push(Problem::at(
+                    text,
+                    at,
+                    format!(
+                        "{key} is not a theme setting{} (a theme has name, extends and [colors])",
+                        toml_places::did_you_mean(key, ["name", "extends", "colors"])
+                    ),
+                )),
             }
-            None => Colors::blank(),
-        };
-        // Every error of the file, each with its line, not only the first.
-        let mut errors = Vec::new();
-        for (key, value) in &file.colors {
-            let line = text[..value.span().start.min(text.len())]
-                .lines()
-                .count()
-                .max(1);
-            let place = format!("{origin}:{line}");
-            let value = value.get_ref();
-            let Ok(color) = Color::from_str(value) else {
-                errors.push(format!("{place}: colors.{key} = \"{value}\" is not a colour (a name like red, #rrggbb, or 0-255)"));
-                continue;
-            };
-            if !colors.set(key, color) {
-                let hint = crate::protocol::spelling::closest(key, Colors::KEYS.iter().copied())
-                    .map(|k| format!(" (did you mean {k}?)"))
-                    .unwrap_or_default();
-                errors.push(format!(
-                    "{place}: colors.{key} is not a colour this explorer uses{hint}"
+        }
+        let name = name.unwrap_or_else(|| origin.to_owned());
+        let mut colors = Colors::blank();
+        if let Some((base, at)) = &extends {
+            if seen.contains(base) {
+                problems.push(Problem::at(
+                    text,
+                    at.clone(),
+                    format!("extends {base}, which extends it in turn"),
+                ));
+            } else {
+                seen.push(name.clone());
+                match Theme::find(base, user_dir, seen) {
+                    Ok(t) => colors = t.colors,
+                    Err(e) => problems.push(Problem::at(
+                        text,
+                        at.clone(),
+                        format!("extends = \"{base}\": {e}"),
+                    )),
+                }
+            }
+        }
+        let mut set = Vec::new();
+        for (key, item) in table.iter().flat_map(|t| t.iter()) {
+            let at = table.and_then(|t| toml_places::key_span(t, key));
+            let known = Colors::KEYS.contains(&key);
+            if !known {
+                problems.push(Problem::at(
+                    text,
+                    at.clone(),
+                    format!(
+                        "colors.{key} is not a colour this explorer uses{}",
+                        toml_places::did_you_mean(key, Colors::KEYS.iter().copied())
+                    ),
                 ));
             }
+            let value = item.as_str();
+            match value.map(Color::from_str) {
+                Some(Ok(color)) if known => {
+                    colors.set(key, color);
+                    set.push(key);
+                }
+                Some(Ok(_)) => {}
+                _ => problems.push(Problem::at(
+                    text,
+                    item.span().or(at),
+                    format!(
+                        "colors.{key} = {} is not a colour (a name like red, #rrggbb, or 0-255)",
+                        value.map_or_else(
+                            || item.to_string().trim().to_owned(),
+                            |v| format!("\"{v}\"")
+                        )
+                    ),
+                )),
+            }
         }
-        if !errors.is_empty() {
-            return Err(ThemeError(errors.join("; ")));
-        }
-        if file.extends.is_none() {
+        if extends.is_none() {
             let missing: Vec<&str> = Colors::KEYS
                 .iter()
                 .copied()
-                .filter(|k| !file.colors.contains_key(*k))
+                .filter(|k| !set.contains(k))
                 .collect();
             if !missing.is_empty() {
-                return Err(ThemeError(format!(
-                    "{origin}: a theme that extends none must set every colour; missing: {} (or add extends = \"dark\")",
+                problems.push(Problem::whole(format!(
+                    "a theme that extends none must set every colour; missing: {} (or add extends = \"dark\")",
                     missing.join(", ")
                 )));
             }
+        }
+        if !problems.is_empty() {
+            // In the file's order (the whole file's last).
+            problems.sort_by_key(|p| p.line.unwrap_or(usize::MAX));
+            let said: Vec<String> = problems.iter().map(|p| p.in_file(origin)).collect();
+            return Err(ThemeError(said.join("; ")));
         }
         Ok(Theme {
             name,
@@ -235,7 +278,15 @@ impl Theme {
         match BUILT_IN.iter().find(|(n, _)| *n == name) {
             Some((_, text)) => Theme::parse(text, name, user_dir, seen),
             None => Err(ThemeError(format!(
-                "no theme {name}: the built-in ones are {}{}",
+                "no theme {name}{}: the built-in ones are {}{}",
+                // Not the theme that asks for it (the user's file of that name).
+                toml_places::did_you_mean(
+                    name,
+                    Theme::names(user_dir)
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|n| !seen.iter().any(|s| s == n))
+                ),
                 BUILT_IN
                     .iter()
                     .map(|(n, _)| *n)
@@ -450,7 +501,8 @@ mod tests {
         let mut failures = Vec::new();
         for (name, _) in BUILT_IN {
             let theme = Theme::built_in(name).unwrap();
-            let all: BTreeMap<&str, Color> = theme.colors.all().into_iter().collect();
+            let all: std::collections::BTreeMap<&str, Color> =
+                theme.colors.all().into_iter().collect();
             for (key, color) in &all {
                 if backgrounds.contains(key) || key.ends_with("_bg") && *key != "gauge_bg" {
                     continue;
@@ -544,5 +596,45 @@ mod tests {
 
         let (_, warning) = Theme::load_or_default("nope", Some(dir.path()));
         assert!(warning.unwrap().contains("no theme nope"));
+    }
+
+    /// "Every error, with its line": a theme to extend that is not there does not hide the
+    /// rest, and a key not known is said as such even when its value is no colour either.
+    #[test]
+    fn every_mistake_of_a_theme_is_said_at_once_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.toml");
+        std::fs::write(
+            &path,
+            "name = \"mine\"\nextends = \"lite\"\ncolour = 3\n[colors]\naccent = \"reddish\"\nnope = \"#fff\"\nbordr = \"red\"\n",
+        )
+        .unwrap();
+        let (theme, warning) = Theme::load_or_default("mine", Some(dir.path()));
+        assert_eq!(theme.name, "dark");
+        let warning = warning.unwrap();
+        let file = path.display().to_string();
+        let said: Vec<&str> = warning
+            .trim_end_matches("; using the dark theme")
+            .split("; ")
+            .collect();
+        let expected = [
+            format!(
+                "{file}:2: extends = \"lite\": no theme lite: the built-in ones are dark, light"
+            ),
+            format!("{file}:3: colour is not a theme setting (did you mean colors?)"),
+            format!("{file}:5: colors.accent = \"reddish\" is not a colour"),
+            format!("{file}:6: colors.nope is not a colour this explorer uses"),
+            format!("{file}:6: colors.nope = \"#fff\" is not a colour"),
+            format!(
+                "{file}:7: colors.bordr is not a colour this explorer uses (did you mean border?)"
+            ),
+        ];
+        assert_eq!(said.len(), expected.len(), "{warning}");
+        for (said, expected) in said.iter().zip(&expected) {
+            assert!(
+                said.starts_with(expected.as_str()),
+                "{said}\n  expected: {expected}"
+            );
+        }
     }
 }

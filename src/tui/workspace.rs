@@ -18,6 +18,9 @@ pub struct Workspace {
     dialogues: Table<DialogueId, DialogueState>,
     /// The dialogue tab shown.
     current: Option<DialogueId>,
+    /// The tab in view is the one the explorer chose at start and no one has moved since: it
+    /// may still move to the first dialogue that connects (`App::settle_view`).
+    chosen_at_start: bool,
     /// The key the next dialogue gets (engine dialogues are named by it; never 0).
     next_key: DialogueKey,
     /// Servers found in servers files, that "add server" offers.
@@ -30,6 +33,7 @@ impl Default for Workspace {
             servers: Table::default(),
             dialogues: Table::default(),
             current: None,
+            chosen_at_start: false,
             next_key: 1,
             found: Vec::new(),
         }
@@ -194,8 +198,19 @@ impl Workspace {
     }
 
     /// Shows a dialogue tab (none: no tab in view). An id that names nothing shows nothing.
+    /// The view is no longer the one chosen at start.
     pub fn set_current(&mut self, id: Option<DialogueId>) {
         self.current = id.filter(|&i| self.dialogues.contains(i));
+        self.chosen_at_start = false;
+    }
+
+    /// The tab in view is the explorer's choice at start (until someone moves).
+    pub fn set_chosen_at_start(&mut self, chosen: bool) {
+        self.chosen_at_start = chosen;
+    }
+
+    pub fn chosen_at_start(&self) -> bool {
+        self.chosen_at_start
     }
 
     pub fn current_dialogue(&self) -> Option<&DialogueState> {

@@ -41,7 +41,7 @@ pub struct Export {
     pub protocol: ProtocolChoice,
     pub fresh: bool,
     /// Seconds a worker waits to connect and for each answer.
-    pub timeout_s: u64,
+    pub timeout_s: f64,
     /// The command line's --m-instance … (over each scenario's own defaults).
     pub overrides: Overrides,
 }
@@ -390,7 +390,7 @@ fn step(s: &Scenario, index: usize, step: &Step) -> Value {
         "asIs": step.as_is,
         "newSession": step.new_session,
         "capture": step.capture,
-        "retry": step.retry.map(|r| json!({"times": r.times, "delayMs": r.delay_ms})),
+        "retry": step.retry.map(|r| json!({"times": r.times, "delayMs": r.delay.as_millis() as u64})),
         "expect": step.expect.iter().map(expectation).collect::<Vec<_>>(),
     })
 }

@@ -5,7 +5,7 @@
 //! memory holds one line and one dialogue's state per file).
 
 use crate::protocol::Interface;
-use crate::protocol::conformance::{Check, TurnReply};
+use crate::protocol::conformance::Check;
 use crate::session::check::Verdicts;
 use crate::session::journal::{self, Conformance};
 use crate::session::stream::StreamedReply;
@@ -351,15 +351,10 @@ impl Tally {
             .entry(kind)
             .or_insert_with(histogram)
             .record(micros);
-        let reply = match &t.reply {
-            StreamedReply::Response(r) => TurnReply::Response(r),
-            StreamedReply::ToolError(_) => TurnReply::Rejected,
-            StreamedReply::Nothing => {
-                report.errors += 1;
-                TurnReply::Nothing
-            }
-        };
-        let found = verdicts.turn(t.dialogue, t.interface, t.new_session, &t.request, reply);
+        if matches!(t.reply, StreamedReply::Nothing) {
+            report.errors += 1;
+        }
+        let found = verdicts.streamed(&t);
         let checks: Vec<Check> = found
             .request
             .iter()

@@ -230,6 +230,33 @@ impl App {
         ));
         // A take-over sends its recorded Requests once its dialogue is open.
         self.take_over_next(i, fx);
+        self.settle_view();
+    }
+
+    /// At start, while no one has moved: when the dialogue in view failed (its server did not
+    /// start, or has no BKN tool), the view goes to the first dialogue, in the sidebar's
+    /// order, that has not failed (open, or still connecting: it settles in turn). A start
+    /// on several servers thus lands on one that holds a dialogue, whichever answers first.
+    fn settle_view(&mut self) {
+        if !self.workspace.chosen_at_start()
+            || !matches!(
+                self.workspace.current_dialogue().map(|d| &d.status),
+                Some(Status::Failed(_))
+            )
+        {
+            return;
+        }
+        let w = &self.workspace;
+        let first = w
+            .servers()
+            .ids()
+            .flat_map(|s| w.dialogues_of(s))
+            .find(|(_, d)| matches!(d.status, Status::Open | Status::Connecting))
+            .map(|(id, _)| id);
+        if let Some(id) = first {
+            self.show_dialogue(id);
+            self.workspace.set_chosen_at_start(true);
+        }
     }
 
     /// A dialogue could not be opened: a server input asked for, the server's other interface
@@ -309,6 +336,7 @@ impl App {
             d.status = Status::Failed(error.clone());
         }
         self.notify(error, Severity::Error);
+        self.settle_view();
     }
 
     /// A server's OAuth sign-in moved on: the servers pane shows where it stands, and the

@@ -39,6 +39,12 @@ impl App {
         if input {
             self.clamp_detail_scroll(hits);
         }
+        // The person acted on what is shown: the view is theirs from now on.
+        if matches!(&event, Event::Input(Input::Key(_) | Input::Paste(_)))
+            || matches!(&event, Event::Input(Input::Mouse(m)) if m.kind != ratatui::crossterm::event::MouseEventKind::Moved)
+        {
+            self.workspace.set_chosen_at_start(false);
+        }
         match event {
             Event::Input(Input::Key(key)) if key.kind != KeyEventKind::Release => {
                 self.key(key, hits, &mut fx)

@@ -3255,3 +3255,66 @@ fn a_not_sent_notice_goes_once_its_cause_is_fixed() {
     );
     assert!(t.app.notices.shown().is_none(), "the cause is gone");
 }
+
+/// A start on several servers whose first fails (or has no BKN tool) lands on the first
+/// dialogue that has not failed, once the connections say so; never after the person moved.
+#[test]
+fn a_start_whose_first_server_fails_shows_the_first_that_connects() {
+    let servers = || {
+        vec![
+            ServerSpec::embedded(Interface::Dac),
+            ServerSpec::embedded(Interface::Usr),
+            ServerSpec::embedded(Interface::Dac),
+        ]
+    };
+    let no_bkn_tool = |t: &mut T, key: u64| {
+        t.event(Event::Engine(Box::new(EngineEvent::Failed {
+            dialogue: key,
+            error: "everything has no BKN-DAC tool; its tools: search".into(),
+            summary: Some(Box::default()),
+            needs_input: None,
+        })))
+    };
+    let (mut t, _) = T::new(servers());
+    // The third answers first: the first is still connecting, and stays in view.
+    t.opened(3);
+    assert_eq!(t.app.workspace().current(), Some(t.dialogue(1)));
+    // The first has no BKN tool: the view goes to the second (still connecting), then stays
+    // there as it opens.
+    no_bkn_tool(&mut t, 1);
+    assert_eq!(t.app.workspace().current(), Some(t.dialogue(2)));
+    t.opened(2);
+    assert_eq!(t.app.workspace().current(), Some(t.dialogue(2)));
+    // The one that failed still says why from its tab, and where a BKN dialogue is had.
+    t.show(1);
+    let shown = screen(&t, 120, 40);
+    assert!(shown.contains("its tools: search"), "{shown}");
+    assert!(
+        shown.contains("For a BKN dialogue, use another server: a in the servers pane"),
+        "{shown}"
+    );
+    assert!(shown.contains("] shows the next dialogue"), "{shown}");
+    assert!(!shown.contains("reconnects"), "{shown}");
+
+    // The second fails too: the third, open already.
+    let (mut t, _) = T::new(servers());
+    no_bkn_tool(&mut t, 1);
+    assert_eq!(t.app.workspace().current(), Some(t.dialogue(2)));
+    no_bkn_tool(&mut t, 2);
+    t.opened(3);
+    assert_eq!(t.app.workspace().current(), Some(t.dialogue(3)));
+
+    // Every one fails: the first stays in view.
+    let (mut t, _) = T::new(servers());
+    for key in [3, 2, 1] {
+        no_bkn_tool(&mut t, key);
+    }
+    assert_eq!(t.app.workspace().current(), Some(t.dialogue(1)));
+
+    // The person pressed a key before the first failed: what they look at stays.
+    let (mut t, _) = T::new(servers());
+    t.key(KeyCode::Esc);
+    t.opened(2);
+    no_bkn_tool(&mut t, 1);
+    assert_eq!(t.app.workspace().current(), Some(t.dialogue(1)));
+}

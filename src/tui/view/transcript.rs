@@ -192,9 +192,19 @@ fn no_dialogue(frame: &mut Frame, app: &App, area: Rect, focused: bool) {
 /// A dialogue that failed: the failure, the lines after it (what to do), and the keys that
 /// go on from it.
 fn failed(frame: &mut Frame, app: &App, d: &DialogueState, error: &str, inner: Rect) {
+    frame.render_widget(
+        Paragraph::new(failure_lines(app, d, error)).wrap(ratatui::widgets::Wrap { trim: false }),
+        inner,
+    );
+}
+
+/// A dialogue's failure, whole (its first line in the error colour), and what to do: the
+/// transcript shows its first lines, the detail pane below all of them.
+pub(super) fn failure_lines<'a>(app: &App, d: &DialogueState, error: &str) -> Vec<Line<'a>> {
     let t = app.theme();
-    // A server reached that has no BKN tool: reconnecting changes nothing, and the error
-    // already says what can be done with it (its tools, a call, its resources).
+    // A server reached that has no BKN tool: reconnecting changes nothing; the error
+    // already says what can be done with it (its tools, a call, its resources), and the
+    // last line where a BKN dialogue can be had instead.
     let no_bkn_tool = app
         .workspace()
         .server(d.server)
@@ -212,7 +222,26 @@ fn failed(frame: &mut Frame, app: &App, d: &DialogueState, error: &str, inner: R
             Line::styled(l.to_owned(), t.fg(colour))
         })
         .collect();
-    if !no_bkn_tool {
+    if no_bkn_tool {
+        // The other way on: a server that has a BKN tool, added or already there.
+        let others = app.workspace().dialogues().len() > 1;
+        lines.push(Line::styled(
+            format!(
+                "For a BKN dialogue, use another server: {} in the servers pane (or {} \"Add server\") adds one{}",
+                app.keymap().first_key(&Action::AddServer),
+                app.keymap().first_key(&Action::Palette),
+                if others {
+                    format!(
+                        "; {} shows the next dialogue",
+                        app.keymap().first_key(&Action::NextDialogue)
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            t.muted(),
+        ));
+    } else {
         lines.push(Line::styled(
             format!(
                 "{} reconnects; {} opens another dialogue",
@@ -222,10 +251,7 @@ fn failed(frame: &mut Frame, app: &App, d: &DialogueState, error: &str, inner: R
             t.muted(),
         ));
     }
-    frame.render_widget(
-        Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
-        inner,
-    );
+    lines
 }
 
 fn no_turns_hint(app: &App, d: &DialogueState) -> String {

@@ -131,18 +131,7 @@ fn no_turn(frame: &mut Frame, app: &App, d: &DialogueState, inner: Rect) {
     if let crate::tui::dialogue::Status::Failed(e) = &d.status
         && d.transcript.is_empty()
     {
-        let lines: Vec<Line> = e
-            .lines()
-            .enumerate()
-            .map(|(n, l)| {
-                let style = if n == 0 {
-                    t.fg(t.colors.error)
-                } else {
-                    t.fg(t.colors.foreground)
-                };
-                Line::styled(l.to_owned(), style)
-            })
-            .collect();
+        let lines = super::transcript::failure_lines(app, d, e);
         frame.render_widget(
             Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
             inner,
