@@ -435,3 +435,21 @@ async fn replaying_a_certify_session_reports_no_false_differences() {
         "{out2}"
     );
 }
+
+/// `--session` naming a file that is not there stops before the screen starts: the path, that
+/// it does not exist, exit 2 (as other bad arguments do), nothing drawn.
+#[test]
+fn a_session_that_does_not_exist_is_refused_before_the_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.json");
+    let (code, out, err) = explorer(&["--session", s(&missing)]);
+    assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
+    assert!(
+        err.contains(s(&missing)) && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "the screen started: {out:?}");
+    let (code, _, err) = explorer(&["--session", s(dir.path())]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is not a file"), "{err}");
+}

@@ -1240,3 +1240,73 @@ async fn user_state_wraps_every_long_line() {
         }
     }
 }
+
+/// Watched dialogues of one proxy have names equal but for their number: each tab shows what
+/// tells it apart, and all four show in the free width of a 120-column bar (none hidden
+/// behind `1›`); dialogues with equal names show their short DialogID.
+#[tokio::test]
+async fn tabs_tell_dialogues_apart_and_use_the_free_width() {
+    // The fixture's four dialogues, named as the proxy names what it watches.
+    let mut h = scripted("dark");
+    let app = &mut h.runner.app;
+    assert_eq!(app.workspace().dialogues().len(), 4);
+    for n in 0..4 {
+        let d = app.workspace_mut().dialogues_mut().nth(n).unwrap();
+        d.name = format!("127.0.0.1:18080 live {}", n + 1);
+        d.status = Status::Live;
+    }
+    let first = app.workspace().dialogues().id_at(0).unwrap();
+    app.show_dialogue(first);
+    let top = |h: &Harness, w: u16| {
+        text(&render(&h.runner.app, w, 30))
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let bar = top(&h, 120);
+    for n in 1..=4 {
+        assert!(
+            bar.contains(&format!("live {n}")),
+            "tab {n} not told apart: {bar}"
+        );
+    }
+    assert!(!bar.contains('›'), "a tab hidden with room to spare: {bar}");
+    // Equal names: the short DialogID tells them apart.
+    for (n, id) in (0..4).zip([
+        "aaaa1111-x-1",
+        "bbbb2222-x-2",
+        "cccc3333-x-3",
+        "dddd4444-x-4",
+    ]) {
+        let d = h.runner.app.workspace_mut().dialogues_mut().nth(n).unwrap();
+        d.name = "127.0.0.1:18080 live".into();
+        d.link.dialog_id = Some(id.into());
+    }
+    let bar = top(&h, 120);
+    for id in ["aaaa", "bbbb", "cccc", "dddd"] {
+        assert!(bar.contains(id), "DialogID {id} not shown: {bar}");
+    }
+}
+
+/// At a tiny size (30x8) a hint too long for its place shows not at all, never as a fragment
+/// cut into a field (`Question     t: compose a Re`).
+#[tokio::test]
+async fn a_tiny_screen_shows_no_hint_fragment() {
+    let mut h = state("usr_fresh_dialogue", "dark").await;
+    let server = h.runner.app.workspace().servers().id_at(0).unwrap();
+    let mut d = DialogueState::new(9997, "domain-access #2".into(), server, Interface::Dac);
+    d.status = Status::Open;
+    let id = h.runner.app.workspace_mut().add_dialogue(d);
+    h.runner.app.show_dialogue(id);
+    h.runner.app.screen_mut().set_focus(Pane::Composer);
+    for (w, hgt) in [(30u16, 8u16), (40, 10), (30, 12)] {
+        h.runner.app.screen_mut().resize(w, hgt);
+        let shown = text(&render(&h.runner.app, w, hgt));
+        assert!(
+            !shown.contains("compose a") || shown.contains("compose a Request below and press"),
+            "{w}x{hgt}: a hint cut to a fragment:\n{shown}"
+        );
+        assert!(shown.contains("┃Question          "), "{w}x{hgt}:\n{shown}");
+    }
+}

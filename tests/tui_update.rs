@@ -1756,3 +1756,25 @@ async fn exported_curl_lines_run_for_real_give_the_same_answer_in_both_generatio
         assert_same_answer(curl_response(&printed), expected, version);
     }
 }
+
+/// With no server at all, what the explorer says points to what works: `a` adds a server and
+/// Ctrl-O opens a session; never `n`, which has no server to open a dialogue on.
+#[tokio::test]
+async fn with_no_server_the_hints_point_to_adding_one_or_opening_a_session() {
+    use bkn_explorer::tui::action::Action;
+    let mut h = Harness::new(options(Vec::new(), "dark"));
+    assert!(h.runner.app.workspace().servers().is_empty());
+    let screen = h.screen();
+    assert!(
+        screen.contains("a adds one") && screen.contains("opens a session"),
+        "{screen}"
+    );
+    assert!(!screen.contains("n opens"), "{screen}");
+    h.act(Action::NewDialogue);
+    let said = h.runner.app.notices().shown().map(|n| n.text.clone());
+    let said = said.unwrap_or_default();
+    assert!(
+        said.contains("a adds one") && !said.contains("n opens"),
+        "{said}"
+    );
+}

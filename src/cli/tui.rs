@@ -68,6 +68,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
+    // A session that is not there is a bad argument, said before the screen starts (it would
+    // otherwise open an empty explorer with no server).
+    if let Some(path) = &args.session
+        && !path.is_file()
+    {
+        let why = if path.exists() {
+            "is not a file"
+        } else {
+            "does not exist"
+        };
+        return fail(&format!("--session {}: {why}", path.display()));
+    }
     let (settings, settings_problem) = crate::settings::Settings::current();
     let mut problems: Vec<String> = settings_problem.into_iter().collect();
     let mut servers = match named_servers(&args, &settings, &mut problems) {

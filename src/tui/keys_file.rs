@@ -51,9 +51,10 @@ pub fn defaults() -> Vec<Binding> {
 pub fn apply(text: &str) -> (Keymap, Vec<Problem>) {
     let mut map = Keymap::default();
     let (entries, mut problems) = read(text);
-    let mut changed: Vec<(Context, Action)> = Vec::new();
+    let mut changed: Vec<(Context, Action, Option<usize>)> = Vec::new();
     for entry in entries {
-        changed.push((entry.context, entry.action.clone()));
+        let line = line_of(text, entry.context, &entry.action);
+        changed.push((entry.context, entry.action.clone(), line));
         match map
             .bindings
             .iter_mut()
@@ -151,28 +152,57 @@ fn read(text: &str) -> (Vec<Binding>, Vec<Problem>) {
     (out, problems)
 }
 
-/// Keys bound to two actions in places that overlap, where one of them is the user's.
-fn conflicts(map: &Keymap, changed: &[(Context, Action)]) -> Vec<Problem> {
+/// The line (from 1) of keys.toml where `[context]` names `action`.
+fn line_of(text: &str, context: Context, action: &Action) -> Option<usize> {
+    let name = action.name()?;
+    let mut section = "";
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            section = rest.split(']').next().unwrap_or("").trim();
+        } else if section == context.name()
+            && let Some((key, _)) = line.split_once('=')
+            && key.trim().trim_matches('"') == name
+        {
+            return Some(n + 1);
+        }
+    }
+    None
+}
+
+/// Keys bound to two actions in places that overlap, where one of them is the user's: which
+/// one is used (the first the key table finds) and where each comes from (the line of
+/// keys.toml, or the defaults).
+fn conflicts(map: &Keymap, changed: &[(Context, Action, Option<usize>)]) -> Vec<Problem> {
     let mut out = Vec::new();
     let users = |b: &Binding| {
         changed
             .iter()
-            .any(|(c, a)| *c == b.context && *a == b.action)
+            .find(|(c, a, _)| *c == b.context && *a == b.action)
+    };
+    let from = |b: &Binding| match users(b) {
+        Some((_, _, Some(line))) => format!("[{}], line {line}", b.context.name()),
+        Some(_) => format!("[{}] of this file", b.context.name()),
+        None => format!("[{}], a default", b.context.name()),
     };
     for (i, a) in map.bindings.iter().enumerate() {
         for b in &map.bindings[i + 1..] {
-            if a.action == b.action || !(users(a) || users(b)) || !overlap(a.context, b.context) {
+            if a.action == b.action
+                || (users(a).is_none() && users(b).is_none())
+                || !overlap(a.context, b.context)
+            {
                 continue;
             }
             for k in &a.keys {
                 if b.keys.contains(k) {
                     out.push(Problem::whole(format!(
-                        "{} is bound twice: to {} ({}) and to {} ({}); the first is used",
+                        "{} is bound twice: to {} ({}) and to {} ({}); {} is used where both apply",
                         k.label(),
                         a.action.name().unwrap_or("?"),
-                        a.context.name(),
+                        from(a),
                         b.action.name().unwrap_or("?"),
-                        b.context.name()
+                        from(b),
+                        a.action.name().unwrap_or("?"),
                     )));
                 }
             }
@@ -271,8 +301,8 @@ mod tests {
         assert_eq!(
             problems,
             [
-                "Ctrl-s is bound twice: to send (anywhere) and to save (anywhere); the first is used",
-                "x is bound twice: to quit (global) and to close-dialogue (global); the first is used"
+                "Ctrl-s is bound twice: to send ([anywhere], line 2) and to save ([anywhere], a default); send is used where both apply",
+                "x is bound twice: to quit ([global], line 4) and to close-dialogue ([global], a default); quit is used where both apply"
             ]
         );
         assert_eq!(map.keys_of(&Action::Send), "F9 / Ctrl-s");

@@ -21,6 +21,16 @@ pub struct Notice {
     pub severity: Severity,
     pub at: Instant,
     pub until: Instant,
+    /// What the notice is about, when that can go away before the notice does: it is
+    /// cleared then (a stale "not sent: ..." after the Request was fixed misleads).
+    pub cause: Option<Cause>,
+}
+
+/// A condition a notice reports that the explorer can see end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The composer of this dialogue (its engine key) held a Request that could not be sent.
+    UnsendableRequest(u64),
 }
 
 /// How long a notice stays.
@@ -43,12 +53,30 @@ impl Notices {
             severity,
             at: now,
             until: now + NOTICE_TIME,
+            cause: None,
         };
         self.messages.push_back(notice.clone());
         if self.messages.len() > MESSAGES {
             self.messages.pop_front();
         }
         self.shown = Some(notice);
+    }
+
+    /// The notice shown gets its cause (see `Notice::cause`).
+    pub fn set_cause(&mut self, cause: Cause) {
+        if let Some(n) = &mut self.shown {
+            n.cause = Some(cause);
+        }
+    }
+
+    /// The cause of the notice shown, if it has one.
+    pub fn shown_cause(&self) -> Option<Cause> {
+        self.shown.as_ref().and_then(|n| n.cause)
+    }
+
+    /// Clears the notice shown (its cause is gone; it stays in the messages).
+    pub fn clear_shown(&mut self) {
+        self.shown = None;
     }
 
     /// A tick at `now`: the notice whose time is up goes (it stays in the messages).

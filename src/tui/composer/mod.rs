@@ -141,6 +141,9 @@ pub struct Composer {
     history: Vec<Draft>,
     /// Drafts Ctrl-Z went back from, newest last: Ctrl-Y goes forward again.
     undone: Vec<Draft>,
+    /// What the composer held right after its last Request was sent (the cursor row left
+    /// out): while it holds that, it holds no unsent draft, answered or not.
+    sent: Option<Draft>,
 }
 
 /// Everything the composer holds, to put back as it was (and, written to the drafts'
@@ -196,6 +199,7 @@ impl Composer {
             changes: 0,
             history: Vec::new(),
             undone: Vec::new(),
+            sent: None,
         };
         c.rebuild_fields();
         c.row = usize::from(interface == Interface::Dac);
@@ -527,6 +531,15 @@ impl Composer {
         }
         self.message = None;
         self.recheck(ctx);
+        self.sent = Some(self.draft_without_row());
+    }
+
+    /// The draft, its cursor row left out (moving about is not a change).
+    fn draft_without_row(&self) -> Draft {
+        Draft {
+            row: 0,
+            ..self.draft()
+        }
     }
 
     /// The whole composer as it is, to put back later.
@@ -569,12 +582,16 @@ impl Composer {
     }
 
     /// Whether the composer holds an unsent draft: typed since it was last sent or loaded,
-    /// and not empty.
+    /// not empty, and not the Request last sent (a turn the server refused is in the
+    /// transcript: its Request is not lost).
     pub fn has_draft(&self) -> bool {
-        let d = self.draft();
-        self.edited
-            && (d.texts.values().any(|t| !t.trim().is_empty())
-                || (self.mode == Mode::Raw && !matches!(d.raw.trim(), "" | "{}" | "{\n}")))
+        if !self.edited {
+            return false;
+        }
+        let d = self.draft_without_row();
+        (d.texts.values().any(|t| !t.trim().is_empty())
+            || (self.mode == Mode::Raw && !matches!(d.raw.trim(), "" | "{}" | "{\n}")))
+            && self.sent.as_ref() != Some(&d)
     }
 
     /// Keeps the draft, when there is one, before something replaces it; whether it did.

@@ -208,7 +208,8 @@ impl App {
     /// `n`: a new dialogue on the server in view, the composer ready.
     fn new_dialogue_in_view(&mut self, fx: &mut Vec<Effect>) {
         let Some(server) = self.server_in_view() else {
-            self.notify("no server to open a dialogue on", Severity::Warning);
+            let hint = self.no_dialogue_hint();
+            self.notify(hint, Severity::Warning);
             return;
         };
         let Some(interface) = self.workspace.server(server).map(|s| s.interface) else {
@@ -822,7 +823,8 @@ impl App {
 
     fn send(&mut self, fx: &mut Vec<Effect>) {
         let Some(d) = self.current_dialogue() else {
-            self.notify("no dialogue: n opens one", Severity::Warning);
+            let hint = self.no_dialogue_hint();
+            self.notify(hint, Severity::Warning);
             return;
         };
         if d.link.pending.is_some() {
@@ -869,7 +871,10 @@ impl App {
         let content = match d.composer.content(d.transcript.used_ids()) {
             Ok(c) => c,
             Err(e) => {
+                let key = d.key;
                 self.notify(format!("not sent: {e}"), Severity::Error);
+                self.notices
+                    .set_cause(crate::tui::notices::Cause::UnsendableRequest(key));
                 return;
             }
         };

@@ -14,7 +14,8 @@ impl App {
     /// what the user set before (for the dialogue, else for its server).
     pub(super) fn open_defaults(&mut self) {
         let Some(i) = self.workspace.current() else {
-            self.notify("no dialogue: n opens one", Severity::Warning);
+            let hint = self.no_dialogue_hint();
+            self.notify(hint, Severity::Warning);
             return;
         };
         let Some(d) = self.workspace.dialogue(i) else {

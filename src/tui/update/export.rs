@@ -13,7 +13,8 @@ impl App {
     /// `bkn-explorer send` and `curl` lines.
     pub(super) fn open_export(&mut self) {
         let Some(d) = self.current_dialogue() else {
-            self.notify("no dialogue: n opens one on a server", Severity::Warning);
+            let hint = self.no_dialogue_hint();
+            self.notify(hint, Severity::Warning);
             return;
         };
         let draft = d.transcript.selection().is_none();

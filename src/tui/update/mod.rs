@@ -10,6 +10,7 @@ mod drafts;
 mod engine;
 mod export;
 mod files;
+mod hints;
 mod keys;
 mod mouse;
 mod resources;
@@ -34,7 +35,8 @@ impl App {
     pub fn handle(&mut self, event: Event, at: Instant, hits: &Hits) -> Vec<Effect> {
         self.screen.set_now(at);
         let mut fx = Vec::new();
-        if matches!(event, Event::Input(_)) {
+        let input = matches!(event, Event::Input(_));
+        if input {
             self.clamp_detail_scroll(hits);
         }
         // The person acted on what is shown: the view is theirs from now on.
@@ -96,7 +98,26 @@ impl App {
             Event::Signal(signal) => self.signal(signal, &mut fx),
             Event::Certify(e) => self.certify_event(e),
         }
+        if input {
+            self.clear_gone_notice();
+        }
         fx
+    }
+
+    /// A notice whose cause is gone goes: "not sent: ..." once that composer's Request can
+    /// be sent (the JSON fixed, the field filled).
+    fn clear_gone_notice(&mut self) {
+        use crate::tui::notices::Cause;
+        let Some(Cause::UnsendableRequest(key)) = self.notices.shown_cause() else {
+            return;
+        };
+        let fixed = self
+            .workspace
+            .dialogue_by_key(key)
+            .is_none_or(|d| d.composer.content(d.transcript.used_ids()).is_ok());
+        if fixed {
+            self.notices.clear_shown();
+        }
     }
 
     /// The areas of the screen now (what the next frame will draw).

@@ -14,7 +14,8 @@ impl App {
     /// F3: the resources of the server of the dialogue in view, read on its connection.
     pub(super) fn open_resources(&mut self, fx: &mut Vec<Effect>) {
         let Some(d) = self.current_dialogue() else {
-            self.notify("no dialogue: n opens one on a server", Severity::Warning);
+            let hint = self.no_dialogue_hint();
+            self.notify(hint, Severity::Warning);
             return;
         };
         if d.status != Status::Open {

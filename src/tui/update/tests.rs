@@ -2272,6 +2272,43 @@ fn enter_on_a_turn_keeps_the_unsent_draft_it_replaces_for_ctrl_z() {
     assert_eq!(field_text(&t, "Question"), "Where is the fountain?");
 }
 
+/// A Request sent and refused (a tool error) leaves it in the composer: that is not an unsent
+/// draft (not counted, not asked about when quitting); typing after it makes one again.
+#[test]
+fn the_request_just_sent_is_not_an_unsent_draft() {
+    let mut t = T::reference();
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text("Where is the fountain?");
+    t.key(KeyCode::Esc);
+    assert!(t.current().composer.has_draft());
+    let mut refused = grounding(0);
+    refused.reply = Reply::ToolError("unknown User".into());
+    t.finished(1, refused);
+    assert!(
+        !t.current().composer.has_draft(),
+        "the Request just sent is in the transcript"
+    );
+    // Nothing unsaved is said of the draft: the quit question is about the turn only.
+    t.key(KeyCode::Char('q'));
+    if let Some(Overlay::Confirm(c)) = &t.app.overlay {
+        assert!(!c.message.contains("unsent draft"), "{}", c.message);
+        t.key(KeyCode::Char('n'));
+    }
+    // Typing again makes a draft.
+    focus_field(
+        &mut t,
+        crate::protocol::dac::Kind::SemanticGrounding,
+        "Question",
+    );
+    t.type_text(" And the kiosk?");
+    t.key(KeyCode::Esc);
+    assert!(t.current().composer.has_draft());
+}
+
 #[test]
 fn quitting_mentions_an_unsent_draft() {
     let mut t = T::reference();
@@ -3184,6 +3221,39 @@ fn keys_toml_reaches_every_key_of_the_export_resources_and_ask_overlays() {
     );
     let fx = t.key_with(KeyCode::Char('g'), KeyModifiers::CONTROL);
     assert_eq!(answers(&fx), [(3, Reply::Cancel)]);
+}
+
+/// "not sent: the Request is not JSON ..." goes once the JSON is fixed (it stayed for its
+/// six seconds, saying the Request could not be sent when it could); it stays while it cannot.
+#[test]
+fn a_not_sent_notice_goes_once_its_cause_is_fixed() {
+    let mut t = T::reference();
+    t.key(KeyCode::F(2));
+    t.app.current_dialogue_mut().unwrap().composer.raw =
+        crate::tui::composer::editor(r#"{"Kind": "semantic_grounding", "Terms": [{"Text": "b"}"#);
+    t.app.with_composer(|c, ctx| c.recheck(ctx));
+    assert!(t.key(KeyCode::F(5)).is_empty());
+    let notice = t.app.notices.shown().map(|n| n.text.clone()).unwrap();
+    assert!(notice.contains("not sent"), "{notice}");
+    // A key that leaves it broken: still said.
+    t.key(KeyCode::Char(' '));
+    assert!(t.app.notices.shown().is_some(), "still not JSON");
+    // The closing bracket and brace typed at the end: JSON, and the notice goes.
+    t.key_with(KeyCode::End, KeyModifiers::CONTROL);
+    t.key(KeyCode::Char(']'));
+    assert!(t.app.notices.shown().is_some(), "still not JSON");
+    t.key(KeyCode::Char('}'));
+    assert!(
+        t.app
+            .current_dialogue()
+            .unwrap()
+            .composer
+            .content(&[])
+            .is_ok(),
+        "{:?}",
+        t.app.current_dialogue().unwrap().composer.content(&[])
+    );
+    assert!(t.app.notices.shown().is_none(), "the cause is gone");
 }
 
 /// A start on several servers whose first fails (or has no BKN tool) lands on the first

@@ -277,7 +277,10 @@ pub fn render_line(frame: &mut Frame, app: &App, area: Rect) {
     let t = app.theme();
     let Some(d) = app.current_dialogue() else {
         frame.render_widget(
-            Paragraph::new(Line::styled(" no dialogue: n opens one", t.muted())),
+            Paragraph::new(Line::styled(
+                format!(" {}", app.no_dialogue_hint()),
+                t.muted(),
+            )),
             area,
         );
         return;

@@ -16,13 +16,6 @@ const NAME: &str = " bkn-explorer ";
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let t = app.theme();
     let c = &t.colors;
-    let labels: Vec<String> = app
-        .workspace()
-        .dialogues()
-        .values()
-        .enumerate()
-        .map(|(i, d)| tab_label(app, i, d))
-        .collect();
     // The theme's name only where there is room for it: tabs come first.
     let help = app.keymap().first_key(&Action::Help);
     let right = if area.width >= 100 {
@@ -31,13 +24,12 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         format!(" {help} help ")
     };
     let fixed = NAME.chars().count() + 1 + right.chars().count();
-    // Room for the tabs, less the "‹ 3" and "3 ›" markers that may be needed.
-    let room = (area.width as usize).saturating_sub(fixed + 8);
+    let free = (area.width as usize).saturating_sub(fixed);
     let shown = app
         .workspace()
         .current()
         .and_then(|c| app.workspace().dialogues().position(c));
-    let (start, end) = tab_window(&labels, shown.unwrap_or(0), room);
+    let (labels, start, end) = fit_tabs(app, shown.unwrap_or(0), free);
     let mut spans = vec![
         Span::styled(NAME, t.bold(c.accent)),
         Span::styled("│", t.fg(c.border)),
@@ -80,9 +72,108 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.base()), area);
 }
 
+/// The tabs' labels and the window of them shown in `free` columns: every tab with names cut
+/// to 18 characters; when they do not all fit, names cut shorter (down to 8) before a tab is
+/// hidden; only then the window round the shown one, beside its "‹ 3" / "3 ›" markers, with
+/// the longest names that show the most tabs.
+fn fit_tabs(app: &App, current: usize, free: usize) -> (Vec<String>, usize, usize) {
+    let labels_at = |cap: usize| -> Vec<String> {
+        app.workspace()
+            .dialogues()
+            .values()
+            .zip(distinct_names(app, cap))
+            .enumerate()
+            .map(|(i, (d, name))| tab_label(app, i, d, &name, cap))
+            .collect()
+    };
+    let width = |labels: &[String]| labels.iter().map(|l| l.chars().count()).sum::<usize>();
+    for cap in (8..=18).rev() {
+        let labels = labels_at(cap);
+        if width(&labels) <= free {
+            let n = labels.len();
+            return (labels, 0, n);
+        }
+    }
+    // Room for the tabs, less the "‹ 3" and "3 ›" markers now needed: the longest names
+    // that show the most tabs.
+    let room = free.saturating_sub(8);
+    let mut best = (labels_at(18), 0, 0);
+    for cap in (8..=18).rev() {
+        let labels = labels_at(cap);
+        let (start, end) = tab_window(&labels, current, room);
+        if end - start > best.2 - best.1 {
+            best = (labels, start, end);
+        }
+    }
+    best
+}
+
+/// Each dialogue's name as its tab shows it: what tells it apart from the others. A name no
+/// other dialogue has as it is; names equal to another's, with the short DialogID (or `#N`
+/// before the dialogue has one); names longer than `cap` that differ only after a long common
+/// part, with that part cut (`…` and the rest), so the distinguishing end shows.
+fn distinct_names(app: &App, cap: usize) -> Vec<String> {
+    let all: Vec<(&str, Option<&str>)> = app
+        .workspace()
+        .dialogues()
+        .values()
+        .map(|d| (d.name.as_str(), d.link.dialog_id.as_deref()))
+        .collect();
+    all.iter()
+        .enumerate()
+        .map(|(i, (name, id))| {
+            let others = all
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, (n, _))| *n);
+            let mut same = false;
+            let mut common = 0usize;
+            for other in others {
+                if other == *name {
+                    same = true;
+                } else {
+                    let shared = name
+                        .chars()
+                        .zip(other.chars())
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    common = common.max(shared);
+                }
+            }
+            if same {
+                let tag = match id {
+                    Some(id) => super::text::short_id(id),
+                    None => format!("#{}", i + 1),
+                };
+                // The tag first: it is what a cut name would lose.
+                format!("{tag} {name}")
+            } else if common > 6 && name.chars().count() > cap {
+                // Cut at the start of the word before the difference, for context
+                // (`…live 2` of `127.0.0.1:18080 live 2`).
+                let shared: String = name.chars().take(common).collect();
+                let from = shared
+                    .trim_end()
+                    .rfind(' ')
+                    .map_or(0, |space| shared[..space + 1].chars().count());
+                // As much of the name's end as the cap holds, the difference always in it.
+                let len = name.chars().count();
+                let from = from.min(len.saturating_sub(cap.saturating_sub(1)));
+                if from == 0 {
+                    (*name).to_owned()
+                } else {
+                    format!("…{}", name.chars().skip(from).collect::<String>())
+                }
+            } else {
+                (*name).to_owned()
+            }
+        })
+        .collect()
+}
+
 /// A dialogue's tab: its number, its state (recorded, live, failed, a turn in flight) and
-/// its name.
-fn tab_label(app: &App, i: usize, d: &DialogueState) -> String {
+/// its name (as `distinct_names` made it) cut to `cap` characters.
+fn tab_label(app: &App, i: usize, d: &DialogueState, name: &str, cap: usize) -> String {
     let mark = match d.status {
         Status::Recorded => "◆ ".to_owned(),
         Status::Live => "◉ ".to_owned(),
@@ -90,7 +181,7 @@ fn tab_label(app: &App, i: usize, d: &DialogueState) -> String {
         _ if d.link.pending.is_some() => format!("{} ", app.spinner()),
         _ => String::new(),
     };
-    format!(" {} {mark}{} ", i + 1, super::text::cut(&d.name, 18))
+    format!(" {} {mark}{} ", i + 1, super::text::cut(name, cap))
 }
 
 /// The tabs that fit in `room` (first, past the last): from the first, moved right until

@@ -143,10 +143,16 @@ fn table(
     .style(t.muted());
     if d.transcript.is_empty() && d.link.pending.is_none() {
         frame.render_widget(Table::new(Vec::<Row>::new(), widths).header(header), area);
-        frame.render_widget(
-            Paragraph::new(Line::styled(no_turns_hint(app, d), t.muted())),
-            Rect::new(area.x + 2, area.y + 1, area.width.saturating_sub(2), 1),
-        );
+        // Under the header, inside the pane, and whole: a pane too small for the hint shows
+        // none (it was drawn past the pane into the composer, cut to a fragment).
+        let hint = no_turns_hint(app, d);
+        let room = area.width.saturating_sub(2);
+        if area.height >= 2 && hint.chars().count() <= room as usize {
+            frame.render_widget(
+                Paragraph::new(Line::styled(hint, t.muted())),
+                Rect::new(area.x + 2, area.y + 1, room, 1),
+            );
+        }
     } else {
         frame.render_widget(
             Table::new(rows, widths)
@@ -178,13 +184,7 @@ fn no_dialogue(frame: &mut Frame, app: &App, area: Rect, focused: bool) {
     let block = super::pane_block(app, " Transcript ", focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let hint = Line::styled(
-        format!(
-            "no dialogue open: {} opens one",
-            app.keymap().first_key(&Action::NewDialogue)
-        ),
-        app.theme().muted(),
-    );
+    let hint = Line::styled(app.no_dialogue_hint(), app.theme().muted());
     frame.render_widget(Paragraph::new(hint), inner);
 }
 
