@@ -391,8 +391,9 @@ pub static MODE_KEYS: &[(&str, &str)] = &[
     ),
     (
         "into EDIT",
-        "only by your own key: c, Tab into the composer, a click on it, Enter on a turn, n (a \
-         new dialogue), O (take over), a (add a server); switching dialogues never enters it",
+        "at start (the first dialogue's composer), then only by your own key: c, Tab into the \
+         composer, a click on it, Enter on a turn, n (a new dialogue), O (take over), a (add a \
+         server); switching dialogues never enters it",
     ),
     (
         "out of EDIT",
