@@ -306,20 +306,6 @@ pub fn session(r: &Report) -> Session {
 /// go in the first one's notes.
 fn rule_dialogues(r: &Report, x: &RuleResult, server: &str) -> Vec<DialogueRecord> {
     let verdict = format!("{} {}: {}", x.rule.name, x.verdict, x.summary);
-    let raw: Vec<String> = x
-        .evidence
-        .iter()
-        .filter_map(|e| match e {
-            Evidence::Raw {
-                transport,
-                sent,
-                received,
-            } => Some(format!(
-                "[{transport}] → {sent}\n[{transport}] ← {received}"
-            )),
-            _ => None,
-        })
-        .collect();
     let mut dialogues: Vec<DialogueRecord> = Vec::new();
     for e in &x.evidence {
         let Evidence::Turn {
@@ -332,21 +318,7 @@ fn rule_dialogues(r: &Report, x: &RuleResult, server: &str) -> Vec<DialogueRecor
             continue;
         };
         let name = format!("{}: {dialogue}", x.rule.name);
-        // Over MCP 2026-07-28 the server keeps a dialogue by its DialogID (MCP-BINDING
-        // section 3): a rule's dialogue that goes on under the DialogID of an earlier one,
-        // from a new connection, is that dialogue on the server, and is recorded as it (as
-        // the explorer records a reconnect under the same DialogID), so that `validate` and
-        // `replay` read its turns after the earlier ones: as a dialogue of its own, its
-        // first turn was judged without the commitments its own dialogue had made.
-        let goes_on = |d: &DialogueRecord| {
-            StateHome::of(protocol) == StateHome::DialogId
-                && d.dialog_id == *dialog_id
-                && d.protocol_version.as_deref() == Some(protocol.as_str())
-        };
-        let at = (dialogues.iter())
-            .position(|d| d.name.as_deref() == Some(&name) && d.dialog_id == *dialog_id)
-            .or_else(|| dialogues.iter().position(goes_on));
-        let record = match at {
+        let record = match dialogue_of_turn(&dialogues, &name, dialog_id, protocol) {
             Some(at) => {
                 let record = &mut dialogues[at];
                 if record.name.as_deref() != Some(&name) {
@@ -389,6 +361,7 @@ fn rule_dialogues(r: &Report, x: &RuleResult, server: &str) -> Vec<DialogueRecor
             turns: Vec::new(),
         });
     }
+    let raw = raw_exchanges(x);
     if !raw.is_empty()
         && let Some(first) = dialogues.first_mut()
     {
@@ -397,4 +370,44 @@ fn rule_dialogues(r: &Report, x: &RuleResult, server: &str) -> Vec<DialogueRecor
         notes.push_str(&raw.join("\n"));
     }
     dialogues
+}
+
+/// Which of a rule's dialogues so far a turn belongs to: its own (by name and DialogID), or,
+/// over MCP 2026-07-28, the one whose DialogID it goes on under. The server keeps a dialogue by
+/// its DialogID there (MCP-BINDING section 3): a rule's dialogue that goes on under the
+/// DialogID of an earlier one, from a new connection, is that dialogue on the server, and is
+/// recorded as it (as the explorer records a reconnect under the same DialogID), so that
+/// `validate` and `replay` read its turns after the earlier ones: as a dialogue of its own,
+/// its first turn was judged without the commitments its own dialogue had made.
+fn dialogue_of_turn(
+    dialogues: &[DialogueRecord],
+    name: &str,
+    dialog_id: &str,
+    protocol: &str,
+) -> Option<usize> {
+    let goes_on = |d: &DialogueRecord| {
+        StateHome::of(protocol) == StateHome::DialogId
+            && d.dialog_id == dialog_id
+            && d.protocol_version.as_deref() == Some(protocol)
+    };
+    (dialogues.iter())
+        .position(|d| d.name.as_deref() == Some(name) && d.dialog_id == dialog_id)
+        .or_else(|| dialogues.iter().position(goes_on))
+}
+
+/// A rule's raw JSON-RPC exchanges, as the notes show them.
+fn raw_exchanges(x: &RuleResult) -> Vec<String> {
+    x.evidence
+        .iter()
+        .filter_map(|e| match e {
+            Evidence::Raw {
+                transport,
+                sent,
+                received,
+            } => Some(format!(
+                "[{transport}] → {sent}\n[{transport}] ← {received}"
+            )),
+            _ => None,
+        })
+        .collect()
 }

@@ -19,30 +19,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    // `--servers [FILE]` alone: every server of the file (or of the files found), one
-    // section each, as `tools` and the explorer take them; without a server named, both
-    // reference servers, as `tools` and `resources` do.
-    let specs = if let Some(all) = args.server.every_server_of_the_file() {
-        match all {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("bkn-explorer doctor: {e}");
-                return exit::FAILURE;
-            }
+    let specs = match servers_to_examine(&args.server) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bkn-explorer doctor: {e}");
+            return exit::FAILURE;
         }
-    } else if args.server.names_a_server() {
-        match args.server.resolve(Some(Interface::Dac)) {
-            Ok(s) => vec![s],
-            Err(e) => {
-                eprintln!("bkn-explorer doctor: {e}");
-                return exit::FAILURE;
-            }
-        }
-    } else {
-        vec![
-            ServerSpec::embedded(Interface::Dac),
-            ServerSpec::embedded(Interface::Usr),
-        ]
     };
     let runtime = match super::target::runtime() {
         Ok(r) => r,
@@ -68,27 +50,9 @@ pub fn run(args: Args) -> u8 {
         let ok = checks.iter().all(|c| c.ok);
         all_ok &= ok;
         if json {
-            let steps: Vec<serde_json::Value> = checks
-                .iter()
-                .map(|c| {
-                    serde_json::json!({"step": c.step, "ok": c.ok, "detail": c.detail, "advice": c.advice})
-                })
-                .collect();
-            outputs.push(
-                serde_json::json!({"server": spec.name, "location": spec.location(), "ok": ok, "steps": steps}),
-            );
+            outputs.push(checks_json(spec, ok, &checks));
         } else {
-            for c in &checks {
-                println!(
-                    "  {:<6} {:<10} {}",
-                    if c.ok { "ok" } else { "FAILED" },
-                    c.step,
-                    c.detail
-                );
-                if let Some(a) = &c.advice {
-                    println!("  {:<6} {:<10} → {a}", "", "");
-                }
-            }
+            print_checks(&checks);
         }
     }
     if json {
@@ -105,5 +69,45 @@ pub fn run(args: Args) -> u8 {
         exit::OK
     } else {
         exit::NONCONFORMANT
+    }
+}
+
+/// `--servers [FILE]` alone: every server of the file (or of the files found), one section
+/// each, as `tools` and the explorer take them; without a server named, both reference
+/// servers, as `tools` and `resources` do.
+fn servers_to_examine(server: &ServerArgs) -> Result<Vec<ServerSpec>, String> {
+    if let Some(all) = server.every_server_of_the_file() {
+        return all;
+    }
+    if server.names_a_server() {
+        return server.resolve(Some(Interface::Dac)).map(|s| vec![s]);
+    }
+    Ok(vec![
+        ServerSpec::embedded(Interface::Dac),
+        ServerSpec::embedded(Interface::Usr),
+    ])
+}
+
+/// One server's steps, as `--format json` gives them.
+fn checks_json(spec: &ServerSpec, ok: bool, checks: &[doctor::Check]) -> serde_json::Value {
+    let steps: Vec<serde_json::Value> = checks
+        .iter()
+        .map(|c| serde_json::json!({"step": c.step, "ok": c.ok, "detail": c.detail, "advice": c.advice}))
+        .collect();
+    serde_json::json!({"server": spec.name, "location": spec.location(), "ok": ok, "steps": steps})
+}
+
+/// One server's steps as text: each step's verdict and detail, and its advice under it.
+fn print_checks(checks: &[doctor::Check]) {
+    for c in checks {
+        println!(
+            "  {:<6} {:<10} {}",
+            if c.ok { "ok" } else { "FAILED" },
+            c.step,
+            c.detail
+        );
+        if let Some(a) = &c.advice {
+            println!("  {:<6} {:<10} → {a}", "", "");
+        }
     }
 }

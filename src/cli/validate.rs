@@ -345,58 +345,70 @@ fn check_messages(
         _ => "message",
     });
     if let Some(only) = first {
-        if only
-            .value
-            .get("format")
-            .and_then(serde_json::Value::as_str)
-            .is_some_and(|f| f.starts_with(crate::session::FORMAT_PREFIX))
-        {
-            // A session whose keys were reordered (format not first): it is read whole.
-            let text = serde_json::to_vec(&only.value).unwrap_or_default();
-            out.messages = 0;
-            check_session(&text[..], false, interface, out, found);
-            return;
+        check_single(only, interface, out, found);
+    }
+}
+
+/// A file that held one message: a session whose keys were reordered, a document this program
+/// writes that is not a message, or the message, checked alone.
+fn check_single(only: Message, interface: Option<Interface>, out: &mut Checked, found: &mut Found) {
+    if only
+        .value
+        .get("format")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|f| f.starts_with(crate::session::FORMAT_PREFIX))
+    {
+        // A session whose keys were reordered (format not first): it is read whole.
+        let text = serde_json::to_vec(&only.value).unwrap_or_default();
+        out.messages = 0;
+        check_session(&text[..], false, interface, out, found);
+        return;
+    }
+    if let Some(what) = not_a_message(&only.value) {
+        out.messages = 0;
+        out.kind = Some("document");
+        said_of_document(what, out);
+        return;
+    }
+    let ijson =
+        crate::protocol::conformance::ijson_findings(&only.value, &only.irregular, interface);
+    for f in ijson
+        .into_iter()
+        .chain(check_message(&only.value, interface).findings)
+    {
+        found(out, Located::new(f));
+    }
+}
+
+/// What `validate` says of a document that is not a message: a resource checked against its
+/// schema, or a certify report (nothing to validate).
+fn said_of_document(what: Document, out: &mut Checked) {
+    match what {
+        Document::Resource(shape, broken) if broken.is_empty() => {
+            out.document = Some(format!(
+                "a {} resource (checked against its schema: ok)",
+                shape.uri()
+            ));
         }
-        if let Some(what) = not_a_message(&only.value) {
-            out.messages = 0;
-            out.kind = Some("document");
-            match what {
-                Document::Resource(shape, broken) if broken.is_empty() => {
-                    out.document = Some(format!(
-                        "a {} resource (checked against its schema: ok)",
-                        shape.uri()
-                    ));
-                }
-                Document::Resource(shape, broken) => {
-                    out.findings_seen += broken.len();
-                    out.document = Some(format!(
-                        "a {} resource, and it breaks its schema (docs/resources/{}.schema.json): {}",
-                        shape.uri(),
-                        shape.name(),
-                        broken
-                            .iter()
-                            .map(|(at, m)| format!("{}: {m}", if at.is_empty() { "/" } else { at }))
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    ));
-                }
-                Document::CertifyReport => {
-                    out.error = Some(
-                        "a certify report (`certify --format json`), not a message: nothing \
-                         to validate"
-                            .into(),
-                    );
-                }
-            }
-            return;
+        Document::Resource(shape, broken) => {
+            out.findings_seen += broken.len();
+            out.document = Some(format!(
+                "a {} resource, and it breaks its schema (docs/resources/{}.schema.json): {}",
+                shape.uri(),
+                shape.name(),
+                broken
+                    .iter()
+                    .map(|(at, m)| format!("{}: {m}", if at.is_empty() { "/" } else { at }))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
         }
-        let ijson =
-            crate::protocol::conformance::ijson_findings(&only.value, &only.irregular, interface);
-        for f in ijson
-            .into_iter()
-            .chain(check_message(&only.value, interface).findings)
-        {
-            found(out, Located::new(f));
+        Document::CertifyReport => {
+            out.error = Some(
+                "a certify report (`certify --format json`), not a message: nothing to \
+                 validate"
+                    .into(),
+            );
         }
     }
 }

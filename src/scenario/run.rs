@@ -79,6 +79,32 @@ pub enum Progress<'a> {
     Step(&'a StepRun),
 }
 
+impl ScenarioRun {
+    /// A run of `scenario` on `spec` that has played nothing yet.
+    fn starting(scenario: &Scenario, spec: &ServerSpec) -> ScenarioRun {
+        ScenarioRun {
+            scenario: scenario.name.clone(),
+            file: scenario.path.display().to_string(),
+            server: spec.name.clone(),
+            protocol: None,
+            steps: Vec::new(),
+            error: None,
+            seconds: 0.0,
+        }
+    }
+}
+
+/// Why the steps after this turn cannot be played: its connection is gone (the steps left
+/// are then said not run, with this reason).
+fn connection_gone(turn: &Turn) -> Option<String> {
+    match &turn.reply {
+        Reply::Error(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport) => {
+            Some(format!("the connection is gone: {}", e.message))
+        }
+        _ => None,
+    }
+}
+
 /// Plays `scenario` on the server `spec`. `overrides` are the command line's (over the
 /// scenario's own defaults).
 pub async fn run(
@@ -91,15 +117,7 @@ pub async fn run(
     mut progress: impl FnMut(Progress),
 ) -> ScenarioRun {
     let started = std::time::Instant::now();
-    let mut out = ScenarioRun {
-        scenario: scenario.name.clone(),
-        file: scenario.path.display().to_string(),
-        server: spec.name.clone(),
-        protocol: None,
-        steps: Vec::new(),
-        error: None,
-        seconds: 0.0,
-    };
+    let mut out = ScenarioRun::starting(scenario, spec);
     let overrides = scenario.defaults.then(overrides);
     let connect = || {
         Dialogue::connect(
@@ -152,11 +170,7 @@ pub async fn run(
         let mut run = play(&mut dialogue, index, step, &captured, cancel).await;
         if let Some(turn) = &run.turn {
             capture(&step.capture, dialogue.last_response(), &mut captured);
-            if let Reply::Error(e) = &turn.reply
-                && matches!(e.kind, ErrorKind::Gone | ErrorKind::Transport)
-            {
-                gone = Some(format!("the connection is gone: {}", e.message));
-            }
+            gone = connection_gone(turn);
         }
         progress(Progress::Step(&run));
         if keep == Keep::Failing && run.passed() {

@@ -111,6 +111,116 @@ impl fmt::Display for ThemeError {
 
 impl std::error::Error for ThemeError {}
 
+/// The top level of a theme file: its name, the theme it extends (and where that is said)
+/// and its `[colors]` table; anything else is a problem said with its line.
+struct Settings<'a> {
+    name: Option<String>,
+    extends: Option<(String, Option<std::ops::Range<usize>>)>,
+    colors: Option<&'a dyn toml_edit::TableLike>,
+}
+
+impl<'a> Settings<'a> {
+    fn read(root: &'a toml_edit::Table, text: &str, problems: &mut Vec<Problem>) -> Settings<'a> {
+        let mut settings = Settings {
+            name: None,
+            extends: None,
+            colors: None,
+        };
+        for (key, item) in root.iter() {
+            let at = toml_places::key_span(root, key);
+            match (key, item.as_str(), item.as_table_like()) {
+                ("name", Some(v), _) => settings.name = Some(v.to_owned()),
+                ("extends", Some(v), _) => {
+                    settings.extends = Some((v.to_owned(), item.span().or(at)))
+                }
+                ("colors", _, Some(t)) => settings.colors = Some(t),
+                ("name" | "extends", ..) => problems.push(Problem::at(
+                    text,
+                    at,
+                    format!("{key} should be a name in quotes"),
+                )),
+                ("colors", ..) => problems.push(Problem::at(
+                    text,
+                    at,
+                    "colors should be a table ([colors], then key = \"colour\")",
+                )),
+                _ => problems.push(Problem::at(
+                    text,
+                    at,
+                    format!(
+                        "{key} is not a theme setting{} (a theme has name, extends and [colors])",
+                        toml_places::did_you_mean(key, ["name", "extends", "colors"])
+                    ),
+                )),
+            }
+        }
+        settings
+    }
+}
+
+impl Colors {
+    /// Sets the colours a `[colors]` table gives; every unknown key and every value that is
+    /// no colour is a problem said with its line (both, when both are wrong). Returns the keys
+    /// set.
+    fn set_from(
+        &mut self,
+        table: Option<&dyn toml_edit::TableLike>,
+        text: &str,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<&'static str> {
+        let mut set = Vec::new();
+        for (key, item) in table.iter().flat_map(|t| t.iter()) {
+            let at = table.and_then(|t| toml_places::key_span(t, key));
+            let known = Colors::KEYS.iter().copied().find(|k| *k == key);
+            if known.is_none() {
+                problems.push(Problem::at(
+                    text,
+                    at.clone(),
+                    format!(
+                        "colors.{key} is not a colour this explorer uses{}",
+                        toml_places::did_you_mean(key, Colors::KEYS.iter().copied())
+                    ),
+                ));
+            }
+            let value = item.as_str();
+            match (value.map(Color::from_str), known) {
+                (Some(Ok(color)), Some(key)) => {
+                    self.set(key, color);
+                    set.push(key);
+                }
+                (Some(Ok(_)), None) => {}
+                _ => problems.push(Problem::at(
+                    text,
+                    item.span().or(at),
+                    format!(
+                        "colors.{key} = {} is not a colour (a name like red, #rrggbb, or 0-255)",
+                        value.map_or_else(
+                            || item.to_string().trim().to_owned(),
+                            |v| format!("\"{v}\"")
+                        )
+                    ),
+                )),
+            }
+        }
+        set
+    }
+
+    /// A theme that extends none sets every colour: the ones it left out, if any.
+    fn missing(set: &[&str]) -> Option<Problem> {
+        let missing: Vec<&str> = Colors::KEYS
+            .iter()
+            .copied()
+            .filter(|k| !set.contains(k))
+            .collect();
+        (!missing.is_empty()).then(|| {
+            Problem::whole(format!(
+                "a theme that extends none must set every colour; missing: {} (or add extends = \"dark\")",
+                missing.join(", ")
+            ))
+        })
+    }
+}
+
 impl Theme {
     /// The theme of `NO_COLOR`: every colour is the terminal's own; what colour would say
     /// (the selection, the focus) is said by reverse video and bold.
@@ -148,102 +258,18 @@ impl Theme {
         seen: &mut Vec<String>,
     ) -> Result<Theme, ThemeError> {
         let doc = toml_places::parse(text).map_err(|p| ThemeError(p.in_file(origin)))?;
-        let root = doc.as_table();
         let mut problems = Vec::new();
-        let (mut name, mut extends, mut table) = (None, None, None);
-        for (key, item) in root.iter() {
-            let at = toml_places::key_span(root, key);
-            match (key, item.as_str(), item.as_table_like()) {
-                ("name", Some(v), _) => name = Some(v.to_owned()),
-                ("extends", Some(v), _) => extends = Some((v.to_owned(), item.span().or(at))),
-                ("colors", _, Some(t)) => table = Some(t),
-                ("name" | "extends", ..) => problems.push(Problem::at(
-                    text,
-                    at,
-                    format!("{key} should be a name in quotes"),
-                )),
-                ("colors", ..) => problems.push(Problem::at(
-                    text,
-                    at,
-                    "colors should be a table ([colors], then key = \"colour\")",
-                )),
-                _ => problems.push(Problem::at(
-                    text,
-                    at,
-                    format!(
-                        "{key} is not a theme setting{} (a theme has name, extends and [colors])",
-                        toml_places::did_you_mean(key, ["name", "extends", "colors"])
-                    ),
-                )),
+        let settings = Settings::read(doc.as_table(), text, &mut problems);
+        let name = settings.name.unwrap_or_else(|| origin.to_owned());
+        let mut colors = match &settings.extends {
+            Some((base, at)) => {
+                Theme::base_colors(base, at, &name, user_dir, seen, text, &mut problems)
             }
-        }
-        let name = name.unwrap_or_else(|| origin.to_owned());
-        let mut colors = Colors::blank();
-        if let Some((base, at)) = &extends {
-            if seen.contains(base) {
-                problems.push(Problem::at(
-                    text,
-                    at.clone(),
-                    format!("extends {base}, which extends it in turn"),
-                ));
-            } else {
-                seen.push(name.clone());
-                match Theme::find(base, user_dir, seen) {
-                    Ok(t) => colors = t.colors,
-                    Err(e) => problems.push(Problem::at(
-                        text,
-                        at.clone(),
-                        format!("extends = \"{base}\": {e}"),
-                    )),
-                }
-            }
-        }
-        let mut set = Vec::new();
-        for (key, item) in table.iter().flat_map(|t| t.iter()) {
-            let at = table.and_then(|t| toml_places::key_span(t, key));
-            let known = Colors::KEYS.contains(&key);
-            if !known {
-                problems.push(Problem::at(
-                    text,
-                    at.clone(),
-                    format!(
-                        "colors.{key} is not a colour this explorer uses{}",
-                        toml_places::did_you_mean(key, Colors::KEYS.iter().copied())
-                    ),
-                ));
-            }
-            let value = item.as_str();
-            match value.map(Color::from_str) {
-                Some(Ok(color)) if known => {
-                    colors.set(key, color);
-                    set.push(key);
-                }
-                Some(Ok(_)) => {}
-                _ => problems.push(Problem::at(
-                    text,
-                    item.span().or(at),
-                    format!(
-                        "colors.{key} = {} is not a colour (a name like red, #rrggbb, or 0-255)",
-                        value.map_or_else(
-                            || item.to_string().trim().to_owned(),
-                            |v| format!("\"{v}\"")
-                        )
-                    ),
-                )),
-            }
-        }
-        if extends.is_none() {
-            let missing: Vec<&str> = Colors::KEYS
-                .iter()
-                .copied()
-                .filter(|k| !set.contains(k))
-                .collect();
-            if !missing.is_empty() {
-                problems.push(Problem::whole(format!(
-                    "a theme that extends none must set every colour; missing: {} (or add extends = \"dark\")",
-                    missing.join(", ")
-                )));
-            }
+            None => Colors::blank(),
+        };
+        let set = colors.set_from(settings.colors, text, &mut problems);
+        if settings.extends.is_none() {
+            problems.extend(Colors::missing(&set));
         }
         if !problems.is_empty() {
             // In the file's order (the whole file's last).
@@ -256,6 +282,39 @@ impl Theme {
             colors,
             monochrome: false,
         })
+    }
+
+    /// The colours of the theme `base` that a theme extends (blank, with the problem said,
+    /// when it names no theme or extends the one that extends it).
+    fn base_colors(
+        base: &str,
+        at: &Option<std::ops::Range<usize>>,
+        name: &str,
+        user_dir: Option<&Path>,
+        seen: &mut Vec<String>,
+        text: &str,
+        problems: &mut Vec<Problem>,
+    ) -> Colors {
+        if seen.iter().any(|s| s == base) {
+            problems.push(Problem::at(
+                text,
+                at.clone(),
+                format!("extends {base}, which extends it in turn"),
+            ));
+            return Colors::blank();
+        }
+        seen.push(name.to_owned());
+        match Theme::find(base, user_dir, seen) {
+            Ok(t) => t.colors,
+            Err(e) => {
+                problems.push(Problem::at(
+                    text,
+                    at.clone(),
+                    format!("extends = \"{base}\": {e}"),
+                ));
+                Colors::blank()
+            }
+        }
     }
 
     /// A theme by name: the user's directory first, then the built-in ones.
