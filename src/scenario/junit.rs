@@ -75,3 +75,49 @@ pub fn report(runs: &[ScenarioRun]) -> String {
 fn classname(run: &ScenarioRun) -> String {
     run.file.clone()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::run::StepRun;
+
+    fn step(index: usize, latency_ms: f64, not_run: Option<&str>) -> StepRun {
+        StepRun {
+            index,
+            name: format!("step {index}"),
+            // Dropped, as `Keep::Failing` drops a passing step's turn.
+            turn: None,
+            latency_ms,
+            failures: Vec::new(),
+            attempts: u32::from(not_run.is_none()),
+            not_run: not_run.map(str::to_owned),
+        }
+    }
+
+    /// A passing step whose turn was dropped keeps the time it took; a step not run has none.
+    #[test]
+    fn a_step_keeps_its_time_without_its_turn() {
+        let run = ScenarioRun {
+            scenario: "s".into(),
+            file: "s.yaml".into(),
+            server: "x".into(),
+            protocol: None,
+            steps: vec![
+                step(0, 12.0, None),
+                step(1, 0.0, Some("the connection is gone")),
+            ],
+            error: None,
+            seconds: 0.5,
+        };
+        let xml = report(&[run]);
+        assert!(
+            xml.contains(r#"name="1 step 0" classname="s.yaml" time="0.012""#),
+            "{xml}"
+        );
+        let not_run = xml
+            .lines()
+            .find(|l| l.contains(r#"name="2 step 1""#))
+            .unwrap();
+        assert!(!not_run.contains("time="), "{xml}");
+    }
+}
