@@ -415,20 +415,9 @@ async fn an_http_proxy_passes_sessions_through_and_records_one_dialogue_each() {
     let requests = dir.path().join("requests.jsonl");
     std::fs::write(&requests, (0..3).map(|i| format!("{}\n", json!({"Kind":"constraints","EntityIDs":[format!("Kiosk#{i}")],"Space":{"SpaceID":"Space:Square"}}))).collect::<String>()).unwrap();
     for protocol in ["2025-11-25", "2026-07-28"] {
-        let out = tokio::process::Command::new(common::bin())
-            .arg("dialogue")
-            .arg(&requests)
-            // One recorded dialogue each: an MCP session over 2025-11-25, a DialogID over
-            // 2026-07-28.
-            .args(["--url", &url, "--protocol", protocol])
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        // One recorded dialogue each: an MCP session over 2025-11-25, a DialogID over
+        // 2026-07-28.
+        common::dialogue_ok(&requests, &["--url", &url, "--protocol", protocol]).await;
     }
     // Raw: the answer to tools/list in one session, through the proxy and directly.
     let client = reqwest::Client::new();
@@ -733,18 +722,7 @@ async fn the_http_proxy_records_the_time_the_server_took() {
     )
     .unwrap();
     for protocol in ["2025-11-25", "2026-07-28"] {
-        let out = tokio::process::Command::new(common::bin())
-            .arg("dialogue")
-            .arg(&requests)
-            .args(["--url", &url, "--protocol", protocol])
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::dialogue_ok(&requests, &["--url", &url, "--protocol", protocol]).await;
     }
     proxy.start_kill().unwrap();
     proxy.wait().await.unwrap();

@@ -862,18 +862,7 @@ async fn the_proxy_records_the_generation_of_each_dialogue() {
             record.display(),
             bin = common::bin()
         );
-        let out = tokio::process::Command::new(common::bin())
-            .arg("dialogue")
-            .arg(&requests)
-            .args(["--stdio", &through, "--protocol", generation])
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::dialogue_ok(&requests, &["--stdio", &through, "--protocol", generation]).await;
         let session = Session::load(&record).unwrap();
         assert_eq!(
             session.dialogues[0].protocol_version.as_deref(),

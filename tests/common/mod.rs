@@ -647,3 +647,21 @@ pub async fn http_proxy(
     let url = listening_url(&mut child, "the proxy").await;
     (child, url)
 }
+
+/// `bkn-explorer dialogue REQUESTS ARGS…`, waited for; it must succeed (its standard error
+/// says why when it does not).
+pub async fn dialogue_ok(requests: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let out = tokio::process::Command::new(bin())
+        .arg("dialogue")
+        .arg(requests)
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
