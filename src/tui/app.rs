@@ -186,6 +186,10 @@ pub struct App {
     pub(super) config: Config,
     pub(super) log: LogState,
     pub(super) overlay: Option<Overlay>,
+    /// The overlays a prompt or a question opened over (the Resources overlay under the
+    /// path its `W` asks for, that prompt under the question before overwriting): each comes
+    /// back as it was when the one over it closes (`close_overlay`).
+    pub(super) beneath: Vec<Overlay>,
     /// A search in the Raw tab or the log (`tui::search`).
     pub(super) search: Option<crate::tui::search::Search>,
     /// The status line's notice and the run's messages.
@@ -221,6 +225,7 @@ impl App {
             },
             log: LogState::default(),
             overlay: None,
+            beneath: Vec::new(),
             search: None,
             notices: Notices::default(),
             recovering: crate::tui::recovery::Recovering::new(options.recover),
@@ -296,6 +301,23 @@ impl App {
 
     pub fn overlay(&self) -> Option<&Overlay> {
         self.overlay.as_ref()
+    }
+
+    /// The overlays under the one shown, the lowest first (drawn under it).
+    pub fn overlays_beneath(&self) -> &[Overlay] {
+        &self.beneath
+    }
+
+    /// Opens `overlay` over the one shown, which comes back when it closes.
+    pub(super) fn open_over(&mut self, overlay: Overlay) {
+        if let Some(under) = self.overlay.replace(overlay) {
+            self.beneath.push(under);
+        }
+    }
+
+    /// Closes the overlay shown: the one it was opened over, if any, shows again.
+    pub(super) fn close_overlay(&mut self) {
+        self.overlay = self.beneath.pop();
     }
 
     pub fn search(&self) -> Option<&crate::tui::search::Search> {

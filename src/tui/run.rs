@@ -580,7 +580,8 @@ fn read_session(path: PathBuf, purpose: OpenPurpose, data_dir: Option<PathBuf>) 
 /// Whether a file to save to is there already, and its folder.
 fn save_target(path: PathBuf, what: SaveWhat) -> Event {
     Event::SaveTarget {
-        exists: path.exists(),
+        // A folder (or a FIFO) there is no file to overwrite: the write says why it cannot.
+        exists: path.is_file(),
         folder_exists: path
             .parent()
             .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir()),

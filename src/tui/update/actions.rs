@@ -444,25 +444,35 @@ impl App {
             Outcome::Resources(ask) => self.resources_ask(ask, fx),
             Outcome::Export(ask) => self.export_ask(ask, fx),
             Outcome::Replied(ask, reply) => {
-                self.overlay = None;
+                self.close_overlay();
                 self.replied(ask, reply, fx);
             }
             Outcome::Run(action) => {
-                self.overlay = None;
+                self.close_overlay();
                 self.act(action, fx);
             }
             Outcome::Answered(purpose, yes) => {
-                self.overlay = None;
+                self.close_overlay();
                 if yes {
                     self.confirmed(purpose, fx);
+                } else {
+                    self.declined(purpose);
                 }
             }
             Outcome::Chose(purpose, choice) => {
-                self.overlay = None;
+                self.close_overlay();
                 self.chose(purpose, choice, fx);
             }
+            // A write stays in its prompt until it is written: a question before overwriting
+            // opens over it, a failure is said there with the path still typed.
+            Outcome::Submit(
+                purpose @ (PromptPurpose::WriteJson | PromptPurpose::WriteText(_)),
+                text,
+            ) => {
+                self.submitted(purpose, text, fx);
+            }
             Outcome::Submit(purpose, text) => {
-                self.overlay = None;
+                self.close_overlay();
                 self.submitted(purpose, text, fx);
             }
             Outcome::Typed(text) => self.typed_in_overlay(text, fx),
@@ -474,7 +484,7 @@ impl App {
                 purpose: crate::tui::event::OpenPurpose::Open,
             }),
             Outcome::SetDefaults(values, scope) => {
-                self.overlay = None;
+                self.close_overlay();
                 self.set_defaults(values, scope, fx);
             }
             Outcome::CopyEntry(i) => {
@@ -489,12 +499,43 @@ impl App {
     /// The overlay was closed without an answer: a server's question is dismissed (the
     /// server is not left waiting), a Save-as given up leaves nothing waiting for a save.
     fn overlay_closed(&mut self, fx: &mut Vec<Effect>) {
-        match self.overlay.take() {
+        let closed = self.overlay.take();
+        self.close_overlay();
+        match closed {
             Some(Overlay::Ask(a)) => self.replied(a.ask, crate::client::answers::Reply::Cancel, fx),
             Some(Overlay::Prompt(p)) if p.purpose == PromptPurpose::SaveAs => {
                 self.session.after_save(None)
             }
             _ => {}
+        }
+    }
+
+    /// A question was answered no: a write not made over a file says so in its prompt,
+    /// which is back with the path typed (to change it, or Esc).
+    fn declined(&mut self, purpose: ConfirmPurpose) {
+        if let ConfirmPurpose::Overwrite(path, crate::tui::event::SaveWhat::Json(_)) = purpose
+            && let Some(prompt) = self.write_prompt()
+        {
+            prompt.note = format!(
+                "not written: {} is kept as it is (type another path, or Esc)",
+                path.display()
+            );
+        }
+    }
+
+    /// The prompt of a write (`W`) when it is the overlay shown: it stays open until the
+    /// file is written.
+    pub(super) fn write_prompt(&mut self) -> Option<&mut Prompt> {
+        match &mut self.overlay {
+            Some(Overlay::Prompt(p))
+                if matches!(
+                    p.purpose,
+                    PromptPurpose::WriteJson | PromptPurpose::WriteText(_)
+                ) =>
+            {
+                Some(p)
+            }
+            _ => None,
         }
     }
 
@@ -1147,7 +1188,9 @@ impl App {
             PromptPurpose::WriteText(text),
         );
         prompt.note = format!("in {}", self.config.paths.cwd.display());
-        self.overlay = Some(Overlay::Prompt(prompt));
+        // Over the overlay that shows the text, which is back as it was once the file is
+        // written (or the prompt given up).
+        self.open_over(Overlay::Prompt(prompt));
     }
 
     /// Writes `text` where `typed` says (after asking, if a file is there).
@@ -1159,6 +1202,9 @@ impl App {
         let mut path = crate::settings::expand_home(std::path::Path::new(typed));
         if path.is_relative() {
             path = self.config.paths.cwd.join(path);
+        }
+        if let Some(prompt) = self.write_prompt() {
+            prompt.note = format!("writing {} …", path.display());
         }
         fx.push(Effect::CheckSaveTarget {
             path,
@@ -1192,13 +1238,23 @@ impl App {
         self.notify(how, Severity::Success);
     }
 
+    /// What `W` asked for was written (its prompt closes: the overlay under it is back), or
+    /// could not be (the prompt stays, the path typed and why it failed under it).
     pub(super) fn copy_written(&mut self, path: std::path::PathBuf, result: Result<(), String>) {
         match result {
-            Ok(()) => self.notify(format!("wrote {}", path.display()), Severity::Success),
-            Err(e) => self.notify(
-                format!("cannot write {}: {e}", path.display()),
-                Severity::Error,
-            ),
+            Ok(()) => {
+                if self.write_prompt().is_some() {
+                    self.close_overlay();
+                }
+                self.notify(format!("wrote {}", path.display()), Severity::Success)
+            }
+            Err(e) => {
+                let said = format!("cannot write {}: {e}", path.display());
+                if let Some(prompt) = self.write_prompt() {
+                    prompt.note = format!("{said} (change the path, or Esc)");
+                }
+                self.notify(said, Severity::Error)
+            }
         }
     }
 

@@ -66,7 +66,7 @@ impl App {
     pub(super) fn export_ask(&mut self, ask: Ask, fx: &mut Vec<Effect>) {
         match ask {
             Ask::Nothing => {}
-            Ask::Close => self.overlay = None,
+            Ask::Close => self.close_overlay(),
             Ask::Copy(text) => self.clipboard(text, fx),
             // Shell lines: a file to run with sh.
             Ask::Write(text) => self.write_text_prompt("export.sh", text),

@@ -169,18 +169,20 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         if !folder_exists {
-            self.notify(
-                format!(
-                    "not saved: that folder does not exist (make it, or choose another path): {}",
-                    path.parent().unwrap_or(Path::new("")).display()
-                ),
-                Severity::Error,
+            let said = format!(
+                "not saved: that folder does not exist (make it, or choose another path): {}",
+                path.parent().unwrap_or(Path::new("")).display()
             );
+            if let Some(prompt) = self.write_prompt() {
+                prompt.note = said.clone();
+            }
+            self.notify(said, Severity::Error);
             return;
         }
         let own = what == SaveWhat::Session && self.session.path() == Some(path.as_path());
         if exists && !own {
-            self.overlay = Some(Overlay::Confirm(Confirm {
+            // Over a write's prompt, which is back if the answer is no.
+            self.open_over(Overlay::Confirm(Confirm {
                 title: "The file exists".into(),
                 message: format!(
                     "{} exists. Overwrite it? y overwrites, n keeps it as it is",
@@ -279,7 +281,7 @@ impl App {
             }
         };
         if matches!(self.overlay, Some(Overlay::Open(_))) {
-            self.overlay = None;
+            self.close_overlay();
         }
         self.load_session(session, fx);
         match purpose {

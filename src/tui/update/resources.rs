@@ -40,7 +40,7 @@ impl App {
     pub(super) fn resources_ask(&mut self, ask: Ask, fx: &mut Vec<Effect>) {
         match ask {
             Ask::Nothing => {}
-            Ask::Close => self.overlay = None,
+            Ask::Close => self.close_overlay(),
             Ask::List(key) => fx.push(Effect::ListResources { key }),
             Ask::Read(key, uri) => fx.push(Effect::ReadResource { key, uri }),
             Ask::Copy(text) => self.clipboard(text, fx),
@@ -65,12 +65,15 @@ impl App {
         }
     }
 
-    /// The overlay open on this dialogue, if it is.
+    /// The overlay open on this dialogue, if it is (shown, or under the prompt of its `W`).
     fn resources_of(&mut self, dialogue: DialogueKey) -> Option<&mut ResourcesOverlay> {
-        match &mut self.overlay {
-            Some(Overlay::Resources(r)) if r.dialogue == dialogue => Some(r),
-            _ => None,
-        }
+        self.overlay
+            .iter_mut()
+            .chain(self.beneath.iter_mut())
+            .find_map(|o| match o {
+                Overlay::Resources(r) if r.dialogue == dialogue => Some(r.as_mut()),
+                _ => None,
+            })
     }
 
     pub(super) fn resources_listed(

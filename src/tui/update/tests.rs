@@ -507,6 +507,202 @@ fn x_on_an_empty_dialogue_closes_it_at_once() {
     assert!(t.app.overlay().is_none());
 }
 
+/// The Resources overlay, a resource read and scrolled, as the person left it before `W`.
+fn resource_read_and_scrolled(t: &mut T) {
+    use crate::client::resources::Read;
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::F(3));
+    t.resources_listed(1, &["dac://domain", "dac://spaces/S"]);
+    t.key(KeyCode::Down);
+    t.key(KeyCode::Enter);
+    t.event(Event::Engine(Box::new(EngineEvent::ResourceRead {
+        dialogue: 1,
+        uri: "dac://spaces/S".into(),
+        result: Ok(Read {
+            uri: "dac://spaces/S".into(),
+            mime_type: None,
+            shown: sixty_lines(),
+            json: false,
+        }),
+    })));
+    t.draw();
+    // To the content, three lines down.
+    t.key(KeyCode::Tab);
+    for _ in 0..3 {
+        t.key(KeyCode::Down);
+    }
+    t.draw();
+}
+
+fn sixty_lines() -> String {
+    (0..60).map(|i| format!("line {i}\n")).collect()
+}
+
+/// The Resources overlay (under the prompt, or shown): the resource read and its scroll.
+fn resources_beneath(t: &T) -> (Option<String>, usize) {
+    let under = t.app.overlays_beneath().last().or(t.app.overlay());
+    let Some(Overlay::Resources(r)) = under else {
+        panic!("no Resources overlay");
+    };
+    let uri = r
+        .shown
+        .as_ref()
+        .and_then(|s| s.as_ref().ok())
+        .map(|r| r.uri.clone());
+    (uri, r.scroll)
+}
+
+fn write_prompt(t: &T) -> &crate::tui::overlay::Prompt {
+    match t.app.overlay() {
+        Some(Overlay::Prompt(p)) => p,
+        _ => panic!("no prompt"),
+    }
+}
+
+/// `W` in the Resources overlay opens its prompt over it: Esc, a write, a file there asked
+/// about first (n keeps the path typed, y overwrites), a failure said in the prompt with the
+/// path kept, Tab completing; each time the overlay comes back as it was.
+#[test]
+fn w_in_the_resources_overlay_writes_over_it_and_comes_back_to_the_same_resource() {
+    use crate::tui::event::SaveWhat;
+    let mut t = T::reference();
+    resource_read_and_scrolled(&mut t);
+    let before = resources_beneath(&t);
+    assert_eq!(before, (Some("dac://spaces/S".into()), 3));
+
+    // Esc: back to the overlay, unchanged.
+    t.key(KeyCode::Char('W'));
+    assert_eq!(write_prompt(&t).input.text(), "S.txt");
+    assert_eq!(resources_beneath(&t), before);
+    assert!(t.key(KeyCode::Esc).is_empty());
+    assert!(matches!(t.app.overlay(), Some(Overlay::Resources(_))));
+    assert!(t.app.overlays_beneath().is_empty());
+    assert_eq!(resources_beneath(&t), before);
+
+    // Tab completes the path typed (the runner lists the folder).
+    t.key(KeyCode::Char('W'));
+    for _ in 0.."S.txt".len() {
+        t.key(KeyCode::Backspace);
+    }
+    t.type_text("out/");
+    let fx = t.key(KeyCode::Tab);
+    assert!(
+        matches!(&fx[..], [Effect::CompletePath { typed, .. }] if typed == "out/"),
+        "{fx:?}"
+    );
+    t.event(Event::PathCompletions {
+        typed: "out/".into(),
+        paths: vec!["out/square.txt".into()],
+    });
+    assert_eq!(write_prompt(&t).input.text(), "out/square.txt");
+
+    // Enter: the runner looks; a file is there, so a question over the prompt.
+    let fx = t.key(KeyCode::Enter);
+    let target = PathBuf::from("/work/out/square.txt");
+    let what = SaveWhat::Json(sixty_lines());
+    assert!(
+        matches!(&fx[..], [Effect::CheckSaveTarget { path, what: w }] if *path == target && *w == what),
+        "{fx:?}"
+    );
+    let note = &write_prompt(&t).note;
+    assert!(note.contains("writing /work/out/square.txt"), "{note}");
+    let fx = t.event(Event::SaveTarget {
+        path: target.clone(),
+        exists: true,
+        folder_exists: true,
+        what: what.clone(),
+    });
+    assert!(fx.is_empty(), "nothing written before the answer: {fx:?}");
+    assert!(matches!(
+        t.app.overlay(),
+        Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::Overwrite(target.clone(), what.clone())
+    ));
+    // Drawn: the question over the prompt over the resource.
+    let shown = screen(&t, 120, 40);
+    assert!(shown.contains("The file exists"), "{shown}");
+    assert!(shown.contains("line 3"), "{shown}");
+    // n: the file is kept; the prompt is back with the path typed.
+    assert!(t.key(KeyCode::Char('n')).is_empty());
+    assert_eq!(write_prompt(&t).input.text(), "out/square.txt");
+    assert!(write_prompt(&t).note.contains("not written"));
+    assert_eq!(resources_beneath(&t), before);
+
+    // Again, y overwrites: the runner writes it (atomically) and says so.
+    t.key(KeyCode::Enter);
+    t.event(Event::SaveTarget {
+        path: target.clone(),
+        exists: true,
+        folder_exists: true,
+        what: what.clone(),
+    });
+    let fx = t.key(KeyCode::Char('y'));
+    assert!(
+        matches!(&fx[..], [Effect::WriteJson { path, text }] if *path == target && *text == sixty_lines()),
+        "{fx:?}"
+    );
+    assert!(matches!(t.app.overlay(), Some(Overlay::Prompt(_))));
+    // It failed (a read-only folder): said with its cause, the prompt kept with the path.
+    t.event(Event::CopyWritten {
+        path: target.clone(),
+        result: Err("Permission denied (os error 13)".into()),
+    });
+    let said = &t.app.notices().shown().expect("a notice").text;
+    assert_eq!(
+        said,
+        "cannot write /work/out/square.txt: Permission denied (os error 13)"
+    );
+    assert_eq!(write_prompt(&t).input.text(), "out/square.txt");
+    assert!(write_prompt(&t).note.contains("Permission denied"));
+    // Fixed, written: the overlay is back on the same resource, where it was.
+    for _ in 0.."square.txt".len() {
+        t.key(KeyCode::Backspace);
+    }
+    t.type_text("s.txt");
+    let fx = t.key(KeyCode::Enter);
+    let target = PathBuf::from("/work/out/s.txt");
+    assert!(matches!(&fx[..], [Effect::CheckSaveTarget { path, .. }] if *path == target));
+    let fx = t.event(Event::SaveTarget {
+        path: target.clone(),
+        exists: false,
+        folder_exists: true,
+        what: what.clone(),
+    });
+    assert!(matches!(&fx[..], [Effect::WriteJson { path, .. }] if *path == target));
+    t.event(Event::CopyWritten {
+        path: target.clone(),
+        result: Ok(()),
+    });
+    assert_eq!(
+        t.app.notices().shown().map(|n| n.text.as_str()),
+        Some("wrote /work/out/s.txt")
+    );
+    assert!(matches!(t.app.overlay(), Some(Overlay::Resources(_))));
+    assert!(t.app.overlays_beneath().is_empty());
+    assert_eq!(resources_beneath(&t), before);
+
+    // A folder that is not there: said in the prompt, the path kept.
+    t.key(KeyCode::Char('W'));
+    t.key(KeyCode::Enter);
+    t.event(Event::SaveTarget {
+        path: PathBuf::from("/nowhere/S.txt"),
+        exists: false,
+        folder_exists: false,
+        what: what.clone(),
+    });
+    assert!(write_prompt(&t).note.contains("that folder does not exist"));
+    assert_eq!(write_prompt(&t).input.text(), "S.txt");
+    // A list read again while the prompt is open reaches the overlay under it.
+    t.resources_listed(1, &["dac://a", "dac://domain", "dac://spaces/S"]);
+    t.key(KeyCode::Esc);
+    let Some(Overlay::Resources(r)) = t.app.overlay() else {
+        panic!()
+    };
+    assert_eq!(
+        r.selected, 2,
+        "the list came to the overlay under the prompt"
+    );
+}
+
 #[test]
 fn save_as_shows_the_full_path_and_asks_before_overwriting() {
     let mut t = T::reference();
@@ -3003,6 +3199,11 @@ fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes()
             if path.ends_with("S.json") && text.contains("SpaceID")),
         "{fx:?}"
     );
+    // Esc leaves the prompt for the overlay, and the overlay for the explorer.
+    t.key(KeyCode::Esc);
+    assert!(matches!(t.app.overlay(), Some(Overlay::Resources(_))));
+    t.key(KeyCode::Esc);
+    assert!(t.app.overlay().is_none());
 }
 
 #[test]

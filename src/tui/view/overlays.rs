@@ -31,6 +31,11 @@ pub(crate) fn input_line<'a>(app: &App, input: &Input, prefix: &'a str) -> Line<
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
     let Some(overlay) = &app.overlay else { return };
+    // Those it was opened over, under it as they were (their hits are not the frame's:
+    // the one shown takes every key and click).
+    for under in &app.beneath {
+        under.render(frame, app, area);
+    }
     let drawn = overlay.render(frame, app, area);
     hits.overlay = drawn.area;
     hits.overlay_rows = drawn.rows;
