@@ -537,6 +537,19 @@ async fn state(name: &str, theme: &str) -> Harness {
                 .app
                 .set_overlay(Some(Overlay::Resources(Box::new(resources_overlay()))));
         }
+        // W in the Resources overlay: the prompt for the path over it, the resource read
+        // still shown under it.
+        "overlay_resources_write" => {
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+            h.runner
+                .app
+                .set_overlay(Some(Overlay::Resources(Box::new(resources_overlay()))));
+            h.key(KeyCode::Char('W'));
+            // The working folder, as on the user's machine (not this checkout's).
+            if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
+                p.note = "in /home/ana".into();
+            }
+        }
         // A turn exported as command lines (a stdio server: send only).
         "overlay_export" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
@@ -1004,6 +1017,7 @@ snapshots!(
     certify_save_over,
     certify_unreachable,
     overlay_resources,
+    overlay_resources_write,
     overlay_export,
 );
 

@@ -2,7 +2,7 @@
 //! add, a server's `${input:…}`, a log filter. In a line that takes a path, Tab completes it
 //! (`complete`): the folder is read by the runner, the candidates come back as an event.
 
-use super::{Input, Outcome, OverlayHits, centered, framed, leaves, list_row};
+use super::{Input, Outcome, OverlayHits, centered, framed, key_hint, leaves, list_row};
 use crate::tui::action::{Action, Handled};
 use crate::tui::app::App;
 use crate::tui::view::text::cut;
@@ -137,12 +137,14 @@ impl Prompt {
         let notes: Vec<&str> = self.note.lines().collect();
         let listed = self.completions.len().min(8);
         let r = centered(area, 90, 5 + notes.len().max(1) as u16 + listed as u16);
-        let hint = if self.purpose.takes_path() {
-            " Enter confirms · Tab completes · Esc cancels "
-        } else {
-            " Enter confirms · Esc cancels "
-        };
-        let inner = framed(frame, app, r, hint);
+        // The keys in use (keys.toml's), as every box names them.
+        let mut keys: Vec<(&[Action], &str)> = vec![(&[Action::Select], "confirms")];
+        if self.purpose.takes_path() {
+            keys.push((&[Action::Complete], "completes"));
+        }
+        keys.push((&[Action::Cancel], "cancels"));
+        let hint = format!(" {} ", key_hint(app.keymap(), &keys));
+        let inner = framed(frame, app, r, &hint);
         let mut hits = OverlayHits {
             area: Some(r),
             ..OverlayHits::default()
