@@ -1515,3 +1515,58 @@ fn slash_searches_the_raw_json_and_n_goes_to_the_next_match_without_colour() {
     t.keys(&["y"]);
     t.wait_exit();
 }
+
+/// `W` in the Resources overlay writes the resource read to a file and leaves the person on
+/// it: the prompt opens over the overlay (Tab completes the path), a file there is asked
+/// about first, a folder at the path is refused with why and the path kept, and after each
+/// the overlay is back on the same resource.
+#[test]
+fn w_writes_a_resource_to_a_file_and_the_overlay_stays_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("out/folder")).unwrap();
+    std::fs::write(dir.path().join("out/domain.json"), "old").unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let t = Tmux::start_at(120, 40, "", &[], data.path(), dir.path());
+    t.wait_for(&["bkn_dac", "bkn_usr", "· connected"], "both servers");
+    t.keys(&["Escape", "F3"]);
+    t.wait_for(&["Resources · domain-access", "› dac://domain"], "the list");
+    t.keys(&["Enter"]);
+    let read = "dac://domain · application/json · JSON";
+    t.wait_for(&[read, "\"MInstance\""], "the domain read");
+    t.keys(&["W"]);
+    t.wait_for(&["Write it to", "domain.json"], "the prompt");
+    // Over the overlay: the resource is still drawn under the prompt.
+    let screen = t.wait_still();
+    assert!(screen.contains(read), "{screen}");
+    // A folder at the path: why, in the prompt, with the path kept; the overlay under it.
+    t.keys(&["C-u"]);
+    t.type_text("out/folder");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for(&["is not a regular file"], "the refusal");
+    assert!(screen.contains("not written"), "{screen}");
+    assert!(screen.contains("Write it to"), "the prompt stays: {screen}");
+    // Tab completes the path; the file there is asked about; y writes over it.
+    t.keys(&["C-u"]);
+    t.type_text("out/dom");
+    t.keys(&["Tab"]);
+    t.wait_for(&["out/domain.json"], "the path completed");
+    t.keys(&["Enter"]);
+    t.wait_for(&["exists. Overwrite it?"], "the question");
+    t.keys(&["y"]);
+    let screen = t.wait_for(&["wrote "], "the notice");
+    assert!(screen.contains(read), "back on the resource: {screen}");
+    assert!(!screen.contains("Write it to"), "{screen}");
+    let written = std::fs::read_to_string(dir.path().join("out/domain.json")).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&written).expect("the JSON read");
+    assert_eq!(value["MInstance"], "MI:PublicSquare", "{written}");
+    // Esc in the prompt goes back to the overlay too; Esc there closes it.
+    t.keys(&["W"]);
+    t.wait_for(&["Write it to"], "the prompt again");
+    t.keys(&["Escape"]);
+    let screen = t.wait_until("the prompt closed", |s| !s.contains("Write it to"));
+    assert!(screen.contains(read), "{screen}");
+    t.keys(&["Escape"]);
+    t.wait_until("the overlay closed", |s| !s.contains("Resources · "));
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), "0");
+}

@@ -134,7 +134,13 @@ impl Prompt {
 
     pub fn render(&self, frame: &mut Frame, app: &App, area: Rect) -> OverlayHits {
         let t = app.theme();
-        let notes: Vec<&str> = self.note.lines().collect();
+        // The notes wrap (a write's failure says why at length), three lines each at most.
+        let inside = centered(area, 90, 1).width.saturating_sub(2) as usize;
+        let notes: Vec<String> = self
+            .note
+            .lines()
+            .flat_map(|n| crate::tui::view::text::wrap_capped(n, inside, 3))
+            .collect();
         let listed = self.completions.len().min(8);
         let r = centered(area, 90, 5 + notes.len().max(1) as u16 + listed as u16);
         // The keys in use (keys.toml's), as every box names them.

@@ -1251,7 +1251,7 @@ impl App {
             Err(e) => {
                 let said = format!("cannot write {}: {e}", path.display());
                 if let Some(prompt) = self.write_prompt() {
-                    prompt.note = format!("{said} (change the path, or Esc)");
+                    prompt.note = format!("not written: {e} (change the path, or Esc)");
                 }
                 self.notify(said, Severity::Error)
             }
