@@ -162,6 +162,8 @@ actions! {
     Complete = "complete", "Complete the path typed (a list when more than one fits); in a form: next field";
     Close = "close", "Close the overlay (where nothing is typed)";
     Reload = "reload", "Read the list again (Resources)";
+    ExportSend = "export-send", "Export: the bkn-explorer send line";
+    ExportCurl = "export-curl", "Export: the curl line (a server over HTTP)";
     NewLine = "new-line", "A new line in a reply to a server's question";
     Search = "search", "Search (Raw detail tab, protocol log)";
     SearchNext = "search-next", "Next match of the search";
@@ -183,6 +185,8 @@ impl Action {
             Action::Complete
                 | Action::Close
                 | Action::Reload
+                | Action::ExportSend
+                | Action::ExportCurl
                 | Action::NewLine
                 | Action::Yes
                 | Action::No

@@ -11,9 +11,28 @@ use serde_json::{Value, json};
 /// One way to send the turn: a title, the command (to copy), and what to know about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Block {
+    /// What kind of command line it is (the key that chooses it: `export-send`, …).
+    pub format: Format,
     pub title: String,
     pub text: String,
     pub notes: Vec<String>,
+}
+
+/// The command lines a turn is exported as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Send,
+    Curl,
+}
+
+impl Format {
+    /// The action that chooses it in the overlay (keys.toml's `export-send`, `export-curl`).
+    pub fn action(self) -> crate::tui::action::Action {
+        match self {
+            Format::Send => crate::tui::action::Action::ExportSend,
+            Format::Curl => crate::tui::action::Action::ExportCurl,
+        }
+    }
 }
 
 /// What a turn is exported from.
@@ -145,6 +164,7 @@ pub fn send_line(turn: &Turn) -> Block {
     }
     let json = serde_json::to_string(&request_for_send(turn.request)).unwrap_or_default();
     Block {
+        format: Format::Send,
         title: "bkn-explorer send".into(),
         text: format!("printf '%s\\n' {} | {}", quote(&json), words.join(" ")),
         notes,
@@ -257,6 +277,7 @@ fn curl_stateless(
             .into(),
     );
     Block {
+        format: Format::Curl,
         title: "curl (MCP 2026-07-28)".into(),
         // The client names a dialogue over 2026-07-28: a new one for each run.
         text: format!("DIALOG=bkn-curl-$(date +%s)-$$\n{}", words.join(" ")),
@@ -310,6 +331,7 @@ fn curl_session(
             .into(),
     );
     Block {
+        format: Format::Curl,
         title: "curl (MCP 2025-11-25: the session's sequence)".into(),
         text,
         notes,

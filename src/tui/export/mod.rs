@@ -8,7 +8,7 @@ pub mod view;
 use crate::tui::action::{Action, Handled};
 use crate::tui::hits::Hits;
 use lines::Block;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
 pub struct ExportOverlay {
@@ -73,17 +73,14 @@ impl ExportOverlay {
                 Ask::Nothing
             }
             Some(Action::WriteJson) => self.chosen().map_or(Ask::Nothing, Ask::Write),
-            // The digits pick a block, as they pick a dialogue outside (`Keymap::action_for`).
-            _ => match key.code {
-                KeyCode::Char(c @ '1'..='9') if key.modifiers.is_empty() => {
-                    let i = c as usize - '1' as usize;
-                    if i < self.blocks.len() {
-                        self.selected = i;
-                    }
-                    Ask::Nothing
+            // A command line by what it is (1 send, 2 curl; a stdio server has no curl).
+            Some(a @ (Action::ExportSend | Action::ExportCurl)) => {
+                if let Some(i) = self.blocks.iter().position(|b| b.format.action() == a) {
+                    self.selected = i;
                 }
-                _ => return (crate::tui::overlay::leaves(key), Ask::Nothing),
-            },
+                Ask::Nothing
+            }
+            _ => return (crate::tui::overlay::leaves(key), Ask::Nothing),
         };
         (Handled::Consumed, ask)
     }
@@ -108,11 +105,16 @@ impl ExportOverlay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ratatui::crossterm::event::KeyModifiers;
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 
     #[test]
     fn tab_chooses_a_block_and_y_copies_it() {
         let block = |t: &str| Block {
+            format: if t == "send" {
+                lines::Format::Send
+            } else {
+                lines::Format::Curl
+            },
             title: t.into(),
             text: format!("{t} line"),
             notes: Vec::new(),
@@ -139,6 +141,34 @@ mod tests {
         );
         press(&mut o, KeyCode::Tab);
         assert_eq!(o.selected, 0);
+        // 2 is curl, 1 send (by what they are, keys.toml's export-curl and export-send).
+        press(&mut o, KeyCode::Char('2'));
+        assert_eq!(o.selected, 1);
+        press(&mut o, KeyCode::Char('1'));
+        assert_eq!(o.selected, 0);
         assert_eq!(press(&mut o, KeyCode::Esc).1, Ask::Close);
+        // keys.toml chooses them by other keys; the digits are then nothing.
+        let (map, problems) = crate::tui::keys_file::apply(
+            "[overlay]\nexport-send = \"Alt-s\"\nexport-curl = \"Alt-c\"\n",
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        let mut with = |o: &mut ExportOverlay, code, modifiers| {
+            let key = KeyEvent::new(code, modifiers);
+            let action = map.action_in(&key, crate::tui::action::Context::Overlay);
+            o.key(&key, action, None)
+        };
+        with(&mut o, KeyCode::Char('c'), KeyModifiers::ALT);
+        assert_eq!(o.selected, 1);
+        assert_eq!(
+            with(&mut o, KeyCode::Char('1'), KeyModifiers::NONE).1,
+            Ask::Nothing
+        );
+        assert_eq!(o.selected, 1);
+        with(&mut o, KeyCode::Char('s'), KeyModifiers::ALT);
+        assert_eq!(o.selected, 0);
+        // A stdio server's export has no curl line: 2 stays on send.
+        let mut o = ExportOverlay::new("turn 0".into(), vec![block("send")]);
+        press(&mut o, KeyCode::Char('2'));
+        assert_eq!(o.selected, 0);
     }
 }

@@ -36,7 +36,12 @@ pub fn render(frame: &mut Frame, app: &App, o: &ExportOverlay, area: Rect, hits:
         } else {
             t.bold(t.colors.accent)
         };
-        let head = format!("{mark} {} {}", i + 1, b.title);
+        // The key that chooses it (keys.toml's), before its title.
+        let key = app
+            .keymap()
+            .keys_in(&b.format.action(), crate::tui::action::Context::Overlay);
+        let key = key.split(" / ").next().unwrap_or_default();
+        let head = format!("{mark} {key} {}", b.title);
         lines.push((Line::styled(format!("{head:<width$}"), style), Some(i)));
         for l in wrap_window(&b.text, width.saturating_sub(2), 0, usize::MAX) {
             lines.push((
@@ -71,16 +76,22 @@ pub fn render(frame: &mut Frame, app: &App, o: &ExportOverlay, area: Rect, hits:
         Rect::new(inner.x, inner.y, inner.width, height as u16),
     );
     use crate::tui::action::Action as A;
-    let hint = crate::tui::overlay::key_hint(
-        app.keymap(),
-        &[
-            (&[A::Complete], "or 1-9 choose"),
-            (&[A::CopyJson, A::Select], "copy"),
-            (&[A::WriteJson], "write to a file"),
-            (&[A::PageUp, A::PageDown], "scroll"),
-            (&[A::Cancel], "close"),
-        ],
-    );
+    // The keys that choose (keys.toml's) only when there is a choice.
+    let mut keys: Vec<(&[A], &str)> = Vec::new();
+    if o.blocks.len() > 1 {
+        keys.extend_from_slice(&[
+            (&[A::Complete], "next"),
+            (&[A::ExportSend], "send"),
+            (&[A::ExportCurl], "curl"),
+        ]);
+    }
+    keys.extend_from_slice(&[
+        (&[A::CopyJson, A::Select], "copy"),
+        (&[A::WriteJson], "write to a file"),
+        (&[A::PageUp, A::PageDown], "scroll"),
+        (&[A::Cancel], "close"),
+    ]);
+    let hint = crate::tui::overlay::key_hint(app.keymap(), &keys);
     frame.render_widget(
         Paragraph::new(Line::styled(cut(&hint, width), t.fg(t.colors.key_hint))),
         Rect::new(inner.x, inner.y + height as u16, inner.width, 1),

@@ -70,6 +70,8 @@ impl App {
             Action::Complete
             | Action::Close
             | Action::Reload
+            | Action::ExportSend
+            | Action::ExportCurl
             | Action::NewLine
             | Action::Yes
             | Action::No
