@@ -147,6 +147,15 @@ actions! {
     ResetField = "reset-field", "Composer: empty the field";
     NextKind = "next-kind", "Composer: next Kind";
     PrevKind = "previous-kind", "Composer: previous Kind";
+    NextField = "next-field", "Composer: the next field (past the last: the next pane); in completions: accept the one chosen";
+    PrevField = "previous-field", "Composer: the previous field (before the first: the previous pane)";
+    FieldUp = "field-up", "Composer: the field above, from any line of a multi-line field";
+    FieldDown = "field-down", "Composer: the field below, from any line of a multi-line field";
+    ConfirmField = "confirm-field", "Composer: the next field, from a one-line field (in a multi-line field and in raw JSON Enter is a new line)";
+    ShowCompletions = "show-completions", "Composer: show the completions of what is typed";
+    AcceptCompletion = "accept-completion", "Composer: accept the completion chosen with the arrows (in a one-line field, the first)";
+    UndoDraft = "undo-draft", "Composer: back to the draft a turn's Request or Clear replaced";
+    RedoDraft = "redo-draft", "Composer: forward again to the draft undo-draft went back from";
     CycleTheme = "next-theme", "Next theme";
     FilterLog = "filter-log", "Filter the protocol log";
     ClearLog = "clear-log", "Clear the protocol log";
@@ -177,8 +186,8 @@ actions! {
 }
 
 impl Action {
-    /// Whether the action means something only in an overlay or a question (the palette
-    /// does not list it).
+    /// Whether the action means something only in an overlay, a question or the composer's
+    /// own keys (the palette does not list it).
     pub fn in_overlay_only(&self) -> bool {
         matches!(
             self,
@@ -187,6 +196,15 @@ impl Action {
                 | Action::Reload
                 | Action::ExportSend
                 | Action::ExportCurl
+                | Action::NextField
+                | Action::PrevField
+                | Action::FieldUp
+                | Action::FieldDown
+                | Action::ConfirmField
+                | Action::ShowCompletions
+                | Action::AcceptCompletion
+                | Action::UndoDraft
+                | Action::RedoDraft
                 | Action::NewLine
                 | Action::Yes
                 | Action::No
@@ -349,30 +367,11 @@ pub struct Binding {
 /// Keys the composer handles itself (shown in the help; not in the table because they mean
 /// typing elsewhere).
 pub static COMPOSER_KEYS: &[(&str, &str)] = &[
-    (
-        "Tab / Shift-Tab",
-        "next / previous field (past the last: the next pane)",
-    ),
-    (
-        "↑ / ↓",
-        "previous / next field (in a multi-line field: lines; Alt-↑/↓ leaves it)",
-    ),
-    ("← / → or a letter on Kind", "change the Kind"),
-    ("Ctrl-Space", "show completions"),
-    ("↑ / ↓ in completions", "choose one"),
-    (
-        "Tab in completions",
-        "accept it (Esc closes the list; Enter too once chosen, or in a one-line field)",
-    ),
-    (
-        "Ctrl-Z / Ctrl-Y",
-        "back to the draft a turn's Request or Clear replaced / forward again",
-    ),
+    ("a letter on Kind", "the next Kind that starts with it"),
     (
         "Enter",
-        "a new line in a multi-line field (Terms, Steps, Commit…) and in raw JSON; the next field \
-         in the others; accepts a completion once chosen with ↑/↓ (in a one-line field, the \
-         first); the status line says which",
+        "a new line in a multi-line field (Terms, Steps, Commit…) and in raw JSON; the status \
+         line says what it does where you are",
     ),
     (
         "Esc",
@@ -428,6 +427,8 @@ impl Keymap {
             let applies = match b.context {
                 Context::Anywhere => true,
                 Context::Global => !typing,
+                // The composer's own keys: only the composer asks for them (`action_in`).
+                Context::Pane(Pane::Composer) => false,
                 Context::Pane(p) => !typing && p == focus,
                 // Only their part asks for these (`action_in`).
                 Context::Certify | Context::Overlay | Context::Question | Context::Search => false,
@@ -591,8 +592,31 @@ fn title_in(action: &Action, context: Context) -> String {
             "write what is shown to a file (resource, export)".into()
         }
         (Context::Overlay, Action::No) => "decline a server's question".into(),
+        (Context::Pane(Pane::Composer), Action::Up) => {
+            "the line above; from a field's first line, the field above; in completions: the \
+             one before"
+                .into()
+        }
+        (Context::Pane(Pane::Composer), Action::Down) => {
+            "the line below; from a field's last line, the field below; in completions: the \
+             next one"
+                .into()
+        }
+        (Context::Pane(Pane::Composer), Action::NextKind) => {
+            "on the Kind row: the next Kind".into()
+        }
+        (Context::Pane(Pane::Composer), Action::PrevKind) => {
+            "on the Kind row: the previous Kind".into()
+        }
         (Context::Question, Action::No) => "no, cancel".into(),
         (Context::Search, Action::Cancel) => "end the search".into(),
+        // In the composer's own section the title need not say where.
+        (Context::Pane(Pane::Composer), _) => {
+            let title = action.title();
+            title
+                .strip_prefix("Composer: ")
+                .map_or(title.clone(), str::to_owned)
+        }
         _ => action.title(),
     }
 }

@@ -17,7 +17,7 @@ use crate::protocol::message::{CommonDefaults, Fill, fill_request};
 use crate::protocol::process_action::{self, ParseError};
 use crate::protocol::resources::Vocabulary;
 use crate::protocol::{Interface, Mode as MessageMode};
-use crate::tui::action::Handled;
+use crate::tui::action::{Action, Handled, Keymap, Pane};
 use fields::{Completes, FieldSpec, Widget};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{CursorMove, TextArea};
@@ -112,6 +112,28 @@ pub struct Context<'a> {
     /// The TurnIndex of the last Request the server took.
     pub last_accepted: Option<u64>,
     pub defaults: &'a CommonDefaults,
+}
+
+/// What the key map makes of a key in the composer: its own actions (keys.toml's
+/// `[composer]`: several may share a key, as Enter accepts a completion or leaves a one-line
+/// field) and the explorer's action for it anywhere, if any (such a key is never typed).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyActions {
+    pub own: Vec<Action>,
+    pub anywhere: Option<Action>,
+}
+
+impl KeyActions {
+    pub fn of(keymap: &Keymap, key: &KeyEvent) -> KeyActions {
+        KeyActions {
+            own: keymap.actions_in(key, crate::tui::action::Context::Pane(Pane::Composer)),
+            anywhere: keymap.action_for(key, Pane::Composer, true),
+        }
+    }
+
+    fn has(&self, action: &Action) -> bool {
+        self.own.contains(action)
+    }
 }
 
 pub struct Composer {
@@ -714,11 +736,18 @@ impl Composer {
         }
     }
 
-    /// Handles a key while the composer has the focus. `raw_height` is how many lines of the
-    /// raw JSON are on screen (to keep the cursor in view). Keys it does not use are left to
-    /// the explorer: those of the key table that apply anywhere.
-    pub fn handle_key(&mut self, key: KeyEvent, ctx: &Context, raw_height: usize) -> Handled {
-        let handled = self.key(key, ctx);
+    /// Handles a key while the composer has the focus, with what the key map makes of it
+    /// (`KeyActions::of`). `raw_height` is how many lines of the raw JSON are on screen (to
+    /// keep the cursor in view). Keys it does not use are left to the explorer: those of the
+    /// key table that apply anywhere.
+    pub fn handle_key(
+        &mut self,
+        key: KeyEvent,
+        keys: &KeyActions,
+        ctx: &Context,
+        raw_height: usize,
+    ) -> Handled {
+        let handled = self.key(key, keys, ctx);
         for f in &mut self.fields {
             f.follow_cursor();
         }
@@ -727,54 +756,71 @@ impl Composer {
     }
 
     /// A key: to the completion list when one is open, then the draft's history and rows,
-    /// then the form's own keys, then the active editor.
-    fn key(&mut self, key: KeyEvent, ctx: &Context) -> Handled {
-        if let Some(handled) = self.completion_key(key, ctx) {
+    /// then the form's own keys, then the active editor. A character typed where text is
+    /// typed is text, whatever keys.toml binds it to (only the Kind row takes letters as
+    /// keys).
+    fn key(&mut self, key: KeyEvent, keys: &KeyActions, ctx: &Context) -> Handled {
+        let text = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+            && matches!(key.code, KeyCode::Char(_))
+            && !self.on_kind();
+        let none = KeyActions::default();
+        let keys = if text { &none } else { keys };
+        if let Some(handled) = self.completion_key(keys, ctx) {
             return handled;
         }
-        if let Some(handled) = self.draft_key(key, ctx) {
+        if let Some(handled) = self.draft_key(keys, ctx) {
             return handled;
+        }
+        // A key the explorer binds anywhere (Esc, Tab past the last field, F6) is the
+        // explorer's, never the form's or text.
+        if keys.anywhere.is_some() {
+            return Handled::Ignored;
         }
         if self.mode == Mode::Form
-            && let Some(handled) = self.form_key(key, ctx)
+            && let Some(handled) = self.form_key(key, keys, ctx)
         {
             return handled;
         }
         self.edit_key(key, ctx)
     }
 
-    /// An open completion list takes the arrows, Tab, Enter and Esc. Tab accepts it; Enter
-    /// and → only when it was asked for or moved in, or in a one-line field (in a
-    /// multi-line one Enter is a new line: a list that came up while typing prose never
-    /// swallows it). None: the key goes on.
-    fn completion_key(&mut self, key: KeyEvent, ctx: &Context) -> Option<Handled> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
+    /// Whether the focus is on the Kind row (BKN-DAC's form), where letters choose a Kind.
+    fn on_kind(&self) -> bool {
+        self.mode == Mode::Form && self.interface == Interface::Dac && self.row == 0
+    }
+
+    /// An open completion list takes up and down, next-field (Tab: accepts), accept-completion
+    /// and cancel (Esc: closes it). accept-completion (Enter, →) accepts only when the list
+    /// was asked for or moved in, or in a one-line field (in a multi-line one Enter is a new
+    /// line: a list that came up while typing prose never swallows it). None: the key goes
+    /// on.
+    fn completion_key(&mut self, keys: &KeyActions, ctx: &Context) -> Option<Handled> {
         let completion = self.completion.as_ref()?;
         let multiline = self.mode == Mode::Form
             && self
                 .focused_field()
                 .is_some_and(|i| self.fields[i].spec.widget.multiline());
         let accepts = completion.chosen || !multiline;
-        match key.code {
-            KeyCode::Up | KeyCode::Down if !alt => {
-                if let Some(c) = &mut self.completion {
-                    c.step(key.code == KeyCode::Down);
-                }
-                Some(Handled::Consumed)
+        if keys.has(&Action::Up) || keys.has(&Action::Down) {
+            if let Some(c) = &mut self.completion {
+                c.step(keys.has(&Action::Down));
             }
-            KeyCode::Tab if key.modifiers.is_empty() => Some(self.accept_as_typed(ctx)),
-            KeyCode::Enter | KeyCode::Right if !ctrl && accepts => Some(self.accept_as_typed(ctx)),
-            KeyCode::Enter | KeyCode::Right => {
-                self.completion = None;
-                None
-            }
-            KeyCode::Esc => {
-                self.completion = None;
-                Some(Handled::Consumed)
-            }
-            _ => None,
+            return Some(Handled::Consumed);
         }
+        if keys.has(&Action::NextField) || (keys.has(&Action::AcceptCompletion) && accepts) {
+            return Some(self.accept_as_typed(ctx));
+        }
+        if keys.has(&Action::AcceptCompletion) {
+            self.completion = None;
+            return None;
+        }
+        if keys.anywhere == Some(Action::Cancel) {
+            self.completion = None;
+            return Some(Handled::Consumed);
+        }
+        None
     }
 
     /// Accepts the chosen completion, as an edit of the draft.
@@ -786,41 +832,50 @@ impl Composer {
         Handled::Consumed
     }
 
-    /// The draft's history, the rows, completion on demand, and the keys that are the
-    /// explorer's (Ctrl-Enter, Esc). None: the key goes on.
-    fn draft_key(&mut self, key: KeyEvent, ctx: &Context) -> Option<Handled> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            // The draft's history (whole drafts replaced); Ctrl-U undoes typing.
-            KeyCode::Char('z') if ctrl => {
-                if !self.undo_draft(ctx) {
-                    self.message =
-                        Some("no earlier draft to go back to (Ctrl-U undoes typing)".into());
-                }
-                Some(Handled::Consumed)
-            }
-            KeyCode::Char('y') if ctrl && !self.undone.is_empty() => {
-                self.redo_draft(ctx);
-                Some(Handled::Consumed)
-            }
-            KeyCode::Tab if key.modifiers.is_empty() => Some(self.next_row(true)),
-            KeyCode::BackTab => Some(self.next_row(false)),
-            KeyCode::Char(' ') if ctrl => {
-                self.refresh_completion(ctx, true);
-                Some(Handled::Consumed)
-            }
-            KeyCode::Enter if ctrl => Some(Handled::Ignored),
-            KeyCode::Esc => Some(Handled::Ignored),
-            _ => None,
-        }
+    /// A completion clicked: it is chosen and taken.
+    pub fn take_completion(&mut self, item: usize, ctx: &Context) {
+        let Some(c) = &mut self.completion else {
+            return;
+        };
+        c.selected = item;
+        c.chosen = true;
+        self.accept_as_typed(ctx);
     }
 
-    /// The form's keys: the Kind row's (arrows and letters change the Kind; nothing else is
-    /// typed there), and arrows or Enter that move between rows. None: the key goes on.
-    fn form_key(&mut self, key: KeyEvent, ctx: &Context) -> Option<Handled> {
+    /// The draft's history, the rows, completion on demand. None: the key goes on.
+    fn draft_key(&mut self, keys: &KeyActions, ctx: &Context) -> Option<Handled> {
+        // The draft's history (whole drafts replaced); Ctrl-U undoes typing.
+        if keys.has(&Action::UndoDraft) {
+            if !self.undo_draft(ctx) {
+                self.message = Some("no earlier draft to go back to (Ctrl-U undoes typing)".into());
+            }
+            return Some(Handled::Consumed);
+        }
+        if keys.has(&Action::RedoDraft) && !self.undone.is_empty() {
+            self.redo_draft(ctx);
+            return Some(Handled::Consumed);
+        }
+        if keys.has(&Action::NextField) {
+            return Some(self.next_row(true));
+        }
+        if keys.has(&Action::PrevField) {
+            return Some(self.next_row(false));
+        }
+        if keys.has(&Action::ShowCompletions) {
+            self.refresh_completion(ctx, true);
+            return Some(Handled::Consumed);
+        }
+        None
+    }
+
+    /// The form's keys: the Kind row's (next-kind, previous-kind and letters change the Kind;
+    /// nothing else is typed there), and the moves between rows (up and down from a field's
+    /// first or last line, field-up and field-down from any, confirm-field from a one-line
+    /// field). None: the key goes on.
+    fn form_key(&mut self, key: KeyEvent, keys: &KeyActions, ctx: &Context) -> Option<Handled> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let on_kind = self.interface == Interface::Dac && self.row == 0;
+        let on_kind = self.on_kind();
         let (multiline, row, lines) = match self.focused_field() {
             Some(i) => {
                 let f = &self.fields[i];
@@ -832,9 +887,14 @@ impl Composer {
             }
             None => (false, 0, 1),
         };
+        let kind = keys.own.iter().find_map(|a| match a {
+            Action::NextKind => Some(true),
+            Action::PrevKind => Some(false),
+            _ => None,
+        });
         match key.code {
-            KeyCode::Left | KeyCode::Right if on_kind => {
-                self.cycle_kind(key.code == KeyCode::Right);
+            _ if on_kind && kind.is_some() => {
+                self.cycle_kind(kind == Some(true));
                 self.recheck(ctx);
             }
             // On the Kind row a letter picks the next Kind that starts with it.
@@ -844,16 +904,20 @@ impl Composer {
                     self.recheck(ctx);
                 }
             }
-            // Arrows past the form's ends keep the focus in the composer.
-            KeyCode::Up if alt || !multiline || row == 0 => {
+            // Moves past the form's ends keep the focus in the composer.
+            _ if keys.has(&Action::FieldUp)
+                || (keys.has(&Action::Up) && (!multiline || row == 0)) =>
+            {
                 self.next_row(false);
             }
-            KeyCode::Down if alt || !multiline || row + 1 >= lines => {
+            _ if keys.has(&Action::FieldDown)
+                || (keys.has(&Action::Down) && (!multiline || row + 1 >= lines))
+                || (keys.has(&Action::ConfirmField) && !multiline) =>
+            {
                 self.next_row(true);
             }
-            KeyCode::Enter if !multiline => {
-                self.next_row(true);
-            }
+            // A one-line field takes no line break, whatever Enter is bound to.
+            KeyCode::Enter if !multiline => {}
             _ if on_kind => {}
             _ => return None,
         }

@@ -45,7 +45,9 @@ impl Fixture {
 }
 
 fn key(c: &mut Composer, code: KeyCode, ctx: &Context) -> Handled {
-    c.handle_key(KeyEvent::new(code, KeyModifiers::NONE), ctx, 10)
+    let key = KeyEvent::new(code, KeyModifiers::NONE);
+    let keys = KeyActions::of(&crate::tui::action::Keymap::default(), &key);
+    c.handle_key(key, &keys, ctx, 10)
 }
 
 fn type_text(c: &mut Composer, text: &str, ctx: &Context) {

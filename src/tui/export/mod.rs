@@ -152,7 +152,7 @@ mod tests {
             "[overlay]\nexport-send = \"Alt-s\"\nexport-curl = \"Alt-c\"\n",
         );
         assert!(problems.is_empty(), "{problems:?}");
-        let mut with = |o: &mut ExportOverlay, code, modifiers| {
+        let with = |o: &mut ExportOverlay, code, modifiers| {
             let key = KeyEvent::new(code, modifiers);
             let action = map.action_in(&key, crate::tui::action::Context::Overlay);
             o.key(&key, action, None)

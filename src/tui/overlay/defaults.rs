@@ -84,12 +84,14 @@ impl DefaultsForm {
     pub fn render(&self, frame: &mut Frame, app: &App, area: Rect) -> OverlayHits {
         let t = app.theme();
         let r = centered(area, 96, 14);
-        let inner = framed(
-            frame,
-            app,
-            r,
-            " Defaults of new Requests · Tab next · Enter applies · Esc cancels ",
+        let k = |a| super::key_of(app.keymap(), &a);
+        let title = format!(
+            " Defaults of new Requests · {} next · {} applies · {} cancels ",
+            k(Action::Complete),
+            k(Action::Select),
+            k(Action::Cancel)
         );
+        let inner = framed(frame, app, r, &title);
         let mut lines = vec![
             Line::styled(
                 "Empty: what the server publishes (else the built-in). Now:",

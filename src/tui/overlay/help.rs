@@ -1,6 +1,7 @@
 //! The keys, by where they apply (from the key map in use, `keys.toml` included).
 
 use super::{OverlayHits, centered, framed, scroll};
+use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::view::text::wrap_window;
 use ratatui::Frame;
@@ -36,7 +37,14 @@ pub fn help_lines<'a>(app: &App, width: usize) -> Vec<Line<'a>> {
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect, scroll: usize) -> OverlayHits {
     let r = centered(area, 96, area.height.saturating_sub(4));
-    let inner = framed(frame, app, r, " Keys · Esc closes · ↑↓ scroll ");
+    let k = |a| super::key_of(app.keymap(), &a);
+    let title = format!(
+        " Keys · {} closes · {}{} scroll ",
+        k(Action::Cancel),
+        k(Action::Up),
+        k(Action::Down)
+    );
+    let inner = framed(frame, app, r, &title);
     let mut hits = OverlayHits {
         area: Some(r),
         ..OverlayHits::default()

@@ -2,6 +2,7 @@
 //! (or its text as it came when it is not JSON). `y` copies it.
 
 use super::{OverlayHits, centered, framed, scroll};
+use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::view::text::{json_line, wrap_line, wrap_window};
 use ratatui::Frame;
@@ -30,7 +31,12 @@ pub fn render(
         frame,
         app,
         r,
-        &format!(" Log entry · {copy} copies · ↑↓ scroll · Esc closes "),
+        &format!(
+            " Log entry · {copy} copies · {}{} scroll · {} closes ",
+            super::key_of(app.keymap(), &Action::Up),
+            super::key_of(app.keymap(), &Action::Down),
+            super::key_of(app.keymap(), &Action::Cancel),
+        ),
     );
     let mut hits = OverlayHits {
         area: Some(r),

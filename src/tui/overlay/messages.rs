@@ -1,6 +1,7 @@
 //! The messages of this run, newest last, with how long ago each came.
 
 use super::{OverlayHits, centered, framed, scroll};
+use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::view::text::wrap_window;
 use ratatui::Frame;
@@ -11,9 +12,13 @@ use ratatui::widgets::Paragraph;
 pub fn render(frame: &mut Frame, app: &App, area: Rect, scroll: usize) -> OverlayHits {
     let t = app.theme();
     let r = centered(area, 110, area.height.saturating_sub(4));
+    let k = |a| super::key_of(app.keymap(), &a);
     let title = format!(
-        " Messages of this run ({}) · Esc closes · ↑↓ scroll ",
-        app.notices.messages().len()
+        " Messages of this run ({}) · {} closes · {}{} scroll ",
+        app.notices.messages().len(),
+        k(Action::Cancel),
+        k(Action::Up),
+        k(Action::Down)
     );
     let inner = framed(frame, app, r, &title);
     let mut hits = OverlayHits {

@@ -276,28 +276,7 @@ impl Overlay {
 /// take those as text; a letter when it has no other), an entry of several by one key each,
 /// then what they do. An entry whose actions have no key is left out.
 pub(crate) fn key_hint(keymap: &Keymap, entries: &[(&[Action], &str)]) -> String {
-    let keys = |a: &Action| {
-        let keys: Vec<&crate::tui::action::Key> = keymap
-            .bindings
-            .iter()
-            .filter(|b| b.context == Context::Overlay && &b.action == a)
-            .flat_map(|b| &b.keys)
-            .collect();
-        let letter = |k: &crate::tui::action::Key| {
-            matches!(k.code, KeyCode::Char(c) if c != ' ')
-                && (k.modifiers - KeyModifiers::SHIFT).is_empty()
-        };
-        let others: Vec<String> = keys
-            .iter()
-            .filter(|k| !letter(k))
-            .map(|k| k.label())
-            .collect();
-        if others.is_empty() {
-            keys.first().map(|k| k.label()).into_iter().collect()
-        } else {
-            others
-        }
-    };
+    let keys = |a: &Action| overlay_keys(keymap, a);
     entries
         .iter()
         .filter_map(|(actions, what)| {
@@ -312,6 +291,40 @@ pub(crate) fn key_hint(keymap: &Keymap, entries: &[(&[Action], &str)]) -> String
         })
         .collect::<Vec<_>>()
         .join(" · ")
+}
+
+/// An action's keys in the `overlay` place, as a box names them: those that are not plain
+/// letters (some overlays take those as text), else the first letter.
+fn overlay_keys(keymap: &Keymap, action: &Action) -> Vec<String> {
+    let keys: Vec<&crate::tui::action::Key> = keymap
+        .bindings
+        .iter()
+        .filter(|b| b.context == Context::Overlay && &b.action == action)
+        .flat_map(|b| &b.keys)
+        .collect();
+    let letter = |k: &crate::tui::action::Key| {
+        matches!(k.code, KeyCode::Char(c) if c != ' ')
+            && (k.modifiers - KeyModifiers::SHIFT).is_empty()
+    };
+    let others: Vec<String> = keys
+        .iter()
+        .filter(|k| !letter(k))
+        .map(|k| k.label())
+        .collect();
+    if others.is_empty() {
+        keys.first().map(|k| k.label()).into_iter().collect()
+    } else {
+        others
+    }
+}
+
+/// The key a box's title names for an action (the first `key_hint` would), "?" when
+/// keys.toml left it without one.
+pub(crate) fn key_of(keymap: &Keymap, action: &Action) -> String {
+    overlay_keys(keymap, action)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "?".into())
 }
 
 pub(crate) fn leaves(key: &KeyEvent) -> Handled {

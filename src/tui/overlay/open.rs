@@ -170,12 +170,13 @@ impl OpenFile {
 
     pub fn render(&self, frame: &mut Frame, app: &App, area: Rect) -> OverlayHits {
         let r = centered(area, 96, area.height.saturating_sub(6).min(24));
-        let inner = framed(
-            frame,
-            app,
-            r,
-            " Open a session · type a path (Tab completes) or pick one · Enter opens ",
+        let k = |a| super::key_of(app.keymap(), &a);
+        let title = format!(
+            " Open a session · type a path ({} completes) or pick one · {} opens ",
+            k(Action::Complete),
+            k(Action::Select)
         );
+        let inner = framed(frame, app, r, &title);
         let mut hits = OverlayHits {
             area: Some(r),
             ..OverlayHits::default()

@@ -126,7 +126,13 @@ impl Palette {
             76.min(area.width),
             18.min(area.height.saturating_sub(3)),
         );
-        let inner = framed(frame, app, r, " Command palette · Enter runs · Esc closes ");
+        let k = |a| super::key_of(app.keymap(), &a);
+        let title = format!(
+            " Command palette · {} runs · {} closes ",
+            k(Action::Select),
+            k(Action::Cancel)
+        );
+        let inner = framed(frame, app, r, &title);
         let mut hits = OverlayHits {
             area: Some(r),
             ..OverlayHits::default()

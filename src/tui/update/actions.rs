@@ -79,6 +79,16 @@ impl App {
             | Action::SetAside
             | Action::Overwrite
             | Action::SaveElsewhere => {}
+            // The composer's own keys: it asks for them itself (`composer::KeyActions`).
+            Action::NextField
+            | Action::PrevField
+            | Action::FieldUp
+            | Action::FieldDown
+            | Action::ConfirmField
+            | Action::ShowCompletions
+            | Action::AcceptCompletion
+            | Action::UndoDraft
+            | Action::RedoDraft => {}
             Action::ComposerMode
             | Action::ClearComposer
             | Action::ResetField

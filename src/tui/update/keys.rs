@@ -55,8 +55,9 @@ impl App {
                 return;
             }
             let raw_lines = self.areas().raw_lines();
+            let keys = crate::tui::composer::KeyActions::of(&self.config.keymap, &key);
             let handled = self
-                .with_composer(|c, ctx| c.handle_key(key, ctx, raw_lines))
+                .with_composer(|c, ctx| c.handle_key(key, &keys, ctx, raw_lines))
                 .unwrap_or(Handled::Ignored);
             if handled == Handled::Ignored
                 && let Some(action) = anywhere

@@ -89,19 +89,7 @@ impl App {
 
     /// A completion clicked is taken, as Enter on it would.
     fn choose_completion(&mut self, item: usize) {
-        self.with_composer(|c, ctx| {
-            if let Some(comp) = &mut c.completion {
-                comp.selected = item;
-                comp.chosen = true;
-            }
-            c.handle_key(
-                ratatui::crossterm::event::KeyEvent::from(
-                    ratatui::crossterm::event::KeyCode::Enter,
-                ),
-                ctx,
-                usize::MAX,
-            );
-        });
+        self.with_composer(|c, ctx| c.take_completion(item, ctx));
     }
 
     /// A transcript row clicked selects the turn drawn there (the window may have moved from

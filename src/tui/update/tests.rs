@@ -3299,7 +3299,10 @@ fn keys_toml_reaches_every_key_of_the_export_resources_and_ask_overlays() {
     let (keymap, problems) = crate::tui::keys_file::apply(
         "[overlay]\nselect = \"Ctrl-l\"\ncancel = \"Ctrl-g\"\nclose = \"x\"\ncopy = \"c\"\n\
          write-json = \"w\"\nreload = \"u\"\nnew-line = \"Ctrl-b\"\ndown = \"Ctrl-n\"\n\
-         next-tab = \">\"\nprevious-tab = \"<\"\n",
+         next-tab = \">\"\nprevious-tab = \"<\"\nexport-send = \"Alt-1\"\n\
+         [composer]\nnext-field = [\"Ctrl-n\", \"z\"]\nprevious-field = \"Alt-p\"\n\
+         next-kind = \"Alt-l\"\nprevious-kind = \"Alt-h\"\nconfirm-field = \"Alt-n\"\n\
+         field-down = \"Alt-j\"\nshow-completions = \"Alt-c\"\n",
     );
     assert!(problems.is_empty(), "{problems:?}");
     let mut options = options(vec![
@@ -3422,6 +3425,57 @@ fn keys_toml_reaches_every_key_of_the_export_resources_and_ask_overlays() {
     );
     let fx = t.key_with(KeyCode::Char('g'), KeyModifiers::CONTROL);
     assert_eq!(answers(&fx), [(3, Reply::Cancel)]);
+
+    // The composer's moves between fields and Kinds: the new keys do them, the old do not.
+    let alt = |t: &mut T, c| t.key_with(KeyCode::Char(c), KeyModifiers::ALT);
+    let row = |t: &T| t.current().composer.row;
+    t.focus(Pane::Composer);
+    t.click_composer_row(0);
+    let kind = t.current().composer.kind;
+    t.key(KeyCode::Right);
+    assert_eq!(
+        t.current().composer.kind,
+        kind,
+        "→ no longer changes the Kind"
+    );
+    alt(&mut t, 'l');
+    assert_ne!(t.current().composer.kind, kind, "Alt-l does");
+    alt(&mut t, 'h');
+    assert_eq!(t.current().composer.kind, kind);
+    t.key_with(KeyCode::Char('n'), KeyModifiers::CONTROL);
+    assert_eq!(row(&t), 1, "Ctrl-n: the next field");
+    // A letter bound to a move is still typed in a text field.
+    t.type_text("za");
+    assert_eq!(row(&t), 1);
+    assert_eq!(t.current().composer.fields[0].text(), "za");
+    alt(&mut t, 'n');
+    assert_eq!(row(&t), 2, "Alt-n leaves a one-line field");
+    alt(&mut t, 'p');
+    assert_eq!(row(&t), 1);
+    alt(&mut t, 'j');
+    assert_eq!(row(&t), 2);
+    alt(&mut t, 'p');
+    t.key(KeyCode::Enter);
+    assert_eq!(row(&t), 1, "Enter no longer leaves the one-line Question");
+    assert_eq!(
+        t.current().composer.fields[0].text(),
+        "za",
+        "nor is it a line break there"
+    );
+    // The status line names the keys in use (once the last notice has faded).
+    t.now += crate::tui::app::NOTICE_TIME;
+    t.event(Event::Tick);
+    let shown = screen(&t, 120, 40);
+    assert!(
+        shown.contains("Alt-n next field"),
+        "what Enter did: {shown}"
+    );
+    let shown = screen(&t, 200, 40);
+    assert!(shown.contains("Ctrl-n next field"), "{shown}");
+    assert!(shown.contains("Alt-c complete"), "{shown}");
+    // Tab is the explorer's focus-next only: it leaves the composer at once.
+    t.key(KeyCode::Tab);
+    assert_ne!(t.app.screen.focus(), Pane::Composer);
 }
 
 /// "not sent: the Request is not JSON ..." goes once the JSON is fixed (it stayed for its

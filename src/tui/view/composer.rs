@@ -255,7 +255,20 @@ fn form(
     let first = first_form_row(c, kind_rows, area.height, focused);
     if kind_rows == 1 && first == 0 {
         let r = Rect::new(area.x, y, area.width, 1);
-        kind_row(frame, app.theme(), c, r, focused && c.row == 0, hits);
+        let hint = format!(
+            "   {} {} or a letter changes it",
+            own_key(app, Action::PrevKind),
+            own_key(app, Action::NextKind)
+        );
+        let active = focused && c.row == 0;
+        kind_row(
+            frame,
+            app.theme(),
+            c,
+            r,
+            active.then_some(hint.as_str()),
+            hits,
+        );
         y += 1;
     }
     // Where the completion list goes, drawn last over whatever is below.
@@ -330,20 +343,30 @@ fn first_form_row(c: &Composer, kind_rows: usize, height: u16, focused: bool) ->
 }
 
 /// The Kind row: `< commitment >`, and how to change it when it is the active row.
-fn kind_row(frame: &mut Frame, t: &Theme, c: &Composer, r: Rect, active: bool, hits: &mut Hits) {
+/// The first key of one of the composer's own actions (keys.toml's `[composer]`).
+fn own_key(app: &App, action: Action) -> String {
+    let keys = app.keymap().keys_in(
+        &action,
+        crate::tui::action::Context::Pane(crate::tui::action::Pane::Composer),
+    );
+    keys.split(" / ").next().unwrap_or_default().to_owned()
+}
+
+/// `hint`: how to change it (the keys in use), when it is the active row.
+fn kind_row(
+    frame: &mut Frame,
+    t: &Theme,
+    c: &Composer,
+    r: Rect,
+    hint: Option<&str>,
+    hits: &mut Hits,
+) {
     let line = Line::from(vec![
-        label(t, "Kind", active),
+        label(t, "Kind", hint.is_some()),
         Span::styled("< ", t.fg(t.colors.key_hint)),
         Span::styled(c.kind.as_str(), t.bold(t.colors.foreground)),
         Span::styled(" >", t.fg(t.colors.key_hint)),
-        Span::styled(
-            if active {
-                "   ← → or a letter changes it"
-            } else {
-                ""
-            },
-            t.muted(),
-        ),
+        Span::styled(hint.unwrap_or_default().to_owned(), t.muted()),
     ]);
     hits.composer_rows.push((r, 0));
     frame.render_widget(Paragraph::new(line), r);
@@ -528,7 +551,15 @@ fn unseen_rows(frame: &mut Frame, app: &App, area: Rect, (above, below): (usize,
         parts.push(format!("↑ {above} above"));
     }
     if below > 0 {
-        parts.push(format!("↓ {below} more (Tab)"));
+        // The key that goes there (keys.toml's next-field).
+        let next = app.keymap().keys_in(
+            &Action::NextField,
+            crate::tui::action::Context::Pane(crate::tui::action::Pane::Composer),
+        );
+        match next.split(" / ").next().filter(|k| !k.is_empty()) {
+            Some(key) => parts.push(format!("↓ {below} more ({key})")),
+            None => parts.push(format!("↓ {below} more")),
+        }
     }
     if parts.is_empty() || area.height < 2 {
         return;
@@ -596,7 +627,15 @@ fn completion_list(
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(t.border(true))
-        .title(Line::styled(" ↑↓ Tab ", t.muted()))
+        .title(Line::styled(
+            format!(
+                " {}{} {} ",
+                own_key(app, Action::Up),
+                own_key(app, Action::Down),
+                own_key(app, Action::NextField)
+            ),
+            t.muted(),
+        ))
         .style(t.base());
     let inner = block.inner(r);
     frame.render_widget(block, r);

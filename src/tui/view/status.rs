@@ -1,7 +1,7 @@
 //! The status line: where the explorer is (server, DialogID, next TurnIndex, connection) and
 //! the keys that matter now, or a notice.
 
-use crate::tui::action::{Action, Pane};
+use crate::tui::action::{Action, Context, Pane};
 use crate::tui::app::App;
 use crate::tui::dialogue::Status;
 use crate::tui::notices::Notice;
@@ -148,20 +148,32 @@ fn notice_spans<'a>(app: &App, n: &Notice, base: Style, room: usize) -> Vec<Span
 fn hint_spans<'a>(app: &App, base: Style, room: usize) -> Vec<Span<'a>> {
     let c = &app.theme().colors;
     let k = |a: Action| app.keymap().first_key(&a);
+    // The composer's own keys (keys.toml's `[composer]`).
+    let own = |a: Action| {
+        let keys = app.keymap().keys_in(&a, Context::Pane(Pane::Composer));
+        keys.split(" / ").next().unwrap_or_default().to_owned()
+    };
     let hints: Vec<(String, &str)> = match app.focus() {
-        Pane::Composer => vec![
-            (k(Action::Send), "send"),
-            (
-                "Enter".into(),
-                app.current_dialogue()
-                    .map_or("next field", |d| d.composer.enter_does()),
-            ),
-            (k(Action::ComposerMode), "form/raw"),
-            ("Tab".into(), "next field"),
-            ("Ctrl-Space".into(), "complete"),
-            ("Esc".into(), "NAV"),
-            (k(Action::Help), "help"),
-        ],
+        Pane::Composer => {
+            let enter = app
+                .current_dialogue()
+                .map_or("next field", |d| d.composer.enter_does());
+            // What Enter does, by the key that does it here (a new line is the editor's).
+            let key = match enter {
+                "accept" => own(Action::AcceptCompletion),
+                "next field" => own(Action::ConfirmField),
+                _ => "Enter".into(),
+            };
+            vec![
+                (k(Action::Send), "send"),
+                (key, enter),
+                (k(Action::ComposerMode), "form/raw"),
+                (own(Action::NextField), "next field"),
+                (own(Action::ShowCompletions), "complete"),
+                (k(Action::Cancel), "NAV"),
+                (k(Action::Help), "help"),
+            ]
+        }
         _ => vec![
             (k(Action::FocusNext), "pane"),
             (k(Action::NewDialogue), "new dialogue"),
@@ -178,6 +190,10 @@ fn hint_spans<'a>(app: &App, base: Style, room: usize) -> Vec<Span<'a>> {
     let mut used = 0;
     for (key, what) in hints {
         let key = key.split(" / ").next().unwrap_or_default().to_owned();
+        // An action keys.toml left without a key is not offered.
+        if key.is_empty() {
+            continue;
+        }
         let len = key.chars().count() + what.chars().count() + 3;
         if used + len > room {
             break;
