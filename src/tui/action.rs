@@ -174,6 +174,10 @@ actions! {
     ExportSend = "export-send", "Export: the bkn-explorer send line";
     ExportCurl = "export-curl", "Export: the curl line (a server over HTTP)";
     NewLine = "new-line", "A new line in a reply to a server's question";
+    FieldYes = "field-yes", "A form's yes-or-no field: yes";
+    FieldNo = "field-no", "A form's yes-or-no field: no";
+    Pick = "pick", "A form's multiple choice: check or uncheck the choice under the cursor";
+    ClearField = "clear-field", "A form's choice or yes-or-no field: empty it (not answered)";
     Search = "search", "Search (Raw detail tab, protocol log)";
     SearchNext = "search-next", "Next match of the search";
     SearchPrev = "search-previous", "Previous match of the search";
@@ -206,6 +210,10 @@ impl Action {
                 | Action::UndoDraft
                 | Action::RedoDraft
                 | Action::NewLine
+                | Action::FieldYes
+                | Action::FieldNo
+                | Action::Pick
+                | Action::ClearField
                 | Action::Yes
                 | Action::No
                 | Action::SaveFirst

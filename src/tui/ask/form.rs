@@ -7,7 +7,7 @@
 
 use crate::tui::action::Action;
 use crate::tui::overlay::Input;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyEvent;
 use serde_json::{Map, Value};
 
 /// A form shows at most this many fields (a server's schema is outside data).
@@ -218,31 +218,32 @@ impl Form {
         )
     }
 
-    /// A key for the field with the focus, with the action the key map gives it in the
+    /// A key for the field with the focus, with every action the key map gives it in the
     /// `overlay` place: next-tab / previous-tab change a choice (→ / Space and ←, as in the
-    /// defaults form); a field's own keys beside (y and n on a yes-or-no, Space checks the
-    /// choice under the cursor of a multiple choice, Backspace empties). False when the field
-    /// has no use for the key.
-    pub fn key(&mut self, key: &KeyEvent, action: Option<&Action>) -> bool {
+    /// defaults form); a field's own beside (field-yes and field-no on a yes-or-no, pick
+    /// checks the choice under the cursor of a multiple choice, clear-field empties). False
+    /// when the field has no use for the key.
+    pub fn key(&mut self, key: &KeyEvent, actions: &[Action]) -> bool {
         let Some(field) = self.fields.get_mut(self.focus) else {
             return false;
         };
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let plain = |c: char| key.code == KeyCode::Char(c) && !ctrl;
-        let clear = matches!(key.code, KeyCode::Backspace | KeyCode::Delete);
-        let step = match action {
-            Some(Action::NextDetailTab) => Some(true),
-            Some(Action::PrevDetailTab) => Some(false),
-            _ => None,
+        let has = |a: Action| actions.contains(&a);
+        let clear = has(Action::ClearField);
+        let step = if has(Action::NextDetailTab) {
+            Some(true)
+        } else if has(Action::PrevDetailTab) {
+            Some(false)
+        } else {
+            None
         };
         match &mut field.kind {
             FieldKind::Text { input, .. }
             | FieldKind::Number { input, .. }
             | FieldKind::Json { input } => input.key(key).is_some(),
             FieldKind::Flag(on) => {
-                *on = if plain('y') {
+                *on = if has(Action::FieldYes) {
                     Some(true)
-                } else if plain('n') {
+                } else if has(Action::FieldNo) {
                     Some(false)
                 } else if clear {
                     None
@@ -272,7 +273,7 @@ impl Form {
             } => {
                 let n = choices.len();
                 match step {
-                    _ if plain(' ') => {
+                    _ if has(Action::Pick) => {
                         if let Some(c) = chosen.get_mut(*at) {
                             *c = !*c;
                         }
@@ -441,16 +442,19 @@ impl Form {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
     use serde_json::json;
 
     /// A key as the ask overlay gives it: with the default key map's action, none while
     /// typing into a field.
     fn press(form: &mut Form, code: KeyCode) -> bool {
         let key = KeyEvent::new(code, KeyModifiers::NONE);
-        let action = crate::tui::action::Keymap::default()
-            .action_in(&key, crate::tui::action::Context::Overlay)
-            .filter(|_| !(form.takes_text() && matches!(code, KeyCode::Char(_))));
-        form.key(&key, action.as_ref())
+        let mut actions = crate::tui::action::Keymap::default()
+            .actions_in(&key, crate::tui::action::Context::Overlay);
+        if form.takes_text() && matches!(code, KeyCode::Char(_)) {
+            actions.clear();
+        }
+        form.key(&key, &actions)
     }
 
     fn typed(form: &mut Form, text: &str) {

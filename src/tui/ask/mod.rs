@@ -59,9 +59,9 @@ impl AskOverlay {
     /// A key with the default key map (what the tests press).
     #[cfg(test)]
     pub fn key(&mut self, key: &KeyEvent) -> (Handled, AskOutcome) {
-        let action = crate::tui::action::Keymap::default()
-            .action_in(key, crate::tui::action::Context::Overlay);
-        self.keys(key, action)
+        let actions = crate::tui::action::Keymap::default()
+            .actions_in(key, crate::tui::action::Context::Overlay);
+        self.keys(key, &actions)
     }
 
     /// A key, with the action the key map gives it in the `overlay` place: Cancel dismisses,
@@ -69,7 +69,9 @@ impl AskOverlay {
     /// fields, next-tab / previous-tab change a choice, new-line breaks a reply's line. A
     /// letter is typing where text is typed (a text field, the reply: `j` and `k` are no
     /// moves there); `close` (q) never dismisses a question, a filled form would be lost.
-    pub fn keys(&mut self, key: &KeyEvent, action: Option<Action>) -> (Handled, AskOutcome) {
+    /// `actions`: every action the key has there (Space moves in a choice and picks in a
+    /// multiple one), the first the one it does elsewhere.
+    pub fn keys(&mut self, key: &KeyEvent, actions: &[Action]) -> (Handled, AskOutcome) {
         use Handled::Consumed;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
@@ -79,7 +81,8 @@ impl AskOverlay {
             Body::Url => false,
         };
         let typing = takes_text && matches!(key.code, KeyCode::Char(_)) && !ctrl && !alt;
-        let action = action.filter(|_| !typing);
+        let actions = if typing { &[][..] } else { actions };
+        let action = actions.first().cloned();
         match action {
             Some(Action::Cancel) => return (Consumed, AskOutcome::Answer(Reply::Cancel)),
             Some(Action::No) => return (Consumed, AskOutcome::Answer(Reply::Decline)),
@@ -94,7 +97,7 @@ impl AskOverlay {
                 _ if ctrl => (Handled::Ignored, AskOutcome::Stay),
                 _ => (Consumed, AskOutcome::Stay),
             },
-            Body::Form(form) => form_keys(form, &mut self.problem, key, action),
+            Body::Form(form) => form_keys(form, &mut self.problem, key, actions),
             Body::Reply(editor) => reply_keys(editor, &mut self.problem, key, action),
         }
     }
@@ -119,9 +122,10 @@ fn form_keys(
     form: &mut Form,
     problem: &mut Option<String>,
     key: &KeyEvent,
-    action: Option<Action>,
+    actions: &[Action],
 ) -> (Handled, AskOutcome) {
     use Handled::Consumed;
+    let action = actions.first().cloned();
     match action {
         Some(Action::Select) => match form.answer() {
             Ok(content) => (Consumed, AskOutcome::Answer(Reply::Accept(content))),
@@ -143,7 +147,7 @@ fn form_keys(
             (Consumed, AskOutcome::Stay)
         }
         _ => {
-            if form.key(key, action.as_ref()) {
+            if form.key(key, actions) {
                 *problem = None;
                 (Consumed, AskOutcome::Stay)
             } else if key.modifiers.contains(KeyModifiers::CONTROL) {

@@ -250,7 +250,7 @@ fn form_lines<'a>(
         lines.push(Line::from(spans));
         let pad = " ".repeat(LABEL + 1);
         if focused {
-            let hint = hint(field);
+            let hint = hint(field, app.keymap());
             let about = match &field.description {
                 Some(d) => format!("{d} ({hint})"),
                 None => hint,
@@ -281,7 +281,10 @@ fn form_lines<'a>(
 }
 
 /// What kind of value a field takes, in words.
-fn hint(field: &Field) -> String {
+/// What kind of value a field takes, in words, and the keys that set it (keys.toml's).
+fn hint(field: &Field, keymap: &crate::tui::action::Keymap) -> String {
+    use crate::tui::action::Action as A;
+    let k = |a| crate::tui::overlay::key_of(keymap, &a);
     match &field.kind {
         FieldKind::Text {
             format: Some(f), ..
@@ -289,9 +292,25 @@ fn hint(field: &Field) -> String {
         FieldKind::Text { .. } => "text".into(),
         FieldKind::Number { integer: true, .. } => "a whole number".into(),
         FieldKind::Number { .. } => "a number".into(),
-        FieldKind::Flag(_) => "Space: yes or no".into(),
-        FieldKind::One { .. } => "one of these: ←→".into(),
-        FieldKind::Many { .. } => "any of these: ←→ move, Space picks".into(),
+        FieldKind::Flag(_) => format!(
+            "yes or no: {} yes, {} no, {} changes",
+            k(A::FieldYes),
+            k(A::FieldNo),
+            k(A::NextDetailTab)
+        ),
+        FieldKind::One { .. } => {
+            format!(
+                "one of these: {}{}",
+                k(A::PrevDetailTab),
+                k(A::NextDetailTab)
+            )
+        }
+        FieldKind::Many { .. } => format!(
+            "any of these: {}{} move, {} picks",
+            k(A::PrevDetailTab),
+            k(A::NextDetailTab),
+            k(A::Pick)
+        ),
         FieldKind::Json { .. } => "JSON".into(),
     }
 }

@@ -150,7 +150,7 @@ impl Overlay {
             Overlay::Open(o) => o.keys(&key, action),
             Overlay::Defaults(form) => form.keys(&key, action),
             Overlay::Confirm(c) => c.keys(&keymap.actions_in(&key, Context::Question)),
-            Overlay::Ask(ask) => match ask.keys(&key, action) {
+            Overlay::Ask(ask) => match ask.keys(&key, &keymap.actions_in(&key, Context::Overlay)) {
                 (handled, crate::tui::ask::AskOutcome::Stay) => (handled, Outcome::Stay),
                 (handled, crate::tui::ask::AskOutcome::Answer(reply)) => {
                     (handled, Outcome::Replied(ask.ask.clone(), reply))

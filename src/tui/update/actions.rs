@@ -73,6 +73,10 @@ impl App {
             | Action::ExportSend
             | Action::ExportCurl
             | Action::NewLine
+            | Action::FieldYes
+            | Action::FieldNo
+            | Action::Pick
+            | Action::ClearField
             | Action::Yes
             | Action::No
             | Action::SaveFirst

@@ -3300,6 +3300,7 @@ fn keys_toml_reaches_every_key_of_the_export_resources_and_ask_overlays() {
         "[overlay]\nselect = \"Ctrl-l\"\ncancel = \"Ctrl-g\"\nclose = \"x\"\ncopy = \"c\"\n\
          write-json = \"w\"\nreload = \"u\"\nnew-line = \"Ctrl-b\"\ndown = \"Ctrl-n\"\n\
          next-tab = \">\"\nprevious-tab = \"<\"\nexport-send = \"Alt-1\"\n\
+         field-yes = \"+\"\nfield-no = \"-\"\nclear-field = \"Ctrl-x\"\n\
          [composer]\nnext-field = [\"Ctrl-n\", \"z\"]\nprevious-field = \"Alt-p\"\n\
          next-kind = \"Alt-l\"\nprevious-kind = \"Alt-h\"\nconfirm-field = \"Alt-n\"\n\
          field-down = \"Alt-j\"\nshow-completions = \"Alt-c\"\n",
@@ -3388,9 +3389,32 @@ fn keys_toml_reaches_every_key_of_the_export_resources_and_ask_overlays() {
     let foot = screen(&t, 120, 40);
     assert!(foot.contains("Ctrl-l answer"), "{foot}");
     assert!(foot.contains(">/< choose"), "{foot}");
+    assert!(foot.contains("yes or no: + yes, - no, > changes"), "{foot}");
     // x is no close here (a filled form would be lost), Space no longer a choice.
     t.key(KeyCode::Char('x'));
     t.key(KeyCode::Char(' '));
+    // The yes-or-no field's own keys are the user's too.
+    let flag = |t: &T| match t.app.overlay() {
+        Some(Overlay::Ask(a)) => match &a.body {
+            crate::tui::ask::Body::Form(f) => match &f.fields[f.focus].kind {
+                crate::tui::ask::form::FieldKind::Flag(on) => *on,
+                _ => panic!("not the yes-or-no field"),
+            },
+            _ => panic!("no form"),
+        },
+        _ => panic!("no question"),
+    };
+    assert_eq!(flag(&t), Some(true));
+    for old in [KeyCode::Char('n'), KeyCode::Backspace] {
+        t.key(old);
+        assert_eq!(flag(&t), Some(true), "{old:?}");
+    }
+    t.key(KeyCode::Char('-'));
+    assert_eq!(flag(&t), Some(false));
+    t.key_with(KeyCode::Char('x'), KeyModifiers::CONTROL);
+    assert_eq!(flag(&t), None);
+    t.key(KeyCode::Char('+'));
+    assert_eq!(flag(&t), Some(true));
     t.key(KeyCode::Char('<'));
     t.key_with(KeyCode::Char('n'), KeyModifiers::CONTROL);
     t.type_text("3");
