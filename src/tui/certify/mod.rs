@@ -25,7 +25,7 @@ use crate::tui::effect::Effect;
 use crate::tui::hits::Hits;
 use crate::tui::ids::ServerId;
 use crate::tui::overlay::Input;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -408,10 +408,18 @@ impl App {
         let Some(c) = &mut self.certify else {
             return Handled::Ignored;
         };
+        // The line where the report's path is typed: typing first (a letter is text there),
+        // then the pane's cancel and select (keys.toml's).
         if let Some(s) = &mut c.saving {
-            match key.code {
-                KeyCode::Esc => c.saving = None,
-                KeyCode::Enter => {
+            if let Some(changed) = s.input.key(&key) {
+                if changed {
+                    s.exists = None;
+                }
+                return Handled::Consumed;
+            }
+            match self.config.keymap.action_in(&key, Context::Certify) {
+                Some(Action::Cancel) => c.saving = None,
+                Some(Action::Select) => {
                     let format = s.format;
                     let path = report_path(s.input.text(), format, &self.config.paths.cwd);
                     let overwrite = s.exists.as_ref() == Some(&path);
@@ -425,11 +433,7 @@ impl App {
                         c.saving = None;
                     }
                 }
-                _ => {
-                    if s.input.key(&key) == Some(true) {
-                        s.exists = None;
-                    }
-                }
+                _ => {}
             }
             return Handled::Consumed;
         }

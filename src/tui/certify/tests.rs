@@ -11,6 +11,7 @@ use crate::tui::app::{Options, Paths};
 use crate::tui::event::Event;
 use crate::tui::overlay::Overlay;
 use crate::tui::theme::Theme;
+use ratatui::crossterm::event::KeyCode;
 use ratatui::crossterm::event::{Event as Input, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
 use std::time::Instant;

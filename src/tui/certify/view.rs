@@ -339,14 +339,25 @@ fn foot(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-/// What Enter does with the path typed: save, or write over the file that is there.
+/// What Enter does with the path typed: save, or write over the file that is there (the
+/// pane's select and cancel keys, keys.toml's).
 fn ask_line(app: &App, s: &super::Saving, w: usize) -> Line<'static> {
     let t = app.theme();
+    let key = |a: crate::tui::action::Action| {
+        let keys = app
+            .keymap()
+            .keys_in(&a, crate::tui::action::Context::Certify);
+        keys.split(" / ").next().unwrap_or_default().to_owned()
+    };
+    let (enter, esc) = (
+        key(crate::tui::action::Action::Select),
+        key(crate::tui::action::Action::Cancel),
+    );
     match &s.exists {
         Some(p) => Line::styled(
             cut(
                 &format!(
-                    "{} is there: Enter writes over it, Esc keeps it",
+                    "{} is there: {enter} writes over it, {esc} keeps it",
                     p.display()
                 ),
                 w,
@@ -354,7 +365,7 @@ fn ask_line(app: &App, s: &super::Saving, w: usize) -> Line<'static> {
             t.bold(t.colors.warning),
         ),
         None => Line::styled(
-            "Enter saves (a relative path is in the working folder), Esc does not",
+            format!("{enter} saves (a relative path is in the working folder), {esc} does not"),
             t.muted(),
         ),
     }
