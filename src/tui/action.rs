@@ -178,6 +178,19 @@ actions! {
     FieldNo = "field-no", "A form's yes-or-no field: no";
     Pick = "pick", "A form's multiple choice: check or uncheck the choice under the cursor";
     ClearField = "clear-field", "A form's choice or yes-or-no field: empty it (not answered)";
+    LineStart = "line-start", "To the start of the line";
+    LineEnd = "line-end", "To the end of the line";
+    CursorLeft = "cursor-left", "One character left";
+    CursorRight = "cursor-right", "One character right";
+    WordLeft = "word-left", "One word left";
+    WordRight = "word-right", "One word right";
+    DeleteBack = "delete-back", "Delete the character before the cursor";
+    DeleteForward = "delete-forward", "Delete the character under the cursor";
+    DeleteWordBack = "delete-word-back", "Cut the word before the cursor";
+    DeleteWordForward = "delete-word-forward", "Cut the word after the cursor";
+    DeleteToStart = "delete-to-start", "Cut to the start of the line";
+    DeleteToEnd = "delete-to-end", "Cut to the end of the line";
+    PutBack = "put-back", "Put back what the last cut took";
     Search = "search", "Search (Raw detail tab, protocol log)";
     SearchNext = "search-next", "Next match of the search";
     SearchPrev = "search-previous", "Previous match of the search";
@@ -214,6 +227,19 @@ impl Action {
                 | Action::FieldNo
                 | Action::Pick
                 | Action::ClearField
+                | Action::LineStart
+                | Action::LineEnd
+                | Action::CursorLeft
+                | Action::CursorRight
+                | Action::WordLeft
+                | Action::WordRight
+                | Action::DeleteBack
+                | Action::DeleteForward
+                | Action::DeleteWordBack
+                | Action::DeleteWordForward
+                | Action::DeleteToStart
+                | Action::DeleteToEnd
+                | Action::PutBack
                 | Action::Yes
                 | Action::No
                 | Action::SaveFirst
@@ -239,6 +265,9 @@ pub enum Context {
     Overlay,
     /// A question (`overlay::confirm`).
     Question,
+    /// Typing a line (`overlay::input`: prompts, the palette, Open, forms, the log's filter,
+    /// searches, the certify pane's path): the line editor's keys.
+    Edit,
     /// While a search is shown in the Raw tab or the log.
     Search,
 }
@@ -256,6 +285,7 @@ impl Context {
             Context::Certify => "Certify pane",
             Context::Overlay => "Overlays (lists, prompts)",
             Context::Question => "Questions",
+            Context::Edit => "Typing a line (prompts, palette, forms, filters, searches)",
             Context::Search => "While searching",
         }
     }
@@ -273,11 +303,12 @@ impl Context {
             Context::Certify => "certify",
             Context::Overlay => "overlay",
             Context::Question => "question",
+            Context::Edit => "edit",
             Context::Search => "search",
         }
     }
 
-    pub const ALL: [Context; 11] = [
+    pub const ALL: [Context; 12] = [
         Context::Anywhere,
         Context::Global,
         Context::Pane(Pane::Sidebar),
@@ -288,6 +319,7 @@ impl Context {
         Context::Certify,
         Context::Overlay,
         Context::Question,
+        Context::Edit,
         Context::Search,
     ];
 }
@@ -439,7 +471,11 @@ impl Keymap {
                 Context::Pane(Pane::Composer) => false,
                 Context::Pane(p) => !typing && p == focus,
                 // Only their part asks for these (`action_in`).
-                Context::Certify | Context::Overlay | Context::Question | Context::Search => false,
+                Context::Certify
+                | Context::Overlay
+                | Context::Question
+                | Context::Edit
+                | Context::Search => false,
             };
             if applies && b.keys.iter().any(|k| k.matches(event)) {
                 return Some(b.action.clone());
@@ -452,6 +488,11 @@ impl Keymap {
             return Some(Action::GoToDialogue(c as usize - '1' as usize));
         }
         None
+    }
+
+    /// The action of a key in the line editor (`overlay::input`), the `edit` place.
+    pub fn edit(&self, event: &KeyEvent) -> Option<Action> {
+        self.action_in(event, Context::Edit)
     }
 
     /// The action a key does in one place only (the certify pane's keys).

@@ -223,7 +223,7 @@ impl Form {
     /// defaults form); a field's own beside (field-yes and field-no on a yes-or-no, pick
     /// checks the choice under the cursor of a multiple choice, clear-field empties). False
     /// when the field has no use for the key.
-    pub fn key(&mut self, key: &KeyEvent, actions: &[Action]) -> bool {
+    pub fn key(&mut self, key: &KeyEvent, actions: &[Action], edit: Option<&Action>) -> bool {
         let Some(field) = self.fields.get_mut(self.focus) else {
             return false;
         };
@@ -239,7 +239,7 @@ impl Form {
         match &mut field.kind {
             FieldKind::Text { input, .. }
             | FieldKind::Number { input, .. }
-            | FieldKind::Json { input } => input.key(key).is_some(),
+            | FieldKind::Json { input } => input.key(key, edit).is_some(),
             FieldKind::Flag(on) => {
                 *on = if has(Action::FieldYes) {
                     Some(true)
@@ -449,12 +449,12 @@ mod tests {
     /// typing into a field.
     fn press(form: &mut Form, code: KeyCode) -> bool {
         let key = KeyEvent::new(code, KeyModifiers::NONE);
-        let mut actions = crate::tui::action::Keymap::default()
-            .actions_in(&key, crate::tui::action::Context::Overlay);
+        let map = crate::tui::action::Keymap::default();
+        let mut actions = map.actions_in(&key, crate::tui::action::Context::Overlay);
         if form.takes_text() && matches!(code, KeyCode::Char(_)) {
             actions.clear();
         }
-        form.key(&key, &actions)
+        form.key(&key, &actions, map.edit(&key).as_ref())
     }
 
     fn typed(form: &mut Form, text: &str) {

@@ -59,9 +59,9 @@ impl AskOverlay {
     /// A key with the default key map (what the tests press).
     #[cfg(test)]
     pub fn key(&mut self, key: &KeyEvent) -> (Handled, AskOutcome) {
-        let actions = crate::tui::action::Keymap::default()
-            .actions_in(key, crate::tui::action::Context::Overlay);
-        self.keys(key, &actions)
+        let map = crate::tui::action::Keymap::default();
+        let actions = map.actions_in(key, crate::tui::action::Context::Overlay);
+        self.keys(key, &actions, map.edit(key).as_ref())
     }
 
     /// A key, with the action the key map gives it in the `overlay` place: Cancel dismisses,
@@ -71,7 +71,12 @@ impl AskOverlay {
     /// moves there); `close` (q) never dismisses a question, a filled form would be lost.
     /// `actions`: every action the key has there (Space moves in a choice and picks in a
     /// multiple one), the first the one it does elsewhere.
-    pub fn keys(&mut self, key: &KeyEvent, actions: &[Action]) -> (Handled, AskOutcome) {
+    pub fn keys(
+        &mut self,
+        key: &KeyEvent,
+        actions: &[Action],
+        edit: Option<&Action>,
+    ) -> (Handled, AskOutcome) {
         use Handled::Consumed;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
@@ -97,7 +102,7 @@ impl AskOverlay {
                 _ if ctrl => (Handled::Ignored, AskOutcome::Stay),
                 _ => (Consumed, AskOutcome::Stay),
             },
-            Body::Form(form) => form_keys(form, &mut self.problem, key, actions),
+            Body::Form(form) => form_keys(form, &mut self.problem, key, actions, edit),
             Body::Reply(editor) => reply_keys(editor, &mut self.problem, key, action),
         }
     }
@@ -123,6 +128,7 @@ fn form_keys(
     problem: &mut Option<String>,
     key: &KeyEvent,
     actions: &[Action],
+    edit: Option<&Action>,
 ) -> (Handled, AskOutcome) {
     use Handled::Consumed;
     let action = actions.first().cloned();
@@ -147,7 +153,7 @@ fn form_keys(
             (Consumed, AskOutcome::Stay)
         }
         _ => {
-            if form.key(key, actions) {
+            if form.key(key, actions, edit) {
                 *problem = None;
                 (Consumed, AskOutcome::Stay)
             } else if key.modifiers.contains(KeyModifiers::CONTROL) {

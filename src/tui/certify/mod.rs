@@ -411,7 +411,7 @@ impl App {
         // The line where the report's path is typed: typing first (a letter is text there),
         // then the pane's cancel and select (keys.toml's).
         if let Some(s) = &mut c.saving {
-            if let Some(changed) = s.input.key(&key) {
+            if let Some(changed) = s.input.key(&key, self.config.keymap.edit(&key).as_ref()) {
                 if changed {
                     s.exists = None;
                 }

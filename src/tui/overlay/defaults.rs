@@ -39,9 +39,14 @@ impl DefaultsForm {
 
     /// On an input row, typing edits it; the key map's Tab (Complete) and Down go to the next
     /// row, Shift-Tab and Up back; on the scope row ← → Space change it; Enter applies.
-    pub fn keys(&mut self, key: &KeyEvent, action: Option<Action>) -> (Handled, Outcome) {
+    pub fn keys(
+        &mut self,
+        key: &KeyEvent,
+        action: Option<Action>,
+        edit: Option<&Action>,
+    ) -> (Handled, Outcome) {
         if let Some(input) = self.inputs.get_mut(self.row)
-            && input.key(key).is_some()
+            && input.key(key, edit).is_some()
         {
             return (Handled::Consumed, Outcome::Stay);
         }

@@ -9,6 +9,7 @@
 //! A paste is one line: its line ends (CR, CRLF or LF, as terminals send them) become spaces
 //! and trailing ones are dropped, so nothing pasted is lost and nothing breaks the line.
 
+use crate::tui::action::Action;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -50,61 +51,49 @@ impl Input {
         self.area.cursor().1
     }
 
-    /// Edits for a key: whether the text changed, or `None` when the key is not the editor's
-    /// (Enter, Tab, Esc, ↑ ↓, function keys and other Ctrl keys are left to the overlay).
-    pub fn key(&mut self, key: &KeyEvent) -> Option<bool> {
+    /// Edits for a key, with its action in the key map's `edit` place (`Keymap::edit`):
+    /// whether the text changed, or `None` when the key is not the editor's (Enter, Tab, Esc,
+    /// ↑ ↓, function keys and other Ctrl keys are left to the overlay). A character is always
+    /// typed, whatever keys.toml binds it to.
+    pub fn key(&mut self, key: &KeyEvent, edit: Option<&Action>) -> Option<bool> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let a = &mut self.area;
         let before = a.lines()[0].clone();
-        let moved = |a: &mut TextArea<'static>, m: CursorMove| {
-            a.move_cursor(m);
-        };
-        match key.code {
-            KeyCode::Char(c) if !ctrl && !alt => {
-                a.insert_char(c);
-            }
-            KeyCode::Char('a') if ctrl => moved(a, CursorMove::Head),
-            KeyCode::Char('e') if ctrl => moved(a, CursorMove::End),
-            KeyCode::Char('b') if ctrl => moved(a, CursorMove::Back),
-            KeyCode::Char('f') if ctrl => moved(a, CursorMove::Forward),
-            KeyCode::Char('b') if alt => moved(a, CursorMove::WordBack),
-            KeyCode::Char('f') if alt => moved(a, CursorMove::WordForward),
-            KeyCode::Left if ctrl || alt => moved(a, CursorMove::WordBack),
-            KeyCode::Right if ctrl || alt => moved(a, CursorMove::WordForward),
-            KeyCode::Left => moved(a, CursorMove::Back),
-            KeyCode::Right => moved(a, CursorMove::Forward),
-            KeyCode::Home => moved(a, CursorMove::Head),
-            KeyCode::End => moved(a, CursorMove::End),
-            KeyCode::Char('h') if ctrl => {
+        if let KeyCode::Char(c) = key.code
+            && !ctrl
+            && !alt
+        {
+            a.insert_char(c);
+            return Some(self.text() != before);
+        }
+        match edit? {
+            Action::LineStart => a.move_cursor(CursorMove::Head),
+            Action::LineEnd => a.move_cursor(CursorMove::End),
+            Action::CursorLeft => a.move_cursor(CursorMove::Back),
+            Action::CursorRight => a.move_cursor(CursorMove::Forward),
+            Action::WordLeft => a.move_cursor(CursorMove::WordBack),
+            Action::WordRight => a.move_cursor(CursorMove::WordForward),
+            Action::DeleteBack => {
                 a.delete_char();
             }
-            KeyCode::Backspace if alt || ctrl => {
-                a.delete_word();
-            }
-            KeyCode::Backspace => {
-                a.delete_char();
-            }
-            KeyCode::Char('d') if ctrl => {
+            Action::DeleteForward => {
                 a.delete_next_char();
             }
-            KeyCode::Delete => {
-                a.delete_next_char();
-            }
-            KeyCode::Char('w') if ctrl => {
+            Action::DeleteWordBack => {
                 a.delete_word();
             }
-            KeyCode::Char('d') if alt => {
+            Action::DeleteWordForward => {
                 a.delete_next_word();
             }
-            KeyCode::Char('u') if ctrl => {
+            Action::DeleteToStart => {
                 a.delete_line_by_head();
             }
-            KeyCode::Char('k') if ctrl => {
+            Action::DeleteToEnd => {
                 a.delete_line_by_end();
             }
-            KeyCode::Char('y') if ctrl => {
-                // What Ctrl-W/U/K cut, kept to one line.
+            Action::PutBack => {
+                // What the cuts took, kept to one line.
                 let yank = one_line(&a.yank_text());
                 a.insert_str(yank);
             }
@@ -159,7 +148,9 @@ mod tests {
     use super::*;
 
     fn press(input: &mut Input, code: KeyCode, modifiers: KeyModifiers) -> Option<bool> {
-        input.key(&KeyEvent::new(code, modifiers))
+        let key = KeyEvent::new(code, modifiers);
+        let edit = crate::tui::action::Keymap::default().edit(&key);
+        input.key(&key, edit.as_ref())
     }
 
     fn typed(text: &str) -> Input {

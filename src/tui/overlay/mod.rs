@@ -136,6 +136,9 @@ impl Overlay {
     /// where the last frame drew it (a scroll stops at the last page shown).
     pub fn key(&mut self, key: KeyEvent, keymap: &Keymap, hits: &Hits) -> (Handled, Outcome) {
         let action = keymap.action_in(&key, self.context());
+        // What the key does to a line being typed (the line editor's keys, keys.toml's `edit`).
+        let edit = keymap.edit(&key);
+        let edit = edit.as_ref();
         let max = hits.overlay_scroll_max;
         match self {
             Overlay::Help { scroll } | Overlay::Messages { scroll } => {
@@ -145,17 +148,19 @@ impl Overlay {
                 Some(Action::CopyJson) => (Handled::Consumed, Outcome::CopyEntry(*entry)),
                 _ => scroll::keys(scroll, action.as_ref(), max),
             },
-            Overlay::Palette(p) => p.keys(&key, action),
-            Overlay::Prompt(p) => p.keys(&key, action),
-            Overlay::Open(o) => o.keys(&key, action),
-            Overlay::Defaults(form) => form.keys(&key, action),
+            Overlay::Palette(p) => p.keys(&key, action, edit),
+            Overlay::Prompt(p) => p.keys(&key, action, edit),
+            Overlay::Open(o) => o.keys(&key, action, edit),
+            Overlay::Defaults(form) => form.keys(&key, action, edit),
             Overlay::Confirm(c) => c.keys(&keymap.actions_in(&key, Context::Question)),
-            Overlay::Ask(ask) => match ask.keys(&key, &keymap.actions_in(&key, Context::Overlay)) {
-                (handled, crate::tui::ask::AskOutcome::Stay) => (handled, Outcome::Stay),
-                (handled, crate::tui::ask::AskOutcome::Answer(reply)) => {
-                    (handled, Outcome::Replied(ask.ask.clone(), reply))
+            Overlay::Ask(ask) => {
+                match ask.keys(&key, &keymap.actions_in(&key, Context::Overlay), edit) {
+                    (handled, crate::tui::ask::AskOutcome::Stay) => (handled, Outcome::Stay),
+                    (handled, crate::tui::ask::AskOutcome::Answer(reply)) => {
+                        (handled, Outcome::Replied(ask.ask.clone(), reply))
+                    }
                 }
-            },
+            }
             Overlay::Resources(r) => {
                 let (handled, ask) = r.key(&key, action, max);
                 (handled, Outcome::Resources(ask))

@@ -62,8 +62,13 @@ impl OpenFile {
         }
     }
 
-    pub fn keys(&mut self, key: &KeyEvent, action: Option<Action>) -> (Handled, Outcome) {
-        if let Some(changed) = self.input.key(key) {
+    pub fn keys(
+        &mut self,
+        key: &KeyEvent,
+        action: Option<Action>,
+        edit: Option<&Action>,
+    ) -> (Handled, Outcome) {
+        if let Some(changed) = self.input.key(key, edit) {
             return (Handled::Consumed, self.edited(changed));
         }
         let last = self.rows().saturating_sub(1);

@@ -71,8 +71,13 @@ impl Palette {
 
     /// Typing filters; the key map's Up/Down (and page keys) choose, Select runs, Cancel
     /// closes.
-    pub fn keys(&mut self, key: &KeyEvent, action: Option<Action>) -> (Handled, Outcome) {
-        if let Some(changed) = self.query.key(key) {
+    pub fn keys(
+        &mut self,
+        key: &KeyEvent,
+        action: Option<Action>,
+        edit: Option<&Action>,
+    ) -> (Handled, Outcome) {
+        if let Some(changed) = self.query.key(key, edit) {
             if changed {
                 self.refilter();
             }

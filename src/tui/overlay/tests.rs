@@ -130,6 +130,34 @@ fn keys_toml_reaches_the_overlays_keys() {
     assert_eq!(ConfirmPurpose::Quit.keys_shown(&map), " j yes · n no ");
 }
 
+/// keys.toml reaches the line editor's keys too (`[edit]`), and a character bound there is
+/// still typed.
+#[test]
+fn keys_toml_reaches_the_line_editors_keys() {
+    let (map, problems) =
+        keys_file::apply("[edit]\nline-start = \"Alt-a\"\ndelete-to-end = [\"x\", \"Alt-k\"]\n");
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut o = Overlay::Prompt(Prompt::new("t", "", PromptPurpose::SaveAs));
+    let press = |o: &mut Overlay, code, modifiers| {
+        o.key(KeyEvent::new(code, modifiers), &map, &Hits::default())
+    };
+    for c in "box".chars() {
+        press(&mut o, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+    let text = |o: &Overlay| match o {
+        Overlay::Prompt(p) => (p.input.text().to_owned(), p.input.cursor()),
+        _ => panic!(),
+    };
+    assert_eq!(text(&o), ("box".into(), 3), "x is typed, not a cut");
+    // Ctrl-A is no longer the start of the line: the explorer's (Ignored), nothing moved.
+    let (handled, _) = press(&mut o, KeyCode::Char('a'), KeyModifiers::CONTROL);
+    assert_eq!((handled, text(&o)), (Handled::Ignored, ("box".into(), 3)));
+    press(&mut o, KeyCode::Char('a'), KeyModifiers::ALT);
+    assert_eq!(text(&o), ("box".into(), 0));
+    press(&mut o, KeyCode::Char('k'), KeyModifiers::ALT);
+    assert_eq!(text(&o), (String::new(), 0));
+}
+
 #[test]
 fn a_ctrl_key_an_overlay_does_not_use_goes_to_the_explorer() {
     let mut o = Overlay::Palette(palette());

@@ -83,6 +83,20 @@ impl App {
             | Action::SetAside
             | Action::Overwrite
             | Action::SaveElsewhere => {}
+            // The line editor's keys: it asks for them itself (`overlay::input`).
+            Action::LineStart
+            | Action::LineEnd
+            | Action::CursorLeft
+            | Action::CursorRight
+            | Action::WordLeft
+            | Action::WordRight
+            | Action::DeleteBack
+            | Action::DeleteForward
+            | Action::DeleteWordBack
+            | Action::DeleteWordForward
+            | Action::DeleteToStart
+            | Action::DeleteToEnd
+            | Action::PutBack => {}
             // The composer's own keys: it asks for them itself (`composer::KeyActions`).
             Action::NextField
             | Action::PrevField

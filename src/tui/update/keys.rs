@@ -78,7 +78,11 @@ impl App {
     /// The log's filter line (the one line editor): it filters as it is typed; Enter or Esc
     /// leave it (the filter stays; an empty one shows every entry).
     fn log_filter_key(&mut self, key: KeyEvent) {
-        if let Some(changed) = self.log.filter_input.key(&key) {
+        if let Some(changed) = self
+            .log
+            .filter_input
+            .key(&key, self.config.keymap.edit(&key).as_ref())
+        {
             if changed {
                 let text = self.log.filter_input.text().to_owned();
                 self.log.set_filter(text);

@@ -80,7 +80,7 @@ impl App {
             return Handled::Ignored;
         }
         if s.editing {
-            if let Some(changed) = s.input.key(&key) {
+            if let Some(changed) = s.input.key(&key, self.config.keymap.edit(&key).as_ref()) {
                 if changed {
                     s.current = 0;
                     self.go_to_match();
