@@ -543,14 +543,20 @@ impl App {
     /// A question was answered no: a write not made over a file says so in its prompt,
     /// which is back with the path typed (to change it, or Esc).
     fn declined(&mut self, purpose: ConfirmPurpose) {
+        let esc = self.overlay_key(Action::Cancel);
         if let ConfirmPurpose::Overwrite(path, crate::tui::event::SaveWhat::Json(_)) = purpose
             && let Some(prompt) = self.write_prompt()
         {
             prompt.note = format!(
-                "not written: {} is kept as it is (type another path, or Esc)",
+                "not written: {} is kept as it is (type another path, or {esc})",
                 path.display()
             );
         }
+    }
+
+    /// The key an overlay's note names for an action (keys.toml's).
+    pub(super) fn overlay_key(&self, action: Action) -> String {
+        crate::tui::overlay::key_of(&self.config.keymap, &action)
     }
 
     /// The prompt of a write (`W`) when it is the overlay shown: it stays open until the
@@ -1280,8 +1286,9 @@ impl App {
             }
             Err(e) => {
                 let said = format!("cannot write {}: {e}", path.display());
+                let esc = self.overlay_key(Action::Cancel);
                 if let Some(prompt) = self.write_prompt() {
-                    prompt.note = format!("not written: {e} (change the path, or Esc)");
+                    prompt.note = format!("not written: {e} (change the path, or {esc})");
                 }
                 self.notify(said, Severity::Error)
             }

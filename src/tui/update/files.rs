@@ -185,14 +185,25 @@ impl App {
             self.open_over(Overlay::Confirm(Confirm {
                 title: "The file exists".into(),
                 message: format!(
-                    "{} exists. Overwrite it? y overwrites, n keeps it as it is",
-                    path.display()
+                    "{} exists. Overwrite it? {} overwrites, {} keeps it as it is",
+                    path.display(),
+                    self.question_key(crate::tui::action::Action::Yes),
+                    self.question_key(crate::tui::action::Action::No),
                 ),
                 purpose: ConfirmPurpose::Overwrite(path, what),
             }));
             return;
         }
         self.write_target(path, what, fx);
+    }
+
+    /// The first key of an answer to a question (keys.toml's `question` place).
+    fn question_key(&self, action: crate::tui::action::Action) -> String {
+        let keys = self
+            .config
+            .keymap
+            .keys_in(&action, crate::tui::action::Context::Question);
+        keys.split(" / ").next().unwrap_or("?").to_owned()
     }
 
     /// Writes what Save-as was for, once its target is settled.
