@@ -1,6 +1,6 @@
 //! `keys.toml`: the user's changes to the key table. A section per place (`anywhere`, `global`,
 //! `servers`, `transcript`, `detail`, `composer`, `log`, `certify`, `overlay`, `question`,
-//! `search`), an action's name and its keys:
+//! `edit`, `search`), an action's name and its keys:
 //!
 //! ```toml
 //! [anywhere]
