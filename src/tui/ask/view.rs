@@ -105,7 +105,10 @@ fn body_lines<'a>(app: &App, o: &'a AskOverlay, width: usize, height: u16) -> Bo
             body.lines
                 .push(Line::styled(url.clone(), t.bold(t.colors.accent)));
             body.lines.push(Line::styled(
-                "Open this page in a browser and do what it asks; then Enter.",
+                format!(
+                    "Open this page in a browser and do what it asks; then {}.",
+                    crate::tui::overlay::key_of(app.keymap(), &crate::tui::action::Action::Select)
+                ),
                 t.muted(),
             ));
         }
@@ -227,8 +230,13 @@ fn form_lines<'a>(
 ) {
     let t = app.theme();
     if form.fields.is_empty() {
+        let k = |a| crate::tui::overlay::key_of(app.keymap(), &a);
         lines.push(Line::styled(
-            "The form has no fields: Enter answers, Ctrl-D declines.",
+            format!(
+                "The form has no fields: {} answers, {} declines.",
+                k(crate::tui::action::Action::Select),
+                k(crate::tui::action::Action::No)
+            ),
             t.muted(),
         ));
     }

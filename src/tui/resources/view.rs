@@ -165,7 +165,10 @@ fn render_content(frame: &mut Frame, app: &App, o: &ResourcesOverlay, area: Rect
     let height = inner.height as usize;
     let lines: Vec<Line> = match &o.shown {
         None => vec![Line::styled(
-            "Enter (or a click) reads the selected resource",
+            format!(
+                "{} (or a click) reads the selected resource",
+                crate::tui::overlay::key_of(app.keymap(), &crate::tui::action::Action::Select)
+            ),
             t.muted(),
         )],
         Some(Err((_, e))) => crate::tui::view::text::wrap_window(e, width, 0, height)

@@ -77,10 +77,25 @@ fn search_line<'a>(
         line.spans
             .push(Span::styled(format!("  {count}"), t.bold(t.colors.accent)));
     }
+    // The keys in use: the line's own while it is typed, the search place's after.
+    use crate::tui::action::{Action, Context};
+    let k = |a: Action, c: Context| {
+        let keys = app.keymap().keys_in(&a, c);
+        keys.split(" / ").next().unwrap_or("?").to_owned()
+    };
     let keys = if s.editing {
-        "  Enter keeps · Esc ends"
+        format!(
+            "  {} keeps · {} ends",
+            k(Action::Select, Context::Overlay),
+            k(Action::Cancel, Context::Overlay)
+        )
     } else {
-        "  n next · N previous · Esc ends"
+        format!(
+            "  {} next · {} previous · {} ends",
+            k(Action::SearchNext, Context::Search),
+            k(Action::SearchPrev, Context::Search),
+            k(Action::Cancel, Context::Search)
+        )
     };
     line.spans.push(Span::styled(keys, t.muted()));
     line
