@@ -171,8 +171,16 @@ fn head(app: &App, c: &CertifyPane, w: usize) -> Line<'static> {
         Phase::Learning => Line::from(vec![
             Span::styled(format!("{} ", app.spinner()), t.fg(t.colors.accent)),
             Span::raw(format!(
-                "learning what {} publishes… (Esc stops)",
-                c.server_name
+                "learning what {} publishes… ({} stops)",
+                c.server_name,
+                app.keymap()
+                    .keys_in(
+                        &crate::tui::action::Action::Cancel,
+                        crate::tui::action::Context::Certify
+                    )
+                    .split(" / ")
+                    .next()
+                    .unwrap_or("?")
             )),
         ]),
         Phase::Running | Phase::Cancelling => {

@@ -151,7 +151,18 @@ impl DefaultsForm {
                 self.scope == DefaultsScope::Server,
                 format!("every dialogue of {}", self.server),
             ),
-            Span::styled(if active { "  ← →" } else { "" }, t.fg(t.colors.key_hint)),
+            Span::styled(
+                if active {
+                    format!(
+                        "  {} {}",
+                        super::key_of(app.keymap(), &Action::PrevDetailTab),
+                        super::key_of(app.keymap(), &Action::NextDetailTab)
+                    )
+                } else {
+                    String::new()
+                },
+                t.fg(t.colors.key_hint),
+            ),
         ]));
         frame.render_widget(Paragraph::new(lines), inner);
         OverlayHits {

@@ -273,7 +273,10 @@ impl OpenFile {
     fn completions_note<'a>(&self, app: &App) -> Option<Line<'a>> {
         self.completions.is_empty().then(|| {
             Line::styled(
-                "no JSON file or folder starts so (Enter opens the path as typed)",
+                format!(
+                    "no JSON file or folder starts so ({} opens the path as typed)",
+                    super::key_of(app.keymap(), &Action::Select)
+                ),
                 app.theme().muted(),
             )
         })

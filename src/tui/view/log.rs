@@ -2,7 +2,7 @@
 //! the client's notes, filterable; only the entries on screen are drawn.
 
 use crate::client::event::{LogEntry, LogKind};
-use crate::tui::action::Pane;
+use crate::tui::action::{Action, Context, Pane};
 use crate::tui::app::App;
 use crate::tui::search::Search;
 use crate::tui::view::text::cut;
@@ -16,13 +16,23 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut crate::tui::h
     let t = app.theme();
     let focused = app.focus() == Pane::Log;
     let log = &app.log;
-    let block = super::pane_block(app, title(app), focused).title_bottom(
-        Line::styled(
-            " Enter opens · / search · | filter · f follow · C clear · y copy ",
-            t.muted(),
-        )
-        .right_aligned(),
+    // The keys in use (keys.toml's): the log's place, and the global select and copy.
+    let k = |a: Action, c: Context| {
+        let keys = app.keymap().keys_in(&a, c);
+        keys.split(" / ").next().unwrap_or("?").to_owned()
+    };
+    let in_log = Context::Pane(Pane::Log);
+    let foot = format!(
+        " {} opens · {} search · {} filter · {} follow · {} clear · {} copy ",
+        k(Action::Select, Context::Global),
+        k(Action::Search, in_log),
+        k(Action::FilterLog, in_log),
+        k(Action::ToggleFollowLog, in_log),
+        k(Action::ClearLog, in_log),
+        k(Action::CopyJson, Context::Global),
     );
+    let block = super::pane_block(app, title(app), focused)
+        .title_bottom(Line::styled(foot, t.muted()).right_aligned());
     let inner = block.inner(area);
     frame.render_widget(block, area);
     // A search: its line at the bottom, the matches marked in the rows.

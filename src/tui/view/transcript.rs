@@ -385,11 +385,14 @@ fn pending_text(app: &App, d: &DialogueState, p: &Pending) -> String {
             None => format!(" · progress {done}"),
         });
     }
-    text.push_str(if p.cancelling {
-        " · cancelling…"
+    if p.cancelling {
+        text.push_str(" · cancelling…");
     } else {
-        " · Esc cancels"
-    });
+        text.push_str(&format!(
+            " · {} cancels",
+            app.keymap().first_key(&crate::tui::action::Action::Cancel)
+        ));
+    }
     // Last, so that a long status message does not push the key off the line.
     if let Some(task) = &p.task {
         text.push_str(&format!(" · {task}"));
