@@ -713,8 +713,9 @@ impl App {
                 if !others.is_empty() {
                     self.notify(
                         format!(
-                            "other runs' unsaved work is kept in {} (Ctrl-O opens a session)",
-                            others.join(", ")
+                            "other runs' unsaved work is kept in {} ({} opens a session)",
+                            others.join(", "),
+                            self.config.keymap.first_key(&Action::Open)
                         ),
                         Severity::Info,
                     );
@@ -905,7 +906,11 @@ impl App {
             return;
         };
         if d.link.pending.is_some() {
-            self.notify("a turn is pending: Esc cancels it", Severity::Warning);
+            let esc = self.config.keymap.first_key(&Action::Cancel);
+            self.notify(
+                format!("a turn is pending: {esc} cancels it"),
+                Severity::Warning,
+            );
             return;
         }
         match &d.status {
@@ -985,8 +990,9 @@ impl App {
                     || d.runs.scenario.as_ref().is_some_and(|s| s.running)
             });
             if running {
+                let esc = self.config.keymap.first_key(&Action::Cancel);
                 self.notify(
-                    "out of the composer; a turn is under way: Esc again cancels it",
+                    format!("out of the composer; a turn is under way: {esc} again cancels it"),
                     Severity::Info,
                 );
             }

@@ -320,8 +320,11 @@ impl App {
                 self.session.recovered(turns);
                 self.notify(
                     format!(
-                        "recovered the autosaved session ({}); Ctrl-S saves it under a name",
-                        path.display()
+                        "recovered the autosaved session ({}); {} saves it under a name",
+                        path.display(),
+                        self.config
+                            .keymap
+                            .first_key(&crate::tui::action::Action::Save)
                     ),
                     Severity::Success,
                 );
