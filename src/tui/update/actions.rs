@@ -545,7 +545,7 @@ impl App {
     fn declined(&mut self, purpose: ConfirmPurpose) {
         let esc = self.overlay_key(Action::Cancel);
         if let ConfirmPurpose::Overwrite(path, crate::tui::event::SaveWhat::Json(_)) = purpose
-            && let Some(prompt) = self.write_prompt()
+            && let Some(prompt) = self.write_prompt_of(&path)
         {
             prompt.note = format!(
                 "not written: {} is kept as it is (type another path, or {esc})",
@@ -1237,14 +1237,9 @@ impl App {
 
     /// Writes `text` where `typed` says (after asking, if a file is there).
     fn write_to(&mut self, typed: &str, text: String, fx: &mut Vec<Effect>) {
-        let typed = typed.trim();
-        if typed.is_empty() {
+        let Some(path) = self.write_path(typed) else {
             return;
-        }
-        let mut path = crate::settings::expand_home(std::path::Path::new(typed));
-        if path.is_relative() {
-            path = self.config.paths.cwd.join(path);
-        }
+        };
         if let Some(prompt) = self.write_prompt() {
             prompt.note = format!("writing {} …", path.display());
         }
@@ -1252,6 +1247,31 @@ impl App {
             path,
             what: crate::tui::event::SaveWhat::Json(text),
         });
+    }
+
+    /// Where a write's path typed writes: `~` is the home folder, a relative path is in the
+    /// working folder. None when nothing is typed.
+    fn write_path(&self, typed: &str) -> Option<std::path::PathBuf> {
+        let typed = typed.trim();
+        if typed.is_empty() {
+            return None;
+        }
+        let path = crate::settings::expand_home(std::path::Path::new(typed));
+        Some(if path.is_relative() {
+            self.config.paths.cwd.join(path)
+        } else {
+            path
+        })
+    }
+
+    /// The prompt of the write that went to `path` (what it shows still names it): another
+    /// write's prompt opened since is not closed by this one's result.
+    pub(super) fn write_prompt_of(&mut self, path: &std::path::Path) -> Option<&mut Prompt> {
+        let typed = self.write_prompt()?.input.text().to_owned();
+        if self.write_path(&typed).as_deref() != Some(path) {
+            return None;
+        }
+        self.write_prompt()
     }
 
     fn copy(&mut self, request: bool, fx: &mut Vec<Effect>) {
@@ -1285,7 +1305,7 @@ impl App {
     pub(super) fn copy_written(&mut self, path: std::path::PathBuf, result: Result<(), String>) {
         match result {
             Ok(()) => {
-                if self.write_prompt().is_some() {
+                if self.write_prompt_of(&path).is_some() {
                     self.close_overlay();
                 }
                 self.notify(format!("wrote {}", path.display()), Severity::Success)
@@ -1293,7 +1313,7 @@ impl App {
             Err(e) => {
                 let said = format!("cannot write {}: {e}", path.display());
                 let esc = self.overlay_key(Action::Cancel);
-                if let Some(prompt) = self.write_prompt() {
+                if let Some(prompt) = self.write_prompt_of(&path) {
                     prompt.note = format!("not written: {e} (change the path, or {esc})");
                 }
                 self.notify(said, Severity::Error)

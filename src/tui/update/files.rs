@@ -173,7 +173,7 @@ impl App {
                 "not saved: that folder does not exist (make it, or choose another path): {}",
                 path.parent().unwrap_or(Path::new("")).display()
             );
-            if let Some(prompt) = self.write_prompt() {
+            if let Some(prompt) = self.write_prompt_of(&path) {
                 prompt.note = said.clone();
             }
             self.notify(said, Severity::Error);

@@ -684,12 +684,18 @@ fn w_in_the_resources_overlay_writes_over_it_and_comes_back_to_the_same_resource
     t.key(KeyCode::Char('W'));
     t.key(KeyCode::Enter);
     t.event(Event::SaveTarget {
-        path: PathBuf::from("/nowhere/S.txt"),
+        path: PathBuf::from("/work/S.txt"),
         exists: false,
         folder_exists: false,
         what: what.clone(),
     });
     assert!(write_prompt(&t).note.contains("that folder does not exist"));
+    assert_eq!(write_prompt(&t).input.text(), "S.txt");
+    // What an earlier write to another path comes to does not close this prompt.
+    t.event(Event::CopyWritten {
+        path: PathBuf::from("/work/out/s.txt"),
+        result: Ok(()),
+    });
     assert_eq!(write_prompt(&t).input.text(), "S.txt");
     // A list read again while the prompt is open reaches the overlay under it.
     t.resources_listed(1, &["dac://a", "dac://domain", "dac://spaces/S"]);
