@@ -50,6 +50,8 @@ pub enum Ask {
     Copy(String),
     /// Write this text to a file of the data directory.
     Write(String),
+    /// A copy or a write with nothing read yet: say so.
+    NothingRead,
 }
 
 /// Where the overlay's parts were drawn (`Hits::overlay_areas`).
@@ -146,7 +148,7 @@ impl ResourcesOverlay {
                 self.side = Side::List;
                 self.read_selected()
             }
-            Some(Action::CopyJson) => self.text().map_or(Ask::Nothing, Ask::Copy),
+            Some(Action::CopyJson) => self.text().map_or(Ask::NothingRead, Ask::Copy),
             Some(Action::Down) if list => {
                 self.selected = (self.selected + 1).min(n.saturating_sub(1));
                 Ask::Nothing
@@ -179,7 +181,7 @@ impl ResourcesOverlay {
                 self.list = None;
                 Ask::List(self.dialogue)
             }
-            Some(Action::WriteJson) => self.text().map_or(Ask::Nothing, Ask::Write),
+            Some(Action::WriteJson) => self.text().map_or(Ask::NothingRead, Ask::Write),
             _ => return (crate::tui::overlay::leaves(key), Ask::Nothing),
         };
         (Handled::Consumed, ask)
@@ -263,7 +265,7 @@ mod tests {
         assert_eq!(o.reading.as_deref(), Some("dac://spaces/Square"));
         assert_eq!(
             press(&mut o, KeyCode::Char('y')).1,
-            Ask::Nothing,
+            Ask::NothingRead,
             "nothing read"
         );
         o.read(

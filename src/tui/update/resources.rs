@@ -44,6 +44,16 @@ impl App {
             Ask::List(key) => fx.push(Effect::ListResources { key }),
             Ask::Read(key, uri) => fx.push(Effect::ReadResource { key, uri }),
             Ask::Copy(text) => self.clipboard(text, fx),
+            Ask::NothingRead => {
+                let read = crate::tui::overlay::key_of(
+                    &self.config.keymap,
+                    &crate::tui::action::Action::Select,
+                );
+                self.notify(
+                    format!("no resource read yet: {read} reads the selected one"),
+                    Severity::Warning,
+                );
+            }
             Ask::Write(text) => {
                 // Named after the resource: the last part of its URI.
                 let name = match &self.overlay {

@@ -3154,6 +3154,11 @@ fn the_resources_overlay_asks_the_runner_and_reads_again_when_the_list_changes()
     // A list for another dialogue is not this overlay's.
     t.resources_listed(2, &[]);
     assert!(screen(&t, 120, 40).contains("› dac://domain"));
+    // Nothing read yet: W and y say so (and open nothing).
+    assert!(t.key(KeyCode::Char('W')).is_empty());
+    assert!(matches!(t.app.overlay(), Some(Overlay::Resources(_))));
+    let said = &t.app.notices().shown().expect("a notice").text;
+    assert_eq!(said, "no resource read yet: Enter reads the selected one");
     t.key(KeyCode::Down);
     let fx = t.key(KeyCode::Enter);
     assert!(
