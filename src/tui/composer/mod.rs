@@ -840,6 +840,9 @@ impl Composer {
         c.selected = item;
         c.chosen = true;
         self.accept_as_typed(ctx);
+        for f in &mut self.fields {
+            f.follow_cursor();
+        }
     }
 
     /// The draft's history, the rows, completion on demand. None: the key goes on.

@@ -2578,6 +2578,23 @@ fn prose_in_a_commitment_is_never_rewritten_and_enter_keeps_its_new_line() {
     );
 }
 
+/// A click on a completion takes it, as accept-completion does (no key is faked for it).
+#[test]
+fn a_click_on_a_completion_takes_it() {
+    use crate::protocol::resources::Words;
+    let mut vocabulary = crate::protocol::resources::Vocabulary::default();
+    vocabulary.add(Words::Entities, "Fountain#1");
+    let mut t = T::reference_publishing(vocabulary);
+    focus_field(&mut t, crate::protocol::dac::Kind::Commitment, "Commit");
+    t.type_text("c2: Avatar#7 isA Foun");
+    assert!(t.current().composer.completion.is_some());
+    t.draw();
+    let (r, _) = t.hits.completion_items[0];
+    t.click(r.x + 1, r.y);
+    assert!(t.current().composer.completion.is_none());
+    assert_eq!(field_text(&t, "Commit"), "c2: Avatar#7 isA Fountain#1");
+}
+
 fn drafts_written(fx: &[Effect]) -> Vec<(PathBuf, Vec<crate::tui::persist::SavedDraft>)> {
     fx.iter()
         .filter_map(|e| match e {
