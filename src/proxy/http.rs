@@ -11,10 +11,15 @@
 //!
 //! Each MCP session has its observer (JSON-RPC ids are the session's), all writing to one
 //! recording; the JSON-RPC messages of request bodies, JSON answers and SSE events are shown
-//! to it. A session ends with the agent's DELETE, or when the proxy stops.
+//! to it. A session ends with the agent's DELETE, when the upstream cannot be reached any
+//! more, or when the proxy stops; a dialogue kept by DialogID (2026-07-28) or an HTTP session
+//! with no exchange for `--dialogue-idle` is closed as idle, and its observer let go. Every
+//! end is written to the recording (`observer`), so that a watcher never shows a dialogue
+//! live that the proxy no longer follows.
 
 use super::body::{self, Copy, End, Kept, Lost};
 use super::observer::{Observer, Recording, Side};
+use crate::session::journal::Closing;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, StatusCode};
@@ -23,7 +28,7 @@ use futures::StreamExt;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Headers of one connection (RFC 9110 §7.6.1) and the length, which the proxy's own body
 /// framing sets: never passed on.
@@ -40,6 +45,10 @@ const HOP: [&str; 8] = [
 
 /// The most dialogues (MCP sessions, or 2026-07-28 DialogIDs) the proxy follows at once.
 const MAX_FOLLOWED: usize = 10_000;
+
+/// How the key of what is not an MCP session starts (2026-07-28 traffic, requests before
+/// `initialize` answered).
+const NO_SESSION: &str = "(no session)";
 
 #[derive(Clone)]
 struct Proxy {
@@ -76,9 +85,14 @@ impl Proxy {
             ));
             return;
         }
-        let observer = sessions
-            .entry(session.to_owned())
-            .or_insert_with(|| Observer::sharing(&self.server, self.recording.clone()));
+        let observer = sessions.entry(session.to_owned()).or_insert_with(|| {
+            let observer = Observer::sharing(&self.server, self.recording.clone());
+            if session.starts_with(NO_SESSION) {
+                observer
+            } else {
+                observer.of_http_session()
+            }
+        });
         match kept {
             Kept::Whole(message) => observer.line(side, &message, at.0, at.1),
             Kept::Lost(Lost::OverLimit, bytes) => observer.oversized(side, bytes),
@@ -103,12 +117,13 @@ impl Proxy {
             .unwrap_or_else(|p| p.into_inner())
             .remove(session);
         if let Some(mut o) = observer {
-            o.session_ended(why, Instant::now(), SystemTime::now());
+            o.session_ended(Closing::Ended, why, Instant::now(), SystemTime::now());
         }
     }
 
-    /// Every session still open is over (the proxy stops).
-    pub fn finish(&self, why: &str) {
+    /// Every session and dialogue followed is over, `how` (the proxy goes on: a later
+    /// request opens new ones).
+    fn end_all(&self, how: Closing, why: &str) {
         let all: Vec<(String, Observer)> = self
             .sessions
             .lock()
@@ -116,9 +131,24 @@ impl Proxy {
             .drain()
             .collect();
         for (_, mut o) in all {
-            o.session_ended(why, Instant::now(), SystemTime::now());
+            o.session_ended(how, why, Instant::now(), SystemTime::now());
         }
+    }
+
+    /// Every session still open is no longer followed (the proxy stops; the server may keep
+    /// them), and the recording ends.
+    pub fn finish(&self, why: &str) {
+        self.end_all(Closing::RecordingStopped, why);
         self.recording.end(why);
+    }
+
+    /// Closes the dialogues idle for `idle`, and lets go of the observers left with none.
+    fn expire(&self, idle: Duration) {
+        let at = Instant::now();
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, o| !o.expire(idle, at));
     }
 }
 
@@ -136,6 +166,9 @@ pub struct Settings {
     pub limit: usize,
     /// Request bodies longer than this are refused (413).
     pub max_body: usize,
+    /// A dialogue kept by DialogID, or an HTTP session, with no exchange for this long is
+    /// closed in the recording as idle (`--dialogue-idle`).
+    pub dialogue_idle: Duration,
 }
 
 /// Serves until `stop` resolves; says the address it listens on through `bound` as soon as
@@ -153,6 +186,7 @@ pub async fn run(
         record,
         limit,
         max_body,
+        dialogue_idle,
     } = settings;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -207,6 +241,17 @@ pub async fn run(
         stop.await;
         stopping.cancel();
     });
+    // Idle dialogues closed, checked a few times within each expiry (at most every 30 s).
+    let expiring = proxy.clone();
+    let tick = (dialogue_idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+    let ticker = tokio::spawn(async move {
+        let mut every = tokio::time::interval(tick);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            expiring.expire(dialogue_idle);
+        }
+    });
     // Each connection may hold one towards the upstream too.
     let bounds = crate::server::per_core::fit_to_descriptors(Default::default(), 2);
     let served =
@@ -215,6 +260,7 @@ pub async fn run(
         .await
         .map_err(|e| e.to_string())
         .and_then(|r| r.map_err(|e| e.to_string()));
+    ticker.abort();
     proxy.finish("the proxy stopped");
     result
 }
@@ -445,10 +491,13 @@ fn unsent(proxy: &Proxy, end: End, e: &reqwest::Error) -> Response {
             "the request body broke off".into(),
         ),
         End::Open | End::Whole => {
-            proxy.recording.note(&format!(
-                "the upstream {} could not be reached: {e}",
-                proxy.upstream
-            ));
+            let why = format!("the upstream {} could not be reached: {e}", proxy.upstream);
+            if e.is_connect() {
+                // Nothing listens there any more: what the server held of the dialogues
+                // went with it (a later request opens new ones).
+                proxy.end_all(Closing::Ended, &why);
+            }
+            proxy.recording.note(&why);
             crate::server::transport::refusal(
                 StatusCode::BAD_GATEWAY,
                 format!("the upstream could not be reached: {e}"),
@@ -468,9 +517,9 @@ fn session_of(asked: &HeaderMap, whole: Option<&[u8]>, answered: &HeaderMap) -> 
         Some(s) if !stateless => s,
         _ if stateless => whole
             .and_then(dialogue_of)
-            .map(|d| format!("(no session) DialogID {d}"))
-            .unwrap_or_else(|| "(no session)".into()),
-        _ => header(answered, "mcp-session-id").unwrap_or_else(|| "(no session)".into()),
+            .map(|d| format!("{NO_SESSION} DialogID {d}"))
+            .unwrap_or_else(|| NO_SESSION.into()),
+        _ => header(answered, "mcp-session-id").unwrap_or_else(|| NO_SESSION.into()),
     }
 }
 

@@ -44,6 +44,20 @@ struct Header {
     environment: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     started: Option<String>,
+    /// How the writer says it is still writing: `"flock"` when it holds an exclusive
+    /// flock(2) on the file from before this line until it stops (a process killed, even by
+    /// SIGKILL, lets go of it). Without it (an older recording, a Locust worker's), whether
+    /// the writer is still there cannot be told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lock: Option<WriterLock>,
+}
+
+/// How a journal's writer shows that it is still writing (the header's `lock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WriterLock {
+    /// An exclusive flock(2) on the journal, held while the writer runs.
+    Flock,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -131,6 +145,24 @@ pub struct Offered {
 struct ClosedLine {
     dialogue: u64,
     reason: String,
+    /// What the end is (absent in recordings made before it was said: an end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cause: Option<Closing>,
+}
+
+/// What a `closed` line says of its dialogue: over for certain, or no longer followed by
+/// the recording while it may go on at its server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Closing {
+    /// The dialogue is over: its MCP session ended (DELETE), its stdio connection closed, or
+    /// its server exited.
+    Ended,
+    /// No exchange for the idle expiry (the proxy's `--dialogue-idle`, the server's own by
+    /// default): the server may have dropped what it held of the dialogue.
+    Idle,
+    /// The proxy stopped: the dialogue may go on at its server, unrecorded.
+    RecordingStopped,
 }
 
 /// One line of a journal, read on its own (the explorer follows a journal as it grows).
@@ -140,6 +172,8 @@ pub enum Line {
     Start {
         name: Option<String>,
         servers: Vec<ServerSpec>,
+        /// How its writer shows it is still writing, when it says.
+        lock: Option<WriterLock>,
     },
     Dialogue {
         id: u64,
@@ -154,10 +188,11 @@ pub enum Line {
         turn: Box<Turn>,
     },
     Note(String),
-    /// One dialogue is over (its MCP session ended), and why.
+    /// One dialogue is over or no longer followed (`cause`; an end when absent), and why.
     Closed {
         dialogue: u64,
         reason: String,
+        cause: Option<Closing>,
     },
     /// The recording is over (the proxy ended), and why.
     End(String),
@@ -182,6 +217,7 @@ pub fn read_line(number: usize, bytes: &[u8]) -> Result<Line, String> {
         return Ok(Line::Start {
             name: header.name,
             servers,
+            lock: header.lock,
         });
     }
     let entry: Entry = serde_json::from_slice(bytes).map_err(|e| format!("line {number}: {e}"))?;
@@ -202,6 +238,7 @@ pub fn read_line(number: usize, bytes: &[u8]) -> Result<Line, String> {
         Entry::Closed(c) => Line::Closed {
             dialogue: c.dialogue,
             reason: c.reason,
+            cause: c.cause,
         },
         Entry::Tools(_) | Entry::Resource(_) => Line::Offered,
     })
@@ -233,6 +270,20 @@ impl Writer {
                 ),
                 _ => format!("cannot create {}: {e}", path.display()),
             })?;
+        // Held until the writer is dropped (or its process dies): a watcher that finds the
+        // file unlocked after this header knows the recording will not grow again. Taken
+        // before the header is written, so that no watcher sees a header without it.
+        let lock = match file.lock() {
+            Ok(()) => Some(WriterLock::Flock),
+            Err(e) => {
+                eprintln!(
+                    "bkn-explorer: cannot lock the recording {} ({e}): a watcher cannot tell \
+                     when its writer is gone",
+                    path.display()
+                );
+                None
+            }
+        };
         let (servers, environment) = spec::write_servers(std::slice::from_ref(server));
         let mut writer = Writer {
             file,
@@ -246,6 +297,7 @@ impl Writer {
             servers,
             environment,
             started: Some(crate::protocol::message::now_rfc3339()),
+            lock,
         });
         Ok(writer)
     }
@@ -297,9 +349,13 @@ impl Writer {
         );
     }
 
-    /// A dialogue is over (its MCP session ended), and why.
-    pub fn closed(&mut self, dialogue: u64, why: &str) {
-        self.line(&json!({"closed": ClosedLine { dialogue, reason: why.to_owned() }}));
+    /// A dialogue is over, or no longer followed (`cause`), and why.
+    pub fn closed(&mut self, dialogue: u64, cause: Closing, why: &str) {
+        self.line(&json!({"closed": ClosedLine {
+            dialogue,
+            reason: why.to_owned(),
+            cause: Some(cause),
+        }}));
     }
 
     /// The last line: the recording is over, and why.
