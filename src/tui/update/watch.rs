@@ -38,7 +38,7 @@ impl App {
                 let stopped = self.unfollow_all();
                 self.notify(
                     format!(
-                        "the recording stopped without its end ({why}): {stopped} live dialogue(s) no longer followed"
+                        "the recording stopped without its end: {why}; {stopped} live dialogue(s) no longer followed"
                     ),
                     Severity::Warning,
                 );
@@ -209,7 +209,8 @@ impl App {
         };
         let key = self.workspace.new_key();
         let name = format!(
-            "{} live {id}",
+            // Not "live": the name stays when the dialogue no longer is.
+            "{} proxied {id}",
             self.workspace
                 .servers()
                 .get(index)
