@@ -26,6 +26,11 @@ use std::path::{Path, PathBuf};
 
 pub const JOURNAL_FORMAT: &str = "bkn-explorer-journal/1";
 
+/// The schema of one line (the header, or one entry): the source of truth for the lines'
+/// shapes, which the types below mirror (their tests check each kind of line the writer
+/// writes against it). `bkn-explorer schema journal` prints it.
+pub const SCHEMA: &str = include_str!("../../docs/journal.schema.json");
+
 /// Whether a text (its first bytes suffice) is a journal.
 pub fn looks_like_journal(head: &[u8]) -> bool {
     let head = String::from_utf8_lossy(&head[..head.len().min(200)]);
@@ -832,6 +837,63 @@ mod tests {
             reading.notes[0].contains("middle of line 6"),
             "{:?}",
             reading.notes
+        );
+    }
+
+    /// Every kind of line the writer writes (a header with its lock, each cause of a
+    /// `closed` line) conforms to the journal's schema, and so do an older recording's lines
+    /// (no lock, a `closed` line without cause); the schema's causes are the type's.
+    #[test]
+    fn every_line_written_conforms_to_the_journal_schema() {
+        let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let server = ServerSpec::from_command_line("my-da").unwrap();
+        let mut w = Writer::create(&path, Some("run"), &server).unwrap();
+        w.dialogue_in(1, &server.name, Interface::Dac, "D1", Some("2026-07-28"));
+        w.turn(1, &turn(0));
+        w.tools(&json!([{"name": "bkn_dac"}]));
+        w.resource("dac://domain", &json!({"MInstance": "MI:X"}));
+        w.note("a note");
+        let causes = [Closing::Ended, Closing::Idle, Closing::RecordingStopped];
+        for cause in causes {
+            w.closed(1, cause, "why");
+        }
+        w.end("the proxy stopped");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.lines().next().unwrap().contains(r#""lock":"flock""#));
+        let old = [
+            r#"{"format":"bkn-explorer-journal/1","servers":{"da":{"command":"da"}}}"#,
+            r#"{"closed":{"dialogue":1,"reason":"the agent ended its MCP session (DELETE)"}}"#,
+        ];
+        for line in text.lines().chain(old) {
+            let value: Value = serde_json::from_str(line).unwrap();
+            let errors: Vec<String> = validator
+                .iter_errors(&value)
+                .map(|e| format!("{} at {}", e, e.instance_path()))
+                .collect();
+            assert!(errors.is_empty(), "{line}: {errors:?}");
+        }
+        for bad in [
+            r#"{"closed":{"dialogue":1,"reason":"x","cause":"maybe"}}"#,
+            r#"{"note":"a","end":"b"}"#,
+        ] {
+            let value: Value = serde_json::from_str(bad).unwrap();
+            assert!(!validator.is_valid(&value), "{bad}");
+        }
+        let named: Vec<Value> = causes.iter().map(|c| json!(c)).collect();
+        assert_eq!(
+            schema["$defs"]["Closing"]["enum"].as_array().unwrap(),
+            &named
+        );
+        assert_eq!(
+            schema["$defs"]["Header"]["properties"]["lock"]["enum"],
+            json!([WriterLock::Flock])
         );
     }
 }
