@@ -263,3 +263,32 @@ async fn a_proxy_killed_by_sigkill_is_told_by_its_lock_and_by_its_address() {
     assert_eq!(session.dialogues.len(), 1);
     validates(&record, 0);
 }
+
+/// The HTTP upstream dies while a 2026-07-28 dialogue is followed: the proxy notices (it
+/// tries a connection on each check, here every 5 s of a 20 s expiry) and closes the
+/// dialogue as ended, well before its idle expiry and without waiting for the agent's next
+/// request; the proxy goes on.
+#[tokio::test]
+async fn an_http_proxy_closes_its_dialogues_when_the_upstream_dies() {
+    let mut upstream = common::spawn_http(&["dac".to_owned()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("upstream.jsonl");
+    let (mut proxy, url) =
+        common::http_proxy(&upstream.url, &record, &["--dialogue-idle", "20s"]).await;
+    let requests = dir.path().join("requests.jsonl");
+    std::fs::write(
+        &requests,
+        "{\"Kind\":\"constraints\",\"EntityIDs\":[\"Kiosk#3\"],\"Space\":{\"SpaceID\":\"Space:Square\"}}\n",
+    )
+    .unwrap();
+    common::dialogue_ok(&requests, &["--url", &url, "--protocol", "2026-07-28"]).await;
+    upstream.child.start_kill().unwrap();
+    upstream.child.wait().await.unwrap();
+    until("the dialogue closed", || !ends(&record).0.is_empty()).await;
+    let (closed, end) = ends(&record);
+    assert_eq!(closed, [(1, Some(Closing::Ended))]);
+    assert!(end.is_none(), "the proxy goes on");
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(text.contains("no longer takes connections"), "{text}");
+    assert!(proxy.try_wait().unwrap().is_none(), "the proxy still runs");
+}

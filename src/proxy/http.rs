@@ -142,6 +142,48 @@ impl Proxy {
         self.recording.end(why);
     }
 
+    /// Whether a dialogue is followed (one opened and not closed yet).
+    fn following(&self) -> bool {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .any(Observer::has_dialogues)
+    }
+
+    /// While dialogues are followed, whether the upstream still takes connections: one that
+    /// refuses them is gone, and what it held with it (its dialogues are closed as ended
+    /// without waiting for the agent's next request to find out).
+    async fn upstream_gone(&self) {
+        let Some(address) = reqwest::Url::parse(&self.upstream).ok().and_then(|u| {
+            Some(format!(
+                "{}:{}",
+                u.host_str()?.trim_start_matches('[').trim_end_matches(']'),
+                u.port_or_known_default()?
+            ))
+        }) else {
+            return;
+        };
+        if !self.following() {
+            return;
+        }
+        let tried = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::TcpStream::connect(address.as_str()),
+        )
+        .await;
+        if let Ok(Err(e)) = tried
+            && e.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            let why = format!(
+                "the upstream {} no longer takes connections ({e})",
+                self.upstream
+            );
+            self.end_all(Closing::Ended, &why);
+            self.recording.note(&why);
+        }
+    }
+
     /// Closes the dialogues idle for `idle`, and lets go of the observers left with none.
     fn expire(&self, idle: Duration) {
         let at = Instant::now();
@@ -241,7 +283,8 @@ pub async fn run(
         stop.await;
         stopping.cancel();
     });
-    // Idle dialogues closed, checked a few times within each expiry (at most every 30 s).
+    // Idle dialogues closed, checked a few times within each expiry (at most every 30 s),
+    // and the upstream's going away noticed as often.
     let expiring = proxy.clone();
     let tick = (dialogue_idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
     let ticker = tokio::spawn(async move {
@@ -250,6 +293,7 @@ pub async fn run(
         loop {
             every.tick().await;
             expiring.expire(dialogue_idle);
+            expiring.upstream_gone().await;
         }
     });
     // Each connection may hold one towards the upstream too.

@@ -174,6 +174,11 @@ impl Observer {
         }
     }
 
+    /// Whether a dialogue it opened is still open.
+    pub fn has_dialogues(&self) -> bool {
+        !self.dialogues.is_empty()
+    }
+
     /// An observer of an HTTP MCP session (the server ends it after its idle expiry).
     pub fn of_http_session(mut self) -> Observer {
         self.http_session = true;

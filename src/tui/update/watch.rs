@@ -116,10 +116,7 @@ impl App {
                         d.status = Status::Recorded;
                     }
                 }
-                self.notify(
-                    format!("the proxied dialogues ended: {why}"),
-                    Severity::Warning,
-                );
+                self.notify(format!("the recording ended: {why}"), Severity::Warning);
             }
         }
     }
