@@ -110,7 +110,8 @@ impl Follower {
         // it is gone).
         let gone = (self.locked && file.try_lock_shared().is_ok()).then(|| {
             let _ = file.unlock();
-            "its proxy is gone (it no longer holds the recording's lock)".to_owned()
+            "its proxy is gone without writing its end (it no longer holds the recording's lock)"
+                .to_owned()
         });
         let lines = self.read_open(&mut file)?;
         Ok(Look { lines, gone })

@@ -1709,7 +1709,7 @@ fn a_watched_dialogue_stops_being_live_when_the_recording_stops_following_it() {
     assert_eq!(status(&t, keys[2]), Status::Recorded, "an end stays an end");
     let notice = &t.app.notices().shown().unwrap().text;
     assert!(
-        notice.contains("stopped without its end") && notice.contains("1 live dialogue"),
+        notice.contains("no more of the recording") && notice.contains("1 live dialogue"),
         "{notice}"
     );
     // Shown as such: no live mark anywhere, the state said in the transcript's header.

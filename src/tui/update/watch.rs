@@ -38,7 +38,7 @@ impl App {
                 let stopped = self.unfollow_all();
                 self.notify(
                     format!(
-                        "the recording stopped without its end: {why}; {stopped} live dialogue(s) no longer followed"
+                        "no more of the recording can be read: {why}; {stopped} live dialogue(s) no longer followed"
                     ),
                     Severity::Warning,
                 );

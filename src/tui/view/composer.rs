@@ -140,10 +140,10 @@ fn title_hint(app: &App, d: &DialogueState) -> String {
             " live, read-only · {} takes it over ",
             app.keymap().first_key(&Action::TakeOver)
         )
-    } else if let crate::tui::dialogue::Status::Unfollowed(how) = d.status {
+    } else if let crate::tui::dialogue::Status::Unfollowed(_) = d.status {
+        // Short: the transcript's header and the status line say how it ended.
         format!(
-            " {}, read-only · {} takes it over ",
-            how.said(),
+            " ended, read-only · {} takes it over ",
             app.keymap().first_key(&Action::TakeOver)
         )
     } else {
