@@ -275,20 +275,7 @@ impl Writer {
                 ),
                 _ => format!("cannot create {}: {e}", path.display()),
             })?;
-        // Held until the writer is dropped (or its process dies): a watcher that finds the
-        // file unlocked after this header knows the recording will not grow again. Taken
-        // before the header is written, so that no watcher sees a header without it.
-        let lock = match file.lock() {
-            Ok(()) => Some(WriterLock::Flock),
-            Err(e) => {
-                eprintln!(
-                    "bkn-explorer: cannot lock the recording {} ({e}): a watcher cannot tell \
-                     when its writer is gone",
-                    path.display()
-                );
-                None
-            }
-        };
+        let lock = lock_for_writing(&file, path);
         let (servers, environment) = spec::write_servers(std::slice::from_ref(server));
         let mut writer = Writer {
             file,
@@ -391,6 +378,28 @@ impl Writer {
                 );
             }
             Err(_) => self.torn = true,
+        }
+    }
+}
+
+/// Locks a journal for as long as its writer lives (the lock goes with the file, or the
+/// process, however it ends): a watcher that finds it free after the header knows the
+/// recording will not grow again. Taken before the header is written, so that no watcher
+/// sees a header that says `lock` without it. Only where locks are advisory (flock(2) on
+/// Unix): elsewhere a lock would keep the watchers from reading, and the header says none.
+fn lock_for_writing(file: &File, path: &Path) -> Option<WriterLock> {
+    if !cfg!(unix) {
+        return None;
+    }
+    match file.lock() {
+        Ok(()) => Some(WriterLock::Flock),
+        Err(e) => {
+            eprintln!(
+                "bkn-explorer: cannot lock the recording {} ({e}): a watcher cannot tell when \
+                 its writer is gone",
+                path.display()
+            );
+            None
         }
     }
 }
