@@ -198,8 +198,48 @@ async fn an_http_proxy_closes_idle_dialogues_and_those_open_when_it_stops() {
         .unwrap();
     assert!(answer.status().is_success(), "{}", answer.status());
     answer.bytes().await.unwrap();
+    // A 2025-11-25 agent holding its session's SSE stream open (as SDK clients do) does not
+    // keep the stopped proxy, and the recording's end, waiting.
+    let client = reqwest::Client::new();
+    let init = client
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    init.bytes().await.unwrap();
+    client
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .send()
+        .await
+        .unwrap();
+    let stream = client
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert!(stream.status().is_success(), "{}", stream.status());
+    let mut proxy = proxy;
     signal(proxy.id().unwrap(), "TERM");
-    until("the recording's end", || ends(&record).1.is_some()).await;
+    tokio::time::timeout(Duration::from_secs(60), proxy.wait())
+        .await
+        .expect("the proxy ends with an SSE stream open")
+        .unwrap();
+    drop(stream);
     let (closed, end) = ends(&record);
     assert_eq!(closed[0], (1, Some(Closing::Idle)), "{closed:?}");
     assert!(
@@ -213,10 +253,9 @@ async fn an_http_proxy_closes_idle_dialogues_and_those_open_when_it_stops() {
         "{closed:?}"
     );
     assert_eq!(closed.len(), 3, "each dialogue closed once: {closed:?}");
-    assert_eq!(end.as_deref(), Some("the proxy stopped"));
+    assert_eq!(end.as_deref(), Some("the proxy stopped (SIGTERM)"));
     // The SDK client's third turn repeats TurnIndex 1 on purpose: its one finding.
     validates(&record, 1);
-    drop(proxy);
 }
 
 /// SIGKILL leaves the recording without its end: a watcher of the file tells by the lock

@@ -159,9 +159,7 @@ fn proxy_http(runtime: tokio::runtime::Runtime, settings: crate::proxy::http::Se
                 "bkn-explorer: proxy listening on http://{bound}/mcp, passing to {upstream_shown}"
             );
         },
-        async {
-            stop_signal().await;
-        },
+        stop_signal(),
     ));
     runtime.shutdown_background();
     match result {

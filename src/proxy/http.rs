@@ -11,7 +11,9 @@
 //!
 //! Each MCP session has its observer (JSON-RPC ids are the session's), all writing to one
 //! recording; the JSON-RPC messages of request bodies, JSON answers and SSE events are shown
-//! to it. A session ends with the agent's DELETE, when the upstream cannot be reached any
+//! to it. Stopped, it lets the requests under way finish for `STOP_GRACE`, then ends
+//! anyway (an SSE stream the agent holds open would keep it for ever).
+//! A session ends with the agent's DELETE, when the upstream cannot be reached any
 //! more, or when the proxy stops; a dialogue kept by DialogID (2026-07-28) or an HTTP session
 //! with no exchange for `--dialogue-idle` is closed as idle, and its observer let go. Every
 //! end is written to the recording (`observer`), so that a watcher never shows a dialogue
@@ -213,12 +215,17 @@ pub struct Settings {
     pub dialogue_idle: Duration,
 }
 
-/// Serves until `stop` resolves; says the address it listens on through `bound` as soon as
-/// it does.
+/// How long the requests under way when the proxy is stopped may take to finish: an SSE
+/// stream the agent keeps open (a 2025-11-25 session's GET) would otherwise keep the proxy,
+/// and its recording's end, waiting for ever.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves until `stop` resolves (with the name of what stopped it, e.g. the signal); says
+/// the address it listens on through `bound` as soon as it does.
 pub async fn run(
     settings: Settings,
     bound: impl FnOnce(SocketAddr),
-    stop: impl std::future::Future<Output = ()> + Send + 'static,
+    stop: impl std::future::Future<Output = &'static str> + Send + 'static,
 ) -> Result<(), String> {
     let Settings {
         listen,
@@ -279,8 +286,9 @@ pub async fn run(
     // The same bounds on connections, slow heads and idle ones as the reference servers.
     let cancel = tokio_util::sync::CancellationToken::new();
     let stopping = cancel.clone();
+    let (stopped_by, what_stopped) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
-        stop.await;
+        let _ = stopped_by.send(stop.await);
         stopping.cancel();
     });
     // Idle dialogues closed, checked a few times within each expiry (at most every 30 s),
@@ -298,15 +306,31 @@ pub async fn run(
     });
     // Each connection may hold one towards the upstream too.
     let bounds = crate::server::per_core::fit_to_descriptors(Default::default(), 2);
-    let served =
-        crate::server::per_core::serve(listener, app, cancel, bounds).map_err(|e| e.to_string())?;
-    let result = served
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| r.map_err(|e| e.to_string()));
+    let mut served = crate::server::per_core::serve(listener, app, cancel.clone(), bounds)
+        .map_err(|e| e.to_string())?;
+    let joined = tokio::select! {
+        joined = &mut served => Some(joined),
+        _ = cancel.cancelled() => match tokio::time::timeout(STOP_GRACE, &mut served).await {
+            Ok(joined) => Some(joined),
+            // Still open (an SSE stream, say): left to the process's end. Their Requests
+            // still waiting are recorded without their answer.
+            Err(_) => None,
+        },
+    };
     ticker.abort();
-    proxy.finish("the proxy stopped");
-    result
+    // Sent before the cancel, so there once stopped (serving may also end on its own).
+    let mut what_stopped = what_stopped;
+    let why = match what_stopped.try_recv() {
+        Ok(what) => format!("the proxy stopped ({what})"),
+        Err(_) => "the proxy stopped".to_owned(),
+    };
+    proxy.finish(&why);
+    match joined {
+        Some(joined) => joined
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string())),
+        None => Ok(()),
+    }
 }
 
 /// The Host names the proxy answers to: loopback's, and the address it listens on.
