@@ -310,12 +310,9 @@ pub async fn run(
         .map_err(|e| e.to_string())?;
     let joined = tokio::select! {
         joined = &mut served => Some(joined),
-        _ = cancel.cancelled() => match tokio::time::timeout(STOP_GRACE, &mut served).await {
-            Ok(joined) => Some(joined),
-            // Still open (an SSE stream, say): left to the process's end. Their Requests
-            // still waiting are recorded without their answer.
-            Err(_) => None,
-        },
+        // Still open after the grace (an SSE stream, say): left to the process's end. Their
+        // Requests still waiting are recorded without their answer.
+        _ = cancel.cancelled() => tokio::time::timeout(STOP_GRACE, &mut served).await.ok(),
     };
     ticker.abort();
     // Sent before the cancel, so there once stopped (serving may also end on its own).
