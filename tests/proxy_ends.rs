@@ -331,3 +331,40 @@ async fn an_http_proxy_closes_its_dialogues_when_the_upstream_dies() {
     assert!(text.contains("no longer takes connections"), "{text}");
     assert!(proxy.try_wait().unwrap().is_none(), "the proxy still runs");
 }
+
+/// The official Python SDK's client over stdio, pinned to 2026-07-28, with the proxy as its
+/// server: when it closes its side, its dialogue is closed as ended and the recording ends.
+#[tokio::test]
+async fn a_stdio_sdk_agent_closing_ends_its_dialogue() {
+    let (python, _) = common::sdk_peers();
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("sdk.jsonl");
+    let out = tokio::process::Command::new(python)
+        .arg(common::peer("py_dac_client.py"))
+        .args([
+            "--protocol",
+            "2026-07-28",
+            "--",
+            common::bin(),
+            "proxy",
+            "--record",
+        ])
+        .arg(&record)
+        .args(["--", common::bin(), "serve", "dac", "--log-level", "warn"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"protocol\": \"2026-07-28\""));
+    // The proxy ends after the SDK closed its side (the SDK may not wait for it).
+    until("the recording's end", || ends(&record).1.is_some()).await;
+    let (closed, end) = ends(&record);
+    assert_eq!(closed, [(1, Some(Closing::Ended))]);
+    assert!(end.unwrap().contains("the agent closed its side"));
+    validates(&record, 1);
+}
