@@ -789,6 +789,32 @@ fn a_server_found_in_the_projects_mcp_json_is_added_used_and_removed() {
     assert_eq!(t.wait_exit(), "0");
 }
 
+/// `bkn-explorer proxy --record RECORD -- bkn-explorer serve dac`, with the agent's side
+/// (its standard input) and the answers (its standard output, by line) for the test to speak.
+fn stdio_proxy(
+    record: &Path,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+) {
+    use std::io::BufRead;
+    let bin = env!("CARGO_BIN_EXE_bkn-explorer");
+    let mut proxy = std::process::Command::new(bin)
+        .arg("proxy")
+        .arg("--record")
+        .arg(record)
+        .args(["--", bin, "serve", "dac", "--log-level", "warn"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent = proxy.stdin.take().unwrap();
+    let answers = std::io::BufReader::new(proxy.stdout.take().unwrap()).lines();
+    (proxy, agent, answers)
+}
+
 /// A real agent's dialogue seen live: an agent (this test, raw JSON-RPC) talks through
 /// `bkn-explorer proxy` to the reference server while the explorer watches the recording.
 /// Each turn shows as it passes (the time from the Request leaving the agent to the row on
@@ -796,22 +822,10 @@ fn a_server_found_in_the_projects_mcp_json_is_added_used_and_removed() {
 /// said; `O` takes the dialogue over in one of the explorer's own.
 #[test]
 fn a_proxied_dialogue_is_watched_live_and_taken_over() {
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     let data = tempfile::tempdir().unwrap();
     let record = data.path().join("live.jsonl");
-    let bin = env!("CARGO_BIN_EXE_bkn-explorer");
-    let mut proxy = std::process::Command::new(bin)
-        .arg("proxy")
-        .arg("--record")
-        .arg(&record)
-        .args(["--", bin, "serve", "dac", "--log-level", "warn"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut agent = proxy.stdin.take().unwrap();
-    let mut answers = std::io::BufReader::new(proxy.stdout.take().unwrap()).lines();
+    let (mut proxy, mut agent, mut answers) = stdio_proxy(&record);
     let mut say = |line: String| {
         agent.write_all(format!("{line}\n").as_bytes()).unwrap();
         agent.flush().unwrap();
@@ -882,23 +896,11 @@ fn a_proxied_dialogue_is_watched_live_and_taken_over() {
 /// stopped)", never live again, at 120x40 and 80x24.
 #[test]
 fn a_killed_proxys_dialogues_stop_being_live() {
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     for (width, height) in [(120, 40), (80, 24)] {
         let data = tempfile::tempdir().unwrap();
         let record = data.path().join("killed.jsonl");
-        let bin = env!("CARGO_BIN_EXE_bkn-explorer");
-        let mut proxy = std::process::Command::new(bin)
-            .arg("proxy")
-            .arg("--record")
-            .arg(&record)
-            .args(["--", bin, "serve", "dac", "--log-level", "warn"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut agent = proxy.stdin.take().unwrap();
-        let mut answers = std::io::BufReader::new(proxy.stdout.take().unwrap()).lines();
+        let (mut proxy, mut agent, mut answers) = stdio_proxy(&record);
         let t = Tmux::start_in(
             width,
             height,
