@@ -461,12 +461,16 @@ fn trim_line(line: &[u8]) -> &[u8] {
 /// at a time. A line that is not an entry is skipped and said in `damaged`, and every later
 /// whole line is still read: after a torn write the writer starts a fresh line, so the half
 /// line is a line of its own. A last line without its newline is an exchange in flight (or
-/// one still being written): said in `notes`, not damage.
+/// one still being written): said in `notes`, not damage. A recording whose writer says it
+/// holds a `lock` writes its `end` at every stop it sees: one read whole without it was cut
+/// (or is still being written), which `notes` says.
 fn entries<R: std::io::BufRead>(
     mut source: R,
+    lock: Option<WriterLock>,
     each: &mut dyn FnMut(usize, Entry, &mut Reading),
 ) -> std::io::Result<Reading> {
     let mut reading = Reading::default();
+    let mut ended = false;
     let mut line = Vec::new();
     let mut number = 1;
     while !reading.stop {
@@ -481,7 +485,10 @@ fn entries<R: std::io::BufRead>(
             continue;
         }
         match serde_json::from_slice::<Entry>(text) {
-            Ok(entry) => each(number, entry, &mut reading),
+            Ok(entry) => {
+                ended |= matches!(entry, Entry::End(_));
+                each(number, entry, &mut reading)
+            }
             Err(_) if !complete => reading.notes.push(format!(
                 "the recording ends in the middle of line {number} (an exchange in flight, or \
                  one still being written); read up to line {}",
@@ -493,8 +500,15 @@ fn entries<R: std::io::BufRead>(
             )),
         }
     }
+    if lock.is_some() && !ended && !reading.stop {
+        reading.notes.push(NO_END.to_owned());
+    }
     Ok(reading)
 }
+
+/// What the notes say of a recording read whole without its end.
+pub const NO_END: &str = "the recording has no end: its proxy was killed (SIGKILL) or crashed, \
+                          or is still writing; everything it wrote is read";
 
 /// The first line of `text`, and the rest.
 fn split_first(text: &[u8]) -> (&[u8], &[u8]) {
@@ -527,13 +541,9 @@ impl Dialogues {
     }
 }
 
-/// Reads a journal as a session. What was skipped, and what the recording said, is in the
-/// session's notes.
-pub fn parse(text: &str) -> Result<Session, SessionError> {
-    if text.is_empty() {
-        return Err(SessionError::Format("an empty journal".into()));
-    }
-    let (first, rest) = split_first(text.as_bytes());
+/// The session a journal's first line starts (its name and servers, no dialogues yet), and
+/// its writer's lock.
+fn start(first: &[u8]) -> Result<(Session, Option<WriterLock>), SessionError> {
     let header = header(first).map_err(|e| {
         if e.format {
             SessionError::Format(e.message)
@@ -548,13 +558,24 @@ pub fn parse(text: &str) -> Result<Session, SessionError> {
     let servers_text = serde_json::to_string(&header.servers).unwrap_or_default();
     let servers = spec::parse_servers(&servers_text)
         .map_err(|e| SessionError::Invalid(vec![(format!("/servers{}", e.at), e.message)]))?;
-    let mut session = Session {
+    let session = Session {
         name: header.name,
         servers,
         ..Default::default()
     };
+    Ok((session, header.lock))
+}
+
+/// Reads a journal as a session. What was skipped, and what the recording said, is in the
+/// session's notes.
+pub fn parse(text: &str) -> Result<Session, SessionError> {
+    if text.is_empty() {
+        return Err(SessionError::Format("an empty journal".into()));
+    }
+    let (first, rest) = split_first(text.as_bytes());
+    let (mut session, lock) = start(first)?;
     let mut dialogues = Dialogues::default();
-    let reading = entries(rest, &mut |number, entry, reading| match entry {
+    let reading = entries(rest, lock, &mut |number, entry, reading| match entry {
         Entry::Dialogue(d) => {
             if !session.servers.iter().any(|s| s.name == d.server) {
                 reading.damaged.push(format!(
@@ -607,7 +628,7 @@ pub(super) fn walk(
         return Err(SessionError::Format("an empty journal".into()));
     }
     // The header is read as the loader reads it (the same errors).
-    let start = parse(&String::from_utf8_lossy(&first))?;
+    let (start, lock) = start(trim_line(&first))?;
     let servers = start.servers.clone();
     if each(Item::Start(start)).is_break() {
         return Ok(Vec::new());
@@ -616,7 +637,7 @@ pub(super) fn walk(
     let mut give = |item: Item, reading: &mut Reading| {
         reading.stop |= each(item).is_break();
     };
-    let reading = entries(source, &mut |number, entry, reading| match entry {
+    let reading = entries(source, lock, &mut |number, entry, reading| match entry {
         Entry::Dialogue(d) => {
             if !servers.iter().any(|s| s.name == d.server) {
                 reading.damaged.push(format!(
@@ -674,11 +695,13 @@ pub fn for_each_turn<R: std::io::BufRead>(
         Ok(_) => {}
         Err(e) => return Err(StreamError::NotSession(format!("cannot read: {e}"))),
     }
-    header(&first).map_err(|e| StreamError::NotSession(e.message))?;
+    let lock = header(&first)
+        .map_err(|e| StreamError::NotSession(e.message))?
+        .lock;
     // Each dialogue's interface and how many turns it has had, by place.
     let mut dialogues = Dialogues::default();
     let mut counts: Vec<(Interface, usize)> = Vec::new();
-    entries(source, &mut |number, entry, reading| match entry {
+    entries(source, lock, &mut |number, entry, reading| match entry {
         Entry::Dialogue(d) => {
             dialogues.ids.push(d.id);
             counts.push((d.interface, 0));
@@ -761,7 +784,18 @@ mod tests {
         assert_eq!(s.name.as_deref(), Some("agent run"));
         assert_eq!(s.dialogues.len(), 1);
         assert_eq!(s.dialogues[0].turns, vec![turn(0), turn(1)]);
-        assert_eq!(s.notes.as_deref(), Some("the agent closed its side"));
+        // No end line: the writer (still here) may go on, or was cut; the notes say so.
+        assert_eq!(
+            s.notes.as_deref(),
+            Some(format!("the agent closed its side\n{NO_END}").as_str())
+        );
+        let mut ended = text.clone();
+        ended.push_str("{\"end\":\"the proxy stopped\"}\n");
+        assert_eq!(
+            Session::parse(&ended).unwrap().notes.as_deref(),
+            Some("the agent closed its side\nthe proxy stopped"),
+            "a recording with its end says nothing more"
+        );
 
         // Cut in the middle of the last line: everything before it, and a note.
         let cut = &text[..text.len() - 20];
@@ -832,7 +866,7 @@ mod tests {
             "{:?}",
             reading.damaged
         );
-        assert!(reading.notes.is_empty(), "{:?}", reading.notes);
+        assert_eq!(reading.notes, [NO_END], "only that it has no end");
 
         // Cut off in its last line as well (the proxy killed mid-write): a note, not damage.
         let reading = for_each_turn(
