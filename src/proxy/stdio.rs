@@ -222,7 +222,9 @@ async fn observe_all(
     let mut every = tokio::time::interval(tick);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        // Lines first: a dialogue is never found idle while a message of it waits here.
         let seen = tokio::select! {
+            biased;
             seen = rx.recv() => seen,
             _ = every.tick() => {
                 observer.expire(idle, Instant::now());
