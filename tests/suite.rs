@@ -25,6 +25,7 @@ mod locust;
 mod mcp_conformance;
 mod oauth;
 mod proxy;
+mod proxy_ends;
 mod readme;
 mod scenarios;
 mod schema_types;

@@ -789,6 +789,32 @@ fn a_server_found_in_the_projects_mcp_json_is_added_used_and_removed() {
     assert_eq!(t.wait_exit(), "0");
 }
 
+/// `bkn-explorer proxy --record RECORD -- bkn-explorer serve dac`, with the agent's side
+/// (its standard input) and the answers (its standard output, by line) for the test to speak.
+fn stdio_proxy(
+    record: &Path,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+) {
+    use std::io::BufRead;
+    let bin = env!("CARGO_BIN_EXE_bkn-explorer");
+    let mut proxy = std::process::Command::new(bin)
+        .arg("proxy")
+        .arg("--record")
+        .arg(record)
+        .args(["--", bin, "serve", "dac", "--log-level", "warn"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent = proxy.stdin.take().unwrap();
+    let answers = std::io::BufReader::new(proxy.stdout.take().unwrap()).lines();
+    (proxy, agent, answers)
+}
+
 /// A real agent's dialogue seen live: an agent (this test, raw JSON-RPC) talks through
 /// `bkn-explorer proxy` to the reference server while the explorer watches the recording.
 /// Each turn shows as it passes (the time from the Request leaving the agent to the row on
@@ -796,22 +822,10 @@ fn a_server_found_in_the_projects_mcp_json_is_added_used_and_removed() {
 /// said; `O` takes the dialogue over in one of the explorer's own.
 #[test]
 fn a_proxied_dialogue_is_watched_live_and_taken_over() {
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     let data = tempfile::tempdir().unwrap();
     let record = data.path().join("live.jsonl");
-    let bin = env!("CARGO_BIN_EXE_bkn-explorer");
-    let mut proxy = std::process::Command::new(bin)
-        .arg("proxy")
-        .arg("--record")
-        .arg(&record)
-        .args(["--", bin, "serve", "dac", "--log-level", "warn"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut agent = proxy.stdin.take().unwrap();
-    let mut answers = std::io::BufReader::new(proxy.stdout.take().unwrap()).lines();
+    let (mut proxy, mut agent, mut answers) = stdio_proxy(&record);
     let mut say = |line: String| {
         agent.write_all(format!("{line}\n").as_bytes()).unwrap();
         agent.flush().unwrap();
@@ -874,6 +888,53 @@ fn a_proxied_dialogue_is_watched_live_and_taken_over() {
         ],
         "the take-over",
     );
+}
+
+/// A 2026-07-28 agent's dialogues (no session: grouped by DialogID) watched while the
+/// proxy is killed with SIGKILL, which leaves no end in the recording: the explorer tells the
+/// recording's writer is gone (its lock let go) and shows both dialogues "ended (recording
+/// stopped)", never live again, at 120x40 and 80x24.
+#[test]
+fn a_killed_proxys_dialogues_stop_being_live() {
+    use std::io::Write;
+    for (width, height) in [(120, 40), (80, 24)] {
+        let data = tempfile::tempdir().unwrap();
+        let record = data.path().join("killed.jsonl");
+        let (mut proxy, mut agent, mut answers) = stdio_proxy(&record);
+        let t = Tmux::start_in(
+            width,
+            height,
+            &format!("--watch {}", record.display()),
+            &[],
+            data.path(),
+        );
+        t.wait_for(&["watching"], "the explorer following the recording");
+        // No initialize: each request says its version and capabilities (2026-07-28).
+        for (id, dialog) in [(1, "D-first"), (2, "D-second")] {
+            let request = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}},"name":"bkn_dac","arguments":{{"Header":"PGM-KDA-V1.0","Mode":"RQ","MInstance":"MI:PublicSquare","UEnvironment":"UE:Lab","SessionID":"s-1","QueryID":"q-{id}","QueryTime":"2026-12-01T00:00:00.000Z","DialogID":"{dialog}","TurnIndex":0,"DataXMData":{{"DataID":"x-{id}","Source":[{{"AIMID":"agent"}}]}},"Kind":"constraints","EntityIDs":["Kiosk#{id}"],"Space":{{"SpaceID":"Space:Square"}}}}}}}}"#
+            );
+            agent.write_all(format!("{request}\n").as_bytes()).unwrap();
+            agent.flush().unwrap();
+            answers.next().unwrap().unwrap();
+        }
+        let live = t.wait_for(&["◉ live", "proxied 2"], "both dialogues live");
+        assert!(live.contains("proxied 1"), "{live}");
+        proxy.kill().unwrap();
+        proxy.wait().unwrap();
+        let shown = t.wait_for(
+            &["recording stopped", "◇"],
+            "the dialogues no longer shown live",
+        );
+        assert!(!shown.contains("◉"), "nothing is live any more:\n{shown}");
+        // The dialogue in view says so on the status line (or its header), and the other's
+        // tab and row carry the mark.
+        assert!(
+            shown.matches('◇').count() >= 2,
+            "both dialogues marked:\n{shown}"
+        );
+        drop(agent);
+    }
 }
 
 /// A session file someone sent names a command to start its server: in a real terminal, `r`

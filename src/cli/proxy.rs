@@ -38,6 +38,17 @@ pub struct Args {
         conflicts_with = "command"
     )]
     http: Option<String>,
+    /// Close a dialogue in the recording as idle after no exchange for this long (e.g. 90s,
+    /// 30m; plain numbers are seconds): one kept by DialogID (2026-07-28) or in an HTTP
+    /// session, which the server forgets after its own idle expiry. The default is the
+    /// reference servers' (`serve --dialogue-idle`); set the server's own where it differs.
+    #[arg(
+        long,
+        default_value = "30m",
+        value_name = "DURATION",
+        value_parser = crate::duration::positive
+    )]
+    dialogue_idle: std::time::Duration,
     /// The real server's MCP endpoint (with --http).
     #[arg(long, value_name = "URL", requires = "http")]
     upstream: Option<String>,
@@ -94,11 +105,17 @@ pub fn run(args: Args) -> u8 {
             record: record_path,
             limit,
             max_body: args.max_body_mb.max(1).saturating_mul(1024 * 1024),
+            dialogue_idle: args.dialogue_idle,
         };
         return proxy_http(runtime, settings);
     }
     let observer = Observer::sharing(&server.name, recording);
-    let code = runtime.block_on(crate::proxy::stdio::run(&args.command, observer, limit));
+    let settings = crate::proxy::stdio::Settings {
+        limit,
+        idle: args.dialogue_idle,
+        stop: stop_signal(),
+    };
+    let code = runtime.block_on(crate::proxy::stdio::run(&args.command, observer, settings));
     // Standard input may still be read by a blocking thread: do not wait for it.
     runtime.shutdown_background();
     code
@@ -142,13 +159,35 @@ fn proxy_http(runtime: tokio::runtime::Runtime, settings: crate::proxy::http::Se
                 "bkn-explorer: proxy listening on http://{bound}/mcp, passing to {upstream_shown}"
             );
         },
-        super::serve::shutdown_signal(),
+        stop_signal(),
     ));
     runtime.shutdown_background();
     match result {
         Ok(()) => super::exit::OK,
         Err(e) => fail(e),
     }
+}
+
+/// The signal that stops the proxy, by name: SIGTERM, SIGINT (Ctrl-C) or SIGHUP (its
+/// terminal closed). Each is caught, so that the recording is ended (a watcher then knows its
+/// dialogues are no longer followed); only SIGKILL cuts it, which the recording's lock says.
+async fn stop_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut term), Ok(mut hangup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+                _ = hangup.recv() => "SIGHUP",
+            };
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    "SIGINT"
 }
 
 /// `<data dir>/recordings/proxy-2026-12-01T02-03-04-12345.jsonl`.

@@ -1,6 +1,6 @@
 //! `bkn-explorer schema dac|usr|dem [--mode rq|rs] [--source]`, and the shapes of the resources
-//! servers publish (`dac-domain`, `dac-space`, `usr-users`, `usr-user`), and of scenario
-//! files (`scenario`).
+//! servers publish (`dac-domain`, `dac-space`, `usr-users`, `usr-user`), of scenario
+//! files (`scenario`) and of a line of a proxy's recording (`journal`).
 
 use crate::protocol::resources::Shape;
 use crate::protocol::schema;
@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 pub struct Args {
     /// Which schema: a data type (dac, usr), the DataXMData secondary schema (dem), or the
     /// shape of a resource a server publishes (dac-domain, dac-space, usr-users, usr-user),
-    /// or a scenario file of `bkn-explorer test` (scenario).
+    /// a scenario file of `bkn-explorer test` (scenario), or a line of a proxy's recording
+    /// (journal).
     #[arg(value_enum)]
     which: Which,
     /// Only the Request (rq) or the Response (rs) schema; both when not given.
@@ -34,6 +35,7 @@ enum Which {
     UsrUsers,
     UsrUser,
     Scenario,
+    Journal,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -52,6 +54,10 @@ pub fn run(args: Args) -> u8 {
         }
         Which::Scenario => {
             print!("{}", crate::scenario::SCHEMA);
+            return super::exit::OK;
+        }
+        Which::Journal => {
+            print!("{}", crate::session::journal::SCHEMA);
             return super::exit::OK;
         }
         Which::DacDomain | Which::DacSpace | Which::UsrUsers | Which::UsrUser => {

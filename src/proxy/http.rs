@@ -11,10 +11,17 @@
 //!
 //! Each MCP session has its observer (JSON-RPC ids are the session's), all writing to one
 //! recording; the JSON-RPC messages of request bodies, JSON answers and SSE events are shown
-//! to it. A session ends with the agent's DELETE, or when the proxy stops.
+//! to it. Stopped, it lets the requests under way finish for `STOP_GRACE`, then ends
+//! anyway (an SSE stream the agent holds open would keep it for ever).
+//! A session ends with the agent's DELETE, when the upstream cannot be reached any
+//! more, or when the proxy stops; a dialogue kept by DialogID (2026-07-28) or an HTTP session
+//! with no exchange for `--dialogue-idle` is closed as idle, and its observer let go. Every
+//! end is written to the recording (`observer`), so that a watcher never shows a dialogue
+//! live that the proxy no longer follows.
 
 use super::body::{self, Copy, End, Kept, Lost};
 use super::observer::{Observer, Recording, Side};
+use crate::session::journal::Closing;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, StatusCode};
@@ -23,7 +30,7 @@ use futures::StreamExt;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Headers of one connection (RFC 9110 §7.6.1) and the length, which the proxy's own body
 /// framing sets: never passed on.
@@ -40,6 +47,10 @@ const HOP: [&str; 8] = [
 
 /// The most dialogues (MCP sessions, or 2026-07-28 DialogIDs) the proxy follows at once.
 const MAX_FOLLOWED: usize = 10_000;
+
+/// How the key of what is not an MCP session starts (2026-07-28 traffic, requests before
+/// `initialize` answered).
+const NO_SESSION: &str = "(no session)";
 
 #[derive(Clone)]
 struct Proxy {
@@ -76,9 +87,14 @@ impl Proxy {
             ));
             return;
         }
-        let observer = sessions
-            .entry(session.to_owned())
-            .or_insert_with(|| Observer::sharing(&self.server, self.recording.clone()));
+        let observer = sessions.entry(session.to_owned()).or_insert_with(|| {
+            let observer = Observer::sharing(&self.server, self.recording.clone());
+            if session.starts_with(NO_SESSION) {
+                observer
+            } else {
+                observer.of_http_session()
+            }
+        });
         match kept {
             Kept::Whole(message) => observer.line(side, &message, at.0, at.1),
             Kept::Lost(Lost::OverLimit, bytes) => observer.oversized(side, bytes),
@@ -103,12 +119,13 @@ impl Proxy {
             .unwrap_or_else(|p| p.into_inner())
             .remove(session);
         if let Some(mut o) = observer {
-            o.session_ended(why, Instant::now(), SystemTime::now());
+            o.session_ended(Closing::Ended, why, Instant::now(), SystemTime::now());
         }
     }
 
-    /// Every session still open is over (the proxy stops).
-    pub fn finish(&self, why: &str) {
+    /// Every session and dialogue followed is over, `how` (the proxy goes on: a later
+    /// request opens new ones).
+    fn end_all(&self, how: Closing, why: &str) {
         let all: Vec<(String, Observer)> = self
             .sessions
             .lock()
@@ -116,9 +133,66 @@ impl Proxy {
             .drain()
             .collect();
         for (_, mut o) in all {
-            o.session_ended(why, Instant::now(), SystemTime::now());
+            o.session_ended(how, why, Instant::now(), SystemTime::now());
         }
+    }
+
+    /// Every session still open is no longer followed (the proxy stops; the server may keep
+    /// them), and the recording ends.
+    pub fn finish(&self, why: &str) {
+        self.end_all(Closing::RecordingStopped, why);
         self.recording.end(why);
+    }
+
+    /// Whether a dialogue is followed (one opened and not closed yet).
+    fn following(&self) -> bool {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .any(Observer::has_dialogues)
+    }
+
+    /// While dialogues are followed, whether the upstream still takes connections: one that
+    /// refuses them is gone, and what it held with it (its dialogues are closed as ended
+    /// without waiting for the agent's next request to find out).
+    async fn upstream_gone(&self) {
+        let Some(address) = reqwest::Url::parse(&self.upstream).ok().and_then(|u| {
+            Some(format!(
+                "{}:{}",
+                u.host_str()?.trim_start_matches('[').trim_end_matches(']'),
+                u.port_or_known_default()?
+            ))
+        }) else {
+            return;
+        };
+        if !self.following() {
+            return;
+        }
+        let tried = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::TcpStream::connect(address.as_str()),
+        )
+        .await;
+        if let Ok(Err(e)) = tried
+            && e.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            let why = format!(
+                "the upstream {} no longer takes connections ({e})",
+                self.upstream
+            );
+            self.end_all(Closing::Ended, &why);
+            self.recording.note(&why);
+        }
+    }
+
+    /// Closes the dialogues idle for `idle`, and lets go of the observers left with none.
+    fn expire(&self, idle: Duration) {
+        let at = Instant::now();
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, o| !o.expire(idle, at));
     }
 }
 
@@ -136,14 +210,22 @@ pub struct Settings {
     pub limit: usize,
     /// Request bodies longer than this are refused (413).
     pub max_body: usize,
+    /// A dialogue kept by DialogID, or an HTTP session, with no exchange for this long is
+    /// closed in the recording as idle (`--dialogue-idle`).
+    pub dialogue_idle: Duration,
 }
 
-/// Serves until `stop` resolves; says the address it listens on through `bound` as soon as
-/// it does.
+/// How long the requests under way when the proxy is stopped may take to finish: an SSE
+/// stream the agent keeps open (a 2025-11-25 session's GET) would otherwise keep the proxy,
+/// and its recording's end, waiting for ever.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves until `stop` resolves (with the name of what stopped it, e.g. the signal); says
+/// the address it listens on through `bound` as soon as it does.
 pub async fn run(
     settings: Settings,
     bound: impl FnOnce(SocketAddr),
-    stop: impl std::future::Future<Output = ()> + Send + 'static,
+    stop: impl std::future::Future<Output = &'static str> + Send + 'static,
 ) -> Result<(), String> {
     let Settings {
         listen,
@@ -153,6 +235,7 @@ pub async fn run(
         record,
         limit,
         max_body,
+        dialogue_idle,
     } = settings;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -203,20 +286,48 @@ pub async fn run(
     // The same bounds on connections, slow heads and idle ones as the reference servers.
     let cancel = tokio_util::sync::CancellationToken::new();
     let stopping = cancel.clone();
+    let (stopped_by, what_stopped) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
-        stop.await;
+        let _ = stopped_by.send(stop.await);
         stopping.cancel();
+    });
+    // Idle dialogues closed, checked a few times within each expiry (at most every 30 s),
+    // and the upstream's going away noticed as often.
+    let expiring = proxy.clone();
+    let tick = (dialogue_idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+    let ticker = tokio::spawn(async move {
+        let mut every = tokio::time::interval(tick);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            expiring.expire(dialogue_idle);
+            expiring.upstream_gone().await;
+        }
     });
     // Each connection may hold one towards the upstream too.
     let bounds = crate::server::per_core::fit_to_descriptors(Default::default(), 2);
-    let served =
-        crate::server::per_core::serve(listener, app, cancel, bounds).map_err(|e| e.to_string())?;
-    let result = served
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| r.map_err(|e| e.to_string()));
-    proxy.finish("the proxy stopped");
-    result
+    let mut served = crate::server::per_core::serve(listener, app, cancel.clone(), bounds)
+        .map_err(|e| e.to_string())?;
+    let joined = tokio::select! {
+        joined = &mut served => Some(joined),
+        // Still open after the grace (an SSE stream, say): left to the process's end. Their
+        // Requests still waiting are recorded without their answer.
+        _ = cancel.cancelled() => tokio::time::timeout(STOP_GRACE, &mut served).await.ok(),
+    };
+    ticker.abort();
+    // Sent before the cancel, so there once stopped (serving may also end on its own).
+    let mut what_stopped = what_stopped;
+    let why = match what_stopped.try_recv() {
+        Ok(what) => format!("the proxy stopped ({what})"),
+        Err(_) => "the proxy stopped".to_owned(),
+    };
+    proxy.finish(&why);
+    match joined {
+        Some(joined) => joined
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string())),
+        None => Ok(()),
+    }
 }
 
 /// The Host names the proxy answers to: loopback's, and the address it listens on.
@@ -445,10 +556,13 @@ fn unsent(proxy: &Proxy, end: End, e: &reqwest::Error) -> Response {
             "the request body broke off".into(),
         ),
         End::Open | End::Whole => {
-            proxy.recording.note(&format!(
-                "the upstream {} could not be reached: {e}",
-                proxy.upstream
-            ));
+            let why = format!("the upstream {} could not be reached: {e}", proxy.upstream);
+            if e.is_connect() {
+                // Nothing listens there any more: what the server held of the dialogues
+                // went with it (a later request opens new ones).
+                proxy.end_all(Closing::Ended, &why);
+            }
+            proxy.recording.note(&why);
             crate::server::transport::refusal(
                 StatusCode::BAD_GATEWAY,
                 format!("the upstream could not be reached: {e}"),
@@ -468,9 +582,9 @@ fn session_of(asked: &HeaderMap, whole: Option<&[u8]>, answered: &HeaderMap) -> 
         Some(s) if !stateless => s,
         _ if stateless => whole
             .and_then(dialogue_of)
-            .map(|d| format!("(no session) DialogID {d}"))
-            .unwrap_or_else(|| "(no session)".into()),
-        _ => header(answered, "mcp-session-id").unwrap_or_else(|| "(no session)".into()),
+            .map(|d| format!("{NO_SESSION} DialogID {d}"))
+            .unwrap_or_else(|| NO_SESSION.into()),
+        _ => header(answered, "mcp-session-id").unwrap_or_else(|| NO_SESSION.into()),
     }
 }
 

@@ -8,6 +8,12 @@
 //! opens it, and a Request with another DialogID opens the next. The observer keeps no
 //! message after its exchange is written: memory is the pending Requests and each
 //! dialogue's checker.
+//!
+//! Every dialogue it opens, it closes in the recording (a `closed` line saying what the end
+//! is, `journal::Closing`): when its MCP session or connection ends, when the proxy stops,
+//! and, where the server forgets an idle dialogue (one kept by DialogID over 2026-07-28, an
+//! HTTP session), after no exchange for the idle expiry (`expire`). A watcher never shows a
+//! dialogue live that the recording no longer follows.
 
 use crate::client::connection::find_bkn_tools;
 use crate::client::dialogue::{checked_reply, request_findings};
@@ -17,12 +23,12 @@ use crate::protocol::conformance::Accepted;
 use crate::protocol::conformance::DialogueChecker;
 use crate::protocol::message::rfc3339;
 use crate::protocol::raw::RawJson;
-use crate::session::journal::Writer;
+use crate::session::journal::{Closing, Writer};
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Which way a message went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +60,8 @@ enum Pending {
 /// A BKN Request on its way: its place in its dialogue is fixed when it passes, so that the
 /// recording keeps the agent's order even when answers come back in another.
 struct Call {
-    dialogue: usize,
+    /// The recording's id of its dialogue.
+    dialogue: u64,
     seq: u64,
     interface: Interface,
     arguments: Value,
@@ -74,6 +81,18 @@ struct Watched {
     written: u64,
     /// Turns finished before an earlier one (written when it is).
     waiting: BTreeMap<u64, Turn>,
+    /// When its last Request passed or its last answer came: the start of its idleness.
+    last: Instant,
+    /// Its server forgets it after an idle expiry: kept by DialogID (2026-07-28), or in an
+    /// HTTP session.
+    expires: bool,
+}
+
+impl Watched {
+    /// No Request of it is waiting for its answer.
+    fn quiet(&self) -> bool {
+        self.issued == self.written
+    }
 }
 
 /// The recording several observers write to (one per MCP session behind an HTTP proxy):
@@ -105,6 +124,11 @@ impl Recording {
         self.with(|w| w.end(why));
     }
 
+    /// Whether it writes anywhere (`--no-record` does not).
+    pub fn records(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).0.is_some()
+    }
+
     pub fn note(&self, text: &str) {
         self.with(|w| w.note(text));
     }
@@ -119,6 +143,11 @@ pub struct Observer {
     /// The MCP version the session's `initialize` agreed (2025-11-25 and before); a
     /// 2026-07-28 request names its own in `_meta`.
     protocol_version: Option<String>,
+    /// Its MCP session is an HTTP one, which the server ends after its idle expiry (a stdio
+    /// connection's lasts as long as the connection).
+    http_session: bool,
+    /// When a message last passed (None before the first).
+    last_seen: Option<Instant>,
     /// Exchanges recorded, and how many had findings.
     pub turns: usize,
     pub turns_with_findings: usize,
@@ -138,13 +167,27 @@ impl Observer {
             pending: HashMap::new(),
             dialogues: Vec::new(),
             protocol_version: None,
+            http_session: false,
+            last_seen: None,
             turns: 0,
             turns_with_findings: 0,
         }
     }
 
+    /// Whether a dialogue it opened is still open.
+    pub fn has_dialogues(&self) -> bool {
+        !self.dialogues.is_empty()
+    }
+
+    /// An observer of an HTTP MCP session (the server ends it after its idle expiry).
+    pub fn of_http_session(mut self) -> Observer {
+        self.http_session = true;
+        self
+    }
+
     /// One line (one JSON-RPC message, or a batch) that passed.
     pub fn line(&mut self, side: Side, line: &[u8], at: Instant, now: SystemTime) {
+        self.last_seen = Some(self.last_seen.map_or(at, |l| l.max(at)));
         // At any depth a carried message may have (MCP-BINDING section 6), not serde_json's 128.
         let Ok(value) = crate::protocol::json::frame_from_slice::<Value>(line) else {
             if side == Side::Server && !line.iter().all(u8::is_ascii_whitespace) {
@@ -302,21 +345,47 @@ impl Observer {
         }
     }
 
-    /// Requests still waiting when the proxy ends: recorded without a reply.
-    pub fn finish(&mut self, why: &str, at: Instant, now: SystemTime) {
-        self.unanswered(why, at, now);
+    /// The proxy ends (its only MCP session or connection with it, `how`): the Requests
+    /// still waiting are recorded without a reply, every dialogue is closed, and the
+    /// recording ends.
+    pub fn finish(&mut self, how: Closing, why: &str, at: Instant, now: SystemTime) {
+        self.session_ended(how, why, at, now);
         self.journal.end(why);
     }
 
-    /// This MCP session is over (the proxy goes on): its Requests still waiting are
-    /// recorded without a reply, and its dialogues are closed.
-    pub fn session_ended(&mut self, why: &str, at: Instant, now: SystemTime) {
+    /// This MCP session (or what the proxy follows of it) is over, `how`; the proxy may go
+    /// on. Its Requests still waiting are recorded without a reply, and its dialogues are
+    /// closed.
+    pub fn session_ended(&mut self, how: Closing, why: &str, at: Instant, now: SystemTime) {
         self.unanswered(why, at, now);
-        for d in &self.dialogues {
-            let id = d.id;
-            self.journal.with(|j| j.closed(id, why));
+        for d in std::mem::take(&mut self.dialogues) {
+            self.journal.with(|j| j.closed(d.id, how, why));
         }
-        self.note(why);
+    }
+
+    /// Closes, as idle, each dialogue its server forgets after an idle expiry that has had
+    /// no exchange for `idle` at `at` (a Request waiting for its answer keeps it open). A
+    /// later Request of one opens a new recorded dialogue. Returns whether the observer
+    /// itself has been idle as long with nothing left open (the HTTP proxy then drops it).
+    pub fn expire(&mut self, idle: Duration, at: Instant) -> bool {
+        let mut kept = Vec::with_capacity(self.dialogues.len());
+        for d in std::mem::take(&mut self.dialogues) {
+            if d.expires && d.quiet() && at.saturating_duration_since(d.last) >= idle {
+                let why = format!(
+                    "no exchange for {}: past the idle expiry (the proxy's --dialogue-idle, the \
+                     reference servers' default), the server may no longer hold it",
+                    crate::duration::show(idle)
+                );
+                self.journal.with(|j| j.closed(d.id, Closing::Idle, &why));
+            } else {
+                kept.push(d);
+            }
+        }
+        self.dialogues = kept;
+        self.dialogues.is_empty()
+            && self
+                .last_seen
+                .is_none_or(|l| at.saturating_duration_since(l) >= idle)
     }
 
     fn unanswered(&mut self, why: &str, at: Instant, now: SystemTime) {
@@ -347,6 +416,10 @@ impl Observer {
             .and_then(Value::as_str)
             .unwrap_or("(none)")
             .to_owned();
+        let expires = self.http_session
+            || protocol_version
+                .as_deref()
+                .is_some_and(crate::client::generation::is_stateless);
         let index = match self
             .dialogues
             .iter()
@@ -373,17 +446,20 @@ impl Observer {
                     issued: 0,
                     written: 0,
                     waiting: BTreeMap::new(),
+                    last: at,
+                    expires,
                 });
                 self.dialogues.len() - 1
             }
         };
         let d = &mut self.dialogues[index];
+        d.last = d.last.max(at);
         let findings = request_findings(&d.checker, interface, &arguments);
         let accepted = d.checker.accept_undoably(&arguments);
         let seq = d.issued;
         d.issued += 1;
         Call {
-            dialogue: index,
+            dialogue: d.id,
             seq,
             interface,
             arguments,
@@ -412,7 +488,12 @@ impl Observer {
             sent,
             sent_at,
         } = call;
-        let d = &mut self.dialogues[dialogue];
+        // Its dialogue is open while a Request of it waits (neither expiry nor an end
+        // closes one before its Requests are written).
+        let Some(d) = self.dialogues.iter_mut().find(|d| d.id == dialogue) else {
+            return;
+        };
+        d.last = d.last.max(at);
         let answered = result.is_ok();
         let reply = match result {
             Ok(result) => {
@@ -528,6 +609,7 @@ mod tests {
         );
         o.line(Side::Agent, &call(1, 0), Instant::now(), SystemTime::now());
         o.finish(
+            Closing::Ended,
             "the server closed its output",
             Instant::now(),
             SystemTime::now(),
@@ -543,6 +625,87 @@ mod tests {
         assert_eq!(
             session.notes.as_deref(),
             Some("the server closed its output")
+        );
+    }
+
+    fn call_in(id: u64, dialog: &str, turn: u64, protocol: Option<&str>) -> Vec<u8> {
+        let mut params = json!({"name":"bkn_dac","arguments":
+            {"Header":"PGM-KDA-V1.0","DialogID":dialog,"TurnIndex":turn,"QueryID":format!("q{turn}"),"Kind":"constraints"}});
+        if let Some(p) = protocol {
+            params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": p});
+        }
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
+            .to_string()
+            .into_bytes()
+    }
+
+    /// Idleness is measured on the times the messages passed (no clock read here): a
+    /// dialogue kept by DialogID is closed as idle once `idle` has gone by since its last
+    /// exchange, never while a Request of it waits, and a stdio 2025-11-25 one (its state
+    /// lives as long as the connection) is not.
+    #[test]
+    fn a_dialogue_kept_by_dialog_id_is_closed_as_idle_after_the_expiry_and_not_before() {
+        use crate::session::journal::{Line, read_line};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        let server = ServerSpec::from_command_line("da").unwrap();
+        let mut o = Observer::new(
+            &server.name,
+            Some(Writer::create(&path, None, &server).unwrap()),
+        );
+        let idle = Duration::from_secs(60);
+        let t0 = Instant::now();
+        let now = SystemTime::now();
+        o.line(
+            Side::Agent,
+            &call_in(1, "A", 0, Some("2026-07-28")),
+            t0,
+            now,
+        );
+        o.line(Side::Agent, &call_in(2, "S", 0, None), t0, now);
+        o.line(Side::Server, &answer(2), t0, now);
+        // A's Request waits for its answer: open however long.
+        assert!(!o.expire(idle, t0 + idle * 3));
+        o.line(Side::Server, &answer(1), t0 + idle * 3, now);
+        assert!(!o.expire(idle, t0 + idle * 3 + idle / 2), "not idle yet");
+        assert!(
+            !o.expire(idle, t0 + idle * 4),
+            "S stays: its state lives with the connection"
+        );
+        let closed: Vec<(u64, Option<Closing>)> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .enumerate()
+            .filter_map(|(i, l)| match read_line(i + 1, l.as_bytes()).unwrap() {
+                Line::Closed {
+                    dialogue, cause, ..
+                } => Some((dialogue, cause)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(closed, [(1, Some(Closing::Idle))]);
+        // A again: a new recorded dialogue (the server may have forgotten the first).
+        o.line(
+            Side::Agent,
+            &call_in(3, "A", 1, Some("2026-07-28")),
+            t0 + idle * 5,
+            now,
+        );
+        o.finish(
+            Closing::Ended,
+            "the agent closed its side",
+            t0 + idle * 5,
+            now,
+        );
+        let session =
+            crate::session::Session::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(session.dialogues.len(), 3);
+        assert_eq!(session.dialogues[2].dialog_id, "A");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text.matches("\"closed\"").count(),
+            3,
+            "every dialogue closed: {text}"
         );
     }
 }

@@ -7,9 +7,13 @@
 //!
 //! It ends when either side ends: the agent closing its input closes the server's (which
 //! then exits; it is killed if it has not within 5 s), and the server's output ending ends
-//! the proxy. The exit status is the server's (128 + the signal when one ended it).
+//! the proxy. A stop signal (`stop`: SIGTERM, SIGINT, SIGHUP) ends it the same way as the
+//! agent closing its side. The exit status is the server's (128 + the signal when one ended
+//! it). Either way every dialogue is closed in the recording (the server, and what it held,
+//! is gone), and a dialogue kept by DialogID (2026-07-28) idle for `idle` is closed as idle.
 
 use super::observer::{Observer, Side};
+use crate::session::journal::Closing;
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -107,8 +111,23 @@ async fn pump(
     Ok(())
 }
 
-/// Runs `command` behind the proxy until either side ends; returns the exit status.
-pub async fn run(command: &[String], mut observer: Observer, limit: usize) -> u8 {
+/// How the stdio proxy runs besides its server's command.
+pub struct Settings<S> {
+    /// Messages longer than this pass unchecked and unrecorded.
+    pub limit: usize,
+    /// A dialogue kept by DialogID with no exchange for this long is closed as idle.
+    pub idle: Duration,
+    /// Resolves, with the signal's name, when the proxy is asked to stop.
+    pub stop: S,
+}
+
+/// Runs `command` behind the proxy until either side ends or `stop` resolves; returns the
+/// exit status.
+pub async fn run<S>(command: &[String], mut observer: Observer, settings: Settings<S>) -> u8
+where
+    S: std::future::Future<Output = &'static str>,
+{
+    let Settings { limit, idle, stop } = settings;
     let Some((program, args)) = command.split_first() else {
         eprintln!("bkn-explorer proxy: no server command after --");
         return 2;
@@ -132,7 +151,7 @@ pub async fn run(command: &[String], mut observer: Observer, limit: usize) -> u8
     let server_in = child.stdin.take().expect("piped");
     let server_out = child.stdout.take().expect("piped");
     let (tx, rx) = mpsc::channel::<Seen>(QUEUE);
-    let watcher = tokio::spawn(observe_all(observer, rx));
+    let watcher = tokio::spawn(observe_all(observer, rx, idle));
     let mut to_server = tokio::spawn(pump(
         tokio::io::stdin(),
         server_in,
@@ -157,6 +176,15 @@ pub async fn run(command: &[String], mut observer: Observer, limit: usize) -> u8
             let _ = tokio::time::timeout(Duration::from_secs(5), &mut to_agent).await;
             "the agent closed its side".to_owned()
         }
+        signal = stop => {
+            // As if the agent had closed its side: the server's input ends (the copy
+            // holding it is stopped), and what it still writes goes on to the agent.
+            agent_done = true;
+            to_server.abort();
+            let _ = (&mut to_server).await;
+            let _ = tokio::time::timeout(Duration::from_secs(5), &mut to_agent).await;
+            format!("the proxy was stopped ({signal})")
+        }
     };
     let Some(status) = exit_status(&mut child).await else {
         return 1;
@@ -170,7 +198,9 @@ pub async fn run(command: &[String], mut observer: Observer, limit: usize) -> u8
     let code = exit_code(&status);
     drop(tx);
     if let Ok(mut observer) = watcher.await {
+        // The server is gone, and what it held of every dialogue with it.
         observer.finish(
+            Closing::Ended,
             &format!("{why}; the server exited with {status}"),
             Instant::now(),
             SystemTime::now(),
@@ -179,11 +209,29 @@ pub async fn run(command: &[String], mut observer: Observer, limit: usize) -> u8
     code
 }
 
-/// Everything the pumps saw, shown to the observer until they are gone; the messages they
-/// had to drop are noted. The observer is given back to finish.
-async fn observe_all(mut observer: Observer, mut rx: mpsc::Receiver<Seen>) -> Observer {
+/// Everything the pumps saw, shown to the observer until they are gone, and the dialogues
+/// idle for `idle` closed as they come to it (checked a few times within each expiry); the
+/// messages the pumps had to drop are noted. The observer is given back to finish.
+async fn observe_all(
+    mut observer: Observer,
+    mut rx: mpsc::Receiver<Seen>,
+    idle: Duration,
+) -> Observer {
     let mut dropped = 0;
-    while let Some(seen) = rx.recv().await {
+    let tick = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+    let mut every = tokio::time::interval(tick);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        // Lines first: a dialogue is never found idle while a message of it waits here.
+        let seen = tokio::select! {
+            biased;
+            seen = rx.recv() => seen,
+            _ = every.tick() => {
+                observer.expire(idle, Instant::now());
+                continue;
+            }
+        };
+        let Some(seen) = seen else { break };
         match seen {
             Seen::Line(side, line, at, now) => observer.line(side, &line, at, now),
             Seen::Oversized(side, n) => observer.oversized(side, n),

@@ -26,6 +26,11 @@ use std::path::{Path, PathBuf};
 
 pub const JOURNAL_FORMAT: &str = "bkn-explorer-journal/1";
 
+/// The schema of one line (the header, or one entry): the source of truth for the lines'
+/// shapes, which the types below mirror (their tests check each kind of line the writer
+/// writes against it). `bkn-explorer schema journal` prints it.
+pub const SCHEMA: &str = include_str!("../../docs/journal.schema.json");
+
 /// Whether a text (its first bytes suffice) is a journal.
 pub fn looks_like_journal(head: &[u8]) -> bool {
     let head = String::from_utf8_lossy(&head[..head.len().min(200)]);
@@ -44,6 +49,20 @@ struct Header {
     environment: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     started: Option<String>,
+    /// How the writer says it is still writing: `"flock"` when it holds an exclusive
+    /// flock(2) on the file from before this line until it stops (a process killed, even by
+    /// SIGKILL, lets go of it). Without it (an older recording, a Locust worker's), whether
+    /// the writer is still there cannot be told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lock: Option<WriterLock>,
+}
+
+/// How a journal's writer shows that it is still writing (the header's `lock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WriterLock {
+    /// An exclusive flock(2) on the journal, held while the writer runs.
+    Flock,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -131,6 +150,24 @@ pub struct Offered {
 struct ClosedLine {
     dialogue: u64,
     reason: String,
+    /// What the end is (absent in recordings made before it was said: an end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cause: Option<Closing>,
+}
+
+/// What a `closed` line says of its dialogue: over for certain, or no longer followed by
+/// the recording while it may go on at its server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Closing {
+    /// The dialogue is over: its MCP session ended (DELETE), its stdio connection closed, or
+    /// its server exited.
+    Ended,
+    /// No exchange for the idle expiry (the proxy's `--dialogue-idle`, the server's own by
+    /// default): the server may have dropped what it held of the dialogue.
+    Idle,
+    /// The proxy stopped: the dialogue may go on at its server, unrecorded.
+    RecordingStopped,
 }
 
 /// One line of a journal, read on its own (the explorer follows a journal as it grows).
@@ -140,6 +177,8 @@ pub enum Line {
     Start {
         name: Option<String>,
         servers: Vec<ServerSpec>,
+        /// How its writer shows it is still writing, when it says.
+        lock: Option<WriterLock>,
     },
     Dialogue {
         id: u64,
@@ -154,10 +193,11 @@ pub enum Line {
         turn: Box<Turn>,
     },
     Note(String),
-    /// One dialogue is over (its MCP session ended), and why.
+    /// One dialogue is over or no longer followed (`cause`; an end when absent), and why.
     Closed {
         dialogue: u64,
         reason: String,
+        cause: Option<Closing>,
     },
     /// The recording is over (the proxy ended), and why.
     End(String),
@@ -182,6 +222,7 @@ pub fn read_line(number: usize, bytes: &[u8]) -> Result<Line, String> {
         return Ok(Line::Start {
             name: header.name,
             servers,
+            lock: header.lock,
         });
     }
     let entry: Entry = serde_json::from_slice(bytes).map_err(|e| format!("line {number}: {e}"))?;
@@ -202,6 +243,7 @@ pub fn read_line(number: usize, bytes: &[u8]) -> Result<Line, String> {
         Entry::Closed(c) => Line::Closed {
             dialogue: c.dialogue,
             reason: c.reason,
+            cause: c.cause,
         },
         Entry::Tools(_) | Entry::Resource(_) => Line::Offered,
     })
@@ -233,6 +275,7 @@ impl Writer {
                 ),
                 _ => format!("cannot create {}: {e}", path.display()),
             })?;
+        let lock = lock_for_writing(&file, path);
         let (servers, environment) = spec::write_servers(std::slice::from_ref(server));
         let mut writer = Writer {
             file,
@@ -246,6 +289,7 @@ impl Writer {
             servers,
             environment,
             started: Some(crate::protocol::message::now_rfc3339()),
+            lock,
         });
         Ok(writer)
     }
@@ -297,9 +341,13 @@ impl Writer {
         );
     }
 
-    /// A dialogue is over (its MCP session ended), and why.
-    pub fn closed(&mut self, dialogue: u64, why: &str) {
-        self.line(&json!({"closed": ClosedLine { dialogue, reason: why.to_owned() }}));
+    /// A dialogue is over, or no longer followed (`cause`), and why.
+    pub fn closed(&mut self, dialogue: u64, cause: Closing, why: &str) {
+        self.line(&json!({"closed": ClosedLine {
+            dialogue,
+            reason: why.to_owned(),
+            cause: Some(cause),
+        }}));
     }
 
     /// The last line: the recording is over, and why.
@@ -330,6 +378,28 @@ impl Writer {
                 );
             }
             Err(_) => self.torn = true,
+        }
+    }
+}
+
+/// Locks a journal for as long as its writer lives (the lock goes with the file, or the
+/// process, however it ends): a watcher that finds it free after the header knows the
+/// recording will not grow again. Taken before the header is written, so that no watcher
+/// sees a header that says `lock` without it. Only where locks are advisory (flock(2) on
+/// Unix): elsewhere a lock would keep the watchers from reading, and the header says none.
+fn lock_for_writing(file: &File, path: &Path) -> Option<WriterLock> {
+    if !cfg!(unix) {
+        return None;
+    }
+    match file.lock() {
+        Ok(()) => Some(WriterLock::Flock),
+        Err(e) => {
+            eprintln!(
+                "bkn-explorer: cannot lock the recording {} ({e}): a watcher cannot tell when \
+                 its writer is gone",
+                path.display()
+            );
+            None
         }
     }
 }
@@ -391,12 +461,16 @@ fn trim_line(line: &[u8]) -> &[u8] {
 /// at a time. A line that is not an entry is skipped and said in `damaged`, and every later
 /// whole line is still read: after a torn write the writer starts a fresh line, so the half
 /// line is a line of its own. A last line without its newline is an exchange in flight (or
-/// one still being written): said in `notes`, not damage.
+/// one still being written): said in `notes`, not damage. A recording whose writer says it
+/// holds a `lock` writes its `end` at every stop it sees: one read whole without it was cut
+/// (or is still being written), which `notes` says.
 fn entries<R: std::io::BufRead>(
     mut source: R,
+    lock: Option<WriterLock>,
     each: &mut dyn FnMut(usize, Entry, &mut Reading),
 ) -> std::io::Result<Reading> {
     let mut reading = Reading::default();
+    let mut ended = false;
     let mut line = Vec::new();
     let mut number = 1;
     while !reading.stop {
@@ -411,7 +485,10 @@ fn entries<R: std::io::BufRead>(
             continue;
         }
         match serde_json::from_slice::<Entry>(text) {
-            Ok(entry) => each(number, entry, &mut reading),
+            Ok(entry) => {
+                ended |= matches!(entry, Entry::End(_));
+                each(number, entry, &mut reading)
+            }
             Err(_) if !complete => reading.notes.push(format!(
                 "the recording ends in the middle of line {number} (an exchange in flight, or \
                  one still being written); read up to line {}",
@@ -423,8 +500,15 @@ fn entries<R: std::io::BufRead>(
             )),
         }
     }
+    if lock.is_some() && !ended && !reading.stop {
+        reading.notes.push(NO_END.to_owned());
+    }
     Ok(reading)
 }
+
+/// What the notes say of a recording read whole without its end.
+pub const NO_END: &str = "the recording has no end: its proxy was killed (SIGKILL) or crashed, \
+                          or is still writing; everything it wrote is read";
 
 /// The first line of `text`, and the rest.
 fn split_first(text: &[u8]) -> (&[u8], &[u8]) {
@@ -457,13 +541,9 @@ impl Dialogues {
     }
 }
 
-/// Reads a journal as a session. What was skipped, and what the recording said, is in the
-/// session's notes.
-pub fn parse(text: &str) -> Result<Session, SessionError> {
-    if text.is_empty() {
-        return Err(SessionError::Format("an empty journal".into()));
-    }
-    let (first, rest) = split_first(text.as_bytes());
+/// The session a journal's first line starts (its name and servers, no dialogues yet), and
+/// its writer's lock.
+fn start(first: &[u8]) -> Result<(Session, Option<WriterLock>), SessionError> {
     let header = header(first).map_err(|e| {
         if e.format {
             SessionError::Format(e.message)
@@ -478,13 +558,24 @@ pub fn parse(text: &str) -> Result<Session, SessionError> {
     let servers_text = serde_json::to_string(&header.servers).unwrap_or_default();
     let servers = spec::parse_servers(&servers_text)
         .map_err(|e| SessionError::Invalid(vec![(format!("/servers{}", e.at), e.message)]))?;
-    let mut session = Session {
+    let session = Session {
         name: header.name,
         servers,
         ..Default::default()
     };
+    Ok((session, header.lock))
+}
+
+/// Reads a journal as a session. What was skipped, and what the recording said, is in the
+/// session's notes.
+pub fn parse(text: &str) -> Result<Session, SessionError> {
+    if text.is_empty() {
+        return Err(SessionError::Format("an empty journal".into()));
+    }
+    let (first, rest) = split_first(text.as_bytes());
+    let (mut session, lock) = start(first)?;
     let mut dialogues = Dialogues::default();
-    let reading = entries(rest, &mut |number, entry, reading| match entry {
+    let reading = entries(rest, lock, &mut |number, entry, reading| match entry {
         Entry::Dialogue(d) => {
             if !session.servers.iter().any(|s| s.name == d.server) {
                 reading.damaged.push(format!(
@@ -537,7 +628,7 @@ pub(super) fn walk(
         return Err(SessionError::Format("an empty journal".into()));
     }
     // The header is read as the loader reads it (the same errors).
-    let start = parse(&String::from_utf8_lossy(&first))?;
+    let (start, lock) = start(trim_line(&first))?;
     let servers = start.servers.clone();
     if each(Item::Start(start)).is_break() {
         return Ok(Vec::new());
@@ -546,7 +637,7 @@ pub(super) fn walk(
     let mut give = |item: Item, reading: &mut Reading| {
         reading.stop |= each(item).is_break();
     };
-    let reading = entries(source, &mut |number, entry, reading| match entry {
+    let reading = entries(source, lock, &mut |number, entry, reading| match entry {
         Entry::Dialogue(d) => {
             if !servers.iter().any(|s| s.name == d.server) {
                 reading.damaged.push(format!(
@@ -604,11 +695,13 @@ pub fn for_each_turn<R: std::io::BufRead>(
         Ok(_) => {}
         Err(e) => return Err(StreamError::NotSession(format!("cannot read: {e}"))),
     }
-    header(&first).map_err(|e| StreamError::NotSession(e.message))?;
+    let lock = header(&first)
+        .map_err(|e| StreamError::NotSession(e.message))?
+        .lock;
     // Each dialogue's interface and how many turns it has had, by place.
     let mut dialogues = Dialogues::default();
     let mut counts: Vec<(Interface, usize)> = Vec::new();
-    entries(source, &mut |number, entry, reading| match entry {
+    entries(source, lock, &mut |number, entry, reading| match entry {
         Entry::Dialogue(d) => {
             dialogues.ids.push(d.id);
             counts.push((d.interface, 0));
@@ -691,7 +784,18 @@ mod tests {
         assert_eq!(s.name.as_deref(), Some("agent run"));
         assert_eq!(s.dialogues.len(), 1);
         assert_eq!(s.dialogues[0].turns, vec![turn(0), turn(1)]);
-        assert_eq!(s.notes.as_deref(), Some("the agent closed its side"));
+        // No end line: the writer (still here) may go on, or was cut; the notes say so.
+        assert_eq!(
+            s.notes.as_deref(),
+            Some(format!("the agent closed its side\n{NO_END}").as_str())
+        );
+        let mut ended = text.clone();
+        ended.push_str("{\"end\":\"the proxy stopped\"}\n");
+        assert_eq!(
+            Session::parse(&ended).unwrap().notes.as_deref(),
+            Some("the agent closed its side\nthe proxy stopped"),
+            "a recording with its end says nothing more"
+        );
 
         // Cut in the middle of the last line: everything before it, and a note.
         let cut = &text[..text.len() - 20];
@@ -762,7 +866,7 @@ mod tests {
             "{:?}",
             reading.damaged
         );
-        assert!(reading.notes.is_empty(), "{:?}", reading.notes);
+        assert_eq!(reading.notes, [NO_END], "only that it has no end");
 
         // Cut off in its last line as well (the proxy killed mid-write): a note, not damage.
         let reading = for_each_turn(
@@ -776,6 +880,63 @@ mod tests {
             reading.notes[0].contains("middle of line 6"),
             "{:?}",
             reading.notes
+        );
+    }
+
+    /// Every kind of line the writer writes (a header with its lock, each cause of a
+    /// `closed` line) conforms to the journal's schema, and so do an older recording's lines
+    /// (no lock, a `closed` line without cause); the schema's causes are the type's.
+    #[test]
+    fn every_line_written_conforms_to_the_journal_schema() {
+        let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let server = ServerSpec::from_command_line("my-da").unwrap();
+        let mut w = Writer::create(&path, Some("run"), &server).unwrap();
+        w.dialogue_in(1, &server.name, Interface::Dac, "D1", Some("2026-07-28"));
+        w.turn(1, &turn(0));
+        w.tools(&json!([{"name": "bkn_dac"}]));
+        w.resource("dac://domain", &json!({"MInstance": "MI:X"}));
+        w.note("a note");
+        let causes = [Closing::Ended, Closing::Idle, Closing::RecordingStopped];
+        for cause in causes {
+            w.closed(1, cause, "why");
+        }
+        w.end("the proxy stopped");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.lines().next().unwrap().contains(r#""lock":"flock""#));
+        let old = [
+            r#"{"format":"bkn-explorer-journal/1","servers":{"da":{"command":"da"}}}"#,
+            r#"{"closed":{"dialogue":1,"reason":"the agent ended its MCP session (DELETE)"}}"#,
+        ];
+        for line in text.lines().chain(old) {
+            let value: Value = serde_json::from_str(line).unwrap();
+            let errors: Vec<String> = validator
+                .iter_errors(&value)
+                .map(|e| format!("{} at {}", e, e.instance_path()))
+                .collect();
+            assert!(errors.is_empty(), "{line}: {errors:?}");
+        }
+        for bad in [
+            r#"{"closed":{"dialogue":1,"reason":"x","cause":"maybe"}}"#,
+            r#"{"note":"a","end":"b"}"#,
+        ] {
+            let value: Value = serde_json::from_str(bad).unwrap();
+            assert!(!validator.is_valid(&value), "{bad}");
+        }
+        let named: Vec<Value> = causes.iter().map(|c| json!(c)).collect();
+        assert_eq!(
+            schema["$defs"]["Closing"]["enum"].as_array().unwrap(),
+            &named
+        );
+        assert_eq!(
+            schema["$defs"]["Header"]["properties"]["lock"]["enum"],
+            json!([WriterLock::Flock])
         );
     }
 }

@@ -199,6 +199,9 @@ pub enum WatchEvent {
     Line(Box<crate::session::journal::Line>),
     /// It cannot be followed (any more), and why.
     Failed(String),
+    /// Its writer is gone without writing its end (killed, or its proxy no longer
+    /// answering), and how that was told: everything it wrote has been read.
+    WriterGone(String),
 }
 
 /// Why a session file is being read.

@@ -461,12 +461,17 @@ impl Runner {
             let mut follower = crate::tui::watch::Follower::new(path);
             loop {
                 match follower.read_new().await {
-                    Ok(lines) => {
-                        for line in lines {
+                    Ok(look) => {
+                        for line in look.lines {
                             let end = matches!(line, crate::session::journal::Line::End(_));
                             if !send(WatchEvent::Line(Box::new(line))) || end {
                                 return;
                             }
+                        }
+                        // Gone without its end: nothing more will come.
+                        if let Some(why) = look.gone {
+                            send(WatchEvent::WriterGone(why));
+                            return;
                         }
                     }
                     Err(e) => {

@@ -32,6 +32,37 @@ pub enum Status {
     Recorded,
     /// A proxied dialogue followed as it happens (read-only; recorded once it ends).
     Live,
+    /// A proxied dialogue that was live and that the recording no longer follows, though
+    /// it may go on at its server (read-only): never shown live past what is known.
+    Unfollowed(Unfollowed),
+}
+
+/// Why a watched dialogue is no longer followed (the recording's `closed` cause, or the
+/// recording itself gone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unfollowed {
+    /// No exchange for the idle expiry: the server may have dropped it.
+    Idle,
+    /// The recording stopped: the proxy stopped (or was killed, or cannot be reached).
+    RecordingStopped,
+}
+
+impl Unfollowed {
+    /// The state as the transcript's header and the status line say it.
+    pub fn said(self) -> &'static str {
+        match self {
+            Unfollowed::Idle => "ended (idle)",
+            Unfollowed::RecordingStopped => "ended (recording stopped)",
+        }
+    }
+
+    /// The mark of its sidebar row and tab.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Unfollowed::Idle => "◌",
+            Unfollowed::RecordingStopped => "◇",
+        }
+    }
 }
 
 pub struct DialogueState {

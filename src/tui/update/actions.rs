@@ -933,6 +933,17 @@ impl App {
                 );
                 return;
             }
+            Status::Unfollowed(how) => {
+                let key = self
+                    .config
+                    .keymap
+                    .first_key(&crate::tui::action::Action::TakeOver);
+                self.notify(
+                    format!("a watched dialogue, {}: read-only; {key} takes it over in a dialogue of your own", how.said()),
+                    Severity::Warning,
+                );
+                return;
+            }
             Status::Connecting => {
                 self.notify("still connecting…", Severity::Warning);
                 return;

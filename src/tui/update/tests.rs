@@ -1767,6 +1767,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     t.event(line(Line::Start {
         name: None,
         servers: vec![server.clone()],
+        lock: None,
     }));
     assert_eq!(t.app.workspace.servers().len(), 1);
     assert_eq!(
@@ -1805,6 +1806,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     t.event(line(Line::Closed {
         dialogue: 2,
         reason: "the agent ended its MCP session".into(),
+        cause: None,
     }));
     assert_eq!(
         t.app.workspace().dialogue_by_key(2).unwrap().status,
@@ -1824,6 +1826,108 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
     t.event(line(Line::End("the agent closed its side".into())));
     assert_eq!(t.current().status, Status::Recorded);
     assert!(t.app.notices().shown().unwrap().text.contains("ended"));
+}
+
+/// A watched dialogue is never shown more live than the recording knows: one closed as idle
+/// or because the proxy stopped says so (not "recorded": it may go on at its server), and
+/// when the recording's writer is gone without its end (a proxy killed) every live one is
+/// "ended (recording stopped)".
+#[test]
+fn a_watched_dialogue_stops_being_live_when_the_recording_stops_following_it() {
+    use crate::session::journal::{Closing, Line};
+    use crate::tui::dialogue::{Status, Unfollowed};
+    use crate::tui::event::WatchEvent;
+    let (mut t, _) = T::new(Vec::new());
+    let line = |l: Line| Event::Watch(WatchEvent::Line(Box::new(l)));
+    t.event(Event::Watch(WatchEvent::Started(PathBuf::from(
+        "/data/recordings/r.jsonl",
+    ))));
+    let server = ServerSpec::from_command_line("my-da").unwrap();
+    t.event(line(Line::Start {
+        name: None,
+        servers: vec![server.clone()],
+        lock: Some(crate::session::journal::WriterLock::Flock),
+    }));
+    for (id, dialog) in [(1, "A"), (2, "B"), (3, "C"), (4, "D")] {
+        t.event(line(Line::Dialogue {
+            id,
+            server: server.name.clone(),
+            interface: Interface::Dac,
+            dialog_id: dialog.into(),
+            protocol_version: Some("2026-07-28".into()),
+        }));
+        t.event(line(Line::Turn {
+            dialogue: id,
+            turn: Box::new(grounding(0)),
+        }));
+    }
+    let status = |t: &T, key| {
+        t.app
+            .workspace()
+            .dialogue_by_key(key)
+            .unwrap()
+            .status
+            .clone()
+    };
+    let keys: Vec<_> = t
+        .app
+        .live
+        .as_ref()
+        .unwrap()
+        .dialogues
+        .iter()
+        .map(|(_, k)| *k)
+        .collect();
+    t.event(line(Line::Closed {
+        dialogue: 1,
+        reason: "no exchange for 30 min".into(),
+        cause: Some(Closing::Idle),
+    }));
+    t.event(line(Line::Closed {
+        dialogue: 2,
+        reason: "the proxy stopped".into(),
+        cause: Some(Closing::RecordingStopped),
+    }));
+    t.event(line(Line::Closed {
+        dialogue: 3,
+        reason: "the agent closed its side".into(),
+        cause: Some(Closing::Ended),
+    }));
+    assert_eq!(status(&t, keys[0]), Status::Unfollowed(Unfollowed::Idle));
+    assert_eq!(
+        status(&t, keys[1]),
+        Status::Unfollowed(Unfollowed::RecordingStopped)
+    );
+    assert_eq!(status(&t, keys[2]), Status::Recorded);
+    assert_eq!(status(&t, keys[3]), Status::Live);
+    // The writer is gone without writing its end.
+    t.event(Event::Watch(WatchEvent::WriterGone(
+        "its writer no longer holds it (the proxy was killed)".into(),
+    )));
+    assert_eq!(
+        status(&t, keys[3]),
+        Status::Unfollowed(Unfollowed::RecordingStopped)
+    );
+    assert_eq!(status(&t, keys[2]), Status::Recorded, "an end stays an end");
+    let notice = &t.app.notices().shown().unwrap().text;
+    assert!(
+        notice.contains("no more of the recording") && notice.contains("1 live dialogue"),
+        "{notice}"
+    );
+    // Shown as such: no live mark anywhere, the state said in the transcript's header.
+    let idle = screen(&t, 120, 40);
+    assert!(idle.contains("ended (idle)"), "{idle}");
+    let last = t.app.workspace().dialogue_of_key(keys[3]);
+    t.app.workspace.set_current(last);
+    let shown = screen(&t, 120, 40);
+    assert!(!shown.contains("◉"), "{shown}");
+    assert!(shown.contains("ended (recording stopped)"), "{shown}");
+    // Taking one over still works (it is a recording with turns).
+    let fx = t.key(KeyCode::Char('O'));
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::Open { .. })),
+        "{fx:?}"
+    );
 }
 
 /// The MCP generation a dialogue spoke goes with it: a take-over of a recorded one asks for
@@ -1850,6 +1954,7 @@ fn take_over_and_reconnect_ask_for_the_generation_the_dialogue_spoke() {
     t.event(line(Line::Start {
         name: None,
         servers: vec![server.clone()],
+        lock: None,
     }));
     t.event(line(Line::Dialogue {
         id: 1,
@@ -2858,6 +2963,7 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
     t.event(line(Line::Start {
         name: None,
         servers: vec![server.clone()],
+        lock: None,
     }));
     t.event(line(Line::Dialogue {
         id: 1,

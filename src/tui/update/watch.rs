@@ -5,9 +5,9 @@
 //! selected turn sent again and compared, then the composer is the user's.
 
 use crate::client::dialogue::Filling;
-use crate::session::journal::Line;
+use crate::session::journal::{Closing, Line};
 use crate::tui::app::{App, Live, ServerStatus, Severity};
-use crate::tui::dialogue::{DialogueState, Status};
+use crate::tui::dialogue::{DialogueState, Status, Unfollowed};
 use crate::tui::effect::Effect;
 use crate::tui::event::WatchEvent;
 use crate::tui::ids::DialogueId;
@@ -29,7 +29,20 @@ impl App {
                 });
             }
             WatchEvent::Line(line) => self.watched_line(*line),
-            WatchEvent::Failed(why) => self.notify(why, Severity::Error),
+            WatchEvent::Failed(why) => {
+                // Nothing more will be seen of what was live.
+                self.unfollow_all();
+                self.notify(why, Severity::Error);
+            }
+            WatchEvent::WriterGone(why) => {
+                let stopped = self.unfollow_all();
+                self.notify(
+                    format!(
+                        "no more of the recording can be read: {why}; {stopped} live dialogue(s) no longer followed"
+                    ),
+                    Severity::Warning,
+                );
+            }
         }
     }
 
@@ -62,17 +75,34 @@ impl App {
             }
             Line::Note(note) => self.notify(format!("proxy: {note}"), Severity::Info),
             Line::Offered => {}
-            Line::Closed { dialogue, reason } => {
+            Line::Closed {
+                dialogue,
+                reason,
+                cause,
+            } => {
                 let Some(key) = live.key_of(dialogue) else {
                     return;
                 };
                 if let Some(d) = self.workspace.dialogue_by_key_mut(key)
                     && d.status == Status::Live
                 {
-                    d.status = Status::Recorded;
+                    // An end (or a recording that does not say) makes it a recorded
+                    // dialogue; otherwise it may go on unseen, and says so.
+                    d.status = match cause {
+                        None | Some(Closing::Ended) => Status::Recorded,
+                        Some(Closing::Idle) => Status::Unfollowed(Unfollowed::Idle),
+                        Some(Closing::RecordingStopped) => {
+                            Status::Unfollowed(Unfollowed::RecordingStopped)
+                        }
+                    };
                     let name = d.name.clone();
+                    let said = match cause {
+                        Some(Closing::Idle) => "is idle",
+                        Some(Closing::RecordingStopped) => "is no longer recorded",
+                        None | Some(Closing::Ended) => "ended",
+                    };
                     self.notify(
-                        format!("the proxied dialogue {name} ended: {reason}"),
+                        format!("the proxied dialogue {name} {said}: {reason}"),
                         Severity::Info,
                     );
                 }
@@ -86,12 +116,26 @@ impl App {
                         d.status = Status::Recorded;
                     }
                 }
-                self.notify(
-                    format!("the proxied dialogues ended: {why}"),
-                    Severity::Warning,
-                );
+                self.notify(format!("the recording ended: {why}"), Severity::Warning);
             }
         }
+    }
+
+    /// Every dialogue still live is no longer followed (the recording stopped, or cannot
+    /// be read any more); returns how many were.
+    fn unfollow_all(&mut self) -> usize {
+        let Some(live) = &self.live else { return 0 };
+        let keys: Vec<_> = live.dialogues.iter().map(|(_, k)| *k).collect();
+        let mut stopped = 0;
+        for key in keys {
+            if let Some(d) = self.workspace.dialogue_by_key_mut(key)
+                && d.status == Status::Live
+            {
+                d.status = Status::Unfollowed(Unfollowed::RecordingStopped);
+                stopped += 1;
+            }
+        }
+        stopped
     }
 
     /// The recording's start: its servers join the sidebar (one already there is not added
@@ -162,7 +206,8 @@ impl App {
         };
         let key = self.workspace.new_key();
         let name = format!(
-            "{} live {id}",
+            // Not "live": the name stays when the dialogue no longer is.
+            "{} proxied {id}",
             self.workspace
                 .servers()
                 .get(index)
@@ -200,7 +245,11 @@ impl App {
         let Some(d) = self.workspace.dialogue(i) else {
             return;
         };
-        if !matches!(d.status, Status::Live | Status::Recorded) || d.transcript.is_empty() {
+        if !matches!(
+            d.status,
+            Status::Live | Status::Recorded | Status::Unfollowed(_)
+        ) || d.transcript.is_empty()
+        {
             self.notify(
                 "take over continues a watched or recorded dialogue: this one is your own already",
                 Severity::Warning,

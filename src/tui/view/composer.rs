@@ -140,6 +140,12 @@ fn title_hint(app: &App, d: &DialogueState) -> String {
             " live, read-only · {} takes it over ",
             app.keymap().first_key(&Action::TakeOver)
         )
+    } else if let crate::tui::dialogue::Status::Unfollowed(_) = d.status {
+        // Short: the transcript's header and the status line say how it ended.
+        format!(
+            " ended, read-only · {} takes it over ",
+            app.keymap().first_key(&Action::TakeOver)
+        )
     } else {
         format!(
             " next turn {} · {} send ",
@@ -151,7 +157,10 @@ fn title_hint(app: &App, d: &DialogueState) -> String {
 
 /// The composer folded to one line: the live check and the keys that edit and send.
 fn collapsed_line<'a>(app: &App, d: &DialogueState, width: u16) -> Line<'a> {
-    let keys = if d.status == crate::tui::dialogue::Status::Live {
+    let keys = if matches!(
+        d.status,
+        crate::tui::dialogue::Status::Live | crate::tui::dialogue::Status::Unfollowed(_)
+    ) {
         format!(
             "   the agent's dialogue: {} takes it over",
             app.keymap().first_key(&Action::TakeOver)

@@ -261,6 +261,17 @@ fn dialogue_state<'a>(app: &App, dialogue: &DialogueState) -> Span<'a> {
     match &dialogue.status {
         Status::Recorded => Span::styled(" ◆", t.fg(t.colors.recorded)),
         Status::Live => Span::styled(" ◉ live", t.fg(t.colors.connected)),
+        Status::Unfollowed(how) => Span::styled(
+            format!(
+                " {} {}",
+                how.mark(),
+                match how {
+                    crate::tui::dialogue::Unfollowed::Idle => "idle",
+                    crate::tui::dialogue::Unfollowed::RecordingStopped => "stopped",
+                }
+            ),
+            t.fg(t.colors.recorded),
+        ),
         Status::Failed(_) | Status::Closed(_) => Span::styled(" ✗", t.fg(t.colors.failed)),
         Status::Connecting => {
             Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.connecting))

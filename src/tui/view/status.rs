@@ -65,6 +65,7 @@ fn context(app: &App, detail: Detail) -> String {
                 Status::Connecting => "connecting".into(),
                 Status::Recorded => "recorded".into(),
                 Status::Live => "live (watched, read-only)".into(),
+                Status::Unfollowed(how) => format!("{} (watched, read-only)", how.said()),
                 Status::Failed(_) => "failed".into(),
                 Status::Closed(_) => "closed".into(),
             };

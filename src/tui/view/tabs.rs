@@ -177,6 +177,7 @@ fn tab_label(app: &App, i: usize, d: &DialogueState, name: &str, cap: usize) -> 
     let mark = match d.status {
         Status::Recorded => "◆ ".to_owned(),
         Status::Live => "◉ ".to_owned(),
+        Status::Unfollowed(how) => format!("{} ", how.mark()),
         Status::Failed(_) | Status::Closed(_) => "✗ ".to_owned(),
         _ if d.link.pending.is_some() => format!("{} ", app.spinner()),
         _ => String::new(),

@@ -32,6 +32,7 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
         Status::Connecting => ("connecting", t.colors.connecting),
         Status::Recorded => ("recorded", t.colors.recorded),
         Status::Live => ("◉ live", t.colors.connected),
+        Status::Unfollowed(how) => (how.said(), t.colors.recorded),
         Status::Failed(_) => ("failed", t.colors.failed),
         Status::Closed(_) => ("closed", t.colors.failed),
     };
@@ -259,6 +260,7 @@ fn no_turns_hint(app: &App, d: &DialogueState) -> String {
         Status::Connecting => "connecting…".to_owned(),
         Status::Recorded => "a recorded dialogue with no turns".to_owned(),
         Status::Live => "watching: its turns appear as they pass the proxy".to_owned(),
+        Status::Unfollowed(how) => format!("{}: no turn was recorded", how.said()),
         _ => format!(
             "no turns yet: compose a Request below and press {}",
             app.keymap().first_key(&Action::Send)
