@@ -181,6 +181,11 @@ impl App {
         }
         let own = what == SaveWhat::Session && self.session.path() == Some(path.as_path());
         if exists && !own {
+            let purpose = ConfirmPurpose::Overwrite(path.clone(), what.clone());
+            // Enter pressed twice in a write's prompt asks once.
+            if matches!(&self.overlay, Some(Overlay::Confirm(c)) if c.purpose == purpose) {
+                return;
+            }
             // Over a write's prompt, which is back if the answer is no.
             self.open_over(Overlay::Confirm(Confirm {
                 title: "The file exists".into(),
@@ -190,7 +195,7 @@ impl App {
                     self.question_key(crate::tui::action::Action::Yes),
                     self.question_key(crate::tui::action::Action::No),
                 ),
-                purpose: ConfirmPurpose::Overwrite(path, what),
+                purpose,
             }));
             return;
         }

@@ -613,6 +613,18 @@ fn w_in_the_resources_overlay_writes_over_it_and_comes_back_to_the_same_resource
         what: what.clone(),
     });
     assert!(fx.is_empty(), "nothing written before the answer: {fx:?}");
+    // Enter pressed twice: the runner's second answer asks no second question.
+    t.event(Event::SaveTarget {
+        path: target.clone(),
+        exists: true,
+        folder_exists: true,
+        what: what.clone(),
+    });
+    assert_eq!(
+        t.app.overlays_beneath().len(),
+        2,
+        "the prompt and the overlay"
+    );
     assert!(matches!(
         t.app.overlay(),
         Some(Overlay::Confirm(c)) if c.purpose == ConfirmPurpose::Overwrite(target.clone(), what.clone())
