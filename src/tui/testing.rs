@@ -131,18 +131,13 @@ pub trait Drive {
         self.show_dialogue(id);
     }
 
-    /// Selects a turn of the dialogue in view: a click on its row when the transcript shows
-    /// it, else the keys from the first row down (the focus ends in the transcript).
+    /// Selects a turn of the dialogue in view with the keys, from the first row down (the
+    /// focus goes to the transcript; its window follows the selection as it moves).
     fn select_turn(&mut self, turn: usize) {
         self.focus(Pane::Transcript);
-        let (rows, top) = (self.hits().transcript_rows, self.hits().transcript_top);
-        if turn >= top && turn < top + rows.height as usize {
-            self.input(click_event(rows.x + 1, rows.y + (turn - top) as u16));
-        } else {
-            self.input(key_event(KeyCode::Home, KeyModifiers::NONE));
-            for _ in 0..turn {
-                self.input(key_event(KeyCode::Down, KeyModifiers::NONE));
-            }
+        self.input(key_event(KeyCode::Home, KeyModifiers::NONE));
+        for _ in 0..turn {
+            self.input(key_event(KeyCode::Down, KeyModifiers::NONE));
         }
         let selected = self
             .app()
