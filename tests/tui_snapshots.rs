@@ -26,7 +26,6 @@ use bkn_explorer::tui::action::{Action, Pane};
 use bkn_explorer::tui::app::DetailTab;
 use bkn_explorer::tui::effect::Effect;
 use bkn_explorer::tui::event::{Event, OpenPurpose};
-use bkn_explorer::tui::overlay::Overlay;
 use bkn_explorer::tui::testing::{Drive, Fixture};
 use bkn_explorer::tui::theme::Theme;
 use common::tui::{normalize, options, render, root, styles, text};
@@ -215,19 +214,6 @@ fn fresh_composer(h: &mut Fixture, kind: Kind) {
         kind.as_str(),
         text(&render(h.app(), 120, 40))
     );
-}
-
-/// Empties the prompt open and types `text` in it.
-fn retype_prompt(h: &mut Fixture, text: &str) {
-    let Some(Overlay::Prompt(p)) = h.app().overlay() else {
-        panic!("a prompt is open")
-    };
-    let n = p.input.text().chars().count();
-    h.key(KeyCode::End);
-    for _ in 0..n {
-        h.key(KeyCode::Backspace);
-    }
-    h.type_text(text);
 }
 
 /// What the composer completes from (the reference Domain Access's names).
@@ -877,7 +863,7 @@ fn play_scenario_run(h: &mut Fixture) {
     use bkn_explorer::tui::event::{ScenarioEvent, ScenarioInfo};
     show(h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
     h.act(Action::RunScenario);
-    retype_prompt(h, "/nowhere/kiosk.yaml");
+    h.retype_prompt("/nowhere/kiosk.yaml");
     h.key(KeyCode::Enter);
     let key = h.app().workspace().dialogues().values().last().unwrap().key;
     let turns: Vec<_> = h

@@ -17,6 +17,7 @@ use bkn_explorer::tui::composer::Mode;
 use bkn_explorer::tui::dialogue::Status;
 use bkn_explorer::tui::ids::DialogueId;
 use bkn_explorer::tui::overlay::Overlay;
+use bkn_explorer::tui::testing::Drive;
 use common::tui::{Harness, options, render, text};
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use serde_json::Value;
@@ -110,20 +111,9 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
     panic!("the Kind row never showed {}", kind.as_str());
 }
 
-/// Empties the field the composer is on.
+/// Empties the field the composer is on (F7).
 fn clear_field(h: &mut Harness) {
-    let d = current(&h.runner.app);
-    let c = &mut h
-        .runner
-        .app
-        .workspace_mut()
-        .dialogue_mut(d)
-        .unwrap()
-        .composer;
-    if let Some(i) = c.focused_field() {
-        c.fields[i].editor.select_all();
-        c.fields[i].editor.cut();
-    }
+    h.key(KeyCode::F(7));
 }
 
 fn fill(h: &mut Harness, label: &str, text: &str) {
@@ -291,42 +281,15 @@ async fn every_kind_is_composed_sent_and_shown() {
         .iter()
         .position(|k| *k == Kind::Feasibility)
         .unwrap();
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(feasibility));
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Feasibility;
+    h.show_nth(0);
+    h.select_turn(feasibility);
+    h.detail_tab(DetailTab::Feasibility);
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("Ack"), "{screen}");
     assert!(screen.contains("InsRights"), "{screen}");
     // The commitment of the last turn is retained, and the Commitments tab says so.
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(Kind::VARIANTS.len() - 1));
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Commitments;
+    h.select_turn(Kind::VARIANTS.len() - 1);
+    h.detail_tab(DetailTab::Commitments);
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(
         screen.contains("c1") && screen.contains("retained"),
@@ -570,7 +533,7 @@ async fn dialogues_open_switch_and_close() {
     assert_eq!(shown(&h.runner.app), 0);
     // n opens a new dialogue (a new MCP session) on the server of the dialogue in view,
     // wherever the sidebar points.
-    h.runner.app.screen_mut().set_focus(Pane::Sidebar);
+    h.focus(Pane::Sidebar);
     h.key(KeyCode::Down);
     h.key(KeyCode::Down);
     assert_eq!(h.runner.app.sidebar().selected(), 2);
@@ -721,15 +684,7 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
         "{findings:?}"
     );
     h.key(KeyCode::Esc);
-    h.runner.app.screen_mut().set_focus(Pane::Detail);
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Findings;
+    h.detail_tab(DetailTab::Findings);
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("/RequestID"), "{screen}");
     assert!(screen.contains("findings"), "{screen}");
@@ -855,10 +810,7 @@ async fn a_session_is_saved_and_opened_again() {
     send(&mut h).await;
     h.key_with(KeyCode::Char('s'), KeyModifiers::CONTROL);
     assert!(matches!(h.runner.app.overlay(), Some(Overlay::Prompt(_))));
-    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
-        p.input = bkn_explorer::tui::overlay::Input::new("");
-    }
-    h.type_text(&path.display().to_string());
+    h.retype_prompt(&path.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the save", |app| {
         app.session().path().is_some() && !app.session().saving()
@@ -917,26 +869,9 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     )
     .unwrap();
     h.show_session(session);
-    let id = h.runner.app.workspace().dialogues().id_at(0);
-    h.runner.app.workspace_mut().set_current(id);
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(0));
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Raw;
-    h.runner.app.screen_mut().set_focus(Pane::Detail);
-    h.draw();
+    h.show_nth(0);
+    h.select_turn(0);
+    h.detail_tab(DetailTab::Raw);
     h.key(KeyCode::End);
     let at_end = h.screen();
     let (_, shown) = h.runner.hits.detail_top.expect("the detail was drawn");
@@ -964,25 +899,27 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
 /// dialogue and the Replay tab shows recorded and new side by side.
 async fn replayed(domain: Option<&std::path::Path>) -> Harness {
     let mut h = Harness::new(options(Vec::new(), "dark"));
-    let session =
+    let mut session =
         bkn_explorer::session::Session::load(&common::tui::root().join("sessions/dac-tour.json"))
             .unwrap();
-    h.show_session(session);
+    // The session's server, run on another domain file.
     if let Some(path) = domain
-        && let bkn_explorer::client::spec::TransportSpec::Embedded { args, .. } = &mut h
-            .runner
-            .app
-            .workspace_mut()
-            .servers_mut()
-            .next()
-            .unwrap()
-            .spec
-            .transport
+        && let bkn_explorer::client::spec::TransportSpec::Embedded { args, .. } =
+            &mut session.servers[0].transport
     {
         *args = vec!["--domain".into(), path.display().to_string()];
     }
-    h.runner.app.screen_mut().set_focus(Pane::Transcript);
+    h.show_session(session);
+    h.focus(Pane::Transcript);
     h.key(KeyCode::Char('r'));
+    // A command of the file's own (another domain) is started once the user says so.
+    if domain.is_some() {
+        assert!(
+            matches!(h.runner.app.overlay(), Some(Overlay::Confirm(c)) if c.title.starts_with("Start")),
+            "r asks before it starts the file's command"
+        );
+        h.key(KeyCode::Char('y'));
+    }
     assert_eq!(h.runner.app.shown_detail_tab(), DetailTab::Replay);
     h.until(WAIT, "the replay to finish", |app| {
         app.workspace()
@@ -1054,14 +991,7 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .iter()
         .position(|t| t.replay.as_ref().is_some_and(|r| !r.differences.is_empty()))
         .unwrap();
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(differing));
+    h.select_turn(differing);
     let screen = text(&render(&h.runner.app, 160, 50));
     assert!(
         screen.contains("recorded") && screen.contains("replayed"),
@@ -1202,9 +1132,7 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
     let mut h = on_reference_servers().await;
     h.key(KeyCode::Esc);
     h.act(bkn_explorer::tui::action::Action::RunScenario);
-    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
-        p.input = bkn_explorer::tui::overlay::Input::new("scenarios/dac-kiosk.yaml");
-    }
+    h.retype_prompt("scenarios/dac-kiosk.yaml");
     h.key(KeyCode::Enter);
     h.until(WAIT, "the scenario to finish", |app| {
         app.workspace()
@@ -1433,32 +1361,16 @@ async fn deep_request_in_the_explorer() {
         Some(&serde_json::json!("bottom"))
     );
     // Shown: the transcript, and the Raw tab from its first page to its last.
-    let id = h.runner.app.workspace().dialogues().id_at(0);
-    h.runner.app.workspace_mut().set_current(id);
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(0));
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Raw;
-    h.runner.app.screen_mut().set_focus(Pane::Detail);
+    h.show_nth(0);
+    h.select_turn(0);
+    h.detail_tab(DetailTab::Raw);
     let first = h.screen();
     assert!(first.contains("DataXMData"), "{first}");
     h.key(KeyCode::End);
     assert_ne!(h.screen(), first, "the last page of the deep Request");
 
     // Replayed: its Request sent again in a fresh dialogue, the same answer.
-    h.runner.app.screen_mut().set_focus(Pane::Transcript);
+    h.focus(Pane::Transcript);
     h.key(KeyCode::Char('r'));
     h.until(WAIT, "the replay to finish", |app| {
         app.workspace()
@@ -1517,10 +1429,7 @@ async fn deep_request_in_the_explorer() {
     let saved = dir.path().join("saved.json");
     h.act(bkn_explorer::tui::action::Action::SaveAs);
     assert!(matches!(h.runner.app.overlay(), Some(Overlay::Prompt(_))));
-    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
-        p.input = bkn_explorer::tui::overlay::Input::new("");
-    }
-    h.type_text(&saved.display().to_string());
+    h.retype_prompt(&saved.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the save", |app| {
         app.session().path() == Some(saved.as_path()) && !app.session().saving()
@@ -1568,8 +1477,7 @@ async fn the_generation_and_where_state_lives_are_shown() {
         (0, "2025-11-25 (in its session)"),
         (1, "2026-07-28 (by DialogID)"),
     ] {
-        let id = h.runner.app.workspace().dialogues().id_at(d);
-        h.runner.app.workspace_mut().set_current(id);
+        h.show_nth(d);
         let screen = text(&render(&h.runner.app, 160, 40));
         assert!(screen.contains(&format!("connected {words}")), "{screen}");
     }

@@ -160,6 +160,22 @@ pub trait Drive {
         assert_eq!(self.app().shown_detail_tab(), tab);
     }
 
+    /// Types `text` into the prompt that is open, in place of what it held (End, then
+    /// Backspace over every character).
+    fn retype_prompt(&mut self, text: &str) {
+        let Some(crate::tui::overlay::Overlay::Prompt(p)) = self.app().overlay() else {
+            panic!("a prompt is open")
+        };
+        let n = p.input.text().chars().count();
+        self.input(key_event(KeyCode::End, KeyModifiers::NONE));
+        for _ in 0..n {
+            self.input(key_event(KeyCode::Backspace, KeyModifiers::NONE));
+        }
+        for c in text.chars() {
+            self.input(key_event(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+    }
+
     /// Clicks a row of the composer (0: the Kind; then each field).
     fn click_composer_row(&mut self, row: usize) {
         self.redraw();

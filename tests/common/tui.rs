@@ -85,24 +85,19 @@ impl Harness {
     pub fn with(options: Options, connect: ConnectOptions, config_dir: Option<PathBuf>) -> Harness {
         let (tx, events) = mpsc::unbounded_channel();
         let theme_dir = config_dir.as_ref().map(|d| d.join("themes"));
-        let mut runner = Runner::new(options, connect, theme_dir, config_dir, tx);
-        runner.app.screen_mut().resize(120, 40);
+        let runner = Runner::new(options, connect, theme_dir, config_dir, tx);
         let mut h = Harness {
             runner,
             events,
             width: 120,
             height: 40,
         };
-        h.draw();
+        h.resize(120, 40);
         h
     }
 
     pub fn app(&self) -> &App {
         &self.runner.app
-    }
-
-    pub fn app_mut(&mut self) -> &mut App {
-        &mut self.runner.app
     }
 
     /// Draws a frame (as the loop does after an event); returns it.
@@ -230,6 +225,26 @@ impl Harness {
         while let Ok(event) = self.events.try_recv() {
             self.event(event);
         }
+    }
+}
+
+/// The person's gestures (`tui::testing::Drive`) on the runner: clicks land where its last
+/// frame drew things.
+impl bkn_explorer::tui::testing::Drive for Harness {
+    fn app(&self) -> &App {
+        &self.runner.app
+    }
+
+    fn hits(&self) -> &bkn_explorer::tui::hits::Hits {
+        &self.runner.hits
+    }
+
+    fn input(&mut self, input: Event) {
+        self.event(AppEvent::Input(input));
+    }
+
+    fn redraw(&mut self) {
+        Harness::draw(self);
     }
 }
 
