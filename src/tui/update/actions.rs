@@ -14,7 +14,7 @@ use crate::tui::theme::Theme;
 impl App {
     /// Does what an action asks (a key of the table, the palette, a click, an overlay's
     /// choice): each kind of action has its own method; this only says which.
-    pub fn act(&mut self, action: Action, fx: &mut Vec<Effect>) {
+    pub(crate) fn act(&mut self, action: Action, fx: &mut Vec<Effect>) {
         if self.asks_consent(action.clone()) {
             return;
         }

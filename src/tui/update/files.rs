@@ -350,7 +350,7 @@ impl App {
     }
 
     /// Shows a session's dialogues, marked as recorded; its servers replace the sidebar's.
-    pub fn load_session(&mut self, session: Session, fx: &mut Vec<Effect>) {
+    pub(crate) fn load_session(&mut self, session: Session, fx: &mut Vec<Effect>) {
         self.close_connections(fx);
         self.workspace.clear();
         self.sidebar.reset();
@@ -397,7 +397,7 @@ impl App {
 
     /// Adds a recorded dialogue (read-only, as a session file's) on a server, its last turn
     /// selected and its Request in the composer. `name` when the record has none.
-    pub fn add_recorded_dialogue(
+    pub(crate) fn add_recorded_dialogue(
         &mut self,
         server: ServerId,
         record: DialogueRecord,

@@ -149,7 +149,7 @@ impl App {
 
     /// Runs `f` on the current dialogue's composer with its context (the server's
     /// vocabulary, the dialogue's commitments and turn).
-    pub fn with_composer<R>(
+    pub(crate) fn with_composer<R>(
         &mut self,
         f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
     ) -> Option<R> {
@@ -158,7 +158,7 @@ impl App {
     }
 
     /// The same for the composer of dialogue `i` (None when it is gone).
-    pub fn with_composer_of<R>(
+    pub(crate) fn with_composer_of<R>(
         &mut self,
         i: crate::tui::ids::DialogueId,
         f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
