@@ -118,8 +118,8 @@ fn reconnected(h: &mut Fixture, n: usize, vocabulary: Vocabulary) -> DialogueKey
         .dialogue_by_key(key)
         .expect("the dialogue");
     let (dialog_id, next_turn) = (
-        d.link.dialog_id.clone().unwrap_or_default(),
-        d.link.next_turn,
+        d.link.dialog_id().unwrap_or_default().to_owned(),
+        d.link.next_turn(),
     );
     let server = h.app().workspace().server(d.server).expect("its server");
     let summary = ServerSummary {
@@ -418,7 +418,7 @@ fn state_in(name: &str, theme: Theme) -> Fixture {
             h.type_text("bench");
             h.key(KeyCode::F(5));
             assert!(
-                h.current().link.pending.is_some(),
+                h.current().link.pending().is_some(),
                 "F5 sent the turn:\n{}",
                 text(&render(h.app(), 120, 40))
             );
@@ -448,8 +448,7 @@ fn state_in(name: &str, theme: Theme) -> Fixture {
                 .current_dialogue()
                 .unwrap()
                 .link
-                .pending
-                .as_ref()
+                .pending()
                 .unwrap()
                 .started;
             let waited = h.app().now() - sent;

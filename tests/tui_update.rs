@@ -142,7 +142,7 @@ async fn send(h: &mut Harness) -> usize {
             .get(d)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some(),
         "F5 did not start a turn; the screen:\n{}",
         text(&render(&h.runner.app, 120, 40))
@@ -355,7 +355,7 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some()
     );
     // Esc leaves the composer (NAV, always); Esc again cancels the pending turn.
@@ -368,7 +368,7 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some()
     );
     h.key(KeyCode::Esc);
@@ -397,7 +397,7 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_none()
     );
     assert_eq!(
@@ -427,8 +427,7 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
             .nth(0)
             .unwrap()
             .link
-            .pending
-            .as_ref()
+            .pending()
             .and_then(|p| p.task.as_ref())
             .is_some_and(|t| t.task_id == "task-1" && t.status == "working")
     })
@@ -488,7 +487,7 @@ async fn keys_still_work_while_a_turn_is_pending() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some()
     );
     h.key(KeyCode::F(6)); // leave the composer (Tab goes to its next field)
@@ -508,7 +507,7 @@ async fn keys_still_work_while_a_turn_is_pending() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some(),
         "Esc closed the help only"
     );
@@ -550,7 +549,7 @@ async fn dialogues_open_switch_and_close() {
         .workspace()
         .dialogues()
         .values()
-        .map(|d| d.link.dialog_id.clone())
+        .map(|d| d.link.dialog_id().map(str::to_owned))
         .collect();
     assert_ne!(ids[0], ids[2], "a new dialogue has its own DialogID");
     assert_eq!(
@@ -586,8 +585,8 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
         .nth(0)
         .unwrap()
         .link
-        .dialog_id
-        .clone();
+        .dialog_id()
+        .map(str::to_owned);
     let turn = send(&mut h).await;
     match &h
         .runner
@@ -634,7 +633,8 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
             .nth(0)
             .unwrap()
             .link
-            .dialog_id,
+            .dialog_id()
+            .map(str::to_owned),
         first_id
     );
     assert_eq!(
@@ -645,7 +645,7 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
             .nth(0)
             .unwrap()
             .link
-            .next_turn,
+            .next_turn(),
         0
     );
     assert_eq!(
@@ -714,8 +714,7 @@ async fn the_reference_server_over_http() {
             .nth(0)
             .unwrap()
             .link
-            .dialog_id
-            .as_deref(),
+            .dialog_id(),
         r["DialogID"].as_str(),
         "over HTTP the DialogID is the MCP session's"
     );
@@ -754,7 +753,7 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_none(),
         "bad JSON is not sent"
     );
@@ -1190,8 +1189,8 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
         .nth(0)
         .unwrap()
         .link
-        .dialog_id
-        .clone();
+        .dialog_id()
+        .map(str::to_owned);
     choose_kind(&mut h, Kind::Commitment);
     fill(
         &mut h,
@@ -1217,7 +1216,8 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
             .nth(0)
             .unwrap()
             .link
-            .dialog_id,
+            .dialog_id()
+            .map(str::to_owned),
         dialog_id,
         "the same dialogue"
     );

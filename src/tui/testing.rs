@@ -310,7 +310,7 @@ impl Fixture {
             .workspace()
             .dialogue_by_key(key)
             .expect("the dialogue");
-        let (interface, next_turn) = (d.interface, d.link.next_turn);
+        let (interface, next_turn) = (d.interface, d.link.next_turn());
         let summary = ServerSummary {
             name: format!("bkn-{}", interface.code()),
             ..Default::default()

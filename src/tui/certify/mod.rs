@@ -547,7 +547,7 @@ impl App {
                 d.server == server
                     && d.status == Status::Recorded
                     && d.name == name
-                    && d.link.dialog_id.as_deref() == Some(record.dialog_id.as_str())
+                    && d.link.dialog_id() == Some(record.dialog_id.as_str())
             }) {
                 Some(i) => i,
                 None => {

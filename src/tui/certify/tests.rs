@@ -338,7 +338,7 @@ fn enter_on_a_failed_rule_opens_its_evidence_as_a_recorded_dialogue_once() {
     assert_eq!(d.status, Status::Recorded);
     assert_eq!(Some(d.server), t.app.workspace.servers().id_at(0));
     assert_eq!(d.transcript.len(), 2);
-    assert_eq!(d.link.dialog_id.as_deref(), Some("d-1"));
+    assert_eq!(d.link.dialog_id(), Some("d-1"));
     assert!(
         !t.pane().shown,
         "the evidence is shown in place of the pane"

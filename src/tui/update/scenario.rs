@@ -209,7 +209,7 @@ impl App {
                     // The runner owns the session: the dialogue reads as recorded (R goes on
                     // from it in a session of the explorer's own).
                     d.status = Status::Recorded;
-                    d.link.dialog_id = Some(dialog_id);
+                    d.link.named(dialog_id);
                 }
             }
             ScenarioEvent::Step {
@@ -281,7 +281,7 @@ impl App {
         d.push(turn);
         d.transcript.set_expect(d.transcript.len() - 1, check);
         if let Some(t) = d.transcript.last().and_then(|t| t.summary.turn_index) {
-            d.link.next_turn = d.link.next_turn.max(t + 1);
+            d.link.saw_turn_index(t);
         }
         d.transcript.follow_last(page);
         if let Some(s) = &mut d.runs.scenario {

@@ -338,11 +338,11 @@ fn a_reconnect_is_a_new_session_recorded_on_the_next_turn() {
         .expect("an Open");
     assert_ne!(key, 1, "a new engine dialogue");
     assert_eq!(first, 1, "TurnIndex carries on");
-    assert_eq!(t.current().link.last_accepted, Some(0));
+    assert_eq!(t.current().link.last_accepted(), Some(0));
     t.opened(key);
     // A new dialogue on the server: nothing of before is "the last TurnIndex it took" (the
     // composer warned about the number it chose itself after R over 2026-07-28).
-    assert_eq!(t.current().link.last_accepted, None);
+    assert_eq!(t.current().link.last_accepted(), None);
     t.finished(key, grounding(1));
     let d = t.current();
     assert!(!d.transcript.turns()[0].turn.new_session);
@@ -492,7 +492,7 @@ fn send_asks_the_runner_and_esc_cancels_the_pending_turn() {
     };
     assert_eq!(*key, 1);
     assert_eq!(request["Kind"], "semantic_grounding");
-    assert!(t.current().link.pending.is_some());
+    assert!(t.current().link.pending().is_some());
     // A second F5 while pending sends nothing.
     assert!(t.key(KeyCode::F(5)).is_empty());
     // Esc in the composer leaves it (NAV); Esc outside cancels the turn, and only that.
@@ -524,7 +524,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
         },
     ))));
     assert!(fx.is_empty(), "{fx:?}");
-    assert_eq!(t.current().link.pending.as_ref().unwrap().task, Some(note));
+    assert_eq!(t.current().link.pending().unwrap().task, Some(note));
     // A task of another connection is not this turn's.
     t.event(Event::Engine(Box::new(EngineEvent::Client(
         crate::client::event::Event::Task {
@@ -539,8 +539,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
     assert_eq!(
         t.current()
             .link
-            .pending
-            .as_ref()
+            .pending()
             .unwrap()
             .task
             .as_ref()
@@ -1236,7 +1235,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         protocol_version: None,
     }));
     assert_eq!(t.current().status, Status::Live);
-    assert_eq!(t.current().link.dialog_id.as_deref(), Some("D"));
+    assert_eq!(t.current().link.dialog_id(), Some("D"));
     for i in 0..2 {
         t.event(line(Line::Turn {
             dialogue: 1,

@@ -7,7 +7,7 @@
 use crate::client::dialogue::Filling;
 use crate::session::journal::Line;
 use crate::tui::app::{App, Live, ServerStatus, Severity};
-use crate::tui::dialogue::{DialogueState, Status};
+use crate::tui::dialogue::{DialogueState, Link, Status};
 use crate::tui::effect::Effect;
 use crate::tui::event::WatchEvent;
 use crate::tui::ids::DialogueId;
@@ -171,8 +171,7 @@ impl App {
         );
         let mut d = DialogueState::new(key, name.clone(), index, interface);
         d.status = Status::Live;
-        d.link.dialog_id = Some(dialog_id);
-        d.link.protocol_version = protocol_version;
+        d.link = Link::recorded(dialog_id, protocol_version);
         d.transcript.focus = Some(crate::tui::action::Pane::Transcript);
         let new = self.workspace.add_dialogue(d);
         if let Some(live) = &mut self.live {
@@ -222,7 +221,7 @@ impl App {
             d.interface,
             d.name.clone(),
             d.key,
-            d.link.protocol_version.clone(),
+            d.link.protocol_version().map(str::to_owned),
         );
         // In the MCP generation the recorded dialogue spoke, where the server still speaks it.
         let Some(new) = self.open_dialogue_as(server, interface, spoke, fx) else {
@@ -266,7 +265,7 @@ impl App {
         let Some(t) = &mut d.runs.takeover else {
             return;
         };
-        if d.status != Status::Open || d.link.pending.is_some() {
+        if d.status != Status::Open || d.link.pending().is_some() {
             return;
         }
         match t.requests.pop_front() {
@@ -277,13 +276,7 @@ impl App {
                     request,
                     filling: Filling::Fresh,
                 });
-                d.link.pending = Some(crate::tui::dialogue::Pending {
-                    started: now,
-                    request: None,
-                    cancelling: false,
-                    progress: None,
-                    task: None,
-                });
+                d.link.turn_sent(now);
             }
             None => {
                 let (sent, differing, source) = (t.sent, t.differing, t.source);
