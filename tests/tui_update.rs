@@ -926,8 +926,7 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
             .nth(0)
             .unwrap()
             .runs
-            .replay
-            .as_ref()
+            .replay()
             .is_some_and(|r| !r.running)
     })
     .await;
@@ -945,8 +944,7 @@ async fn the_tour_replays_from_the_explorer_without_differences() {
         .nth(0)
         .unwrap()
         .runs
-        .replay
-        .as_ref()
+        .replay()
         .unwrap();
     assert_eq!((r.done, r.differing, r.error.as_ref()), (10, 0, None));
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -973,8 +971,7 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .nth(0)
         .unwrap()
         .runs
-        .replay
-        .as_ref()
+        .replay()
         .unwrap();
     assert!(r.differing > 0, "a poorer wallet changes some answers");
     // The first turn that differs, in the Replay tab.
@@ -1138,7 +1135,7 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
             .dialogues()
             .values()
             .last()
-            .and_then(|d| d.runs.scenario.as_ref())
+            .and_then(|d| d.runs.scenario())
             .is_some_and(|s| !s.running)
     })
     .await;
@@ -1158,7 +1155,7 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
             .all(|t| t.expect.as_ref().is_some_and(|e| e.failures.is_empty())),
         "every step passed"
     );
-    assert_eq!(d.runs.scenario.as_ref().unwrap().passed, 5);
+    assert_eq!(d.runs.scenario().unwrap().passed, 5);
     let screen = h.screen();
     assert!(screen.contains("test: a kiosk on the stage"), "{screen}");
     assert!(screen.contains("✓"), "{screen}");
@@ -1378,8 +1375,7 @@ async fn deep_request_in_the_explorer() {
             .nth(0)
             .unwrap()
             .runs
-            .replay
-            .as_ref()
+            .replay()
             .is_some_and(|r| !r.running)
     })
     .await;
@@ -1391,8 +1387,7 @@ async fn deep_request_in_the_explorer() {
         .nth(0)
         .unwrap()
         .runs
-        .replay
-        .as_ref()
+        .replay()
         .unwrap();
     assert_eq!((r.done, r.differing, r.error.as_ref()), (1, 0, None));
 
@@ -1402,7 +1397,7 @@ async fn deep_request_in_the_explorer() {
         app.workspace()
             .dialogues()
             .nth(1)
-            .is_some_and(|d| d.transcript.len() == 1 && d.runs.takeover.is_none())
+            .is_some_and(|d| d.transcript.len() == 1 && d.runs.takeover().is_none())
     })
     .await;
     let taken = &h

@@ -506,8 +506,8 @@ impl App {
         match self.current_dialogue() {
             Some(d) => DetailTab::for_interface(
                 d.interface,
-                d.runs.replay.is_some(),
-                d.runs.scenario.is_some(),
+                d.runs.replay().is_some(),
+                d.runs.scenario().is_some(),
             ),
             None => vec![DetailTab::Answer],
         }

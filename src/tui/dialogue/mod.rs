@@ -120,18 +120,12 @@ impl DialogueState {
     /// A replay of its turns begins: the ones before are forgotten.
     pub fn start_replay(&mut self) {
         self.transcript.clear_replays();
-        self.runs.replay = Some(Replay {
-            running: true,
-            ..Default::default()
-        });
+        self.runs.start_replay();
     }
 
     /// A turn of its replay came in: counted, and kept beside the recorded one.
     pub fn replayed(&mut self, index: usize, replayed: ReplayedView) {
-        if let Some(r) = &mut self.runs.replay {
-            r.done += 1;
-            r.differing += usize::from(!replayed.differences.is_empty());
-        }
+        self.runs.replayed_turn(!replayed.differences.is_empty());
         self.transcript.set_replayed(index, replayed);
     }
 

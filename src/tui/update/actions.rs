@@ -898,8 +898,8 @@ impl App {
             self.screen.set_focus(Pane::Transcript);
             let running = self.current_dialogue().is_some_and(|d| {
                 d.link.pending().is_some_and(|p| !p.cancelling)
-                    || d.runs.replay.as_ref().is_some_and(|r| r.running)
-                    || d.runs.scenario.as_ref().is_some_and(|s| s.running)
+                    || d.runs.replaying()
+                    || d.runs.testing()
             });
             if running {
                 self.notify(
@@ -926,15 +926,12 @@ impl App {
                 );
                 return;
             }
-            if d.runs.replay.as_ref().is_some_and(|r| r.running) {
+            if d.runs.stop_replay() {
                 fx.push(Effect::StopReplay { key: d.key });
-                if let Some(r) = &mut d.runs.replay {
-                    r.running = false;
-                }
                 self.notify("replay cancelled", Severity::Info);
                 return;
             }
-            if d.runs.scenario.as_ref().is_some_and(|s| s.running) {
+            if d.runs.testing() {
                 fx.push(Effect::StopScenario { key: d.key });
                 self.notify(
                     "stopping the scenario after the step in flight",

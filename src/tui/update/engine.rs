@@ -460,7 +460,7 @@ impl App {
         };
         let answered = matches!(view.turn.reply, Reply::Response(_));
         let kind = view.summary.kind.clone();
-        let taken_over = d.runs.takeover.is_some().then(|| view.turn.clone());
+        let taken_over = d.runs.takeover().is_some().then(|| view.turn.clone());
         // A new turn shows the detail tab its Kind is about, unless the user is reading
         // Findings, Raw or a replay.
         if answered
@@ -572,10 +572,7 @@ impl App {
                     Some(note) => (format!("{text}; {note}"), severity),
                     None => (text, severity),
                 };
-                if let Some(r) = &mut d.runs.replay {
-                    r.running = false;
-                    r.error = result.err();
-                }
+                d.runs.replay_ended(result.err());
                 d.transcript.refresh_selection();
                 self.notify(text, severity);
             }

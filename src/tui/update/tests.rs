@@ -1001,7 +1001,7 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         .map(|v| v.expect.as_ref().map_or(usize::MAX, |e| e.failures.len()))
         .collect();
     assert_eq!(failures, [0, 1], "each step's turn with its verdict");
-    let s = d.runs.scenario.as_ref().unwrap();
+    let s = d.runs.scenario().unwrap();
     assert_eq!((s.passed, s.failed, s.running), (1, 1, false));
     assert_eq!(d.name, "test: kiosk");
     assert!(
@@ -1439,7 +1439,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
             .contains("1 answered differently")
     );
     assert_eq!(t.app.screen.focus(), Pane::Composer);
-    assert!(t.current().runs.takeover.is_none());
+    assert!(t.current().runs.takeover().is_none());
 }
 
 fn ask(id: u64, asking: crate::client::answers::Asking) -> crate::tui::event::AskView {

@@ -237,7 +237,7 @@ impl App {
         }
         if let Some(d) = self.workspace.dialogue_mut(new) {
             d.name = format!("{source} · taken over");
-            d.runs.takeover = Some(crate::tui::dialogue::TakeOver {
+            d.runs.take_over(crate::tui::dialogue::TakeOver {
                 source: source_key,
                 requests: requests.into(),
                 recorded,
@@ -262,15 +262,11 @@ impl App {
         let Some(d) = self.workspace.dialogue_mut(index) else {
             return;
         };
-        let Some(t) = &mut d.runs.takeover else {
-            return;
-        };
-        if d.status != Status::Open || d.link.pending().is_some() {
+        if d.runs.takeover().is_none() || d.status != Status::Open || d.link.pending().is_some() {
             return;
         }
-        match t.requests.pop_front() {
+        match d.runs.next_recorded() {
             Some(request) => {
-                t.sent += 1;
                 fx.push(Effect::Send {
                     key: d.key,
                     request,
@@ -279,14 +275,13 @@ impl App {
                 d.link.turn_sent(now);
             }
             None => {
-                let (sent, differing, source) = (t.sent, t.differing, t.source);
-                let next = t.next.take();
-                d.runs.takeover = None;
+                let Some(t) = d.runs.end_takeover() else {
+                    return;
+                };
+                let (sent, differing, source, next) = (t.sent, t.differing, t.source, t.next);
                 d.transcript.focus = Some(crate::tui::action::Pane::Composer);
-                if let Some(s) = self.workspace.dialogue_by_key_mut(source)
-                    && let Some(r) = &mut s.runs.replay
-                {
-                    r.running = false;
+                if let Some(s) = self.workspace.dialogue_by_key_mut(source) {
+                    s.runs.stop_replay();
                 }
                 self.screen.set_focus(crate::tui::action::Pane::Composer);
                 // The composer holds what the recording asked next, to send or to change.
@@ -311,20 +306,13 @@ impl App {
         turn: &crate::client::turn::Turn,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(t) = self
+        let Some((at, differences, source)) = self
             .workspace
             .dialogue_mut(index)
-            .and_then(|d| d.runs.takeover.as_mut())
+            .and_then(|d| d.runs.taken_over_turn(turn))
         else {
             return;
         };
-        let at = t.sent.saturating_sub(1);
-        let Some(recorded) = t.recorded.get(at) else {
-            return;
-        };
-        let differences = crate::session::diff::compare(recorded, turn);
-        t.differing += usize::from(!differences.is_empty());
-        let source = t.source;
         if let Some(d) = self.workspace.dialogue_by_key_mut(source) {
             d.replayed(
                 at,
