@@ -148,6 +148,11 @@ pub fn wrap_line(line: Line<'_>, width: usize) -> Vec<Line<'static>> {
 /// reading only as much of the text as those lines need (a megabyte of text costs what is on
 /// screen).
 pub fn wrap_window(text: &str, width: usize, skip: usize, take: usize) -> Vec<String> {
+    if take == 0 {
+        // Nothing asked for: not even the first paragraph is looked for (finding its end
+        // would scan the whole text).
+        return Vec::new();
+    }
     let width = width.max(1);
     let mut out = Vec::new();
     let mut line_no = 0usize;
@@ -266,6 +271,7 @@ mod tests {
             ["one two", "three", "four five", "six seven"]
         );
         assert_eq!(wrap_window(text, 9, 2, 1), ["four five"]);
+        assert!(wrap_window(text, 9, 0, 0).is_empty());
         let big = "x".repeat(1_000_000);
         assert_eq!(wrap_window(&big, 100, 0, 3), vec!["x".repeat(100); 3]);
         assert_eq!(wrap_capped(text, 9, 2), ["one two", "three…"]);

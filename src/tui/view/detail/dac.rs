@@ -216,14 +216,26 @@ fn odd_list<'a, T>(c: &Content<'a>, name: &str, list: &List<T>, w: &mut Window<'
     }
 }
 
+/// The Answer's parts in order; each part stops once the window is full, and so does the
+/// body (the parts after it are neither made nor counted: a long Text would otherwise be
+/// scanned on every frame to find lines that are never shown).
 fn answer_body<'a>(c: &Content<'a>, answer: &'a AnswerView, w: &mut Window<'a>) {
     object_classes(c, &answer.object_classes, w);
+    if w.full() {
+        return;
+    }
     relations(c, &answer.relations, w);
+    if w.full() {
+        return;
+    }
     affordances(c, &answer.affordances, w);
     for (name, items) in [
         ("Constraints", &answer.constraints),
         ("Behavioural expectations", &answer.behavioural_expectations),
     ] {
+        if w.full() {
+            return;
+        }
         odd_list(c, name, items, w);
         if items.items().is_empty() {
             continue;
@@ -241,8 +253,14 @@ fn answer_body<'a>(c: &Content<'a>, answer: &'a AnswerView, w: &mut Window<'a>) 
             }
         }
     }
+    if w.full() {
+        return;
+    }
     if !answer.text.is_absent() {
         answer_text(c, &answer.text.str(), w);
+    }
+    if w.full() {
+        return;
     }
     for line in super::members(c.app, "Other members of the Answer", &answer.other, c.width) {
         w.push(|| line);
