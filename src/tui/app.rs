@@ -124,23 +124,58 @@ pub struct Paths {
     pub cwd: PathBuf,
 }
 
-/// A proxy's recording followed as it grows.
+/// A proxy's recording followed as it grows: which of its dialogues is which tab, and its
+/// servers. Changed as the recording's lines come (its start, a dialogue's), read through
+/// its accessors.
 #[derive(Clone, Debug, Default)]
 pub struct Live {
-    pub path: PathBuf,
+    path: PathBuf,
     /// The recording's dialogue ids and the keys of their tabs.
-    pub dialogues: Vec<(u64, DialogueKey)>,
+    dialogues: Vec<(u64, DialogueKey)>,
     /// Its servers.
-    pub servers: Vec<ServerId>,
+    servers: Vec<ServerId>,
 }
 
 impl Live {
+    /// Following the recording at `path`, from its start.
+    pub fn new(path: PathBuf) -> Live {
+        Live {
+            path,
+            ..Live::default()
+        }
+    }
+
+    /// The recording followed.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
     /// The tab of a recorded dialogue, once it has one.
     pub fn key_of(&self, dialogue: u64) -> Option<DialogueKey> {
         self.dialogues
             .iter()
             .find(|(id, _)| *id == dialogue)
             .map(|(_, k)| *k)
+    }
+
+    /// The tabs of the recording's dialogues.
+    pub fn keys(&self) -> impl Iterator<Item = DialogueKey> + '_ {
+        self.dialogues.iter().map(|(_, k)| *k)
+    }
+
+    /// The recording's servers, in its order.
+    pub fn servers(&self) -> &[ServerId] {
+        &self.servers
+    }
+
+    /// The recording began: these are its servers in the sidebar.
+    pub fn started_on(&mut self, servers: Vec<ServerId>) {
+        self.servers = servers;
+    }
+
+    /// A dialogue of the recording began, shown in the tab of `key`.
+    pub fn dialogue_began(&mut self, dialogue: u64, key: DialogueKey) {
+        self.dialogues.push((dialogue, key));
     }
 }
 

@@ -23,10 +23,7 @@ impl App {
                     ),
                     Severity::Info,
                 );
-                self.live = Some(Live {
-                    path,
-                    ..Live::default()
-                });
+                self.live = Some(Live::new(path));
             }
             WatchEvent::Line(line) => self.watched_line(*line),
             WatchEvent::Failed(why) => self.notify(why, Severity::Error),
@@ -78,7 +75,7 @@ impl App {
                 }
             }
             Line::End(why) => {
-                let keys: Vec<_> = live.dialogues.iter().map(|(_, k)| *k).collect();
+                let keys: Vec<_> = live.keys().collect();
                 for key in keys {
                     if let Some(d) = self.workspace.dialogue_by_key_mut(key)
                         && d.status == Status::Live
@@ -125,7 +122,7 @@ impl App {
             ids.push(id);
         }
         if let Some(live) = &mut self.live {
-            live.servers = ids;
+            live.started_on(ids);
         }
     }
 
@@ -143,7 +140,7 @@ impl App {
         // removed since is gone: the dialogue has no server to show it under).
         let Some(live) = &self.live else { return };
         let Some(index) = live
-            .servers
+            .servers()
             .iter()
             .copied()
             .find(|&i| {
@@ -151,7 +148,7 @@ impl App {
                     .server(i)
                     .is_some_and(|s| s.spec.name == server)
             })
-            .or(live.servers.first().copied())
+            .or(live.servers().first().copied())
             .filter(|&i| self.workspace.servers().contains(i))
         else {
             self.notify(
@@ -175,7 +172,7 @@ impl App {
         d.transcript.focus = Some(crate::tui::action::Pane::Transcript);
         let new = self.workspace.add_dialogue(d);
         if let Some(live) = &mut self.live {
-            live.dialogues.push((id, key));
+            live.dialogue_began(id, key);
         }
         // The first watched dialogue comes into view; later ones wait in their tabs.
         let watched_in_view = self
