@@ -30,30 +30,21 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
+/// The test options (`tui::testing::options`), with every theme there is, no data
+/// directory (nothing autosaved) and the repository's folders.
 fn options(servers: Vec<ServerSpec>) -> Options {
-    Options {
-        servers,
-        session: None,
-        theme: Theme::dark(),
-        theme_warning: None,
-        themes: Theme::names(None),
-        keymap: Default::default(),
-        paths: Paths {
-            data_dir: None,
-            autosave: None,
-            drafts: None,
-            sessions_dir: PathBuf::from("sessions"),
-            sessions_dir_exists: true,
-            scenarios_dir_exists: true,
-            cwd: PathBuf::from("."),
-        },
-        recover: Vec::new(),
-        overrides: Default::default(),
-        in_tmux: false,
-        found: Vec::new(),
-        watch: None,
-        token: None,
-    }
+    let mut options = bkn_explorer::tui::testing::options(servers);
+    options.themes = Theme::names(None);
+    options.paths = Paths {
+        data_dir: None,
+        autosave: None,
+        drafts: None,
+        sessions_dir: PathBuf::from("sessions"),
+        sessions_dir_exists: true,
+        scenarios_dir_exists: true,
+        cwd: PathBuf::from("."),
+    };
+    options
 }
 
 fn connect() -> ConnectOptions {

@@ -29,30 +29,19 @@ pub fn root() -> PathBuf {
 /// The explorer's options for a test: the given servers and theme, no user data directory
 /// (nothing is autosaved outside the test), the repository's `sessions/`.
 pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
-    let theme = Theme::built_in(theme).expect("a built-in theme");
-    Options {
-        servers,
-        session: None,
-        theme,
-        theme_warning: None,
-        themes: Theme::names(None),
-        keymap: Default::default(),
-        paths: Paths {
-            data_dir: None,
-            autosave: None,
-            drafts: None,
-            sessions_dir: root().join("sessions"),
-            sessions_dir_exists: true,
-            scenarios_dir_exists: true,
-            cwd: root(),
-        },
-        recover: Vec::new(),
-        overrides: Default::default(),
-        in_tmux: false,
-        found: Vec::new(),
-        watch: None,
-        token: None,
-    }
+    let mut options = bkn_explorer::tui::testing::options(servers);
+    options.theme = Theme::built_in(theme).expect("a built-in theme");
+    options.themes = Theme::names(None);
+    options.paths = Paths {
+        data_dir: None,
+        autosave: None,
+        drafts: None,
+        sessions_dir: root().join("sessions"),
+        sessions_dir_exists: true,
+        scenarios_dir_exists: true,
+        cwd: root(),
+    };
+    options
 }
 
 /// How the tests connect: the built binary for the embedded servers, a generous timeout.

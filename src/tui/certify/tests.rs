@@ -11,32 +11,21 @@ use crate::tui::app::{Options, Paths};
 use crate::tui::event::Event;
 use crate::tui::overlay::Overlay;
 use crate::tui::testing::Fixture;
-use crate::tui::theme::Theme;
 use ratatui::crossterm::event::Event as Input;
 use serde_json::{Value, json};
 
+/// Both reference servers, only the dark theme, and nothing but a working folder.
 fn options() -> Options {
-    Options {
-        servers: vec![
-            ServerSpec::embedded(Interface::Dac),
-            ServerSpec::embedded(Interface::Usr),
-        ],
-        session: None,
-        theme: Theme::dark(),
-        theme_warning: None,
-        themes: vec!["dark".into()],
-        keymap: Default::default(),
-        paths: Paths {
-            cwd: PathBuf::from("/work"),
-            ..Paths::default()
-        },
-        recover: Vec::new(),
-        overrides: Default::default(),
-        in_tmux: false,
-        found: Vec::new(),
-        watch: None,
-        token: None,
-    }
+    let mut options = crate::tui::testing::options(vec![
+        ServerSpec::embedded(Interface::Dac),
+        ServerSpec::embedded(Interface::Usr),
+    ]);
+    options.themes = vec!["dark".into()];
+    options.paths = Paths {
+        cwd: PathBuf::from("/work"),
+        ..Paths::default()
+    };
+    options
 }
 
 /// The explorer driven through events (`tui::testing`), with the pane's own gestures.
