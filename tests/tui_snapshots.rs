@@ -1,12 +1,16 @@
-//! Snapshots of every pane and overlay of the explorer, drawn on ratatui's TestBackend from
-//! scripted states: a feasibility dialogue with every PA Status, commitments in all three
-//! states, findings, each kind of failed turn, a BKN-USR dialogue, the composer (form and
-//! raw), the protocol log, a pending turn, and each overlay. Each state is drawn at 120x40 and
-//! 80x24, in the dark and the high-contrast themes; a snapshot holds the characters and a
-//! letter-per-cell map of the styles with its legend, so colours are checked too.
+//! Snapshots of every pane and overlay of the explorer, drawn on ratatui's TestBackend: a
+//! feasibility dialogue with every PA Status, commitments in all three states, findings,
+//! each kind of failed turn, a BKN-USR dialogue, the composer (form and raw), the protocol
+//! log, a pending turn, and each overlay. Each state is drawn at 120x40 and 80x24, in the dark
+//! and the high-contrast themes; a snapshot holds the characters and a letter-per-cell map of
+//! the styles with its legend, so colours are checked too.
 //!
-//! The states come from `tests/fixtures/tui/states.json`, a session file (the shipped Domain
-//! Access tour and User State Refinement dialogues, and a dialogue written for these tests).
+//! Each state is reached by events only (`tui::testing::Fixture`, a frame drawn after each
+//! as the runner draws): the session `tests/fixtures/tui/states.json` read as Ctrl-O reads
+//! one (the shipped Domain Access tour and User State Refinement dialogues, and a dialogue
+//! written for these tests), then keys and clicks, and what the engine and the runner would
+//! report (a dialogue opened, a turn, a log line, certify progress, a list of sessions).
+//! Nothing is carried out: the scenes are exact, their time the fixture's.
 //! Update the snapshots with `INSTA_UPDATE=always cargo test tui_snapshots::` and review
 //! the diff.
 
