@@ -99,6 +99,16 @@ fn key_of(h: &Fixture, n: usize) -> DialogueKey {
         .key
 }
 
+/// The tour's recorded turns.
+fn tour_turns(h: &Fixture) -> Vec<Turn> {
+    let tour = h.app().workspace().dialogues().nth(TOUR).expect("the tour");
+    tour.transcript
+        .turns()
+        .iter()
+        .map(|t| t.turn.clone())
+        .collect()
+}
+
 /// The keys of the dialogues effects open.
 fn opens(fx: &[Effect]) -> Vec<DialogueKey> {
     fx.iter()
@@ -532,16 +542,7 @@ fn state_in(name: &str, theme: Theme) -> Fixture {
                 result: Ok(()),
                 stamp: None,
             });
-            let refused = h
-                .app()
-                .workspace()
-                .dialogues()
-                .nth(TOUR)
-                .unwrap()
-                .transcript
-                .turns()[9]
-                .turn
-                .clone();
+            let refused = tour_turns(&h).swap_remove(9);
             let reconnects = key_of(&h, RECONNECT);
             finished(&mut h, reconnects, refused);
             h.show_nth(RECONNECT);
@@ -641,18 +642,7 @@ fn state_in(name: &str, theme: Theme) -> Fixture {
         // (answered as the tour's first three were).
         "overlay_quit_unsaved" => {
             let key = key_of(&h, STATES);
-            let turns: Vec<Turn> = h
-                .app()
-                .workspace()
-                .dialogues()
-                .nth(TOUR)
-                .unwrap()
-                .transcript
-                .turns()[..3]
-                .iter()
-                .map(|t| t.turn.clone())
-                .collect();
-            for turn in turns {
+            for turn in tour_turns(&h).into_iter().take(3) {
                 finished(&mut h, key, turn);
             }
             h.act(Action::Quit);
@@ -869,17 +859,7 @@ fn play_scenario_run(h: &mut Fixture) {
     h.retype_prompt("/nowhere/kiosk.yaml");
     h.key(KeyCode::Enter);
     let key = h.app().workspace().dialogues().values().last().unwrap().key;
-    let turns: Vec<_> = h
-        .app()
-        .workspace()
-        .dialogues()
-        .nth(TOUR)
-        .unwrap()
-        .transcript
-        .turns()
-        .iter()
-        .map(|t| t.turn.clone())
-        .collect();
+    let turns = tour_turns(h);
     let send = |h: &mut Fixture, e: ScenarioEvent| {
         h.event(Event::Scenario(e));
     };
