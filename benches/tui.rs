@@ -13,43 +13,38 @@ use bkn_explorer::protocol::Interface;
 use bkn_explorer::protocol::dac::Kind;
 use bkn_explorer::protocol::raw::RawJson;
 use bkn_explorer::session::Session;
+use bkn_explorer::tui::action::Pane;
 use bkn_explorer::tui::app::{App, DetailTab, Options, Paths};
-use bkn_explorer::tui::dialogue::{DialogueState, Status};
+use bkn_explorer::tui::dialogue::Status;
+use bkn_explorer::tui::event::{Event, OpenPurpose};
 use bkn_explorer::tui::run::Runner;
+use bkn_explorer::tui::testing::{Drive, Fixture};
 use bkn_explorer::tui::theme::Theme;
 use bkn_explorer::tui::view;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::KeyCode;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
+/// The test options (`tui::testing::options`), with every theme there is, no data
+/// directory (nothing autosaved) and the repository's folders.
 fn options(servers: Vec<ServerSpec>) -> Options {
-    Options {
-        servers,
-        session: None,
-        theme: Theme::dark(),
-        theme_warning: None,
-        themes: Theme::names(None),
-        keymap: Default::default(),
-        paths: Paths {
-            data_dir: None,
-            autosave: None,
-            drafts: None,
-            sessions_dir: PathBuf::from("sessions"),
-            sessions_dir_exists: true,
-            scenarios_dir_exists: true,
-            cwd: PathBuf::from("."),
-        },
-        recover: Vec::new(),
-        overrides: Default::default(),
-        in_tmux: false,
-        found: Vec::new(),
-        watch: None,
-        token: None,
-    }
+    let mut options = bkn_explorer::tui::testing::options(servers);
+    options.themes = Theme::names(None);
+    options.paths = Paths {
+        data_dir: None,
+        autosave: None,
+        drafts: None,
+        sessions_dir: PathBuf::from("sessions"),
+        sessions_dir_exists: true,
+        scenarios_dir_exists: true,
+        cwd: PathBuf::from("."),
+    };
+    options
 }
 
 fn connect() -> ConnectOptions {
@@ -59,12 +54,16 @@ fn connect() -> ConnectOptions {
     }
 }
 
+/// The shipped tour.
+fn tour() -> Session {
+    Session::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions/dac-tour.json"))
+        .expect("the tour loads")
+}
+
 /// The shipped tour's turns, over and over, to `count` turns, then one whose Response is
 /// about 1 MB (a long Answer text and many relations).
 fn dialogue(count: usize) -> Vec<Turn> {
-    let tour =
-        Session::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions/dac-tour.json"))
-            .expect("the tour loads");
+    let tour = tour();
     let turns = &tour.dialogues[0].turns;
     let mut out: Vec<Turn> = (0..count - 1)
         .map(|i| turns[i % turns.len()].clone())
@@ -83,108 +82,88 @@ fn dialogue(count: usize) -> Vec<Turn> {
     out
 }
 
-fn app_with(turns: usize) -> App {
-    let (mut app, _) = App::new(options(Vec::new()), Instant::now());
-    let spec = ServerSpec::embedded(Interface::Dac);
-    let server = app.add_server(spec, Interface::Dac);
-    if let Some(s) = app.workspace_mut().server_mut(server) {
-        s.status = bkn_explorer::tui::app::ServerStatus::Recorded;
-    }
-    let mut d = DialogueState::new(1, "bench".into(), server, Interface::Dac);
-    d.status = Status::Recorded;
-    for turn in dialogue(turns) {
-        d.push(turn);
-    }
-    let last = d.transcript.len() - 1;
-    d.transcript.select(Some(last));
-    let id = Some(app.workspace_mut().add_dialogue(d));
-    app.workspace_mut().set_current(id);
-    app
+/// The explorer with a session of one dialogue of `turns` turns opened in it (as Ctrl-O
+/// opens one), its last turn selected (End), a frame drawn after each event as the runner
+/// draws.
+fn app_with(turns: usize) -> Fixture {
+    let (t, _) = Fixture::start(options(Vec::new()));
+    let mut t = t.framed();
+    let mut session = tour();
+    session.dialogues.truncate(1);
+    session.dialogues[0].turns = dialogue(turns);
+    t.event(Event::SessionRead {
+        path: PathBuf::from("bench.json"),
+        purpose: OpenPurpose::Open,
+        result: Ok(session),
+        stamp: None,
+    });
+    t.focus(Pane::Transcript);
+    t.key(KeyCode::End);
+    t
+}
+
+/// The detail's first line shown.
+fn detail_scroll(t: &Fixture) -> usize {
+    t.app().current_dialogue().unwrap().transcript.detail_scroll
+}
+
+/// Draws frames of the explorer as it stands, each from scratch (as after a resize: the
+/// whole screen is new).
+fn bench_frames(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    turns: usize,
+    app: &App,
+) {
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    group.bench_with_input(
+        BenchmarkId::new(name, format!("{turns} turns")),
+        &turns,
+        |b, _| {
+            b.iter(|| {
+                terminal.clear().unwrap();
+                terminal
+                    .draw(|f| {
+                        view::render(f, app);
+                    })
+                    .unwrap();
+            })
+        },
+    );
 }
 
 fn frames(c: &mut Criterion) {
     let big = app_with(10_000);
     let size = big
-        .workspace()
-        .dialogues()
-        .nth(0)
-        .unwrap()
-        .transcript
-        .turns()
-        .last()
-        .unwrap()
-        .turn
-        .reply
-        .clone();
-    if let Reply::Response(r) = size {
+        .app()
+        .current_dialogue()
+        .and_then(|d| d.transcript.turns().last())
+        .map(|t| t.turn.reply.clone());
+    if let Some(Reply::Response(r)) = size {
         println!("the selected Response is {} bytes", r.len());
     }
     let mut group = c.benchmark_group("frame 200x60");
     for turns in [100usize, 10_000] {
-        let mut app = app_with(turns);
+        let mut t = app_with(turns);
         for tab in [DetailTab::Answer, DetailTab::Raw, DetailTab::Findings] {
-            app.workspace_mut()
-                .dialogues_mut()
-                .next()
-                .unwrap()
-                .transcript
-                .detail_tab = tab;
-            let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
-            group.bench_with_input(
-                BenchmarkId::new(format!("{} tab", tab.title()), format!("{turns} turns")),
-                &turns,
-                |b, _| {
-                    b.iter(|| {
-                        // Each frame from scratch, as after a resize: the whole screen is new.
-                        terminal.clear().unwrap();
-                        terminal
-                            .draw(|f| {
-                                view::render(f, &app);
-                            })
-                            .unwrap();
-                    })
-                },
-            );
+            t.detail_tab(tab);
+            bench_frames(&mut group, &format!("{} tab", tab.title()), turns, t.app());
         }
         // The Answer scrolled to its last relations (the lines above are counted, not made).
-        app.workspace_mut()
-            .dialogues_mut()
-            .next()
-            .unwrap()
-            .transcript
-            .detail_tab = DetailTab::Answer;
-        app.workspace_mut()
-            .dialogues_mut()
-            .next()
-            .unwrap()
-            .transcript
-            .detail_scroll = 5_990;
-        let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
-        group.bench_with_input(
-            BenchmarkId::new("Answer tab at relation 5990", format!("{turns} turns")),
-            &turns,
-            |b, _| {
-                b.iter(|| {
-                    terminal.clear().unwrap();
-                    terminal
-                        .draw(|f| {
-                            view::render(f, &app);
-                        })
-                        .unwrap();
-                })
-            },
-        );
-        app.workspace_mut()
-            .dialogues_mut()
-            .next()
-            .unwrap()
-            .transcript
-            .detail_scroll = 0;
+        t.detail_tab(DetailTab::Answer);
+        while detail_scroll(&t) < 5_990 {
+            let key = if 5_990 - detail_scroll(&t) > 100 {
+                KeyCode::PageDown
+            } else {
+                KeyCode::Down
+            };
+            t.key(key);
+        }
+        bench_frames(&mut group, "Answer tab at relation 5990", turns, t.app());
         // The feasibility tab on a feasibility turn, scrolled to the middle of the dialogue.
-        let middle = app
-            .workspace()
-            .dialogues()
-            .nth(0)
+        let middle = t
+            .app()
+            .current_dialogue()
             .unwrap()
             .transcript
             .turns()
@@ -194,33 +173,12 @@ fn frames(c: &mut Criterion) {
             .find(|(_, t)| t.summary.kind == TurnKind::Dac(Kind::Feasibility))
             .map(|(i, _)| i)
             .unwrap();
-        app.workspace_mut()
-            .dialogues_mut()
-            .next()
-            .unwrap()
-            .transcript
-            .select(Some(middle));
-        app.workspace_mut()
-            .dialogues_mut()
-            .next()
-            .unwrap()
-            .transcript
-            .detail_tab = DetailTab::Feasibility;
-        let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
-        group.bench_with_input(
-            BenchmarkId::new("Feasibility tab", format!("{turns} turns")),
-            &turns,
-            |b, _| {
-                b.iter(|| {
-                    terminal.clear().unwrap();
-                    terminal
-                        .draw(|f| {
-                            view::render(f, &app);
-                        })
-                        .unwrap();
-                })
-            },
-        );
+        t.focus(Pane::Transcript);
+        for _ in middle..turns - 1 {
+            t.key(KeyCode::Up);
+        }
+        t.detail_tab(DetailTab::Feasibility);
+        bench_frames(&mut group, "Feasibility tab", turns, t.app());
     }
     group.finish();
 }

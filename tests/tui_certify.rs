@@ -195,7 +195,7 @@ async fn enter_on_a_failed_rule_opens_its_evidence_as_a_dialogue_to_replay_() {
     h.key(KeyCode::Char('r'));
     h.until(RUN, "the replay to end", |app| {
         app.current_dialogue()
-            .and_then(|d| d.runs.replay.as_ref())
+            .and_then(|d| d.runs.replay())
             .is_some_and(|r| !r.running)
     })
     .await;

@@ -1,32 +1,42 @@
-//! Snapshots of every pane and overlay of the explorer, drawn on ratatui's TestBackend from
-//! scripted states: a feasibility dialogue with every PA Status, commitments in all three
-//! states, findings, each kind of failed turn, a BKN-USR dialogue, the composer (form and
-//! raw), the protocol log, a pending turn, and each overlay. Each state is drawn at 120x40 and
-//! 80x24, in the dark and the high-contrast themes; a snapshot holds the characters and a
-//! letter-per-cell map of the styles with its legend, so colours are checked too.
+//! Snapshots of every pane and overlay of the explorer, drawn on ratatui's TestBackend: a
+//! feasibility dialogue with every PA Status, commitments in all three states, findings,
+//! each kind of failed turn, a BKN-USR dialogue, the composer (form and raw), the protocol
+//! log, a pending turn, and each overlay. Each state is drawn at 120x40 and 80x24, in the dark
+//! and the high-contrast themes; a snapshot holds the characters and a letter-per-cell map of
+//! the styles with its legend, so colours are checked too.
 //!
-//! The states come from `tests/fixtures/tui/states.json`, a session file (the shipped Domain
-//! Access tour and User State Refinement dialogues, and a dialogue written for these tests).
+//! Each state is reached by events only (`tui::testing::Fixture`, a frame drawn after each
+//! as the runner draws): the session `tests/fixtures/tui/states.json` read as Ctrl-O reads
+//! one (the shipped Domain Access tour and User State Refinement dialogues, and a dialogue
+//! written for these tests), then keys and clicks, and what the engine and the runner would
+//! report (a dialogue opened, a turn, a log line, certify progress, a list of sessions).
+//! Nothing is carried out: the scenes are exact, their time the fixture's.
 //! Update the snapshots with `INSTA_UPDATE=always cargo test tui_snapshots::` and review
 //! the diff.
 
 use crate::common;
 
-use bkn_explorer::client::event::{LogEntry, LogKind};
+use bkn_explorer::client::connection::{DialogIdOrigin, ServerSummary};
+use bkn_explorer::client::defaults::Chosen;
+use bkn_explorer::client::engine::{DialogueKey, EngineEvent};
+use bkn_explorer::client::event::{Event as ClientEvent, LogEntry, LogKind};
+use bkn_explorer::client::turn::{Reply, Turn};
 use bkn_explorer::protocol::Interface;
 use bkn_explorer::protocol::dac::Kind;
+use bkn_explorer::protocol::raw::RawJson;
 use bkn_explorer::protocol::resources::{Vocabulary, Words};
 use bkn_explorer::session::Session;
 use bkn_explorer::tui::action::{Action, Pane};
-use bkn_explorer::tui::app::{DetailTab, ServerStatus, Severity};
-use bkn_explorer::tui::composer::Composer;
-use bkn_explorer::tui::dialogue::{DialogueState, Pending, Status};
-use bkn_explorer::tui::overlay::Overlay;
+use bkn_explorer::tui::app::DetailTab;
+use bkn_explorer::tui::effect::Effect;
+use bkn_explorer::tui::event::{Event, OpenPurpose};
+use bkn_explorer::tui::testing::{Drive, Fixture};
 use bkn_explorer::tui::theme::Theme;
-use common::tui::{Harness, normalize, options, render, root, styles, text};
-use ratatui::crossterm::event::KeyCode;
+use common::tui::{normalize, options, render, root, styles, text};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::style::Color;
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 /// The dialogues of the fixture session.
@@ -35,41 +45,196 @@ const STATES: usize = 1;
 const USR: usize = 2;
 const RECONNECT: usize = 3;
 
-fn scripted(theme: &str) -> Harness {
-    let options = match theme {
-        // NO_COLOR's theme: no colour at all (no built-in theme file).
-        "no-color" => {
-            let mut options = options(Vec::new(), "dark");
-            options.theme = Theme::no_color();
-            options
-        }
-        theme => options(Vec::new(), theme),
-    };
-    let mut h = Harness::new(options);
-    let session = Session::load(&root().join("tests/fixtures/tui/states.json"))
+/// A built-in theme by name, or NO_COLOR's (`no-color`: no colour at all, no theme file).
+fn theme(name: &str) -> Theme {
+    match name {
+        "no-color" => Theme::no_color(),
+        name => Theme::built_in(name).expect("a built-in theme"),
+    }
+}
+
+/// The explorer in `theme`, the fixture session opened in it (as Ctrl-O opens one), a
+/// frame drawn after each event as the runner draws.
+fn scripted(theme: Theme) -> Fixture {
+    scripted_with(theme, |_| {})
+}
+
+/// The same, the session file changed by `change` first (a dialogue named otherwise, a
+/// turn more).
+fn scripted_with(theme: Theme, change: impl FnOnce(&mut Session)) -> Fixture {
+    scripted_in(theme, &root(), change)
+}
+
+/// The same in a working folder of the test's naming (a prompt that writes names it: as on a
+/// user's machine, not this checkout's).
+fn scripted_in(theme: Theme, cwd: &std::path::Path, change: impl FnOnce(&mut Session)) -> Fixture {
+    let mut options = options(Vec::new(), "dark");
+    options.theme = theme;
+    options.paths.cwd = cwd.to_owned();
+    let (h, _) = Fixture::start(options);
+    let mut h = h.framed();
+    let mut session = Session::load(&root().join("tests/fixtures/tui/states.json"))
         .expect("the fixture session loads");
-    h.show_session(session);
+    // As the runner reads a file: judged by today's rules.
+    session.recheck();
+    change(&mut session);
+    h.event(Event::SessionRead {
+        stamp: None,
+        path: PathBuf::from("test-session.json"),
+        purpose: OpenPurpose::Open,
+        result: Ok(session),
+    });
     h
 }
 
-fn show(h: &mut Harness, dialogue: usize, turn: usize, tab: DetailTab, focus: Pane) {
-    let app = &mut h.runner.app;
-    let id = app.workspace().dialogues().id_at(dialogue);
-    app.workspace_mut().set_current(id);
-    app.workspace_mut()
-        .dialogues_mut()
-        .nth(dialogue)
-        .unwrap()
-        .transcript
-        .select(Some(turn));
-    app.workspace_mut()
-        .dialogues_mut()
-        .nth(dialogue)
-        .unwrap()
-        .transcript
-        .detail_tab = tab;
-    app.screen_mut().set_focus(focus);
-    h.draw();
+/// Shows a turn of a dialogue in a detail tab, the focus on a pane: clicks on its tab, its
+/// row, the detail tab and the pane, as a user does.
+fn show(h: &mut Fixture, dialogue: usize, turn: usize, tab: DetailTab, focus: Pane) {
+    h.show_nth(dialogue);
+    h.select_turn(turn);
+    h.detail_tab(tab);
+    h.focus(focus);
+}
+
+/// The engine key of the dialogue `n`th in the tabs.
+fn key_of(h: &Fixture, n: usize) -> DialogueKey {
+    h.app()
+        .workspace()
+        .dialogues()
+        .nth(n)
+        .expect("the dialogue")
+        .key
+}
+
+/// The tour's recorded turns.
+fn tour_turns(h: &Fixture) -> Vec<Turn> {
+    let tour = h.app().workspace().dialogues().nth(TOUR).expect("the tour");
+    tour.transcript
+        .turns()
+        .iter()
+        .map(|t| t.turn.clone())
+        .collect()
+}
+
+/// The keys of the dialogues effects open.
+fn opens(fx: &[Effect]) -> Vec<DialogueKey> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Open { key, .. } => Some(*key),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `R` on the dialogue `n`th in the tabs, and the engine reports it open again under its
+/// DialogID (the server kept it), on a server that publishes `vocabulary`.
+fn reconnected(h: &mut Fixture, n: usize, vocabulary: Vocabulary) -> DialogueKey {
+    h.show_nth(n);
+    h.focus(Pane::Transcript);
+    let fx = h.key(KeyCode::Char('R'));
+    let key = *opens(&fx).first().expect("R opens the dialogue again");
+    let d = h
+        .app()
+        .workspace()
+        .dialogue_by_key(key)
+        .expect("the dialogue");
+    let (dialog_id, next_turn) = (
+        d.link.dialog_id().unwrap_or_default().to_owned(),
+        d.link.next_turn(),
+    );
+    let server = h.app().workspace().server(d.server).expect("its server");
+    let summary = ServerSummary {
+        name: server.name.clone(),
+        protocol_version: "2026-07-28".into(),
+        has_tools: true,
+        bkn_tools: [(Interface::Dac, Interface::Dac.tool_name().to_owned())].into(),
+        ..Default::default()
+    };
+    h.event(Event::Engine(Box::new(EngineEvent::Opened {
+        dialogue: key,
+        connection: key,
+        dialog_id,
+        origin: DialogIdOrigin::Client,
+        tool: Interface::Dac.tool_name().into(),
+        summary: Box::new(summary),
+        vocabulary: Box::new(vocabulary),
+        defaults: Box::new(Chosen::built_in()),
+        continued: true,
+        next_turn,
+    })));
+    key
+}
+
+/// `n` on the server of the dialogue `n`th in the tabs: the new dialogue's engine key.
+fn new_dialogue(h: &mut Fixture, n: usize) -> DialogueKey {
+    h.show_nth(n);
+    h.focus(Pane::Transcript);
+    let fx = h.key(KeyCode::Char('n'));
+    *opens(&fx).first().expect("n opens a dialogue")
+}
+
+/// A turn the engine reports finished on a dialogue.
+fn finished(h: &mut Fixture, key: DialogueKey, turn: Turn) {
+    let next_turn = turn.turn_index().map_or(0, |t| t + 1);
+    h.event(Event::Engine(Box::new(EngineEvent::TurnFinished {
+        dialogue: key,
+        turn,
+        next_turn,
+    })));
+}
+
+/// A dialogue the engine could not open, and why.
+fn failed(h: &mut Fixture, key: DialogueKey, error: &str) {
+    h.event(Event::Engine(Box::new(EngineEvent::Failed {
+        dialogue: key,
+        error: error.into(),
+        summary: None,
+        needs_input: None,
+    })));
+}
+
+/// Types text key by key, a newline as Enter (a list of completions, which takes Enter,
+/// closed first with Esc, as a user would).
+fn type_text(h: &mut Fixture, text: &str) {
+    for ch in text.chars() {
+        if ch == '\n' {
+            if h.current().composer.completion.is_some() {
+                h.key(KeyCode::Esc);
+            }
+            h.key(KeyCode::Enter);
+        } else {
+            h.key(KeyCode::Char(ch));
+        }
+    }
+}
+
+/// Clears the composer (F8) and picks a Kind on its Kind row with → (Alt-↑ reaches it). A
+/// composer left in raw JSON (the tour's last Request has a Kind the form does not know)
+/// is given a Kind there first, and goes back to the form (F2).
+fn fresh_composer(h: &mut Fixture, kind: Kind) {
+    h.focus(Pane::Composer);
+    h.key(KeyCode::F(8));
+    if h.current().composer.mode == bkn_explorer::tui::composer::Mode::Raw {
+        // After the `{` of the `{}` left.
+        h.key(KeyCode::Up);
+        h.key(KeyCode::End);
+        h.type_text("\"Kind\": \"semantic_grounding\"");
+        h.key(KeyCode::F(2));
+    }
+    for _ in 0..12 {
+        h.key_with(KeyCode::Up, KeyModifiers::ALT);
+    }
+    for _ in 0..10 {
+        if h.current().composer.kind == kind {
+            return;
+        }
+        h.key(KeyCode::Right);
+    }
+    panic!(
+        "the Kind row never showed {}:\n{}",
+        kind.as_str(),
+        text(&render(h.app(), 120, 40))
+    );
 }
 
 /// What the composer completes from (the reference Domain Access's names).
@@ -98,32 +263,19 @@ fn vocabulary() -> Vocabulary {
     v
 }
 
-/// A fresh feasibility form in the tour's composer, with the focus on its Steps.
-fn feasibility_form(h: &mut Harness) {
+/// A fresh feasibility form in the tour's composer, with the focus on its Steps: the tour
+/// reconnected (R) to a server publishing the reference Domain Access's names.
+fn feasibility_form(h: &mut Fixture) {
+    reconnected(h, TOUR, vocabulary());
     show(h, TOUR, 6, DetailTab::Feasibility, Pane::Composer);
-    h.runner
-        .app
-        .workspace_mut()
-        .servers_mut()
-        .next()
-        .unwrap()
-        .vocabulary = vocabulary();
-    let mut c = Composer::new(Interface::Dac);
-    c.set_kind(Kind::Feasibility);
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .nth(TOUR)
-        .unwrap()
-        .composer = c;
+    fresh_composer(h, Kind::Feasibility);
     go_to(h, "Steps");
 }
 
 /// Tabs to a composer field (Tab or Shift-Tab), as a user does.
-fn go_to(h: &mut Harness, label: &str) {
+fn go_to(h: &mut Fixture, label: &str) {
     for _ in 0..12 {
-        let c = &h.runner.app.current_dialogue().unwrap().composer;
+        let c = &h.current().composer;
         let target = c
             .fields
             .iter()
@@ -133,16 +285,14 @@ fn go_to(h: &mut Harness, label: &str) {
             Some(std::cmp::Ordering::Equal) => return,
             Some(std::cmp::Ordering::Greater) => h.key(KeyCode::BackTab),
             _ => h.key(KeyCode::Tab),
-        }
+        };
     }
     panic!("could not reach the field {label}");
 }
 
-/// Adds a finished turn to the dialogue of every PA Status (its row 6).
-fn add_turn(h: &mut Harness, (request, response): (serde_json::Value, serde_json::Value)) {
-    use bkn_explorer::client::turn::{Reply, Turn};
-    use bkn_explorer::protocol::raw::RawJson;
-    let turn = Turn {
+/// A recorded turn (what a session file holds).
+fn recorded_turn((request, response): (serde_json::Value, serde_json::Value)) -> Turn {
+    Turn {
         request: RawJson::from_value(&request),
         reply: Reply::Response(RawJson::from_value(&response)),
         findings: Vec::new(),
@@ -151,14 +301,14 @@ fn add_turn(h: &mut Harness, (request, response): (serde_json::Value, serde_json
         latency_ms: 4.0,
         new_session: false,
         asked: Vec::new(),
-    };
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .nth(STATES)
-        .unwrap()
-        .load_turns([turn]);
+    }
+}
+
+/// The fixture session with a turn more in the dialogue of every PA Status (its row 6).
+fn with_turn(theme: Theme, turn: (serde_json::Value, serde_json::Value)) -> Fixture {
+    scripted_with(theme, |s| {
+        s.dialogues[STATES].turns.push(recorded_turn(turn));
+    })
 }
 
 /// Two Process Actions, one step answered (Clash), and `Overall: feasible`.
@@ -187,9 +337,26 @@ fn foreign_feasibility() -> (serde_json::Value, serde_json::Value) {
     (request, response)
 }
 
-/// The states, by name: each makes a scripted explorer ready to draw.
-async fn state(name: &str, theme: &str) -> Harness {
-    let mut h = scripted(theme);
+/// The states, by name: each makes a scripted explorer ready to draw, by the events that
+/// lead there (keys and clicks, what the engine and the runner report).
+fn state(name: &str, theme_name: &str) -> Fixture {
+    state_in(name, theme(theme_name))
+}
+
+fn state_in(name: &str, theme: Theme) -> Fixture {
+    let mut h = match name {
+        "feasibility_contradicted" => with_turn(theme, contradicted_feasibility()),
+        "feasibility_foreign" | "answer_foreign" => with_turn(theme, foreign_feasibility()),
+        // A long title stops at the border.
+        "long_title" => scripted_with(theme, |s| {
+            s.dialogues[TOUR].name = Some(
+                "a dialogue with a very long name that a user typed to remember what it was about"
+                    .into(),
+            );
+        }),
+        "overlay_resources_write" => scripted_in(theme, std::path::Path::new("/home/ana"), |_| {}),
+        _ => scripted(theme),
+    };
     match name {
         "feasibility_every_status" => show(&mut h, STATES, 0, DetailTab::Feasibility, Pane::Detail),
         "commitments_three_states" => show(&mut h, TOUR, 7, DetailTab::Commitments, Pane::Detail),
@@ -207,11 +374,15 @@ async fn state(name: &str, theme: &str) -> Harness {
                 h.key(KeyCode::Down);
             }
         }
+        // The dialogue is continued (R), and its server dies at once, as the turn shown says
+        // it did before.
         "no_reply_server_gone" => {
             show(&mut h, STATES, 4, DetailTab::Answer, Pane::Transcript);
-            h.runner.app.notify(
+            let fx = h.key(KeyCode::Char('R'));
+            failed(
+                &mut h,
+                opens(&fx)[0],
                 "the server closed the connection; the server exited with status 101",
-                Severity::Error,
             );
         }
         "tool_error" => show(&mut h, TOUR, 9, DetailTab::Answer, Pane::Transcript),
@@ -222,19 +393,11 @@ async fn state(name: &str, theme: &str) -> Harness {
         "user_state_other_user" => show(&mut h, USR, 5, DetailTab::UserState, Pane::Detail),
         // A server that claims `feasible` over a Clash step and leaves a step out: the
         // transcript row is marked ⚠ as the tab is, and its steps are counted by PA Status.
-        "feasibility_contradicted" => {
-            add_turn(&mut h, contradicted_feasibility());
-            show(&mut h, STATES, 6, DetailTab::Feasibility, Pane::Transcript);
+        "feasibility_contradicted" | "feasibility_foreign" => {
+            show(&mut h, STATES, 6, DetailTab::Feasibility, Pane::Transcript)
         }
         // A foreign server's values that conform to nothing: each shown as it came, marked.
-        "feasibility_foreign" => {
-            add_turn(&mut h, foreign_feasibility());
-            show(&mut h, STATES, 6, DetailTab::Feasibility, Pane::Transcript);
-        }
-        "answer_foreign" => {
-            add_turn(&mut h, foreign_feasibility());
-            show(&mut h, STATES, 6, DetailTab::Answer, Pane::Detail);
-        }
+        "answer_foreign" => show(&mut h, STATES, 6, DetailTab::Answer, Pane::Detail),
         // The server leaves CommitmentStatus out: the tab says so, and shows the last list.
         "commitments_left_out" => show(&mut h, RECONNECT, 1, DetailTab::Commitments, Pane::Detail),
         // A released one, a conflicting one with its reason, a retained one.
@@ -245,105 +408,84 @@ async fn state(name: &str, theme: &str) -> Harness {
         "commitments_after_reconnect" => {
             show(&mut h, RECONNECT, 4, DetailTab::Commitments, Pane::Detail)
         }
+        // A new dialogue on the tour's server, whose command cannot start.
         "dialogue_failed" => {
-            let app = &mut h.runner.app;
-            app.workspace_mut().servers_mut().next().unwrap().status = ServerStatus::Failed(
-                "cannot start bkn-explorer: No such file or directory (os error 2)".into(),
+            let key = new_dialogue(&mut h, TOUR);
+            failed(
+                &mut h,
+                key,
+                "domain-access: cannot start bkn-explorer: No such file or directory (os error 2)",
             );
-            let server = app.workspace().servers().id_at(0).unwrap();
-            let mut d = DialogueState::new(9999, "domain-access #2".into(), server, Interface::Dac);
-            d.status = Status::Failed(
-                "domain-access: cannot start bkn-explorer: No such file or directory (os error 2)"
-                    .into(),
-            );
-            let id = Some(app.workspace_mut().add_dialogue(d));
-            app.workspace_mut().set_current(id);
-            app.screen_mut().set_focus(Pane::Sidebar);
+            h.focus(Pane::Sidebar);
         }
         // A new BKN-USR dialogue opens on the User State tab.
         "usr_fresh_dialogue" => {
-            let app = &mut h.runner.app;
-            let server = app.workspace().servers().id_at(1).unwrap();
-            let d = DialogueState::new(9998, "user-state #2".into(), server, Interface::Usr);
-            let id = app.workspace_mut().add_dialogue(d);
-            app.show_dialogue(id);
-            app.screen_mut().set_focus(Pane::Composer);
+            new_dialogue(&mut h, USR);
+            h.focus(Pane::Composer);
         }
         // Many dialogues: the tab of the one in view is always on the bar.
         "tabs_many_dialogues" => {
-            let app = &mut h.runner.app;
-            let server = app.workspace().servers().id_at(0).unwrap();
-            let mut last = None;
-            for n in 2..14 {
-                let d = DialogueState::new(
-                    9000 + n,
-                    format!("domain-access #{n}"),
-                    server,
-                    Interface::Dac,
-                );
-                last = Some(app.workspace_mut().add_dialogue(d));
+            show(&mut h, TOUR, 9, DetailTab::Answer, Pane::Transcript);
+            for _ in 0..12 {
+                h.focus(Pane::Transcript);
+                h.key(KeyCode::Char('n'));
             }
-            app.show_dialogue(last.unwrap());
-            app.screen_mut().set_focus(Pane::Transcript);
+            h.focus(Pane::Transcript);
         }
-        // A long title stops at the border.
-        "long_title" => {
-            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            h.runner
-                .app
-                .workspace_mut()
-                .dialogues_mut()
-                .nth(TOUR)
-                .unwrap()
-                .name =
-                "a dialogue with a very long name that a user typed to remember what it was about"
-                    .into();
-        }
-        "pending_turn" => {
+        "long_title" => show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript),
+        "pending_turn" | "pending_task" => {
+            let key = reconnected(&mut h, STATES, Vocabulary::default());
+            fresh_composer(&mut h, Kind::SemanticGrounding);
+            go_to(&mut h, "Terms");
+            h.type_text("bench");
+            h.key(KeyCode::F(5));
+            assert!(
+                h.current().link.pending().is_some(),
+                "F5 sent the turn:\n{}",
+                text(&render(h.app(), 120, 40))
+            );
             show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
-            let app = &mut h.runner.app;
-            let started = app.now() - Duration::from_millis(2500);
-            app.workspace_mut()
-                .dialogues_mut()
-                .nth(STATES)
+            let client = |e: ClientEvent| Event::Engine(Box::new(EngineEvent::Client(e)));
+            if name == "pending_turn" {
+                h.event(client(ClientEvent::Progress {
+                    connection: key,
+                    progress: 7.0,
+                    total: Some(100.0),
+                    message: None,
+                }));
+            } else {
+                // The server answered with a Task (SEP-2663): its status and message shown.
+                h.event(client(ClientEvent::Task {
+                    connection: key,
+                    note: bkn_explorer::client::task::TaskNote {
+                        task_id: "task-7".into(),
+                        status: "input_required".into(),
+                        message: Some("waiting for a confirmation".into()),
+                    },
+                }));
+            }
+            // 2.5 s after it was sent, three ticks of the spinner.
+            let sent = h
+                .app()
+                .current_dialogue()
                 .unwrap()
                 .link
-                .pending = Some(Pending {
-                started,
-                request: None,
-                cancelling: false,
-                progress: Some((7.0, Some(100.0))),
-                task: None,
-            });
-            app.screen_mut().set_ticks(3);
-        }
-        // A turn the server answered with a Task (SEP-2663): its status and message shown.
-        "pending_task" => {
-            show(&mut h, STATES, 5, DetailTab::Answer, Pane::Transcript);
-            let app = &mut h.runner.app;
-            let started = app.now() - Duration::from_millis(2500);
-            app.workspace_mut()
-                .dialogues_mut()
-                .nth(STATES)
+                .pending()
                 .unwrap()
-                .link
-                .pending = Some(Pending {
-                started,
-                request: None,
-                cancelling: false,
-                progress: None,
-                task: Some(bkn_explorer::client::task::TaskNote {
-                    task_id: "task-7".into(),
-                    status: "input_required".into(),
-                    message: Some("waiting for a confirmation".into()),
-                }),
-            });
-            app.screen_mut().set_ticks(3);
+                .started;
+            let waited = h.app().now() - sent;
+            h.advance(Duration::from_millis(2500 - 30) - waited);
+            for _ in 0..3 {
+                h.event(Event::Tick);
+            }
         }
         "composer_form" => {
             feasibility_form(&mut h);
             // Two statements: one fine, one broken half-way; then the Space.
-            h.type_text("MM-Add Nil Kiosk#3 At MLoc:Square.Stage\nMM-Move Nil Avatar#7 Frm MLoc");
+            type_text(
+                &mut h,
+                "MM-Add Nil Kiosk#3 At MLoc:Square.Stage\nMM-Move Nil Avatar#7 Frm MLoc",
+            );
             h.key(KeyCode::Esc); // the completion list, if one is open
             go_to(&mut h, "Space");
             h.type_text("Space:Sq");
@@ -361,11 +503,12 @@ async fn state(name: &str, theme: &str) -> Harness {
                 "MM-Add Nil Bench#2 At MLoc:Market.Stall2",
                 "Post Nil Bench#2 To Process#Market",
             ];
-            h.event(bkn_explorer::tui::event::Event::Input(
-                ratatui::crossterm::event::Event::Paste(lines.join("\n")),
-            ));
+            h.event(Event::Input(ratatui::crossterm::event::Event::Paste(
+                lines.join("\n"),
+            )));
             // Up to the broken line, so that the field has scrolled.
-            h.keys(&[KeyCode::Up, KeyCode::Up]);
+            h.key(KeyCode::Up);
+            h.key(KeyCode::Up);
         }
         // The completion list, under the word being typed.
         "composer_completion" => {
@@ -375,15 +518,7 @@ async fn state(name: &str, theme: &str) -> Harness {
         // A server without resources: the composer says why nothing completes.
         "composer_why_empty" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Composer);
-            let mut c = Composer::new(Interface::Dac);
-            c.set_kind(Kind::Affordances);
-            h.runner
-                .app
-                .workspace_mut()
-                .dialogues_mut()
-                .nth(TOUR)
-                .unwrap()
-                .composer = c;
+            fresh_composer(&mut h, Kind::Affordances);
             go_to(&mut h, "Entity IDs");
         }
         "composer_raw" => {
@@ -392,36 +527,41 @@ async fn state(name: &str, theme: &str) -> Harness {
             h.key(KeyCode::F(2));
         }
         "protocol_log" => {
-            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
             log_entries(&mut h);
-            h.act(Action::ToggleLog);
-            h.runner.app.screen_mut().set_focus(Pane::Log);
+            h.focus(Pane::Log);
         }
         // Enter on a log row: the whole entry, pretty, wrapped.
         "overlay_log_entry" => {
-            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
             log_entries(&mut h);
-            h.act(Action::ToggleLog);
-            h.runner.app.screen_mut().set_focus(Pane::Log);
+            h.focus(Pane::Log);
             h.key(KeyCode::Home);
             h.key(KeyCode::Down);
             h.key(KeyCode::Enter);
         }
+        // What the run said: a save, a Request the server refused (a turn of the dialogue
+        // of reconnects), and that dialogue's server dying at its reconnect.
         "overlay_messages" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            for (text, severity) in [
-                ("saved /home/ana/sessions/square.json", Severity::Success),
-                (
-                    "the server rejected the Request: /Kind: Kind must be one of semantic_grounding, affordances, constraints, behavioural_expectations, feasibility, clarification, commitment; found \"groundng\"",
-                    Severity::Warning,
-                ),
-                (
-                    "the server closed the connection; the server exited with status 101; its last stderr line: thread 'main' panicked at src/fault.rs:1:1: crashing during a call, as asked",
-                    Severity::Error,
-                ),
-            ] {
-                h.runner.app.notify(text, severity);
-            }
+            h.event(Event::Saved {
+                path: "/home/ana/sessions/square.json".into(),
+                purpose: bkn_explorer::tui::event::SavePurpose::Explicit,
+                result: Ok(()),
+                stamp: None,
+            });
+            let refused = tour_turns(&h).swap_remove(9);
+            let reconnects = key_of(&h, RECONNECT);
+            finished(&mut h, reconnects, refused);
+            h.show_nth(RECONNECT);
+            h.focus(Pane::Transcript);
+            let fx = h.key(KeyCode::Char('R'));
+            failed(
+                &mut h,
+                opens(&fx)[0],
+                "the server closed the connection; the server exited with status 101; its last stderr line: thread 'main' panicked at src/fault.rs:1:1: crashing during a call, as asked",
+            );
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
             h.key(KeyCode::Char('M'));
         }
         // The defaults of new Requests: where each came from, and an override typed.
@@ -435,7 +575,7 @@ async fn state(name: &str, theme: &str) -> Harness {
         // focus on it.
         "overlay_ask_form" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            h.event(bkn_explorer::tui::event::Event::Asked(ask_form()));
+            h.event(Event::Asked(ask_form()));
             h.key(KeyCode::Tab);
             h.key(KeyCode::Right);
             h.key(KeyCode::Enter);
@@ -443,13 +583,15 @@ async fn state(name: &str, theme: &str) -> Harness {
         // A sampling: the messages, and the reply being written.
         "overlay_ask_sampling" => {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            h.event(bkn_explorer::tui::event::Event::Asked(ask_sampling()));
+            h.event(Event::Asked(ask_sampling()));
             h.type_text("The Stage is free at noon.");
         }
         // A scenario run in the explorer: the steps' verdicts in the transcript and the
         // Expect tab on the failing one.
         "scenario_run" => play_scenario_run(&mut h),
-        "overlay_help" => h.act(Action::Help),
+        "overlay_help" => {
+            h.act(Action::Help);
+        }
         // A search in Raw, kept (Enter) and moved on (n): every match marked, the current one
         // more, "2/N" under the pane.
         "search_raw" => {
@@ -461,29 +603,31 @@ async fn state(name: &str, theme: &str) -> Harness {
         }
         // A search in the log, being typed.
         "search_log" => {
-            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Log);
+            show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
             log_entries(&mut h);
-            h.act(Action::ToggleLog);
-            h.runner.app.screen_mut().set_focus(Pane::Log);
+            h.focus(Pane::Log);
             h.act(Action::Search);
             h.type_text("protocolversion");
         }
         "overlay_palette" => {
-            h.runner.app.screen_mut().set_focus(Pane::Transcript);
+            h.focus(Pane::Transcript);
             h.act(Action::Palette);
             h.type_text("theme");
         }
+        // The session saved as my-session.json, then Save-as again.
         "overlay_save_as" => {
-            h.runner
-                .app
-                .session_mut()
-                .set_path(Some("/home/ana/sessions/my-session.json".into()));
+            h.event(Event::Saved {
+                path: "/home/ana/sessions/my-session.json".into(),
+                purpose: bkn_explorer::tui::event::SavePurpose::Explicit,
+                result: Ok(()),
+                stamp: None,
+            });
             h.act(Action::SaveAs);
         }
         // Save-as onto a file that exists asks first.
         "overlay_overwrite" => {
             // What the runner finds out about the typed path (a real file in the tmux test).
-            h.event(bkn_explorer::tui::event::Event::SaveTarget {
+            h.event(Event::SaveTarget {
                 path: "/home/ana/sessions/square.json".into(),
                 exists: true,
                 folder_exists: true,
@@ -495,18 +639,19 @@ async fn state(name: &str, theme: &str) -> Harness {
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
             h.key(KeyCode::Char('x'));
         }
+        // Ctrl-O: the runner lists the repository's sessions/.
         "overlay_open" => {
             h.act(Action::Open);
-            h.until(
-                Duration::from_secs(10),
-                "the session list",
-                |app| matches!(&app.overlay(), Some(Overlay::Open(o)) if !o.loading),
-            )
-            .await;
+            h.event(Event::PickerItems(
+                bkn_explorer::tui::persist::picker_items(&root().join("sessions"), None),
+            ));
         }
+        // Three turns came on the dialogue of every PA Status since the session was opened
+        // (answered as the tour's first three were).
         "overlay_quit_unsaved" => {
-            for _ in 0..3 {
-                h.runner.app.session_mut().turn_taken();
+            let key = key_of(&h, STATES);
+            for turn in tour_turns(&h).into_iter().take(3) {
+                finished(&mut h, key, turn);
             }
             h.act(Action::Quit);
         }
@@ -518,37 +663,20 @@ async fn state(name: &str, theme: &str) -> Harness {
         // Only the failed rules, the report being saved over a file that is there.
         "certify_save_over" => certify_pane(&mut h, "save"),
         // A server that serves no tool of the interface: the whole reason, and no rule.
-        "certify_unreachable" => {
-            certify_pane(&mut h, "running");
-            let c = h.runner.app.certify_mut().as_mut().unwrap();
-            c.results.clear();
-            c.current = None;
-            c.phase = bkn_explorer::tui::certify::Phase::Unreachable(
-                "python3 serves no BKN tool (none has Header PGM-KDA-V1.0 or PGM-KUS-V1.0, none \
-                 is named bkn_dac or bkn_usr); its tools: echo, add, weather_forecast, \
-                 translate, summarise"
-                    .into(),
-            );
-        }
+        "certify_unreachable" => certify_pane(&mut h, "unreachable"),
         // The Resources overlay: the list, the second resource read (pretty JSON).
         "overlay_resources" => {
+            let key = reconnected(&mut h, TOUR, Vocabulary::default());
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            h.runner
-                .app
-                .set_overlay(Some(Overlay::Resources(Box::new(resources_overlay()))));
+            resources_overlay(&mut h, key);
         }
         // W in the Resources overlay: the prompt for the path over it, the resource read
         // still shown under it.
         "overlay_resources_write" => {
+            let key = reconnected(&mut h, TOUR, Vocabulary::default());
             show(&mut h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
-            h.runner
-                .app
-                .set_overlay(Some(Overlay::Resources(Box::new(resources_overlay()))));
+            resources_overlay(&mut h, key);
             h.key(KeyCode::Char('W'));
-            // The working folder, as on the user's machine (not this checkout's).
-            if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
-                p.note = "in /home/ana".into();
-            }
         }
         // A turn exported as command lines (a stdio server: send only).
         "overlay_export" => {
@@ -562,12 +690,12 @@ async fn state(name: &str, theme: &str) -> Harness {
 
 /// A certify run of the Domain Access rules as the runner reports it: the first dozen pass
 /// but one that skips and one that fails with a turn and a raw exchange for evidence.
-fn certify_pane(h: &mut Harness, stage: &str) {
+fn certify_pane(h: &mut Fixture, stage: &str) {
     use bkn_explorer::certify::rules::RULES;
     use bkn_explorer::certify::{Evidence, RuleResult, Verdict};
     use bkn_explorer::client::turn::{Reply, Turn};
     use bkn_explorer::protocol::raw::RawJson;
-    use bkn_explorer::tui::certify::{CertifyPane, Phase, ReportFormat, Saving};
+    use bkn_explorer::tui::certify::CertifyEvent;
     let rules: Vec<_> = RULES
         .iter()
         .filter(|r| r.applies_to(Interface::Dac))
@@ -584,7 +712,11 @@ fn certify_pane(h: &mut Harness, stage: &str) {
         new_session: false,
         asked: Vec::new(),
     };
-    let done = if stage == "running" { 12 } else { rules.len() };
+    let done = if matches!(stage, "running" | "unreachable") {
+        12
+    } else {
+        rules.len()
+    };
     let results: Vec<RuleResult> = rules
         .iter()
         .take(done)
@@ -634,7 +766,7 @@ fn certify_pane(h: &mut Harness, stage: &str) {
             }
         })
         .collect();
-    let report = (stage != "running").then(|| {
+    let report = (!matches!(stage, "running" | "unreachable")).then(|| {
         Box::new(bkn_explorer::certify::Report {
             server: "domain-access".into(),
             interface: Interface::Dac,
@@ -645,70 +777,108 @@ fn certify_pane(h: &mut Harness, stage: &str) {
             spec: bkn_explorer::client::spec::ServerSpec::embedded(Interface::Dac),
         })
     });
-    let app = &mut h.runner.app;
-    app.screen_mut().set_ticks(3);
-    *app.certify_mut() = Some(CertifyPane {
-        run: 1,
-        server: app.workspace().servers().id_at(0).unwrap(),
-        server_name: "domain-access".into(),
-        spec: app.workspace().servers().nth(0).unwrap().spec.clone(),
-        interface: Interface::Dac,
-        phase: if stage == "running" {
-            Phase::Running
-        } else {
-            Phase::Done
+    // V on the tour's server, and what the runner reports.
+    show(h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
+    h.act(Action::Certify);
+    let run = h.app().certify().expect("the pane").run;
+    let send = |h: &mut Fixture, e: CertifyEvent| {
+        h.event(Event::Certify(e));
+    };
+    send(
+        h,
+        CertifyEvent::Learnt {
+            run,
+            total: rules.len(),
+            learnt: vec!["tool bkn_dac (found by its Header const), MCP 2026-07-28".into()],
         },
-        total: Some(rules.len()),
-        learnt: vec!["tool bkn_dac (found by its Header const), MCP 2026-07-28".into()],
-        current: (stage == "running").then(|| (12, rules[12])),
-        results,
-        report,
-        filter: (stage == "save").then_some(Verdict::Fail),
-        selected: if stage == "save" { 0 } else { 7 },
-        shown: true,
-        saving: (stage == "save").then(|| Saving {
-            format: ReportFormat::Markdown,
-            input: bkn_explorer::tui::overlay::Input::new("certify-domain-access.md"),
-            exists: Some("/work/certify-domain-access.md".into()),
-        }),
-        note: None,
-    });
+    );
+    if stage == "unreachable" {
+        send(
+            h,
+            CertifyEvent::Done {
+                run,
+                result: Err(
+                    "python3 serves no BKN tool (none has Header PGM-KDA-V1.0 or PGM-KUS-V1.0, \
+                     none is named bkn_dac or bkn_usr); its tools: echo, add, weather_forecast, \
+                     translate, summarise"
+                        .into(),
+                ),
+            },
+        );
+    } else {
+        for (index, result) in results.into_iter().enumerate() {
+            send(
+                h,
+                CertifyEvent::Started {
+                    run,
+                    index,
+                    rule: result.rule,
+                },
+            );
+            send(
+                h,
+                CertifyEvent::Finished {
+                    run,
+                    index,
+                    result: Box::new(result),
+                },
+            );
+        }
+        match report {
+            None => send(
+                h,
+                CertifyEvent::Started {
+                    run,
+                    index: 12,
+                    rule: rules[12],
+                },
+            ),
+            Some(report) => send(
+                h,
+                CertifyEvent::Done {
+                    run,
+                    result: Ok(report),
+                },
+            ),
+        }
+        if stage == "save" {
+            // Only the failed rules (f), the report saved as Markdown (m) over a file there.
+            h.key(KeyCode::Char('f'));
+            h.key(KeyCode::Char('m'));
+            h.key(KeyCode::Enter);
+            send(
+                h,
+                CertifyEvent::Exists {
+                    path: "/work/certify-domain-access.md".into(),
+                },
+            );
+        } else {
+            // The failed rule selected.
+            for _ in 0..7 {
+                h.key(KeyCode::Down);
+            }
+        }
+    }
+    for _ in 0..3 {
+        h.event(Event::Tick);
+    }
 }
 
 /// A scenario's run as the runner reports it, made of the tour's recorded turns: three
 /// passed, one failed an expectation, one could not run.
-fn play_scenario_run(h: &mut Harness) {
+fn play_scenario_run(h: &mut Fixture) {
     use bkn_explorer::scenario::expect::Failure;
     use bkn_explorer::scenario::run::StepRun;
-    use bkn_explorer::tui::event::{Event, ScenarioEvent, ScenarioInfo};
+    use bkn_explorer::tui::event::{ScenarioEvent, ScenarioInfo};
     show(h, TOUR, 0, DetailTab::Answer, Pane::Transcript);
     h.act(Action::RunScenario);
-    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
-        p.input = bkn_explorer::tui::overlay::Input::new("/nowhere/kiosk.yaml");
-    }
+    h.retype_prompt("/nowhere/kiosk.yaml");
     h.key(KeyCode::Enter);
-    let key = h
-        .runner
-        .app
-        .workspace()
-        .dialogues()
-        .values()
-        .last()
-        .unwrap()
-        .key;
-    let turns: Vec<_> = h
-        .runner
-        .app
-        .workspace()
-        .dialogues()
-        .nth(TOUR)
-        .unwrap()
-        .transcript
-        .turns()
-        .iter()
-        .map(|t| t.turn.clone())
-        .collect();
-    let send = |h: &mut Harness, e: ScenarioEvent| h.event(Event::Scenario(e));
+    let key = h.app().workspace().dialogues().values().last().unwrap().key;
+    let turns = tour_turns(h);
+    let send = |h: &mut Fixture, e: ScenarioEvent| {
+        h.event(Event::Scenario(e));
+    };
     send(
         h,
         ScenarioEvent::Loaded {
@@ -793,24 +963,10 @@ fn play_scenario_run(h: &mut Harness) {
             error: None,
         },
     );
-    let d = h.runner.app.workspace().dialogues().len() - 1;
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .nth(d)
-        .unwrap()
-        .transcript
-        .select(Some(3));
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .nth(d)
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Expect;
-    h.draw();
+    // The failing step's Expect tab.
+    h.select_turn(3);
+    h.detail_tab(DetailTab::Expect);
+    h.focus(Pane::Transcript);
 }
 
 fn ask_form() -> bkn_explorer::tui::event::AskView {
@@ -863,7 +1019,8 @@ fn ask_sampling() -> bkn_explorer::tui::event::AskView {
     }
 }
 
-fn log_entries(h: &mut Harness) {
+/// Lines of the protocol log, as connection 1 reports them.
+fn log_entries(h: &mut Fixture) {
     let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_996_800_123);
     for (kind, text) in [
         (
@@ -884,12 +1041,15 @@ fn log_entries(h: &mut Harness) {
     ] {
         let mut e = LogEntry::new(1, kind, text);
         e.at = at;
-        h.runner.app.log_mut().push(e);
+        h.event(Event::Engine(Box::new(EngineEvent::Client(
+            ClientEvent::Log(e),
+        ))));
     }
 }
 
-/// The Resources overlay of the reference Domain Access, its Square read.
-fn resources_overlay() -> bkn_explorer::tui::resources::ResourcesOverlay {
+/// The Resources overlay (F3) on the tour's connection: the reference Domain Access's
+/// resources listed, its Square read (↓, Enter).
+fn resources_overlay(h: &mut Fixture, key: DialogueKey) {
     use bkn_explorer::client::resources::{Listed, Read};
     let listed = |uri: &str, title: &str| Listed {
         uri: uri.into(),
@@ -898,16 +1058,21 @@ fn resources_overlay() -> bkn_explorer::tui::resources::ResourcesOverlay {
         description: None,
         mime_type: Some("application/json".into()),
     };
-    let mut o = bkn_explorer::tui::resources::ResourcesOverlay::new(1, "domain-access".into());
-    o.listed(Ok(vec![
-        listed("dac://domain", "The domain MI:PublicSquare"),
-        listed("dac://spaces/Space:Square", "Space:Square (central square)"),
-        listed("dac://spaces/Space:Market", "Space:Market (market hall)"),
-    ]));
-    o.selected = 1;
-    o.read(
-        "dac://spaces/Space:Square".into(),
-        Ok(Read {
+    h.key(KeyCode::F(3));
+    h.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
+        dialogue: key,
+        result: Ok(vec![
+            listed("dac://domain", "The domain MI:PublicSquare"),
+            listed("dac://spaces/Space:Square", "Space:Square (central square)"),
+            listed("dac://spaces/Space:Market", "Space:Market (market hall)"),
+        ]),
+    })));
+    h.key(KeyCode::Down);
+    h.key(KeyCode::Enter);
+    h.event(Event::Engine(Box::new(EngineEvent::ResourceRead {
+        dialogue: key,
+        uri: "dac://spaces/Space:Square".into(),
+        result: Ok(Read {
             uri: "dac://spaces/Space:Square".into(),
             mime_type: Some("application/json".into()),
             shown: serde_json::to_string_pretty(&serde_json::json!({
@@ -919,8 +1084,7 @@ fn resources_overlay() -> bkn_explorer::tui::resources::ResourcesOverlay {
             .unwrap(),
             json: true,
         }),
-    );
-    o
+    })));
 }
 
 /// The states whose colours say something text must say too: drawn with NO_COLOR as well.
@@ -933,13 +1097,13 @@ const NO_COLOR: &[&str] = &[
     "overlay_export",
 ];
 
-async fn snapshot(name: &str) {
+fn snapshot(name: &str) {
     let no_color = NO_COLOR.contains(&name).then_some("no-color");
     for theme in ["dark", "high-contrast"].into_iter().chain(no_color) {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-            let mut h = state(name, theme).await;
-            h.runner.app.screen_mut().resize(w, hgt);
-            let buffer = render(&h.runner.app, w, hgt);
+            let mut h = state(name, theme);
+            h.resize(w, hgt);
+            let buffer = render(h.app(), w, hgt);
             let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
             // Named as when this file was a test binary of its own (its module path is
             // `suite::tui_snapshots` now), so the snapshots stay where they are.
@@ -955,9 +1119,9 @@ async fn snapshot(name: &str) {
 macro_rules! snapshots {
     ($($name:ident),* $(,)?) => {
         $(
-            #[tokio::test]
-            async fn $name() {
-                snapshot(stringify!($name)).await;
+            #[test]
+            fn $name() {
+                snapshot(stringify!($name));
             }
         )*
         const ALL: &[&str] = &[$(stringify!($name)),*];
@@ -1024,8 +1188,8 @@ snapshots!(
 /// With NO_COLOR the selected row of a list and a search's matches still show: the selection
 /// in reverse video and marked `›`, matches in reverse video, the current one bold and
 /// underlined (the styles are in the snapshot under the text).
-#[tokio::test]
-async fn no_color_shows_the_selected_row_and_the_search_matches() {
+#[test]
+fn no_color_shows_the_selected_row_and_the_search_matches() {
     for name in [
         "overlay_palette",
         "overlay_open",
@@ -1033,10 +1197,9 @@ async fn no_color_shows_the_selected_row_and_the_search_matches() {
         "search_log",
     ] {
         for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-            let mut h = state(name, "dark").await;
-            h.runner.app.set_theme(Theme::no_color());
-            h.runner.app.screen_mut().resize(w, hgt);
-            let buffer = render(&h.runner.app, w, hgt);
+            let mut h = state(name, "no-color");
+            h.resize(w, hgt);
+            let buffer = render(h.app(), w, hgt);
             let shot = format!("{}\n{}", normalize(&text(&buffer)), styles(&buffer));
             let mut settings = insta::Settings::clone_current();
             settings.set_prepend_module_to_snapshot(false);
@@ -1049,8 +1212,8 @@ async fn no_color_shows_the_selected_row_and_the_search_matches() {
 
 /// A theme whose every colour is distinct: whatever a frame shows must be one of them (or
 /// the terminal's default), so no pane picks a colour of its own.
-#[tokio::test]
-async fn every_colour_on_screen_comes_from_the_theme() {
+#[test]
+fn every_colour_on_screen_comes_from_the_theme() {
     let mut toml = String::from("name = \"probe\"\n[colors]\n");
     for (i, key) in bkn_explorer::tui::theme::Colors::KEYS.iter().enumerate() {
         toml.push_str(&format!("{key} = \"#{:06x}\"\n", 0x100000 + i * 7));
@@ -1064,11 +1227,10 @@ async fn every_colour_on_screen_comes_from_the_theme() {
         .chain([Color::Reset])
         .collect();
     for name in ALL {
-        let mut h = state(name, "dark").await;
-        h.runner.app.set_theme(probe.clone());
+        let mut h = state_in(name, probe.clone());
         for (w, hgt) in [(120u16, 40u16), (80, 24), (200, 60)] {
-            h.runner.app.screen_mut().resize(w, hgt);
-            let buffer = render(&h.runner.app, w, hgt);
+            h.resize(w, hgt);
+            let buffer = render(h.app(), w, hgt);
             for y in 0..hgt {
                 for x in 0..w {
                     let cell = &buffer[(x, y)];
@@ -1087,10 +1249,10 @@ async fn every_colour_on_screen_comes_from_the_theme() {
 
 /// The states cover what the issue asks for: every PA Status, the three commitment states,
 /// both interfaces.
-#[tokio::test]
-async fn the_states_cover_every_pa_status_and_commitment_state() {
-    let h = state("feasibility_every_status", "dark").await;
-    let screen = text(&render(&h.runner.app, 200, 60));
+#[test]
+fn the_states_cover_every_pa_status_and_commitment_state() {
+    let h = state("feasibility_every_status", "dark");
+    let screen = text(&render(h.app(), 200, 60));
     for status in <bkn_explorer::protocol::dac::PaStatus as strum::VariantArray>::VARIANTS
         .iter()
         .copied()
@@ -1101,8 +1263,8 @@ async fn the_states_cover_every_pa_status_and_commitment_state() {
             status.as_str()
         );
     }
-    let h = state("commitments_three_states", "dark").await;
-    let screen = text(&render(&h.runner.app, 200, 60));
+    let h = state("commitments_three_states", "dark");
+    let screen = text(&render(h.app(), 200, 60));
     for s in ["retained", "released", "conflicting"] {
         assert!(screen.contains(s), "no {s} commitment:\n{screen}");
     }
@@ -1118,17 +1280,17 @@ fn is_graphic(symbol: &str) -> bool {
 /// Every character drawn in every state of every shipped theme reaches WCAG AA against the
 /// background it is drawn on (4.5:1 for text, 3:1 for lines and blocks), and AAA (7:1) in
 /// high-contrast.
-#[tokio::test]
-async fn every_drawn_character_is_readable_in_every_theme() {
+#[test]
+fn every_drawn_character_is_readable_in_every_theme() {
     let mut failures = Vec::new();
     for theme in ["dark", "light", "high-contrast"] {
         for name in ALL {
-            let mut h = state(name, theme).await;
-            let need = h.runner.app.theme().promised_contrast();
-            let colors = h.runner.app.theme().colors.clone();
+            let mut h = state(name, theme);
+            let need = h.app().theme().promised_contrast();
+            let colors = h.app().theme().colors.clone();
             for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-                h.runner.app.screen_mut().resize(w, hgt);
-                let buffer = render(&h.runner.app, w, hgt);
+                h.resize(w, hgt);
+                let buffer = render(h.app(), w, hgt);
                 for y in 0..hgt {
                     for x in 0..w {
                         let cell = &buffer[(x, y)];
@@ -1182,10 +1344,8 @@ async fn every_drawn_character_is_readable_in_every_theme() {
 
 /// A long Provenance (many sources, a long method, long evidence) wraps in the User State
 /// tab at 120 and 80 columns: every source, the whole method and the evidence show, none cut.
-#[tokio::test]
-async fn user_state_wraps_every_long_line() {
-    use bkn_explorer::client::turn::{Reply, Turn};
-    use bkn_explorer::protocol::raw::RawJson;
+#[test]
+fn user_state_wraps_every_long_line() {
     let sources = [
         "baseline User#Ana (users file)",
         "Feedback.Hypothesis",
@@ -1206,36 +1366,17 @@ async fn user_state_wraps_every_long_line() {
             "Evidence": ["one piece of evidence long enough to wrap over more than one line of \
                 an eighty-column pane, ending in the word lastpiece"]}});
     for (w, hgt) in [(120u16, 40u16), (80, 24)] {
-        let mut h = scripted("dark");
-        let turn = Turn {
-            request: RawJson::from_value(&request),
-            reply: Reply::Response(RawJson::from_value(&response)),
-            findings: Vec::new(),
-            sent: "2026-01-01T00:00:00.000Z".into(),
-            received: Some("2026-01-01T00:00:00.004Z".into()),
-            latency_ms: 4.0,
-            new_session: false,
-            asked: Vec::new(),
-        };
-        h.runner
-            .app
-            .workspace_mut()
-            .dialogues_mut()
-            .nth(USR)
-            .unwrap()
-            .load_turns([turn]);
+        let mut h = scripted_with(theme("dark"), |s| {
+            s.dialogues[USR]
+                .turns
+                .push(recorded_turn((request.clone(), response.clone())));
+        });
         show(&mut h, USR, 8, DetailTab::UserState, Pane::Detail);
         // To the tab's last page.
-        h.runner
-            .app
-            .workspace_mut()
-            .dialogues_mut()
-            .nth(USR)
-            .unwrap()
-            .transcript
-            .detail_scroll = 1000;
-        h.runner.app.screen_mut().resize(w, hgt);
-        let shown = text(&render(&h.runner.app, w, hgt));
+        h.key(KeyCode::End);
+        h.resize(w, hgt);
+        h.key(KeyCode::End);
+        let shown = text(&render(h.app(), w, hgt));
         for source in sources {
             // A source may wrap between its words, never inside one.
             let words: Vec<&str> = source.split(' ').collect();
@@ -1258,45 +1399,63 @@ async fn user_state_wraps_every_long_line() {
 /// Watched dialogues of one proxy have names equal but for their number: each tab shows what
 /// tells it apart, and all four show in the free width of a 120-column bar (none hidden
 /// behind `1›`); dialogues with equal names show their short DialogID.
-#[tokio::test]
-async fn tabs_tell_dialogues_apart_and_use_the_free_width() {
-    // The fixture's four dialogues, named as the proxy names what it watches.
-    let mut h = scripted("dark");
-    let app = &mut h.runner.app;
-    assert_eq!(app.workspace().dialogues().len(), 4);
-    for n in 0..4 {
-        let d = app.workspace_mut().dialogues_mut().nth(n).unwrap();
-        d.name = format!("127.0.0.1:18080 live {}", n + 1);
-        d.status = Status::Live;
-    }
-    let first = app.workspace().dialogues().id_at(0).unwrap();
-    app.show_dialogue(first);
-    let top = |h: &Harness, w: u16| {
-        text(&render(&h.runner.app, w, 30))
+#[test]
+fn tabs_tell_dialogues_apart_and_use_the_free_width() {
+    use bkn_explorer::session::journal::Line;
+    use bkn_explorer::tui::event::WatchEvent;
+    let top = |h: &Fixture, w: u16| {
+        text(&render(h.app(), w, 30))
             .lines()
             .next()
             .unwrap()
             .to_owned()
     };
+    // Four dialogues of one proxy's recording, followed as they pass it.
+    let (h, _) = Fixture::start(options(Vec::new(), "dark"));
+    let mut h = h.framed();
+    let line = |l: Line| Event::Watch(WatchEvent::Line(Box::new(l)));
+    h.event(Event::Watch(WatchEvent::Started(PathBuf::from(
+        "/data/recordings/r.jsonl",
+    ))));
+    let server = bkn_explorer::client::spec::ServerSpec::from_url("http://127.0.0.1:18080/mcp")
+        .expect("a URL");
+    let name = server.name.clone();
+    h.event(line(Line::Start {
+        name: None,
+        servers: vec![server],
+        lock: None,
+    }));
+    for id in 1..=4 {
+        h.event(line(Line::Dialogue {
+            id,
+            server: name.clone(),
+            interface: Interface::Dac,
+            dialog_id: format!("{id}{id}{id}{id}-x"),
+            protocol_version: None,
+        }));
+    }
+    assert_eq!(h.app().workspace().dialogues().len(), 4);
     let bar = top(&h, 120);
     for n in 1..=4 {
         assert!(
-            bar.contains(&format!("live {n}")),
+            bar.contains(&format!("proxied {n}")),
             "tab {n} not told apart: {bar}"
         );
     }
     assert!(!bar.contains('›'), "a tab hidden with room to spare: {bar}");
-    // Equal names: the short DialogID tells them apart.
-    for (n, id) in (0..4).zip([
+    // Equal names (a session file's): the short DialogID tells them apart.
+    let ids = [
         "aaaa1111-x-1",
         "bbbb2222-x-2",
         "cccc3333-x-3",
         "dddd4444-x-4",
-    ]) {
-        let d = h.runner.app.workspace_mut().dialogues_mut().nth(n).unwrap();
-        d.name = "127.0.0.1:18080 live".into();
-        d.link.dialog_id = Some(id.into());
-    }
+    ];
+    let h = scripted_with(theme("dark"), |s| {
+        for (d, id) in s.dialogues.iter_mut().zip(ids) {
+            d.name = Some("127.0.0.1:18080 live".into());
+            d.dialog_id = id.into();
+        }
+    });
     let bar = top(&h, 120);
     for id in ["aaaa", "bbbb", "cccc", "dddd"] {
         assert!(bar.contains(id), "DialogID {id} not shown: {bar}");
@@ -1305,18 +1464,17 @@ async fn tabs_tell_dialogues_apart_and_use_the_free_width() {
 
 /// At a tiny size (30x8) a hint too long for its place shows not at all, never as a fragment
 /// cut into a field (`Question     t: compose a Re`).
-#[tokio::test]
-async fn a_tiny_screen_shows_no_hint_fragment() {
-    let mut h = state("usr_fresh_dialogue", "dark").await;
-    let server = h.runner.app.workspace().servers().id_at(0).unwrap();
-    let mut d = DialogueState::new(9997, "domain-access #2".into(), server, Interface::Dac);
-    d.status = Status::Open;
-    let id = h.runner.app.workspace_mut().add_dialogue(d);
-    h.runner.app.show_dialogue(id);
-    h.runner.app.screen_mut().set_focus(Pane::Composer);
+#[test]
+fn a_tiny_screen_shows_no_hint_fragment() {
+    let mut h = state("usr_fresh_dialogue", "dark");
+    // A Domain Access dialogue of its own, open, a clarification being composed.
+    let key = new_dialogue(&mut h, TOUR);
+    h.opened(key);
+    fresh_composer(&mut h, Kind::Clarification);
+    go_to(&mut h, "Question");
     for (w, hgt) in [(30u16, 8u16), (40, 10), (30, 12)] {
-        h.runner.app.screen_mut().resize(w, hgt);
-        let shown = text(&render(&h.runner.app, w, hgt));
+        h.resize(w, hgt);
+        let shown = text(&render(h.app(), w, hgt));
         assert!(
             !shown.contains("compose a") || shown.contains("compose a Request below and press"),
             "{w}x{hgt}: a hint cut to a fragment:\n{shown}"

@@ -17,6 +17,7 @@ use bkn_explorer::tui::composer::Mode;
 use bkn_explorer::tui::dialogue::Status;
 use bkn_explorer::tui::ids::DialogueId;
 use bkn_explorer::tui::overlay::Overlay;
+use bkn_explorer::tui::testing::Drive;
 use common::tui::{Harness, options, render, text};
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use serde_json::Value;
@@ -110,20 +111,9 @@ fn choose_kind(h: &mut Harness, kind: Kind) {
     panic!("the Kind row never showed {}", kind.as_str());
 }
 
-/// Empties the field the composer is on.
+/// Empties the field the composer is on (F7).
 fn clear_field(h: &mut Harness) {
-    let d = current(&h.runner.app);
-    let c = &mut h
-        .runner
-        .app
-        .workspace_mut()
-        .dialogue_mut(d)
-        .unwrap()
-        .composer;
-    if let Some(i) = c.focused_field() {
-        c.fields[i].editor.select_all();
-        c.fields[i].editor.cut();
-    }
+    h.key(KeyCode::F(7));
 }
 
 fn fill(h: &mut Harness, label: &str, text: &str) {
@@ -152,7 +142,7 @@ async fn send(h: &mut Harness) -> usize {
             .get(d)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some(),
         "F5 did not start a turn; the screen:\n{}",
         text(&render(&h.runner.app, 120, 40))
@@ -291,42 +281,15 @@ async fn every_kind_is_composed_sent_and_shown() {
         .iter()
         .position(|k| *k == Kind::Feasibility)
         .unwrap();
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(feasibility));
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Feasibility;
+    h.show_nth(0);
+    h.select_turn(feasibility);
+    h.detail_tab(DetailTab::Feasibility);
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("Ack"), "{screen}");
     assert!(screen.contains("InsRights"), "{screen}");
     // The commitment of the last turn is retained, and the Commitments tab says so.
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(Kind::VARIANTS.len() - 1));
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Commitments;
+    h.select_turn(Kind::VARIANTS.len() - 1);
+    h.detail_tab(DetailTab::Commitments);
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(
         screen.contains("c1") && screen.contains("retained"),
@@ -392,7 +355,7 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some()
     );
     // Esc leaves the composer (NAV, always); Esc again cancels the pending turn.
@@ -405,7 +368,7 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some()
     );
     h.key(KeyCode::Esc);
@@ -434,7 +397,7 @@ async fn a_slow_turn_is_pending_without_blocking_and_esc_cancels_it() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_none()
     );
     assert_eq!(
@@ -464,8 +427,7 @@ async fn a_turn_answered_with_a_task_shows_its_status_and_esc_sends_tasks_cancel
             .nth(0)
             .unwrap()
             .link
-            .pending
-            .as_ref()
+            .pending()
             .and_then(|p| p.task.as_ref())
             .is_some_and(|t| t.task_id == "task-1" && t.status == "working")
     })
@@ -525,7 +487,7 @@ async fn keys_still_work_while_a_turn_is_pending() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some()
     );
     h.key(KeyCode::F(6)); // leave the composer (Tab goes to its next field)
@@ -545,7 +507,7 @@ async fn keys_still_work_while_a_turn_is_pending() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_some(),
         "Esc closed the help only"
     );
@@ -570,7 +532,7 @@ async fn dialogues_open_switch_and_close() {
     assert_eq!(shown(&h.runner.app), 0);
     // n opens a new dialogue (a new MCP session) on the server of the dialogue in view,
     // wherever the sidebar points.
-    h.runner.app.screen_mut().set_focus(Pane::Sidebar);
+    h.focus(Pane::Sidebar);
     h.key(KeyCode::Down);
     h.key(KeyCode::Down);
     assert_eq!(h.runner.app.sidebar().selected(), 2);
@@ -587,7 +549,7 @@ async fn dialogues_open_switch_and_close() {
         .workspace()
         .dialogues()
         .values()
-        .map(|d| d.link.dialog_id.clone())
+        .map(|d| d.link.dialog_id().map(str::to_owned))
         .collect();
     assert_ne!(ids[0], ids[2], "a new dialogue has its own DialogID");
     assert_eq!(
@@ -623,8 +585,8 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
         .nth(0)
         .unwrap()
         .link
-        .dialog_id
-        .clone();
+        .dialog_id()
+        .map(str::to_owned);
     let turn = send(&mut h).await;
     match &h
         .runner
@@ -671,7 +633,8 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
             .nth(0)
             .unwrap()
             .link
-            .dialog_id,
+            .dialog_id()
+            .map(str::to_owned),
         first_id
     );
     assert_eq!(
@@ -682,7 +645,7 @@ async fn a_server_that_dies_costs_one_turn_and_r_continues_in_a_new_session() {
             .nth(0)
             .unwrap()
             .link
-            .next_turn,
+            .next_turn(),
         0
     );
     assert_eq!(
@@ -721,15 +684,7 @@ async fn a_reply_that_breaks_the_binding_shows_its_findings() {
         "{findings:?}"
     );
     h.key(KeyCode::Esc);
-    h.runner.app.screen_mut().set_focus(Pane::Detail);
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Findings;
+    h.detail_tab(DetailTab::Findings);
     let screen = text(&render(&h.runner.app, 120, 40));
     assert!(screen.contains("/RequestID"), "{screen}");
     assert!(screen.contains("findings"), "{screen}");
@@ -759,8 +714,7 @@ async fn the_reference_server_over_http() {
             .nth(0)
             .unwrap()
             .link
-            .dialog_id
-            .as_deref(),
+            .dialog_id(),
         r["DialogID"].as_str(),
         "over HTTP the DialogID is the MCP session's"
     );
@@ -799,7 +753,7 @@ async fn the_raw_editor_sends_what_it_shows_and_stays_in_sync_with_the_form() {
             .nth(0)
             .unwrap()
             .link
-            .pending
+            .pending()
             .is_none(),
         "bad JSON is not sent"
     );
@@ -855,10 +809,7 @@ async fn a_session_is_saved_and_opened_again() {
     send(&mut h).await;
     h.key_with(KeyCode::Char('s'), KeyModifiers::CONTROL);
     assert!(matches!(h.runner.app.overlay(), Some(Overlay::Prompt(_))));
-    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
-        p.input = bkn_explorer::tui::overlay::Input::new("");
-    }
-    h.type_text(&path.display().to_string());
+    h.retype_prompt(&path.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the save", |app| {
         app.session().path().is_some() && !app.session().saving()
@@ -917,26 +868,9 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
     )
     .unwrap();
     h.show_session(session);
-    let id = h.runner.app.workspace().dialogues().id_at(0);
-    h.runner.app.workspace_mut().set_current(id);
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(0));
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Raw;
-    h.runner.app.screen_mut().set_focus(Pane::Detail);
-    h.draw();
+    h.show_nth(0);
+    h.select_turn(0);
+    h.detail_tab(DetailTab::Raw);
     h.key(KeyCode::End);
     let at_end = h.screen();
     let (_, shown) = h.runner.hits.detail_top.expect("the detail was drawn");
@@ -964,25 +898,27 @@ async fn after_end_the_detail_scrolls_back_from_the_last_page() {
 /// dialogue and the Replay tab shows recorded and new side by side.
 async fn replayed(domain: Option<&std::path::Path>) -> Harness {
     let mut h = Harness::new(options(Vec::new(), "dark"));
-    let session =
+    let mut session =
         bkn_explorer::session::Session::load(&common::tui::root().join("sessions/dac-tour.json"))
             .unwrap();
-    h.show_session(session);
+    // The session's server, run on another domain file.
     if let Some(path) = domain
-        && let bkn_explorer::client::spec::TransportSpec::Embedded { args, .. } = &mut h
-            .runner
-            .app
-            .workspace_mut()
-            .servers_mut()
-            .next()
-            .unwrap()
-            .spec
-            .transport
+        && let bkn_explorer::client::spec::TransportSpec::Embedded { args, .. } =
+            &mut session.servers[0].transport
     {
         *args = vec!["--domain".into(), path.display().to_string()];
     }
-    h.runner.app.screen_mut().set_focus(Pane::Transcript);
+    h.show_session(session);
+    h.focus(Pane::Transcript);
     h.key(KeyCode::Char('r'));
+    // A command of the file's own (another domain) is started once the user says so.
+    if domain.is_some() {
+        assert!(
+            matches!(h.runner.app.overlay(), Some(Overlay::Confirm(c)) if c.title.starts_with("Start")),
+            "r asks before it starts the file's command"
+        );
+        h.key(KeyCode::Char('y'));
+    }
     assert_eq!(h.runner.app.shown_detail_tab(), DetailTab::Replay);
     h.until(WAIT, "the replay to finish", |app| {
         app.workspace()
@@ -990,8 +926,7 @@ async fn replayed(domain: Option<&std::path::Path>) -> Harness {
             .nth(0)
             .unwrap()
             .runs
-            .replay
-            .as_ref()
+            .replay()
             .is_some_and(|r| !r.running)
     })
     .await;
@@ -1009,8 +944,7 @@ async fn the_tour_replays_from_the_explorer_without_differences() {
         .nth(0)
         .unwrap()
         .runs
-        .replay
-        .as_ref()
+        .replay()
         .unwrap();
     assert_eq!((r.done, r.differing, r.error.as_ref()), (10, 0, None));
     let screen = text(&render(&h.runner.app, 120, 40));
@@ -1037,8 +971,7 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .nth(0)
         .unwrap()
         .runs
-        .replay
-        .as_ref()
+        .replay()
         .unwrap();
     assert!(r.differing > 0, "a poorer wallet changes some answers");
     // The first turn that differs, in the Replay tab.
@@ -1054,14 +987,7 @@ async fn a_replay_against_a_changed_domain_shows_the_differences_side_by_side() 
         .iter()
         .position(|t| t.replay.as_ref().is_some_and(|r| !r.differences.is_empty()))
         .unwrap();
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(differing));
+    h.select_turn(differing);
     let screen = text(&render(&h.runner.app, 160, 50));
     assert!(
         screen.contains("recorded") && screen.contains("replayed"),
@@ -1202,16 +1128,14 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
     let mut h = on_reference_servers().await;
     h.key(KeyCode::Esc);
     h.act(bkn_explorer::tui::action::Action::RunScenario);
-    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
-        p.input = bkn_explorer::tui::overlay::Input::new("scenarios/dac-kiosk.yaml");
-    }
+    h.retype_prompt("scenarios/dac-kiosk.yaml");
     h.key(KeyCode::Enter);
     h.until(WAIT, "the scenario to finish", |app| {
         app.workspace()
             .dialogues()
             .values()
             .last()
-            .and_then(|d| d.runs.scenario.as_ref())
+            .and_then(|d| d.runs.scenario())
             .is_some_and(|s| !s.running)
     })
     .await;
@@ -1231,7 +1155,7 @@ async fn a_scenario_runs_in_the_explorer_step_by_step() {
             .all(|t| t.expect.as_ref().is_some_and(|e| e.failures.is_empty())),
         "every step passed"
     );
-    assert_eq!(d.runs.scenario.as_ref().unwrap().passed, 5);
+    assert_eq!(d.runs.scenario().unwrap().passed, 5);
     let screen = h.screen();
     assert!(screen.contains("test: a kiosk on the stage"), "{screen}");
     assert!(screen.contains("✓"), "{screen}");
@@ -1262,8 +1186,8 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
         .nth(0)
         .unwrap()
         .link
-        .dialog_id
-        .clone();
+        .dialog_id()
+        .map(str::to_owned);
     choose_kind(&mut h, Kind::Commitment);
     fill(
         &mut h,
@@ -1289,7 +1213,8 @@ async fn a_reconnect_over_2026_goes_on_with_the_dialogue_and_its_state() {
             .nth(0)
             .unwrap()
             .link
-            .dialog_id,
+            .dialog_id()
+            .map(str::to_owned),
         dialog_id,
         "the same dialogue"
     );
@@ -1433,32 +1358,16 @@ async fn deep_request_in_the_explorer() {
         Some(&serde_json::json!("bottom"))
     );
     // Shown: the transcript, and the Raw tab from its first page to its last.
-    let id = h.runner.app.workspace().dialogues().id_at(0);
-    h.runner.app.workspace_mut().set_current(id);
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .select(Some(0));
-    h.runner
-        .app
-        .workspace_mut()
-        .dialogues_mut()
-        .next()
-        .unwrap()
-        .transcript
-        .detail_tab = DetailTab::Raw;
-    h.runner.app.screen_mut().set_focus(Pane::Detail);
+    h.show_nth(0);
+    h.select_turn(0);
+    h.detail_tab(DetailTab::Raw);
     let first = h.screen();
     assert!(first.contains("DataXMData"), "{first}");
     h.key(KeyCode::End);
     assert_ne!(h.screen(), first, "the last page of the deep Request");
 
     // Replayed: its Request sent again in a fresh dialogue, the same answer.
-    h.runner.app.screen_mut().set_focus(Pane::Transcript);
+    h.focus(Pane::Transcript);
     h.key(KeyCode::Char('r'));
     h.until(WAIT, "the replay to finish", |app| {
         app.workspace()
@@ -1466,8 +1375,7 @@ async fn deep_request_in_the_explorer() {
             .nth(0)
             .unwrap()
             .runs
-            .replay
-            .as_ref()
+            .replay()
             .is_some_and(|r| !r.running)
     })
     .await;
@@ -1479,8 +1387,7 @@ async fn deep_request_in_the_explorer() {
         .nth(0)
         .unwrap()
         .runs
-        .replay
-        .as_ref()
+        .replay()
         .unwrap();
     assert_eq!((r.done, r.differing, r.error.as_ref()), (1, 0, None));
 
@@ -1490,7 +1397,7 @@ async fn deep_request_in_the_explorer() {
         app.workspace()
             .dialogues()
             .nth(1)
-            .is_some_and(|d| d.transcript.len() == 1 && d.runs.takeover.is_none())
+            .is_some_and(|d| d.transcript.len() == 1 && d.runs.takeover().is_none())
     })
     .await;
     let taken = &h
@@ -1517,10 +1424,7 @@ async fn deep_request_in_the_explorer() {
     let saved = dir.path().join("saved.json");
     h.act(bkn_explorer::tui::action::Action::SaveAs);
     assert!(matches!(h.runner.app.overlay(), Some(Overlay::Prompt(_))));
-    if let Some(Overlay::Prompt(p)) = h.runner.app.overlay_mut() {
-        p.input = bkn_explorer::tui::overlay::Input::new("");
-    }
-    h.type_text(&saved.display().to_string());
+    h.retype_prompt(&saved.display().to_string());
     h.key(KeyCode::Enter);
     h.until(WAIT, "the save", |app| {
         app.session().path() == Some(saved.as_path()) && !app.session().saving()
@@ -1568,8 +1472,7 @@ async fn the_generation_and_where_state_lives_are_shown() {
         (0, "2025-11-25 (in its session)"),
         (1, "2026-07-28 (by DialogID)"),
     ] {
-        let id = h.runner.app.workspace().dialogues().id_at(d);
-        h.runner.app.workspace_mut().set_current(id);
+        h.show_nth(d);
         let screen = text(&render(&h.runner.app, 160, 40));
         assert!(screen.contains(&format!("connected {words}")), "{screen}");
     }

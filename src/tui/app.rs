@@ -124,23 +124,58 @@ pub struct Paths {
     pub cwd: PathBuf,
 }
 
-/// A proxy's recording followed as it grows.
+/// A proxy's recording followed as it grows: which of its dialogues is which tab, and its
+/// servers. Changed as the recording's lines come (its start, a dialogue's), read through
+/// its accessors.
 #[derive(Clone, Debug, Default)]
 pub struct Live {
-    pub path: PathBuf,
+    path: PathBuf,
     /// The recording's dialogue ids and the keys of their tabs.
-    pub dialogues: Vec<(u64, DialogueKey)>,
+    dialogues: Vec<(u64, DialogueKey)>,
     /// Its servers.
-    pub servers: Vec<ServerId>,
+    servers: Vec<ServerId>,
 }
 
 impl Live {
+    /// Following the recording at `path`, from its start.
+    pub fn new(path: PathBuf) -> Live {
+        Live {
+            path,
+            ..Live::default()
+        }
+    }
+
+    /// The recording followed.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
     /// The tab of a recorded dialogue, once it has one.
     pub fn key_of(&self, dialogue: u64) -> Option<DialogueKey> {
         self.dialogues
             .iter()
             .find(|(id, _)| *id == dialogue)
             .map(|(_, k)| *k)
+    }
+
+    /// The tabs of the recording's dialogues.
+    pub fn keys(&self) -> impl Iterator<Item = DialogueKey> + '_ {
+        self.dialogues.iter().map(|(_, k)| *k)
+    }
+
+    /// The recording's servers, in its order.
+    pub fn servers(&self) -> &[ServerId] {
+        &self.servers
+    }
+
+    /// The recording began: these are its servers in the sidebar.
+    pub fn started_on(&mut self, servers: Vec<ServerId>) {
+        self.servers = servers;
+    }
+
+    /// A dialogue of the recording began, shown in the tab of `key`.
+    pub fn dialogue_began(&mut self, dialogue: u64, key: DialogueKey) {
+        self.dialogues.push((dialogue, key));
     }
 }
 
@@ -265,7 +300,8 @@ impl App {
         (app, effects)
     }
 
-    // ---- what the view, the runner and the tests read ----
+    // ---- what the view, the runner and the tests read (the state changes only through
+    // `handle`, in `update`) ----
 
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
@@ -332,41 +368,6 @@ impl App {
         self.certify.as_ref()
     }
 
-    // ---- for tests and benches that set a scene up to draw (update changes the state
-    // through events; these reach past it) ----
-
-    pub fn workspace_mut(&mut self) -> &mut Workspace {
-        &mut self.workspace
-    }
-
-    pub fn screen_mut(&mut self) -> &mut Screen {
-        &mut self.screen
-    }
-
-    pub fn session_mut(&mut self) -> &mut SessionFile {
-        &mut self.session
-    }
-
-    pub fn log_mut(&mut self) -> &mut LogState {
-        &mut self.log
-    }
-
-    pub fn overlay_mut(&mut self) -> Option<&mut Overlay> {
-        self.overlay.as_mut()
-    }
-
-    pub fn set_overlay(&mut self, overlay: Option<Overlay>) {
-        self.overlay = overlay;
-    }
-
-    pub fn set_theme(&mut self, theme: Theme) {
-        self.config.theme = theme;
-    }
-
-    pub fn certify_mut(&mut self) -> &mut Option<crate::tui::certify::CertifyPane> {
-        &mut self.certify
-    }
-
     /// The pane that has the focus.
     pub fn focus(&self) -> Pane {
         self.screen.focus()
@@ -384,7 +385,7 @@ impl App {
 
     /// Asks about the next autosave of an earlier run, if there is one and nothing else is
     /// being asked.
-    pub fn offer_recovery(&mut self) {
+    pub(crate) fn offer_recovery(&mut self) {
         if self.overlay.is_some() {
             return;
         }
@@ -425,7 +426,7 @@ impl App {
         }));
     }
 
-    pub fn add_server(&mut self, spec: ServerSpec, interface: Interface) -> ServerId {
+    pub(crate) fn add_server(&mut self, spec: ServerSpec, interface: Interface) -> ServerId {
         self.workspace.add_server(spec, interface)
     }
 
@@ -461,7 +462,7 @@ impl App {
 
     /// Opens a new dialogue (a new MCP session) on a server, in a new tab, and shows it.
     /// None when the server is gone.
-    pub fn open_dialogue(
+    pub(crate) fn open_dialogue(
         &mut self,
         server: ServerId,
         interface: Interface,
@@ -472,7 +473,7 @@ impl App {
 
     /// The same, asking first for the MCP generation of `spoke` (the version a dialogue it
     /// goes on with spoke: a take-over).
-    pub fn open_dialogue_as(
+    pub(crate) fn open_dialogue_as(
         &mut self,
         server: ServerId,
         interface: Interface,
@@ -509,7 +510,7 @@ impl App {
     /// Shows a dialogue, keeping the focus of the one that was shown with it; but never
     /// into the composer from outside it (switching dialogues in NAV leaves letters commands:
     /// only the user's own keys enter EDIT).
-    pub fn show_dialogue(&mut self, id: DialogueId) {
+    pub(crate) fn show_dialogue(&mut self, id: DialogueId) {
         let focus = self.screen.focus();
         if let Some(old) = self.workspace.current_dialogue_mut() {
             old.transcript.focus = Some(focus);
@@ -530,12 +531,12 @@ impl App {
         self.workspace.current_dialogue()
     }
 
-    pub fn current_dialogue_mut(&mut self) -> Option<&mut DialogueState> {
+    pub(crate) fn current_dialogue_mut(&mut self) -> Option<&mut DialogueState> {
         self.workspace.current_dialogue_mut()
     }
 
     /// Tells the person something (the time is the event's).
-    pub fn notify(&mut self, text: impl Into<String>, severity: Severity) {
+    pub(crate) fn notify(&mut self, text: impl Into<String>, severity: Severity) {
         self.notices.push(text.into(), severity, self.screen.now());
     }
 
@@ -562,8 +563,8 @@ impl App {
         match self.current_dialogue() {
             Some(d) => DetailTab::for_interface(
                 d.interface,
-                d.runs.replay.is_some(),
-                d.runs.scenario.is_some(),
+                d.runs.replay().is_some(),
+                d.runs.scenario().is_some(),
             ),
             None => vec![DetailTab::Answer],
         }

@@ -27,6 +27,8 @@ pub mod screen;
 pub mod search;
 pub mod session_file;
 pub mod sidebar;
+#[doc(hidden)]
+pub mod testing;
 pub mod theme;
 pub mod toml_places;
 pub mod update;

@@ -1058,7 +1058,7 @@ fn matters(app: &App, event: &Event) -> bool {
                     .workspace()
                     .dialogues()
                     .values()
-                    .any(|d| d.link.pending.is_some() || d.status == Status::Connecting)
+                    .any(|d| d.link.pending().is_some() || d.status == Status::Connecting)
                 || app
                     .workspace()
                     .servers()

@@ -29,30 +29,19 @@ pub fn root() -> PathBuf {
 /// The explorer's options for a test: the given servers and theme, no user data directory
 /// (nothing is autosaved outside the test), the repository's `sessions/`.
 pub fn options(servers: Vec<ServerSpec>, theme: &str) -> Options {
-    let theme = Theme::built_in(theme).expect("a built-in theme");
-    Options {
-        servers,
-        session: None,
-        theme,
-        theme_warning: None,
-        themes: Theme::names(None),
-        keymap: Default::default(),
-        paths: Paths {
-            data_dir: None,
-            autosave: None,
-            drafts: None,
-            sessions_dir: root().join("sessions"),
-            sessions_dir_exists: true,
-            scenarios_dir_exists: true,
-            cwd: root(),
-        },
-        recover: Vec::new(),
-        overrides: Default::default(),
-        in_tmux: false,
-        found: Vec::new(),
-        watch: None,
-        token: None,
-    }
+    let mut options = bkn_explorer::tui::testing::options(servers);
+    options.theme = Theme::built_in(theme).expect("a built-in theme");
+    options.themes = Theme::names(None);
+    options.paths = Paths {
+        data_dir: None,
+        autosave: None,
+        drafts: None,
+        sessions_dir: root().join("sessions"),
+        sessions_dir_exists: true,
+        scenarios_dir_exists: true,
+        cwd: root(),
+    };
+    options
 }
 
 /// How the tests connect: the built binary for the embedded servers, a generous timeout.
@@ -85,24 +74,19 @@ impl Harness {
     pub fn with(options: Options, connect: ConnectOptions, config_dir: Option<PathBuf>) -> Harness {
         let (tx, events) = mpsc::unbounded_channel();
         let theme_dir = config_dir.as_ref().map(|d| d.join("themes"));
-        let mut runner = Runner::new(options, connect, theme_dir, config_dir, tx);
-        runner.app.screen_mut().resize(120, 40);
+        let runner = Runner::new(options, connect, theme_dir, config_dir, tx);
         let mut h = Harness {
             runner,
             events,
             width: 120,
             height: 40,
         };
-        h.draw();
+        h.resize(120, 40);
         h
     }
 
     pub fn app(&self) -> &App {
         &self.runner.app
-    }
-
-    pub fn app_mut(&mut self) -> &mut App {
-        &mut self.runner.app
     }
 
     /// Draws a frame (as the loop does after an event); returns it.
@@ -230,6 +214,26 @@ impl Harness {
         while let Ok(event) = self.events.try_recv() {
             self.event(event);
         }
+    }
+}
+
+/// The person's gestures (`tui::testing::Drive`) on the runner: clicks land where its last
+/// frame drew things.
+impl bkn_explorer::tui::testing::Drive for Harness {
+    fn app(&self) -> &App {
+        &self.runner.app
+    }
+
+    fn hits(&self) -> &bkn_explorer::tui::hits::Hits {
+        &self.runner.hits
+    }
+
+    fn input(&mut self, input: Event) {
+        self.event(AppEvent::Input(input));
+    }
+
+    fn redraw(&mut self) {
+        Harness::draw(self);
     }
 }
 

@@ -267,7 +267,7 @@ impl App {
 
     /// *Certify this server*: shows the run of the server in view when there is one, else
     /// starts one on it (the interface of the dialogue in view).
-    pub fn certify_this_server(&mut self, fx: &mut Vec<Effect>) {
+    pub(crate) fn certify_this_server(&mut self, fx: &mut Vec<Effect>) {
         let Some(server) = self.server_in_view() else {
             self.notify("no server to certify: add one first (a)", Severity::Warning);
             return;
@@ -324,7 +324,7 @@ impl App {
     }
 
     /// What the runner reports; events of an older run are dropped.
-    pub fn certify_event(&mut self, event: CertifyEvent) {
+    pub(crate) fn certify_event(&mut self, event: CertifyEvent) {
         let Some(c) = &mut self.certify else { return };
         let id = c.run;
         match event {
@@ -404,7 +404,7 @@ impl App {
     }
 
     /// A key while the pane is shown (and no overlay is open over it).
-    pub fn certify_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) -> Handled {
+    pub(crate) fn certify_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) -> Handled {
         let Some(c) = &mut self.certify else {
             return Handled::Ignored;
         };
@@ -445,7 +445,7 @@ impl App {
     }
 
     /// What the pane's actions do (by key, or from the palette: then the pane shows).
-    pub fn certify_act(&mut self, action: Action, fx: &mut Vec<Effect>) {
+    pub(crate) fn certify_act(&mut self, action: Action, fx: &mut Vec<Effect>) {
         let Some(c) = &mut self.certify else {
             self.notify(
                 format!(
@@ -504,7 +504,7 @@ impl App {
 
     /// Opens the selected rule's evidence: each of its dialogues a recorded dialogue of the
     /// server, shown as an opened session's (read-only; `r` replays it).
-    pub fn certify_open_evidence(&mut self) {
+    pub(crate) fn certify_open_evidence(&mut self) {
         let Some(c) = &mut self.certify else { return };
         let Some(result) = c.selected_result().cloned() else {
             return;
@@ -551,7 +551,7 @@ impl App {
                 d.server == server
                     && d.status == Status::Recorded
                     && d.name == name
-                    && d.link.dialog_id.as_deref() == Some(record.dialog_id.as_str())
+                    && d.link.dialog_id() == Some(record.dialog_id.as_str())
             }) {
                 Some(i) => i,
                 None => {
@@ -585,7 +585,7 @@ impl App {
 
     /// The mouse while the pane is shown: a click selects a row (on the selected row: opens
     /// its evidence), the wheel moves, a click outside hides the pane.
-    pub fn certify_mouse(&mut self, mouse: MouseEvent, hits: &Hits, fx: &mut Vec<Effect>) {
+    pub(crate) fn certify_mouse(&mut self, mouse: MouseEvent, hits: &Hits, fx: &mut Vec<Effect>) {
         let at = Position::new(mouse.column, mouse.row);
         match mouse.kind {
             MouseEventKind::ScrollUp => self.certify_act(Action::Up, fx),
@@ -609,7 +609,7 @@ impl App {
     }
 
     /// Pasted text goes into the path being typed; the pane has nothing else to type into.
-    pub fn certify_paste(&mut self, text: &str) {
+    pub(crate) fn certify_paste(&mut self, text: &str) {
         if let Some(s) = self.certify.as_mut().and_then(|c| c.saving.as_mut()) {
             s.input
                 .insert_str(text.lines().next().unwrap_or_default().trim());

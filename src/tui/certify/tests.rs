@@ -10,66 +10,46 @@ use crate::protocol::raw::RawJson;
 use crate::tui::app::{Options, Paths};
 use crate::tui::event::Event;
 use crate::tui::overlay::Overlay;
-use crate::tui::theme::Theme;
+use crate::tui::testing::Fixture;
+use ratatui::crossterm::event::Event as Input;
 use ratatui::crossterm::event::KeyCode;
-use ratatui::crossterm::event::{Event as Input, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
-use std::time::Instant;
 
+/// Both reference servers, only the dark theme, and nothing but a working folder.
 fn options() -> Options {
-    Options {
-        servers: vec![
-            ServerSpec::embedded(Interface::Dac),
-            ServerSpec::embedded(Interface::Usr),
-        ],
-        session: None,
-        theme: Theme::dark(),
-        theme_warning: None,
-        themes: vec!["dark".into()],
-        keymap: Default::default(),
-        paths: Paths {
-            cwd: PathBuf::from("/work"),
-            ..Paths::default()
-        },
-        recover: Vec::new(),
-        overrides: Default::default(),
-        in_tmux: false,
-        found: Vec::new(),
-        watch: None,
-        token: None,
-    }
+    let mut options = crate::tui::testing::options(vec![
+        ServerSpec::embedded(Interface::Dac),
+        ServerSpec::embedded(Interface::Usr),
+    ]);
+    options.themes = vec!["dark".into()];
+    options.paths = Paths {
+        cwd: PathBuf::from("/work"),
+        ..Paths::default()
+    };
+    options
 }
 
-struct T {
-    app: App,
-    now: Instant,
+/// The explorer driven through events (`tui::testing`), with the pane's own gestures.
+type T = Fixture;
+
+/// Both reference servers, none connected yet.
+fn started() -> T {
+    Fixture::start(options()).0
 }
 
-impl T {
-    fn new() -> T {
-        let now = Instant::now();
-        let (app, _) = App::new(options(), now);
-        T { app, now }
-    }
+trait Certifying {
+    fn certify(&mut self, event: CertifyEvent) -> Vec<Effect>;
+    fn pane(&self) -> &CertifyPane;
+    fn start(&mut self) -> u64;
+}
 
-    fn event(&mut self, event: Event) -> Vec<Effect> {
-        self.now += Duration::from_millis(10);
-        self.app.handle(event, self.now, &Hits::default())
-    }
-
-    fn key(&mut self, code: KeyCode) -> Vec<Effect> {
-        self.event(Event::Input(Input::Key(KeyEvent::new(
-            code,
-            KeyModifiers::NONE,
-        ))))
-    }
-
+impl Certifying for Fixture {
     fn certify(&mut self, event: CertifyEvent) -> Vec<Effect> {
         self.event(Event::Certify(event))
     }
 
     fn pane(&self) -> &CertifyPane {
-        self.app.certify().expect("a certify pane")
+        self.app().certify().expect("a certify pane")
     }
 
     /// Starts a run from the key table's key (out of the composer first).
@@ -177,7 +157,7 @@ fn report(t: &T) -> Box<Report> {
 
 #[test]
 fn the_palette_entry_certifies_the_server_of_the_dialogue_in_view() {
-    let mut t = T::new();
+    let mut t = started();
     // The second dialogue is on the User State Refinement server.
     t.app
         .show_dialogue(t.app.workspace.dialogues().id_at(1).unwrap());
@@ -206,7 +186,7 @@ fn the_palette_entry_certifies_the_server_of_the_dialogue_in_view() {
 
 #[test]
 fn progress_events_fill_the_pane_and_those_of_an_older_run_are_dropped() {
-    let mut t = T::new();
+    let mut t = started();
     let run = t.start();
     t.certify(CertifyEvent::Learnt {
         run,
@@ -242,7 +222,7 @@ fn progress_events_fill_the_pane_and_those_of_an_older_run_are_dropped() {
 
 #[test]
 fn esc_stops_the_run_then_the_pane_shows_what_ran_and_esc_hides_it() {
-    let mut t = T::new();
+    let mut t = started();
     let run = t.start();
     three_rules(&mut t, run);
     let fx = t.key(KeyCode::Esc);
@@ -278,7 +258,7 @@ fn esc_stops_the_run_then_the_pane_shows_what_ran_and_esc_hides_it() {
 
 #[test]
 fn a_server_that_cannot_be_reached_says_why_and_never_hangs_the_pane() {
-    let mut t = T::new();
+    let mut t = started();
     let run = t.start();
     t.certify(CertifyEvent::Done {
         run,
@@ -295,7 +275,7 @@ fn a_server_that_cannot_be_reached_says_why_and_never_hangs_the_pane() {
 
 #[test]
 fn the_filter_shows_one_verdict_at_a_time_keeping_the_selected_rule() {
-    let mut t = T::new();
+    let mut t = started();
     let run = t.start();
     three_rules(&mut t, run);
     t.key(KeyCode::Down);
@@ -322,7 +302,7 @@ fn the_filter_shows_one_verdict_at_a_time_keeping_the_selected_rule() {
 
 #[test]
 fn enter_on_a_failed_rule_opens_its_evidence_as_a_recorded_dialogue_once() {
-    let mut t = T::new();
+    let mut t = started();
     let run = t.start();
     three_rules(&mut t, run);
     let before = t.app.workspace.dialogues().len();
@@ -339,7 +319,7 @@ fn enter_on_a_failed_rule_opens_its_evidence_as_a_recorded_dialogue_once() {
     assert_eq!(d.status, Status::Recorded);
     assert_eq!(Some(d.server), t.app.workspace.servers().id_at(0));
     assert_eq!(d.transcript.len(), 2);
-    assert_eq!(d.link.dialog_id.as_deref(), Some("d-1"));
+    assert_eq!(d.link.dialog_id(), Some("d-1"));
     assert!(
         !t.pane().shown,
         "the evidence is shown in place of the pane"
@@ -353,7 +333,7 @@ fn enter_on_a_failed_rule_opens_its_evidence_as_a_recorded_dialogue_once() {
 
 #[test]
 fn the_report_is_saved_as_json_or_markdown_asking_before_writing_over_a_file() {
-    let mut t = T::new();
+    let mut t = started();
     let run = t.start();
     three_rules(&mut t, run);
     let report = report(&t);
@@ -417,7 +397,7 @@ fn the_report_is_saved_as_json_or_markdown_asking_before_writing_over_a_file() {
 fn the_panes_keys_come_from_the_key_table() {
     let (map, problems) = crate::tui::keys_file::apply("[certify]\ncertify-filter = \"v\"\n");
     assert!(problems.is_empty(), "{problems:?}");
-    let mut t = T::new();
+    let mut t = started();
     t.app.config.keymap = map;
     let run = t.start();
     three_rules(&mut t, run);
@@ -429,36 +409,22 @@ fn the_panes_keys_come_from_the_key_table() {
 
 #[test]
 fn a_click_selects_a_rule_and_a_click_on_the_selected_one_opens_its_evidence() {
-    use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
-    let mut t = T::new();
+    let mut t = started();
     let run = t.start();
     three_rules(&mut t, run);
     // Where the frame drew the rows.
-    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40))
-        .expect("a test terminal");
-    let mut hits = Hits::default();
-    terminal
-        .draw(|f| hits = crate::tui::view::render(f, &t.app))
-        .expect("a frame");
-    let (row, n) = hits.overlay_rows[1];
+    t.draw();
+    let (row, n) = t.hits().overlay_rows[1];
     assert_eq!(n, 1);
-    let click = || {
-        Event::Input(Input::Mouse(MouseEvent {
-            kind: MouseEventKind::Down(MouseButton::Left),
-            column: row.x + 3,
-            row: row.y,
-            modifiers: KeyModifiers::NONE,
-        }))
-    };
     let before = t.app.workspace.dialogues().len();
-    t.app.handle(click(), t.now, &hits);
+    t.click(row.x + 3, row.y);
     assert_eq!(t.pane().selected, 1);
     assert_eq!(
         t.app.workspace.dialogues().len(),
         before,
         "the first click selects"
     );
-    t.app.handle(click(), t.now, &hits);
+    t.click(row.x + 3, row.y);
     assert_eq!(
         t.app.workspace.dialogues().len(),
         before + 1,

@@ -9,7 +9,7 @@ mod runs;
 mod transcript;
 mod turn_view;
 
-pub use link::{Link, Pending};
+pub use link::{Link, Opened, Pending};
 pub use runs::{Replay, Runs, ScenarioState, TakeOver};
 pub use transcript::Transcript;
 pub use turn_view::{
@@ -114,8 +114,7 @@ impl DialogueState {
 
     /// Adds a finished turn and selects it.
     pub fn push(&mut self, mut turn: Turn) {
-        turn.new_session =
-            std::mem::take(&mut self.link.new_session) && !self.transcript.is_empty();
+        turn.new_session = self.link.take_new_session() && !self.transcript.is_empty();
         self.link.accepted(&turn);
         self.transcript.add(TurnView::new(turn));
         self.transcript.select(Some(self.transcript.len() - 1));
@@ -136,10 +135,10 @@ impl DialogueState {
             name: Some(self.name.clone()),
             server,
             interface: self.interface,
-            dialog_id: self.link.dialog_id.clone().unwrap_or_default(),
+            dialog_id: self.link.dialog_id().unwrap_or_default().to_owned(),
             notes: self.notes.clone(),
             defaults: None,
-            protocol_version: self.link.protocol_version.clone(),
+            protocol_version: self.link.protocol_version().map(str::to_owned),
             turns: self
                 .transcript
                 .turns()
@@ -152,18 +151,12 @@ impl DialogueState {
     /// A replay of its turns begins: the ones before are forgotten.
     pub fn start_replay(&mut self) {
         self.transcript.clear_replays();
-        self.runs.replay = Some(Replay {
-            running: true,
-            ..Default::default()
-        });
+        self.runs.start_replay();
     }
 
     /// A turn of its replay came in: counted, and kept beside the recorded one.
     pub fn replayed(&mut self, index: usize, replayed: ReplayedView) {
-        if let Some(r) = &mut self.runs.replay {
-            r.done += 1;
-            r.differing += usize::from(!replayed.differences.is_empty());
-        }
+        self.runs.replayed_turn(!replayed.differences.is_empty());
         self.transcript.set_replayed(index, replayed);
     }
 

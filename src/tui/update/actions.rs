@@ -4,7 +4,7 @@ use crate::client::dialogue::Filling;
 use crate::tui::action::{Action, Handled, Pane};
 use crate::tui::app::{App, Severity, SidebarRow};
 use crate::tui::composer;
-use crate::tui::dialogue::{Pending, Status};
+use crate::tui::dialogue::Status;
 use crate::tui::effect::Effect;
 use crate::tui::overlay::{
     Confirm, ConfirmPurpose, Input, OpenFile, Outcome, Overlay, Palette, Prompt, PromptPurpose,
@@ -14,7 +14,7 @@ use crate::tui::theme::Theme;
 impl App {
     /// Does what an action asks (a key of the table, the palette, a click, an overlay's
     /// choice): each kind of action has its own method; this only says which.
-    pub fn act(&mut self, action: Action, fx: &mut Vec<Effect>) {
+    pub(crate) fn act(&mut self, action: Action, fx: &mut Vec<Effect>) {
         if self.asks_consent(action.clone()) {
             return;
         }
@@ -905,7 +905,7 @@ impl App {
             self.notify(hint, Severity::Warning);
             return;
         };
-        if d.link.pending.is_some() {
+        if d.link.pending().is_some() {
             let esc = self.config.keymap.first_key(&Action::Cancel);
             self.notify(
                 format!("a turn is pending: {esc} cancels it"),
@@ -979,13 +979,7 @@ impl App {
         });
         let started = self.screen.now();
         if let Some(d) = self.current_dialogue_mut() {
-            d.link.pending = Some(Pending {
-                started,
-                request: None,
-                cancelling: false,
-                progress: None,
-                task: None,
-            });
+            d.link.turn_sent(started);
         }
     }
 
@@ -996,9 +990,9 @@ impl App {
         if self.screen.focus() == Pane::Composer {
             self.screen.set_focus(Pane::Transcript);
             let running = self.current_dialogue().is_some_and(|d| {
-                d.link.pending.as_ref().is_some_and(|p| !p.cancelling)
-                    || d.runs.replay.as_ref().is_some_and(|r| r.running)
-                    || d.runs.scenario.as_ref().is_some_and(|s| s.running)
+                d.link.pending().is_some_and(|p| !p.cancelling)
+                    || d.runs.replaying()
+                    || d.runs.testing()
             });
             if running {
                 let esc = self.config.keymap.first_key(&Action::Cancel);
@@ -1012,31 +1006,26 @@ impl App {
         if let Some(i) = self.workspace.current()
             && let Some(d) = self.workspace.dialogue_mut(i)
         {
-            if let Some(p) = &mut d.link.pending
-                && !p.cancelling
-            {
-                p.cancelling = true;
-                fx.push(Effect::Cancel { key: d.key });
+            let key = d.key;
+            if let Some(p) = d.link.cancel() {
                 // A turn that became a task is cancelled as a task (SEP-2663).
                 let told = match &p.task {
                     Some(task) => format!("tasks/cancel for task {}", task.task_id),
                     None => "notifications/cancelled".to_owned(),
                 };
+                fx.push(Effect::Cancel { key });
                 self.notify(
                     format!("cancelling: the server is told ({told})"),
                     Severity::Info,
                 );
                 return;
             }
-            if d.runs.replay.as_ref().is_some_and(|r| r.running) {
+            if d.runs.stop_replay() {
                 fx.push(Effect::StopReplay { key: d.key });
-                if let Some(r) = &mut d.runs.replay {
-                    r.running = false;
-                }
                 self.notify("replay cancelled", Severity::Info);
                 return;
             }
-            if d.runs.scenario.as_ref().is_some_and(|s| s.running) {
+            if d.runs.testing() {
                 fx.push(Effect::StopScenario { key: d.key });
                 self.notify(
                     "stopping the scenario after the step in flight",
@@ -1073,20 +1062,18 @@ impl App {
         let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
-        let had_session = d.link.dialog_id.is_some() || !d.transcript.is_empty();
+        let had_session = d.link.dialog_id().is_some() || !d.transcript.is_empty();
         d.key = key;
         d.status = Status::Connecting;
-        d.link.pending = None;
-        d.link.new_session = !d.transcript.is_empty();
-        let (server, interface, first) = (d.server, d.interface, d.link.next_turn);
+        d.link.reconnect(!d.transcript.is_empty());
+        let (server, interface, first) = (d.server, d.interface, d.link.next_turn());
         // Over 2026-07-28 the server keeps the dialogue by its DialogID: the new connection
         // goes on with it (the engine tells which it was once the dialogue is open).
         let goes_on = d
             .link
-            .dialog_id
-            .clone()
+            .dialog_id()
             .map(|dialog_id| crate::client::dialogue::GoesOn {
-                dialog_id,
+                dialog_id: dialog_id.to_owned(),
                 history: d
                     .transcript
                     .turns()
@@ -1116,7 +1103,7 @@ impl App {
             spoke: self
                 .workspace
                 .dialogue(i)
-                .and_then(|d| d.link.protocol_version.clone()),
+                .and_then(|d| d.link.protocol_version().map(str::to_owned)),
         });
         if had_session {
             self.notify("reconnecting…", Severity::Info);
@@ -1145,8 +1132,8 @@ impl App {
             defaults: d.defaults.as_ref().map(|c| c.values.clone()),
             protocol_version: d
                 .link
-                .protocol_version
-                .clone()
+                .protocol_version()
+                .map(str::to_owned)
                 .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
             ..d.record(server.spec.name.clone())
         };

@@ -22,10 +22,8 @@ impl App {
             event @ EngineEvent::Opened { .. } => self.dialogue_opened(event, fx),
             event @ EngineEvent::Failed { .. } => self.dialogue_failed(event, fx),
             EngineEvent::TurnStarted { dialogue, request } => {
-                if let Some(d) = self.workspace.dialogue_by_key_mut(dialogue)
-                    && let Some(p) = &mut d.link.pending
-                {
-                    p.request = Some(request);
+                if let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) {
+                    d.link.turn_started(request);
                 }
             }
             EngineEvent::TurnFinished {
@@ -85,7 +83,7 @@ impl App {
                     .workspace
                     .dialogues()
                     .values()
-                    .find(|d| d.link.connection == Some(connection) && d.status == Status::Open)
+                    .find(|d| d.link.is_on(connection) && d.status == Status::Open)
                     .map(|d| d.key);
                 if let Some(key) = open {
                     fx.push(Effect::Refresh { key });
@@ -100,13 +98,13 @@ impl App {
                 total,
                 ..
             } => {
-                if let Some(p) = self.pending_on(connection) {
-                    p.progress = Some((progress, total));
+                if let Some(link) = self.link_on(connection) {
+                    link.progress(progress, total);
                 }
             }
             ClientEvent::Task { connection, note } => {
-                if let Some(p) = self.pending_on(connection) {
-                    p.task = Some(note);
+                if let Some(link) = self.link_on(connection) {
+                    link.became_task(note);
                 }
             }
             ClientEvent::SignIn { server, notice, .. } => self.sign_in_notice(&server, notice, fx),
@@ -114,7 +112,7 @@ impl App {
                 if let Some(d) = self
                     .workspace
                     .dialogues_mut()
-                    .find(|d| d.link.connection == Some(connection))
+                    .find(|d| d.link.is_on(connection))
                     && d.status == Status::Open
                 {
                     d.status = Status::Closed(reason);
@@ -123,14 +121,12 @@ impl App {
         }
     }
 
-    /// The pending turn of the dialogue on a connection, if it has one.
-    fn pending_on(&mut self, connection: u64) -> Option<&mut crate::tui::dialogue::Pending> {
+    /// The link of the dialogue on a connection.
+    fn link_on(&mut self, connection: u64) -> Option<&mut crate::tui::dialogue::Link> {
         self.workspace
             .dialogues_mut()
-            .find(|d| d.link.connection == Some(connection))?
-            .link
-            .pending
-            .as_mut()
+            .find(|d| d.link.is_on(connection))
+            .map(|d| &mut d.link)
     }
 
     /// A server's tools or resources were read again: what completion offers follows them.
@@ -176,9 +172,9 @@ impl App {
         };
         // A reconnect: the dialogue went on under its DialogID (2026-07-28), or the
         // new MCP session is a new dialogue on the server (2025-11-25).
-        if d.link.new_session {
+        if d.link.reconnecting() {
             if continued {
-                d.link.new_session = false;
+                d.link.continued_by_server();
                 self.notify(
                     "reconnected under the same DialogID (MCP 2026-07-28): a server that still holds the dialogue goes on with its state (commitments); one that restarted holds none of it and says so at the next turn (n starts a new dialogue)",
                     Severity::Success,
@@ -186,7 +182,7 @@ impl App {
             } else {
                 // The server holds nothing of before: no TurnIndex of it is "the last
                 // the server took" (the composer warned about its own number).
-                d.link.last_accepted = None;
+                d.link.started_afresh();
                 self.notify(
                     "reconnected: a new dialogue on the server (a new MCP session, or a new server process); its state there (commitments) is gone",
                     Severity::Warning,
@@ -211,13 +207,14 @@ impl App {
             return;
         };
         d.status = Status::Open;
-        d.link.protocol_version = Some(summary.protocol_version.clone());
-        // A new 2026-07-28 dialogue starts at 0 whatever the transcript says.
-        d.link.next_turn = next_turn;
-        d.link.connection = Some(connection);
-        d.link.dialog_id = Some(dialog_id.clone());
-        d.link.origin = Some(origin);
-        d.link.tool = Some(tool);
+        d.link.opened(crate::tui::dialogue::Opened {
+            connection,
+            dialog_id: dialog_id.clone(),
+            origin,
+            tool,
+            protocol_version: summary.protocol_version.clone(),
+            next_turn,
+        });
         d.defaults = Some(*defaults);
         let server = d.server;
         let name = d.name.clone();
@@ -321,7 +318,7 @@ impl App {
                 spoke: self
                     .workspace
                     .dialogue(i)
-                    .and_then(|d| d.link.protocol_version.clone()),
+                    .and_then(|d| d.link.protocol_version().map(str::to_owned)),
             });
             return;
         }
@@ -455,8 +452,7 @@ impl App {
         let Some(d) = self.workspace.dialogue_mut(i) else {
             return;
         };
-        d.link.pending = None;
-        d.link.next_turn = next_turn;
+        d.link.answered(next_turn);
         d.push(turn);
         d.transcript.follow_last(page);
         let Some(view) = d.transcript.last() else {
@@ -464,7 +460,7 @@ impl App {
         };
         let answered = matches!(view.turn.reply, Reply::Response(_));
         let kind = view.summary.kind.clone();
-        let taken_over = d.runs.takeover.is_some().then(|| view.turn.clone());
+        let taken_over = d.runs.takeover().is_some().then(|| view.turn.clone());
         // A new turn shows the detail tab its Kind is about, unless the user is reading
         // Findings, Raw or a replay.
         if answered
@@ -576,10 +572,7 @@ impl App {
                     Some(note) => (format!("{text}; {note}"), severity),
                     None => (text, severity),
                 };
-                if let Some(r) = &mut d.runs.replay {
-                    r.running = false;
-                    r.error = result.err();
-                }
+                d.runs.replay_ended(result.err());
                 d.transcript.refresh_selection();
                 self.notify(text, severity);
             }

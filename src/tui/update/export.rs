@@ -46,8 +46,8 @@ impl App {
         };
         let tool = d
             .link
-            .tool
-            .clone()
+            .tool()
+            .map(str::to_owned)
             .unwrap_or_else(|| d.interface.tool_name().to_owned());
         let protocol = server.summary.as_ref().map(|s| s.protocol_version.clone());
         let token =

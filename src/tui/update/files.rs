@@ -7,7 +7,7 @@ use crate::protocol::Interface;
 use crate::protocol::message::CommonDefaults;
 use crate::session::{DialogueRecord, Session};
 use crate::tui::app::{App, Paths, ServerStatus, Severity};
-use crate::tui::dialogue::{DialogueState, Status};
+use crate::tui::dialogue::{DialogueState, Link, Status};
 use crate::tui::effect::Effect;
 use crate::tui::event::{OpenPurpose, SavePurpose, SaveWhat};
 use crate::tui::ids::{DialogueId, ServerId};
@@ -60,8 +60,8 @@ impl App {
                 // may speak the other).
                 protocol_version: d
                     .link
-                    .protocol_version
-                    .clone()
+                    .protocol_version()
+                    .map(str::to_owned)
                     .or_else(|| server.summary.as_ref().map(|s| s.protocol_version.clone())),
                 ..d.record(name)
             });
@@ -371,7 +371,7 @@ impl App {
     }
 
     /// Shows a session's dialogues, marked as recorded; its servers replace the sidebar's.
-    pub fn load_session(&mut self, session: Session, fx: &mut Vec<Effect>) {
+    pub(crate) fn load_session(&mut self, session: Session, fx: &mut Vec<Effect>) {
         self.close_connections(fx);
         self.workspace.clear();
         self.sidebar.reset();
@@ -418,7 +418,7 @@ impl App {
 
     /// Adds a recorded dialogue (read-only, as a session file's) on a server, its last turn
     /// selected and its Request in the composer. `name` when the record has none.
-    pub fn add_recorded_dialogue(
+    pub(crate) fn add_recorded_dialogue(
         &mut self,
         server: ServerId,
         record: DialogueRecord,
@@ -428,8 +428,7 @@ impl App {
         let name = record.name.clone().unwrap_or_else(|| name.to_owned());
         let mut d = DialogueState::new(key, name, server, record.interface);
         d.status = Status::Recorded;
-        d.link.dialog_id = Some(record.dialog_id.clone());
-        d.link.protocol_version = record.protocol_version.clone();
+        d.link = Link::recorded(record.dialog_id.clone(), record.protocol_version.clone());
         d.notes = record.notes.clone();
         if let Some(values) = &record.defaults {
             d.defaults = Some(crate::client::defaults::Chosen::from_base(
@@ -438,14 +437,15 @@ impl App {
             ));
         }
         d.load_turns(record.turns);
-        d.link.next_turn = d
+        if let Some(last) = d
             .transcript
             .turns()
             .iter()
             .filter_map(|t| t.summary.turn_index)
             .max()
-            .map(|t| t + 1)
-            .unwrap_or(0);
+        {
+            d.link.saw_turn_index(last);
+        }
         let last = d.transcript.len().checked_sub(1);
         d.transcript.select(last);
         d.transcript.focus = Some(crate::tui::action::Pane::Transcript);

@@ -149,7 +149,7 @@ impl App {
 
     /// Runs `f` on the current dialogue's composer with its context (the server's
     /// vocabulary, the dialogue's commitments and turn).
-    pub fn with_composer<R>(
+    pub(crate) fn with_composer<R>(
         &mut self,
         f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
     ) -> Option<R> {
@@ -158,7 +158,7 @@ impl App {
     }
 
     /// The same for the composer of dialogue `i` (None when it is gone).
-    pub fn with_composer_of<R>(
+    pub(crate) fn with_composer_of<R>(
         &mut self,
         i: crate::tui::ids::DialogueId,
         f: impl FnOnce(&mut crate::tui::composer::Composer, &crate::tui::composer::Context) -> R,
@@ -170,7 +170,7 @@ impl App {
         let (d, server) = workspace.dialogue_with_server_mut(i)?;
         let empty = crate::protocol::resources::Vocabulary::default();
         let vocabulary = server.map_or(&empty, |s| &s.vocabulary);
-        let dialog_id = d.link.dialog_id.clone().unwrap_or_default();
+        let dialog_id = d.link.dialog_id().unwrap_or_default().to_owned();
         let defaults = d
             .defaults
             .as_ref()
@@ -179,8 +179,8 @@ impl App {
             vocabulary,
             commitments: d.transcript.used_ids(),
             dialog_id: &dialog_id,
-            next_turn: d.link.next_turn,
-            last_accepted: d.link.last_accepted,
+            next_turn: d.link.next_turn(),
+            last_accepted: d.link.last_accepted(),
             defaults: &defaults,
         };
         Some(f(&mut d.composer, &ctx))

@@ -8,7 +8,7 @@ use crate::protocol::raw::RawJson;
 use crate::session::DialogueRecord;
 use crate::tui::action::Pane;
 use crate::tui::app::{App, DetailTab, Severity};
-use crate::tui::dialogue::{DialogueState, ScenarioState, Status, StepCheck};
+use crate::tui::dialogue::{DialogueState, Status, StepCheck};
 use crate::tui::effect::Effect;
 use crate::tui::event::{SaveWhat, ScenarioEvent};
 use crate::tui::overlay::{Input, Overlay, Prompt, PromptPurpose};
@@ -184,12 +184,7 @@ impl App {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "scenario".into());
         let mut d = DialogueState::new(key, format!("test {stem}"), server, interface);
-        d.runs.scenario = Some(ScenarioState {
-            file: path.clone(),
-            name: stem,
-            running: true,
-            ..Default::default()
-        });
+        d.runs.run_scenario(path.clone(), stem);
         d.transcript.detail_tab = DetailTab::Expect;
         d.transcript.focus = Some(Pane::Transcript);
         let id = self.workspace.add_dialogue(d);
@@ -209,7 +204,7 @@ impl App {
                     // The runner owns the session: the dialogue reads as recorded (R goes on
                     // from it in a session of the explorer's own).
                     d.status = Status::Recorded;
-                    d.link.dialog_id = Some(dialog_id);
+                    d.link.named(dialog_id);
                 }
             }
             ScenarioEvent::Step {
@@ -234,17 +229,11 @@ impl App {
         match result {
             Ok(info) => {
                 d.name = format!("test: {}", info.name);
-                if let Some(s) = &mut d.runs.scenario {
-                    s.name = info.name;
-                    s.steps = info.steps;
-                }
+                d.runs.scenario_read(info.name, info.steps);
             }
             Err(e) => {
                 d.status = Status::Failed(e.lines().next().unwrap_or_default().to_owned());
-                if let Some(s) = &mut d.runs.scenario {
-                    s.running = false;
-                    s.error = Some(e.clone());
-                }
+                d.runs.scenario_ended(Some(e.clone()));
                 // Every mistake is in the messages (M).
                 for line in e.lines() {
                     self.notify(line.to_owned(), Severity::Error);
@@ -281,16 +270,10 @@ impl App {
         d.push(turn);
         d.transcript.set_expect(d.transcript.len() - 1, check);
         if let Some(t) = d.transcript.last().and_then(|t| t.summary.turn_index) {
-            d.link.next_turn = d.link.next_turn.max(t + 1);
+            d.link.saw_turn_index(t);
         }
         d.transcript.follow_last(page);
-        if let Some(s) = &mut d.runs.scenario {
-            if passed {
-                s.passed += 1;
-            } else {
-                s.failed += 1;
-            }
-        }
+        d.runs.scenario_step(passed);
         d.unsaved += 1;
         self.session.turn_taken();
         self.autosave(fx);
@@ -302,15 +285,13 @@ impl App {
         let Some(d) = self.workspace.dialogue_by_key_mut(dialogue) else {
             return;
         };
-        let Some(s) = &mut d.runs.scenario else {
+        let Some(s) = d.runs.scenario_ended(error.clone()) else {
             return;
         };
-        s.running = false;
+        let (name, passed, failed, total) = (s.name.clone(), s.passed, s.failed, s.steps);
         if let Some(e) = &error {
-            s.error = Some(e.clone());
             d.status = Status::Failed(e.clone());
         }
-        let (name, passed, failed, total) = (s.name.clone(), s.passed, s.failed, s.steps);
         match error {
             Some(e) => self.notify(format!("test {name}: {e}"), Severity::Error),
             None if failed == 0 => self.notify(

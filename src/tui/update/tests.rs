@@ -10,360 +10,17 @@ use crate::client::turn::{ErrorKind, Reply, Turn, TurnError};
 use crate::protocol::Interface;
 use crate::protocol::raw::RawJson;
 use crate::tui::action::Pane;
-use crate::tui::app::{DetailTab, Options, Paths};
+use crate::tui::app::{DetailTab, Paths};
 use crate::tui::event::{OpenPurpose, SavePurpose};
 use crate::tui::overlay::{ConfirmPurpose, Overlay};
-use crate::tui::theme::Theme;
-use ratatui::crossterm::event::{
-    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Position;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn options(servers: Vec<ServerSpec>) -> Options {
-    Options {
-        servers,
-        session: None,
-        theme: Theme::dark(),
-        theme_warning: None,
-        themes: vec!["dark".into(), "light".into(), "high-contrast".into()],
-        keymap: Default::default(),
-        paths: Paths {
-            data_dir: Some(PathBuf::from("/data")),
-            autosave: Some(PathBuf::from("/data/autosave-7.json")),
-            drafts: Some(PathBuf::from("/data/drafts-7.json")),
-            sessions_dir: PathBuf::from("/work/sessions"),
-            sessions_dir_exists: true,
-            scenarios_dir_exists: false,
-            cwd: PathBuf::from("/work"),
-        },
-        recover: Vec::new(),
-        overrides: Default::default(),
-        in_tmux: false,
-        found: Vec::new(),
-        watch: None,
-        token: None,
-    }
-}
-
-/// The explorer started from `Options` and driven through events, as the runner and the
-/// person would drive it: a test changes nothing but by an event (a key, a click, a
-/// server's answer, a file read) and checks what the person sees (the state through its
-/// accessors) and gets (the effects). `draw` renders a frame as the runner does, so that a
-/// click lands where the frame put things.
-struct T {
-    app: App,
-    now: Instant,
-    hits: Hits,
-}
-
-impl T {
-    /// Started on `servers` with the usual options (`options`).
-    fn new(servers: Vec<ServerSpec>) -> (T, Vec<Effect>) {
-        T::start(options(servers))
-    }
-
-    /// Started with `options` (a test that needs other options changes them first).
-    fn start(options: Options) -> (T, Vec<Effect>) {
-        let now = Instant::now();
-        let (app, fx) = App::new(options, now);
-        (
-            T {
-                app,
-                now,
-                hits: Hits::default(),
-            },
-            fx,
-        )
-    }
-
-    /// Both reference servers, their dialogues open.
-    fn reference() -> T {
-        T::reference_with(|_| {})
-    }
-
-    /// The same, the DAC server publishing `vocabulary` (what completion and the checks
-    /// know).
-    fn reference_publishing(vocabulary: crate::protocol::resources::Vocabulary) -> T {
-        let (mut t, _) = T::new(vec![
-            ServerSpec::embedded(Interface::Dac),
-            ServerSpec::embedded(Interface::Usr),
-        ]);
-        t.opened_with(1, vocabulary);
-        t.opened(2);
-        t
-    }
-
-    /// The same, started with options changed by `change`.
-    fn reference_with(change: impl FnOnce(&mut Options)) -> T {
-        let mut options = options(vec![
-            ServerSpec::embedded(Interface::Dac),
-            ServerSpec::embedded(Interface::Usr),
-        ]);
-        change(&mut options);
-        let (mut t, fx) = T::start(options);
-        assert_eq!(fx.len(), 2, "one Open per server: {fx:?}");
-        for key in [1, 2] {
-            t.opened(key);
-        }
-        t
-    }
-
-    fn event(&mut self, event: Event) -> Vec<Effect> {
-        self.now += Duration::from_millis(10);
-        self.app.handle(event, self.now, &self.hits)
-    }
-
-    fn opened(&mut self, key: u64) -> Vec<Effect> {
-        let d = self
-            .app
-            .workspace
-            .dialogue_by_key(key)
-            .expect("the dialogue");
-        let (interface, next_turn) = (d.interface, d.link.next_turn);
-        let summary = ServerSummary {
-            name: format!("bkn-{}", interface.code()),
-            ..Default::default()
-        };
-        self.event(Event::Engine(Box::new(EngineEvent::Opened {
-            dialogue: key,
-            connection: key,
-            dialog_id: format!("dialog-{key}"),
-            origin: DialogIdOrigin::Client,
-            tool: interface.tool_name().into(),
-            summary: Box::new(summary),
-            vocabulary: Box::default(),
-            defaults: Box::new(Chosen::built_in()),
-            continued: false,
-            next_turn,
-        })))
-    }
-
-    fn key(&mut self, code: KeyCode) -> Vec<Effect> {
-        self.key_with(code, KeyModifiers::NONE)
-    }
-
-    fn key_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Effect> {
-        self.event(Event::Input(Input::Key(KeyEvent::new(code, modifiers))))
-    }
-
-    fn type_text(&mut self, text: &str) -> Vec<Effect> {
-        let mut all = Vec::new();
-        for c in text.chars() {
-            all.extend(self.key(KeyCode::Char(c)));
-        }
-        all
-    }
-
-    /// A turn arrives on a dialogue.
-    fn finished(&mut self, key: u64, turn: Turn) -> Vec<Effect> {
-        let next = turn.turn_index().map_or(0, |t| t + 1);
-        self.event(Event::Engine(Box::new(EngineEvent::TurnFinished {
-            dialogue: key,
-            turn,
-            next_turn: next,
-        })))
-    }
-
-    fn current(&self) -> &crate::tui::dialogue::DialogueState {
-        self.app.current_dialogue().expect("a dialogue in view")
-    }
-
-    /// Draws a frame at the terminal's size, as the runner does after each event: the next
-    /// clicks find what it drew.
-    fn draw(&mut self) {
-        let size = self.app.screen().size();
-        let mut terminal =
-            ratatui::Terminal::new(ratatui::backend::TestBackend::new(size.width, size.height))
-                .unwrap();
-        let mut hits = Hits::default();
-        terminal
-            .draw(|f| hits = crate::tui::view::render(f, &self.app))
-            .unwrap();
-        self.hits = hits;
-    }
-
-    /// A left click at a place of the screen.
-    fn click(&mut self, x: u16, y: u16) -> Vec<Effect> {
-        self.event(Event::Input(Input::Mouse(MouseEvent {
-            kind: MouseEventKind::Down(MouseButton::Left),
-            column: x,
-            row: y,
-            modifiers: KeyModifiers::NONE,
-        })))
-    }
-
-    /// Gives a pane the focus as the person would: a click on its frame (the log shown
-    /// first with `L`, from outside the composer).
-    fn focus(&mut self, pane: Pane) {
-        if pane == Pane::Log && !self.app.screen().log_shown() {
-            self.focus(Pane::Transcript);
-            self.key(KeyCode::Char('L'));
-        }
-        self.draw();
-        let (frame, _) = *self
-            .hits
-            .panes
-            .iter()
-            .find(|(_, p)| *p == pane)
-            .unwrap_or_else(|| panic!("{pane:?} is drawn"));
-        self.click(frame.x, frame.y);
-        assert_eq!(self.app.focus(), pane, "a click on its frame focuses it");
-    }
-
-    /// Shows the dialogue the engine knows by `key`, by a click on its tab.
-    fn show(&mut self, key: u64) {
-        let id = self.dialogue(key);
-        self.draw();
-        let (tab, _) = *self
-            .hits
-            .tabs
-            .iter()
-            .find(|(_, d)| *d == id)
-            .expect("its tab is drawn");
-        self.click(tab.x, tab.y);
-        assert_eq!(self.app.workspace().current(), Some(id));
-    }
-
-    /// Shows a detail tab of the dialogue in view, by a click on it.
-    fn detail_tab(&mut self, tab: DetailTab) {
-        self.draw();
-        let (at, _) = *self
-            .hits
-            .detail_tabs
-            .iter()
-            .find(|(_, t)| *t == tab)
-            .unwrap_or_else(|| panic!("the {tab:?} tab is drawn"));
-        self.click(at.x, at.y);
-        assert_eq!(self.app.shown_detail_tab(), tab);
-    }
-
-    /// A line of the protocol log comes from a connection.
-    fn logged(&mut self, entry: crate::client::event::LogEntry) -> Vec<Effect> {
-        self.event(Event::Engine(Box::new(EngineEvent::Client(
-            crate::client::event::Event::Log(entry),
-        ))))
-    }
-
-    /// An action chosen in the palette (`:`) by its title (from outside the composer).
-    fn palette(&mut self, title: &str) -> Vec<Effect> {
-        if self.app.focus() == Pane::Composer {
-            self.key(KeyCode::Esc);
-        }
-        self.key(KeyCode::Char(':'));
-        self.type_text(title);
-        self.key(KeyCode::Enter)
-    }
-
-    /// The server of dialogue `key` listed its resources (JSON ones, by URI).
-    fn resources_listed(&mut self, key: u64, uris: &[&str]) -> Vec<Effect> {
-        let listed = uris
-            .iter()
-            .map(|uri| crate::client::resources::Listed {
-                uri: (*uri).into(),
-                name: (*uri).into(),
-                title: None,
-                description: None,
-                mime_type: Some("application/json".into()),
-            })
-            .collect();
-        self.event(Event::Engine(Box::new(EngineEvent::ResourcesListed {
-            dialogue: key,
-            result: Ok(listed),
-        })))
-    }
-
-    /// A key with the focus on the sidebar (where servers are added and removed).
-    fn in_sidebar(&mut self, code: KeyCode) -> Vec<Effect> {
-        self.focus(Pane::Sidebar);
-        self.key(code)
-    }
-
-    /// A click on a row of the composer (0: the Kind; then each field).
-    fn click_composer_row(&mut self, row: usize) {
-        self.draw();
-        let (at, _) = *self
-            .hits
-            .composer_rows
-            .iter()
-            .find(|(_, r)| *r == row)
-            .unwrap_or_else(|| panic!("composer row {row} is drawn"));
-        self.click(at.x, at.y);
-    }
-
-    /// The server of the dialogue the engine knows by `key`.
-    fn server_of(&self, key: u64) -> &crate::tui::app::ServerState {
-        let d = self
-            .app
-            .workspace()
-            .dialogue_by_key(key)
-            .expect("the dialogue");
-        self.app.workspace().server(d.server).expect("its server")
-    }
-
-    /// The dialogue the engine knows by `key`.
-    fn dialogue(&self, key: u64) -> crate::tui::ids::DialogueId {
-        self.app
-            .workspace()
-            .dialogue_of_key(key)
-            .expect("the dialogue")
-    }
-
-    /// The terminal is resized.
-    fn resize(&mut self, width: u16, height: u16) -> Vec<Effect> {
-        self.event(Event::Input(Input::Resize(width, height)))
-    }
-
-    /// A dialogue opens on a server that publishes `vocabulary` (its server reads it).
-    fn opened_with(
-        &mut self,
-        key: u64,
-        vocabulary: crate::protocol::resources::Vocabulary,
-    ) -> Vec<Effect> {
-        let d = self
-            .app
-            .workspace()
-            .dialogue_by_key(key)
-            .expect("the dialogue");
-        let (interface, next_turn) = (d.interface, d.link.next_turn);
-        let summary = ServerSummary {
-            name: format!("bkn-{}", interface.code()),
-            ..Default::default()
-        };
-        self.event(Event::Engine(Box::new(EngineEvent::Opened {
-            dialogue: key,
-            connection: key,
-            dialog_id: format!("dialog-{key}"),
-            origin: DialogIdOrigin::Client,
-            tool: interface.tool_name().into(),
-            summary: Box::new(summary),
-            vocabulary: Box::new(vocabulary),
-            defaults: Box::new(Chosen::built_in()),
-            continued: false,
-            next_turn,
-        })))
-    }
-
-    /// The runner found servers in servers files.
-    fn servers_found(&mut self, servers: Vec<ServerSpec>) -> Vec<Effect> {
-        self.event(Event::ServersFound {
-            servers,
-            problems: Vec::new(),
-        })
-    }
-
-    /// A session file was read (Ctrl-O, or the command line's).
-    fn session_read(&mut self, path: &str, session: Session) -> Vec<Effect> {
-        self.event(Event::SessionRead {
-            path: PathBuf::from(path),
-            purpose: OpenPurpose::Open,
-            result: Ok(session),
-            stamp: None,
-        })
-    }
-}
+/// The explorer driven through events (shared with the integration tests).
+use crate::tui::testing::{Drive, Fixture as T, options};
 
 fn turn(request: Value, response: Option<Value>) -> Turn {
     Turn {
@@ -895,11 +552,11 @@ fn a_reconnect_is_a_new_session_recorded_on_the_next_turn() {
         .expect("an Open");
     assert_ne!(key, 1, "a new engine dialogue");
     assert_eq!(first, 1, "TurnIndex carries on");
-    assert_eq!(t.current().link.last_accepted, Some(0));
+    assert_eq!(t.current().link.last_accepted(), Some(0));
     t.opened(key);
     // A new dialogue on the server: nothing of before is "the last TurnIndex it took" (the
     // composer warned about the number it chose itself after R over 2026-07-28).
-    assert_eq!(t.current().link.last_accepted, None);
+    assert_eq!(t.current().link.last_accepted(), None);
     t.finished(key, grounding(1));
     let d = t.current();
     assert!(!d.transcript.turns()[0].turn.new_session);
@@ -1049,7 +706,7 @@ fn send_asks_the_runner_and_esc_cancels_the_pending_turn() {
     };
     assert_eq!(*key, 1);
     assert_eq!(request["Kind"], "semantic_grounding");
-    assert!(t.current().link.pending.is_some());
+    assert!(t.current().link.pending().is_some());
     // A second F5 while pending sends nothing.
     assert!(t.key(KeyCode::F(5)).is_empty());
     // Esc in the composer leaves it (NAV); Esc outside cancels the turn, and only that.
@@ -1081,7 +738,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
         },
     ))));
     assert!(fx.is_empty(), "{fx:?}");
-    assert_eq!(t.current().link.pending.as_ref().unwrap().task, Some(note));
+    assert_eq!(t.current().link.pending().unwrap().task, Some(note));
     // A task of another connection is not this turn's.
     t.event(Event::Engine(Box::new(EngineEvent::Client(
         crate::client::event::Event::Task {
@@ -1096,8 +753,7 @@ fn a_turn_that_became_a_task_shows_it_and_esc_cancels_the_task() {
     assert_eq!(
         t.current()
             .link
-            .pending
-            .as_ref()
+            .pending()
             .unwrap()
             .task
             .as_ref()
@@ -1559,7 +1215,7 @@ fn a_scenario_runs_in_a_dialogue_of_its_own_with_each_steps_verdict() {
         .map(|v| v.expect.as_ref().map_or(usize::MAX, |e| e.failures.len()))
         .collect();
     assert_eq!(failures, [0, 1], "each step's turn with its verdict");
-    let s = d.runs.scenario.as_ref().unwrap();
+    let s = d.runs.scenario().unwrap();
     assert_eq!((s.passed, s.failed, s.running), (1, 1, false));
     assert_eq!(d.name, "test: kiosk");
     assert!(
@@ -1794,7 +1450,7 @@ fn a_watched_recording_shows_live_dialogues_turn_by_turn_until_it_ends() {
         protocol_version: None,
     }));
     assert_eq!(t.current().status, Status::Live);
-    assert_eq!(t.current().link.dialog_id.as_deref(), Some("D"));
+    assert_eq!(t.current().link.dialog_id(), Some("D"));
     for i in 0..2 {
         t.event(line(Line::Turn {
             dialogue: 1,
@@ -1881,15 +1537,7 @@ fn a_watched_dialogue_stops_being_live_when_the_recording_stops_following_it() {
             .status
             .clone()
     };
-    let keys: Vec<_> = t
-        .app
-        .live
-        .as_ref()
-        .unwrap()
-        .dialogues
-        .iter()
-        .map(|(_, k)| *k)
-        .collect();
+    let keys: Vec<_> = t.app.live.as_ref().unwrap().keys().collect();
     t.event(line(Line::Closed {
         dialogue: 1,
         reason: "no exchange for 30 min".into(),
@@ -2102,7 +1750,7 @@ fn taking_over_sends_the_recorded_requests_again_compares_them_and_hands_over_th
             .contains("1 answered differently")
     );
     assert_eq!(t.app.screen.focus(), Pane::Composer);
-    assert!(t.current().runs.takeover.is_none());
+    assert!(t.current().runs.takeover().is_none());
 }
 
 fn ask(id: u64, asking: crate::client::answers::Asking) -> crate::tui::event::AskView {
@@ -2327,12 +1975,7 @@ fn autosaves_of_several_earlier_runs_are_offered_one_by_one_saying_how_each_ende
             ending: Ending::Unclean,
         },
     ];
-    let (app, _) = App::new(o, Instant::now());
-    let mut t = T {
-        app,
-        now: Instant::now(),
-        hits: Hits::default(),
-    };
+    let (mut t, _) = T::start(o);
     let Some(Overlay::Confirm(c)) = &t.app.overlay() else {
         panic!("the first offer")
     };
@@ -2762,12 +2405,7 @@ fn unsent_drafts_are_autosaved_as_they_change_and_put_back_on_recovery() {
         drafts: Some("/data/recovered-7-1.drafts.json".into()),
         ending: crate::tui::persist::Ending::Signal(crate::tui::event::Signal::Hup),
     }];
-    let (app, _) = App::new(o, Instant::now());
-    let mut t = T {
-        app,
-        now: Instant::now(),
-        hits: Hits::default(),
-    };
+    let (mut t, _) = T::start(o);
     let Some(Overlay::Confirm(c)) = &t.app.overlay() else {
         panic!("offered")
     };
@@ -2961,12 +2599,7 @@ fn a_take_over_through_the_http_proxy_uses_the_command_lines_token() {
     use crate::tui::event::WatchEvent;
     let mut o = options(Vec::new());
     o.token = Some("s3cret".into());
-    let (app, _) = App::new(o, Instant::now());
-    let mut t = T {
-        app,
-        now: Instant::now(),
-        hits: Hits::default(),
-    };
+    let (mut t, _) = T::start(o);
     let line = |l: Line| Event::Watch(WatchEvent::Line(Box::new(l)));
     t.event(Event::Watch(WatchEvent::Started(PathBuf::from(
         "/data/recordings/r.jsonl",
@@ -3457,13 +3090,7 @@ fn keys_toml_reaches_every_key_of_the_export_resources_and_ask_overlays() {
         ServerSpec::embedded(Interface::Usr),
     ]);
     options.keymap = keymap;
-    let now = Instant::now();
-    let (app, _) = App::new(options, now);
-    let mut t = T {
-        app,
-        now,
-        hits: Hits::default(),
-    };
+    let (mut t, _) = T::start(options);
     t.opened(1);
     t.opened(2);
     t.finished(1, grounding(0));

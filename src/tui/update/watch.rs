@@ -7,7 +7,7 @@
 use crate::client::dialogue::Filling;
 use crate::session::journal::{Closing, Line};
 use crate::tui::app::{App, Live, ServerStatus, Severity};
-use crate::tui::dialogue::{DialogueState, Status, Unfollowed};
+use crate::tui::dialogue::{DialogueState, Link, Status, Unfollowed};
 use crate::tui::effect::Effect;
 use crate::tui::event::WatchEvent;
 use crate::tui::ids::DialogueId;
@@ -23,10 +23,7 @@ impl App {
                     ),
                     Severity::Info,
                 );
-                self.live = Some(Live {
-                    path,
-                    ..Live::default()
-                });
+                self.live = Some(Live::new(path));
             }
             WatchEvent::Line(line) => self.watched_line(*line),
             WatchEvent::Failed(why) => {
@@ -108,7 +105,7 @@ impl App {
                 }
             }
             Line::End(why) => {
-                let keys: Vec<_> = live.dialogues.iter().map(|(_, k)| *k).collect();
+                let keys: Vec<_> = live.keys().collect();
                 for key in keys {
                     if let Some(d) = self.workspace.dialogue_by_key_mut(key)
                         && d.status == Status::Live
@@ -125,7 +122,7 @@ impl App {
     /// be read any more); returns how many were.
     fn unfollow_all(&mut self) -> usize {
         let Some(live) = &self.live else { return 0 };
-        let keys: Vec<_> = live.dialogues.iter().map(|(_, k)| *k).collect();
+        let keys: Vec<_> = live.keys().collect();
         let mut stopped = 0;
         for key in keys {
             if let Some(d) = self.workspace.dialogue_by_key_mut(key)
@@ -169,7 +166,7 @@ impl App {
             ids.push(id);
         }
         if let Some(live) = &mut self.live {
-            live.servers = ids;
+            live.started_on(ids);
         }
     }
 
@@ -187,7 +184,7 @@ impl App {
         // removed since is gone: the dialogue has no server to show it under).
         let Some(live) = &self.live else { return };
         let Some(index) = live
-            .servers
+            .servers()
             .iter()
             .copied()
             .find(|&i| {
@@ -195,7 +192,7 @@ impl App {
                     .server(i)
                     .is_some_and(|s| s.spec.name == server)
             })
-            .or(live.servers.first().copied())
+            .or(live.servers().first().copied())
             .filter(|&i| self.workspace.servers().contains(i))
         else {
             self.notify(
@@ -216,12 +213,11 @@ impl App {
         );
         let mut d = DialogueState::new(key, name.clone(), index, interface);
         d.status = Status::Live;
-        d.link.dialog_id = Some(dialog_id);
-        d.link.protocol_version = protocol_version;
+        d.link = Link::recorded(dialog_id, protocol_version);
         d.transcript.focus = Some(crate::tui::action::Pane::Transcript);
         let new = self.workspace.add_dialogue(d);
         if let Some(live) = &mut self.live {
-            live.dialogues.push((id, key));
+            live.dialogue_began(id, key);
         }
         // The first watched dialogue comes into view; later ones wait in their tabs.
         let watched_in_view = self
@@ -271,7 +267,7 @@ impl App {
             d.interface,
             d.name.clone(),
             d.key,
-            d.link.protocol_version.clone(),
+            d.link.protocol_version().map(str::to_owned),
         );
         // In the MCP generation the recorded dialogue spoke, where the server still speaks it.
         let Some(new) = self.open_dialogue_as(server, interface, spoke, fx) else {
@@ -287,7 +283,7 @@ impl App {
         }
         if let Some(d) = self.workspace.dialogue_mut(new) {
             d.name = format!("{source} · taken over");
-            d.runs.takeover = Some(crate::tui::dialogue::TakeOver {
+            d.runs.take_over(crate::tui::dialogue::TakeOver {
                 source: source_key,
                 requests: requests.into(),
                 recorded,
@@ -312,37 +308,26 @@ impl App {
         let Some(d) = self.workspace.dialogue_mut(index) else {
             return;
         };
-        let Some(t) = &mut d.runs.takeover else {
-            return;
-        };
-        if d.status != Status::Open || d.link.pending.is_some() {
+        if d.runs.takeover().is_none() || d.status != Status::Open || d.link.pending().is_some() {
             return;
         }
-        match t.requests.pop_front() {
+        match d.runs.next_recorded() {
             Some(request) => {
-                t.sent += 1;
                 fx.push(Effect::Send {
                     key: d.key,
                     request,
                     filling: Filling::Fresh,
                 });
-                d.link.pending = Some(crate::tui::dialogue::Pending {
-                    started: now,
-                    request: None,
-                    cancelling: false,
-                    progress: None,
-                    task: None,
-                });
+                d.link.turn_sent(now);
             }
             None => {
-                let (sent, differing, source) = (t.sent, t.differing, t.source);
-                let next = t.next.take();
-                d.runs.takeover = None;
+                let Some(t) = d.runs.end_takeover() else {
+                    return;
+                };
+                let (sent, differing, source, next) = (t.sent, t.differing, t.source, t.next);
                 d.transcript.focus = Some(crate::tui::action::Pane::Composer);
-                if let Some(s) = self.workspace.dialogue_by_key_mut(source)
-                    && let Some(r) = &mut s.runs.replay
-                {
-                    r.running = false;
+                if let Some(s) = self.workspace.dialogue_by_key_mut(source) {
+                    s.runs.stop_replay();
                 }
                 self.screen.set_focus(crate::tui::action::Pane::Composer);
                 // The composer holds what the recording asked next, to send or to change.
@@ -367,20 +352,13 @@ impl App {
         turn: &crate::client::turn::Turn,
         fx: &mut Vec<Effect>,
     ) {
-        let Some(t) = self
+        let Some((at, differences, source)) = self
             .workspace
             .dialogue_mut(index)
-            .and_then(|d| d.runs.takeover.as_mut())
+            .and_then(|d| d.runs.taken_over_turn(turn))
         else {
             return;
         };
-        let at = t.sent.saturating_sub(1);
-        let Some(recorded) = t.recorded.get(at) else {
-            return;
-        };
-        let differences = crate::session::diff::compare(recorded, turn);
-        t.differing += usize::from(!differences.is_empty());
-        let source = t.source;
         if let Some(d) = self.workspace.dialogue_by_key_mut(source) {
             d.replayed(
                 at,

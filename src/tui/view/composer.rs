@@ -149,7 +149,7 @@ fn title_hint(app: &App, d: &DialogueState) -> String {
     } else {
         format!(
             " next turn {} · {} send ",
-            d.link.next_turn,
+            d.link.next_turn(),
             app.keymap().first_key(&Action::Send)
         )
     }

@@ -246,8 +246,7 @@ fn short_name(app: &App, dialogue: &DialogueState) -> String {
         .unwrap_or(&dialogue.name);
     let id = dialogue
         .link
-        .dialog_id
-        .as_deref()
+        .dialog_id()
         .filter(|_| short.starts_with('#'))
         .map(|id| format!(" {}", super::text::short_id(id)))
         .unwrap_or_default();
@@ -276,7 +275,7 @@ fn dialogue_state<'a>(app: &App, dialogue: &DialogueState) -> Span<'a> {
         Status::Connecting => {
             Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.connecting))
         }
-        Status::Open if dialogue.link.pending.is_some() => {
+        Status::Open if dialogue.link.pending().is_some() => {
             Span::styled(format!(" {}", app.spinner()), t.fg(t.colors.accent))
         }
         Status::Open => Span::raw(""),

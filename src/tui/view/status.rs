@@ -31,10 +31,10 @@ fn context(app: &App, detail: Detail) -> String {
     {
         left.push_str(&server.name);
         if full {
-            if let Some(id) = &d.link.dialog_id {
+            if let Some(id) = d.link.dialog_id() {
                 left.push_str(&format!(" · dialog {}", short_id(id)));
             }
-            left.push_str(&format!(" · turn {}", d.link.next_turn));
+            left.push_str(&format!(" · turn {}", d.link.next_turn()));
             // The M-Instance its Requests are filled with, and where it came from.
             if let Some(ch) = &d.defaults
                 && detail == Detail::Full

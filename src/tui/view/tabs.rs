@@ -117,7 +117,7 @@ fn distinct_names(app: &App, cap: usize) -> Vec<String> {
         .workspace()
         .dialogues()
         .values()
-        .map(|d| (d.name.as_str(), d.link.dialog_id.as_deref()))
+        .map(|d| (d.name.as_str(), d.link.dialog_id()))
         .collect();
     all.iter()
         .enumerate()
@@ -179,7 +179,7 @@ fn tab_label(app: &App, i: usize, d: &DialogueState, name: &str, cap: usize) -> 
         Status::Live => "◉ ".to_owned(),
         Status::Unfollowed(how) => format!("{} ", how.mark()),
         Status::Failed(_) | Status::Closed(_) => "✗ ".to_owned(),
-        _ if d.link.pending.is_some() => format!("{} ", app.spinner()),
+        _ if d.link.pending().is_some() => format!("{} ", app.spinner()),
         _ => String::new(),
     };
     format!(" {} {mark}{} ", i + 1, super::text::cut(name, cap))

@@ -23,8 +23,7 @@ pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
     // The DialogID is known once the dialogue is open (or was recorded).
     let id = d
         .link
-        .dialog_id
-        .as_deref()
+        .dialog_id()
         .map(|id| format!("{} · ", super::text::short_id(id)))
         .unwrap_or_default();
     let (state, color) = match &d.status {
@@ -77,7 +76,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         return;
     }
     let header_height = 1u16;
-    let pending_rows = u16::from(d.link.pending.is_some());
+    let pending_rows = u16::from(d.link.pending().is_some());
     let body = inner.height.saturating_sub(header_height + pending_rows) as usize;
     let top = first_row(d, body);
     hits.transcript_rows = Rect::new(inner.x, inner.y + header_height, inner.width, body as u16);
@@ -111,7 +110,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect, hits: &mut Hits) {
         inner.height.saturating_sub(pending_rows),
     );
     table(frame, app, d, rows, &columns, table_area);
-    if let Some(p) = &d.link.pending {
+    if let Some(p) = d.link.pending() {
         let y = inner.y + inner.height.saturating_sub(1);
         frame.render_widget(
             Paragraph::new(Line::styled(pending_text(app, d, p), t.fg(t.colors.accent))),
@@ -142,7 +141,7 @@ fn table(
         "  Turn", "Kind", "Outcome", "About", "     ms", "Check",
     ])
     .style(t.muted());
-    if d.transcript.is_empty() && d.link.pending.is_none() {
+    if d.transcript.is_empty() && d.link.pending().is_none() {
         frame.render_widget(Table::new(Vec::<Row>::new(), widths).header(header), area);
         // Under the header, inside the pane, and whole: a pane too small for the hint shows
         // none (it was drawn past the pane into the composer, cut to a fragment).
@@ -379,7 +378,7 @@ fn pending_text(app: &App, d: &DialogueState, p: &Pending) -> String {
         .as_ref()
         .and_then(|r| r.get("TurnIndex"))
         .and_then(crate::protocol::message::as_index)
-        .unwrap_or(d.link.next_turn);
+        .unwrap_or(d.link.next_turn());
     let mut text = format!("{} turn {turn} pending {elapsed:.1} s", app.spinner());
     if let Some((done, total)) = p.progress {
         text.push_str(&match total {

@@ -246,7 +246,7 @@ impl<'a> RawDocument<'a> {
 pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme();
     let Some(check) = &c.view.expect else {
-        let running = c.dialogue.runs.scenario.as_ref().is_some_and(|s| s.running);
+        let running = c.dialogue.runs.testing();
         let text = if running {
             "the scenario is running…"
         } else {
@@ -309,7 +309,7 @@ pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
 pub fn replay<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let t = &c.app.theme();
     let Some(r) = &c.view.replay else {
-        let running = c.dialogue.runs.replay.as_ref().is_some_and(|r| r.running);
+        let running = c.dialogue.runs.replaying();
         let text = if running {
             "replaying… this turn has not come back yet"
         } else {

@@ -138,7 +138,7 @@ fn no_turn(frame: &mut Frame, app: &App, d: &DialogueState, inner: Rect) {
         );
         return;
     }
-    let hint = if d.link.pending.is_some() {
+    let hint = if d.link.pending().is_some() {
         "waiting for the reply…"
     } else {
         "no turn selected"
