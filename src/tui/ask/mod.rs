@@ -182,8 +182,8 @@ fn reply_keys(
         (_, Some(Action::Select)) => {
             let text = editor.lines().join("\n");
             if text.trim().is_empty() {
-                *problem =
-                    Some("write the reply first (or Ctrl-D to decline, Esc to dismiss)".into());
+                // The keys that decline or dismiss are in the foot, from the key map.
+                *problem = Some("write the reply first, or decline or dismiss the request".into());
                 return (Consumed, AskOutcome::Stay);
             }
             (

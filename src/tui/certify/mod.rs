@@ -446,6 +446,11 @@ impl App {
 
     /// What the pane's actions do (by key, or from the palette: then the pane shows).
     pub(crate) fn certify_act(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        // The pane's own key for stopping a run, named in its note (keys.toml may move it).
+        let stop_key = self
+            .config
+            .keymap
+            .keys_in(&Action::Cancel, Context::Certify);
         let Some(c) = &mut self.certify else {
             self.notify(
                 format!(
@@ -472,7 +477,7 @@ impl App {
             Action::Cancel | Action::CertifyHide => c.shown = false,
             Action::CertifyAgain if c.running() => {
                 c.note = Some((
-                    "the rules are still running (Esc stops them)".into(),
+                    format!("the rules are still running ({stop_key} stops them)"),
                     Severity::Info,
                 ));
             }
