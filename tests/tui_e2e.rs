@@ -1631,3 +1631,70 @@ fn w_writes_a_resource_to_a_file_and_the_overlay_stays_on_it() {
     t.keys(&["q"]);
     assert_eq!(t.wait_exit(), "0");
 }
+
+/// The last run's copy of unsaved turns (issue 29): a later run that has nothing to keep
+/// (its one turn closed with its dialogue) leaves it as it is; the start tells of it and the
+/// Open overlay lists it first.
+#[test]
+fn a_run_with_nothing_to_keep_leaves_the_last_runs_unsaved_turns_alone() {
+    let data = tempfile::tempdir().unwrap();
+    let last = data.path().join("last-run.json");
+    // Run A: one turn, quit without saving.
+    {
+        let t = Tmux::start_in(120, 40, "", &[], data.path());
+        send_a_grounding(&t);
+        t.keys(&["Escape", "q"]);
+        t.wait_for(
+            &[
+                "1 turn is not saved",
+                "until a later run quits with unsaved",
+            ],
+            "the question before quitting",
+        );
+        t.keys(&["y"]);
+        assert_eq!(t.wait_exit(), "0");
+    }
+    let kept = std::fs::read(&last).expect("run A's turn kept as the last run's");
+    let turns = |bytes: &[u8]| {
+        let s: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        s["dialogues"].as_array().map_or(0, |d| {
+            d.iter().map(|d| d["turns"].as_array().unwrap().len()).sum()
+        })
+    };
+    assert_eq!(turns(&kept), 1);
+    // Run B: told of it at start; a turn of its own, closed with its dialogue; q at once.
+    {
+        let t = Tmux::start_in(120, 40, "", &[], data.path());
+        t.wait_for(
+            &["1 unsaved turn of the last run is in", "to open"],
+            "the notice of the last run's turns",
+        );
+        send_a_grounding(&t);
+        t.keys(&["Escape", "x"]);
+        t.wait_for(&["Close it?"], "the question");
+        t.keys(&["y"]);
+        t.wait_for(&["1 user-state #1"], "the other dialogue in view");
+        t.keys(&["C-o"]);
+        t.wait_for(
+            &["the last run's 1 unsaved turn", "last-run.json"],
+            "the last run's copy listed first",
+        );
+        t.keys(&["Escape"]);
+        t.wait_still();
+        t.keys(&["q"]);
+        assert_eq!(t.wait_exit(), "0", "nothing unsaved: no question");
+    }
+    assert_eq!(
+        std::fs::read(&last).unwrap(),
+        kept,
+        "run B had nothing to keep: run A's copy is as it was"
+    );
+    assert!(
+        !std::fs::read_dir(data.path()).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("autosave")),
+        "run B's own autosave is gone"
+    );
+}

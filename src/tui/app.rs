@@ -192,6 +192,8 @@ pub struct Options {
     pub paths: Paths,
     /// The autosaves of earlier runs that left unsaved turns, to offer to recover.
     pub recover: Vec<crate::tui::persist::Recovery>,
+    /// The copy a run that quit with unsaved turns left (told at start, listed by Open).
+    pub last_run: Option<crate::tui::persist::LastRun>,
     /// Defaults the user set on the command line.
     pub overrides: Overrides,
     /// Inside tmux, where OSC 52 reaches the clipboard only with set-clipboard on.
@@ -271,6 +273,22 @@ impl App {
         let mut effects = Vec::new();
         if let Some(w) = options.theme_warning {
             app.notify(w, Severity::Warning);
+        }
+        if let Some(last) = options.last_run {
+            let open = app
+                .config
+                .keymap
+                .first_key(&crate::tui::action::Action::Open);
+            app.notify(
+                format!(
+                    "{} unsaved turn{} of the last run {} in {}: {open} to open",
+                    last.unsaved,
+                    if last.unsaved == 1 { "" } else { "s" },
+                    if last.unsaved == 1 { "is" } else { "are" },
+                    crate::tui::persist::display_path(&last.path)
+                ),
+                Severity::Info,
+            );
         }
         let mut first = None;
         for spec in options.servers {

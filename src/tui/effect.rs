@@ -137,8 +137,11 @@ pub enum Effect {
     },
     /// Leave. `clean`: the run ended as the user asked, nothing to recover next time;
     /// otherwise (a signal) the recovery marker stays so the next start offers the autosave.
+    /// `kept`: what a clean end leaves as the last run's copy (nothing: the copy an earlier
+    /// run left stays as it is).
     Quit {
         clean: bool,
+        kept: crate::tui::persist::Kept,
     },
     /// Read again what a dialogue's server offers (it said its tools or resources changed).
     Refresh {

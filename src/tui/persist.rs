@@ -146,21 +146,63 @@ pub fn mark_ended(data_dir: &Path, signal: crate::tui::event::Signal) {
     }
 }
 
-/// Removes this run's mark: the run ended as the user asked, nothing to recover. The autosave
-/// becomes `last-run.json`, which no start offers back (what it held was saved, or the user
-/// chose to leave it) but which is not lost either.
-pub fn mark_stopped(data_dir: &Path) {
+/// What a run that ends as the user asked leaves behind it: its unsaved turns (in its
+/// autosave) and whether it had unsent drafts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Kept {
+    pub unsaved: usize,
+    pub drafts: bool,
+}
+
+/// Beside `last-run.json`: how many of its turns were not saved (the number, as text).
+const LAST_RUN_UNSAVED: &str = "last-run.unsaved";
+const LAST_RUN_DRAFTS: &str = "last-run.drafts.json";
+
+/// Removes this run's mark: the run ended as the user asked, nothing to recover. The rule
+/// for the last run's copy: a run that leaves unsaved turns makes its autosave
+/// `last-run.json` (and says how many beside it); a run that leaves none removes its
+/// autosave and leaves an earlier run's copy as it is, so a run that had nothing to keep
+/// never replaces one that had. The drafts' copy follows the same rule.
+pub fn mark_stopped(data_dir: &Path, kept: Kept) {
     let pid = std::process::id();
     let _ = std::fs::remove_file(marker_of(data_dir, pid));
     let autosave = autosave_of(data_dir, pid);
-    if autosave.exists() {
-        let _ = std::fs::rename(autosave, data_dir.join(LAST_RUN));
+    if kept.unsaved > 0 && autosave.exists() {
+        if std::fs::rename(&autosave, data_dir.join(LAST_RUN)).is_ok() {
+            let _ = crate::session::atomic::write(
+                &data_dir.join(LAST_RUN_UNSAVED),
+                kept.unsaved.to_string().as_bytes(),
+            );
+        }
+    } else {
+        let _ = std::fs::remove_file(&autosave);
     }
-    // The quit question named the drafts; kept all the same until the next clean end.
     let drafts = drafts_of(data_dir, pid);
-    if drafts.exists() {
-        let _ = std::fs::rename(drafts, data_dir.join("last-run.drafts.json"));
+    if kept.drafts && drafts.exists() {
+        let _ = std::fs::rename(drafts, data_dir.join(LAST_RUN_DRAFTS));
+    } else {
+        let _ = std::fs::remove_file(&drafts);
     }
+}
+
+/// The last run's copy when it holds unsaved turns: its path and how many.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LastRun {
+    pub path: PathBuf,
+    pub unsaved: usize,
+}
+
+/// The last run's copy, if it is there and holds unsaved turns (a copy an older version
+/// left, without the count, is not announced: what it holds is not known).
+pub fn last_run(data_dir: &Path) -> Option<LastRun> {
+    let path = data_dir.join(LAST_RUN);
+    let unsaved = std::fs::read_to_string(data_dir.join(LAST_RUN_UNSAVED))
+        .ok()?
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)?;
+    path.is_file().then_some(LastRun { path, unsaved })
 }
 
 fn alive(pid: u32) -> bool {
@@ -208,6 +250,11 @@ pub fn picker_items(sessions_dir: &Path, data_dir: Option<&Path>) -> Vec<PickerI
         })
         .unwrap_or_default();
     paths.sort();
+    // The last run's unsaved turns come first: the start-up notice sends the user here.
+    let last = data_dir.and_then(last_run);
+    if let Some(last) = &last {
+        paths.retain(|p| p.canonicalize().ok() != last.path.canonicalize().ok());
+    }
     for r in recent(data_dir) {
         if !paths
             .iter()
@@ -217,17 +264,28 @@ pub fn picker_items(sessions_dir: &Path, data_dir: Option<&Path>) -> Vec<PickerI
             paths.push(r);
         }
     }
-    paths
-        .into_iter()
-        .map(|path| {
-            let detail = describe(&path);
-            PickerItem {
-                label: display_path(&path),
-                detail,
-                path,
-            }
-        })
-        .collect()
+    let mut items: Vec<PickerItem> = Vec::new();
+    if let Some(last) = last {
+        items.push(PickerItem {
+            label: display_path(&last.path),
+            detail: format!(
+                "the last run's {} unsaved turn{}: {}",
+                last.unsaved,
+                if last.unsaved == 1 { "" } else { "s" },
+                describe(&last.path)
+            ),
+            path: last.path,
+        });
+    }
+    items.extend(paths.into_iter().map(|path| {
+        let detail = describe(&path);
+        PickerItem {
+            label: display_path(&path),
+            detail,
+            path,
+        }
+    }));
+    items
 }
 
 /// The paths that complete what was typed: the entries of its folder whose names start with
@@ -365,7 +423,7 @@ mod tests {
         let path = kept[0].path.clone().unwrap();
         assert!(path.exists() && !dir.path().join(AUTOSAVE).exists());
         // A clean end leaves nothing to offer.
-        mark_stopped(dir.path());
+        mark_stopped(dir.path(), Kept::default());
         assert_eq!(mark_running(dir.path()), []);
     }
 
@@ -401,8 +459,63 @@ mod tests {
         );
         assert_eq!(kept[0].path, None);
         assert!(kept[0].drafts.as_ref().unwrap().exists());
-        mark_stopped(dir.path());
+        mark_stopped(dir.path(), Kept::default());
         assert!(!marker_of(dir.path(), std::process::id()).exists());
+    }
+
+    /// Issue 29: run A quits with unsaved turns; run B, with nothing to keep, leaves A's
+    /// copy as it is (and its own autosave goes); the Open overlay lists A's copy first.
+    #[test]
+    fn a_run_with_nothing_to_keep_never_replaces_the_last_runs_unsaved_turns() {
+        let dir = tempfile::tempdir().unwrap();
+        let me = std::process::id();
+        // Run A.
+        mark_running(dir.path());
+        std::fs::write(autosave_of(dir.path(), me), "A").unwrap();
+        mark_stopped(
+            dir.path(),
+            Kept {
+                unsaved: 2,
+                drafts: false,
+            },
+        );
+        let last = last_run(dir.path()).expect("A's copy");
+        assert_eq!(last.unsaved, 2);
+        // Run B: an autosave (a turn since closed), nothing unsaved at the end.
+        mark_running(dir.path());
+        std::fs::write(autosave_of(dir.path(), me), "B").unwrap();
+        std::fs::write(drafts_of(dir.path(), me), "[]").unwrap();
+        mark_stopped(dir.path(), Kept::default());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(LAST_RUN)).unwrap(),
+            "A"
+        );
+        assert_eq!(last_run(dir.path()), Some(last.clone()));
+        assert!(!autosave_of(dir.path(), me).exists() && !drafts_of(dir.path(), me).exists());
+        let sessions = tempfile::tempdir().unwrap();
+        let items = picker_items(sessions.path(), Some(dir.path()));
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].path, last.path);
+        assert!(
+            items[0]
+                .detail
+                .starts_with("the last run's 2 unsaved turns")
+        );
+        // Run C leaves unsaved turns of its own: its copy replaces A's.
+        mark_running(dir.path());
+        std::fs::write(autosave_of(dir.path(), me), "C").unwrap();
+        mark_stopped(
+            dir.path(),
+            Kept {
+                unsaved: 1,
+                drafts: false,
+            },
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(LAST_RUN)).unwrap(),
+            "C"
+        );
+        assert_eq!(last_run(dir.path()).unwrap().unsaved, 1);
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct Runner {
     pub clipboard: Option<String>,
     /// Set by a Quit effect: whether the run ended cleanly.
     pub quit: Option<bool>,
+    /// Set by a Quit effect: what the run leaves as the last run's copy.
+    pub kept: crate::tui::persist::Kept,
     /// The signal that asked the run to end, if one did.
     pub signal: Option<Signal>,
     /// Where the answers to what servers asked go, by question.
@@ -118,6 +120,7 @@ impl Runner {
             config_dir,
             clipboard: None,
             quit: None,
+            kept: Default::default(),
             signal: None,
             asks,
         };
@@ -242,7 +245,10 @@ impl Runner {
             Effect::Clipboard { text } => self.clipboard = Some(text),
             Effect::WriteJson { path, text } => self.blocking(move || write_json(path, &text)),
             Effect::Certify(e) => self.certify(e),
-            Effect::Quit { clean } => self.quit = Some(clean),
+            Effect::Quit { clean, kept } => {
+                self.quit = Some(clean);
+                self.kept = kept;
+            }
             Effect::Refresh { key } => {
                 self.engine.refresh(key);
             }
@@ -723,6 +729,7 @@ impl Launch {
             .as_deref()
             .map(persist::mark_running)
             .unwrap_or_default();
+        let last_run = self.data_dir.as_deref().and_then(persist::last_run);
         let cwd = std::env::current_dir().unwrap_or_default();
         let sessions_dir = if self.sessions_dir.is_relative() {
             cwd.join(&self.sessions_dir)
@@ -752,6 +759,7 @@ impl Launch {
                 cwd,
             },
             recover,
+            last_run,
             watch: self.watch,
             token: self.token,
             overrides: self.overrides,
@@ -1040,7 +1048,7 @@ fn copy_to_clipboard(text: &str) {
 /// next start offers the autosave, saying why).
 fn mark_how_it_ended(dir: &std::path::Path, runner: &Runner) {
     match (runner.quit, runner.signal) {
-        (Some(true), _) => persist::mark_stopped(dir),
+        (Some(true), _) => persist::mark_stopped(dir, runner.kept),
         // Unsaved work went to the autosave: the next start offers it, saying why.
         (_, Some(signal)) => persist::mark_ended(dir, signal),
         _ => {}

@@ -54,6 +54,7 @@ pub fn options(servers: Vec<ServerSpec>) -> Options {
             cwd: PathBuf::from("/work"),
         },
         recover: Vec::new(),
+        last_run: None,
         overrides: Default::default(),
         in_tmux: false,
         found: Vec::new(),

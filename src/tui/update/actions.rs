@@ -177,7 +177,7 @@ impl App {
             let n = self.session.unsaved();
             let kept = match &self.config.paths.data_dir {
                 Some(dir) => format!(
-                    " (until the next run ends they are in {})",
+                    " (they stay in {} until a later run quits with unsaved turns of its own)",
                     dir.join(crate::tui::persist::LAST_RUN).display()
                 ),
                 None => " and they are lost".into(),
@@ -393,7 +393,19 @@ impl App {
 
     fn quit(&mut self, fx: &mut Vec<Effect>) {
         self.close_connections(fx);
-        fx.push(Effect::Quit { clean: true });
+        fx.push(Effect::Quit {
+            clean: true,
+            kept: self.kept(),
+        });
+    }
+
+    /// What this run leaves for the last run's copy: its unsaved turns and whether it has
+    /// unsent drafts. A run with neither leaves an earlier run's copy alone.
+    pub(super) fn kept(&self) -> crate::tui::persist::Kept {
+        crate::tui::persist::Kept {
+            unsaved: self.session.unsaved(),
+            drafts: !self.unsent_drafts().is_empty(),
+        }
     }
 
     /// Closes the connection of every dialogue that has one (open, or still connecting).
@@ -429,8 +441,14 @@ impl App {
                     unchanged: None,
                 });
             }
-            (None, true) => fx.push(Effect::Quit { clean: false }),
-            (_, false) => fx.push(Effect::Quit { clean: true }),
+            (None, true) => fx.push(Effect::Quit {
+                clean: false,
+                kept: self.kept(),
+            }),
+            (_, false) => fx.push(Effect::Quit {
+                clean: true,
+                kept: self.kept(),
+            }),
         }
     }
 

@@ -251,7 +251,10 @@ impl App {
             }
             SavePurpose::BeforeLeaving => {
                 // Whether or not it worked, leave: the marker stays for the next start.
-                fx.push(Effect::Quit { clean: false });
+                fx.push(Effect::Quit {
+                    clean: false,
+                    kept: self.kept(),
+                });
             }
             SavePurpose::Explicit => {
                 self.session.set_saving(false);

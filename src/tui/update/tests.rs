@@ -75,7 +75,7 @@ fn closes(fx: &[Effect]) -> Vec<u64> {
 fn quits(fx: &[Effect]) -> Vec<bool> {
     fx.iter()
         .filter_map(|e| match e {
-            Effect::Quit { clean } => Some(*clean),
+            Effect::Quit { clean, .. } => Some(*clean),
             _ => None,
         })
         .collect()
@@ -3369,4 +3369,66 @@ fn a_start_whose_first_server_fails_shows_the_first_that_connects() {
     t.opened(2);
     no_bkn_tool(&mut t, 1);
     assert_eq!(t.app.workspace().current(), Some(t.dialogue(1)));
+}
+
+fn kept(fx: &[Effect]) -> Vec<crate::tui::persist::Kept> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Quit { kept, .. } => Some(*kept),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 29: the last run's copy is replaced only by a run that leaves unsaved turns of its
+/// own; a run whose one turn was closed with its dialogue leaves nothing to keep.
+#[test]
+fn a_quit_says_what_it_leaves_for_the_last_runs_copy() {
+    use crate::tui::persist::Kept;
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('q'));
+    assert!(matches!(t.app.overlay(), Some(Overlay::Confirm(_))));
+    assert_eq!(
+        kept(&t.key(KeyCode::Char('y'))),
+        [Kept {
+            unsaved: 1,
+            drafts: false
+        }]
+    );
+    // The trial's run B: a turn, its dialogue closed, q: nothing to keep.
+    let mut t = T::reference();
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('x'));
+    t.key(KeyCode::Char('y'));
+    assert_eq!(kept(&t.key(KeyCode::Char('q'))), [Kept::default()]);
+}
+
+/// Issue 29: a start tells of the last run's unsaved turns and how to open them.
+#[test]
+fn the_start_tells_of_the_last_runs_unsaved_turns() {
+    let t = T::reference_with(|o| {
+        o.last_run = Some(crate::tui::persist::LastRun {
+            path: PathBuf::from("/data/last-run.json"),
+            unsaved: 2,
+        })
+    });
+    let said: Vec<&str> = t.app.notices.messages().map(|n| n.text.as_str()).collect();
+    assert!(
+        said.iter()
+            .any(|m| m.contains("2 unsaved turns of the last run are in")
+                && m.contains("/data/last-run.json")
+                && m.contains("Ctrl-o to open")),
+        "{said:?}"
+    );
+    // Without one, nothing is said of it.
+    let t = T::reference();
+    assert!(
+        !t.app
+            .notices
+            .messages()
+            .any(|n| n.text.contains("last run")),
+    );
 }
