@@ -434,8 +434,8 @@ pub static MODE_KEYS: &[(&str, &str)] = &[
     ),
     (
         "into EDIT",
-        "at start (the first dialogue's composer), then only by your own key: c, Tab into the \
-         composer, a click on it, Enter on a turn, n (a new dialogue), O (take over), a (add a \
+        "at start once the first dialogue is open (its composer; NAV while none is), then only \
+         by your own key: c, Tab into the composer, a click on it, Enter on a turn, n (a new dialogue), O (take over), a (add a \
          server); switching dialogues never enters it",
     ),
     (

@@ -305,6 +305,9 @@ impl App {
         // `settle_view`).
         app.workspace.set_current(first);
         app.workspace.set_chosen_at_start(true);
+        // NAV until the dialogue in view is open (`edit_once_open_at_start`): letters typed
+        // before are commands, never text in a composer that cannot send.
+        app.screen.set_focus(Pane::Sidebar);
         if let Some(path) = options.session {
             effects.push(Effect::ReadSession {
                 path,

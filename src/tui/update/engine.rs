@@ -9,6 +9,7 @@ use crate::client::turn::ErrorKind;
 use crate::client::turn::{Reply, TurnKind};
 use crate::protocol::Interface;
 use crate::protocol::dac::Kind;
+use crate::tui::action::Pane;
 use crate::tui::app::{App, DetailTab, ServerStatus, Severity};
 use crate::tui::composer;
 use crate::tui::dialogue::{ReplayedView, Status};
@@ -228,6 +229,22 @@ impl App {
         // A take-over sends its recorded Requests once its dialogue is open.
         self.take_over_next(i, fx);
         self.settle_view();
+        self.edit_once_open_at_start();
+    }
+
+    /// The explorer starts in NAV (the servers focused): EDIT starts in the composer of the
+    /// dialogue in view once that dialogue is open, if no one has moved yet. A start whose
+    /// dialogues all fail stays in NAV, where `q` quits (issue 29).
+    fn edit_once_open_at_start(&mut self) {
+        if self.workspace.chosen_at_start()
+            && self.screen.focus() == Pane::Sidebar
+            && self
+                .workspace
+                .current_dialogue()
+                .is_some_and(|d| matches!(d.status, Status::Open))
+        {
+            self.screen.set_focus(Pane::Composer);
+        }
     }
 
     /// At start, while no one has moved: when the dialogue in view failed (its server did not
@@ -253,6 +270,7 @@ impl App {
         if let Some(id) = first {
             self.show_dialogue(id);
             self.workspace.set_chosen_at_start(true);
+            self.edit_once_open_at_start();
         }
     }
 

@@ -85,7 +85,7 @@ use crate::session::Session;
 
 #[test]
 fn the_explorer_starts_with_one_open_per_server_and_shows_the_first() {
-    let (t, fx) = T::new(vec![
+    let (mut t, fx) = T::new(vec![
         ServerSpec::embedded(Interface::Dac),
         ServerSpec::embedded(Interface::Usr),
     ]);
@@ -106,7 +106,44 @@ fn the_explorer_starts_with_one_open_per_server_and_shows_the_first() {
         .collect();
     assert_eq!(opens, [(1, Interface::Dac), (2, Interface::Usr)]);
     assert_eq!(t.app.workspace.current(), Some(t.dialogue(1)));
+    // NAV until the dialogue in view is open; then its composer (issue 29).
+    assert_eq!(t.app.screen.focus(), Pane::Sidebar);
+    assert!(!t.app.typing());
+    t.opened(2);
+    assert_eq!(t.app.screen.focus(), Pane::Sidebar, "not the one in view");
+    t.opened(1);
     assert_eq!(t.app.screen.focus(), Pane::Composer);
+    assert!(t.app.typing());
+}
+
+/// Issue 29: a start whose only dialogue failed stays in NAV (q quits, never typed into
+/// Question), and the failed server is named by its command line, not "Domain Access".
+#[test]
+fn a_start_whose_dialogue_failed_stays_in_nav_and_names_the_command() {
+    let spec = ServerSpec::from_command_line("no-such-server --flag").unwrap();
+    let (mut t, _) = T::new(vec![spec]);
+    t.event(Event::Engine(Box::new(EngineEvent::Failed {
+        dialogue: 1,
+        error: "cannot start no-such-server: No such file or directory (os error 2)".into(),
+        summary: None,
+        needs_input: None,
+    })));
+    assert_eq!(t.app.screen.focus(), Pane::Sidebar);
+    assert!(!t.app.typing());
+    let shown = screen(&t, 120, 40);
+    assert!(shown.contains(" NAV "), "{shown}");
+    assert!(
+        shown.contains("· no-such-server --flag · failed"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Domain Access"), "{shown}");
+    assert_eq!(quits(&t.key(KeyCode::Char('q'))), [true]);
+    // A key before the dialogue opens is the person's: the composer is not entered after.
+    let (mut t, _) = T::new(vec![ServerSpec::embedded(Interface::Dac)]);
+    t.key(KeyCode::Char('?'));
+    t.key(KeyCode::Esc);
+    t.opened(1);
+    assert_eq!(t.app.screen.focus(), Pane::Sidebar);
 }
 
 #[test]

@@ -17,9 +17,24 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 /// The pane's title, cut to fit its border.
+/// What the server is, as far as is known: its role once it answered (or was recorded);
+/// until then what was asked for, its command line or URL (a server that never started
+/// is no "Domain Access").
+fn role(app: &App, d: &DialogueState) -> String {
+    let unknown =
+        matches!(d.status, Status::Connecting | Status::Failed(_)) && d.link.dialog_id().is_none();
+    match app.workspace().server(d.server) {
+        Some(s) if unknown && s.summary.is_none() => match &s.spec.transport {
+            crate::client::spec::TransportSpec::Http(h) => crate::client::spec::shown_url(&h.url),
+            _ => s.spec.location(),
+        },
+        _ => d.interface.server_role().to_owned(),
+    }
+}
+
 pub fn title<'a>(app: &App, d: &DialogueState, width: usize) -> Line<'a> {
     let t = app.theme();
-    let role = d.interface.server_role();
+    let role = role(app, d);
     // The DialogID is known once the dialogue is open (or was recorded).
     let id = d
         .link
