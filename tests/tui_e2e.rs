@@ -1698,3 +1698,16 @@ fn a_run_with_nothing_to_keep_leaves_the_last_runs_unsaved_turns_alone() {
         "run B's own autosave is gone"
     );
 }
+
+/// Issue 29: a start whose only server cannot start stays in NAV, names the server by its
+/// command line, and `q` quits (it is never typed into the composer).
+#[test]
+fn a_start_whose_server_cannot_start_stays_in_nav_and_q_quits() {
+    let t = Tmux::start(80, 24, "--stdio no-such-server");
+    let screen = t.wait_for(&["failed", " NAV "], "the failed dialogue, in NAV");
+    assert!(screen.contains("no-such-server · failed"), "{screen}");
+    assert!(!screen.contains("Domain Access"), "{screen}");
+    assert!(!screen.contains("EDIT"), "{screen}");
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), "0");
+}

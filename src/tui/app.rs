@@ -308,6 +308,7 @@ impl App {
         // NAV until the dialogue in view is open (`edit_once_open_at_start`): letters typed
         // before are commands, never text in a composer that cannot send.
         app.screen.set_focus(Pane::Sidebar);
+        app.screen.set_edit_once_open(true);
         if let Some(path) = options.session {
             effects.push(Effect::ReadSession {
                 path,

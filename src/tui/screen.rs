@@ -10,6 +10,9 @@ use std::time::Instant;
 #[derive(Debug)]
 pub struct Screen {
     focus: Pane,
+    /// At start, until the person acts outside a question: the composer gets the focus
+    /// once the dialogue in view is open (NAV before).
+    edit_once_open: bool,
     show_log: bool,
     size: Rect,
     /// Counts ticks, for the spinner.
@@ -24,6 +27,7 @@ impl Screen {
     pub fn new(now: Instant) -> Screen {
         Screen {
             focus: Pane::Composer,
+            edit_once_open: false,
             show_log: false,
             size: Rect::new(0, 0, 120, 40),
             ticks: 0,
@@ -79,6 +83,16 @@ impl Screen {
     /// Counts ticks from `ticks` (0 makes the next look at the drafts at once).
     pub fn set_ticks(&mut self, ticks: u64) {
         self.ticks = ticks;
+    }
+
+    /// Whether the composer is entered once the dialogue in view opens (at start, until the
+    /// person acts).
+    pub fn edit_once_open(&self) -> bool {
+        self.edit_once_open
+    }
+
+    pub fn set_edit_once_open(&mut self, wanted: bool) {
+        self.edit_once_open = wanted;
     }
 
     /// The time of the event being handled.

@@ -233,10 +233,11 @@ impl App {
     }
 
     /// The explorer starts in NAV (the servers focused): EDIT starts in the composer of the
-    /// dialogue in view once that dialogue is open, if no one has moved yet. A start whose
+    /// dialogue in view once that dialogue is open, if no one has acted yet (answering the
+    /// question offered at start does not count). A start whose
     /// dialogues all fail stays in NAV, where `q` quits (issue 29).
     fn edit_once_open_at_start(&mut self) {
-        if self.workspace.chosen_at_start()
+        if self.screen.edit_once_open()
             && self.screen.focus() == Pane::Sidebar
             && self
                 .workspace
@@ -244,6 +245,7 @@ impl App {
                 .is_some_and(|d| matches!(d.status, Status::Open))
         {
             self.screen.set_focus(Pane::Composer);
+            self.screen.set_edit_once_open(false);
         }
     }
 

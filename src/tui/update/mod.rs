@@ -44,6 +44,11 @@ impl App {
             || matches!(&event, Event::Input(Input::Mouse(m)) if m.kind != ratatui::crossterm::event::MouseEventKind::Moved)
         {
             self.workspace.set_chosen_at_start(false);
+            // Answering a question (the recovery offered at start) is not moving: the
+            // composer is still entered once the dialogue opens.
+            if self.overlay.is_none() {
+                self.screen.set_edit_once_open(false);
+            }
         }
         match event {
             Event::Input(Input::Key(key)) if key.kind != KeyEventKind::Release => {

@@ -138,6 +138,19 @@ fn a_start_whose_dialogue_failed_stays_in_nav_and_names_the_command() {
     );
     assert!(!shown.contains("Domain Access"), "{shown}");
     assert_eq!(quits(&t.key(KeyCode::Char('q'))), [true]);
+    // Answering the recovery offered at start is not moving: the composer still follows.
+    let mut o = options(vec![ServerSpec::embedded(Interface::Dac)]);
+    o.recover = vec![crate::tui::persist::Recovery {
+        path: Some(PathBuf::from("/data/recovered-1.json")),
+        drafts: None,
+        ending: crate::tui::persist::Ending::Unclean,
+    }];
+    let (mut t, _) = T::start(o);
+    assert!(matches!(t.app.overlay(), Some(Overlay::Confirm(_))));
+    t.key(KeyCode::Char('n'));
+    assert_eq!(t.app.screen.focus(), Pane::Sidebar);
+    t.opened(1);
+    assert_eq!(t.app.screen.focus(), Pane::Composer);
     // A key before the dialogue opens is the person's: the composer is not entered after.
     let (mut t, _) = T::new(vec![ServerSpec::embedded(Interface::Dac)]);
     t.key(KeyCode::Char('?'));
