@@ -3002,6 +3002,22 @@ fn export_without_a_turn_exports_the_draft() {
     );
     assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
+    // Written to a file, the lines end as a text file does.
+    t.key(KeyCode::Char('W'));
+    let fx = t.key(KeyCode::Enter);
+    match &fx[..] {
+        [
+            Effect::CheckSaveTarget {
+                path,
+                what: crate::tui::event::SaveWhat::Json(text),
+            },
+        ] => {
+            assert!(path.ends_with("export.sh"), "{path:?}");
+            assert!(text.ends_with('\n'), "{text:?}");
+            assert!(!text.ends_with("\n\n"), "{text:?}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
