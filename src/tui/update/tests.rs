@@ -2254,6 +2254,11 @@ fn the_request_just_sent_is_not_an_unsent_draft() {
         !t.current().composer.has_draft(),
         "the Request just sent is in the transcript"
     );
+    // Looked at as raw JSON and back in the form: still the Request sent.
+    t.key(KeyCode::F(2));
+    assert!(!t.current().composer.has_draft(), "as raw JSON");
+    t.key(KeyCode::F(2));
+    assert!(!t.current().composer.has_draft(), "back in the form");
     // Nothing unsaved is said of the draft: the quit question is about the turn only.
     t.key(KeyCode::Char('q'));
     if let Some(Overlay::Confirm(c)) = &t.app.overlay {
