@@ -27,6 +27,10 @@ pub struct Areas {
 /// caret under a statement.
 const COMPOSER_CHROME: u16 = 4;
 
+/// The transcript's least height (its header and a row in borders) and the detail's (the
+/// Feasibility verdict, the step headings and a step row, in borders).
+const UPPER_MIN: u16 = 5 + 6;
+
 pub fn areas(app: &App, area: Rect) -> Areas {
     let narrow = area.width < 100 || area.height < 30;
     let [tabs, body, status] = Layout::vertical([
@@ -76,6 +80,15 @@ pub fn areas(app: &App, area: Rect) -> Areas {
         (true, true) => wanted.min(main.height / 2).max(5),
         (false, true) => 3,
         (false, false) => wanted.min(8).min(main.height / 3).max(3),
+    };
+    // The detail keeps room for the verdict, its headings and a first step row (issue 29:
+    // after a take-over the composer opened up and the Feasibility tab showed its headings
+    // only); the composer gives way, its rows scroll to the active one.
+    let composer_height = match focused {
+        true => composer_height
+            .min(main.height.saturating_sub(UPPER_MIN))
+            .max(5),
+        false => composer_height,
     };
     let [upper, composer] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(composer_height)]).areas(main);

@@ -3510,3 +3510,33 @@ fn the_start_tells_of_the_last_runs_unsaved_turns() {
             .any(|n| n.text.contains("last run")),
     );
 }
+
+/// Issue 29: with the composer open (as after a take-over: the next Request in it, the
+/// focus there) on a small screen with the log shown, the Feasibility tab still shows a
+/// step row under its verdict and headings.
+#[test]
+fn the_open_composer_leaves_the_feasibility_tab_a_step_row() {
+    let mut t = T::reference();
+    let request = json!({"Header": "PGM-KDA-V1.0", "Kind": "feasibility", "TurnIndex": 0,
+        "ProcessActions": [
+            {"Step": 0, "Statement": "MM-Move Nil Avatar#7 From MLoc:Square.Gate To MLoc:Square.Stage"}]});
+    let response = json!({"Header": "PGM-KDA-V1.0", "TurnIndex": 0, "Outcome": "answered",
+        "Feasibility": {"Overall": "infeasible",
+            "Steps": [{"Step": 0, "PAStatus": "Clash", "Reason": "it would break c1"}]}});
+    t.finished(1, turn(request, Some(response)));
+    t.detail_tab(DetailTab::Feasibility);
+    t.event(Event::Input(Input::Resize(80, 24)));
+    t.act(crate::tui::action::Action::ToggleLog);
+    t.draw();
+    t.focus(Pane::Composer);
+    t.draw();
+    t.key(KeyCode::Up);
+    while t.current().composer.kind != crate::protocol::dac::Kind::Commitment {
+        t.key(KeyCode::Right);
+    }
+    assert_eq!(t.app.screen.focus(), Pane::Composer);
+    let text = screen(&t, 80, 24);
+    assert!(text.contains("INFEASIBLE"), "{text}");
+    assert!(text.contains("PA Status"), "{text}");
+    assert!(text.contains("Clash"), "the step row shows:\n{text}");
+}
