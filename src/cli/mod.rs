@@ -135,9 +135,9 @@ pub fn main() -> ExitCode {
         crate::protocol::schema::start_early();
     }
     let cli = Cli::parse();
-    // A config.toml that cannot be used (a timeout that is no duration, a key misspelt) is
-    // said, with its place, by every command that talks to a server: it was dropped, and
-    // the defaults were used without a word. (The explorer says it in its messages.)
+    // Each mistake of config.toml (a timeout that is no duration, a name misspelt) is said,
+    // with its line, by every command that talks to a server: the setting was left out and
+    // its default used. (The explorer says them in its messages.)
     if matches!(
         cli.command,
         Some(
@@ -153,9 +153,10 @@ pub fn main() -> ExitCode {
                 | Command::Certify(_)
                 | Command::Doctor(_)
         )
-    ) && let (_, Some(problem)) = crate::settings::Settings::current()
-    {
-        eprintln!("bkn-explorer: note: {problem}");
+    ) {
+        for problem in crate::settings::Settings::current().1 {
+            eprintln!("bkn-explorer: note: {problem}");
+        }
     }
     let code = match cli.command {
         Some(Command::Validate(args)) => validate::run(args),
