@@ -717,7 +717,6 @@ impl Launch {
         let mut problems = self.problems;
         problems.extend(theme_warning);
         problems.extend(key_problems);
-        let theme_warning = (!problems.is_empty()).then(|| problems.join("; "));
         let recover = self
             .data_dir
             .as_deref()
@@ -733,7 +732,7 @@ impl Launch {
             servers: self.servers,
             session: self.session,
             theme,
-            theme_warning,
+            problems,
             themes: Theme::names(theme_dir.as_deref()),
             keymap,
             paths: crate::tui::app::Paths {
