@@ -753,6 +753,28 @@ fn send_to_a_server_without_a_bkn_tool_points_to_its_tools_calls_and_resources()
     }
 }
 
+/// `tools` and `doctor` on such a server say its generation without promising a dialogue of
+/// the binding (no DialogID, no dialogue's state): it has no BKN tool.
+#[test]
+fn tools_and_doctor_on_a_server_without_a_bkn_tool_name_no_dialogue() {
+    let line = peer("--not-bkn");
+    let (code, out, err) = explorer(&["tools", "--stdio", &line], "");
+    assert_eq!(code, 0, "{err}");
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("(with an MCP session)") || first.contains("(stateless: no MCP session)"),
+        "{first}"
+    );
+    let (_, out, err) = explorer(&["doctor", "--stdio", &line], "");
+    let all = format!("{out}{err}");
+    assert!(!all.contains("DialogID"), "{all}");
+    assert!(!all.contains("dialogue's state"), "{all}");
+    // A server with a BKN tool is still told where its dialogue's state lives.
+    let (_, out, err) = explorer(&["doctor", "--stdio", &peer("")], "");
+    let all = format!("{out}{err}");
+    assert!(all.contains("DialogID"), "{all}");
+}
+
 fn peer(flags: &str) -> String {
     format!(
         "{} {}/tests/peers/raw_dac_server.py {flags}",

@@ -132,7 +132,7 @@ fn print_description(s: &ServerSummary, resources: &[Resource], prompts: &[Promp
         "{} {} ({}; asked: {})",
         s.name,
         s.version,
-        crate::client::generation::describe(&s.protocol_version),
+        crate::client::generation::describe_for(&s.protocol_version, !s.bkn_tools.is_empty()),
         s.protocol_asked
     );
     if let Some(title) = &s.title {

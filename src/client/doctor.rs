@@ -139,11 +139,17 @@ pub async fn examine(spec: &ServerSpec, options: &ConnectOptions) -> Vec<Check> 
                 super::connection::DialogIdOrigin::Client => "chosen by the client",
             };
             c.close().await;
+            // A DialogID is the binding's: said only of a server with a BKN tool.
+            let dialog = if names.is_empty() {
+                String::new()
+            } else {
+                format!(", DialogID {dialog}")
+            };
             checks.push(Check::ok(
                 "session",
                 format!(
-                    "{} (asked: {asked}), DialogID {dialog}, {tools} tool{}",
-                    super::generation::describe(&version),
+                    "{} (asked: {asked}){dialog}, {tools} tool{}",
+                    super::generation::describe_for(&version, !names.is_empty()),
                     if tools == 1 { "" } else { "s" }
                 ),
             ));
@@ -693,7 +699,7 @@ async fn mcp_step(probe: &HttpProbe<'_>, opened: &FirstResponse, sse_note: &str)
                     "mcp",
                     format!(
                         "{name} speaks {}: {} answered{before}{others}",
-                        super::generation::describe(&version),
+                        super::generation::describe_plain(&version),
                         opening.describe()
                     ),
                 );
@@ -1112,7 +1118,10 @@ fn answered_steps(
     checks.push(match answered {
         Answered::Speaks { name, version, .. } => Check::ok(
             "mcp",
-            format!("{name} speaks {}", super::generation::describe(&version)),
+            format!(
+                "{name} speaks {}",
+                super::generation::describe_plain(&version)
+            ),
         ),
         Answered::Refused(_) => refused_step(asked, refusals),
     });

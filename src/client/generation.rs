@@ -157,6 +157,24 @@ pub fn describe(version: &str) -> String {
     }
 }
 
+/// The same for a server without a BKN tool: there is no dialogue of the binding to keep,
+/// only whether the connection has an MCP session.
+pub fn describe_plain(version: &str) -> String {
+    match StateHome::of(version) {
+        StateHome::DialogId => format!("MCP {version} (stateless: no MCP session)"),
+        StateHome::McpSession => format!("MCP {version} (with an MCP session)"),
+    }
+}
+
+/// `describe` for a server with a BKN tool, else `describe_plain`.
+pub fn describe_for(version: &str, has_bkn_tool: bool) -> String {
+    if has_bkn_tool {
+        describe(version)
+    } else {
+        describe_plain(version)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +195,12 @@ mod tests {
         assert_eq!(StateHome::of("2026-07-28"), StateHome::DialogId);
         assert_eq!(StateHome::of("2025-11-25"), StateHome::McpSession);
         assert!(describe("2026-07-28").contains("kept by DialogID"));
+        // Of a server without a BKN tool, no dialogue is promised.
+        assert_eq!(
+            describe_for("2026-07-28", false),
+            "MCP 2026-07-28 (stateless: no MCP session)"
+        );
+        assert!(!describe_for("2025-11-25", false).contains("dialogue"));
+        assert_eq!(describe_for("2025-11-25", true), describe("2025-11-25"));
     }
 }

@@ -624,7 +624,22 @@ fn title_in(action: &Action, context: Context) -> String {
             "stop the run (after the rule under way); once it is over, close the pane".into()
         }
         (Context::Overlay, Action::Up | Action::Down) => {
-            "scroll, or move in a list (k and j only where nothing is typed)".into()
+            "scroll, or move in a list (k and j only in a list without a line to type: in Open \
+             and the path prompts they are typed)"
+                .into()
+        }
+        // Which question offers which answer: only the one named asks it.
+        (Context::Question, Action::SaveFirst) => {
+            "Save first (opening another session while turns are unsaved)".into()
+        }
+        (Context::Question, Action::SetAside) => {
+            "Set the unsaved turns aside, then open the other session".into()
+        }
+        (Context::Question, Action::Overwrite) => {
+            "Overwrite (saving over a file that changed since it was opened)".into()
+        }
+        (Context::Question, Action::SaveElsewhere) => {
+            "Save as another file (the same question)".into()
         }
         (Context::Overlay, Action::Select) => {
             "run, open, confirm: the same as a click on the row".into()

@@ -234,6 +234,10 @@ fn esc_stops_the_run_then_the_pane_shows_what_ran_and_esc_hides_it() {
     // q hides the pane; the run goes on, and V shows it again.
     assert!(t.key(KeyCode::Char('q')).is_empty());
     assert!(!t.pane().shown && t.pane().running());
+    // Hidden, the run is still on screen: the status line says it, with the key that shows it.
+    let status = bottom_line(&t, 120);
+    assert!(status.contains("certify 3/"), "{status}");
+    assert!(status.contains("(V)"), "{status}");
     assert!(t.key(KeyCode::Char('V')).is_empty());
     assert!(t.pane().shown);
     let report = report(&t);
@@ -431,4 +435,17 @@ fn a_click_selects_a_rule_and_a_click_on_the_selected_one_opens_its_evidence() {
         "the second opens"
     );
     assert!(!t.pane().shown);
+}
+
+/// The last row of the screen as drawn at `width` x 40 (the status line).
+fn bottom_line(t: &T, width: u16) -> String {
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, 40)).unwrap();
+    terminal
+        .draw(|f| {
+            crate::tui::view::render(f, t.app());
+        })
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..width).map(|x| buffer[(x, 39)].symbol()).collect()
 }

@@ -94,10 +94,27 @@ pub fn at(
         Completes::Statements => statement_candidates(&before[..word_start], v),
     };
     let lower = word.to_lowercase();
-    let mut items: Vec<String> = candidates
+    let candidates: Vec<String> = candidates
         .into_iter()
-        .filter(|c| c.to_lowercase().starts_with(&lower) && !c.eq_ignore_ascii_case(word))
+        .filter(|c| !c.eq_ignore_ascii_case(word))
         .collect();
+    // Those that begin with the word first, then those with a part that does (`Ana` finds
+    // `User#Ana`, `square` finds `Space:Square`): an ID's prefix is rarely what one
+    // remembers of it.
+    let mut items: Vec<String> = candidates
+        .iter()
+        .filter(|c| c.to_lowercase().starts_with(&lower))
+        .cloned()
+        .collect();
+    items.extend(
+        candidates
+            .iter()
+            .filter(|c| {
+                let c = c.to_lowercase();
+                !c.starts_with(&lower) && c.split(ID_PARTS).skip(1).any(|p| p.starts_with(&lower))
+            })
+            .cloned(),
+    );
     items.dedup();
     items.truncate(MAX_ITEMS);
     (!items.is_empty()).then(|| Completion {
@@ -108,11 +125,14 @@ pub fn at(
     })
 }
 
+/// What separates the parts of an ID (`User#Ana`, `Space:Square`, `MM-Move`).
+const ID_PARTS: [char; 5] = ['#', ':', '.', '_', '-'];
+
 /// Whether a word looks like an ID rather than a word of prose: a capital letter, a digit,
 /// or one of `# : . _ -` in it.
 pub fn id_shaped(word: &str) -> bool {
     word.chars()
-        .any(|c| c.is_uppercase() || c.is_ascii_digit() || matches!(c, '#' | ':' | '.' | '_' | '-'))
+        .any(|c| c.is_uppercase() || c.is_ascii_digit() || ID_PARTS.contains(&c))
 }
 
 /// What may come next in a Process Action statement, given the text before the word being

@@ -434,6 +434,17 @@ impl Composer {
     /// Switches between the form and the raw JSON, carrying the Request across.
     pub fn toggle_mode(&mut self, ctx: &Context) {
         self.completion = None;
+        // Showing the same Request another way is no edit: the Request just sent stays it.
+        let was_sent = self.sent.as_ref() == Some(&self.draft_without_row());
+        self.switch_mode(ctx);
+        if was_sent {
+            self.sent = Some(self.draft_without_row());
+        }
+    }
+
+    /// The form shown as raw JSON, or the raw JSON back in the form (when it reads as one;
+    /// else the reason, and it stays raw).
+    fn switch_mode(&mut self, ctx: &Context) {
         match self.mode {
             Mode::Form => match self.preview(ctx) {
                 Ok(request) => {

@@ -163,6 +163,23 @@ fn statements_are_checked_and_completions_accepted_with_tab_without_a_space() {
 }
 
 #[test]
+fn an_id_is_found_by_any_of_its_parts_after_those_it_begins_with() {
+    let fx = Fixture::new();
+    let ctx = fx.ctx();
+    let mut c = Composer::new(Interface::Dac);
+    c.set_kind(Kind::Feasibility);
+    go_to(&mut c, "Steps");
+    type_text(&mut c, "MM-Move Nil Avatar#7 To Gate", &ctx);
+    assert_eq!(c.completion.as_ref().unwrap().items, ["MLoc:Square.Gate"]);
+    key(&mut c, KeyCode::Tab, &ctx);
+    let steps = c.fields.iter().find(|f| f.spec.label == "Steps").unwrap();
+    assert_eq!(
+        steps.editor.lines()[0],
+        "MM-Move Nil Avatar#7 To MLoc:Square.Gate"
+    );
+}
+
+#[test]
 fn tab_moves_between_fields_and_leaves_after_the_last() {
     let fx = Fixture::new();
     let ctx = fx.ctx();

@@ -216,11 +216,14 @@ impl OpenFile {
                 .line(Span::styled("path › ", t.fg(t.colors.accent)), None),
         ];
         if let Some(e) = &self.error {
+            // The whole reason, wrapped (its place in the file is often on a later line).
+            for row in crate::tui::view::text::wrap_capped(&e.replace('\n', " "), width, 6) {
+                lines.push(Line::styled(row, t.fg(t.colors.error)));
+            }
             lines.push(Line::styled(
-                cut(e.lines().next().unwrap_or_default(), width),
-                t.fg(t.colors.error),
+                "(nothing was opened; the dialogues in view are as they were)",
+                t.muted(),
             ));
-            lines.push(Line::styled("(the file was not changed)", t.muted()));
         }
         if let Some(path) = &self.opening {
             lines.push(Line::styled(

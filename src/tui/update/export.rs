@@ -68,8 +68,14 @@ impl App {
             Ask::Nothing => {}
             Ask::Close => self.close_overlay(),
             Ask::Copy(text) => self.clipboard(text, fx),
-            // Shell lines: a file to run with sh.
-            Ask::Write(text) => self.write_text_prompt("export.sh", text),
+            // Shell lines: a file to run with sh, ending as a text file does (a last line
+            // without its newline is lost by `read` loops and glued to the next `cat`).
+            Ask::Write(mut text) => {
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                self.write_text_prompt("export.sh", text)
+            }
         }
     }
 }

@@ -2254,6 +2254,11 @@ fn the_request_just_sent_is_not_an_unsent_draft() {
         !t.current().composer.has_draft(),
         "the Request just sent is in the transcript"
     );
+    // Looked at as raw JSON and back in the form: still the Request sent.
+    t.key(KeyCode::F(2));
+    assert!(!t.current().composer.has_draft(), "as raw JSON");
+    t.key(KeyCode::F(2));
+    assert!(!t.current().composer.has_draft(), "back in the form");
     // Nothing unsaved is said of the draft: the quit question is about the turn only.
     t.key(KeyCode::Char('q'));
     if let Some(Overlay::Confirm(c)) = &t.app.overlay {
@@ -3002,6 +3007,22 @@ fn export_without_a_turn_exports_the_draft() {
     );
     assert!(e.blocks[0].notes[0].contains("send fills the common fields"));
     assert!(screen(&t, 120, 40).contains("Export the draft as a command line"));
+    // Written to a file, the lines end as a text file does.
+    t.key(KeyCode::Char('W'));
+    let fx = t.key(KeyCode::Enter);
+    match &fx[..] {
+        [
+            Effect::CheckSaveTarget {
+                path,
+                what: crate::tui::event::SaveWhat::Json(text),
+            },
+        ] => {
+            assert!(path.ends_with("export.sh"), "{path:?}");
+            assert!(text.ends_with('\n'), "{text:?}");
+            assert!(!text.ends_with("\n\n"), "{text:?}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

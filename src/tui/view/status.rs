@@ -98,9 +98,23 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     } else {
         base.add_modifier(ratatui::style::Modifier::BOLD)
     };
+    // A certify run hidden (`q` in its pane) goes on: said here, with the key that shows it.
+    let certifying = app
+        .certify()
+        .filter(|c| !c.shown && c.running())
+        .map(|c| {
+            format!(
+                "certify {}/{} ({}) ",
+                c.results.len(),
+                c.total.map_or("?".into(), |n| n.to_string()),
+                app.keymap().first_key(&Action::Certify)
+            )
+        })
+        .unwrap_or_default();
     // The most detail that fits, leaving room for a notice (which comes first) or a hint.
     let wanted = 3
         + badge.chars().count()
+        + certifying.chars().count()
         + app
             .notices
             .shown()
@@ -110,12 +124,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         .map(|d| context(app, d))
         .find(|c| c.chars().count() + wanted <= width)
         .unwrap_or_else(|| context(app, Detail::Short));
-    let mut spans = vec![
-        Span::styled(badge, badge_style),
-        Span::styled(left.clone(), base),
-    ];
-    let room =
-        (area.width as usize).saturating_sub(left.chars().count() + badge.chars().count() + 3);
+    let room = (area.width as usize).saturating_sub(
+        left.chars().count() + badge.chars().count() + certifying.chars().count() + 3,
+    );
+    let mut spans = vec![Span::styled(badge, badge_style), Span::styled(left, base)];
+    if !certifying.is_empty() {
+        spans.push(Span::styled(certifying, base.fg(c.accent)));
+    }
     match app.notices.shown() {
         Some(n) => spans.extend(notice_spans(app, n, base, room)),
         None => spans.extend(hint_spans(app, base, room)),
