@@ -444,7 +444,11 @@ fn skipped(out: &mut Checked, what: &str) {
 fn said_of_scenario(text: &str, out: &mut Checked) {
     out.kind = Some("scenario");
     let path = std::path::Path::new(&out.report.file).to_owned();
-    let run = format!("run it with `bkn-explorer test {}`", path.display());
+    let run = if path.as_os_str() == "-" {
+        "save it and run it with `bkn-explorer test FILE`".to_owned()
+    } else {
+        format!("run it with `bkn-explorer test {}`", path.display())
+    };
     match crate::scenario::parse(text, &path) {
         Ok(scenario) => {
             out.document = Some(format!(
