@@ -529,6 +529,23 @@ fn validate_names_each_file_this_tool_writes_and_checks_scenarios() {
         "{out}"
     );
 
+    // What `schema` prints, and a servers file (read as --servers reads it).
+    let (code, schema, err) = explorer(&["schema", "usr-user"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(at("schema.json"), schema).unwrap();
+    std::fs::write(
+        at("servers.json"),
+        r#"{"mcpServers":{"dac":{"command":"bkn-explorer","args":["serve","dac"]}}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = explorer(&["validate", s(&at("schema.json")), s(&at("servers.json"))]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("schema.json is a JSON Schema (")
+            && out.contains("servers.json is a servers file (1 server; read as"),
+        "{out}"
+    );
+
     std::fs::write(
         at("bad.yaml"),
         "name: bad\nserver:\n  embedded: dac\nsteps:\n- request:\n    Kind: semantic_grounding\n  expect:\n    outcom: answered\n",

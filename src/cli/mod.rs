@@ -50,10 +50,10 @@ pub enum Command {
     /// Reads: a message, a JSON array of messages, JSON Lines; a session file (the
     /// explorer's, `dialogue --save`) and a recording (`proxy --record`), dialogue by
     /// dialogue; `dialogue`'s output, exchange by exchange. A resource (`W`, `read -o`) is
-    /// checked against its schema; a scenario (YAML or JSON) is checked as `test` reads it.
-    /// Said and skipped, as holding no message: certify reports (JSON, Markdown), JUnit
-    /// reports (`test --junit`), a turn exported as a command line, a Locust export's
-    /// scenarios.json.
+    /// checked against its schema; a scenario (YAML or JSON) is checked as `test` reads it;
+    /// a servers file as --servers reads it. Said and skipped, as holding no message:
+    /// certify reports (JSON, Markdown), JUnit reports (`test --junit`), a turn exported as a
+    /// command line, a JSON Schema (`schema`), a Locust export's scenarios.json.
     Validate(validate::Args),
     /// Print the JSON Schema of a data type.
     Schema(schema::Args),

@@ -425,6 +425,27 @@ fn said_of_document(what: Document, out: &mut Checked) {
             "a certify report (`certify --format json` or the certify pane's J; not messages)",
         ),
         Document::Scenario(text) => said_of_scenario(&text, out),
+        Document::Servers(text) => {
+            out.kind = Some("servers");
+            match crate::client::spec::parse_servers(&text) {
+                Ok(servers) => {
+                    out.document = Some(format!(
+                        "a servers file ({}; read as the commands' --servers reads it: ok)",
+                        plural(servers.len(), "server")
+                    ));
+                }
+                Err(e) => {
+                    out.findings_seen += 1;
+                    out.document = Some(format!(
+                        "a servers file, and --servers would refuse it: {e}"
+                    ));
+                }
+            }
+        }
+        Document::Schema => skipped(
+            out,
+            "a JSON Schema (`bkn-explorer schema`; it describes messages, it is not one)",
+        ),
         Document::Other(format) => skipped(
             out,
             &format!("a {format} file written by bkn-explorer (not messages)"),
@@ -543,6 +564,10 @@ enum Document {
     Scenario(String),
     /// Another file of this program's (its `format`, e.g. a Locust export's scenarios).
     Other(String),
+    /// A servers file (`mcpServers`, or VS Code's `servers`), as its text.
+    Servers(String),
+    /// A JSON Schema (`bkn-explorer schema`).
+    Schema,
 }
 
 /// What a single JSON document is when it is no message: judging it as a Request would give
@@ -563,6 +588,24 @@ fn not_a_message(value: &serde_json::Value) -> Option<Document> {
         && !object.contains_key("Header")
     {
         return Some(Document::Scenario(value.to_string()));
+    }
+    if !object.contains_key("Header") {
+        if object
+            .get("mcpServers")
+            .is_some_and(serde_json::Value::is_object)
+            || object
+                .get("servers")
+                .is_some_and(serde_json::Value::is_object)
+        {
+            return Some(Document::Servers(value.to_string()));
+        }
+        if object
+            .get("$schema")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|s| s.contains("json-schema.org"))
+        {
+            return Some(Document::Schema);
+        }
     }
     object
         .get("format")
