@@ -149,7 +149,7 @@ fn the_text_report_shows_the_failing_steps_response_and_every_steps_time() {
     assert!(out.contains("4 of 5 steps passed"), "{out}");
     let failing = out
         .lines()
-        .find(|l| l.trim_start().starts_with("✗ 4 "))
+        .find(|l| l.trim_start().starts_with("✗ step 4"))
         .unwrap_or_else(|| panic!("the failing step is named: {out}"));
     assert!(failing.contains(" ms)"), "with its time: {failing}");
     assert!(out.contains("Response: {"), "and its Response: {out}");

@@ -318,7 +318,15 @@ fn print_run(run: &ScenarioRun) {
         } else {
             String::new()
         };
-        println!("  ✗ {} {}{latency}{attempts}", step.index + 1, step.name);
+        // A step's name is its own, or "step N (kind)" when the file gave none: the number
+        // is then said once.
+        let number = format!("step {}", step.index + 1);
+        let label = if step.name.starts_with(&number) {
+            step.name.clone()
+        } else {
+            format!("{number}: {}", step.name)
+        };
+        println!("  ✗ {label}{latency}{attempts}");
         if let Some(why) = &step.not_run {
             println!("      not run: {why}");
         }

@@ -2712,6 +2712,13 @@ fn the_status_line_says_what_enter_does_in_the_composer() {
     assert!(screen(&t, 120, 40).contains("Enter new line"));
     focus_field(&mut t, crate::protocol::dac::Kind::Feasibility, "Space");
     assert!(screen(&t, 120, 40).contains("Enter next field"));
+    // At 80 columns too: it is the first hint.
+    let status = screen(&t, 80, 24)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(status.contains("Enter next field"), "{status}");
 }
 
 #[test]

@@ -118,7 +118,16 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         + app
             .notices
             .shown()
-            .map_or(12, |n| n.text.chars().count().min(60));
+            // Room for a hint: in the composer, the first says what Enter does ("Enter
+            // next field"), which is worth a shorter context.
+            .map_or(
+                if app.focus() == Pane::Composer {
+                    20
+                } else {
+                    12
+                },
+                |n| n.text.chars().count().min(60),
+            );
     let left = [Detail::Full, Detail::Medium]
         .into_iter()
         .map(|d| context(app, d))
@@ -180,9 +189,11 @@ fn hint_spans<'a>(app: &App, base: Style, room: usize) -> Vec<Span<'a>> {
                 "next field" => own(Action::ConfirmField),
                 _ => "Enter".into(),
             };
+            // What Enter does first: it changes as one types (the README sends the reader
+            // here), and at 80 columns only the first hints fit.
             vec![
-                (k(Action::Send), "send"),
                 (key, enter),
+                (k(Action::Send), "send"),
                 (k(Action::ComposerMode), "form/raw"),
                 (own(Action::NextField), "next field"),
                 (own(Action::ShowCompletions), "complete"),
