@@ -17,4 +17,5 @@ pub mod scenario;
 pub mod server;
 pub mod session;
 pub mod settings;
+pub mod toml_places;
 pub mod tui;

@@ -10,6 +10,7 @@
 //! data-dir = "~/.bkn"      # where the autosave, recovery and copies go
 //! ```
 
+use crate::toml_places::{self, Problem};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -61,16 +62,12 @@ pub fn colour_wanted() -> bool {
 }
 
 impl Settings {
-    /// The user's settings, and why the file could not be used if it could not (the defaults
-    /// are used then).
-    pub fn current() -> (Settings, Option<String>) {
-        match config_dir().map(|d| Settings::read(&d)) {
-            Some(Ok(s)) => (s, None),
-            Some(Err(e)) => (
-                Settings::default(),
-                Some(format!("{e}; the defaults are used")),
-            ),
-            None => (Settings::default(), None),
+    /// The user's settings, and each mistake of the file (`FILE:LINE: what`): a setting
+    /// with a mistake is left out (its default stands), the others are kept.
+    pub fn current() -> (Settings, Vec<String>) {
+        match config_dir() {
+            Some(d) => Settings::read(&d),
+            None => (Settings::default(), Vec::new()),
         }
     }
 
@@ -99,21 +96,90 @@ impl Settings {
             .or_else(|| dirs::data_dir().map(|d| d.join("bkn-explorer")))
     }
 
-    /// The settings in `dir` (none when there is no file).
+    /// The settings in `dir` (none when there is no file), without the mistakes.
     pub fn load(dir: &Path) -> Settings {
-        Settings::read(dir).unwrap_or_default()
+        Settings::read(dir).0
     }
 
-    /// The settings in `dir`, or why the file cannot be used (with its place).
-    pub fn read(dir: &Path) -> Result<Settings, String> {
+    /// The settings in `dir`, each entry checked on its own (as themes and keys.toml are): a
+    /// bad value or an unknown name is said with its line and left out, every good setting
+    /// is kept. Only a file that is no TOML at all (or cannot be read) gives the defaults.
+    pub fn read(dir: &Path) -> (Settings, Vec<String>) {
         let path = dir.join(FILE);
+        let origin = path.display().to_string();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (Settings::default(), Vec::new());
+            }
+            Err(e) => {
+                return (
+                    Settings::default(),
+                    vec![format!("{origin}: {e}; the defaults are used")],
+                );
+            }
         };
-        toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.to_string().trim()))
+        let (good, problems) = match toml_places::parse(&text) {
+            Ok(doc) => entries(&text, &doc),
+            Err(p) => (
+                String::new(),
+                vec![Problem {
+                    what: format!("{}; the defaults are used", p.what),
+                    ..p
+                }],
+            ),
+        };
+        // Each entry of `good` was read alone already: together they are read the same way.
+        let settings = toml::from_str(&good).unwrap_or_default();
+        let said = problems.iter().map(|p| p.in_file(&origin)).collect();
+        (settings, said)
     }
+}
+
+/// The names `config.toml` knows, as written there.
+const NAMES: [&str; 5] = ["theme", "timeout", "servers", "data-dir", "protocol"];
+
+/// The entries of the file that read as settings, as TOML text (`name = value` lines), and a
+/// problem for each of the others, at its line.
+fn entries(text: &str, doc: &toml_edit::Document<&str>) -> (String, Vec<Problem>) {
+    let mut good = String::new();
+    let mut problems = Vec::new();
+    for (name, item) in doc.as_table().iter() {
+        let key = toml_places::key_span(doc.as_table(), name);
+        if !NAMES.contains(&name) {
+            problems.push(Problem::at(
+                text,
+                key,
+                format!(
+                    "{name} is not a setting{}; left out (the settings are {})",
+                    toml_places::did_you_mean(name, NAMES),
+                    NAMES.join(", ")
+                ),
+            ));
+            continue;
+        }
+        let Some(value) = item.span().filter(|_| item.is_value()).map(|s| &text[s]) else {
+            problems.push(Problem::at(
+                text,
+                key,
+                format!("{name} is a table, not a value; left out (the default stands)"),
+            ));
+            continue;
+        };
+        let entry = format!("{name} = {value}\n");
+        match toml::from_str::<Settings>(&entry) {
+            Ok(_) => good.push_str(&entry),
+            Err(e) => problems.push(Problem::at(
+                text,
+                item.span(),
+                format!(
+                    "{name} = {value}: {}; left out (the default stands)",
+                    e.message().trim().replace('\n', " ")
+                ),
+            )),
+        }
+    }
+    (good, problems)
 }
 
 /// Sets one setting, keeping the rest of the file as the user wrote it.
@@ -137,7 +203,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let timeout = |text: &str| {
             std::fs::write(dir.path().join(FILE), text).unwrap();
-            Settings::read(dir.path()).map(|s| s.timeout)
+            let (s, problems) = Settings::read(dir.path());
+            if problems.is_empty() {
+                Ok(s.timeout)
+            } else {
+                Err(problems.join("\n"))
+            }
         };
         assert_eq!(
             timeout("timeout = \"90s\"\n"),
@@ -150,7 +221,7 @@ mod tests {
         assert_eq!(timeout("timeout = 45\n"), Ok(Some(Duration::from_secs(45))));
         let e = timeout("theme = \"light\"\ntimeout = \"soon\"\n").unwrap_err();
         assert!(
-            e.contains(FILE) && e.contains("line 2") && e.contains("'soon' is not a duration"),
+            e.contains(&format!("{FILE}:2: ")) && e.contains("'soon' is not a duration"),
             "{e}"
         );
         let e = timeout("timeout = 0\n").unwrap_err();
@@ -177,12 +248,51 @@ mod tests {
             text.contains("# my settings") && text.contains("# slow lab"),
             "{text}"
         );
-        let s = Settings::read(dir.path()).unwrap();
+        let (s, problems) = Settings::read(dir.path());
         assert_eq!(
             (s.theme.as_deref(), s.timeout),
             (Some("light"), Some(Duration::from_secs(60)))
         );
-        std::fs::write(dir.path().join(FILE), "thme = 1\n").unwrap();
-        assert!(Settings::read(dir.path()).unwrap_err().contains("thme"));
+        assert!(problems.is_empty(), "{problems:?}");
+    }
+
+    /// One bad value leaves the rest of the file in force: each mistake is one line with its
+    /// place (as a theme's and keys.toml's are), never the parser's multi-line snippet, and
+    /// the good settings stay.
+    #[test]
+    fn a_bad_setting_is_left_out_and_the_others_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(FILE),
+            "theme = \"mine\"\ntimeout = \"0\"\nthme = \"light\"\nprotocol = \"1999\"\n\
+             data-dir = \"/tmp/bkn\"\n",
+        )
+        .unwrap();
+        let (s, problems) = Settings::read(dir.path());
+        assert_eq!(s.theme.as_deref(), Some("mine"));
+        assert_eq!(s.data_dir.as_deref(), Some(Path::new("/tmp/bkn")));
+        assert_eq!((s.timeout, s.protocol), (None, None));
+        assert_eq!(problems.len(), 3, "{problems:#?}");
+        for (p, line) in problems
+            .iter()
+            .zip([":2: timeout", ":3: thme", ":4: protocol"])
+        {
+            assert!(p.contains(&format!("{FILE}{line}")), "{p}");
+            assert!(!p.contains('\n') && !p.contains("TOML parse error"), "{p}");
+        }
+        assert!(problems[0].contains("more than 0"), "{}", problems[0]);
+        assert!(
+            problems[1].contains("did you mean theme?"),
+            "{}",
+            problems[1]
+        );
+        // A file that is no TOML: its line, and the defaults.
+        std::fs::write(dir.path().join(FILE), "theme = \"mine\"\ntimeout = \n").unwrap();
+        let (s, problems) = Settings::read(dir.path());
+        assert_eq!(s, Settings::default());
+        assert!(
+            problems.len() == 1 && problems[0].contains(&format!("{FILE}:2: ")),
+            "{problems:?}"
+        );
     }
 }

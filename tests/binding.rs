@@ -1735,10 +1735,20 @@ fn a_timeout_in_config_toml_that_is_no_duration_is_said_with_its_place() {
     let (code, err) = send("# mine\ntimeout = \"soon\"\n");
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("config.toml")
-            && err.contains("line 2")
+        err.contains("config.toml:2: timeout = \"soon\": ")
             && err.contains("'soon' is not a duration")
-            && err.contains("the defaults are used"),
+            && err.contains("left out (the default stands)"),
+        "{err}"
+    );
+    // Each bad setting is one line of its own (no parser snippet), the others are kept.
+    let (code, err) = send("theme = \"mine\"\ntimeout = \"0\"\nprotocol = 7\n");
+    assert_eq!(code, Some(0), "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("config.toml")).collect();
+    assert!(
+        notes.len() == 2
+            && notes[0].contains("config.toml:2: timeout")
+            && notes[1].contains("config.toml:3: protocol")
+            && !err.contains("TOML parse error"),
         "{err}"
     );
 }

@@ -526,3 +526,35 @@ fn markdown_and_text_reports_name_every_rule() {
         "the evidence is shown: {text}"
     );
 }
+
+/// A server that answers a Request carrying Mode RS: the evidence of shapes.tool-error shows
+/// the Mode it carried (what is wrong with it), in the text and Markdown reports; the JSON
+/// report keeps the whole Request.
+#[test]
+fn the_evidence_of_a_wrong_mode_shows_the_mode() {
+    let run = |format: &str| {
+        let out = std::process::Command::new(bin())
+            .args(["certify", "--stdio", &format!("{} --any-mode", peer())])
+            .args(["--only", "shapes.tool-error", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for format in ["text", "markdown"] {
+        let report = run(format);
+        let line = report
+            .lines()
+            .find(|l| l.contains("[A] → turn") && l.contains("\"Mode\""))
+            .unwrap_or_else(|| panic!("a Request's line with its Mode: {report}"));
+        assert!(line.contains("\"Mode\":\"RS\""), "{line}");
+        assert_eq!(
+            report.matches("\"Mode\"").count(),
+            1,
+            "only the wrong Mode is shown: {report}"
+        );
+    }
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    let evidence = json["rules"][0]["evidence"].to_string();
+    assert!(evidence.contains(r#""Mode":"RS""#), "{evidence}");
+}

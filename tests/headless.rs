@@ -305,7 +305,7 @@ fn reading_a_resource_that_is_not_there_points_to_resources() {
 }
 
 /// `validate` on a document the tool wrote that is no message says what it is: a resource
-/// (checked against its schema), a certify report; an empty array is said as one.
+/// (checked against its schema), a certify report (skipped); an empty array is said as one.
 #[test]
 fn validate_recognises_documents_that_are_not_messages() {
     let dir = tempfile::tempdir().unwrap();
@@ -334,8 +334,12 @@ fn validate_recognises_documents_that_are_not_messages() {
     let (_, json, err) = explorer(&["certify", "--only", "tools.", "--format", "json"]);
     std::fs::write(&report, json).unwrap();
     let (code, out, _) = explorer(&["validate", s(&report)]);
-    assert_eq!(code, 2, "{err}{out}");
-    assert!(out.contains("a certify report"), "{out}");
+    // Read, and holding no message: named and skipped, not "could not be read" (exit 2).
+    assert_eq!(code, 0, "{err}{out}");
+    assert!(
+        out.contains("a certify report") && out.contains("skipped"),
+        "{out}"
+    );
     assert!(!out.contains("QueryID"), "not judged as a Request: {out}");
 
     let empty = dir.path().join("empty.json");
@@ -452,4 +456,110 @@ fn a_session_that_does_not_exist_is_refused_before_the_screen() {
     let (code, _, err) = explorer(&["--session", s(dir.path())]);
     assert_eq!(code, 2);
     assert!(err.contains("is not a file"), "{err}");
+}
+
+/// `validate` on the files bkn-explorer itself writes: none is "unreadable". A certify report
+/// (JSON or Markdown) and a JUnit report are named and skipped (exit 0); a scenario, YAML or
+/// JSON, is checked as `test` reads it and points to `bkn-explorer test`; a scenario with a
+/// mistake is a finding with its line (exit 1), not "not JSON".
+#[test]
+fn validate_names_each_file_this_tool_writes_and_checks_scenarios() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    for (format, file) in [("json", "cert.json"), ("markdown", "cert.md")] {
+        let (code, out, err) = explorer(&[
+            "certify",
+            "--embedded",
+            "usr",
+            "--only",
+            "tools.found-by-header",
+            "--format",
+            format,
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+        std::fs::write(at(file), out).unwrap();
+    }
+    let session = root().join("sessions/dac-tour.json");
+    let (code, out, err) = explorer(&[
+        "test",
+        "--from-session",
+        s(&session),
+        "-o",
+        s(&at("tour.yaml")),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let kiosk = root().join("scenarios/dac-kiosk.yaml");
+    let (code, out, err) = explorer(&[
+        "test",
+        s(&kiosk),
+        "--embedded",
+        "dac",
+        "--junit",
+        s(&at("report.xml")),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    std::fs::write(
+        at("scenario.json"),
+        r#"{"name":"one","server":{"embedded":"dac"},"steps":[{"request":{"Kind":"semantic_grounding","Question":"q","Terms":[{"Text":"stage"}]}}]}"#,
+    )
+    .unwrap();
+    let files = [
+        "cert.json",
+        "cert.md",
+        "tour.yaml",
+        "report.xml",
+        "scenario.json",
+    ];
+    let paths: Vec<PathBuf> = files.iter().map(|f| at(f)).collect();
+    let mut args = vec!["validate"];
+    args.extend(paths.iter().map(|p| s(p)));
+    let (code, out, err) = explorer(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    for said in [
+        "cert.json is a certify report (",
+        "cert.md is a certify report in Markdown (",
+        "report.xml is a JUnit report (",
+        "tour.yaml is a scenario (",
+        "scenario.json is a scenario (1 step; checked as a scenario: ok): run it with `bkn-explorer test ",
+    ] {
+        assert!(out.contains(said), "{said:?} in {out}");
+    }
+    assert!(
+        out.contains("(2 scenarios; 3 skipped: no messages in them): all conform"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("could not be read") && !out.contains("not JSON"),
+        "{out}"
+    );
+
+    // What `schema` prints, and a servers file (read as --servers reads it).
+    let (code, schema, err) = explorer(&["schema", "usr-user"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(at("schema.json"), schema).unwrap();
+    std::fs::write(
+        at("servers.json"),
+        r#"{"mcpServers":{"dac":{"command":"bkn-explorer","args":["serve","dac"]}}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = explorer(&["validate", s(&at("schema.json")), s(&at("servers.json"))]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("schema.json is a JSON Schema (")
+            && out.contains("servers.json is a servers file (1 server; read as"),
+        "{out}"
+    );
+
+    std::fs::write(
+        at("bad.yaml"),
+        "name: bad\nserver:\n  embedded: dac\nsteps:\n- request:\n    Kind: semantic_grounding\n  expect:\n    outcom: answered\n",
+    )
+    .unwrap();
+    let (code, out, err) = explorer(&["validate", s(&at("bad.yaml"))]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("bad.yaml is a scenario, and `test` would refuse it: line 8")
+            && out.contains("1 finding"),
+        "{out}"
+    );
 }

@@ -31,11 +31,13 @@ fn totals(r: &Report) -> String {
 
 /// The members of a message that say what it is about: the common fields (identifiers,
 /// times, metadata), the same in every turn, are left out; the JSON report and the saved
-/// session keep them.
-fn gist(text: &str) -> String {
+/// session keep them. A Mode other than `mode` (what the message should carry: RQ for a
+/// Request, RS for a Response) is kept: it is what is wrong with it.
+fn gist(text: &str, mode: &str) -> String {
     match crate::protocol::json::from_str::<Value>(text) {
         Ok(Value::Object(mut m)) => {
             let turn = m.get("TurnIndex").map(|t| format!("turn {t} "));
+            let odd_mode = m.get("Mode").filter(|m| m.as_str() != Some(mode)).cloned();
             for k in crate::protocol::message::COMMON_FIELDS {
                 m.remove(k);
             }
@@ -43,6 +45,9 @@ fn gist(text: &str) -> String {
             let mut shown = serde_json::Map::new();
             if let Some(kind) = m.remove("Kind") {
                 shown.insert("Kind".into(), kind);
+            }
+            if let Some(mode) = odd_mode {
+                shown.insert("Mode".into(), mode);
             }
             shown.extend(m);
             format!("{}{}", turn.unwrap_or_default(), Value::Object(shown))
@@ -54,7 +59,7 @@ fn gist(text: &str) -> String {
 /// What came back in a turn, in one line.
 fn reply_line(turn: &Turn) -> String {
     let text = match &turn.reply {
-        Reply::Response(r) => format!("Response {}", gist(r.text())),
+        Reply::Response(r) => format!("Response {}", gist(r.text(), "RS")),
         Reply::ToolError(t) => format!("tool error: {}", t.replace('\n', " | ")),
         Reply::Error(e) => format!("no reply: {}", e.message),
     };
@@ -77,7 +82,7 @@ pub fn evidence_lines(result: &RuleResult) -> Vec<String> {
             Evidence::Turn { dialogue, turn, .. } => {
                 out.push(format!(
                     "[{dialogue}] → {}",
-                    cut(&gist(turn.request.text()), 400)
+                    cut(&gist(turn.request.text(), "RQ"), 400)
                 ));
                 out.push(format!("[{dialogue}] ← {}", reply_line(turn)));
             }
@@ -410,4 +415,28 @@ fn raw_exchanges(x: &RuleResult) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gist;
+
+    /// A message's evidence line leaves out the fields every turn has, but a Mode it should
+    /// not carry is what is wrong with it and stays (shapes.tool-error's wrong-Mode Request).
+    #[test]
+    fn the_gist_keeps_a_wrong_mode() {
+        let request = r#"{"Header":"PGM-KDA-V1.0","Mode":"RS","TurnIndex":2,"Kind":"semantic_grounding","Terms":[{"Text":"x"}]}"#;
+        assert_eq!(
+            gist(request, "RQ"),
+            r#"turn 2 {"Kind":"semantic_grounding","Mode":"RS","Terms":[{"Text":"x"}]}"#
+        );
+        let right = request.replace(r#""RS""#, r#""RQ""#);
+        assert!(
+            !gist(&right, "RQ").contains("Mode"),
+            "{}",
+            gist(&right, "RQ")
+        );
+        let response = r#"{"Header":"PGM-KDA-V1.0","Mode":"RQ","Outcome":"answered"}"#;
+        assert!(gist(response, "RS").contains(r#""Mode":"RQ""#));
+    }
 }

@@ -59,11 +59,8 @@ fn path() -> u8 {
         return exit::FAILURE;
     };
     let mut problems = Vec::new();
-    let (settings, problem) = match Settings::read(&dir) {
-        Ok(s) => (s, None),
-        Err(e) => (Settings::default(), Some(e)),
-    };
-    problems.extend(problem);
+    let (settings, settings_problems) = Settings::read(&dir);
+    problems.extend(settings_problems);
     let (_, key_problems) = crate::tui::keys_file::load(&dir);
     problems.extend(key_problems);
     problems.extend(theme_problems(

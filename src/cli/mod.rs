@@ -46,6 +46,14 @@ pub enum Command {
     /// The explorer (the default): connect, compose, watch, save, replay.
     Tui(tui::Args),
     /// Check messages against the specification (message, exchange and dialogue rules).
+    ///
+    /// Reads: a message, a JSON array of messages, JSON Lines; a session file (the
+    /// explorer's, `dialogue --save`) and a recording (`proxy --record`), dialogue by
+    /// dialogue; `dialogue`'s output, exchange by exchange. A resource (`W`, `read -o`) is
+    /// checked against its schema; a scenario (YAML or JSON) is checked as `test` reads it;
+    /// a servers file as --servers reads it. Said and skipped, as holding no message:
+    /// certify reports (JSON, Markdown), JUnit reports (`test --junit`), a turn exported as a
+    /// command line, a JSON Schema (`schema`), a Locust export's scenarios.json.
     Validate(validate::Args),
     /// Print the JSON Schema of a data type.
     Schema(schema::Args),
@@ -127,9 +135,9 @@ pub fn main() -> ExitCode {
         crate::protocol::schema::start_early();
     }
     let cli = Cli::parse();
-    // A config.toml that cannot be used (a timeout that is no duration, a key misspelt) is
-    // said, with its place, by every command that talks to a server: it was dropped, and
-    // the defaults were used without a word. (The explorer says it in its messages.)
+    // Each mistake of config.toml (a timeout that is no duration, a name misspelt) is said,
+    // with its line, by every command that talks to a server: the setting was left out and
+    // its default used. (The explorer says them in its messages.)
     if matches!(
         cli.command,
         Some(
@@ -145,9 +153,10 @@ pub fn main() -> ExitCode {
                 | Command::Certify(_)
                 | Command::Doctor(_)
         )
-    ) && let (_, Some(problem)) = crate::settings::Settings::current()
-    {
-        eprintln!("bkn-explorer: note: {problem}");
+    ) {
+        for problem in crate::settings::Settings::current().1 {
+            eprintln!("bkn-explorer: note: {problem}");
+        }
     }
     let code = match cli.command {
         Some(Command::Validate(args)) => validate::run(args),

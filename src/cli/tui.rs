@@ -80,8 +80,7 @@ pub fn run(args: Args) -> u8 {
         };
         return fail(&format!("--session {}: {why}", path.display()));
     }
-    let (settings, settings_problem) = crate::settings::Settings::current();
-    let mut problems: Vec<String> = settings_problem.into_iter().collect();
+    let (settings, mut problems) = crate::settings::Settings::current();
     let mut servers = match named_servers(&args, &settings, &mut problems) {
         Ok(servers) => servers,
         Err(e) => return fail(&e),

@@ -5,7 +5,10 @@
 //! --save` writes) is checked dialogue by dialogue, turn by turn, knowing which Requests the
 //! server rejected. What `dialogue` writes (a line per exchange) is judged exchange by
 //! exchange, as one dialogue. Files are read as streams: memory holds the dialogue state and one
-//! message, whatever the size of the file. Exit 0 when everything conforms, 1 when something
+//! message, whatever the size of the file. The other files this program writes are
+//! recognised: a resource is checked against its schema, a scenario as `test` reads it, and
+//! what holds no message (a certify or JUnit report, an exported command line) is named and
+//! skipped, neither conforming nor failing. Exit 0 when everything conforms, 1 when something
 //! does not, 2 when a file cannot be read or parsed, wholly or in part (a journal with a
 //! damaged line: its other lines are checked and their findings said, but no verdict on
 //! the whole recording can be given).
@@ -140,6 +143,10 @@ struct Summary {
     messages: usize,
     findings: usize,
     unreadable: usize,
+    /// Files this program wrote that hold no message (a certify report, a JUnit report...).
+    skipped: usize,
+    /// Scenarios, checked as `test` reads them.
+    scenarios: usize,
     conforms: bool,
 }
 
@@ -178,6 +185,14 @@ pub fn run(args: Args) -> u8 {
         messages: reports.iter().map(|r| r.messages).sum(),
         findings: reports.iter().map(|r| r.findings_seen).sum(),
         unreadable: reports.iter().filter(|r| r.report.error.is_some()).count(),
+        skipped: reports
+            .iter()
+            .filter(|r| r.report.kind == Some("skipped"))
+            .count(),
+        scenarios: reports
+            .iter()
+            .filter(|r| r.report.kind == Some("scenario"))
+            .count(),
         conforms: reports
             .iter()
             .all(|r| r.report.error.is_none() && r.findings_seen == 0),
@@ -275,7 +290,9 @@ fn check_file(
             out.findings.push(located);
         }
     };
-    if session || journal {
+    if let Some(kind) = not_json(head_of(&mut source)) {
+        check_not_json(kind, source, &mut out);
+    } else if session || journal {
         check_session(source, journal, interface, &mut out, &mut found);
     } else if looks_like_exchanges(head_of(&mut source)) {
         check_exchanges(source, interface, &mut out, &mut found);
@@ -403,13 +420,136 @@ fn said_of_document(what: Document, out: &mut Checked) {
                     .join("; ")
             ));
         }
-        Document::CertifyReport => {
-            out.error = Some(
-                "a certify report (`certify --format json`), not a message: nothing to \
-                 validate"
-                    .into(),
-            );
+        Document::CertifyReport => skipped(
+            out,
+            "a certify report (`certify --format json` or the certify pane's J; not messages)",
+        ),
+        Document::Scenario(text) => said_of_scenario(&text, out),
+        Document::Servers(text) => {
+            out.kind = Some("servers");
+            match crate::client::spec::parse_servers(&text) {
+                Ok(servers) => {
+                    out.document = Some(format!(
+                        "a servers file ({}; read as the commands' --servers reads it: ok)",
+                        plural(servers.len(), "server")
+                    ));
+                }
+                Err(e) => {
+                    out.findings_seen += 1;
+                    out.document = Some(format!(
+                        "a servers file, and --servers would refuse it: {e}"
+                    ));
+                }
+            }
         }
+        Document::Schema => skipped(
+            out,
+            "a JSON Schema (`bkn-explorer schema`; it describes messages, it is not one)",
+        ),
+        Document::Other(format) => skipped(
+            out,
+            &format!("a {format} file written by bkn-explorer (not messages)"),
+        ),
+    }
+}
+
+/// A file this program writes that holds no message and has no schema of its own: said as
+/// what it is, and skipped (it neither conforms nor fails).
+fn skipped(out: &mut Checked, what: &str) {
+    out.kind = Some("skipped");
+    out.document = Some(format!("{what}: skipped"));
+}
+
+/// A scenario (`test`'s YAML or JSON file): checked as `test` reads it, each mistake a
+/// finding with its line.
+fn said_of_scenario(text: &str, out: &mut Checked) {
+    out.kind = Some("scenario");
+    let path = std::path::Path::new(&out.report.file).to_owned();
+    let run = if path.as_os_str() == "-" {
+        "save it and run it with `bkn-explorer test FILE`".to_owned()
+    } else {
+        format!("run it with `bkn-explorer test {}`", path.display())
+    };
+    match crate::scenario::parse(text, &path) {
+        Ok(scenario) => {
+            out.document = Some(format!(
+                "a scenario ({} step{}; checked as a scenario: ok): {run}",
+                scenario.steps.len(),
+                if scenario.steps.len() == 1 { "" } else { "s" }
+            ));
+        }
+        Err(mistakes) => {
+            out.findings_seen += mistakes.len();
+            let said: Vec<String> = mistakes
+                .iter()
+                .map(|m| match &m.place {
+                    Some(p) => format!("line {}, column {}: {}", p.line, p.column, m.message),
+                    None => m.message.clone(),
+                })
+                .collect();
+            out.document = Some(format!(
+                "a scenario, and `test` would refuse it: {}; fix it, then {run}",
+                said.join("; ")
+            ));
+        }
+    }
+}
+
+/// Files this program writes that are not JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NotJson {
+    /// A scenario in YAML (`test --from-session -o`, or written by hand).
+    Scenario,
+    /// `certify --format markdown` (or the certify pane's Markdown).
+    CertifyMarkdown,
+    /// `test --junit`.
+    Junit,
+    /// A turn exported as a command line (`bkn-explorer send`, or curl).
+    CommandLine,
+}
+
+/// What a file that does not start as JSON is, when this program wrote it.
+fn not_json(head: &[u8]) -> Option<NotJson> {
+    let text = String::from_utf8_lossy(&head[..head.len().min(64 * 1024)]);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    if text.is_empty() || text.starts_with('{') || text.starts_with('[') {
+        return None;
+    }
+    if text.starts_with("# BKN conformance report") {
+        return Some(NotJson::CertifyMarkdown);
+    }
+    if text.starts_with("<?xml") && text.contains("<testsuites") || text.starts_with("<testsuites")
+    {
+        return Some(NotJson::Junit);
+    }
+    if text.contains("bkn-explorer send") || text.starts_with("DIALOG=bkn-curl") {
+        return Some(NotJson::CommandLine);
+    }
+    // A YAML mapping with the scenario's one required member at its top level.
+    text.lines()
+        .any(|l| l.starts_with("steps:"))
+        .then_some(NotJson::Scenario)
+}
+
+/// A file `not_json` recognised: a scenario is checked as one, the others are skipped.
+fn check_not_json(kind: NotJson, mut source: impl Read, out: &mut Checked) {
+    match kind {
+        NotJson::Scenario => {
+            let mut text = String::new();
+            match source.read_to_string(&mut text) {
+                Ok(_) => said_of_scenario(&text, out),
+                Err(e) => out.error = Some(format!("cannot read: {e}")),
+            }
+        }
+        NotJson::CertifyMarkdown => skipped(
+            out,
+            "a certify report in Markdown (`certify --format markdown`; not messages)",
+        ),
+        NotJson::Junit => skipped(out, "a JUnit report (`test --junit`; not messages)"),
+        NotJson::CommandLine => skipped(
+            out,
+            "a turn exported as a command line (the explorer's export; not messages)",
+        ),
     }
 }
 
@@ -420,6 +560,14 @@ enum Document {
     Resource(crate::protocol::resources::Shape, Vec<(String, String)>),
     /// `certify --format json`'s report.
     CertifyReport,
+    /// A scenario written as JSON, as its text.
+    Scenario(String),
+    /// Another file of this program's (its `format`, e.g. a Locust export's scenarios).
+    Other(String),
+    /// A servers file (`mcpServers`, or VS Code's `servers`), as its text.
+    Servers(String),
+    /// A JSON Schema (`bkn-explorer schema`).
+    Schema,
 }
 
 /// What a single JSON document is when it is no message: judging it as a Request would give
@@ -432,7 +580,38 @@ fn not_a_message(value: &serde_json::Value) -> Option<Document> {
         && ["passed", "failed", "skipped", "interface"]
             .iter()
             .all(|k| value.get(k).is_some());
-    report.then_some(Document::CertifyReport)
+    if report {
+        return Some(Document::CertifyReport);
+    }
+    let object = value.as_object()?;
+    if object.get("steps").is_some_and(serde_json::Value::is_array)
+        && !object.contains_key("Header")
+    {
+        return Some(Document::Scenario(value.to_string()));
+    }
+    if !object.contains_key("Header") {
+        if object
+            .get("mcpServers")
+            .is_some_and(serde_json::Value::is_object)
+            || object
+                .get("servers")
+                .is_some_and(serde_json::Value::is_object)
+        {
+            return Some(Document::Servers(value.to_string()));
+        }
+        if object
+            .get("$schema")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|s| s.contains("json-schema.org"))
+        {
+            return Some(Document::Schema);
+        }
+    }
+    object
+        .get("format")
+        .and_then(serde_json::Value::as_str)
+        .filter(|f| f.starts_with("bkn-explorer-"))
+        .map(|f| Document::Other(f.to_owned()))
 }
 
 fn head_of(source: &mut impl BufRead) -> &[u8] {
@@ -597,7 +776,23 @@ fn check_session(
 fn print_summary(out: &mut impl Write, summary: &Summary) {
     let files = plural(summary.files, "file");
     let messages = plural(summary.messages, "message");
-    let mut line = format!("checked {messages} in {files}: ");
+    let mut aside = Vec::new();
+    if summary.scenarios > 0 {
+        aside.push(plural(summary.scenarios, "scenario"));
+    }
+    if summary.skipped > 0 {
+        aside.push(format!(
+            "{} skipped: no messages in {}",
+            summary.skipped,
+            if summary.skipped == 1 { "it" } else { "them" }
+        ));
+    }
+    let aside = if aside.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", aside.join("; "))
+    };
+    let mut line = format!("checked {messages} in {files}{aside}: ");
     if summary.conforms {
         line.push_str("all conform");
     } else {

@@ -184,8 +184,9 @@ pub struct Options {
     pub servers: Vec<ServerSpec>,
     pub session: Option<PathBuf>,
     pub theme: Theme,
-    /// Why the theme asked for could not be used, if it could not.
-    pub theme_warning: Option<String>,
+    /// What the files read at start got wrong (config.toml, the theme, keys.toml, a servers
+    /// file), each mistake one message with its place.
+    pub problems: Vec<String>,
     /// Every theme there is (built in and the user's).
     pub themes: Vec<String>,
     pub keymap: Keymap,
@@ -271,8 +272,8 @@ impl App {
             certify: None,
         };
         let mut effects = Vec::new();
-        if let Some(w) = options.theme_warning {
-            app.notify(w, Severity::Warning);
+        for problem in options.problems {
+            app.notify(problem, Severity::Warning);
         }
         if let Some(last) = options.last_run {
             let open = app

@@ -14,7 +14,7 @@
 //! keys now bound twice in one place with both bindings.
 
 use super::action::{Action, Binding, Context, Key, Keymap, Pane};
-use super::toml_places::{self, Problem};
+use crate::toml_places::{self, Problem};
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use std::path::Path;
 

@@ -30,7 +30,6 @@ pub mod sidebar;
 #[doc(hidden)]
 pub mod testing;
 pub mod theme;
-pub mod toml_places;
 pub mod update;
 pub mod view;
 pub mod watch;

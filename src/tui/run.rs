@@ -723,7 +723,6 @@ impl Launch {
         let mut problems = self.problems;
         problems.extend(theme_warning);
         problems.extend(key_problems);
-        let theme_warning = (!problems.is_empty()).then(|| problems.join("; "));
         let recover = self
             .data_dir
             .as_deref()
@@ -740,7 +739,7 @@ impl Launch {
             servers: self.servers,
             session: self.session,
             theme,
-            theme_warning,
+            problems,
             themes: Theme::names(theme_dir.as_deref()),
             keymap,
             paths: crate::tui::app::Paths {

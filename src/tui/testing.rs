@@ -41,7 +41,7 @@ pub fn options(servers: Vec<ServerSpec>) -> Options {
         servers,
         session: None,
         theme: Theme::dark(),
-        theme_warning: None,
+        problems: Vec::new(),
         themes: vec!["dark".into(), "light".into(), "high-contrast".into()],
         keymap: Default::default(),
         paths: Paths {

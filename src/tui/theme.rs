@@ -13,8 +13,8 @@
 
 use crate::protocol::dac::{CommitmentState, Overall, PaStatus};
 use crate::protocol::message::Outcome;
+use crate::toml_places::{self, Problem};
 use crate::tui::notices::Severity;
-use crate::tui::toml_places::{self, Problem};
 use ratatui::style::{Color, Modifier, Style};
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -17,6 +17,7 @@ Without a flag it keeps every rule certify checks. Each flag breaks one on purpo
   --no-tool          offers no tool at all (certify has nothing to certify: exit 2)
   --no-commitment-status  answers without CommitmentStatus
   --other-tools      offers two tools that are not BKN-DAC's (weather, echo) instead
+  --any-mode         a Request's Mode is not checked (a Request with Mode RS is answered)
 """
 
 import json
@@ -112,7 +113,7 @@ def violations(r, stateless):
             out.append("/%s: %s is required" % (k, k))
     if r.get("Header") != HEADER:
         out.append("/Header: Header is not %s" % HEADER)
-    if "Mode" in r and r["Mode"] != "RQ":
+    if "Mode" in r and r["Mode"] != "RQ" and "--any-mode" not in FLAGS:
         out.append("/Mode: Mode is %r where a Request (RQ) is expected" % r["Mode"])
     if "Kind" in r and r["Kind"] not in KINDS:
         out.append("/Kind: not a Kind")

@@ -3540,3 +3540,27 @@ fn the_open_composer_leaves_the_feasibility_tab_a_step_row() {
     assert!(text.contains("PA Status"), "{text}");
     assert!(text.contains("Clash"), "the step row shows:\n{text}");
 }
+
+/// Each mistake of the files read at start (config.toml's settings one by one, a theme,
+/// keys.toml) is a message of its own in the explorer's messages, not one line joined by ";"
+/// that the status line cuts.
+#[test]
+fn each_mistake_of_the_files_read_at_start_is_a_message_of_its_own() {
+    let mut o = options(Vec::new());
+    o.problems = vec![
+        "/c/config.toml:2: timeout = \"0\": '0' is no time at all; left out".into(),
+        "/c/config.toml:3: thme is not a setting (did you mean theme?); left out".into(),
+    ];
+    let (app, _) = App::new(o, Instant::now());
+    let texts: Vec<&str> = app.notices().messages().map(|n| n.text.as_str()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("/c/config.toml:2: timeout"))
+            && texts
+                .iter()
+                .any(|t| t.starts_with("/c/config.toml:3: thme"))
+            && !texts.iter().any(|t| t.contains("; /c/config.toml")),
+        "{texts:?}"
+    );
+}

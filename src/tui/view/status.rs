@@ -104,7 +104,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         .filter(|c| !c.shown && c.running())
         .map(|c| {
             format!(
-                "certify {}/{} ({}) ",
+                " certify {}/{} ({})",
                 c.results.len(),
                 c.total.map_or("?".into(), |n| n.to_string()),
                 app.keymap().first_key(&Action::Certify)

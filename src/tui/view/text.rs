@@ -144,6 +144,59 @@ pub fn wrap_line(line: Line<'_>, width: usize) -> Vec<Line<'static>> {
     rows
 }
 
+/// A line of prose cut into rows of at most `width` characters at its spaces, as
+/// `wrap_window` cuts text, each row keeping its spans' styles (a word longer than a row is
+/// cut). The spaces where a row ends are dropped. For notices and sentences; JSON keeps
+/// `wrap_line`, which cuts anywhere.
+pub fn wrap_words(line: Line<'_>, width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let chars: Vec<(char, Style)> = line
+        .spans
+        .iter()
+        .flat_map(|s| s.content.chars().map(move |c| (c, s.style)))
+        .collect();
+    let row_of = |part: &[(char, Style)]| {
+        let mut row = Line::default().style(line.style);
+        for (ch, style) in part {
+            match row.spans.last_mut() {
+                Some(last) if last.style == *style => last.content.to_mut().push(*ch),
+                _ => row.spans.push(Span::styled(ch.to_string(), *style)),
+            }
+        }
+        row
+    };
+    let mut rows = Vec::new();
+    let mut start = 0;
+    loop {
+        if chars.len() - start <= width {
+            rows.push(row_of(&chars[start..]));
+            return rows;
+        }
+        // The last space that ends a row of at most `width` characters (the space itself
+        // may be the row's `width + 1`th character).
+        let space = (start + 1..=start + width)
+            .rev()
+            .find(|&i| chars[i].0 == ' ');
+        let mut end = space.unwrap_or(start + width);
+        while end > start && chars[end - 1].0 == ' ' {
+            end -= 1;
+        }
+        // Only spaces before the break (an indent): the word is cut instead.
+        let (end, next) = match space {
+            Some(i) if end > start => (end, i + 1),
+            _ => (start + width, start + width),
+        };
+        rows.push(row_of(&chars[start..end]));
+        start = next;
+        while start < chars.len() && chars[start].0 == ' ' {
+            start += 1;
+        }
+        if start >= chars.len() {
+            return rows;
+        }
+    }
+}
+
 /// Wraps `text` at `width` columns and returns lines `skip..skip + take` of the result,
 /// reading only as much of the text as those lines need (a megabyte of text costs what is on
 /// screen).
@@ -262,6 +315,38 @@ pub fn short_id(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Notices wrap at spaces, as the rest of the text does: at 80x24 the Commitments tab's
+    /// reconnect notice was cut inside "it".
+    #[test]
+    fn prose_wraps_at_word_boundaries_keeping_styles() {
+        let text = |rows: &[Line]| -> Vec<String> {
+            rows.iter()
+                .map(|r| r.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect()
+        };
+        let notice = "a new MCP session began at TurnIndex 3: the server keeps nothing from \
+                      before it";
+        let rows = wrap_words(Line::raw(notice), 76);
+        assert_eq!(
+            text(&rows),
+            [
+                "a new MCP session began at TurnIndex 3: the server keeps nothing from before",
+                "it"
+            ]
+        );
+        let red = Style::default().fg(ratatui::style::Color::Red);
+        let line = Line::from(vec![Span::styled("✗ ", red), Span::raw("one two three")]);
+        let rows = wrap_words(line, 8);
+        assert_eq!(text(&rows), ["✗ one", "two", "three"]);
+        assert_eq!(rows[0].spans[0].style, red);
+        // A word longer than a row is cut; an indent is kept on the first row.
+        assert_eq!(
+            text(&wrap_words(Line::raw("    abcdefghij"), 6)),
+            ["    ab", "cdefgh", "ij"]
+        );
+        assert_eq!(text(&wrap_words(Line::raw("short"), 80)), ["short"]);
+    }
 
     #[test]
     fn wrapping_reads_only_what_is_shown() {

@@ -195,7 +195,7 @@ fn commitment_summary<'a>(c: &Content<'a>, r: &'a DacResponseView, w: &mut Windo
         ));
     }
     if spans.len() > 1 {
-        for row in crate::tui::view::text::wrap_line(Line::from(spans), c.width) {
+        for row in crate::tui::view::text::wrap_words(Line::from(spans), c.width) {
             w.push(|| row);
         }
     }
@@ -730,7 +730,7 @@ fn commitment_notes<'a>(c: &Content<'a>, view: &CommitmentsView) -> Vec<Line<'a>
     let t = &c.app.theme();
     let mut lines = Vec::new();
     let mut note = |text: String, style| {
-        lines.extend(super::super::text::wrap_line(
+        lines.extend(super::super::text::wrap_words(
             Line::styled(text, style),
             c.width,
         ));

@@ -5,7 +5,7 @@ use crate::client::turn::{Reply, Subject};
 use crate::tui::dialogue::Selected;
 use crate::tui::search::Search;
 use crate::tui::theme::Theme;
-use crate::tui::view::text::{cut, json_line, wrap_line};
+use crate::tui::view::text::{cut, json_line, wrap_line, wrap_words};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
@@ -257,7 +257,7 @@ pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
     let width = c.width.max(1);
     let mut lines = vec![heading(c.app, check.step.clone())];
     if let Some(why) = &check.not_run {
-        lines.extend(wrap_line(
+        lines.extend(wrap_words(
             Line::styled(format!("✗ not run: {why}"), t.fg(t.colors.error)),
             width,
         ));
@@ -275,7 +275,7 @@ pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             None => ("✓", t.colors.success),
             Some(_) => ("✗", t.colors.error),
         };
-        lines.extend(wrap_line(
+        lines.extend(wrap_words(
             Line::from(vec![
                 Span::styled(format!("{mark} "), t.fg(color)),
                 Span::raw(e.clone()),
@@ -286,14 +286,14 @@ pub fn expect<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
             if let Some(p) = &f.pointer {
                 lines.push(Line::styled(format!("    at {p}"), t.muted()));
             }
-            lines.extend(wrap_line(
+            lines.extend(wrap_words(
                 Line::styled(
                     format!("    expected {}", f.expected),
                     t.fg(t.colors.diff_recorded),
                 ),
                 width,
             ));
-            lines.extend(wrap_line(
+            lines.extend(wrap_words(
                 Line::styled(
                     format!("    got      {}", f.actual),
                     t.fg(t.colors.diff_replayed),

@@ -164,7 +164,7 @@ pub(super) fn wrapped(lines: Vec<Line<'_>>, width: usize) -> Vec<Line<'_>> {
         if line.width() <= width.max(1) {
             out.push(line);
         } else {
-            out.extend(super::text::wrap_line(line, width));
+            out.extend(super::text::wrap_words(line, width));
         }
     }
     out

@@ -10,7 +10,7 @@ use crate::protocol::lenient::usr::{
 use crate::protocol::lenient::{Exchange, Field, List};
 use crate::protocol::usr::HypothesisStatus;
 use crate::session::changes::{Change, Mark};
-use crate::tui::view::text::{bar, bar_parts, cut, wrap_capped, wrap_line, wrap_window};
+use crate::tui::view::text::{bar, bar_parts, cut, wrap_capped, wrap_window, wrap_words};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
@@ -181,7 +181,7 @@ fn since_previous<'a>(c: &Content<'a>) -> Vec<Line<'a>> {
         ),
     )];
     for change in &changes {
-        lines.extend(wrap_line(change_line(c, change), c.width));
+        lines.extend(wrap_words(change_line(c, change), c.width));
     }
     lines
 }
@@ -319,7 +319,7 @@ fn attributes<'a>(c: &Content<'a>, state: &UserStateView) -> Vec<Line<'a>> {
                 ]
             })
             .collect();
-        lines.extend(wrap_line(Line::from(spans), c.width));
+        lines.extend(wrap_words(Line::from(spans), c.width));
     }
     lines
 }

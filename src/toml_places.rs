@@ -1,4 +1,4 @@
-//! The explorer's own TOML files (a theme, keys.toml) read so that every mistake is found in
+//! The program's own TOML files (config.toml, a theme, keys.toml) read so that every mistake is found in
 //! one go and named with its line: the text is parsed with its places kept (toml_edit's
 //! `Document`), each entry is checked on its own, and each mistake is a `Problem` at the line
 //! of what is wrong (a name not known says the closest known one).
