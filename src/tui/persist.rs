@@ -193,16 +193,20 @@ pub struct LastRun {
 }
 
 /// The last run's copy, if it is there and holds unsaved turns (a copy an older version
-/// left, without the count, is not announced: what it holds is not known).
+/// left, without the count, is not announced: what it holds is not known; nor is one
+/// written after its count, which was opened and saved in place).
 pub fn last_run(data_dir: &Path) -> Option<LastRun> {
     let path = data_dir.join(LAST_RUN);
-    let unsaved = std::fs::read_to_string(data_dir.join(LAST_RUN_UNSAVED))
+    let count = data_dir.join(LAST_RUN_UNSAVED);
+    let unsaved = std::fs::read_to_string(&count)
         .ok()?
         .trim()
         .parse::<usize>()
         .ok()
         .filter(|n| *n > 0)?;
-    path.is_file().then_some(LastRun { path, unsaved })
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let saved_since = matches!((modified(&path), modified(&count)), (Some(f), Some(c)) if f > c);
+    (path.is_file() && !saved_since).then_some(LastRun { path, unsaved })
 }
 
 fn alive(pid: u32) -> bool {
@@ -516,6 +520,15 @@ mod tests {
             "C"
         );
         assert_eq!(last_run(dir.path()).unwrap().unsaved, 1);
+        // Opened and saved in place (written after its count): nothing unsaved to announce.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .append(true)
+            .open(dir.path().join(LAST_RUN))
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        assert_eq!(last_run(dir.path()), None);
     }
 
     #[test]
