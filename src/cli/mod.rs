@@ -108,10 +108,6 @@ pub mod exit {
     pub const FAILURE: u8 = 2;
 }
 
-/// The commands whose first steps include checking a message (their runs are short enough for
-/// the schemas' compilation to be felt).
-const CHECKS_MESSAGES_AT_ONCE: [&str; 5] = ["send", "dialogue", "validate", "replay", "test"];
-
 pub fn main() -> ExitCode {
     // A reader that goes away (`bkn-explorer schema dac | head -3`) ends the program as it
     // ends other Unix tools: quietly, with 141 (128 + SIGPIPE), not with a backtrace. (The
@@ -124,16 +120,6 @@ pub fn main() -> ExitCode {
         }
         default_hook(info);
     }));
-    // A command that checks messages has the schemas' shared parts made on another core
-    // while it reads its command line and its input (told by the first word that is not an
-    // option; a guess that misses only costs that head start).
-    if let Some(command) = std::env::args_os()
-        .skip(1)
-        .find(|a| !a.as_encoded_bytes().starts_with(b"-"))
-        && CHECKS_MESSAGES_AT_ONCE.iter().any(|c| command == *c)
-    {
-        crate::protocol::schema::start_early();
-    }
     let cli = Cli::parse();
     // Each mistake of config.toml (a timeout that is no duration, a name misspelt) is said,
     // with its line, by every command that talks to a server: the setting was left out and

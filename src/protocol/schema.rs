@@ -235,46 +235,9 @@ pub fn warm_up_interface(interface: Interface) {
     dem_validator();
 }
 
-/// The warm-up thread started before the command line was read (`start_early`), waiting to
-/// be told which interfaces to make.
-static EARLY: OnceLock<std::sync::mpsc::Sender<Interface>> = OnceLock::new();
-
-/// Starts the warm-up thread at once, for a command that will check messages but does not
-/// know the interface yet (its Request is still to be read). It makes what every interface
-/// shares first: the registry of `common.json` and `dem.json`, and the meta-schema's
-/// validator that the first compilation of any schema builds (most of that compilation's
-/// time). `warm_up_in_background` then hands it the interface instead of starting a thread.
-/// (A one-shot `send` reaches its first check about 2 ms after it starts; started only once
-/// the Request had been read, this work was still under way then.)
-pub fn start_early() {
-    let (interfaces, wanted) = std::sync::mpsc::channel::<Interface>();
-    let started = std::thread::Builder::new()
-        .name("schemas".into())
-        .spawn(move || {
-            dem_validator();
-            let mut made = Vec::new();
-            // Until every sender is gone (the process ends first, as a rule).
-            while let Ok(interface) = wanted.recv() {
-                if !made.contains(&interface) {
-                    made.push(interface);
-                    warm_up_interface(interface);
-                }
-            }
-        });
-    if started.is_ok() {
-        let _ = EARLY.set(interfaces);
-    }
-}
-
 /// The same on a thread of its own, started now: a process that is about to wait (for a
-/// server to start, for a client to connect) makes them meanwhile, on another core. (The
-/// thread `start_early` started, when there is one.)
+/// server to start, for a client to connect) makes them meanwhile, on another core.
 pub fn warm_up_in_background(interface: Interface) {
-    if let Some(early) = EARLY.get()
-        && early.send(interface).is_ok()
-    {
-        return;
-    }
     // If the thread cannot start, the parts are made when they are first needed.
     let _ = std::thread::Builder::new()
         .name("schemas".into())
