@@ -260,6 +260,7 @@ impl App {
                 overrides: options.overrides,
                 in_tmux: options.in_tmux,
                 token: options.token,
+                last_run: options.last_run.clone(),
             },
             log: LogState::default(),
             overlay: None,

@@ -19,4 +19,7 @@ pub struct Config {
     pub in_tmux: bool,
     /// The command line's bearer token (`Options::token`).
     pub token: Option<String>,
+    /// The last run's copy of its unsaved turns, as found at start: a quit that leaves
+    /// unsaved turns of its own replaces it, and says so.
+    pub last_run: Option<crate::tui::persist::LastRun>,
 }

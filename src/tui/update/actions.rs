@@ -177,8 +177,9 @@ impl App {
             let n = self.session.unsaved();
             let kept = match &self.config.paths.data_dir {
                 Some(dir) => format!(
-                    " (they stay in {} until a later run quits with unsaved turns of its own)",
-                    dir.join(crate::tui::persist::LAST_RUN).display()
+                    " (they stay in {} until a later run quits with unsaved turns of its own{})",
+                    dir.join(crate::tui::persist::LAST_RUN).display(),
+                    self.replaced_last_run()
                 ),
                 None => " and they are lost".into(),
             };
@@ -194,6 +195,22 @@ impl App {
             }));
         } else {
             self.quit(fx);
+        }
+    }
+
+    /// What a quit with unsaved turns replaces: the last run's copy found at start, unless
+    /// it is the session open now (its turns are then this run's).
+    fn replaced_last_run(&self) -> String {
+        match &self.config.last_run {
+            Some(last) if self.session.path() != Some(last.path.as_path()) => format!(
+                "; they replace the last run's {} unsaved turn{} there: open and save {} first \
+                 to keep {}",
+                last.unsaved,
+                if last.unsaved == 1 { "" } else { "s" },
+                if last.unsaved == 1 { "it" } else { "them" },
+                if last.unsaved == 1 { "it" } else { "them" },
+            ),
+            _ => String::new(),
         }
     }
 

@@ -3501,6 +3501,25 @@ fn the_start_tells_of_the_last_runs_unsaved_turns() {
                 && m.contains("Ctrl-o to open")),
         "{said:?}"
     );
+    // A quit that leaves unsaved turns of its own says it replaces them.
+    let mut t = T::reference_with(|o| {
+        o.last_run = Some(crate::tui::persist::LastRun {
+            path: PathBuf::from("/data/last-run.json"),
+            unsaved: 2,
+        })
+    });
+    t.finished(1, grounding(0));
+    t.key(KeyCode::Esc);
+    t.key(KeyCode::Char('q'));
+    let Some(Overlay::Confirm(c)) = t.app.overlay() else {
+        panic!("the quit question")
+    };
+    assert!(
+        c.message
+            .contains("they replace the last run's 2 unsaved turns there"),
+        "{}",
+        c.message
+    );
     // Without one, nothing is said of it.
     let t = T::reference();
     assert!(
