@@ -46,6 +46,30 @@ pub(crate) fn parse_interface(s: &str) -> Result<Interface, String> {
     Interface::from_code(s).ok_or_else(|| format!("'{s}' is not an interface: use dac or usr"))
 }
 
+/// What a file was read as (the `kind` of `--format json`'s report).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum FileKind {
+    /// One message.
+    Message,
+    /// A JSON array of messages.
+    Array,
+    /// JSON Lines of messages.
+    Lines,
+    /// A JSON document that is no message (a resource...).
+    Document,
+    /// A servers file.
+    Servers,
+    /// A file of this program's that holds no message: named and skipped.
+    Skipped,
+    /// A scenario, checked as `test` reads it.
+    Scenario,
+    /// What `dialogue` writes: a line per exchange.
+    Exchanges,
+    /// A session file or a proxy's recording.
+    Session,
+}
+
 /// The result for one file.
 #[derive(Serialize)]
 struct FileReport {
@@ -53,7 +77,7 @@ struct FileReport {
     /// What the file was read as: message, array, lines, session or exchanges (the output of
     /// `dialogue`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    kind: Option<&'static str>,
+    kind: Option<FileKind>,
     messages: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
@@ -187,11 +211,11 @@ pub fn run(args: Args) -> u8 {
         unreadable: reports.iter().filter(|r| r.report.error.is_some()).count(),
         skipped: reports
             .iter()
-            .filter(|r| r.report.kind == Some("skipped"))
+            .filter(|r| r.report.kind == Some(FileKind::Skipped))
             .count(),
         scenarios: reports
             .iter()
-            .filter(|r| r.report.kind == Some("scenario"))
+            .filter(|r| r.report.kind == Some(FileKind::Scenario))
             .count(),
         conforms: reports
             .iter()
@@ -357,9 +381,9 @@ fn check_messages(
         return;
     }
     out.kind = Some(match reader.layout() {
-        Some(Layout::Array) => "array",
-        Some(Layout::Lines) => "lines",
-        _ => "message",
+        Some(Layout::Array) => FileKind::Array,
+        Some(Layout::Lines) => FileKind::Lines,
+        _ => FileKind::Message,
     });
     if let Some(only) = first {
         check_single(only, interface, out, found);
@@ -383,7 +407,7 @@ fn check_single(only: Message, interface: Option<Interface>, out: &mut Checked, 
     }
     if let Some(what) = not_a_message(&only.value) {
         out.messages = 0;
-        out.kind = Some("document");
+        out.kind = Some(FileKind::Document);
         said_of_document(what, out);
         return;
     }
@@ -426,7 +450,7 @@ fn said_of_document(what: Document, out: &mut Checked) {
         ),
         Document::Scenario(text) => said_of_scenario(&text, out),
         Document::Servers(text) => {
-            out.kind = Some("servers");
+            out.kind = Some(FileKind::Servers);
             match crate::client::spec::parse_servers(&text) {
                 Ok(servers) => {
                     out.document = Some(format!(
@@ -456,14 +480,14 @@ fn said_of_document(what: Document, out: &mut Checked) {
 /// A file this program writes that holds no message and has no schema of its own: said as
 /// what it is, and skipped (it neither conforms nor fails).
 fn skipped(out: &mut Checked, what: &str) {
-    out.kind = Some("skipped");
+    out.kind = Some(FileKind::Skipped);
     out.document = Some(format!("{what}: skipped"));
 }
 
 /// A scenario (`test`'s YAML or JSON file): checked as `test` reads it, each mistake a
 /// finding with its line.
 fn said_of_scenario(text: &str, out: &mut Checked) {
-    out.kind = Some("scenario");
+    out.kind = Some(FileKind::Scenario);
     let path = std::path::Path::new(&out.report.file).to_owned();
     let run = if path.as_os_str() == "-" {
         "save it and run it with `bkn-explorer test FILE`".to_owned()
@@ -522,13 +546,24 @@ fn not_json(head: &[u8]) -> Option<NotJson> {
     {
         return Some(NotJson::Junit);
     }
-    if text.contains("bkn-explorer send") || text.starts_with("DIALOG=bkn-curl") {
+    if exported_command_line(text) {
         return Some(NotJson::CommandLine);
     }
     // A YAML mapping with the scenario's one required member at its top level.
     text.lines()
         .any(|l| l.starts_with("steps:"))
         .then_some(NotJson::Scenario)
+}
+
+/// Whether a text begins as the explorer's export writes a turn (`tui::export::lines`): the
+/// `send` line, or the curl lines of either generation. (Only their first lines: a text that
+/// merely mentions `bkn-explorer send` is not one.)
+fn exported_command_line(text: &str) -> bool {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    (first.starts_with("printf '%s\\n' ") && first.contains(" | bkn-explorer send"))
+        || first.starts_with("DIALOG=bkn-curl-")
+        || (first.starts_with("URL=") && lines.next().is_some_and(|l| l.starts_with("SID=$(curl ")))
 }
 
 /// A file `not_json` recognised: a scenario is checked as one, the others are skipped.
@@ -636,7 +671,7 @@ fn check_exchanges(
     out: &mut Checked,
     found: &mut Found,
 ) {
-    out.kind = Some("exchanges");
+    out.kind = Some(FileKind::Exchanges);
     let mut verdicts = crate::session::check::Verdicts::new(interface);
     let mut without_request = 0usize;
     for next in Reader::new(source) {
@@ -712,7 +747,7 @@ fn check_session(
     out: &mut Checked,
     found: &mut Found,
 ) {
-    out.kind = Some("session");
+    out.kind = Some(FileKind::Session);
     // A journal's dialogues interleave (each keeps its state until its `closed` line).
     let verdicts = std::cell::RefCell::new(if journal {
         crate::session::check::Verdicts::interleaved(interface)
@@ -816,5 +851,30 @@ fn plural(n: usize, word: &str) -> String {
         format!("1 {word}")
     } else {
         format!("{n} {word}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An export is known by its first lines, as `tui::export::lines` writes them; a text that
+    /// only mentions the command is no export (it stays "not JSON", an error).
+    #[test]
+    fn exported_command_lines_are_known_by_their_first_lines() {
+        let send =
+            "printf '%s\\n' '{\"Kind\":\"constraints\"}' | bkn-explorer send - --stdio 'x'\n";
+        let curl_2026 = "DIALOG=bkn-curl-$(date +%s)-$$\ncurl -sS \"$URL\" --data-binary x\n";
+        let curl_2025 = "URL=http://127.0.0.1:1/mcp\nSID=$(curl -sS -D - -o /dev/null \"$URL\")\n";
+        for text in [send, curl_2026, curl_2025] {
+            assert_eq!(
+                not_json(text.as_bytes()),
+                Some(NotJson::CommandLine),
+                "{text}"
+            );
+        }
+        let readme = "# Notes\nRun `bkn-explorer send request.json` to try it.\n";
+        assert_eq!(not_json(readme.as_bytes()), None);
+        assert_eq!(not_json(b"URL=x\nnothing else\n"), None);
     }
 }
