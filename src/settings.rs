@@ -256,6 +256,21 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
     }
 
+    /// `NAMES` is every field `Settings` reads, no more and no fewer: serde's own list (in
+    /// its error for an unknown name) is the one source, and this holds the two equal.
+    #[test]
+    fn the_names_said_are_the_settings_read() {
+        let e = toml::from_str::<Settings>("not-a-setting = 1\n")
+            .unwrap_err()
+            .to_string();
+        let listed = e
+            .split("expected one of")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{e}"));
+        let serde_names: Vec<&str> = listed.split('`').skip(1).step_by(2).collect();
+        assert_eq!(serde_names, NAMES, "{e}");
+    }
+
     /// One bad value leaves the rest of the file in force: each mistake is one line with its
     /// place (as a theme's and keys.toml's are), never the parser's multi-line snippet, and
     /// the good settings stay.
